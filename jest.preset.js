@@ -1,0 +1,22 @@
+// Shared jest settings: TypeScript through SWC (no type check here; `tsc -b` does that), and the
+// workspace packages read from their sources so tests never need a build of them.
+const path = require('node:path');
+
+const root = __dirname;
+
+module.exports = function preset(displayName, dir) {
+  return {
+    displayName,
+    rootDir: dir,
+    testEnvironment: 'node',
+    testMatch: ['<rootDir>/test/**/*.test.ts'],
+    transform: {
+      '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+    },
+    moduleNameMapper: {
+      '^@mkt/contracts$': path.join(root, 'packages/contracts/src/index.ts'),
+      '^@mkt/kit$': path.join(root, 'packages/kit/src/index.ts'),
+      '^@mkt/infra$': path.join(root, 'packages/infra/src/index.ts'),
+    },
+  };
+};
