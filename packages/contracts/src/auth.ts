@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { Role } from './events';
+import { referenceOf } from './references';
+
+export { Role };
+
+const Email = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(254)
+  .pipe(z.email('Expected an email address'));
+// bcrypt reads at most 72 bytes; longer passwords would be silently truncated.
+const Password = z
+  .string()
+  .min(8, 'A password has at least 8 characters')
+  .refine((value) => Buffer.byteLength(value, 'utf8') <= 72, 'A password has at most 72 bytes');
+
+export const RegisterBody = z
+  .object({
+    email: Email,
+    password: Password,
+    fullName: z.string().trim().min(1).max(120),
+    role: z.enum(['buyer', 'seller']),
+  })
+  .strict();
+export type RegisterBody = z.infer<typeof RegisterBody>;
+
+export const LoginBody = z
+  .object({
+    email: z.string().trim().toLowerCase().min(1).max(254),
+    password: z.string().min(1).max(1024),
+  })
+  .strict();
+export type LoginBody = z.infer<typeof LoginBody>;
+
+export const RefreshBody = z.object({ refreshToken: z.string().trim().min(1).max(512) }).strict();
+export type RefreshBody = z.infer<typeof RefreshBody>;
+
+export const LogoutBody = RefreshBody;
+export type LogoutBody = RefreshBody;
+
+export const AuthUser = z.object({
+  id: z.string().uuid(),
+  referenceId: referenceOf('USR'),
+  email: z.string(),
+  fullName: z.string(),
+  role: Role,
+});
+export type AuthUser = z.infer<typeof AuthUser>;
+
+export const AuthSession = z.object({
+  user: AuthUser,
+  accessToken: z.string(),
+  refreshToken: z.string(),
+  tokenType: z.literal('Bearer'),
+  expiresIn: z.number().int().positive(),
+});
+export type AuthSession = z.infer<typeof AuthSession>;
+
+/** Claims of an access token (JWT RS256, signed by the gateway, verified by every service). */
+export const AccessClaims = z.object({
+  sub: z.string().min(1),
+  ref: z.string().min(1),
+  role: Role,
+  email: z.string(),
+  name: z.string(),
+});
+export type AccessClaims = z.infer<typeof AccessClaims>;
+
+export const JWT_ISSUER = 'marketplace-gateway';
+export const JWT_AUDIENCE = 'marketplace';

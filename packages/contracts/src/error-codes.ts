@@ -1,0 +1,21 @@
+/** Stable error codes. Clients branch on these, never on messages. */
+export const ErrorCode = {
+  invalid: 'invalid',
+  unauthenticated: 'unauthenticated',
+  forbidden: 'forbidden',
+  notFound: 'not_found',
+  conflict: 'conflict',
+  invalidState: 'invalid_state',
+  payloadTooLarge: 'payload_too_large',
+  unsupportedMediaType: 'unsupported_media_type',
+  rateLimited: 'rate_limited',
+  insufficientFunds: 'insufficient_funds',
+  slotUnavailable: 'slot_unavailable',
+  notEligible: 'not_eligible',
+  couponInvalid: 'coupon_invalid',
+  badGateway: 'bad_gateway',
+  unavailable: 'unavailable',
+  gatewayTimeout: 'gateway_timeout',
+  internal: 'internal',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * Integration events: past tense, `type` is the routing key on the `marketplace.events` topic
+ * exchange. Adding a field is compatible; a change of meaning is a new `version`. Consumers parse
+ * `data` tolerantly (unknown fields are dropped, not refused). Amounts are integer minor units.
+ */
+
+export const EVENTS_EXCHANGE = 'marketplace.events';
+export const DEAD_LETTER_EXCHANGE = 'marketplace.dlx';
+
+export const Role = z.enum(['buyer', 'seller', 'admin']);
+export type Role = z.infer<typeof Role>;
+
+const Minor = z.number().int();
+const IsoTime = z.string().datetime({ offset: true });
+
+export const UserRegisteredData = z.object({
+  userId: z.string().min(1),
+  referenceId: z.string().min(1),
+  role: Role,
+  fullName: z.string(),
+  email: z.string(),
+});
+
+export const BookingConfirmedData = z.object({
+  bookingId: z.string().min(1),
+  consultationId: z.string().min(1),
+  sellerId: z.string().min(1),
+  buyerId: z.string().min(1),
+  totalAmountMinor: Minor.nonnegative(),
+  currency: z.string().length(3),
+  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  startTime: z.string(),
+});
+
+export const BookingCancelledData = z.object({
+  bookingId: z.string().min(1),
+  sellerId: z.string().min(1),
+  buyerId: z.string().min(1),
+  refundAmountMinor: Minor.nonnegative(),
+});
+
+export const SessionCompletedData = z.object({
+  sessionId: z.string().min(1),
+  consultationId: z.string().min(1),
+  sellerId: z.string().min(1),
+  buyerIds: z.array(z.string().min(1)),
+  endedAt: IsoTime,
+});
+
+export const SessionNoShowData = z.object({
+  sessionId: z.string().min(1),
+  consultationId: z.string().min(1),
+  sellerId: z.string().min(1).optional(),
+  buyerIds: z.array(z.string().min(1)),
+  markedAt: IsoTime.optional(),
+});
+
+export const TopUpCompletedData = z.object({
+  reference: z.string().min(1),
+  userId: z.string().min(1),
+  amountMinor: Minor.positive(),
+  currency: z.string().length(3),
+  status: z.string(),
+});
+
+export const PayoutStatusChangedData = z.object({
+  reference: z.string().min(1),
+  userId: z.string().min(1),
+  amountMinor: Minor.positive(),
+  currency: z.string().length(3),
+  status: z.string(),
+});
+
+export const ReviewCreatedData = z.object({
+  reviewId: z.string().min(1),
+  entityType: z.string().min(1),
+  entityId: z.string().min(1),
+  rating: z.number().int().min(1).max(5),
+});
+
+/** Every event type with the schema of its `data`. */
+export const EventDataSchemas = {
+  'identity.user.registered': UserRegisteredData,
+  'consultation.booking.confirmed': BookingConfirmedData,
+  'consultation.booking.cancelled': BookingCancelledData,
+  'consultation.session.completed': SessionCompletedData,
+  'consultation.session.no_show': SessionNoShowData,
+  'wallet.topup.completed': TopUpCompletedData,
+  'wallet.payout.status_changed': PayoutStatusChangedData,
+  'review.created': ReviewCreatedData,
+} as const;
+
+export type EventType = keyof typeof EventDataSchemas;
+export type EventData<T extends EventType> = z.infer<(typeof EventDataSchemas)[T]>;
+export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
+
+/** The envelope every event travels in; `data` is checked per type by `parseEvent`. */
+export const EventEnvelope = z.object({
+  id: z.string().uuid(),
+  type: z.string().min(1),
+  version: z.number().int().positive(),
+  occurredAt: IsoTime,
+  source: z.string().min(1),
+  correlationId: z.string().min(1),
+  data: z.unknown(),
+});
+export type EventEnvelope = z.infer<typeof EventEnvelope>;
+
+export interface IntegrationEvent<T extends EventType = EventType> {
+  id: string;
+  type: T;
+  version: number;
+  occurredAt: string;
+  source: string;
+  correlationId: string;
+  data: EventData<T>;
+}
+
+export interface EventOrigin {
+  source: string;
+  correlationId?: string;
+}
+
+/** Builds an event, checking its data against the type's schema. */
+export function makeEvent<T extends EventType>(type: T, data: EventData<T>, origin: EventOrigin): IntegrationEvent<T> {
+  const id = randomUUID();
+  return {
+    id,
+    type,
+    version: 1,
+    occurredAt: new Date().toISOString(),
+    source: origin.source,
+    correlationId: origin.correlationId ?? id,
+    data: EventDataSchemas[type].parse(data) as EventData<T>,
+  };
+}
+
+/** Parses an envelope and the data of the expected type; throws a ZodError on a bad message. */
+export function parseEvent<T extends EventType>(type: T, raw: unknown): IntegrationEvent<T> {
+  const envelope = EventEnvelope.parse(raw);
+  if (envelope.type !== type) {
+    throw new z.ZodError([{ code: 'custom', path: ['type'], message: `Expected ${type}, got ${envelope.type}`, input: envelope.type }]);
+  }
+  const data = EventDataSchemas[type].parse(envelope.data) as EventData<T>;
+  return { ...envelope, type, data };
+}

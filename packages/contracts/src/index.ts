@@ -1,0 +1,7 @@
+export * from './envelope';
+export * from './pagination';
+export * from './error-codes';
+export * from './references';
+export * from './money';
+export * from './events';
+export * from './auth';
