@@ -1,0 +1,206 @@
+import { EventEmitter } from 'node:events';
+import amqp, { type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
+import type { IntegrationEvent } from '@mkt/contracts';
+import type { Logger } from '../logger';
+import { getMetrics } from '../metrics';
+import { Consumer, type ConsumerSpec } from './consumer';
+import { EVENTS_EXCHANGE, assertExchanges } from './topology';
+
+export interface BusOptions {
+  url: string;
+  log: Logger;
+  /** Reconnect backoff bounds. */
+  minReconnectDelayMs?: number;
+  maxReconnectDelayMs?: number;
+  /** How long a publish waits for the broker's confirm. */
+  confirmTimeoutMs?: number;
+}
+
+export class BusUnavailable extends Error {
+  constructor(reason: string) {
+    super(`The message broker is not available: ${reason}`);
+  }
+}
+
+/**
+ * One AMQP connection per process that heals itself: when the broker goes away it reconnects
+ * with backoff, asserts the topology again and restarts every registered consumer. Publishing
+ * uses a confirm channel; a publish resolves only after the broker has confirmed the message.
+ */
+export class Bus extends EventEmitter {
+  private connection: ChannelModel | null = null;
+  private publishChannel: ConfirmChannel | null = null;
+  private readonly consumers: Consumer[] = [];
+  private closing = false;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private wakeUp: (() => void) | null = null;
+  private connecting: Promise<void> | null = null;
+
+  constructor(private readonly options: BusOptions) {
+    super();
+  }
+
+  get log(): Logger {
+    return this.options.log;
+  }
+
+  isConnected(): boolean {
+    return this.publishChannel !== null;
+  }
+
+  /** Starts connecting; resolves once connected the first time, or rejects after `timeoutMs`. */
+  async start(timeoutMs = 60_000): Promise<void> {
+    this.connectSoon(0);
+    await this.waitUntilConnected(timeoutMs);
+  }
+
+  waitUntilConnected(timeoutMs: number): Promise<void> {
+    if (this.isConnected()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.off('connected', onConnected);
+        reject(new BusUnavailable(`not connected within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onConnected = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.once('connected', onConnected);
+    });
+  }
+
+  /** Registers a consumer; it starts now when connected, and again after every reconnect. */
+  async consume(spec: ConsumerSpec): Promise<Consumer> {
+    const consumer = new Consumer(spec, this, this.options.log);
+    this.consumers.push(consumer);
+    if (this.connection) await consumer.start(this.connection);
+    return consumer;
+  }
+
+  /** Publishes an event and waits for the broker's confirm. Throws when not confirmed. */
+  async publish(event: IntegrationEvent | { id: string; type: string; correlationId: string }): Promise<void> {
+    await this.publishRaw(EVENTS_EXCHANGE, event.type, Buffer.from(JSON.stringify(event)), {
+      messageId: event.id,
+      type: event.type,
+      correlationId: event.correlationId,
+    }).then(
+      () => getMetrics().eventsPublished.inc({ type: event.type, outcome: 'confirmed' }),
+      (err: unknown) => {
+        getMetrics().eventsPublished.inc({ type: event.type, outcome: 'failed' });
+        throw err;
+      },
+    );
+  }
+
+  /** Publishes bytes to an exchange (or a queue through ''), persistent, with confirm. */
+  publishRaw(exchange: string, routingKey: string, content: Buffer, properties: Options.Publish = {}): Promise<void> {
+    const channel = this.publishChannel;
+    if (!channel) return Promise.reject(new BusUnavailable('not connected'));
+    const timeoutMs = this.options.confirmTimeoutMs ?? 10_000;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new BusUnavailable(`no confirm within ${timeoutMs} ms`)), timeoutMs);
+      try {
+        channel.publish(
+          exchange,
+          routingKey,
+          content,
+          { persistent: true, contentType: 'application/json', timestamp: Math.floor(Date.now() / 1000), ...properties },
+          (err) => {
+            clearTimeout(timer);
+            if (err) reject(new BusUnavailable(err instanceof Error ? err.message : String(err)));
+            else resolve();
+          },
+        );
+      } catch (err) {
+        clearTimeout(timer);
+        reject(new BusUnavailable((err as Error).message));
+      }
+    });
+  }
+
+  /** Stops consumers (letting in-flight messages finish), then closes the connection. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    this.wakeUp?.();
+    await Promise.all(this.consumers.map((consumer) => consumer.stop()));
+    await this.connecting?.catch(() => undefined);
+    const connection = this.connection;
+    this.connection = null;
+    this.publishChannel = null;
+    await connection?.close().catch(() => undefined);
+  }
+
+  /** Connects, retrying with backoff until connected or closing; one loop at a time. */
+  private connectSoon(initialDelayMs: number): void {
+    if (this.closing || this.connecting) return;
+    this.connecting = this.connectLoop(initialDelayMs).finally(() => {
+      this.connecting = null;
+    });
+  }
+
+  private async connectLoop(initialDelayMs: number): Promise<void> {
+    let delay = initialDelayMs;
+    const maxDelay = this.options.maxReconnectDelayMs ?? 5_000;
+    while (!this.closing) {
+      if (delay > 0) await this.sleep(delay);
+      if (this.closing) return;
+      try {
+        await this.connectOnce();
+        return;
+      } catch (err) {
+        delay = Math.min(Math.max(delay * 2, this.options.minReconnectDelayMs ?? 200), maxDelay);
+        this.log.warn({ err: (err as Error).message, retryInMs: delay }, 'broker not reachable');
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wakeUp = resolve;
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = null;
+        this.wakeUp = null;
+        resolve();
+      }, ms);
+    });
+  }
+
+  private async connectOnce(): Promise<void> {
+    const connection = await amqp.connect(this.options.url, { timeout: 5_000 });
+    try {
+      connection.on('error', (err: Error) => this.log.warn({ err: err.message }, 'broker connection error'));
+      connection.on('close', () => this.onConnectionLost(connection));
+      const channel = await connection.createConfirmChannel();
+      channel.on('error', (err: Error) => this.log.warn({ err: err.message }, 'publish channel error'));
+      channel.on('close', () => {
+        if (this.publishChannel !== channel) return;
+        this.publishChannel = null;
+        // A channel can die alone (e.g. a publish to a missing exchange): start over cleanly.
+        void connection.close().catch(() => undefined);
+      });
+      await assertExchanges(channel);
+      this.connection = connection;
+      for (const consumer of this.consumers) await consumer.start(connection);
+      this.publishChannel = channel;
+    } catch (err) {
+      this.connection = null;
+      this.publishChannel = null;
+      await connection.close().catch(() => undefined);
+      throw err;
+    }
+    this.log.info('broker connected');
+    this.emit('connected');
+  }
+
+  private onConnectionLost(connection: ChannelModel): void {
+    if (this.connection !== connection) return;
+    this.connection = null;
+    this.publishChannel = null;
+    if (this.closing) return;
+    this.log.warn('broker connection lost; reconnecting');
+    this.emit('disconnected');
+    this.connectSoon(this.options.minReconnectDelayMs ?? 200);
+  }
+}

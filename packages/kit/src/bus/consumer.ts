@@ -1,0 +1,169 @@
+import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import { EventDataSchemas, EventEnvelope, type EventType, type IntegrationEvent } from '@mkt/contracts';
+import type { Logger } from '../logger';
+import { getMetrics } from '../metrics';
+import type { Bus } from './bus';
+import { DEAD_LETTER_EXCHANGE, assertConsumerQueues, queueNames } from './topology';
+
+type Handler<T extends EventType> = (event: IntegrationEvent<T>, context: { log: Logger }) => Promise<void>;
+export type EventHandlers = { [T in EventType]?: Handler<T> };
+
+export interface ConsumerSpec {
+  /** Durable queue name, `<service>.<concern>`, e.g. `crm.bookings`. */
+  queue: string;
+  /** One handler per event type; their types are the queue's bindings. */
+  handlers: EventHandlers;
+  /** Delay before each retry; its length is the number of retries before dead-lettering. */
+  retryDelaysMs?: number[];
+  prefetch?: number;
+}
+
+const ATTEMPT_HEADER = 'x-attempt';
+export const DEFAULT_RETRY_DELAYS_MS = [1_000, 5_000, 30_000];
+
+class PoisonMessage extends Error {}
+
+/**
+ * Runs handlers for one queue: the envelope and data are checked against contracts (a bad
+ * message goes straight to the dead-letter queue), a message is acked only after its handler
+ * succeeded, a failure is retried after a delay a bounded number of times, then dead-lettered.
+ * Handlers must be idempotent: delivery is at least once.
+ */
+export class Consumer {
+  private channel: Channel | null = null;
+  private consumerTag: string | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly retryDelays: number[];
+  private stopped = false;
+
+  constructor(
+    private readonly spec: ConsumerSpec,
+    private readonly bus: Bus,
+    private readonly log: Logger,
+  ) {
+    this.retryDelays = spec.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  }
+
+  get queue(): string {
+    return this.spec.queue;
+  }
+
+  async start(connection: ChannelModel): Promise<void> {
+    if (this.stopped) return;
+    const channel = await connection.createChannel();
+    channel.on('error', (err: Error) => this.log.warn({ err: err.message, queue: this.queue }, 'consumer channel error'));
+    await assertConsumerQueues(channel, this.queue, Object.keys(this.spec.handlers), this.retryDelays);
+    await channel.prefetch(this.spec.prefetch ?? 10);
+    const { consumerTag } = await channel.consume(this.queue, (msg) => {
+      if (!msg) return; // cancelled by the broker; the next reconnect starts again
+      const work = this.handle(channel, msg).finally(() => this.inFlight.delete(work));
+      this.inFlight.add(work);
+    });
+    this.channel = channel;
+    this.consumerTag = consumerTag;
+  }
+
+  /** Stops taking messages and waits for those being handled. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const channel = this.channel;
+    if (channel && this.consumerTag) await channel.cancel(this.consumerTag).catch(() => undefined);
+    await Promise.allSettled([...this.inFlight]);
+    await channel?.close().catch(() => undefined);
+    this.channel = null;
+  }
+
+  private async handle(channel: Channel, msg: ConsumeMessage): Promise<void> {
+    const metrics = getMetrics().eventsConsumed;
+    const attempt = Number(msg.properties.headers?.[ATTEMPT_HEADER] ?? 0);
+    let type = msg.fields.routingKey;
+    let log = this.log.child({ queue: this.queue, messageId: msg.properties.messageId, attempt });
+    try {
+      const { event, handler } = this.parse(msg);
+      type = event.type;
+      log = log.child({ eventId: event.id, type: event.type, correlationId: event.correlationId });
+      await handler(event, { log });
+      ackQuietly(channel, msg);
+      metrics.inc({ queue: this.queue, type, outcome: 'acked' });
+    } catch (err) {
+      if (err instanceof PoisonMessage || attempt >= this.retryDelays.length) {
+        log.error({ err: (err as Error).message }, 'message dead-lettered');
+        await this.deadLetter(channel, msg, (err as Error).message);
+        metrics.inc({ queue: this.queue, type, outcome: 'dead_lettered' });
+      } else {
+        log.warn({ err: (err as Error).message, retryInMs: this.retryDelays[attempt] }, 'handler failed; will retry');
+        await this.retry(channel, msg, attempt + 1);
+        metrics.inc({ queue: this.queue, type, outcome: 'retried' });
+      }
+    }
+  }
+
+  private parse(msg: ConsumeMessage): { event: IntegrationEvent; handler: Handler<EventType> } {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(msg.content.toString('utf8'));
+    } catch {
+      throw new PoisonMessage('The message is not JSON');
+    }
+    const envelope = EventEnvelope.safeParse(raw);
+    if (!envelope.success) throw new PoisonMessage(`Bad envelope: ${envelope.error.message}`);
+    const type = envelope.data.type as EventType;
+    const handler = this.spec.handlers[type] as Handler<EventType> | undefined;
+    const schema = EventDataSchemas[type];
+    if (!handler || !schema) throw new PoisonMessage(`No handler for ${envelope.data.type} on ${this.queue}`);
+    const data = schema.safeParse(envelope.data.data);
+    if (!data.success) throw new PoisonMessage(`Bad data of ${type}: ${data.error.message}`);
+    return { event: { ...envelope.data, type, data: data.data } as IntegrationEvent, handler };
+  }
+
+  /** Sends a copy to the retry level's delay queue (confirmed), then acks the original. */
+  private async retry(channel: Channel, msg: ConsumeMessage, attempt: number): Promise<void> {
+    const retryQueue = queueNames(this.queue, this.retryDelays.length).retry[attempt - 1]!;
+    await this.forward(channel, msg, '', retryQueue, { [ATTEMPT_HEADER]: attempt });
+  }
+
+  private async deadLetter(channel: Channel, msg: ConsumeMessage, reason: string): Promise<void> {
+    getMetrics().deadLettered.inc({ queue: this.queue });
+    await this.forward(channel, msg, DEAD_LETTER_EXCHANGE, this.queue, { 'x-error': reason.slice(0, 1000) });
+  }
+
+  /**
+   * Publishes a copy with confirm and acks the original only then. When the broker is gone the
+   * original stays unacked and comes back on reconnect: nothing is dropped.
+   */
+  private async forward(
+    channel: Channel,
+    msg: ConsumeMessage,
+    exchange: string,
+    routingKey: string,
+    headers: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      const { messageId, correlationId, type, contentType } = msg.properties;
+      await this.bus.publishRaw(exchange, routingKey, msg.content, {
+        messageId,
+        correlationId,
+        type,
+        contentType,
+        headers: { 'x-original-routing-key': msg.fields.routingKey, ...msg.properties.headers, ...headers },
+      });
+      ackQuietly(channel, msg);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, queue: this.queue }, 'could not forward message; it will be redelivered');
+      try {
+        channel.nack(msg, false, true);
+      } catch {
+        // The channel is gone with the connection; the broker redelivers the message.
+      }
+    }
+  }
+}
+
+/** An ack on a channel that died with its connection fails; the broker redelivers then. */
+function ackQuietly(channel: Channel, msg: ConsumeMessage): void {
+  try {
+    channel.ack(msg);
+  } catch {
+    // Redelivered after reconnect; handlers are idempotent.
+  }
+}

@@ -1,0 +1,4 @@
+export * from './bus';
+export * from './consumer';
+export * from './outbox';
+export * from './topology';

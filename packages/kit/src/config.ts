@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { ReferencePrefix } from '@mkt/contracts';
+
+/** What every service reads from its environment; a service extends it with its own keys. */
+export const BaseEnv = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  MONGO_URL: z.string().min(1),
+  MONGO_DB: z.string().min(1).optional(),
+  AMQP_URL: z.string().min(1),
+  JWT_PUBLIC_KEY: z.string().min(1).transform((value) => pemFromEnv(value)),
+  REF_PREFIX: ReferencePrefix.default('MKT'),
+  BODY_LIMIT: z.string().default('1mb'),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+});
+
+/** PEM keys arrive in env vars with literal "\n" often; turn them back into new lines. */
+export function pemFromEnv(value: string): string {
+  return value.includes('\\n') ? value.replace(/\\n/g, '\n') : value;
+}
+
+/**
+ * Parses the environment with a service's schema. On a bad value it throws with one line per
+ * key (never the values: they may be secrets), so the process refuses to start.
+ */
+export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): Readonly<z.infer<S>> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return Object.freeze(result.data) as Readonly<z.infer<S>>;
+}
+
+/** BaseEnv with the service's default port. */
+export function serviceEnv(defaultPort: number) {
+  return BaseEnv.extend({ PORT: z.coerce.number().int().min(0).max(65535).default(defaultPort) });
+}

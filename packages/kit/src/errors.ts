@@ -1,0 +1,119 @@
+import { ErrorCode, errorBody, type ErrorBody, type ErrorItem } from '@mkt/contracts';
+import { ZodError } from 'zod';
+
+/** An error a client may see: a status, a stable code and a message (plus optional field items). */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly items: ErrorItem[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequest extends AppError {
+  constructor(message: string, path = '') {
+    super(400, ErrorCode.invalid, message, [{ path, code: ErrorCode.invalid, message }]);
+  }
+}
+export class Unauthenticated extends AppError {
+  constructor(message = 'Authentication required') {
+    super(401, ErrorCode.unauthenticated, message);
+  }
+}
+export class Forbidden extends AppError {
+  constructor(message = 'You may not do this') {
+    super(403, ErrorCode.forbidden, message);
+  }
+}
+export class NotFound extends AppError {
+  constructor(what = 'Resource') {
+    super(404, ErrorCode.notFound, `${what} not found`);
+  }
+}
+export class Conflict extends AppError {
+  constructor(message: string, code: string = ErrorCode.conflict) {
+    super(409, code, message);
+  }
+}
+export class InvalidState extends AppError {
+  constructor(message: string) {
+    super(409, ErrorCode.invalidState, message);
+  }
+}
+/** A business rule refused the request (422), e.g. insufficient_funds, slot_unavailable. */
+export class RuleViolation extends AppError {
+  constructor(code: string, message: string, path = '') {
+    super(422, code, message, [{ path, code, message }]);
+  }
+}
+export class PayloadTooLarge extends AppError {
+  constructor(maxBytes: number) {
+    super(413, ErrorCode.payloadTooLarge, `The request body is larger than ${maxBytes} bytes`);
+  }
+}
+export class RateLimited extends AppError {
+  constructor(retryAfterSeconds: number, message = 'Too many requests') {
+    super(429, ErrorCode.rateLimited, message, [], { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
+export interface HttpError {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+  /** True when the cause is ours (5xx) and belongs in the log with its stack. */
+  internal: boolean;
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+function single(status: number, code: string, message: string, path = ''): HttpError {
+  return { status, body: errorBody(message, [{ path, code, message }]), headers: {}, internal: status >= 500 };
+}
+
+/** Maps anything thrown to the error envelope. Pure: no logging, no I/O. */
+export function toHttpError(err: unknown): HttpError {
+  if (err instanceof ZodError) {
+    const errors = err.issues.map((issue) => ({
+      path: issue.path.map(String).join('.'),
+      code: ErrorCode.invalid,
+      message: issue.message,
+    }));
+    return { status: 400, body: errorBody('Validation failed', errors), headers: {}, internal: false };
+  }
+  if (err instanceof AppError) {
+    const items = err.items.length > 0 ? err.items : [{ path: '', code: err.code, message: err.message }];
+    return { status: err.status, body: errorBody(err.message, items), headers: err.headers, internal: err.status >= 500 };
+  }
+  if (isDuplicateKey(err)) return single(409, ErrorCode.conflict, 'A record with the same unique value exists already');
+  const parser = (err ?? {}) as BodyParserError;
+  switch (parser.type) {
+    case 'entity.parse.failed':
+      return single(400, ErrorCode.invalid, 'Malformed JSON body');
+    case 'entity.too.large':
+      return single(413, ErrorCode.payloadTooLarge, 'The request body is too large');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return single(415, ErrorCode.unsupportedMediaType, 'Unsupported content encoding');
+    case 'request.aborted':
+      return single(400, ErrorCode.invalid, 'The request was aborted');
+    default:
+      break;
+  }
+  if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
+    return single(parser.status, ErrorCode.invalid, 'The request could not be read');
+  }
+  return single(500, ErrorCode.internal, 'Internal error');
+}
+
+export function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}

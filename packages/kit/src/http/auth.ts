@@ -1,0 +1,79 @@
+import type { RequestHandler } from 'express';
+import jwt from 'jsonwebtoken';
+import { AccessClaims, JWT_AUDIENCE, JWT_ISSUER, type Role } from '@mkt/contracts';
+import { Forbidden, Unauthenticated } from '../errors';
+
+/** Who is calling, from a verified access token. */
+export interface AuthenticatedUser {
+  id: string;
+  ref: string;
+  role: Role;
+  email: string;
+  name: string;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      user?: AuthenticatedUser;
+    }
+  }
+}
+
+/**
+ * Verifies an access token: RS256 only (an `alg: none` token or an HS256 token signed with the
+ * public key is refused), our issuer and audience, not expired. Throws Unauthenticated.
+ */
+export function verifyAccessToken(token: string, publicKey: string): AuthenticatedUser {
+  let payload: unknown;
+  try {
+    payload = jwt.verify(token, publicKey, { algorithms: ['RS256'], issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
+  } catch (err) {
+    const expired = err instanceof jwt.TokenExpiredError;
+    throw new Unauthenticated(expired ? 'The access token has expired' : 'The access token is not valid');
+  }
+  const claims = AccessClaims.safeParse(payload);
+  if (!claims.success) throw new Unauthenticated('The access token is not valid');
+  const { sub, ref, role, email, name } = claims.data;
+  return { id: sub, ref, role, email, name };
+}
+
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+  return match ? match[1]! : null;
+}
+
+/** Requires a valid bearer token; never trusts an identity header. */
+export function authenticate(publicKey: string): RequestHandler {
+  return (req, _res, next) => {
+    const token = bearerToken(req.header('authorization'));
+    if (!token) return next(new Unauthenticated());
+    req.user = verifyAccessToken(token, publicKey);
+    next();
+  };
+}
+
+/** Reads a token when one is sent (public endpoints that answer more to a known caller). */
+export function authenticateOptional(publicKey: string): RequestHandler {
+  return (req, _res, next) => {
+    const token = bearerToken(req.header('authorization'));
+    if (token) req.user = verifyAccessToken(token, publicKey);
+    next();
+  };
+}
+
+export function requireRole(...roles: Role[]): RequestHandler {
+  return (req, _res, next) => {
+    if (!req.user) return next(new Unauthenticated());
+    if (!roles.includes(req.user.role)) return next(new Forbidden(`This needs the role ${roles.join(' or ')}`));
+    next();
+  };
+}
+
+/** The authenticated user of a request that passed `authenticate`. */
+export function currentUser(req: Express.Request): AuthenticatedUser {
+  if (!req.user) throw new Unauthenticated();
+  return req.user;
+}

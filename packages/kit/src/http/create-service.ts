@@ -1,0 +1,111 @@
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { pinoHttp } from 'pino-http';
+import { ErrorCode, errorBody, ok } from '@mkt/contracts';
+import { NotFound, toHttpError } from '../errors';
+import type { Logger } from '../logger';
+import { getMetrics } from '../metrics';
+import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
+
+export interface ReadinessCheck {
+  name: string;
+  check: () => boolean | Promise<boolean>;
+}
+
+export interface ServiceOptions {
+  name: string;
+  log: Logger;
+  /** What `/readyz` asks: the database and the broker, typically. */
+  readiness: ReadinessCheck[];
+  /** Mounts the service's routers; runs after the JSON body parser. */
+  routes: (app: Express) => void;
+  /** Runs before the JSON body parser (webhooks that need the raw body, form posts). */
+  beforeBodyParser?: (app: Express) => void;
+  bodyLimit?: string;
+}
+
+/**
+ * The express app every service shares: request id, one log line per request (secrets
+ * redacted), metrics, health, a bounded JSON parser, the service's routes, then a 404 and one
+ * error middleware that answers every failure with the envelope.
+ */
+export function createService(options: ServiceOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  app.use(requestContext(options.log));
+  app.use(recordDuration());
+  mountHealth(app, options.readiness);
+  options.beforeBodyParser?.(app);
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', strict: true, type: ['application/json', 'application/*+json'] }));
+  options.routes(app);
+  app.use(notFound());
+  app.use(errorHandler(options.log));
+  return app;
+}
+
+function requestContext(log: Logger): RequestHandler {
+  return pinoHttp({
+    logger: log,
+    genReqId: (req, res) => {
+      const id = requestIdOf(req);
+      res.setHeader(REQUEST_ID_HEADER, id);
+      return id;
+    },
+    customAttributeKeys: { reqId: 'reqId' },
+    // Handlers may add fields to the request's log line (the gateway names the upstream).
+    customProps: (_req, res) => ((res as { locals?: { logFields?: object } }).locals?.logFields ?? {}),
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
+    serializers: {
+      req: (req: { method: string; url: string; id: unknown }) => ({ method: req.method, url: req.url, id: req.id }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  });
+}
+
+function recordDuration(): RequestHandler {
+  const { httpDuration } = getMetrics();
+  return (req, res, next) => {
+    const end = httpDuration.startTimer();
+    res.on('finish', () => {
+      const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      end({ method: req.method, route, status: String(res.statusCode) });
+    });
+    next();
+  };
+}
+
+function mountHealth(app: Express, checks: ReadinessCheck[]): void {
+  app.get('/healthz', (_req, res) => {
+    res.json(ok({ status: 'ok' }));
+  });
+  app.get('/readyz', async (_req, res) => {
+    const results = await Promise.all(
+      checks.map(async ({ name, check }) => ({ name, ready: await Promise.resolve(check()).catch(() => false) })),
+    );
+    const failing = results.filter((result) => !result.ready);
+    if (failing.length === 0) {
+      res.json(ok({ status: 'ready', checks: Object.fromEntries(results.map((r) => [r.name, 'up'])) }));
+      return;
+    }
+    const errors = failing.map(({ name }) => ({ path: name, code: ErrorCode.unavailable, message: `${name} is not reachable` }));
+    res.status(503).json(errorBody('Not ready', errors));
+  });
+  app.get('/metrics', async (_req, res) => {
+    const { registry } = getMetrics();
+    res.type(registry.contentType).send(await registry.metrics());
+  });
+}
+
+function notFound(): RequestHandler {
+  return (req, _res, next) => next(new NotFound(`Route ${req.method} ${req.path}`));
+}
+
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    const mapped = toHttpError(err);
+    if (mapped.internal) (req.log ?? log).error({ err }, 'request failed');
+    res.set(mapped.headers).status(mapped.status).json(mapped.body);
+  };
+}

@@ -1,0 +1,18 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+const acceptable = /^[\w\-.:]{1,128}$/;
+
+/** Keeps a client's request id when it is sane, else makes one. */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers[REQUEST_ID_HEADER];
+  const value = Array.isArray(given) ? given[0] : given;
+  return value && acceptable.test(value) ? value : randomUUID();
+}
+
+/** The id pino-http gave the request (the client's x-request-id when sane): events carry it. */
+export function correlationIdOf(req: IncomingMessage): string {
+  const id = (req as IncomingMessage & { id?: unknown }).id;
+  return id === undefined || id === null ? randomUUID() : String(id);
+}

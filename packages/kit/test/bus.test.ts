@@ -1,0 +1,182 @@
+import amqp, { type ChannelModel } from 'amqplib';
+import mongoose, { Schema } from 'mongoose';
+import pino from 'pino';
+import { EVENTS_EXCHANGE, makeEvent, type IntegrationEvent } from '@mkt/contracts';
+import { Bus, OutboxRelay, connectMongo, pendingEventsField } from '@mkt/kit';
+import { startDisposableBroker, testServers, uniqueName, type BrokerHandle } from '@mkt/infra';
+
+const log = pino({ level: 'silent' });
+const { mongoUrl, amqpUrl } = testServers();
+
+// A document that changes state and records its events in the same write.
+const Order = mongoose.model('Order', new Schema({ _id: String, pendingEvents: pendingEventsField }, { versionKey: false }));
+// What a consumer builds from events; appliedEventIds makes it idempotent.
+const Tally = mongoose.model(
+  'Tally',
+  new Schema({ _id: String, count: { type: Number, default: 0 }, appliedEventIds: { type: [String], default: [] } }, { versionKey: false }),
+);
+
+async function applyOnce(event: IntegrationEvent<'review.created'>): Promise<void> {
+  await Tally.updateOne({ _id: event.data.entityId, appliedEventIds: { $ne: event.id } }, { $inc: { count: 1 }, $push: { appliedEventIds: event.id } });
+}
+
+function reviewEvent(entityId: string) {
+  return makeEvent('review.created', { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId, rating: 5 }, { source: 'test' });
+}
+
+async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('condition not met in time');
+}
+
+async function tallyOf(id: string): Promise<number> {
+  return (await Tally.findById(id).lean())?.count ?? 0;
+}
+
+let bus: Bus;
+let admin: ChannelModel;
+const queue = uniqueName('kit.test');
+const attempts = new Map<string, number>();
+
+beforeAll(async () => {
+  await connectMongo({ url: mongoUrl, dbName: uniqueName('kit_bus'), log });
+  await Tally.createIndexes();
+  bus = new Bus({ url: amqpUrl, log });
+  await bus.consume({
+    queue,
+    retryDelaysMs: [50, 50],
+    handlers: {
+      'review.created': async (event) => {
+        attempts.set(event.data.entityId, (attempts.get(event.data.entityId) ?? 0) + 1);
+        if (event.data.entityId.startsWith('failing')) throw new Error('handler broke');
+        await Tally.findOneAndUpdate({ _id: event.data.entityId }, { $setOnInsert: { count: 0 } }, { upsert: true });
+        await applyOnce(event);
+      },
+    },
+  });
+  await bus.start();
+  admin = await amqp.connect(amqpUrl);
+});
+
+afterAll(async () => {
+  await bus.close();
+  await admin.close();
+  await mongoose.disconnect();
+});
+
+async function deadLettered(): Promise<Array<{ content: string; headers: Record<string, unknown> }>> {
+  const channel = await admin.createChannel();
+  const out = [];
+  for (let msg = await channel.get(`${queue}.dlq`); msg; msg = await channel.get(`${queue}.dlq`)) {
+    out.push({ content: msg.content.toString(), headers: msg.properties.headers ?? {} });
+    channel.ack(msg);
+  }
+  await channel.close();
+  return out;
+}
+
+describe('event bus', () => {
+  test('an event written with its state change is published with confirm, consumed, and removed from the outbox', async () => {
+    const entity = uniqueName('entity');
+    const order = await Order.create({ _id: uniqueName('order'), pendingEvents: [reviewEvent(entity)] });
+    const relay = new OutboxRelay({ bus, log, sources: [{ name: 'orders', model: Order }] });
+    await relay.flush(Order, order._id);
+    await eventually(async () => (await tallyOf(entity)) === 1);
+    expect((await Order.findById(order._id).lean())?.pendingEvents).toEqual([]);
+  });
+
+  test('the same event delivered twice is applied once', async () => {
+    const entity = uniqueName('entity');
+    const event = reviewEvent(entity);
+    await bus.publish(event);
+    await bus.publish(event);
+    await eventually(async () => (attempts.get(entity) ?? 0) === 2);
+    expect(await tallyOf(entity)).toBe(1);
+  });
+
+  test('a poison message is dead-lettered and the consumer keeps working', async () => {
+    await bus.publishRaw(EVENTS_EXCHANGE, 'review.created', Buffer.from('{not json'), { messageId: 'poison-1' });
+    const bad = { ...reviewEvent('x'), data: { rating: 'five' } };
+    await bus.publishRaw(EVENTS_EXCHANGE, 'review.created', Buffer.from(JSON.stringify(bad)), { messageId: 'poison-2' });
+    const entity = uniqueName('entity');
+    await bus.publish(reviewEvent(entity));
+    await eventually(async () => (await tallyOf(entity)) === 1);
+    let dead: Awaited<ReturnType<typeof deadLettered>> = [];
+    await eventually(async () => {
+      dead = dead.concat(await deadLettered());
+      return dead.length >= 2;
+    });
+    expect(dead.map((m) => m.content)).toContain('{not json');
+    expect(dead.every((m) => typeof m.headers['x-error'] === 'string')).toBe(true);
+  });
+
+  test('a failing handler is retried a bounded number of times, then dead-lettered', async () => {
+    const entity = uniqueName('failing');
+    const event = reviewEvent(entity);
+    await bus.publish(event);
+    let dead: Awaited<ReturnType<typeof deadLettered>> = [];
+    await eventually(async () => {
+      dead = dead.concat(await deadLettered());
+      return dead.some((m) => m.content.includes(event.id));
+    });
+    expect(attempts.get(entity)).toBe(3); // the first try and two retries
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(attempts.get(entity)).toBe(3);
+  });
+});
+
+describe('when the broker stops and starts again', () => {
+  let broker: BrokerHandle;
+  let ownBus: Bus;
+  let relay: OutboxRelay;
+
+  beforeAll(async () => {
+    broker = await startDisposableBroker();
+  }, 120_000);
+
+  afterAll(async () => {
+    await relay?.stop();
+    await ownBus?.close();
+    await broker?.stop();
+  }, 60_000);
+
+  test('events kept in the outbox while it was down are published, and the consumer resumes', async () => {
+    ownBus = new Bus({ url: broker.url, log, minReconnectDelayMs: 100, maxReconnectDelayMs: 500, confirmTimeoutMs: 2_000 });
+    const seen: string[] = [];
+    await ownBus.consume({
+      queue: uniqueName('kit.restart'),
+      handlers: {
+        'review.created': async (event) => {
+          seen.push(event.data.entityId);
+        },
+      },
+    });
+    await ownBus.start();
+    relay = new OutboxRelay({ bus: ownBus, log, sources: [{ name: 'orders', model: Order }], sweepIntervalMs: 200, graceMs: 0 });
+    relay.start();
+
+    const before = uniqueName('before');
+    await Order.create({ _id: uniqueName('order'), pendingEvents: [reviewEvent(before)] });
+    await eventually(async () => seen.includes(before));
+
+    await broker.stopBroker();
+    await eventually(async () => !ownBus.isConnected());
+    const during = uniqueName('during');
+    const order = await Order.create({ _id: uniqueName('order'), pendingEvents: [reviewEvent(during)] });
+    await relay.flush(Order, order._id);
+    expect((await Order.findById(order._id).lean())?.pendingEvents).toHaveLength(1);
+
+    await broker.startBroker();
+    await eventually(async () => ownBus.isConnected(), 60_000);
+    await eventually(async () => seen.includes(during), 30_000);
+    await eventually(async () => ((await Order.findById(order._id).lean())?.pendingEvents as unknown[]).length === 0);
+
+    const after = uniqueName('after');
+    await ownBus.publish(reviewEvent(after));
+    await eventually(async () => seen.includes(after));
+  }, 180_000);
+});

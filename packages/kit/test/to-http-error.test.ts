@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { AppError, Conflict, Forbidden, InvalidState, NotFound, PayloadTooLarge, RateLimited, RuleViolation, Unauthenticated, toHttpError } from '@mkt/kit';
+
+describe('toHttpError', () => {
+  test('a ZodError becomes 400 with one dotted item per issue', () => {
+    const result = z.object({ amount: z.number(), bank: z.object({ code: z.string() }) }).safeParse({ amount: 'x', bank: { code: 1 } });
+    const mapped = toHttpError(result.error);
+    expect(mapped.status).toBe(400);
+    expect(mapped.body.success).toBe(false);
+    expect(mapped.body.errors.map((item) => item.path).sort()).toEqual(['amount', 'bank.code']);
+    expect(mapped.body.errors.every((item) => item.code === 'invalid')).toBe(true);
+  });
+  test.each([
+    [new Unauthenticated(), 401, 'unauthenticated'],
+    [new Forbidden(), 403, 'forbidden'],
+    [new NotFound('Wallet'), 404, 'not_found'],
+    [new Conflict('taken'), 409, 'conflict'],
+    [new InvalidState('not from Completed'), 409, 'invalid_state'],
+    [new RuleViolation('insufficient_funds', 'short'), 422, 'insufficient_funds'],
+    [new PayloadTooLarge(10), 413, 'payload_too_large'],
+    [new RateLimited(3), 429, 'rate_limited'],
+  ] as Array<[AppError, number, string]>)('%s maps to its status and code', (err, status, code) => {
+    const mapped = toHttpError(err);
+    expect(mapped.status).toBe(status);
+    expect(mapped.body.errors[0]).toMatchObject({ code });
+    expect(mapped.body.message).toBe(err.message);
+  });
+  test('rate limited carries Retry-After', () => {
+    expect(toHttpError(new RateLimited(2.2)).headers['Retry-After']).toBe('3');
+  });
+  test('a duplicate key becomes 409 conflict', () => {
+    expect(toHttpError(Object.assign(new Error('E11000'), { code: 11000 }))).toMatchObject({ status: 409, body: { errors: [{ code: 'conflict' }] } });
+  });
+  test('body parser failures become 400, 413 and 415', () => {
+    expect(toHttpError({ type: 'entity.parse.failed', status: 400 }).status).toBe(400);
+    expect(toHttpError({ type: 'entity.too.large', status: 413 }).status).toBe(413);
+    expect(toHttpError({ type: 'encoding.unsupported', status: 415 }).status).toBe(415);
+  });
+  test('anything else is a 500 that tells the client nothing', () => {
+    const mapped = toHttpError(new Error('secret connection string mongodb://user:pw@host'));
+    expect(mapped).toMatchObject({ status: 500, internal: true, body: { message: 'Internal error', errors: [{ code: 'internal' }] } });
+    expect(JSON.stringify(mapped.body)).not.toContain('mongodb');
+    expect(toHttpError(undefined).status).toBe(500);
+  });
+});
