@@ -1,0 +1,118 @@
+import { dockerAnswers, startMongoContainer, startRabbitContainer } from './docker';
+import { canInstall, findMongoBinary, installFerretDb, startLocalMongo, type LocalServer } from './mongo';
+import { ensureRabbitBinary, rabbitAlreadyRunning, startLocalRabbit, waitForAmqp, type BrokerHandle } from './rabbit';
+import { isPortOpen, type Say } from './process';
+
+export type { BrokerHandle, LocalServer, Say };
+export { FERRETDB_VERSION } from './mongo';
+
+export interface Infra {
+  mongoUrl: string;
+  amqpUrl: string;
+  /** What was used, one line each, for the log. */
+  used: string[];
+  stop: () => Promise<void>;
+}
+
+export interface InfraOptions {
+  say?: Say;
+  env?: NodeJS.ProcessEnv;
+}
+
+async function urlReachable(url: string | undefined, defaultPort: number): Promise<boolean> {
+  if (!url) return false;
+  try {
+    const parsed = new URL(url.replace(/^mongodb\+srv:/, 'mongodb:'));
+    const host = parsed.hostname.split(',')[0] || '127.0.0.1';
+    return await isPortOpen(Number(parsed.port || defaultPort), host, 2_000);
+  } catch {
+    return false;
+  }
+}
+
+const MISSING_HELP = [
+  'No MongoDB-compatible server or RabbitMQ could be found or started. Any one of these works:',
+  '  - set MONGO_URL and AMQP_URL to running servers;',
+  '  - run a Docker engine (the tests then start mongo:7 and rabbitmq:3-management);',
+  '  - install mongod, or FerretDB 1.x (needs Go: see packages/infra/src/mongo.ts), and',
+  '    rabbitmq-server (Debian/Ubuntu: apt-get install rabbitmq-server);',
+  '  - run as root on Debian/Ubuntu with Go installed, and this script installs them.',
+].join('\n');
+
+/**
+ * Finds or starts MongoDB and RabbitMQ, in the order of DESIGN §8: URLs from the environment
+ * when reachable; a Docker engine (testcontainers); local binaries (mongod, else FerretDB;
+ * rabbitmq-server, or one already listening on 5672); as root, install them; else stop with
+ * a message saying what to install. Says what it used.
+ */
+export async function provideInfra({ say = () => undefined, env = process.env }: InfraOptions = {}): Promise<Infra> {
+  const started: Array<{ stop: () => Promise<void> }> = [];
+  const used: string[] = [];
+  const stop = async () => {
+    for (const server of started.reverse()) await server.stop().catch(() => undefined);
+  };
+  try {
+    let mongoUrl = (await urlReachable(env.MONGO_URL, 27017)) ? env.MONGO_URL! : null;
+    let amqpUrl = (await urlReachable(env.AMQP_URL, 5672)) ? env.AMQP_URL! : null;
+    if (mongoUrl) used.push(`MongoDB from MONGO_URL`);
+    if (amqpUrl) used.push(`RabbitMQ from AMQP_URL`);
+    if ((!mongoUrl || !amqpUrl) && (await dockerAnswers())) {
+      if (!mongoUrl) {
+        const mongo = await startMongoContainer();
+        started.push(mongo);
+        mongoUrl = mongo.url;
+        used.push(mongo.description);
+      }
+      if (!amqpUrl) {
+        const rabbit = await startRabbitContainer();
+        started.push(rabbit);
+        amqpUrl = rabbit.url;
+        used.push(rabbit.description);
+      }
+    }
+    if (!mongoUrl) {
+      let binary = await findMongoBinary();
+      if (!binary && canInstall()) binary = { kind: 'ferretdb', path: await installFerretDb(say) };
+      if (!binary) throw new Error(MISSING_HELP);
+      const mongo = await startLocalMongo(binary);
+      started.push(mongo);
+      mongoUrl = mongo.url;
+      used.push(mongo.description);
+    }
+    if (!amqpUrl) {
+      const running = await rabbitAlreadyRunning();
+      if (running) {
+        amqpUrl = running;
+        used.push('RabbitMQ already running on 127.0.0.1:5672');
+      } else {
+        const binary = await ensureRabbitBinary(say);
+        if (!binary) throw new Error(MISSING_HELP);
+        const rabbit = await startLocalRabbit(binary);
+        started.push(rabbit);
+        amqpUrl = rabbit.url;
+        used.push(rabbit.description);
+      }
+    }
+    for (const line of used) say(`infra: ${line}`);
+    return { mongoUrl, amqpUrl, used, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * A broker of its own for a test that stops and starts it (the shared one must stay up for the
+ * other tests running beside it): a container with Docker, else a local rabbitmq-server node.
+ */
+export async function startDisposableBroker(say: Say = () => undefined): Promise<BrokerHandle> {
+  if (await dockerAnswers()) return startRabbitContainer('rabbitmq:3');
+  const binary = await ensureRabbitBinary(say);
+  if (!binary) throw new Error(MISSING_HELP);
+  return startLocalRabbit(binary);
+}
+
+export { waitForAmqp };
+export * from './testing';
+export { freePort } from './process';
+export * from './service-basics';

@@ -1,0 +1,117 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import amqp from 'amqplib';
+import { freePort, isRoot, run, sleep, startProcess, stopProcess, waitForPort, which, type Say } from './process';
+
+export interface BrokerHandle {
+  url: string;
+  description: string;
+  /** Stops the broker (its data stays, so durable queues survive a start). */
+  stopBroker: () => Promise<void>;
+  startBroker: () => Promise<void>;
+  /** Stops it for good and removes its data. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * The Debian wrapper /usr/sbin/rabbitmq-server switches to the rabbitmq user, which cannot
+ * write our temporary folders; as root, the server script underneath is run directly.
+ */
+export function findRabbitBinary(): string | null {
+  const underneath = '/usr/lib/rabbitmq/bin/rabbitmq-server';
+  return existsSync(underneath) ? underneath : which('rabbitmq-server');
+}
+
+export async function installRabbit(say: Say): Promise<void> {
+  say('installing rabbitmq-server with apt-get');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  await run('apt-get', ['update', '-qq'], { env });
+  await run('apt-get', ['install', '-y', '-qq', 'rabbitmq-server'], { env });
+}
+
+/** Waits until an AMQP handshake succeeds (the port opens a moment before the broker is ready). */
+export async function waitForAmqp(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = '';
+  while (Date.now() < deadline) {
+    try {
+      const connection = await amqp.connect(url, { timeout: 2_000 });
+      await connection.close();
+      return;
+    } catch (err) {
+      lastError = (err as Error).message;
+      await sleep(250);
+    }
+  }
+  throw new Error(`RabbitMQ at ${url} did not accept connections within ${timeoutMs} ms: ${lastError}`);
+}
+
+/** Starts a RabbitMQ node of its own (own name, ports and data folder). */
+export async function startLocalRabbit(binary: string): Promise<BrokerHandle> {
+  const port = await freePort();
+  const distPort = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'rabbitmq-'));
+  mkdirSync(join(dir, 'mnesia'));
+  mkdirSync(join(dir, 'log'));
+  const nodeName = `mkt_${process.pid}_${port}@localhost`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: dir,
+    RABBITMQ_NODENAME: nodeName,
+    RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+    RABBITMQ_NODE_PORT: String(port),
+    RABBITMQ_DIST_PORT: String(distPort),
+    RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(dir, 'log'),
+    RABBITMQ_LOGS: '-',
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
+    RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq'),
+    RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
+  };
+  const url = `amqp://guest:guest@127.0.0.1:${port}`;
+  let current: ReturnType<typeof startProcess> | null = null;
+  const startBroker = async () => {
+    current = startProcess(binary, [], env);
+    try {
+      await waitForPort(port, 60_000, current.child);
+      await waitForAmqp(url, 30_000);
+    } catch (err) {
+      const output = current.output();
+      await stopProcess(current.child);
+      throw new Error(`RabbitMQ did not start: ${(err as Error).message}\n${output}`);
+    }
+  };
+  const stopBroker = async () => {
+    if (current) await stopProcess(current.child, 30_000);
+    current = null;
+  };
+  await startBroker();
+  return {
+    url,
+    description: `rabbitmq-server (${binary}) node ${nodeName} on 127.0.0.1:${port}`,
+    startBroker,
+    stopBroker,
+    stop: async () => {
+      await stopBroker();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function rabbitAlreadyRunning(): Promise<string | null> {
+  const url = 'amqp://guest:guest@127.0.0.1:5672';
+  try {
+    await waitForAmqp(url, 1_000);
+    return url;
+  } catch {
+    return null;
+  }
+}
+
+export async function ensureRabbitBinary(say: Say): Promise<string | null> {
+  const found = findRabbitBinary();
+  if (found || !isRoot() || !which('apt-get')) return found;
+  await installRabbit(say);
+  return findRabbitBinary();
+}

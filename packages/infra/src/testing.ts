@@ -1,0 +1,45 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import jwt, { type SignOptions } from 'jsonwebtoken';
+
+/** The servers `npm test` (or the jest global set-up) provided. */
+export function testServers(): { mongoUrl: string; amqpUrl: string } {
+  const { MONGO_URL, AMQP_URL } = process.env;
+  if (!MONGO_URL || !AMQP_URL) throw new Error('MONGO_URL and AMQP_URL are not set: run the tests with `npm test`');
+  return { mongoUrl: MONGO_URL, amqpUrl: AMQP_URL };
+}
+
+/** A name no other run or test file uses (databases, queues). */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+export interface KeyPair {
+  privateKey: string;
+  publicKey: string;
+}
+
+export function makeKeyPair(): KeyPair {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  return { privateKey, publicKey };
+}
+
+export interface TestUser {
+  id: string;
+  ref: string;
+  role: 'buyer' | 'seller' | 'admin';
+  email?: string;
+  name?: string;
+}
+
+/** Signs an access token as the gateway does (RS256, issuer, audience), for service tests. */
+export function signTestToken(privateKey: string, user: TestUser, options: SignOptions = {}): string {
+  return jwt.sign(
+    { ref: user.ref, role: user.role, email: user.email ?? `${user.id}@example.test`, name: user.name ?? 'Test User' },
+    privateKey,
+    { algorithm: 'RS256', subject: user.id, issuer: 'marketplace-gateway', audience: 'marketplace', expiresIn: 900, ...options },
+  );
+}
