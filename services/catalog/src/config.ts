@@ -1,0 +1,9 @@
+import type { z } from 'zod';
+import { parseConfig, serviceEnv } from '@mkt/kit';
+
+export const CatalogEnv = serviceEnv(8082);
+export type CatalogConfig = z.infer<typeof CatalogEnv>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<CatalogConfig> {
+  return parseConfig(CatalogEnv, env);
+}
