@@ -119,7 +119,9 @@ async function start() {
     ...Object.fromEntries(SERVICES.map(({ name, port }) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`])),
   };
   children.push(startChild('gateway', 'services/gateway/dist/main.js', gatewayEnv));
-  say(`gateway on http://localhost:${gatewayEnv.PORT}; admin ${admin.ADMIN_EMAIL} (password from ADMIN_PASSWORD, default "admin-change-me")`);
+  say(
+    `gateway on http://localhost:${gatewayEnv.PORT}; admin ${admin.ADMIN_EMAIL} (password from ADMIN_PASSWORD, default "admin-change-me")`,
+  );
   say('Ctrl-C stops everything');
   let stopping = false;
   const stop = async (code) => {
@@ -169,7 +171,8 @@ async function test() {
 
 if (mode === 'start') await start();
 else if (mode === 'test') await test();
+else if (mode === 'lint') sh(pnpm(), ['run', 'lint']);
 else {
-  console.error('usage: node scripts/run.mjs start|test [jest arguments]');
+  console.error('usage: node scripts/run.mjs start|test|lint [jest arguments]');
   process.exit(2);
 }

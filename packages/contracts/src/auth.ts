@@ -4,12 +4,7 @@ import { referenceOf } from './references';
 
 export { Role };
 
-const Email = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .max(254)
-  .pipe(z.email('Expected an email address'));
+const Email = z.string().trim().toLowerCase().max(254).pipe(z.email('Expected an email address'));
 // bcrypt reads at most 72 bytes; longer passwords would be silently truncated.
 const Password = z
   .string()

@@ -8,7 +8,11 @@ export type Say = (message: string) => void;
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs a command; resolves with its output, rejects with it on a non-zero exit. */
-export function run(command: string, args: string[], options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<string> {
+export function run(
+  command: string,
+  args: string[],
+  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       command,
@@ -70,7 +74,11 @@ export function freePort(): Promise<number> {
 }
 
 /** Starts a long-running server process; its output goes to `logFile` lines kept in memory. */
-export function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; output: () => string } {
+export function startProcess(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { child: ChildProcess; output: () => string } {
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {

@@ -45,7 +45,12 @@ export function describeServiceBasics(name: string, prefixes: string[], build: (
       const anonymous = await fetch(`${base}${prefix}`);
       expect(anonymous.status).toBe(401);
       expect(await anonymous.json()).toMatchObject({ success: false, errors: [{ code: 'unauthenticated' }] });
-      const forged = await fetch(`${base}${prefix}`, { headers: { authorization: `Bearer ${signTestToken(makeKeyPair().privateKey, { id: 'u', ref: 'MKT-USR-AAAAAAAA', role: 'admin' })}`, 'x-user-id': 'u' } });
+      const forged = await fetch(`${base}${prefix}`, {
+        headers: {
+          authorization: `Bearer ${signTestToken(makeKeyPair().privateKey, { id: 'u', ref: 'MKT-USR-AAAAAAAA', role: 'admin' })}`,
+          'x-user-id': 'u',
+        },
+      });
       expect(forged.status).toBe(401);
     });
 

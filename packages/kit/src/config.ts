@@ -8,7 +8,10 @@ export const BaseEnv = z.object({
   MONGO_URL: z.string().min(1),
   MONGO_DB: z.string().min(1).optional(),
   AMQP_URL: z.string().min(1),
-  JWT_PUBLIC_KEY: z.string().min(1).transform((value) => pemFromEnv(value)),
+  JWT_PUBLIC_KEY: z
+    .string()
+    .min(1)
+    .transform((value) => pemFromEnv(value)),
   REF_PREFIX: ReferencePrefix.default('MKT'),
   BODY_LIMIT: z.string().default('1mb'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),

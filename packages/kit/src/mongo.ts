@@ -35,12 +35,16 @@ export async function connectMongo({ url, dbName, log, startTimeoutMs = 60_000 }
   }
 }
 
+/** Any of a service's models (their document types differ; the plumbing does not care). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyModel = mongoose.Model<any>;
+
 export function isMongoReady(): boolean {
   return mongoose.connection.readyState === mongoose.ConnectionStates.connected;
 }
 
 /** Builds the indexes (unique keys above all) of every model before traffic is accepted. */
-export async function ensureIndexes(models: mongoose.Model<any>[]): Promise<void> {
+export async function ensureIndexes(models: AnyModel[]): Promise<void> {
   for (const model of models) await model.createIndexes();
 }
 

@@ -1,12 +1,11 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
-import type mongoose from 'mongoose';
 import { Bus } from './bus/bus';
 import type { ConsumerSpec } from './bus/consumer';
 import { OutboxRelay, type OutboxSource } from './bus/outbox';
 import type { ReadinessCheck } from './http/create-service';
 import type { Logger } from './logger';
-import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady } from './mongo';
+import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady, type AnyModel } from './mongo';
 import { handleShutdown } from './shutdown';
 
 export interface RuntimeConfig {
@@ -29,7 +28,7 @@ export interface RunOptions {
   name: string;
   config: RuntimeConfig;
   log: Logger;
-  models: mongoose.Model<any>[];
+  models: AnyModel[];
   outboxSources?: OutboxSource[];
   consumers?: ConsumerSpec[];
   createApp: (runtime: Runtime) => Express;

@@ -17,11 +17,18 @@ const Tally = mongoose.model(
 );
 
 async function applyOnce(event: IntegrationEvent<'review.created'>): Promise<void> {
-  await Tally.updateOne({ _id: event.data.entityId, appliedEventIds: { $ne: event.id } }, { $inc: { count: 1 }, $push: { appliedEventIds: event.id } });
+  await Tally.updateOne(
+    { _id: event.data.entityId, appliedEventIds: { $ne: event.id } },
+    { $inc: { count: 1 }, $push: { appliedEventIds: event.id } },
+  );
 }
 
 function reviewEvent(entityId: string) {
-  return makeEvent('review.created', { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId, rating: 5 }, { source: 'test' });
+  return makeEvent(
+    'review.created',
+    { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId, rating: 5 },
+    { source: 'test' },
+  );
 }
 
 async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {

@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { AppError, Conflict, Forbidden, InvalidState, NotFound, PayloadTooLarge, RateLimited, RuleViolation, Unauthenticated, toHttpError } from '@mkt/kit';
+import {
+  type AppError,
+  Conflict,
+  Forbidden,
+  InvalidState,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  RuleViolation,
+  Unauthenticated,
+  toHttpError,
+} from '@mkt/kit';
 
 describe('toHttpError', () => {
   test('a ZodError becomes 400 with one dotted item per issue', () => {
@@ -29,7 +40,10 @@ describe('toHttpError', () => {
     expect(toHttpError(new RateLimited(2.2)).headers['Retry-After']).toBe('3');
   });
   test('a duplicate key becomes 409 conflict', () => {
-    expect(toHttpError(Object.assign(new Error('E11000'), { code: 11000 }))).toMatchObject({ status: 409, body: { errors: [{ code: 'conflict' }] } });
+    expect(toHttpError(Object.assign(new Error('E11000'), { code: 11000 }))).toMatchObject({
+      status: 409,
+      body: { errors: [{ code: 'conflict' }] },
+    });
   });
   test('body parser failures become 400, 413 and 415', () => {
     expect(toHttpError({ type: 'entity.parse.failed', status: 400 }).status).toBe(400);

@@ -21,7 +21,11 @@ export const GatewayEnv = serviceEnv(8080).extend({
   RATE_LIMIT_IP_PER_MIN: z.coerce.number().int().min(0).default(1200),
   RATE_LIMIT_USER_PER_MIN: z.coerce.number().int().min(0).default(600),
   CORS_ORIGINS: z.string().default('*'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
 });
 export type GatewayConfig = z.infer<typeof GatewayEnv>;
 

@@ -41,6 +41,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
+  createLogger('gateway').fatal({ err }, 'could not start');
   process.exit(1);
 });

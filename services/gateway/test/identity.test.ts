@@ -132,7 +132,9 @@ describe('tokens that are refused with 401', () => {
   test('a tampered token', async () => {
     const token = signTestToken(gateway.keys.privateKey, { ...user, role: 'buyer' });
     const [header, payload, signature] = token.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), role: 'admin' })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), role: 'admin' })).toString(
+      'base64url',
+    );
     const res = await me(`${header}.${forged}.${signature}`);
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ success: false, errors: [{ code: 'unauthenticated' }] });
@@ -146,12 +148,29 @@ describe('tokens that are refused with 401', () => {
   test('alg none', async () => {
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
     const payload = Buffer.from(
-      JSON.stringify({ sub: user.id, ref: user.ref, role: 'admin', email: 'x@y.z', name: 'X', iss: 'marketplace-gateway', aud: 'marketplace', exp: Math.floor(Date.now() / 1000) + 600 }),
+      JSON.stringify({
+        sub: user.id,
+        ref: user.ref,
+        role: 'admin',
+        email: 'x@y.z',
+        name: 'X',
+        iss: 'marketplace-gateway',
+        aud: 'marketplace',
+        exp: Math.floor(Date.now() / 1000) + 600,
+      }),
     ).toString('base64url');
     expect((await me(`${header}.${payload}.`)).status).toBe(401);
   });
   test('HS256 signed with the public key', async () => {
-    const payload = { sub: user.id, ref: user.ref, role: 'admin', email: 'x@y.z', name: 'X', iss: 'marketplace-gateway', aud: 'marketplace' };
+    const payload = {
+      sub: user.id,
+      ref: user.ref,
+      role: 'admin',
+      email: 'x@y.z',
+      name: 'X',
+      iss: 'marketplace-gateway',
+      aud: 'marketplace',
+    };
     const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
     const body = Buffer.from(JSON.stringify({ ...payload, exp: Math.floor(Date.now() / 1000) + 600 })).toString('base64url');
     const signature = createHmac('sha256', gateway.keys.publicKey).update(`${header}.${body}`).digest('base64url');

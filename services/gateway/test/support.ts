@@ -7,7 +7,12 @@ export interface JsonResponse {
   body: any;
 }
 
-export async function call(base: string, method: string, path: string, options: { body?: unknown; raw?: string; headers?: Record<string, string>; token?: string } = {}): Promise<JsonResponse> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; raw?: string; headers?: Record<string, string>; token?: string } = {},
+): Promise<JsonResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined;

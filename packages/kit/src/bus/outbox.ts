@@ -1,6 +1,7 @@
 import mongoose from 'mongoose';
 import type { IntegrationEvent } from '@mkt/contracts';
 import type { Logger } from '../logger';
+import type { AnyModel } from '../mongo';
 import { getMetrics } from '../metrics';
 import type { Bus } from './bus';
 
@@ -21,7 +22,7 @@ export interface OutboxDocument {
 
 export interface OutboxSource {
   name: string;
-  model: mongoose.Model<any>;
+  model: AnyModel;
 }
 
 export interface OutboxOptions {
@@ -54,7 +55,7 @@ export class OutboxRelay {
   }
 
   /** Publishes the pending events of one document now; never throws (the sweeper retries). */
-  async flush(model: mongoose.Model<any>, id: unknown): Promise<void> {
+  async flush(model: AnyModel, id: unknown): Promise<void> {
     try {
       const doc = await model.findById(id, { pendingEvents: 1 }).lean<OutboxDocument>();
       if (doc) await this.publishDocument(model, doc);
@@ -89,7 +90,7 @@ export class OutboxRelay {
   }
 
   /** In order; stops at the first failure so a document's events never overtake each other. */
-  private async publishDocument(model: mongoose.Model<any>, doc: OutboxDocument): Promise<void> {
+  private async publishDocument(model: AnyModel, doc: OutboxDocument): Promise<void> {
     const events = [...(doc.pendingEvents ?? [])].sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
     for (const event of events) {
       if (this.publishing.has(event.id)) return;

@@ -23,12 +23,7 @@ export async function assertExchanges(channel: Channel): Promise<void> {
  * back to the main queue through the default exchange. Fixed TTL per level (no per-message
  * expiry) so a long delay never holds up a short one behind it.
  */
-export async function assertConsumerQueues(
-  channel: Channel,
-  queue: string,
-  routingKeys: string[],
-  retryDelaysMs: number[],
-): Promise<void> {
+export async function assertConsumerQueues(channel: Channel, queue: string, routingKeys: string[], retryDelaysMs: number[]): Promise<void> {
   const names = queueNames(queue, retryDelaysMs.length);
   await channel.assertQueue(names.main, {
     durable: true,

@@ -53,7 +53,7 @@ function requestContext(log: Logger): RequestHandler {
     },
     customAttributeKeys: { reqId: 'reqId' },
     // Handlers may add fields to the request's log line (the gateway names the upstream).
-    customProps: (_req, res) => ((res as { locals?: { logFields?: object } }).locals?.logFields ?? {}),
+    customProps: (_req, res) => (res as { locals?: { logFields?: object } }).locals?.logFields ?? {},
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
     autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
     serializers: {

@@ -1,14 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import bcrypt from 'bcryptjs';
-import {
-  makeEvent,
-  newReference,
-  type AuthSession,
-  type AuthUser,
-  type LoginBody,
-  type RegisterBody,
-  type Role,
-} from '@mkt/contracts';
+import { makeEvent, newReference, type AuthSession, type AuthUser, type LoginBody, type RegisterBody, type Role } from '@mkt/contracts';
 import { isDuplicateKey, NotFound, type Logger, type OutboxRelay } from '@mkt/kit';
 import { RefreshToken } from '../db/refresh-token.model';
 import { User, type UserDoc } from '../db/user.model';
@@ -106,7 +98,11 @@ export class Identity {
     const passwordHash = await bcrypt.hash(password, this.settings.bcryptRounds);
     const id = randomUUID();
     const referenceId = newReference('USR', this.settings.referencePrefix);
-    const event = makeEvent('identity.user.registered', { userId: id, referenceId, role, fullName, email }, { source: 'gateway', correlationId });
+    const event = makeEvent(
+      'identity.user.registered',
+      { userId: id, referenceId, role, fullName, email },
+      { source: 'gateway', correlationId },
+    );
     try {
       const user = await User.create({ _id: id, referenceId, email, passwordHash, fullName, role, pendingEvents: [event] });
       void this.outbox.flush(User, user._id);

@@ -40,7 +40,7 @@ export function createProxy({ targets, timeoutMs, log }: ProxyOptions): RequestH
         const upstream = upstreamFor(req.url?.split('?')[0] ?? '/');
         req.upstream = upstream ?? undefined;
         (res as ServerResponse & { locals?: Record<string, unknown> }).locals ??= {};
-        ((res as ServerResponse & { locals: Record<string, unknown> }).locals).logFields = { upstream };
+        (res as ServerResponse & { locals: Record<string, unknown> }).locals.logFields = { upstream };
         proxyReq.setHeader('x-request-id', correlationIdOf(req));
         proxyReq.setTimeout(timeoutMs, () => {
           req.upstreamTimedOut = true;
