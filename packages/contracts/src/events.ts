@@ -58,21 +58,16 @@ export const SessionNoShowData = z.object({
   markedAt: IsoTime.optional(),
 });
 
-export const TopUpCompletedData = z.object({
+/** A wallet record (top-up or payout) and the status it reached. */
+const WalletStatusData = z.object({
   reference: z.string().min(1),
   userId: z.string().min(1),
   amountMinor: Minor.positive(),
   currency: z.string().length(3),
   status: z.string(),
 });
-
-export const PayoutStatusChangedData = z.object({
-  reference: z.string().min(1),
-  userId: z.string().min(1),
-  amountMinor: Minor.positive(),
-  currency: z.string().length(3),
-  status: z.string(),
-});
+export const TopUpCompletedData = WalletStatusData;
+export const PayoutStatusChangedData = WalletStatusData;
 
 export const ReviewCreatedData = z.object({
   reviewId: z.string().min(1),
