@@ -1,4 +1,5 @@
 import mongoose from 'mongoose';
+import { isFerretDb, serializeWritesPerCollection } from './ferretdb';
 import type { Logger } from './logger';
 
 export interface MongoOptions {
@@ -22,7 +23,9 @@ export async function connectMongo({ url, dbName, log, startTimeoutMs = 60_000 }
   for (;;) {
     try {
       await mongoose.connect(url, { dbName, serverSelectionTimeoutMS: 5_000, autoIndex: false });
-      log.info({ dbName: mongoose.connection.name }, 'mongo connected');
+      const ferret = await isFerretDb(mongoose.connection);
+      if (ferret) serializeWritesPerCollection();
+      log.info({ dbName: mongoose.connection.name, ferretdb: ferret }, 'mongo connected');
       mongoose.connection.on('disconnected', () => log.warn('mongo disconnected'));
       mongoose.connection.on('reconnected', () => log.info('mongo reconnected'));
       return mongoose;

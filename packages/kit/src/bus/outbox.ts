@@ -13,7 +13,8 @@ import type { Bus } from './bus';
  */
 // Typed loosely on purpose: mongoose cannot type an array of free-form subdocuments.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const pendingEventsField: any = { type: [mongoose.Schema.Types.Mixed], default: [] };
+export const pendingItemsField: any = { type: [mongoose.Schema.Types.Mixed], default: [] };
+export const pendingEventsField = pendingItemsField;
 
 export interface OutboxDocument {
   _id: unknown;
@@ -92,17 +93,32 @@ export class OutboxRelay {
   /** In order; stops at the first failure so a document's events never overtake each other. */
   private async publishDocument(model: AnyModel, doc: OutboxDocument): Promise<void> {
     const events = [...(doc.pendingEvents ?? [])].sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
-    for (const event of events) {
-      if (this.publishing.has(event.id)) return;
-      this.publishing.add(event.id);
-      try {
-        await this.options.bus.publish(event);
-        // The stored object itself, as read: FerretDB 1.x's $pull matches whole values only
-        // (no conditions such as { id }), and an equal document matches on MongoDB too.
-        await model.collection.updateOne({ _id: doc._id } as object, { $pull: { pendingEvents: event } } as object);
-      } finally {
-        this.publishing.delete(event.id);
-      }
+    // Another flush or sweep of this process is on this document: leave it to that one.
+    if (events.some((event) => this.publishing.has(event.id))) return;
+    for (const event of events) this.publishing.add(event.id);
+    try {
+      await drainPendingItems(model, doc._id, 'pendingEvents', events, (event) => this.options.bus.publish(event));
+    } finally {
+      for (const event of events) this.publishing.delete(event.id);
     }
+  }
+}
+
+/**
+ * Hands each item of a document's pending array to `deliver`, in order, and removes it after
+ * `deliver` succeeded. The pull names the stored object itself, as read: FerretDB 1.x's `$pull`
+ * matches whole values only (no conditions such as `{ id }`), and an equal document matches on
+ * MongoDB too. Delivery is at least once: `deliver` must tolerate a repeat.
+ */
+export async function drainPendingItems<T>(
+  model: AnyModel,
+  id: unknown,
+  field: string,
+  items: T[],
+  deliver: (item: T) => Promise<void>,
+): Promise<void> {
+  for (const item of items) {
+    await deliver(item);
+    await model.collection.updateOne({ _id: id } as object, { $pull: { [field]: item } } as object);
   }
 }
