@@ -5,3 +5,4 @@ export * from './references';
 export * from './money';
 export * from './events';
 export * from './auth';
+export * from './wallet';

@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import { Currency, PositiveDecimalString, PositiveMajorAmount, PositiveMinorAmount } from './money';
+import { referenceOf } from './references';
+
+/** `Chapa` is the hosted-checkout provider the interface writes as `Gateway`. */
+export const PaymentMethod = z.enum(['Chapa', 'Bank_Transfer', 'Mobile_Money', 'Card']);
+export type PaymentMethod = z.infer<typeof PaymentMethod>;
+
+export const TOPUP_STATUSES = ['Processing', 'Completed', 'Failed', 'Cancelled', 'Expired'] as const;
+export const TopUpStatus = z.enum(TOPUP_STATUSES);
+export type TopUpStatus = z.infer<typeof TopUpStatus>;
+
+export const PAYOUT_STATUSES = ['Pending', 'Approved', 'Processing', 'Completed', 'Rejected', 'Failed', 'Cancelled'] as const;
+export const PayoutStatus = z.enum(PAYOUT_STATUSES);
+export type PayoutStatus = z.infer<typeof PayoutStatus>;
+
+export const PAYOUT_ADMIN_MOVES = ['approve', 'reject', 'process', 'complete', 'fail'] as const;
+export const PayoutAdminMove = z.enum(PAYOUT_ADMIN_MOVES);
+export type PayoutAdminMove = z.infer<typeof PayoutAdminMove>;
+
+export const UserRefParams = z.object({ userReferenceId: referenceOf('USR') }).strict();
+export const TopUpRefParams = z.object({ walletReferenceId: referenceOf('TOP-UP') }).strict();
+export const PayoutRefParams = z.object({ referenceId: referenceOf('PAY-REQ') }).strict();
+export const PayoutMoveParams = PayoutRefParams.extend({ move: PayoutAdminMove }).strict();
+
+const Notes = z.string().trim().max(500);
+const HttpUrl = z
+  .string()
+  .trim()
+  .max(2048)
+  .url()
+  .refine((value) => /^https?:\/\//i.test(value), 'Expected an http(s) URL');
+
+export const CreateTopUpBody = z
+  .object({
+    amount: PositiveMajorAmount,
+    paymentMethod: PaymentMethod,
+    redirectUrl: HttpUrl,
+    notes: Notes.optional(),
+  })
+  .strict();
+export type CreateTopUpBody = z.infer<typeof CreateTopUpBody>;
+
+export const CreatePayoutBody = z
+  .object({
+    amount: PositiveDecimalString,
+    bankCode: z.string().trim().min(1).max(40),
+    accountNumber: z.string().trim().min(1).max(40),
+    accountName: z.string().trim().min(1).max(120),
+    reason: z.string().trim().min(1).max(500),
+  })
+  .strict();
+export type CreatePayoutBody = z.infer<typeof CreatePayoutBody>;
+
+export const PayoutMoveBody = z.object({ adminNotes: Notes.optional() }).strict();
+export type PayoutMoveBody = z.infer<typeof PayoutMoveBody>;
+
+export const CancelPayoutBody = z.object({ reason: Notes.optional() }).strict();
+
+export const CreateTransferBody = z
+  .object({
+    toUserId: z.string().uuid(),
+    amount: PositiveMinorAmount,
+    currency: Currency,
+  })
+  .strict();
+export type CreateTransferBody = z.infer<typeof CreateTransferBody>;
+
+export const WalletSummary = z.object({ referenceId: z.string(), etbAvailableBalance: z.number() });
+
+export const TopUpCreated = z.object({
+  id: z.string(),
+  referenceId: z.string(),
+  amount: z.number(),
+  status: TopUpStatus,
+  paymentMethod: PaymentMethod,
+  paymentUrl: z.string(),
+  createdAt: z.string(),
+  wallet: WalletSummary,
+});
+export type TopUpCreated = z.infer<typeof TopUpCreated>;
+
+export const TopUpStatusView = z.object({
+  referenceId: z.string(),
+  amount: z.number(),
+  status: TopUpStatus,
+  paymentMethod: PaymentMethod,
+  completedAt: z.string().nullable(),
+});
+export type TopUpStatusView = z.infer<typeof TopUpStatusView>;
+
+export const PayoutCreated = z.object({
+  id: z.string(),
+  referenceId: z.string(),
+  requestedAmount: z.string(),
+  status: PayoutStatus,
+  bankCode: z.string(),
+  accountNumber: z.string(),
+  accountName: z.string(),
+  reason: z.string(),
+  createdAt: z.string(),
+});
+export type PayoutCreated = z.infer<typeof PayoutCreated>;
+
+export const PayoutStatusView = z.object({
+  referenceId: z.string(),
+  requestedAmount: z.string(),
+  status: PayoutStatus,
+  processedAt: z.string().nullable(),
+  adminNotes: z.string().nullable(),
+});
+export type PayoutStatusView = z.infer<typeof PayoutStatusView>;
+
+export const Bank = z.object({
+  id: z.string(),
+  name: z.string(),
+  code: z.string(),
+  bank_code: z.string(),
+  country: z.string(),
+  swift_code: z.string(),
+  account_length: z.number().int(),
+  is_mobile_money: z.boolean(),
+  is_active: z.boolean(),
+  is_rtgs: z.boolean(),
+  is_24hrs: z.boolean(),
+  currency: z.string(),
+});
+export type Bank = z.infer<typeof Bank>;
+
+const Window = z.object({ count: z.number().int(), limit: z.number().int(), remaining: z.number().int() });
+export const RateLimitStats = z.object({ daily: Window, weekly: Window, monthly: Window });
+export type RateLimitStats = z.infer<typeof RateLimitStats>;
+
+export const WalletView = z.object({
+  id: z.string(),
+  referenceId: z.string(),
+  userId: z.string(),
+  currency: z.string(),
+  etbAvailableBalance: z.number(),
+  heldBalance: z.number(),
+});
+export type WalletView = z.infer<typeof WalletView>;
+
+export const TransferView = z.object({
+  id: z.string(),
+  fromUserId: z.string(),
+  toUserId: z.string(),
+  amount: z.number().int(),
+  currency: z.string(),
+  status: z.enum(['Pending', 'Debited', 'Completed', 'Failed']),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+});
+export type TransferView = z.infer<typeof TransferView>;
+
+/** The sandbox checkout page posts its token as a form field. */
+export const CheckoutForm = z.object({ token: z.string().min(1).max(200) }).strict();
+export const CheckoutQuery = z.object({ token: z.string().min(1).max(200) });
