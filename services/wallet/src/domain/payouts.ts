@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { formatMinor, makeEvent, newReference, type CreatePayoutBody, type PayoutCreated, type PayoutStatusView } from '@mkt/contracts';
+import { Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import type { LedgerRelay } from '../db/ledger-relay';
+import { Payout, type PayoutDoc } from '../db/records.model';
+import { applyWalletOp, forgetWalletOp } from '../db/wallet.model';
+import { assertOwnerOrAdmin, walletForPath } from './access';
+import { accountNumberFits, activeBank } from './banks';
+import type { Limits } from './limits.service';
+import { holdOutcomeDeltas, payoutTransition, type PayoutMove } from './payout-states';
+import { BadAccountNumber, InsufficientFunds, UnknownBank } from './wallet.errors';
+
+const HOLD_GRACE_MS = 30_000;
+
+function statusEvent(
+  payout: Pick<PayoutDoc, 'referenceId' | 'userId' | 'amountMinor' | 'currency'>,
+  status: string,
+  correlationId: string,
+) {
+  return makeEvent(
+    'wallet.payout.status_changed',
+    { reference: payout.referenceId, userId: payout.userId, amountMinor: payout.amountMinor, currency: payout.currency, status },
+    { source: 'wallet', correlationId },
+  );
+}
+
+/** Payout requests: the amount is held at creation and released or paid out at the end. */
+export class Payouts {
+  constructor(
+    private readonly referencePrefix: string,
+    private readonly limits: Limits,
+    private readonly outbox: OutboxRelay,
+    private readonly ledger: LedgerRelay,
+    private readonly log: Logger,
+  ) {}
+
+  async create(user: AuthenticatedUser, userRef: string, body: CreatePayoutBody, correlationId: string): Promise<PayoutCreated> {
+    const bank = activeBank(body.bankCode);
+    if (!bank) throw new UnknownBank();
+    if (!accountNumberFits(bank, body.accountNumber)) throw new BadAccountNumber(bank.account_length);
+    const wallet = await walletForPath(user, userRef, this.referencePrefix);
+    if (wallet.availableMinor < body.amount) throw new InsufficientFunds();
+    const release = await this.limits.reserve(wallet.userId);
+    const id = randomUUID();
+    const fields = {
+      referenceId: newReference('PAY-REQ', this.referencePrefix),
+      userId: wallet.userId,
+      amountMinor: body.amount,
+      currency: wallet.currency,
+    };
+    let payout: PayoutDoc | null = null;
+    try {
+      payout = (
+        await Payout.create({
+          _id: id,
+          ...fields,
+          walletId: wallet._id,
+          bankCode: bank.code,
+          accountNumber: body.accountNumber,
+          accountName: body.accountName,
+          reason: body.reason,
+          status: 'Pending',
+          hold: 'pending',
+          pendingEvents: [statusEvent(fields, 'Pending', correlationId)],
+        })
+      ).toObject();
+      await this.hold(payout);
+    } catch (err) {
+      // Short of funds: nothing was held, so nothing is kept. Any other failure after the
+      // record exists is left to `resume`, which finishes the hold it may have taken.
+      if (err instanceof InsufficientFunds) await Payout.deleteOne({ _id: id, hold: 'pending' });
+      if (err instanceof InsufficientFunds || !payout) await release();
+      throw err;
+    }
+    void this.outbox.flush(Payout, id);
+    this.log.info({ payoutId: id, amountMinor: body.amount }, 'payout requested');
+    return {
+      id,
+      referenceId: payout.referenceId,
+      requestedAmount: formatMinor(payout.amountMinor),
+      status: payout.status,
+      bankCode: payout.bankCode,
+      accountNumber: payout.accountNumber,
+      accountName: payout.accountName,
+      reason: payout.reason,
+      createdAt: payout.createdAt.toISOString(),
+    };
+  }
+
+  async status(user: AuthenticatedUser, referenceId: string): Promise<PayoutStatusView> {
+    const payout = await this.find(referenceId);
+    assertOwnerOrAdmin(user, payout.userId);
+    return {
+      referenceId: payout.referenceId,
+      requestedAmount: formatMinor(payout.amountMinor),
+      status: payout.status,
+      processedAt: payout.processedAt?.toISOString() ?? null,
+      adminNotes: payout.adminNotes,
+    };
+  }
+
+  /** Owner's cancel or an admin's move; the state guard is in the write, so racing moves: one wins. */
+  async move(
+    user: AuthenticatedUser,
+    referenceId: string,
+    move: PayoutMove,
+    adminNotes: string | undefined,
+    correlationId: string,
+  ): Promise<PayoutDoc> {
+    const payout = await this.find(referenceId);
+    if (move === 'cancel') assertOwnerOrAdmin(user, payout.userId);
+    else if (user.role !== 'admin') throw new Forbidden('Only an admin moves payout requests');
+    const transition = payoutTransition(move, payout.status);
+    if (!transition) throw new InvalidState(`A ${payout.status} payout request cannot be moved by ${move}`);
+    const set: Record<string, unknown> = { status: transition.to };
+    if (transition.hold !== 'keep') set.finish = 'pending';
+    if (move !== 'cancel') set.processedAt = new Date();
+    if (adminNotes !== undefined && move !== 'cancel') set.adminNotes = adminNotes;
+    const moved = await Payout.findOneAndUpdate(
+      { _id: payout._id, status: transition.from, hold: 'done' },
+      { $set: set, $push: { pendingEvents: statusEvent(payout, transition.to, correlationId) } },
+      { new: true },
+    ).lean<PayoutDoc>();
+    if (!moved) throw new InvalidState(`The payout request is no longer ${transition.from}`);
+    this.log.info({ payoutId: moved._id, move, status: moved.status }, 'payout moved');
+    if (moved.finish === 'pending') await this.finish(moved);
+    void this.outbox.flush(Payout, moved._id);
+    return moved;
+  }
+
+  /** Finishes what a crash interrupted: holds not yet recorded, releases and settlements. */
+  async resume(now = new Date()): Promise<void> {
+    const cutoff = new Date(now.getTime() - HOLD_GRACE_MS);
+    for (const payout of await Payout.find({ hold: 'pending', createdAt: { $lt: cutoff } })
+      .limit(100)
+      .lean<PayoutDoc[]>()) {
+      try {
+        await this.hold(payout);
+      } catch (err) {
+        if (!(err instanceof InsufficientFunds)) throw err;
+        // Never acknowledged to the client (the request died before the hold): nothing to keep.
+        await Payout.deleteOne({ _id: payout._id, hold: 'pending' });
+      }
+    }
+    for (const payout of await Payout.find({ finish: 'pending' }).limit(100).lean<PayoutDoc[]>()) await this.finish(payout);
+  }
+
+  private async hold(payout: PayoutDoc): Promise<void> {
+    const opId = `payout:${payout._id}:hold`;
+    await applyWalletOp(payout.walletId, {
+      opId,
+      type: 'payout_hold',
+      availableDeltaMinor: -payout.amountMinor,
+      heldDeltaMinor: payout.amountMinor,
+      reference: payout.referenceId,
+    });
+    await Payout.updateOne({ _id: payout._id, hold: 'pending' }, { $set: { hold: 'done' } });
+    await forgetWalletOp(payout.walletId, opId);
+    void this.ledger.flush(payout.walletId);
+  }
+
+  private async finish(payout: PayoutDoc): Promise<void> {
+    const outcome = payout.status === 'Completed' ? 'settle' : 'release';
+    const opId = `payout:${payout._id}:${outcome}`;
+    await applyWalletOp(payout.walletId, {
+      opId,
+      type: outcome === 'settle' ? 'payout_settle' : 'payout_release',
+      ...holdOutcomeDeltas(outcome, payout.amountMinor),
+      reference: payout.referenceId,
+    });
+    await Payout.updateOne({ _id: payout._id, finish: 'pending' }, { $set: { finish: 'done' } });
+    await forgetWalletOp(payout.walletId, opId);
+    void this.ledger.flush(payout.walletId);
+  }
+
+  private async find(referenceId: string): Promise<PayoutDoc> {
+    const payout = await Payout.findOne({ referenceId, hold: 'done' }).lean<PayoutDoc>();
+    if (!payout) throw new NotFound('Payout request');
+    return payout;
+  }
+}

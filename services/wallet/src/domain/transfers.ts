@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { CreateTransferBody, TransferView } from '@mkt/contracts';
+import { BadRequest, NotFound, type AuthenticatedUser, type Logger } from '@mkt/kit';
+import type { LedgerRelay } from '../db/ledger-relay';
+import { Transfer, type TransferDoc } from '../db/records.model';
+import { applyWalletOp, forgetWalletOp, openWallet, Wallet, type WalletDoc } from '../db/wallet.model';
+import { CurrencyMismatch, InsufficientFunds } from './wallet.errors';
+
+const RESUME_GRACE_MS = 10_000;
+
+export function toTransferView(transfer: TransferDoc): TransferView {
+  return {
+    id: transfer._id,
+    fromUserId: transfer.fromUserId,
+    toUserId: transfer.toUserId,
+    amount: transfer.amountMinor,
+    currency: transfer.currency,
+    status: transfer.status,
+    createdAt: transfer.createdAt.toISOString(),
+    completedAt: transfer.completedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * A transfer is a record with two idempotent steps, debit then credit, each recorded on the
+ * record after it is applied. A crash between them leaves the record Pending or Debited, and
+ * `resume` carries it on; money is never created (no credit without its debit) nor lost.
+ */
+export class Transfers {
+  constructor(
+    private readonly referencePrefix: string,
+    private readonly ledger: LedgerRelay,
+    private readonly log: Logger,
+  ) {}
+
+  async create(user: AuthenticatedUser, body: CreateTransferBody): Promise<TransferDoc> {
+    if (body.toUserId === user.id) throw new BadRequest('A transfer goes to another user', 'toUserId');
+    const from = await openWallet(user.id, user.ref, this.referencePrefix);
+    if (from.currency !== body.currency) throw new CurrencyMismatch(from.currency);
+    const to = await Wallet.findOne({ userId: body.toUserId }).lean<WalletDoc>();
+    if (!to) throw new NotFound('Recipient wallet');
+    if (to.currency !== body.currency) throw new CurrencyMismatch(to.currency);
+    const transfer = await Transfer.create({
+      _id: randomUUID(),
+      fromWalletId: from._id,
+      toWalletId: to._id,
+      fromUserId: from.userId,
+      toUserId: to.userId,
+      amountMinor: body.amount,
+      currency: body.currency,
+      status: 'Pending',
+    });
+    return this.carryOn(transfer.toObject());
+  }
+
+  /** The debit step (exposed so tests can stop a transfer between its steps). */
+  async debit(transfer: TransferDoc): Promise<TransferDoc> {
+    const opId = `transfer:${transfer._id}:debit`;
+    try {
+      await applyWalletOp(transfer.fromWalletId, {
+        opId,
+        type: 'transfer_debit',
+        availableDeltaMinor: -transfer.amountMinor,
+        heldDeltaMinor: 0,
+        reference: transfer._id,
+      });
+    } catch (err) {
+      if (err instanceof InsufficientFunds)
+        await Transfer.updateOne({ _id: transfer._id, status: 'Pending' }, { $set: { status: 'Failed' } });
+      throw err;
+    }
+    await Transfer.updateOne({ _id: transfer._id, status: 'Pending' }, { $set: { status: 'Debited' } });
+    await forgetWalletOp(transfer.fromWalletId, opId);
+    void this.ledger.flush(transfer.fromWalletId);
+    return { ...transfer, status: 'Debited' };
+  }
+
+  async credit(transfer: TransferDoc): Promise<TransferDoc> {
+    const opId = `transfer:${transfer._id}:credit`;
+    await applyWalletOp(transfer.toWalletId, {
+      opId,
+      type: 'transfer_credit',
+      availableDeltaMinor: transfer.amountMinor,
+      heldDeltaMinor: 0,
+      reference: transfer._id,
+    });
+    const completedAt = new Date();
+    await Transfer.updateOne({ _id: transfer._id, status: 'Debited' }, { $set: { status: 'Completed', completedAt } });
+    await forgetWalletOp(transfer.toWalletId, opId);
+    void this.ledger.flush(transfer.toWalletId);
+    this.log.info({ transferId: transfer._id, amountMinor: transfer.amountMinor }, 'transfer completed');
+    return { ...transfer, status: 'Completed', completedAt };
+  }
+
+  async resume(now = new Date()): Promise<void> {
+    const stuck = await Transfer.find({
+      status: { $in: ['Pending', 'Debited'] },
+      updatedAt: { $lt: new Date(now.getTime() - RESUME_GRACE_MS) },
+    })
+      .limit(100)
+      .lean<TransferDoc[]>();
+    for (const transfer of stuck) {
+      try {
+        await this.carryOn(transfer);
+      } catch (err) {
+        if (!(err instanceof InsufficientFunds)) this.log.warn({ err, transferId: transfer._id }, 'transfer resume failed');
+      }
+    }
+  }
+
+  private async carryOn(transfer: TransferDoc): Promise<TransferDoc> {
+    const debited = transfer.status === 'Pending' ? await this.debit(transfer) : transfer;
+    return debited.status === 'Debited' ? this.credit(debited) : debited;
+  }
+}

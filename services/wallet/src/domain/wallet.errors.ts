@@ -1,0 +1,44 @@
+import { ErrorCode } from '@mkt/contracts';
+import { AppError, BadRequest, Conflict, RuleViolation } from '@mkt/kit';
+
+export class InsufficientFunds extends RuleViolation {
+  constructor() {
+    super(ErrorCode.insufficientFunds, 'Available balance is lower than the amount', 'amount');
+  }
+}
+
+export class CurrencyMismatch extends RuleViolation {
+  constructor(expected: string) {
+    super('currency_mismatch', `The wallet holds ${expected}`, 'currency');
+  }
+}
+
+export class UnknownBank extends BadRequest {
+  constructor() {
+    super('No active bank has this code', 'bankCode');
+  }
+}
+
+export class BadAccountNumber extends BadRequest {
+  constructor(length: number) {
+    super(`The account number has ${length} digits at this bank`, 'accountNumber');
+  }
+}
+
+export class IdempotencyKeyReused extends Conflict {
+  constructor() {
+    super('This Idempotency-Key was used with another request');
+  }
+}
+
+export class IdempotentRequestInFlight extends Conflict {
+  constructor() {
+    super('A request with this Idempotency-Key is still being processed');
+  }
+}
+
+export class PaymentProviderFailed extends AppError {
+  constructor(message: string) {
+    super(502, 'payment_provider_failed', message);
+  }
+}

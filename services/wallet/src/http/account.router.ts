@@ -1,0 +1,47 @@
+import { Router } from 'express';
+import { CreateTransferBody, minorToMajor, ok, type WalletView } from '@mkt/contracts';
+import { currentUser, validate } from '@mkt/kit';
+import { openWallet } from '../db/wallet.model';
+import { BANKS } from '../domain/banks';
+import { idempotent } from '../domain/idempotency';
+import type { Limits } from '../domain/limits.service';
+import { toTransferView, type Transfers } from '../domain/transfers';
+
+/** `/wallets/banks`, `/wallets/rate-limit/stats`. */
+export function walletInfoRouter(limits: Limits): Router {
+  const router = Router();
+  router.get('/banks', (_req, res) => {
+    res.json(ok(BANKS, 'Banks retrieved'));
+  });
+  router.get('/rate-limit/stats', async (req, res) => {
+    res.json(ok(await limits.stats(currentUser(req).id), 'Rate limit statistics'));
+  });
+  return router;
+}
+
+/** `/v1/wallet` and `/v1/wallet/transfers` (integer minor units). */
+export function v1WalletRouter(transfers: Transfers, referencePrefix: string): Router {
+  const router = Router();
+  router.get('/', async (req, res) => {
+    const user = currentUser(req);
+    const wallet = await openWallet(user.id, user.ref, referencePrefix);
+    const view: WalletView = {
+      id: wallet._id,
+      referenceId: wallet.referenceId,
+      userId: wallet.userId,
+      currency: wallet.currency,
+      etbAvailableBalance: minorToMajor(wallet.availableMinor),
+      heldBalance: minorToMajor(wallet.heldMinor),
+    };
+    res.json(ok(view));
+  });
+  router.post('/transfers', validate({ body: CreateTransferBody }), async (req, res) => {
+    const user = currentUser(req);
+    const answer = await idempotent('transfer', user.id, req.header('idempotency-key'), req.body, async () => ({
+      status: 200,
+      body: ok(toTransferView(await transfers.create(user, res.locals.body)), 'Transfer completed'),
+    }));
+    res.status(answer.status).json(answer.body);
+  });
+  return router;
+}

@@ -1,0 +1,78 @@
+import express, { Router, type Response } from 'express';
+import { CheckoutForm, CheckoutQuery, TopUpRefParams } from '@mkt/contracts';
+import { correlationIdOf, Unauthenticated, validate } from '@mkt/kit';
+import type { TopUps, CheckoutLookup } from '../domain/topups';
+import { checkoutMessagePage, checkoutPage } from '../payments/checkout-page';
+import type { PaymentProvider } from '../payments/provider';
+
+const CheckoutParams = TopUpRefParams;
+
+function redirectBack(res: Response, redirectUrl: string, status: string, reference: string): void {
+  const target = new URL(redirectUrl);
+  target.searchParams.set('status', status);
+  target.searchParams.set('reference', reference);
+  res.redirect(303, target.toString());
+}
+
+function closedPage(res: Response, lookup: Exclude<CheckoutLookup, { kind: 'open' }>): void {
+  const [status, title, message] =
+    lookup.kind === 'expired'
+      ? [410, 'Checkout expired', 'This payment link has expired. Start a new top-up from the app.']
+      : lookup.kind === 'used'
+        ? [410, 'Checkout closed', `This payment is already ${lookup.status.toLowerCase()}.`]
+        : [404, 'Checkout not found', 'This payment link is not valid.'];
+  res.status(status).type('html').send(checkoutMessagePage(title, message));
+}
+
+/**
+ * Public routes (no bearer token): the sandbox hosted checkout, the provider's return address
+ * and its webhook. The checkout token in the link is the only key; it dies with the payment.
+ */
+export function checkoutRouter(topUps: TopUps, provider: PaymentProvider, merchant: string): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '8kb' });
+  router.param('walletReferenceId', (_req, res, next) => {
+    res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');
+    next();
+  });
+
+  router.get('/checkout/:walletReferenceId', validate({ params: CheckoutParams, query: CheckoutQuery }), async (_req, res) => {
+    const lookup = await topUps.checkout(res.locals.params.walletReferenceId, res.locals.query.token);
+    if (lookup.kind !== 'open') return closedPage(res, lookup);
+    const { referenceId, amountMinor, currency } = lookup.topUp;
+    res.type('html').send(checkoutPage({ referenceId, amountMinor, currency, merchant, token: res.locals.query.token }));
+  });
+
+  for (const action of ['pay', 'cancel'] as const) {
+    router.post(
+      `/checkout/:walletReferenceId/${action}`,
+      form,
+      validate({ params: CheckoutParams, body: CheckoutForm }),
+      async (req, res) => {
+        const lookup = await topUps.checkout(res.locals.params.walletReferenceId, res.locals.body.token);
+        if (lookup.kind !== 'open') return closedPage(res, lookup);
+        const { topUp } = lookup;
+        if (action === 'pay') await topUps.complete(topUp._id, correlationIdOf(req));
+        else await topUps.end(topUp._id, 'Cancelled');
+        const after = await topUps.find(topUp.referenceId);
+        redirectBack(res, topUp.redirectUrl, after.status, topUp.referenceId);
+      },
+    );
+  }
+
+  // Where a provider's page sends the payer back: on to the client's redirectUrl.
+  router.get('/checkout/:walletReferenceId/return', validate({ params: CheckoutParams }), async (_req, res) => {
+    const topUp = await topUps.find(res.locals.params.walletReferenceId);
+    redirectBack(res, topUp.redirectUrl, topUp.status, topUp.referenceId);
+  });
+
+  router.post('/webhooks/:provider', express.raw({ type: () => true, limit: '256kb' }), async (req, res) => {
+    if (req.params.provider !== provider.name || provider.name === 'sandbox') throw new Unauthenticated('Unknown webhook');
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const reference = provider.readWebhook(body, req.headers);
+    if (!reference) throw new Unauthenticated('The webhook signature is not valid');
+    await topUps.settleWithProvider(reference, correlationIdOf(req));
+    res.json({ success: true, message: 'Webhook received', data: { reference } });
+  });
+  return router;
+}

@@ -1,0 +1,116 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import mongoose from 'mongoose';
+import pino from 'pino';
+import { newReference, newUuid } from '@mkt/contracts';
+import { Bus, OutboxRelay, connectMongo, ensureIndexes, isMongoReady } from '@mkt/kit';
+import { makeKeyPair, signTestToken, testServers, uniqueName, type KeyPair, type TestUser } from '@mkt/infra';
+import { createApp } from '../src/app';
+import { loadConfig, type WalletConfig } from '../src/config';
+import { LedgerRelay } from '../src/db/ledger-relay';
+import { LedgerEntryModel } from '../src/db/ledger.model';
+import { IdempotencyRecord, Payout, TopUp, Transfer, Usage } from '../src/db/records.model';
+import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
+import { assembleWallet, type AssembledWallet } from '../src/parts';
+
+export const log = pino({ level: 'silent' });
+const keys: KeyPair = makeKeyPair();
+
+export interface WalletApp {
+  url: string;
+  config: Readonly<WalletConfig>;
+  parts: AssembledWallet;
+  bus: Bus;
+  outbox: OutboxRelay;
+  close: () => Promise<void>;
+}
+
+export async function connectDatabase(): Promise<void> {
+  if (isMongoReady()) return;
+  await connectMongo({ url: testServers().mongoUrl, dbName: uniqueName('wallet'), log });
+  await ensureIndexes([Wallet, LedgerEntryModel, TopUp, Payout, Transfer, Usage, IdempotencyRecord]);
+}
+
+/** The wallet as main.ts builds it, on a free port, against the real servers. */
+export async function startWallet(env: Record<string, string> = {}): Promise<WalletApp> {
+  await connectDatabase();
+  const { mongoUrl, amqpUrl } = testServers();
+  const config = loadConfig({
+    MONGO_URL: mongoUrl,
+    AMQP_URL: amqpUrl,
+    JWT_PUBLIC_KEY: keys.publicKey,
+    LIMIT_DAILY: '10000',
+    LIMIT_WEEKLY: '10000',
+    LIMIT_MONTHLY: '10000',
+    ...env,
+  });
+  const bus = new Bus({ url: amqpUrl, log });
+  await bus.start();
+  const outbox = new OutboxRelay({
+    bus,
+    log,
+    sources: [
+      { name: 'topups', model: TopUp },
+      { name: 'payouts', model: Payout },
+    ],
+  });
+  const parts = assembleWallet(config, outbox, log);
+  const readiness = [{ name: 'broker', check: () => bus.isConnected() }];
+  const app = createApp({ config, runtime: { log, readiness }, parts });
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    config,
+    parts,
+    bus,
+    outbox,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await bus.close();
+    },
+  };
+}
+
+export async function disconnectDatabase(): Promise<void> {
+  await mongoose.disconnect();
+}
+
+export function newUser(role: TestUser['role'] = 'buyer'): TestUser {
+  return { id: newUuid(), ref: newReference('USR'), role, email: `${uniqueName('u')}@example.test`, name: 'Test User' };
+}
+
+export const tokenOf = (user: TestUser) => signTestToken(keys.privateKey, user);
+
+/** Gives a user money the way a completed top-up does (a ledger entry with the balance). */
+export async function givenBalance(user: TestUser, minor: number): Promise<void> {
+  const wallet = await openWallet(user.id, user.ref, 'MKT');
+  await applyWalletOp(wallet._id, {
+    opId: uniqueName('seed'),
+    type: 'topup_credit',
+    availableDeltaMinor: minor,
+    heldDeltaMinor: 0,
+    reference: 'seed',
+  });
+}
+
+export async function balancesOf(user: TestUser): Promise<{ available: number; held: number }> {
+  const wallet = await Wallet.findOne({ userId: user.id }).lean();
+  return { available: wallet?.availableMinor ?? 0, held: wallet?.heldMinor ?? 0 };
+}
+
+/** Moves pending ledger entries, then checks that the ledger sums to the balances. */
+export async function ledgerMatches(user: TestUser): Promise<boolean> {
+  const wallet = await Wallet.findOne({ userId: user.id }).lean();
+  if (!wallet) return false;
+  await new LedgerRelay(log).flush(wallet._id);
+  const entries = await LedgerEntryModel.find({ walletId: wallet._id }).lean();
+  const available = entries.reduce((sum, e) => sum + e.availableDeltaMinor, 0);
+  const held = entries.reduce((sum, e) => sum + e.heldDeltaMinor, 0);
+  const fresh = await Wallet.findById(wallet._id).lean();
+  return available === fresh!.availableMinor && held === fresh!.heldMinor;
+}
+
+export { call, uniqueName } from '@mkt/infra';

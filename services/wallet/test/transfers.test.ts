@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { Transfer } from '../src/db/records.model';
+import { openWallet } from '../src/db/wallet.model';
+import { userRegisteredConsumer } from '../src/events/user-registered.consumer';
+import { makeEvent } from '@mkt/contracts';
+import { Wallet } from '../src/db/wallet.model';
+import {
+  balancesOf,
+  call,
+  disconnectDatabase,
+  givenBalance,
+  ledgerMatches,
+  log,
+  newUser,
+  startWallet,
+  tokenOf,
+  type WalletApp,
+} from './harness';
+
+let wallet: WalletApp;
+beforeAll(async () => {
+  wallet = await startWallet();
+});
+afterAll(async () => {
+  await wallet.close();
+  await disconnectDatabase();
+});
+
+const transfer = (from: ReturnType<typeof newUser>, body: object, headers: Record<string, string> = {}) =>
+  call(wallet.url, 'POST', '/v1/wallet/transfers', { token: tokenOf(from), body, headers });
+
+async function pair() {
+  const from = newUser();
+  const to = newUser();
+  await givenBalance(from, 100_00);
+  await openWallet(to.id, to.ref, 'MKT');
+  return { from, to };
+}
+
+describe('POST /v1/wallet/transfers', () => {
+  test('moves minor units from one wallet to another', async () => {
+    const { from, to } = await pair();
+    const res = await transfer(from, { toUserId: to.id, amount: 25_50, currency: 'ETB' });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ fromUserId: from.id, toUserId: to.id, amount: 2550, currency: 'ETB', status: 'Completed' });
+    expect(await balancesOf(from)).toEqual({ available: 74_50, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 25_50, held: 0 });
+    expect(await ledgerMatches(from)).toBe(true);
+    expect(await ledgerMatches(to)).toBe(true);
+  });
+
+  test('short of funds is 422 and moves nothing', async () => {
+    const { from, to } = await pair();
+    const res = await transfer(from, { toUserId: to.id, amount: 100_01, currency: 'ETB' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].code).toBe('insufficient_funds');
+    expect(await balancesOf(from)).toEqual({ available: 100_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 0, held: 0 });
+  });
+
+  test('bad requests: unknown recipient 404, to oneself 400, another currency 422, fractions 400', async () => {
+    const { from, to } = await pair();
+    expect((await transfer(from, { toUserId: randomUUID(), amount: 1, currency: 'ETB' })).status).toBe(404);
+    expect((await transfer(from, { toUserId: from.id, amount: 1, currency: 'ETB' })).status).toBe(400);
+    expect((await transfer(from, { toUserId: to.id, amount: 1, currency: 'USD' })).status).toBe(422);
+    expect((await transfer(from, { toUserId: to.id, amount: 1.5, currency: 'ETB' })).status).toBe(400);
+    expect((await transfer(from, { toUserId: to.id, amount: 0, currency: 'ETB' })).status).toBe(400);
+    expect(await balancesOf(from)).toEqual({ available: 100_00, held: 0 });
+  });
+
+  test('50 concurrent transfers never overdraw; the ledgers sum to the balances', async () => {
+    const { from, to } = await pair();
+    const results = await Promise.all(Array.from({ length: 50 }, () => transfer(from, { toUserId: to.id, amount: 3_00, currency: 'ETB' })));
+    expect(results.filter((res) => res.status === 200)).toHaveLength(33);
+    expect(results.filter((res) => res.status === 422)).toHaveLength(17);
+    expect(await balancesOf(from)).toEqual({ available: 1_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 99_00, held: 0 });
+    expect(await ledgerMatches(from)).toBe(true);
+    expect(await ledgerMatches(to)).toBe(true);
+  });
+
+  test('Idempotency-Key: a retried transfer moves the money once', async () => {
+    const { from, to } = await pair();
+    const body = { toUserId: to.id, amount: 10_00, currency: 'ETB' };
+    const first = await transfer(from, body, { 'idempotency-key': 'tr-1' });
+    const again = await transfer(from, body, { 'idempotency-key': 'tr-1' });
+    expect(again.body).toEqual(first.body);
+    expect(await balancesOf(from)).toEqual({ available: 90_00, held: 0 });
+    expect((await transfer(from, { ...body, amount: 5 }, { 'idempotency-key': 'tr-1' })).status).toBe(409);
+  });
+
+  test('a transfer that died between debit and credit is completed by the sweeper, once', async () => {
+    const { from, to } = await pair();
+    const fromWallet = await openWallet(from.id, from.ref, 'MKT');
+    const toWallet = await openWallet(to.id, to.ref, 'MKT');
+    const record = (
+      await Transfer.create({
+        _id: randomUUID(),
+        fromWalletId: fromWallet._id,
+        toWalletId: toWallet._id,
+        fromUserId: from.id,
+        toUserId: to.id,
+        amountMinor: 40_00,
+        currency: 'ETB',
+        status: 'Pending',
+      })
+    ).toObject();
+    await wallet.parts.transfers.debit(record); // ...and the process dies here
+    expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 0, held: 0 });
+    const later = new Date(Date.now() + 60_000);
+    await wallet.parts.transfers.resume(later);
+    await wallet.parts.transfers.resume(later);
+    expect((await Transfer.findById(record._id).lean())?.status).toBe('Completed');
+    expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 40_00, held: 0 });
+    expect(await ledgerMatches(to)).toBe(true);
+  });
+});
+
+describe('identity.user.registered', () => {
+  test('opens the wallet, once however often it arrives', async () => {
+    const user = newUser();
+    const handler = userRegisteredConsumer('MKT').handlers['identity.user.registered']!;
+    const event = makeEvent(
+      'identity.user.registered',
+      { userId: user.id, referenceId: user.ref, role: 'buyer', fullName: 'A', email: 'a@b.c' },
+      { source: 'test' },
+    );
+    await handler(event, { log });
+    await handler(event, { log });
+    expect(await Wallet.countDocuments({ userId: user.id })).toBe(1);
+  });
+
+  test('through the broker: a published registration opens the wallet', async () => {
+    await wallet.bus.consume(userRegisteredConsumer('MKT'));
+    const user = newUser();
+    await wallet.bus.publish(
+      makeEvent(
+        'identity.user.registered',
+        { userId: user.id, referenceId: user.ref, role: 'seller', fullName: 'S', email: 's@b.c' },
+        { source: 'test' },
+      ),
+    );
+    for (let i = 0; i < 100 && !(await Wallet.exists({ userId: user.id })); i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await Wallet.findOne({ userId: user.id }).lean()).toMatchObject({ userRef: user.ref, availableMinor: 0 });
+  });
+});
