@@ -39,8 +39,13 @@ export function checkoutRouter(topUps: TopUps, provider: PaymentProvider, mercha
   router.get('/checkout/:walletReferenceId', validate({ params: CheckoutParams, query: CheckoutQuery }), async (_req, res) => {
     const lookup = await topUps.checkout(res.locals.params.walletReferenceId, res.locals.query.token);
     if (lookup.kind !== 'open') return closedPage(res, lookup);
-    const { referenceId, amountMinor, currency } = lookup.topUp;
-    res.type('html').send(checkoutPage({ referenceId, amountMinor, currency, merchant, token: res.locals.query.token }));
+    const { referenceId, amountMinor, currency, redirectUrl } = lookup.topUp;
+    // The page's forms post here and are then redirected to the client's site: both allowed.
+    const csp = `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(redirectUrl).origin}; frame-ancestors 'none'; base-uri 'none'`;
+    res
+      .set('Content-Security-Policy', csp)
+      .type('html')
+      .send(checkoutPage({ referenceId, amountMinor, currency, merchant, token: res.locals.query.token }));
   });
 
   for (const action of ['pay', 'cancel'] as const) {
