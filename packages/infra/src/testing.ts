@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import jwt, { type SignOptions } from 'jsonwebtoken';
 
@@ -73,4 +75,23 @@ export async function call(
     // not JSON: kept as text
   }
   return { status: res.status, headers: res.headers, body: parsed };
+}
+
+export interface Listening {
+  url: string;
+  close: () => Promise<void>;
+}
+
+/** Serves an app (anything with `listen`) on a free loopback port. */
+export async function listenOnFreePort(app: { listen: (port: number, host: string, ready: () => void) => Server }): Promise<Listening> {
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

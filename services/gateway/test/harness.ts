@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { Bus, OutboxRelay, connectMongo, ensureIndexes, isMongoReady } from '@mkt/kit';
-import { makeKeyPair, testServers, uniqueName, type KeyPair } from './support';
+import { listenOnFreePort, makeKeyPair, testServers, uniqueName, type KeyPair } from './support';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { RefreshToken } from '../src/db/refresh-token.model';
@@ -71,17 +71,14 @@ export async function startGateway(env: Record<string, string>, keys: KeyPair = 
     { name: 'broker', check: () => bus.isConnected() },
   ];
   const app = createApp({ config, runtime: { log, readiness }, identity, keys: signing });
-  const server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
+  const server = await listenOnFreePort(app);
   return {
-    url: urlOf(server),
+    url: server.url,
     keys,
     identity,
     bus,
     close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
       await bus.close();
     },
   };

@@ -1,1 +1,11 @@
-export { call, freePort, makeKeyPair, signTestToken, testServers, uniqueName, type JsonResponse, type KeyPair } from '@mkt/infra';
+export {
+  call,
+  freePort,
+  listenOnFreePort,
+  makeKeyPair,
+  signTestToken,
+  testServers,
+  uniqueName,
+  type JsonResponse,
+  type KeyPair,
+} from '@mkt/infra';

@@ -1,10 +1,8 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { newReference, newUuid } from '@mkt/contracts';
 import { Bus, OutboxRelay, connectMongo, ensureIndexes, isMongoReady } from '@mkt/kit';
-import { makeKeyPair, signTestToken, testServers, uniqueName, type KeyPair, type TestUser } from '@mkt/infra';
+import { listenOnFreePort, makeKeyPair, signTestToken, testServers, uniqueName, type KeyPair, type TestUser } from '@mkt/infra';
 import { createApp } from '../src/app';
 import { loadConfig, type WalletConfig } from '../src/config';
 import { LedgerRelay } from '../src/db/ledger-relay';
@@ -57,18 +55,15 @@ export async function startWallet(env: Record<string, string> = {}): Promise<Wal
   const parts = assembleWallet(config, outbox, log);
   const readiness = [{ name: 'broker', check: () => bus.isConnected() }];
   const app = createApp({ config, runtime: { log, readiness }, parts });
-  const server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
+  const server = await listenOnFreePort(app);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: server.url,
     config,
     parts,
     bus,
     outbox,
     close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
       await bus.close();
     },
   };
@@ -114,3 +109,16 @@ export async function ledgerMatches(user: TestUser): Promise<boolean> {
 }
 
 export { call, uniqueName } from '@mkt/infra';
+
+/** A wallet app for the test file: started before its tests, stopped after. */
+export function useWallet(env: Record<string, string> = {}): () => WalletApp {
+  let app: WalletApp;
+  beforeAll(async () => {
+    app = await startWallet(env);
+  });
+  afterAll(async () => {
+    await app.close();
+    await disconnectDatabase();
+  });
+  return () => app;
+}

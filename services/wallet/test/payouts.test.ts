@@ -1,24 +1,7 @@
 import { Payout, Usage } from '../src/db/records.model';
-import {
-  balancesOf,
-  call,
-  disconnectDatabase,
-  givenBalance,
-  ledgerMatches,
-  newUser,
-  startWallet,
-  tokenOf,
-  type WalletApp,
-} from './harness';
+import { balancesOf, call, givenBalance, ledgerMatches, newUser, tokenOf, useWallet } from './harness';
 
-let wallet: WalletApp;
-beforeAll(async () => {
-  wallet = await startWallet();
-});
-afterAll(async () => {
-  await wallet.close();
-  await disconnectDatabase();
-});
+const walletApp = useWallet();
 
 const payout = (amount = '150.00') => ({
   amount,
@@ -30,10 +13,10 @@ const payout = (amount = '150.00') => ({
 const admin = newUser('admin');
 
 async function request(user = newUser(), body: object = payout()) {
-  return call(wallet.url, 'POST', `/wallets/users/${user.ref}/payout-request`, { token: tokenOf(user), body });
+  return call(walletApp().url, 'POST', `/wallets/users/${user.ref}/payout-request`, { token: tokenOf(user), body });
 }
 const move = (reference: string, action: string, as = admin, body: object = {}) =>
-  call(wallet.url, 'POST', `/wallets/payout-requests/${reference}/${action}`, { token: tokenOf(as), body });
+  call(walletApp().url, 'POST', `/wallets/payout-requests/${reference}/${action}`, { token: tokenOf(as), body });
 
 describe('POST /wallets/users/:ref/payout-request', () => {
   test('holds the amount and answers Pending with a 2-decimal string', async () => {
@@ -51,9 +34,11 @@ describe('POST /wallets/users/:ref/payout-request', () => {
     });
     expect(res.body.data.referenceId).toMatch(/^MKT-PAY-REQ-[A-Z0-9]{8}$/);
     expect(await balancesOf(user)).toEqual({ available: 350_00, held: 150_00 });
-    const view = await call(wallet.url, 'GET', '/v1/wallet', { token: tokenOf(user) });
+    const view = await call(walletApp().url, 'GET', '/v1/wallet', { token: tokenOf(user) });
     expect(view.body.data).toMatchObject({ etbAvailableBalance: 350, heldBalance: 150 });
-    const status = await call(wallet.url, 'GET', `/wallets/payout-requests/${res.body.data.referenceId}/status`, { token: tokenOf(user) });
+    const status = await call(walletApp().url, 'GET', `/wallets/payout-requests/${res.body.data.referenceId}/status`, {
+      token: tokenOf(user),
+    });
     expect(status.body.data).toEqual({
       referenceId: res.body.data.referenceId,
       requestedAmount: '150.00',
@@ -115,7 +100,7 @@ describe('payout moves', () => {
 
   test('the owner cancels a Pending request: the hold is released; a second cancel is 409', async () => {
     const { user, reference } = await pending();
-    const cancel = () => call(wallet.url, 'POST', `/wallets/payout-requests/${reference}/cancel`, { token: tokenOf(user) });
+    const cancel = () => call(walletApp().url, 'POST', `/wallets/payout-requests/${reference}/cancel`, { token: tokenOf(user) });
     const res = await cancel();
     expect(res.body).toEqual({ success: true, message: 'Payout request cancelled' });
     expect(await balancesOf(user)).toEqual({ available: 500_00, held: 0 });
@@ -152,8 +137,12 @@ describe('payout moves', () => {
     expect((await move(reference, 'complete')).status).toBe(409);
     expect((await move(reference, 'approve', user)).status).toBe(403);
     const stranger = newUser();
-    expect((await call(wallet.url, 'POST', `/wallets/payout-requests/${reference}/cancel`, { token: tokenOf(stranger) })).status).toBe(403);
-    expect((await call(wallet.url, 'GET', `/wallets/payout-requests/${reference}/status`, { token: tokenOf(stranger) })).status).toBe(403);
+    expect((await call(walletApp().url, 'POST', `/wallets/payout-requests/${reference}/cancel`, { token: tokenOf(stranger) })).status).toBe(
+      403,
+    );
+    expect((await call(walletApp().url, 'GET', `/wallets/payout-requests/${reference}/status`, { token: tokenOf(stranger) })).status).toBe(
+      403,
+    );
     expect((await move(reference, 'explode')).status).toBe(400);
     expect((await move('MKT-PAY-REQ-ZZZZZZZZ', 'approve')).status).toBe(404);
   });

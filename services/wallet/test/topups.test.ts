@@ -2,22 +2,15 @@ import amqp from 'amqplib';
 import { EVENTS_EXCHANGE } from '@mkt/contracts';
 import { TopUp } from '../src/db/records.model';
 import { Wallet } from '../src/db/wallet.model';
-import { balancesOf, call, disconnectDatabase, ledgerMatches, newUser, startWallet, tokenOf, type WalletApp } from './harness';
+import { balancesOf, call, ledgerMatches, newUser, startWallet, tokenOf, useWallet } from './harness';
 import { testServers } from '@mkt/infra';
 
-let wallet: WalletApp;
-beforeAll(async () => {
-  wallet = await startWallet();
-});
-afterAll(async () => {
-  await wallet.close();
-  await disconnectDatabase();
-});
+const walletApp = useWallet();
 
 const topUpBody = { amount: 150.5, paymentMethod: 'Chapa', redirectUrl: 'https://shop.example/after-pay', notes: 'for a consultation' };
 
 async function createTopUp(user = newUser(), body: object = topUpBody, headers: Record<string, string> = {}) {
-  const res = await call(wallet.url, 'POST', `/wallets/users/${user.ref}/topup`, { token: tokenOf(user), body, headers });
+  const res = await call(walletApp().url, 'POST', `/wallets/users/${user.ref}/topup`, { token: tokenOf(user), body, headers });
   return { user, res };
 }
 
@@ -28,7 +21,7 @@ function checkoutParts(paymentUrl: string) {
 }
 
 async function postForm(path: string, token: string) {
-  return fetch(`${wallet.url}${path}`, {
+  return fetch(`${walletApp().url}${path}`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -50,7 +43,7 @@ describe('POST /wallets/users/:ref/topup', () => {
     expect(res.body.data.paymentUrl).toMatch(
       new RegExp(`^http://localhost:8080/wallets/checkout/${res.body.data.referenceId}\\?token=.{40,}$`),
     );
-    const status = await call(wallet.url, 'GET', `/wallets/topup/${res.body.data.referenceId}/status`, { token: tokenOf(user) });
+    const status = await call(walletApp().url, 'GET', `/wallets/topup/${res.body.data.referenceId}/status`, { token: tokenOf(user) });
     expect(status.body.data).toEqual({
       referenceId: res.body.data.referenceId,
       amount: 150.5,
@@ -79,15 +72,15 @@ describe('POST /wallets/users/:ref/topup', () => {
   test('someone else’s wallet is 403, an unknown one for an admin 404, no token 401', async () => {
     const owner = newUser();
     await createTopUp(owner);
-    const other = await call(wallet.url, 'POST', `/wallets/users/${owner.ref}/topup`, { token: tokenOf(newUser()), body: topUpBody });
+    const other = await call(walletApp().url, 'POST', `/wallets/users/${owner.ref}/topup`, { token: tokenOf(newUser()), body: topUpBody });
     expect(other.status).toBe(403);
-    const admin = await call(wallet.url, 'POST', `/wallets/users/${newUser().ref}/topup`, {
+    const admin = await call(walletApp().url, 'POST', `/wallets/users/${newUser().ref}/topup`, {
       token: tokenOf(newUser('admin')),
       body: topUpBody,
     });
     expect(admin.status).toBe(404);
-    expect((await call(wallet.url, 'POST', `/wallets/users/${owner.ref}/topup`, { body: topUpBody })).status).toBe(401);
-    const status = await call(wallet.url, 'GET', '/wallets/topup/MKT-TOP-UP-ZZZZZZZZ/status', { token: tokenOf(owner) });
+    expect((await call(walletApp().url, 'POST', `/wallets/users/${owner.ref}/topup`, { body: topUpBody })).status).toBe(401);
+    const status = await call(walletApp().url, 'GET', '/wallets/topup/MKT-TOP-UP-ZZZZZZZZ/status', { token: tokenOf(owner) });
     expect(status.status).toBe(404);
   });
 
@@ -106,7 +99,7 @@ describe('the sandbox hosted checkout', () => {
   test('renders the amount and merchant, Pay credits once and redirects with the status', async () => {
     const { user, res } = await createTopUp();
     const { path, token } = checkoutParts(res.body.data.paymentUrl);
-    const page = await fetch(`${wallet.url}${path}?token=${token}`);
+    const page = await fetch(`${walletApp().url}${path}?token=${token}`);
     expect(page.status).toBe(200);
     const html = await page.text();
     expect(html).toContain('150.50 ETB');
@@ -123,9 +116,9 @@ describe('the sandbox hosted checkout', () => {
     const replay = await postForm(`${path}/pay`, token);
     expect(replay.status).toBe(410);
     expect(await balancesOf(user)).toEqual({ available: 15050, held: 0 });
-    expect((await fetch(`${wallet.url}${path}?token=${token}`)).status).toBe(410);
+    expect((await fetch(`${walletApp().url}${path}?token=${token}`)).status).toBe(410);
 
-    const status = await call(wallet.url, 'GET', `/wallets/topup/${res.body.data.referenceId}/status`, { token: tokenOf(user) });
+    const status = await call(walletApp().url, 'GET', `/wallets/topup/${res.body.data.referenceId}/status`, { token: tokenOf(user) });
     expect(status.body.data.status).toBe('Completed');
     expect(Date.parse(status.body.data.completedAt)).not.toBeNaN();
     expect(await ledgerMatches(user)).toBe(true);
@@ -134,9 +127,9 @@ describe('the sandbox hosted checkout', () => {
   test('a forged token opens nothing and pays nothing', async () => {
     const { user, res } = await createTopUp();
     const { path } = checkoutParts(res.body.data.paymentUrl);
-    expect((await fetch(`${wallet.url}${path}?token=forged`)).status).toBe(404);
+    expect((await fetch(`${walletApp().url}${path}?token=forged`)).status).toBe(404);
     expect((await postForm(`${path}/pay`, 'forged')).status).toBe(404);
-    expect((await fetch(`${wallet.url}/wallets/checkout/MKT-TOP-UP-ZZZZZZZZ?token=x`)).status).toBe(404);
+    expect((await fetch(`${walletApp().url}/wallets/checkout/MKT-TOP-UP-ZZZZZZZZ?token=x`)).status).toBe(404);
     expect(await balancesOf(user)).toEqual({ available: 0, held: 0 });
   });
 
@@ -154,8 +147,8 @@ describe('the sandbox hosted checkout', () => {
     const { res } = await createTopUp();
     await TopUp.updateOne({ referenceId: res.body.data.referenceId }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
     const { path, token } = checkoutParts(res.body.data.paymentUrl);
-    expect((await fetch(`${wallet.url}${path}?token=${token}`)).status).toBe(410);
-    await wallet.parts.topUps.reconcile(new Date(Date.now() + 120_000));
+    expect((await fetch(`${walletApp().url}${path}?token=${token}`)).status).toBe(410);
+    await walletApp().parts.topUps.reconcile(new Date(Date.now() + 120_000));
     expect((await TopUp.findOne({ referenceId: res.body.data.referenceId }).lean())?.status).toBe('Expired');
   });
 
@@ -209,13 +202,13 @@ describe('limits', () => {
 describe('the wallet itself', () => {
   test('GET /v1/wallet opens it on first use and shows its balances', async () => {
     const user = newUser();
-    const res = await call(wallet.url, 'GET', '/v1/wallet', { token: tokenOf(user) });
+    const res = await call(walletApp().url, 'GET', '/v1/wallet', { token: tokenOf(user) });
     expect(res.body.data).toMatchObject({ userId: user.id, currency: 'ETB', etbAvailableBalance: 0, heldBalance: 0 });
     expect(await Wallet.countDocuments({ userId: user.id })).toBe(1);
   });
 
   test('banks: the seeded Ethiopian list with every field', async () => {
-    const res = await call(wallet.url, 'GET', '/wallets/banks', { token: tokenOf(newUser()) });
+    const res = await call(walletApp().url, 'GET', '/wallets/banks', { token: tokenOf(newUser()) });
     expect(res.status).toBe(200);
     const cbe = res.body.data.find((bank: { code: string }) => bank.code === 'CBE');
     expect(cbe).toEqual({
@@ -236,7 +229,7 @@ describe('the wallet itself', () => {
   });
 
   test('health and readiness', async () => {
-    expect((await call(wallet.url, 'GET', '/healthz')).status).toBe(200);
-    expect((await call(wallet.url, 'GET', '/readyz')).status).toBe(200);
+    expect((await call(walletApp().url, 'GET', '/healthz')).status).toBe(200);
+    expect((await call(walletApp().url, 'GET', '/readyz')).status).toBe(200);
   });
 });

@@ -4,30 +4,12 @@ import { openWallet } from '../src/db/wallet.model';
 import { userRegisteredConsumer } from '../src/events/user-registered.consumer';
 import { makeEvent } from '@mkt/contracts';
 import { Wallet } from '../src/db/wallet.model';
-import {
-  balancesOf,
-  call,
-  disconnectDatabase,
-  givenBalance,
-  ledgerMatches,
-  log,
-  newUser,
-  startWallet,
-  tokenOf,
-  type WalletApp,
-} from './harness';
+import { balancesOf, call, givenBalance, ledgerMatches, log, newUser, tokenOf, useWallet } from './harness';
 
-let wallet: WalletApp;
-beforeAll(async () => {
-  wallet = await startWallet();
-});
-afterAll(async () => {
-  await wallet.close();
-  await disconnectDatabase();
-});
+const walletApp = useWallet();
 
 const transfer = (from: ReturnType<typeof newUser>, body: object, headers: Record<string, string> = {}) =>
-  call(wallet.url, 'POST', '/v1/wallet/transfers', { token: tokenOf(from), body, headers });
+  call(walletApp().url, 'POST', '/v1/wallet/transfers', { token: tokenOf(from), body, headers });
 
 async function pair() {
   const from = newUser();
@@ -105,12 +87,12 @@ describe('POST /v1/wallet/transfers', () => {
         status: 'Pending',
       })
     ).toObject();
-    await wallet.parts.transfers.debit(record); // ...and the process dies here
+    await walletApp().parts.transfers.debit(record); // ...and the process dies here
     expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
     expect(await balancesOf(to)).toEqual({ available: 0, held: 0 });
     const later = new Date(Date.now() + 60_000);
-    await wallet.parts.transfers.resume(later);
-    await wallet.parts.transfers.resume(later);
+    await walletApp().parts.transfers.resume(later);
+    await walletApp().parts.transfers.resume(later);
     expect((await Transfer.findById(record._id).lean())?.status).toBe('Completed');
     expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
     expect(await balancesOf(to)).toEqual({ available: 40_00, held: 0 });
@@ -133,9 +115,9 @@ describe('identity.user.registered', () => {
   });
 
   test('through the broker: a published registration opens the wallet', async () => {
-    await wallet.bus.consume(userRegisteredConsumer('MKT'));
+    await walletApp().bus.consume(userRegisteredConsumer('MKT'));
     const user = newUser();
-    await wallet.bus.publish(
+    await walletApp().bus.publish(
       makeEvent(
         'identity.user.registered',
         { userId: user.id, referenceId: user.ref, role: 'seller', fullName: 'S', email: 's@b.c' },

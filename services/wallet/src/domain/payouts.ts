@@ -3,12 +3,12 @@ import { formatMinor, makeEvent, newReference, type CreatePayoutBody, type Payou
 import { Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { LedgerRelay } from '../db/ledger-relay';
 import { Payout, type PayoutDoc } from '../db/records.model';
-import { applyWalletOp, forgetWalletOp } from '../db/wallet.model';
 import { assertOwnerOrAdmin, walletForPath } from './access';
 import { accountNumberFits, activeBank } from './banks';
 import type { Limits } from './limits.service';
 import { holdOutcomeDeltas, payoutTransition, type PayoutMove } from './payout-states';
 import { BadAccountNumber, InsufficientFunds, UnknownBank } from './wallet.errors';
+import { runWalletStep } from './wallet-step';
 
 const HOLD_GRACE_MS = 30_000;
 
@@ -146,31 +146,29 @@ export class Payouts {
   }
 
   private async hold(payout: PayoutDoc): Promise<void> {
-    const opId = `payout:${payout._id}:hold`;
-    await applyWalletOp(payout.walletId, {
-      opId,
-      type: 'payout_hold',
+    const op = {
+      opId: `payout:${payout._id}:hold`,
+      type: 'payout_hold' as const,
       availableDeltaMinor: -payout.amountMinor,
       heldDeltaMinor: payout.amountMinor,
       reference: payout.referenceId,
-    });
-    await Payout.updateOne({ _id: payout._id, hold: 'pending' }, { $set: { hold: 'done' } });
-    await forgetWalletOp(payout.walletId, opId);
-    void this.ledger.flush(payout.walletId);
+    };
+    await runWalletStep(this.ledger, payout.walletId, op, () =>
+      Payout.updateOne({ _id: payout._id, hold: 'pending' }, { $set: { hold: 'done' } }),
+    );
   }
 
   private async finish(payout: PayoutDoc): Promise<void> {
     const outcome = payout.status === 'Completed' ? 'settle' : 'release';
-    const opId = `payout:${payout._id}:${outcome}`;
-    await applyWalletOp(payout.walletId, {
-      opId,
-      type: outcome === 'settle' ? 'payout_settle' : 'payout_release',
+    const op = {
+      opId: `payout:${payout._id}:${outcome}`,
+      type: outcome === 'settle' ? ('payout_settle' as const) : ('payout_release' as const),
       ...holdOutcomeDeltas(outcome, payout.amountMinor),
       reference: payout.referenceId,
-    });
-    await Payout.updateOne({ _id: payout._id, finish: 'pending' }, { $set: { finish: 'done' } });
-    await forgetWalletOp(payout.walletId, opId);
-    void this.ledger.flush(payout.walletId);
+    };
+    await runWalletStep(this.ledger, payout.walletId, op, () =>
+      Payout.updateOne({ _id: payout._id, finish: 'pending' }, { $set: { finish: 'done' } }),
+    );
   }
 
   private async find(referenceId: string): Promise<PayoutDoc> {

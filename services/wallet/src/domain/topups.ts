@@ -11,10 +11,10 @@ import {
 import { NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { LedgerRelay } from '../db/ledger-relay';
 import { TopUp, type TopUpDoc } from '../db/records.model';
-import { applyWalletOp, forgetWalletOp } from '../db/wallet.model';
 import type { PaymentProvider } from '../payments/provider';
 import { assertOwnerOrAdmin, walletForPath } from './access';
 import type { Limits } from './limits.service';
+import { runWalletStep } from './wallet-step';
 
 export interface TopUpSettings {
   referencePrefix: string;
@@ -153,17 +153,16 @@ export class TopUps {
 
   /** The credit step; safe to repeat until the top-up records it. */
   async credit(topUp: TopUpDoc): Promise<void> {
-    const opId = `topup:${topUp._id}:credit`;
-    await applyWalletOp(topUp.walletId, {
-      opId,
-      type: 'topup_credit',
+    const op = {
+      opId: `topup:${topUp._id}:credit`,
+      type: 'topup_credit' as const,
       availableDeltaMinor: topUp.amountMinor,
       heldDeltaMinor: 0,
       reference: topUp.referenceId,
-    });
-    await TopUp.updateOne({ _id: topUp._id, credit: 'pending' }, { $set: { credit: 'done' } });
-    await forgetWalletOp(topUp.walletId, opId);
-    void this.ledger.flush(topUp.walletId);
+    };
+    await runWalletStep(this.ledger, topUp.walletId, op, () =>
+      TopUp.updateOne({ _id: topUp._id, credit: 'pending' }, { $set: { credit: 'done' } }),
+    );
   }
 
   /**

@@ -3,8 +3,9 @@ import type { CreateTransferBody, TransferView } from '@mkt/contracts';
 import { BadRequest, NotFound, type AuthenticatedUser, type Logger } from '@mkt/kit';
 import type { LedgerRelay } from '../db/ledger-relay';
 import { Transfer, type TransferDoc } from '../db/records.model';
-import { applyWalletOp, forgetWalletOp, openWallet, Wallet, type WalletDoc } from '../db/wallet.model';
+import { openWallet, Wallet, type WalletDoc } from '../db/wallet.model';
 import { CurrencyMismatch, InsufficientFunds } from './wallet.errors';
+import { runWalletStep } from './wallet-step';
 
 const RESUME_GRACE_MS = 10_000;
 
@@ -55,39 +56,37 @@ export class Transfers {
 
   /** The debit step (exposed so tests can stop a transfer between its steps). */
   async debit(transfer: TransferDoc): Promise<TransferDoc> {
-    const opId = `transfer:${transfer._id}:debit`;
+    const op = {
+      opId: `transfer:${transfer._id}:debit`,
+      type: 'transfer_debit' as const,
+      availableDeltaMinor: -transfer.amountMinor,
+      heldDeltaMinor: 0,
+      reference: transfer._id,
+    };
     try {
-      await applyWalletOp(transfer.fromWalletId, {
-        opId,
-        type: 'transfer_debit',
-        availableDeltaMinor: -transfer.amountMinor,
-        heldDeltaMinor: 0,
-        reference: transfer._id,
-      });
+      await runWalletStep(this.ledger, transfer.fromWalletId, op, () =>
+        Transfer.updateOne({ _id: transfer._id, status: 'Pending' }, { $set: { status: 'Debited' } }),
+      );
     } catch (err) {
       if (err instanceof InsufficientFunds)
         await Transfer.updateOne({ _id: transfer._id, status: 'Pending' }, { $set: { status: 'Failed' } });
       throw err;
     }
-    await Transfer.updateOne({ _id: transfer._id, status: 'Pending' }, { $set: { status: 'Debited' } });
-    await forgetWalletOp(transfer.fromWalletId, opId);
-    void this.ledger.flush(transfer.fromWalletId);
     return { ...transfer, status: 'Debited' };
   }
 
   async credit(transfer: TransferDoc): Promise<TransferDoc> {
-    const opId = `transfer:${transfer._id}:credit`;
-    await applyWalletOp(transfer.toWalletId, {
-      opId,
-      type: 'transfer_credit',
+    const op = {
+      opId: `transfer:${transfer._id}:credit`,
+      type: 'transfer_credit' as const,
       availableDeltaMinor: transfer.amountMinor,
       heldDeltaMinor: 0,
       reference: transfer._id,
-    });
+    };
     const completedAt = new Date();
-    await Transfer.updateOne({ _id: transfer._id, status: 'Debited' }, { $set: { status: 'Completed', completedAt } });
-    await forgetWalletOp(transfer.toWalletId, opId);
-    void this.ledger.flush(transfer.toWalletId);
+    await runWalletStep(this.ledger, transfer.toWalletId, op, () =>
+      Transfer.updateOne({ _id: transfer._id, status: 'Debited' }, { $set: { status: 'Completed', completedAt } }),
+    );
     this.log.info({ transferId: transfer._id, amountMinor: transfer.amountMinor }, 'transfer completed');
     return { ...transfer, status: 'Completed', completedAt };
   }
