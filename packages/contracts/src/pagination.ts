@@ -25,3 +25,8 @@ export function pageOffset(query: PageQuery): number {
 export function pagination(query: PageQuery, total: number): Pagination {
   return { page: query.page, limit: query.limit, total };
 }
+
+/** Escapes a user's text for a case-insensitive search regex (never a pattern of theirs). */
+export function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,11 +1,19 @@
 import { createLogger, runService } from '@mkt/kit';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { Product } from './db/product.model';
+import { Shop, V1Product } from './db/shop.model';
 
 const config = loadConfig();
 const log = createLogger('catalog', config.LOG_LEVEL);
 
-runService({ name: 'catalog', config, log, models: [], createApp: (runtime) => createApp({ config, runtime }) }).catch((err: unknown) => {
+runService({
+  name: 'catalog',
+  config,
+  log,
+  models: [Product, Shop, V1Product],
+  createApp: (runtime) => createApp({ config, runtime }),
+}).catch((err: unknown) => {
   log.fatal({ err }, 'could not start');
   process.exit(1);
 });

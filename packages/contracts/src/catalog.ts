@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { Currency, majorToMinor } from './money';
+import { PageQuery } from './pagination';
+import { referenceOf } from './references';
+
+export const VISIBILITIES = ['Public', 'Hidden', 'Private'] as const;
+export const Visibility = z.enum(VISIBILITIES);
+export type Visibility = z.infer<typeof Visibility>;
+
+export const ShippingHandler = z.enum(['Seller', 'Platform']);
+
+/** A non-negative major-unit amount with at most 2 decimals, parsed to minor units. */
+export const NonNegativeMajorAmount = z
+  .number()
+  .min(0, 'The amount cannot be negative')
+  .transform((value, ctx) => {
+    const minor = majorToMinor(value);
+    if (minor === null) {
+      ctx.addIssue({ code: 'custom', message: 'The amount must have at most 2 decimals' });
+      return z.NEVER;
+    }
+    return minor;
+  });
+
+export const PropertyValue = z.union([z.string().trim().max(200), z.number().finite(), z.boolean()]);
+
+export const ProductPropertyInput = z
+  .object({
+    propertyId: referenceOf('PRO'),
+    value: PropertyValue,
+  })
+  .strict();
+
+const productFields = {
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(20_000),
+  sellingPrice: NonNegativeMajorAmount,
+  comparePrice: NonNegativeMajorAmount.optional(),
+  stock: z.number().int('Stock is a whole number').min(0).max(1_000_000_000),
+  discountCode: z.string().trim().max(50).optional(),
+  discountPercentage: z.number().min(0).max(100).optional(),
+  shippingHandler: ShippingHandler,
+  deliveryCost: NonNegativeMajorAmount.optional(),
+  categoryId: referenceOf('CAT'),
+  properties: z.array(ProductPropertyInput).max(50).optional(),
+  visibility: Visibility.optional(),
+};
+
+function comparePriceAtLeastSelling(value: { sellingPrice?: number; comparePrice?: number }, ctx: z.RefinementCtx): void {
+  if (value.comparePrice !== undefined && value.sellingPrice !== undefined && value.comparePrice < value.sellingPrice) {
+    ctx.addIssue({ code: 'custom', path: ['comparePrice'], message: 'comparePrice must be at least sellingPrice' });
+  }
+}
+
+/** A full product: create, and the PATCH that publishes a draft. Amounts arrive in major units. */
+export const CreateProductBody = z.object(productFields).strict().superRefine(comparePriceAtLeastSelling);
+export type CreateProductBody = z.infer<typeof CreateProductBody>;
+
+/** A partial update of a product (the merged result is checked again by the service). */
+export const UpdateProductBody = z
+  .object(productFields)
+  .partial()
+  .strict()
+  .superRefine(comparePriceAtLeastSelling)
+  .refine((value) => Object.keys(value).length > 0, 'Send at least one field');
+export type UpdateProductBody = z.infer<typeof UpdateProductBody>;
+
+export const VisibilityBody = z.object({ visibility: Visibility }).strict();
+
+const DraftForm = z
+  .string()
+  .max(100_000)
+  .refine((value) => {
+    try {
+      JSON.parse(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'metaData.form must hold serialized JSON');
+
+export const DraftBody = z
+  .object({
+    categoryId: referenceOf('CAT'),
+    metaData: z.object({ form: DraftForm }).strict(),
+  })
+  .strict();
+export type DraftBody = z.infer<typeof DraftBody>;
+export const UpdateDraftBody = DraftBody.partial()
+  .strict()
+  .refine((value) => Object.keys(value).length > 0, 'Send at least one field');
+export type UpdateDraftBody = z.infer<typeof UpdateDraftBody>;
+
+export const ProductRefParams = z.object({ referenceId: referenceOf('SELL-PROD') }).strict();
+
+export const ProductListQuery = PageQuery.extend({
+  q: z.string().trim().min(1).max(100).optional(),
+  categoryId: referenceOf('CAT').optional(),
+  minPrice: z.coerce.number().min(0).optional(),
+  maxPrice: z.coerce.number().min(0).optional(),
+  sort: z.enum(['newest', 'price_asc', 'price_desc']).default('newest'),
+}).strict();
+export type ProductListQuery = z.infer<typeof ProductListQuery>;
+
+export const MyProductsQuery = PageQuery.strict();
+
+export const CreateShopBody = z
+  .object({
+    name: z.string().trim().min(1).max(120),
+    slug: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'A slug is lower-case letters and digits joined by single dashes')
+      .max(60),
+    country: z
+      .string()
+      .trim()
+      .regex(/^[A-Z]{2}$/, 'Expected an ISO 3166-1 alpha-2 code such as ET'),
+    category: z.string().trim().min(1).max(60),
+  })
+  .strict();
+export type CreateShopBody = z.infer<typeof CreateShopBody>;
+export const ShopParams = z.object({ shopId: z.string().uuid() }).strict();
+
+export const CreateV1ProductBody = z
+  .object({
+    title: z.string().trim().min(1).max(200),
+    price: z.number().int('Minor units are whole numbers').min(0).max(Number.MAX_SAFE_INTEGER),
+    currency: Currency,
+    sku: z
+      .string()
+      .trim()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9._-]+$/, 'A SKU is letters, digits, dots, dashes and underscores'),
+    inventory: z.number().int().min(0).max(1_000_000_000),
+  })
+  .strict();
+export type CreateV1ProductBody = z.infer<typeof CreateV1ProductBody>;
+export const V1ProductParams = z.object({ productId: z.string().uuid() }).strict();
+export const V1ProductListQuery = PageQuery.strict();
