@@ -7,3 +7,4 @@ export * from './events';
 export * from './auth';
 export * from './wallet';
 export * from './catalog';
+export * from './consultation';

@@ -1,20 +1,42 @@
 import type { Express } from 'express';
-import { authenticate, createService, type Runtime } from '@mkt/kit';
+import { authenticate, createService, type OutboxRelay, type Runtime } from '@mkt/kit';
 import type { ConsultationConfig } from './config';
+import { Bookings } from './domain/bookings';
+import { Sessions } from './domain/sessions';
+import { bookingsRouter } from './http/bookings.router';
+import { consultationsRouter } from './http/consultations.router';
+import { setupRouter } from './http/setup.router';
 
 export interface AppDeps {
   config: Readonly<ConsultationConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  runtime: Pick<Runtime, 'log' | 'readiness'> & { outbox: OutboxRelay };
 }
 
-/** Every path the gateway routes here needs a verified token; endpoints come with their issue. */
-export function createApp({ config, runtime }: AppDeps): Express {
+export interface ConsultationParts {
+  bookings: Bookings;
+  sessions: Sessions;
+}
+
+export function assembleParts(runtime: AppDeps['runtime']): ConsultationParts {
+  return { bookings: new Bookings(runtime.outbox, runtime.log), sessions: new Sessions(runtime.outbox, runtime.log) };
+}
+
+/** The fixed paths (bookings, sessions, setup) come before `/consultations/{id}`. */
+export function createApp({ config, runtime }: AppDeps, parts: ConsultationParts = assembleParts(runtime)): Express {
+  const auth = authenticate(config.JWT_PUBLIC_KEY);
   return createService({
     name: 'consultation',
     log: runtime.log,
     readiness: runtime.readiness,
     routes: (app) => {
-      app.use(['/consultations'], authenticate(config.JWT_PUBLIC_KEY));
+      app.use('/consultations', (req, res, next) => (isFixedPath(req.path) ? auth(req, res, next) : next()));
+      app.use('/consultations', bookingsRouter(parts.bookings, parts.sessions), setupRouter());
+      app.use('/consultations', consultationsRouter(config.JWT_PUBLIC_KEY, auth));
     },
   });
+}
+
+const FIXED = ['/bookings', '/sessions', '/availability-rule-sets', '/pricing', '/visibility'];
+function isFixedPath(path: string): boolean {
+  return FIXED.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 }

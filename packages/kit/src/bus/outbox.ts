@@ -15,6 +15,8 @@ import type { Bus } from './bus';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const pendingItemsField: any = { type: [mongoose.Schema.Types.Mixed], default: [] };
 export const pendingEventsField = pendingItemsField;
+/** The same loose typing for any array of free-form subdocuments. */
+export const freeFormArrayField = pendingItemsField;
 
 export interface OutboxDocument {
   _id: unknown;

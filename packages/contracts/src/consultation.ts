@@ -1,0 +1,260 @@
+import { z } from 'zod';
+import { Currency } from './money';
+import { NonNegativeMajorAmount } from './catalog';
+import { PageQuery } from './pagination';
+
+export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+export const Weekday = z.enum(WEEKDAYS);
+export type Weekday = z.infer<typeof Weekday>;
+
+const TimeOfDay = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/, 'Expected HH:MM:SS');
+const ClockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'Expected HH:MM');
+export const IsoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'Expected YYYY-MM-DD')
+  .refine(
+    (value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value),
+    'Not a date',
+  );
+const Timestamp = z.string().datetime({ offset: true });
+const Text = (max: number) => z.string().trim().min(1).max(max);
+const Tags = z.array(z.string().trim().min(1).max(40)).max(20);
+/** An id or a reference of a record. */
+const RecordKey = z.string().trim().min(1).max(64);
+
+export const Interval = z
+  .object({ start_time: TimeOfDay, end_time: TimeOfDay, enabled: z.boolean().default(true) })
+  .strict()
+  .refine((interval) => interval.start_time < interval.end_time, { message: 'start_time must be before end_time', path: ['end_time'] });
+
+export const AvailabilityRule = z
+  .object({ type: z.literal('weekly'), weekday: Weekday, intervals: z.array(Interval).min(1).max(24) })
+  .strict()
+  .superRefine((rule, ctx) => {
+    const sorted = [...rule.intervals].sort((a, b) => a.start_time.localeCompare(b.start_time));
+    for (let i = 1; i < sorted.length; i += 1) {
+      if (sorted[i]!.start_time < sorted[i - 1]!.end_time)
+        ctx.addIssue({ code: 'custom', path: ['intervals'], message: `Intervals of ${rule.weekday} overlap` });
+    }
+  });
+export type AvailabilityRule = z.infer<typeof AvailabilityRule>;
+
+export const CreateRuleSetBody = z
+  .object({
+    name: Text(120),
+    description: z.string().trim().max(1000).optional(),
+    timezone: Text(64),
+    durationType: z.enum(['Indefinite']).default('Indefinite'),
+    isDefault: z.boolean().default(false),
+    metaData: z
+      .object({
+        autoAccept: z.boolean().default(true),
+        bufferTime: z.number().int().min(0).max(240).default(0),
+        maxBookingsPerDay: z.number().int().min(1).max(1000).default(50),
+      })
+      .strict()
+      .default({ autoAccept: true, bufferTime: 0, maxBookingsPerDay: 50 }),
+    availabilityRules: z.array(AvailabilityRule).min(1).max(7),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    const days = body.availabilityRules.map((rule) => rule.weekday);
+    if (new Set(days).size !== days.length) ctx.addIssue({ code: 'custom', path: ['availabilityRules'], message: 'One rule per weekday' });
+  });
+export type CreateRuleSetBody = z.infer<typeof CreateRuleSetBody>;
+
+export const SessionType = z.enum(['OneToOne', 'Group']);
+export const DeliveryMode = z.enum(['Online', 'InPerson', 'Phone']);
+
+export const CreateConsultationBody = z
+  .object({
+    title: Text(200),
+    description: z.string().trim().max(10_000).default(''),
+    duration: z.number().int().min(5).max(480),
+    sessionType: SessionType,
+    maxCapacity: z.number().int().min(1).max(500).default(1),
+    deliveryMode: DeliveryMode,
+    timezone: Text(64),
+    language: Text(40),
+    category: Text(80),
+    subcategory: Tags.default([]),
+    tags: Tags.default([]),
+    ruleSetId: RecordKey,
+    pricingId: RecordKey,
+  })
+  .strict()
+  .refine((body) => body.sessionType !== 'OneToOne' || body.maxCapacity === 1, {
+    message: 'A OneToOne consultation has maxCapacity 1',
+    path: ['maxCapacity'],
+  });
+export type CreateConsultationBody = z.infer<typeof CreateConsultationBody>;
+
+export const UpdateConsultationBody = z
+  .object({
+    title: Text(200),
+    description: z.string().trim().max(10_000),
+    duration: z.number().int().min(5).max(480),
+    category: Text(80),
+    tags: Tags,
+  })
+  .partial()
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'Send at least one field');
+export type UpdateConsultationBody = z.infer<typeof UpdateConsultationBody>;
+
+export const CONSULTATION_STATUSES = ['Pending', 'Approved'] as const;
+export const ConsultationListQuery = PageQuery.extend({
+  status: z.enum(CONSULTATION_STATUSES).optional(),
+  category: z.string().trim().max(80).optional(),
+}).strict();
+export const KeyParams = z.object({ id: RecordKey }).strict();
+export const SlotsQuery = z.object({ from: IsoDate, to: IsoDate }).strict();
+
+export const SESSION_STATUSES = ['Scheduled', 'In Progress', 'Completed', 'No Show'] as const;
+export const SessionStatus = z.enum(SESSION_STATUSES);
+export type SessionStatus = z.infer<typeof SessionStatus>;
+export const SessionListQuery = PageQuery.extend({ status: SessionStatus.optional() }).strict();
+export const StartSessionBody = z.object({ actualStartTime: Timestamp.optional(), notes: z.string().max(2000).optional() }).strict();
+export const EndSessionBody = z
+  .object({
+    actualEndTime: Timestamp.optional(),
+    notes: z.string().max(2000).optional(),
+    sessionSummary: z.string().max(5000).optional(),
+    nextSteps: z.string().max(2000).optional(),
+  })
+  .strict();
+export const NoShowBody = z
+  .object({
+    notes: z.string().max(2000).optional(),
+    attemptedContact: z.boolean().optional(),
+    contactMethod: z.string().max(40).optional(),
+  })
+  .strict();
+
+export const Participant = z
+  .object({
+    fullName: Text(120),
+    email: z.string().trim().toLowerCase().pipe(z.email()),
+    phone: z
+      .string()
+      .trim()
+      .regex(/^\+?[0-9 ()-]{6,20}$/, 'Expected a phone number'),
+  })
+  .strict();
+
+export const CreateBookingBody = z
+  .object({
+    SellerId: RecordKey,
+    consultationId: RecordKey,
+    ruleSetId: RecordKey,
+    date: z.union([IsoDate, Timestamp]).transform((value) => value.slice(0, 10)),
+    startTime: ClockTime,
+    endTime: ClockTime,
+    participants: z.array(Participant).min(1).max(50),
+    subTotal: z.number().min(0),
+    totalAmount: z.number().min(0),
+    currency: Currency,
+    notes: z.string().max(2000).optional(),
+    couponCode: z.string().trim().toUpperCase().min(1).max(40).optional(),
+  })
+  .strict();
+export type CreateBookingBody = z.infer<typeof CreateBookingBody>;
+
+export const BOOKING_STATUSES = ['Confirmed', 'Cancelled'] as const;
+export const BookingListQuery = PageQuery.extend({ status: z.enum(BOOKING_STATUSES).optional() }).strict();
+export const CancelBookingBody = z
+  .object({
+    bookingId: RecordKey,
+    reason: z.string().trim().max(1000).optional(),
+    refundRequested: z.boolean().default(true),
+    notes: z.string().max(2000).optional(),
+    cancellationType: z.string().trim().max(40).optional(),
+    refundAmount: z.number().min(0).optional(),
+  })
+  .strict();
+export type CancelBookingBody = z.infer<typeof CancelBookingBody>;
+
+export const CreatePricingBody = z
+  .object({
+    basePrice: NonNegativeMajorAmount,
+    currency: Currency,
+    pricingStrategy: z.enum(['Fixed']).default('Fixed'),
+    comparePrice: NonNegativeMajorAmount.optional(),
+    isOnSale: z.boolean().default(false),
+    isActive: z.boolean().default(true),
+  })
+  .strict()
+  .refine((body) => body.comparePrice === undefined || body.comparePrice >= body.basePrice, {
+    message: 'comparePrice must be at least basePrice',
+    path: ['comparePrice'],
+  });
+export type CreatePricingBody = z.infer<typeof CreatePricingBody>;
+
+export const CreateDiscountBody = z
+  .object({
+    name: Text(120),
+    description: z.string().trim().max(1000).default(''),
+    discountType: z.enum(['Percentage', 'Fixed']),
+    discountValue: z.number().positive(),
+    validFrom: Timestamp,
+    validTo: Timestamp,
+    couponCode: z
+      .string()
+      .trim()
+      .toUpperCase()
+      .regex(/^[A-Z0-9_-]{3,40}$/, 'A coupon code is 3 to 40 letters, digits, dashes or underscores'),
+    maxUses: z.number().int().min(1).max(1_000_000),
+    isActive: z.boolean().default(true),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if (Date.parse(body.validFrom) >= Date.parse(body.validTo))
+      ctx.addIssue({ code: 'custom', path: ['validTo'], message: 'validTo must be after validFrom' });
+    if (body.discountType === 'Percentage' && body.discountValue > 100)
+      ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'A percentage is at most 100' });
+    if (body.discountType === 'Fixed' && Math.round(body.discountValue * 100) !== body.discountValue * 100) {
+      ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'At most 2 decimals' });
+    }
+  });
+export type CreateDiscountBody = z.infer<typeof CreateDiscountBody>;
+
+export const ValidateCouponBody = z
+  .object({ couponCode: z.string().trim().toUpperCase().min(1).max(40), consultationId: RecordKey, userId: RecordKey.optional() })
+  .strict();
+
+export const VisibilityRule = z
+  .object({
+    type: z.enum(['user_type', 'location']),
+    condition: z.string().trim().min(1).max(200),
+    action: z.enum(['show', 'hide']),
+    priority: z.number().int().min(0).max(10_000),
+  })
+  .strict();
+export const CreateVisibilityRuleSetBody = z
+  .object({
+    name: Text(120),
+    description: z.string().trim().max(1000).default(''),
+    isDefault: z.boolean().default(false),
+    isActive: z.boolean().default(true),
+    validFrom: Timestamp,
+    validTo: Timestamp,
+    visibilityRules: z.array(VisibilityRule).min(1).max(50),
+  })
+  .strict()
+  .refine((body) => Date.parse(body.validFrom) < Date.parse(body.validTo), {
+    message: 'validTo must be after validFrom',
+    path: ['validTo'],
+  });
+export type CreateVisibilityRuleSetBody = z.infer<typeof CreateVisibilityRuleSetBody>;
+
+export const VisibilityStatusBody = z
+  .object({
+    consultationIds: z.array(RecordKey).min(1).max(100),
+    userId: RecordKey.optional(),
+    context: z
+      .object({ userType: z.string().trim().max(40).optional(), location: z.string().trim().max(40).optional() })
+      .strict()
+      .default({}),
+  })
+  .strict();
+export type VisibilityStatusBody = z.infer<typeof VisibilityStatusBody>;

@@ -1,0 +1,144 @@
+import mongoose, { Schema } from 'mongoose';
+import type { IntegrationEvent, SessionStatus } from '@mkt/contracts';
+import { freeFormArrayField, pendingEventsField } from '@mkt/kit';
+
+/**
+ * Places are counted on one document per slot (and per day), keyed by what they count: the
+ * guard `booked ≤ capacity − places` is in the update's filter, and a full place document
+ * makes the upsert collide with itself — so of racing bookings for the last place, one wins.
+ * `bookingIds` makes taking and giving back a place idempotent.
+ */
+export interface PlaceDoc {
+  _id: string;
+  consultationId: string;
+  booked: number;
+  bookingIds: string[];
+}
+const placeSchema = new Schema<PlaceDoc>(
+  { _id: String, consultationId: String, booked: { type: Number, default: 0 }, bookingIds: { type: [String], default: [] } },
+  { versionKey: false },
+);
+export const SlotPlace = mongoose.model<PlaceDoc>('SlotPlace', placeSchema, 'slot_places');
+export const DayPlace = mongoose.model<PlaceDoc>('DayPlace', placeSchema.clone(), 'day_places');
+
+export type BookingStatus = 'Pending' | 'Confirmed' | 'Cancelled' | 'Failed';
+
+export interface BookingDoc {
+  _id: string;
+  referenceId: string;
+  consultationId: string;
+  ruleSetId: string;
+  sellerId: string;
+  buyerId: string;
+  status: BookingStatus;
+  consultationTitle: string;
+  date: string;
+  startTime: string;
+  endTime: string;
+  startsAt: Date;
+  endsAt: Date;
+  slotKey: string;
+  dayKey: string;
+  places: number;
+  participants: Array<{ fullName: string; email: string; phone: string }>;
+  subTotalMinor: number;
+  totalAmountMinor: number;
+  currency: string;
+  couponId: string | null;
+  notes: string | null;
+  sessionId: string | null;
+  refundStatus: 'Pending' | null;
+  refundAmountMinor: number | null;
+  cancelledAt: Date | null;
+  cancelReason: string | null;
+  /** Whether the places (and session seat) of a cancelled booking were given back. */
+  released: boolean;
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+const bookingSchema = new Schema<BookingDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    consultationId: { type: String, required: true },
+    ruleSetId: { type: String, required: true, index: true },
+    sellerId: { type: String, required: true, index: true },
+    buyerId: { type: String, required: true, index: true },
+    status: { type: String, required: true, index: true },
+    consultationTitle: String,
+    date: String,
+    startTime: String,
+    endTime: String,
+    startsAt: Date,
+    endsAt: Date,
+    slotKey: String,
+    dayKey: String,
+    places: Number,
+    participants: freeFormArrayField,
+    subTotalMinor: Number,
+    totalAmountMinor: Number,
+    currency: String,
+    couponId: { type: String, default: null },
+    notes: { type: String, default: null },
+    sessionId: { type: String, default: null },
+    refundStatus: { type: String, default: null },
+    refundAmountMinor: { type: Number, default: null },
+    cancelledAt: { type: Date, default: null },
+    cancelReason: { type: String, default: null },
+    released: { type: Boolean, default: false },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+export const Booking = mongoose.model<BookingDoc>('Booking', bookingSchema, 'bookings');
+
+export interface SessionDoc {
+  _id: string;
+  referenceId: string;
+  consultationId: string;
+  sellerId: string;
+  consultationTitle: string;
+  startsAt: Date;
+  endsAt: Date;
+  status: SessionStatus;
+  bookingIds: string[];
+  buyerIds: string[];
+  participantCount: number;
+  startedAt: Date | null;
+  endedAt: Date | null;
+  markedAt: Date | null;
+  duration: number | null;
+  notes: string | null;
+  sessionSummary: string | null;
+  nextSteps: string | null;
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+const sessionSchema = new Schema<SessionDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    consultationId: { type: String, required: true },
+    sellerId: { type: String, required: true, index: true },
+    consultationTitle: String,
+    startsAt: { type: Date, required: true },
+    endsAt: Date,
+    status: { type: String, default: 'Scheduled' },
+    bookingIds: { type: [String], default: [] },
+    buyerIds: { type: [String], default: [] },
+    participantCount: { type: Number, default: 0 },
+    startedAt: { type: Date, default: null },
+    endedAt: { type: Date, default: null },
+    markedAt: { type: Date, default: null },
+    duration: { type: Number, default: null },
+    notes: { type: String, default: null },
+    sessionSummary: { type: String, default: null },
+    nextSteps: { type: String, default: null },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+sessionSchema.index({ consultationId: 1, startsAt: 1 }, { unique: true });
+export const Session = mongoose.model<SessionDoc>('Session', sessionSchema, 'sessions');

@@ -1,0 +1,288 @@
+import {
+  formatMinor,
+  makeEvent,
+  majorToMinor,
+  newInternalId,
+  newUnderscoreReference,
+  pageOffset,
+  pagination,
+  type CancelBookingBody,
+  type CreateBookingBody,
+} from '@mkt/contracts';
+import {
+  BadRequest,
+  Forbidden,
+  InvalidState,
+  isDuplicateKey,
+  NotFound,
+  type AuthenticatedUser,
+  type Logger,
+  type OutboxRelay,
+} from '@mkt/kit';
+import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
+import {
+  Consultation,
+  Pricing,
+  RuleSet,
+  type ConsultationDoc,
+  type DiscountDoc,
+  type PricingDoc,
+  type RuleSetDoc,
+} from '../db/setup.models';
+import { findByKey, isAdmin } from './access';
+import { CouponInvalid, NotBookable, PriceMismatch, RefundTooLarge, SlotUnavailable } from './consultation.errors';
+import { dayKey, isListed, scheduleOf, slotKey } from './consultations';
+import { applyCoupon, couponProblem } from './coupons';
+import { releaseCouponUse, releasePlaces, takeCouponUse, takePlaces } from './places';
+import { sellerCoupon } from './setup';
+import { findSlot } from './slots';
+
+const STUCK_AFTER_MS = 60_000;
+
+interface Plan {
+  consultation: ConsultationDoc;
+  ruleSet: RuleSetDoc;
+  pricing: PricingDoc;
+  discount: DiscountDoc | null;
+  startsAt: Date;
+  endsAt: Date;
+  subTotalMinor: number;
+  totalAmountMinor: number;
+}
+
+/** Bookings: validated against the schedule and the price, then places taken race-free. */
+export class Bookings {
+  constructor(
+    private readonly outbox: OutboxRelay,
+    private readonly log: Logger,
+  ) {}
+
+  async create(user: AuthenticatedUser, body: CreateBookingBody, correlationId: string, now = new Date()): Promise<BookingDoc> {
+    const plan = await this.plan(user, body, now);
+    const { consultation, ruleSet } = plan;
+    const id = newInternalId('bk');
+    const places = body.participants.length;
+    const booking: Omit<BookingDoc, 'createdAt' | 'updatedAt'> = {
+      _id: id,
+      referenceId: newUnderscoreReference('BK'),
+      consultationId: consultation._id,
+      ruleSetId: ruleSet._id,
+      sellerId: consultation.sellerId,
+      buyerId: user.id,
+      status: 'Pending',
+      consultationTitle: consultation.title,
+      date: body.date,
+      startTime: body.startTime,
+      endTime: body.endTime,
+      startsAt: plan.startsAt,
+      endsAt: plan.endsAt,
+      slotKey: slotKey(consultation._id, plan.startsAt),
+      dayKey: dayKey(consultation._id, plan.startsAt, ruleSet.timezone),
+      places,
+      participants: body.participants,
+      subTotalMinor: plan.subTotalMinor,
+      totalAmountMinor: plan.totalAmountMinor,
+      currency: plan.pricing.currency,
+      couponId: plan.discount?._id ?? null,
+      notes: body.notes ?? null,
+      sessionId: null,
+      refundStatus: null,
+      refundAmountMinor: null,
+      cancelledAt: null,
+      cancelReason: null,
+      released: false,
+      pendingEvents: [],
+    };
+    // The booking exists (Pending) before it holds anything, so a crash leaves a record the
+    // sweeper can undo; places are then taken one by one and given back if a later one fails.
+    await Booking.create(booking);
+    try {
+      if (!(await takePlaces(DayPlace, booking.dayKey, consultation._id, id, 1, ruleSet.metaData.maxBookingsPerDay)))
+        throw new SlotUnavailable('The day is fully booked');
+      if (!(await takePlaces(SlotPlace, booking.slotKey, consultation._id, id, places, consultation.maxCapacity)))
+        throw new SlotUnavailable('No places left at this time');
+      if (plan.discount && !(await takeCouponUse(plan.discount._id, plan.discount.maxUses, id)))
+        throw new CouponInvalid('The coupon has been used up');
+      const session = await this.joinSession(booking, consultation);
+      const event = makeEvent(
+        'consultation.booking.confirmed',
+        {
+          bookingId: id,
+          consultationId: consultation._id,
+          sellerId: consultation.sellerId,
+          buyerId: user.id,
+          totalAmountMinor: plan.totalAmountMinor,
+          currency: plan.pricing.currency,
+          date: body.date,
+          startTime: body.startTime,
+        },
+        { source: 'consultation', correlationId },
+      );
+      const confirmed = await Booking.findOneAndUpdate(
+        { _id: id, status: 'Pending' },
+        { $set: { status: 'Confirmed', sessionId: session._id }, $push: { pendingEvents: event } },
+        { new: true },
+      ).lean<BookingDoc>();
+      if (!confirmed) throw new InvalidState('The booking was given up while it was being made');
+      void this.outbox.flush(Booking, id);
+      this.log.info({ bookingId: id, consultationId: consultation._id, places }, 'booking confirmed');
+      return confirmed;
+    } catch (err) {
+      await this.undo({ ...booking, createdAt: new Date(), updatedAt: new Date() });
+      await Booking.deleteOne({ _id: id, status: 'Failed' });
+      throw err;
+    }
+  }
+
+  async list(user: AuthenticatedUser, query: { page: number; limit: number; status?: string }) {
+    const filter: Record<string, unknown> = isAdmin(user) ? {} : { $or: [{ buyerId: user.id }, { sellerId: user.id }] };
+    filter.status = query.status ?? { $in: ['Confirmed', 'Cancelled'] };
+    const [items, total] = await Promise.all([
+      Booking.find(filter).sort({ startsAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<BookingDoc[]>(),
+      Booking.countDocuments(filter),
+    ]);
+    return { items, pagination: pagination(query, total) };
+  }
+
+  /** The buyer or the seller (or an admin) cancels a Confirmed booking; its places come back. */
+  async cancel(user: AuthenticatedUser, body: CancelBookingBody, correlationId: string): Promise<BookingDoc> {
+    const booking = await findByKey(Booking, body.bookingId);
+    if (!booking || booking.status === 'Pending' || booking.status === 'Failed') throw new NotFound('Booking');
+    if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user))
+      throw new Forbidden('This booking is someone else’s');
+    if (booking.status !== 'Confirmed') throw new InvalidState(`A ${booking.status} booking cannot be cancelled`);
+    const requested = body.refundAmount === undefined ? null : majorToMinor(body.refundAmount);
+    if (requested === null && body.refundAmount !== undefined) throw new BadRequest('refundAmount has at most 2 decimals', 'refundAmount');
+    const refund = body.refundRequested ? (requested ?? booking.totalAmountMinor) : 0;
+    if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
+    const event = makeEvent(
+      'consultation.booking.cancelled',
+      { bookingId: booking._id, sellerId: booking.sellerId, buyerId: booking.buyerId, refundAmountMinor: refund },
+      { source: 'consultation', correlationId },
+    );
+    const cancelled = await Booking.findOneAndUpdate(
+      { _id: booking._id, status: 'Confirmed' },
+      {
+        $set: {
+          status: 'Cancelled',
+          refundStatus: 'Pending',
+          refundAmountMinor: refund,
+          cancelledAt: new Date(),
+          cancelReason: body.reason ?? body.cancellationType ?? null,
+        },
+        $push: { pendingEvents: event },
+      },
+      { new: true },
+    ).lean<BookingDoc>();
+    if (!cancelled) throw new InvalidState('The booking is no longer Confirmed');
+    await this.release(cancelled);
+    void this.outbox.flush(Booking, booking._id);
+    return cancelled;
+  }
+
+  /** Undoes bookings a crash left Pending, and finishes releases a crash interrupted. */
+  async sweep(now = new Date()): Promise<void> {
+    const stuck = await Booking.find({ status: 'Pending', createdAt: { $lt: new Date(now.getTime() - STUCK_AFTER_MS) } })
+      .limit(100)
+      .lean<BookingDoc[]>();
+    for (const booking of stuck) await this.undo(booking);
+    for (const booking of await Booking.find({ status: 'Cancelled', released: false }).limit(100).lean<BookingDoc[]>())
+      await this.release(booking);
+  }
+
+  private async plan(user: AuthenticatedUser, body: CreateBookingBody, now: Date): Promise<Plan> {
+    const consultation = await findByKey(Consultation, body.consultationId);
+    if (!consultation) throw new NotFound('Consultation');
+    if (!isListed(consultation)) throw new NotBookable();
+    if (body.SellerId !== consultation.sellerId) throw new BadRequest('SellerId is not the seller of this consultation', 'SellerId');
+    if (user.id === consultation.sellerId) throw new Forbidden('Sellers do not book their own consultations');
+    const [ruleSet, pricing] = await Promise.all([
+      RuleSet.findById(consultation.ruleSetId).lean<RuleSetDoc>(),
+      Pricing.findById(consultation.pricingId).lean<PricingDoc>(),
+    ]);
+    if (!ruleSet || (body.ruleSetId !== ruleSet._id && body.ruleSetId !== ruleSet.referenceId))
+      throw new BadRequest('ruleSetId is not the rule set of this consultation', 'ruleSetId');
+    if (!pricing?.isActive) throw new NotBookable('This consultation has no active price');
+    const slot = findSlot(scheduleOf(consultation, ruleSet), consultation.timezone, body.date, body.startTime, body.endTime);
+    if (!slot) throw new SlotUnavailable('This time is not one of the consultation’s slots');
+    if (slot.startsAt <= now) throw new SlotUnavailable('This time has passed');
+    if (body.participants.length > consultation.maxCapacity) throw new SlotUnavailable(`At most ${consultation.maxCapacity} participants`);
+    const subTotalMinor = pricing.basePriceMinor * body.participants.length;
+    let discount: DiscountDoc | null = null;
+    if (body.couponCode) {
+      discount = await sellerCoupon(consultation.sellerId, body.couponCode);
+      const problem = couponProblem(discount, subTotalMinor, now);
+      if (problem) throw new CouponInvalid(problem);
+    }
+    const quote = applyCoupon(subTotalMinor, discount);
+    if (body.currency !== pricing.currency) throw new PriceMismatch('currency', pricing.currency);
+    if (majorToMinor(body.subTotal) !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
+    if (majorToMinor(body.totalAmount) !== quote.finalMinor) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
+    return {
+      consultation,
+      ruleSet,
+      pricing,
+      discount,
+      startsAt: slot.startsAt,
+      endsAt: slot.endsAt,
+      subTotalMinor,
+      totalAmountMinor: quote.finalMinor,
+    };
+  }
+
+  /** Creates the slot's session or joins it (one session per consultation and start). */
+  private async joinSession(booking: Omit<BookingDoc, 'createdAt' | 'updatedAt'>, consultation: ConsultationDoc): Promise<SessionDoc> {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        const session = await Session.findOneAndUpdate(
+          { consultationId: consultation._id, startsAt: booking.startsAt, bookingIds: { $ne: booking._id } },
+          {
+            $setOnInsert: {
+              _id: newInternalId('ses'),
+              referenceId: newUnderscoreReference('SES'),
+              sellerId: consultation.sellerId,
+              consultationTitle: consultation.title,
+              endsAt: booking.endsAt,
+              status: 'Scheduled',
+            },
+            $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
+            $inc: { participantCount: booking.places },
+          },
+          { upsert: true, new: true },
+        ).lean<SessionDoc>();
+        return session!;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const joined = await Session.findOne({
+          consultationId: consultation._id,
+          startsAt: booking.startsAt,
+          bookingIds: booking._id,
+        }).lean<SessionDoc>();
+        if (joined) return joined;
+      }
+    }
+    throw new InvalidState('Could not join the session; try again');
+  }
+
+  private async leaveSession(booking: BookingDoc): Promise<void> {
+    await Session.updateOne(
+      { consultationId: booking.consultationId, startsAt: booking.startsAt, bookingIds: booking._id },
+      { $pull: { bookingIds: booking._id, buyerIds: booking.buyerId }, $inc: { participantCount: -booking.places } },
+    );
+  }
+
+  private async release(booking: BookingDoc): Promise<void> {
+    await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
+    await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
+    await this.leaveSession(booking);
+    await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
+  }
+
+  private async undo(booking: BookingDoc): Promise<void> {
+    await Booking.updateOne({ _id: booking._id, status: 'Pending' }, { $set: { status: 'Failed' } });
+    await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
+    await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
+    if (booking.couponId) await releaseCouponUse(booking.couponId, booking._id);
+    await this.leaveSession(booking);
+  }
+}

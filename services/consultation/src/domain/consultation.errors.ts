@@ -1,0 +1,33 @@
+import { ErrorCode } from '@mkt/contracts';
+import { RuleViolation } from '@mkt/kit';
+
+export class SlotUnavailable extends RuleViolation {
+  constructor(message = 'This time is not bookable') {
+    super(ErrorCode.slotUnavailable, message);
+  }
+}
+export class CouponInvalid extends RuleViolation {
+  constructor(reason: string) {
+    super(ErrorCode.couponInvalid, reason, 'couponCode');
+  }
+}
+export class PriceMismatch extends RuleViolation {
+  constructor(field: 'subTotal' | 'totalAmount' | 'currency', expected: string) {
+    super('price_mismatch', `${field} must be ${expected}`, field);
+  }
+}
+export class NotBookable extends RuleViolation {
+  constructor(message = 'This consultation is not open for booking') {
+    super('not_bookable', message);
+  }
+}
+export class RefundTooLarge extends RuleViolation {
+  constructor() {
+    super('refund_too_large', 'refundAmount is more than was paid', 'refundAmount');
+  }
+}
+export class ForeignRecord extends RuleViolation {
+  constructor(path: string, what: string) {
+    super('not_owned', `The ${what} belongs to another seller`, path);
+  }
+}

@@ -1,0 +1,50 @@
+import type { Model } from 'mongoose';
+import { isDuplicateKey } from '@mkt/kit';
+import type { PlaceDoc } from '../db/booking.models';
+import { Discount } from '../db/setup.models';
+
+/**
+ * Takes `places` of a capacity counter for a booking, once: the guard is in the filter, the
+ * counter is created on first use, and when it is full the upsert collides with the existing
+ * document (duplicate _id) — no read-then-write anywhere. False when there is no room.
+ */
+export async function takePlaces(
+  model: Model<PlaceDoc>,
+  key: string,
+  consultationId: string,
+  bookingId: string,
+  places: number,
+  capacity: number,
+): Promise<boolean> {
+  if (places > capacity) return false;
+  try {
+    await model.findOneAndUpdate(
+      { _id: key, booked: { $lte: capacity - places }, bookingIds: { $ne: bookingId } },
+      { $inc: { booked: places }, $push: { bookingIds: bookingId }, $setOnInsert: { consultationId } },
+      { upsert: true },
+    );
+    return true;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    return (await model.exists({ _id: key, bookingIds: bookingId })) !== null;
+  }
+}
+
+/** Gives a booking's places back, once (only while the counter still lists the booking). */
+export async function releasePlaces(model: Model<PlaceDoc>, key: string, bookingId: string, places: number): Promise<void> {
+  await model.updateOne({ _id: key, bookingIds: bookingId }, { $inc: { booked: -places }, $pull: { bookingIds: bookingId } });
+}
+
+/** Takes one use of a coupon for a booking, once; false when it is used up. */
+export async function takeCouponUse(discountId: string, maxUses: number, bookingId: string): Promise<boolean> {
+  const { modifiedCount } = await Discount.updateOne(
+    { _id: discountId, usedBy: { $ne: bookingId }, uses: { $lt: maxUses } },
+    { $inc: { uses: 1 }, $push: { usedBy: bookingId } },
+  );
+  if (modifiedCount === 1) return true;
+  return (await Discount.exists({ _id: discountId, usedBy: bookingId })) !== null;
+}
+
+export async function releaseCouponUse(discountId: string, bookingId: string): Promise<void> {
+  await Discount.updateOne({ _id: discountId, usedBy: bookingId }, { $inc: { uses: -1 }, $pull: { usedBy: bookingId } });
+}

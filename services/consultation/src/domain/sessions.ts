@@ -1,0 +1,102 @@
+import { makeEvent, pageOffset, pagination, type SessionStatus } from '@mkt/contracts';
+import { InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import { Booking, Session, type SessionDoc } from '../db/booking.models';
+import { assertOwner, findByKey, isAdmin } from './access';
+
+export type SessionMove = 'start' | 'end' | 'no-show';
+
+/** The interface's table: Scheduled → In Progress → Completed; Scheduled → No Show. */
+export const SESSION_MOVES: Record<SessionMove, { from: SessionStatus; to: SessionStatus }> = {
+  start: { from: 'Scheduled', to: 'In Progress' },
+  end: { from: 'In Progress', to: 'Completed' },
+  'no-show': { from: 'Scheduled', to: 'No Show' },
+};
+
+export interface MoveDetails {
+  at?: string;
+  notes?: string;
+  sessionSummary?: string;
+  nextSteps?: string;
+}
+
+export class Sessions {
+  constructor(
+    private readonly outbox: OutboxRelay,
+    private readonly log: Logger,
+  ) {}
+
+  /** A seller's sessions, a buyer's sessions (those they booked), or all for an admin. */
+  async list(user: AuthenticatedUser, query: { page: number; limit: number; status?: string }) {
+    const filter: Record<string, unknown> = isAdmin(user) ? {} : { $or: [{ sellerId: user.id }, { buyerIds: user.id }] };
+    if (query.status) filter.status = query.status;
+    const [items, total] = await Promise.all([
+      Session.find(filter).sort({ startsAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<SessionDoc[]>(),
+      Session.countDocuments(filter),
+    ]);
+    return { items, pagination: pagination(query, total) };
+  }
+
+  async move(
+    user: AuthenticatedUser,
+    key: string,
+    move: SessionMove,
+    details: MoveDetails,
+    correlationId: string,
+    now = new Date(),
+  ): Promise<SessionDoc> {
+    const session = await findByKey(Session, key);
+    if (!session) throw new NotFound('Session');
+    assertOwner(user, session.sellerId, 'session');
+    const { from, to } = SESSION_MOVES[move];
+    if (session.status !== from) throw new InvalidState(`A ${session.status} session cannot be moved by ${move}`);
+    if (move === 'start' && session.participantCount === 0) throw new InvalidState('Nobody is booked on this session');
+    if (move === 'no-show' && now < session.startsAt) throw new InvalidState('The session has not begun yet');
+    const at = details.at ? new Date(details.at) : now;
+    const set: Record<string, unknown> = { status: to };
+    if (details.notes !== undefined) set.notes = details.notes;
+    const buyerIds = await this.buyersOf(session);
+    let event;
+    if (move === 'start') set.startedAt = at;
+    if (move === 'end') {
+      if (session.startedAt && at < session.startedAt) throw new InvalidState('actualEndTime is before the start');
+      set.endedAt = at;
+      set.duration = Math.max(0, Math.round((at.getTime() - (session.startedAt ?? session.startsAt).getTime()) / 60_000));
+      if (details.sessionSummary !== undefined) set.sessionSummary = details.sessionSummary;
+      if (details.nextSteps !== undefined) set.nextSteps = details.nextSteps;
+      event = makeEvent(
+        'consultation.session.completed',
+        { sessionId: session._id, consultationId: session.consultationId, sellerId: session.sellerId, buyerIds, endedAt: at.toISOString() },
+        { source: 'consultation', correlationId },
+      );
+    }
+    if (move === 'no-show') {
+      set.markedAt = at;
+      event = makeEvent(
+        'consultation.session.no_show',
+        {
+          sessionId: session._id,
+          consultationId: session.consultationId,
+          sellerId: session.sellerId,
+          buyerIds,
+          markedAt: at.toISOString(),
+        },
+        { source: 'consultation', correlationId },
+      );
+    }
+    const moved = await Session.findOneAndUpdate(
+      { _id: session._id, status: from },
+      { $set: set, ...(event ? { $push: { pendingEvents: event } } : {}) },
+      { new: true },
+    ).lean<SessionDoc>();
+    if (!moved) throw new InvalidState(`The session is no longer ${from}`);
+    if (event) void this.outbox.flush(Session, session._id);
+    this.log.info({ sessionId: session._id, move, status: to }, 'session moved');
+    return moved;
+  }
+
+  /** Buyers of the session's confirmed bookings (the session's own list may hold a leaver). */
+  private async buyersOf(session: SessionDoc): Promise<string[]> {
+    const bookings = await Booking.find({ sessionId: session._id, status: 'Confirmed' }, { buyerId: 1 }).lean();
+    return [...new Set(bookings.map((booking) => booking.buyerId))];
+  }
+}

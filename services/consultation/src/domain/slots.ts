@@ -1,0 +1,96 @@
+import { DateTime, IANAZone } from 'luxon';
+import { WEEKDAYS, type AvailabilityRule } from '@mkt/contracts';
+
+/** What makes a consultation's bookable times. Intervals are wall-clock times in `timezone`. */
+export interface Schedule {
+  timezone: string;
+  rules: AvailabilityRule[];
+  durationMinutes: number;
+  bufferMinutes: number;
+}
+
+export interface Slot {
+  startsAt: Date;
+  endsAt: Date;
+}
+
+export function isValidZone(zone: string): boolean {
+  return IANAZone.isValidZone(zone);
+}
+
+const minutesOf = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * The wall-clock instant of `date` at `minutes` past midnight in `zone`, or null when that
+ * local time does not exist (the hour skipped when clocks go forward). When it exists twice
+ * (clocks go back), the first is taken.
+ */
+export function wallClock(date: string, minutes: number, zone: string): DateTime | null {
+  const time = `${pad(Math.floor(minutes / 60))}:${pad(minutes % 60)}`;
+  const local = DateTime.fromISO(`${date}T${time}`, { zone });
+  const wanted = `${date} ${time}`;
+  if (!local.isValid || local.toFormat('yyyy-MM-dd HH:mm') !== wanted) return null;
+  // The same wall time an hour (or half an hour) earlier is its first occurrence.
+  for (const minutesBack of [60, 30]) {
+    const earlier = local.minus({ minutes: minutesBack });
+    if (earlier.toFormat('yyyy-MM-dd HH:mm') === wanted) return earlier;
+  }
+  return local;
+}
+
+/**
+ * Slots starting in [from, to): for each local day, each enabled interval of its weekday is cut
+ * into `duration` minutes with `buffer` minutes between, by the wall clock — a 09:00 slot is
+ * at 09:00 local on both sides of a daylight-saving change, and a slot whose start does not
+ * exist that day is skipped. A slot must end within its interval.
+ */
+export function slotsBetween(schedule: Schedule, from: Date, to: Date): Slot[] {
+  const { timezone, durationMinutes, bufferMinutes } = schedule;
+  const byDay = new Map(schedule.rules.map((rule) => [rule.weekday, rule]));
+  const slots: Slot[] = [];
+  let day = DateTime.fromJSDate(from, { zone: timezone }).startOf('day').minus({ days: 1 });
+  const lastDay = DateTime.fromJSDate(to, { zone: timezone }).startOf('day').plus({ days: 1 });
+  while (day <= lastDay) {
+    const rule = byDay.get(WEEKDAYS[day.weekday - 1]!);
+    const date = day.toFormat('yyyy-MM-dd');
+    for (const interval of rule?.intervals ?? []) {
+      if (!interval.enabled) continue;
+      const end = minutesOf(interval.end_time);
+      for (let start = minutesOf(interval.start_time); start + durationMinutes <= end; start += durationMinutes + bufferMinutes) {
+        const local = wallClock(date, start, timezone);
+        if (!local) continue;
+        const startsAt = local.toJSDate();
+        if (startsAt >= from && startsAt < to) slots.push({ startsAt, endsAt: local.plus({ minutes: durationMinutes }).toJSDate() });
+      }
+    }
+    day = day.plus({ days: 1 });
+  }
+  return slots.sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime());
+}
+
+/** How a slot reads in a time zone: `date` YYYY-MM-DD, `startTime`/`endTime` HH:MM. */
+export function localSlot(slot: Slot, zone: string) {
+  const start = DateTime.fromJSDate(slot.startsAt, { zone });
+  const end = DateTime.fromJSDate(slot.endsAt, { zone });
+  return { date: start.toFormat('yyyy-MM-dd'), startTime: start.toFormat('HH:mm'), endTime: end.toFormat('HH:mm') };
+}
+
+/** The slot a booking names (its date and times read in `zone`), if the schedule makes it. */
+export function findSlot(schedule: Schedule, zone: string, date: string, startTime: string, endTime: string): Slot | null {
+  const local = wallClock(date, minutesOf(startTime), zone);
+  if (!local) return null;
+  const startsAt = local.toJSDate();
+  const slot = slotsBetween(schedule, startsAt, new Date(startsAt.getTime() + 1)).find(
+    (candidate) => candidate.startsAt.getTime() === startsAt.getTime(),
+  );
+  if (!slot || localSlot(slot, zone).endTime !== endTime) return null;
+  return slot;
+}
+
+/** Midnight to midnight of local dates `from`..`to` (inclusive) in `zone`. */
+export function localDateRange(from: string, to: string, zone: string): { start: Date; end: Date } {
+  const start = DateTime.fromISO(from, { zone }).startOf('day');
+  const end = DateTime.fromISO(to, { zone }).startOf('day').plus({ days: 1 });
+  return { start: start.toJSDate(), end: end.toJSDate() };
+}

@@ -1,0 +1,156 @@
+import { Session } from '../src/db/booking.models';
+import { admin, as, bookingBody, givenOffer, listenFor, newUser, useConsultationApp } from './harness';
+
+const app = useConsultationApp();
+
+async function bookedSession() {
+  const offer = await givenOffer(app);
+  const buyer = newUser();
+  const booking = await as(app, buyer)('POST', '/consultations/bookings', bookingBody(offer));
+  const sessionId = booking.body.data.sessionId as string;
+  return { offer, buyer, sessionId, seller: as(app, offer.seller) };
+}
+
+describe('sessions', () => {
+  test('start → end: In Progress, then Completed with its duration, announced once', async () => {
+    const events = await listenFor(['consultation.session.completed']);
+    const { offer, buyer, sessionId, seller } = await bookedSession();
+    const started = await seller('POST', `/consultations/sessions/${sessionId}/start`, {
+      actualStartTime: '2030-01-01T09:00:00.000Z',
+      notes: 'on time',
+    });
+    expect(started.body.data).toEqual({ sessionId, status: 'In Progress', startedAt: '2030-01-01T09:00:00.000Z' });
+    const ended = await seller('POST', `/consultations/sessions/${sessionId}/end`, {
+      actualEndTime: '2030-01-01T09:55:00.000Z',
+      sessionSummary: 'CV reviewed',
+      nextSteps: 'Apply',
+    });
+    expect(ended.body.data).toEqual({ sessionId, status: 'Completed', endedAt: '2030-01-01T09:55:00.000Z', duration: 55 });
+    const event = await events.waitFor((e) => e.data.sessionId === sessionId);
+    expect(event.data).toEqual({
+      sessionId,
+      consultationId: offer.consultationId,
+      sellerId: offer.seller.id,
+      buyerIds: [buyer.id],
+      endedAt: '2030-01-01T09:55:00.000Z',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(events.seen.filter((e) => e.data.sessionId === sessionId)).toHaveLength(1);
+    await events.close();
+    const listed = await as(app, buyer)('GET', '/consultations/sessions?status=Completed');
+    expect(listed.body.data.sessions.map((s: { id: string }) => s.id)).toEqual([sessionId]);
+  });
+
+  test('moves outside the table are 409', async () => {
+    const { sessionId, seller } = await bookedSession();
+    expect((await seller('POST', `/consultations/sessions/${sessionId}/end`, {})).status).toBe(409);
+    await seller('POST', `/consultations/sessions/${sessionId}/start`, {});
+    expect((await seller('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(409);
+    expect((await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {})).status).toBe(409);
+    await seller('POST', `/consultations/sessions/${sessionId}/end`, {});
+    for (const move of ['start', 'end', 'no-show'])
+      expect((await seller('POST', `/consultations/sessions/${sessionId}/${move}`, {})).status).toBe(409);
+  });
+
+  test('no-show: Scheduled → No Show after its start time, announced', async () => {
+    const events = await listenFor(['consultation.session.no_show']);
+    const { buyer, sessionId, seller } = await bookedSession();
+    expect((await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {})).status).toBe(409);
+    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - 3_600_000) } });
+    const marked = await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {
+      notes: 'no answer',
+      attemptedContact: true,
+      contactMethod: 'phone',
+    });
+    expect(marked.body.data).toMatchObject({ sessionId, status: 'No Show' });
+    expect(Date.parse(marked.body.data.markedAt)).not.toBeNaN();
+    expect((await events.waitFor((e) => e.data.sessionId === sessionId)).data).toMatchObject({ buyerIds: [buyer.id] });
+    await events.close();
+    expect((await seller('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(409);
+  });
+
+  test('only the session’s seller (or an admin) moves it', async () => {
+    const { buyer, sessionId } = await bookedSession();
+    expect((await as(app, buyer)('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(403);
+    expect((await as(app, newUser('seller'))('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(403);
+    expect((await as(app, admin)('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(200);
+    expect((await as(app, admin)('POST', '/consultations/sessions/ses_unknown/start', {})).status).toBe(404);
+  });
+
+  test('a session everyone left cannot start', async () => {
+    const { buyer, sessionId, seller, offer } = await bookedSession();
+    const bookings = await as(app, buyer)('GET', '/consultations/bookings');
+    await as(app, buyer)('POST', '/consultations/bookings/cancel', { bookingId: bookings.body.data.bookings[0].id });
+    expect((await seller('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(409);
+    const again = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer));
+    expect(again.body.data.sessionId).toBe(sessionId);
+  });
+});
+
+describe('visibility', () => {
+  test('the default active rule set in its window decides by priority; no match or none: approved ones show', async () => {
+    const offer = await givenOffer(app);
+    const hidden = await givenOffer(app, { approve: false });
+    const status = (context: object, ids = [offer.consultationId]) =>
+      as(app, newUser())('POST', '/consultations/visibility/status', { consultationIds: ids, userId: 'u1', context });
+    const before = await status({ userType: 'guest' }, [offer.consultationId, hidden.consultationId, 'con_missing']);
+    expect(before.body.data.consultations).toEqual([
+      { consultationId: offer.consultationId, visible: true, reason: 'Approved and published; no visibility rule set in force' },
+      { consultationId: hidden.consultationId, visible: false, reason: 'Not approved and published' },
+      { consultationId: 'con_missing', visible: false, reason: 'No such consultation' },
+    ]);
+    const created = await as(app, offer.seller)('POST', '/consultations/visibility/rule-sets', {
+      name: 'Members first',
+      description: '',
+      isDefault: true,
+      isActive: true,
+      validFrom: new Date(Date.now() - 60_000).toISOString(),
+      validTo: new Date(Date.now() + 86_400_000).toISOString(),
+      visibilityRules: [
+        { type: 'user_type', condition: 'guest', action: 'hide', priority: 2 },
+        { type: 'location', condition: 'ET, KE', action: 'show', priority: 1 },
+      ],
+    });
+    expect(created.body.data).toMatchObject({ name: 'Members first', isActive: true });
+    expect(created.body.data.referenceId).toMatch(/^VRS_[A-Z0-9]{8}$/);
+    expect((await status({ userType: 'guest', location: 'et' })).body.data.consultations[0]).toMatchObject({
+      visible: true,
+      reason: expect.stringContaining('location ET, KE'),
+    });
+    expect((await status({ userType: 'guest', location: 'US' })).body.data.consultations[0]).toMatchObject({
+      visible: false,
+      reason: expect.stringContaining('user_type guest'),
+    });
+    expect((await status({ userType: 'buyer' })).body.data.consultations[0]).toMatchObject({
+      visible: true,
+      reason: 'No rule of "Members first" matched',
+    });
+  });
+
+  test('a rule set outside its window or inactive is not in force; bad bodies are 400', async () => {
+    const offer = await givenOffer(app);
+    await as(app, offer.seller)('POST', '/consultations/visibility/rule-sets', {
+      name: 'Old',
+      isDefault: true,
+      isActive: true,
+      validFrom: '2020-01-01T00:00:00Z',
+      validTo: '2020-02-01T00:00:00Z',
+      visibilityRules: [{ type: 'user_type', condition: '*', action: 'hide', priority: 1 }],
+    });
+    const res = await as(app, newUser())('POST', '/consultations/visibility/status', {
+      consultationIds: [offer.consultationId],
+      context: { userType: 'buyer' },
+    });
+    expect(res.body.data.consultations[0].visible).toBe(true);
+    expect(
+      (
+        await as(app, offer.seller)('POST', '/consultations/visibility/rule-sets', {
+          name: 'x',
+          validFrom: '2030-01-01T00:00:00Z',
+          validTo: '2020-01-01T00:00:00Z',
+          visibilityRules: [],
+        })
+      ).status,
+    ).toBe(400);
+  });
+});
