@@ -33,6 +33,8 @@ export const BookingConfirmedData = z.object({
   currency: z.string().length(3),
   date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
   startTime: z.string(),
+  /** Added in place (compatible): the booked consultation's category. */
+  consultationCategory: z.string().optional(),
 });
 
 export const BookingCancelledData = z.object({

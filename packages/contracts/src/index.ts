@@ -8,3 +8,4 @@ export * from './auth';
 export * from './wallet';
 export * from './catalog';
 export * from './consultation';
+export * from './crm';

@@ -115,6 +115,7 @@ export class Bookings {
           currency: plan.pricing.currency,
           date: body.date,
           startTime: body.startTime,
+          consultationCategory: consultation.category,
         },
         { source: 'consultation', correlationId },
       );

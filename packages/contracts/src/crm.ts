@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { PageQuery } from './pagination';
+
+export const RelationshipStatus = z.enum(['Active', 'Inactive', 'Blocked']);
+export const CustomerType = z.enum(['New', 'Regular', 'VIP']);
+export const FollowStatus = z.enum(['Following', 'NotFollowing']);
+export const NotificationPreference = z.enum(['All', 'Important', 'None']);
+
+const Tags = z.array(z.string().trim().min(1).max(40)).max(30);
+const UserId = z.string().trim().min(1).max(64);
+
+const editable = {
+  status: RelationshipStatus,
+  customerType: CustomerType,
+  isFollower: z.boolean(),
+  followStatus: FollowStatus,
+  notificationPreference: NotificationPreference,
+  notes: z.string().trim().max(5000),
+  tags: Tags,
+  isFavorite: z.boolean(),
+};
+
+/** Totals (totalBookings, totalSpent, lifetimeValue, lastInteraction) are never accepted: strict. */
+export const CreateCustomerBody = z
+  .object({
+    sellerId: UserId,
+    buyerId: UserId,
+    status: RelationshipStatus.default('Active'),
+    customerType: CustomerType.default('New'),
+    isFollower: z.boolean().default(false),
+    followStatus: FollowStatus.optional(),
+    notificationPreference: NotificationPreference.default('All'),
+    notes: z.string().trim().max(5000).default(''),
+    tags: Tags.default([]),
+    isFavorite: z.boolean().default(false),
+  })
+  .strict();
+export type CreateCustomerBody = z.infer<typeof CreateCustomerBody>;
+
+export const UpdateCustomerBody = z
+  .object(editable)
+  .partial()
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'Send at least one field');
+export type UpdateCustomerBody = z.infer<typeof UpdateCustomerBody>;
+
+export const CustomerParams = z.object({ id: z.string().trim().min(1).max(64) }).strict();
+export const SellerParams = z.object({ sellerId: UserId }).strict();
+export const BuyerParams = z.object({ buyerId: UserId }).strict();
+export const CustomerListQuery = PageQuery.extend({
+  status: RelationshipStatus.optional(),
+  customerType: CustomerType.optional(),
+}).strict();
+export const RelationListQuery = PageQuery.strict();
+export const HighValueQuery = PageQuery.extend({ minLifetimeValue: z.coerce.number().min(0).default(0) }).strict();

@@ -1,0 +1,18 @@
+import type { ConsumerSpec } from '@mkt/kit';
+import { onBookingCancelled, onBookingConfirmed, onSessionEvent, onUserRegistered } from '../domain/projection';
+
+export const usersConsumer: ConsumerSpec = {
+  queue: 'crm.users',
+  handlers: { 'identity.user.registered': (event) => onUserRegistered(event) },
+};
+
+export const bookingsConsumer: ConsumerSpec = {
+  queue: 'crm.bookings',
+  handlers: {
+    'consultation.booking.confirmed': (event) => onBookingConfirmed(event),
+    'consultation.booking.cancelled': (event) => onBookingCancelled(event),
+    'consultation.session.completed': (event) => onSessionEvent(event.data.sellerId, event.data.buyerIds, new Date(event.data.endedAt)),
+    'consultation.session.no_show': (event) =>
+      onSessionEvent(event.data.sellerId, event.data.buyerIds, new Date(event.data.markedAt ?? event.occurredAt)),
+  },
+};
