@@ -47,6 +47,8 @@ export const BookingCancelledData = z.object({
 export const SessionCompletedData = z.object({
   sessionId: z.string().min(1),
   consultationId: z.string().min(1),
+  /** Added in place (compatible): the consultation's CON reference. */
+  consultationReferenceId: z.string().optional(),
   sellerId: z.string().min(1),
   buyerIds: z.array(z.string().min(1)),
   endedAt: IsoTime,

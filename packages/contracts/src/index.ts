@@ -9,3 +9,4 @@ export * from './wallet';
 export * from './catalog';
 export * from './consultation';
 export * from './crm';
+export * from './review';

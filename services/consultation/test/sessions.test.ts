@@ -30,6 +30,7 @@ describe('sessions', () => {
     expect(event.data).toEqual({
       sessionId,
       consultationId: offer.consultationId,
+      consultationReferenceId: offer.referenceId,
       sellerId: offer.seller.id,
       buyerIds: [buyer.id],
       endedAt: '2030-01-01T09:55:00.000Z',

@@ -50,7 +50,7 @@ describe('identity', () => {
     for (let i = 0; i < 100 && !event; i += 1) {
       const msg = await channel.get(queue, { noAck: true });
       const parsed = msg ? JSON.parse(msg.content.toString()) : null;
-      if (parsed?.data.email === address.toLowerCase()) event = parsed;
+      if (parsed?.data?.email === address.toLowerCase()) event = parsed;
       else await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await connection.close();

@@ -1,6 +1,7 @@
 import { makeEvent, pageOffset, pagination, type SessionStatus } from '@mkt/contracts';
 import { InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import { Booking, Session, type SessionDoc } from '../db/booking.models';
+import { Consultation } from '../db/setup.models';
 import { assertOwner, findByKey, isAdmin } from './access';
 
 export type SessionMove = 'start' | 'end' | 'no-show';
@@ -55,6 +56,7 @@ export class Sessions {
     const set: Record<string, unknown> = { status: to };
     if (details.notes !== undefined) set.notes = details.notes;
     const buyerIds = await this.buyersOf(session);
+    const consultation = await Consultation.findById(session.consultationId, { referenceId: 1 }).lean();
     let event;
     if (move === 'start') set.startedAt = at;
     if (move === 'end') {
@@ -65,7 +67,14 @@ export class Sessions {
       if (details.nextSteps !== undefined) set.nextSteps = details.nextSteps;
       event = makeEvent(
         'consultation.session.completed',
-        { sessionId: session._id, consultationId: session.consultationId, sellerId: session.sellerId, buyerIds, endedAt: at.toISOString() },
+        {
+          sessionId: session._id,
+          consultationId: session.consultationId,
+          consultationReferenceId: consultation?.referenceId,
+          sellerId: session.sellerId,
+          buyerIds,
+          endedAt: at.toISOString(),
+        },
         { source: 'consultation', correlationId },
       );
     }

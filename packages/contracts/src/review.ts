@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { PageQuery } from './pagination';
+
+/** Other entity types are refused until they exist. */
+export const ReviewEntityType = z.enum(['consultation_service']);
+
+export const CreateReviewBody = z
+  .object({
+    entityType: ReviewEntityType,
+    entityId: z.string().trim().min(1).max(64),
+    rating: z.number().int('A rating is a whole number').min(1).max(5),
+    comment: z.string().max(2000).default(''),
+  })
+  .strict();
+export type CreateReviewBody = z.infer<typeof CreateReviewBody>;
+
+export const ReviewsByEntityQuery = PageQuery.extend({ entityType: ReviewEntityType, entityId: z.string().trim().min(1).max(64) }).strict();
+export const ReviewParams = z.object({ id: z.string().trim().min(1).max(64) }).strict();
+export const UpdateReviewBody = z.object({ isActive: z.boolean() }).strict();

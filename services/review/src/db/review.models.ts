@@ -1,0 +1,68 @@
+import mongoose, { Schema } from 'mongoose';
+import type { IntegrationEvent } from '@mkt/contracts';
+import { pendingEventsField } from '@mkt/kit';
+
+export interface ReviewDoc {
+  _id: string;
+  referenceId: string;
+  entityType: string;
+  entityId: string;
+  reviewerId: string;
+  /** The reviewer's name from the token, for when the users projection has none. */
+  reviewerNameSnapshot: string;
+  rating: number;
+  comment: string;
+  isActive: boolean;
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+const reviewSchema = new Schema<ReviewDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    entityType: { type: String, required: true },
+    entityId: { type: String, required: true },
+    reviewerId: { type: String, required: true },
+    reviewerNameSnapshot: { type: String, default: '' },
+    rating: { type: Number, required: true },
+    comment: { type: String, default: '' },
+    isActive: { type: Boolean, default: true },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+// One review per reviewer and entity: of two racing posts, the unique key lets one in.
+reviewSchema.index({ reviewerId: 1, entityType: 1, entityId: 1 }, { unique: true });
+reviewSchema.index({ entityType: 1, entityId: 1, isActive: 1, createdAt: -1 });
+export const Review = mongoose.model<ReviewDoc>('Review', reviewSchema, 'reviews');
+
+/** Who completed a session of which consultation (from consultation.session.completed). */
+export interface EligibilityDoc {
+  _id: string;
+  consultationId: string;
+  consultationReferenceId: string | null;
+  buyerId: string;
+  sessionIds: string[];
+}
+const eligibilitySchema = new Schema<EligibilityDoc>(
+  {
+    _id: String,
+    consultationId: String,
+    consultationReferenceId: { type: String, default: null },
+    buyerId: { type: String, index: true },
+    sessionIds: { type: [String], default: [] },
+  },
+  { versionKey: false },
+);
+export const Eligibility = mongoose.model<EligibilityDoc>('Eligibility', eligibilitySchema, 'eligibility');
+
+export interface ReviewerDoc {
+  _id: string;
+  fullName: string;
+}
+export const Reviewer = mongoose.model<ReviewerDoc>(
+  'Reviewer',
+  new Schema<ReviewerDoc>({ _id: String, fullName: String }, { versionKey: false }),
+  'users',
+);

@@ -1,0 +1,112 @@
+import sanitizeHtml from 'sanitize-html';
+import {
+  ErrorCode,
+  makeEvent,
+  newInternalId,
+  newUnderscoreReference,
+  pageOffset,
+  pagination,
+  type CreateReviewBody,
+  type PageQuery,
+} from '@mkt/contracts';
+import {
+  Conflict,
+  Forbidden,
+  isDuplicateKey,
+  NotFound,
+  RuleViolation,
+  type AuthenticatedUser,
+  type Logger,
+  type OutboxRelay,
+} from '@mkt/kit';
+import { Eligibility, Review, Reviewer, type ReviewDoc } from '../db/review.models';
+
+/** Comments are plain text: every tag goes, entities stay escaped as the client sent them. */
+export function plainText(comment: string): string {
+  return sanitizeHtml(comment, { allowedTags: [], allowedAttributes: {} }).trim();
+}
+
+/** The completed-session record of a buyer for a consultation named by id or reference. */
+export async function eligibilityOf(buyerId: string, consultationKey: string) {
+  return Eligibility.findOne({ buyerId, $or: [{ consultationId: consultationKey }, { consultationReferenceId: consultationKey }] }).lean();
+}
+
+export class Reviews {
+  constructor(
+    private readonly outbox: OutboxRelay,
+    private readonly log: Logger,
+  ) {}
+
+  async create(user: AuthenticatedUser, body: CreateReviewBody, correlationId: string): Promise<ReviewDoc> {
+    const eligible = await eligibilityOf(user.id, body.entityId);
+    if (!eligible)
+      throw new RuleViolation(ErrorCode.notEligible, 'Only a buyer who completed a session of this consultation may review it');
+    const entityId = eligible.consultationId;
+    const id = newInternalId('rev');
+    const event = makeEvent(
+      'review.created',
+      { reviewId: id, entityType: body.entityType, entityId, rating: body.rating },
+      { source: 'review', correlationId },
+    );
+    try {
+      const review = await Review.create({
+        _id: id,
+        referenceId: newUnderscoreReference('REV'),
+        entityType: body.entityType,
+        entityId,
+        reviewerId: user.id,
+        reviewerNameSnapshot: user.name,
+        rating: body.rating,
+        comment: plainText(body.comment),
+        pendingEvents: [event],
+      });
+      void this.outbox.flush(Review, id);
+      this.log.info({ reviewId: id, entityId, rating: body.rating }, 'review created');
+      return review.toObject();
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new Conflict('You have reviewed this already');
+      throw err;
+    }
+  }
+
+  /** Active reviews, newest first, with names; the average (2 decimals) over all active ones. */
+  async byEntity(entityType: string, entityKey: string, query: PageQuery) {
+    const entityId =
+      (await Eligibility.findOne({ consultationReferenceId: entityKey }, { consultationId: 1 }).lean())?.consultationId ?? entityKey;
+    const filter = { entityType, entityId, isActive: true };
+    const [page, ratings] = await Promise.all([
+      Review.find(filter).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<ReviewDoc[]>(),
+      Review.find(filter, { rating: 1 }).lean<Array<{ rating: number }>>(),
+    ]);
+    const names = new Map((await Reviewer.find({ _id: { $in: page.map((r) => r.reviewerId) } }).lean()).map((u) => [u._id, u.fullName]));
+    const total = ratings.length;
+    const averageRating = total === 0 ? 0 : Math.round((ratings.reduce((sum, r) => sum + r.rating, 0) / total) * 100) / 100;
+    const reviews = page.map((r) => ({
+      id: r._id,
+      referenceId: r.referenceId,
+      rating: r.rating,
+      comment: r.comment,
+      reviewerName: names.get(r.reviewerId) ?? r.reviewerNameSnapshot,
+      createdAt: r.createdAt.toISOString(),
+    }));
+    return { reviews, averageRating, totalReviews: total, pagination: pagination(query, total) };
+  }
+
+  async status(user: AuthenticatedUser, consultationKey: string) {
+    const eligible = await eligibilityOf(user.id, consultationKey);
+    const consultationId = eligible?.consultationId ?? consultationKey;
+    const hasReviewed =
+      (await Review.exists({ reviewerId: user.id, entityType: 'consultation_service', entityId: consultationId })) !== null;
+    return { canReview: eligible !== null && !hasReviewed, hasReviewed, sessionCompleted: eligible !== null, consultationId };
+  }
+
+  /** The reviewer or an admin switches a review off (or an admin back on); averages follow. */
+  async setActive(user: AuthenticatedUser, key: string, isActive: boolean): Promise<ReviewDoc> {
+    const review = await Review.findOne({ $or: [{ _id: key }, { referenceId: key }] }).lean<ReviewDoc>();
+    if (!review) throw new NotFound('Review');
+    const admin = user.role === 'admin';
+    if (!admin && user.id !== review.reviewerId) throw new Forbidden('This review is someone else’s');
+    if (!admin && isActive) throw new Forbidden('Only an admin restores a review');
+    return (await Review.findOneAndUpdate({ _id: review._id }, { $set: { isActive } }, { new: true }).lean<ReviewDoc>())!;
+  }
+}

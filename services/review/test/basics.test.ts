@@ -1,9 +1,0 @@
-import pino from 'pino';
-import { describeServiceBasics, testServers } from '@mkt/infra';
-import { createApp } from '../src/app';
-import { loadConfig } from '../src/config';
-
-describeServiceBasics('review', ['/reviews'], ({ publicKey, readiness }) => {
-  const config = loadConfig({ MONGO_URL: testServers().mongoUrl, AMQP_URL: testServers().amqpUrl, JWT_PUBLIC_KEY: publicKey });
-  return createApp({ config, runtime: { log: pino({ level: 'silent' }), readiness } });
-});

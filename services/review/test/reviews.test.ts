@@ -1,0 +1,196 @@
+import mongoose from 'mongoose';
+import pino from 'pino';
+import { makeEvent, newReference, newUuid } from '@mkt/contracts';
+import { Bus, OutboxRelay, connectMongo, ensureIndexes } from '@mkt/kit';
+import { call, listenOnFreePort, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import amqp from 'amqplib';
+import { EVENTS_EXCHANGE } from '@mkt/contracts';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { Eligibility, Review, Reviewer } from '../src/db/review.models';
+import { plainText } from '../src/domain/reviews';
+import { sessionsConsumer, usersConsumer } from '../src/events/consumers';
+
+const keys = makeKeyPair();
+const log = pino({ level: 'silent' });
+let url: string;
+let close: () => Promise<void>;
+let bus: Bus;
+
+beforeAll(async () => {
+  const { mongoUrl, amqpUrl } = testServers();
+  await connectMongo({ url: mongoUrl, dbName: uniqueName('review'), log });
+  await ensureIndexes([Review, Eligibility, Reviewer]);
+  bus = new Bus({ url: amqpUrl, log });
+  await bus.start();
+  const outbox = new OutboxRelay({ bus, log, sources: [{ name: 'reviews', model: Review }] });
+  const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey });
+  const server = await listenOnFreePort(createApp({ config, runtime: { log, readiness: [], outbox } }));
+  url = server.url;
+  close = async () => {
+    await server.close();
+    await bus.close();
+  };
+});
+afterAll(async () => {
+  await close();
+  await mongoose.disconnect();
+});
+
+const newUser = (role: TestUser['role'] = 'buyer', name = 'Sara T'): TestUser => ({ id: newUuid(), ref: newReference('USR'), role, name });
+const as = (user: TestUser | undefined) => (method: string, path: string, body?: object) =>
+  call(url, method, path, { token: user && signTestToken(keys.privateKey, user), body });
+const completed = (consultationId: string, consultationReferenceId: string, buyerIds: string[]) =>
+  makeEvent(
+    'consultation.session.completed',
+    {
+      sessionId: uniqueName('ses'),
+      consultationId,
+      consultationReferenceId,
+      sellerId: 'seller-1',
+      buyerIds,
+      endedAt: new Date().toISOString(),
+    },
+    { source: 'test' },
+  );
+const handleCompleted = (event: ReturnType<typeof completed>) =>
+  sessionsConsumer.handlers['consultation.session.completed']!(event, { log });
+
+function consultation() {
+  return { id: uniqueName('con'), ref: newReference('CON') };
+}
+const review = (entityId: string, rating = 5, comment = 'Very helpful') => ({
+  entityType: 'consultation_service',
+  entityId,
+  rating,
+  comment,
+});
+
+describe('eligibility', () => {
+  test('a completed session (even delivered twice) lets its buyers review; strangers get 422 not_eligible', async () => {
+    const c = consultation();
+    const buyer = newUser();
+    const event = completed(c.id, c.ref, [buyer.id]);
+    await handleCompleted(event);
+    await handleCompleted(event);
+    expect(await Eligibility.countDocuments({ buyerId: buyer.id })).toBe(1);
+    const stranger = await as(newUser())('POST', '/reviews', review(c.id));
+    expect(stranger.status).toBe(422);
+    expect(stranger.body.errors[0].code).toBe('not_eligible');
+    const before = await as(buyer)('GET', `/reviews/consultation/${c.ref}/status`);
+    expect(before.body.data).toEqual({ canReview: true, hasReviewed: false, sessionCompleted: true, consultationId: c.id });
+    const res = await as(buyer)('POST', '/reviews', review(c.ref, 4, '<b>Great</b><script>alert(1)</script> coach'));
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      entityType: 'consultation_service',
+      entityId: c.id,
+      rating: 4,
+      comment: 'Great coach',
+      isActive: true,
+    });
+    expect(res.body.data.referenceId).toMatch(/^REV_[A-Z0-9]{8}$/);
+    const after = await as(buyer)('GET', `/reviews/consultation/${c.id}/status`);
+    expect(after.body.data).toEqual({ canReview: false, hasReviewed: true, sessionCompleted: true, consultationId: c.id });
+    const nobody = await as(newUser())('GET', `/reviews/consultation/${c.id}/status`);
+    expect(nobody.body.data).toMatchObject({ canReview: false, hasReviewed: false, sessionCompleted: false });
+  });
+
+  test('through the broker: eligible within a second of the event', async () => {
+    await bus.consume(sessionsConsumer);
+    const c = consultation();
+    const buyer = newUser();
+    await bus.publish(completed(c.id, c.ref, [buyer.id]));
+    const started = Date.now();
+    let status;
+    do {
+      status = await as(buyer)('GET', `/reviews/consultation/${c.id}/status`);
+      if (!status.body.data.canReview) await new Promise((resolve) => setTimeout(resolve, 50));
+    } while (!status.body.data.canReview && Date.now() - started < 5_000);
+    expect(status.body.data.canReview).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe('reviews', () => {
+  test('one per reviewer and consultation: a second is 409, two racing posts: one wins', async () => {
+    const c = consultation();
+    const buyer = newUser();
+    await handleCompleted(completed(c.id, c.ref, [buyer.id]));
+    const results = await Promise.all(Array.from({ length: 8 }, () => as(buyer)('POST', '/reviews', review(c.id))));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 409)).toHaveLength(7);
+  });
+
+  test.each([[{ rating: 0 }], [{ rating: 6 }], [{ rating: 4.5 }], [{ entityType: 'product' }], [{ comment: 'x'.repeat(2001) }]])(
+    '%j is 400',
+    async (overrides) => {
+      expect((await as(newUser())('POST', '/reviews', { ...review('con_x'), ...overrides })).status).toBe(400);
+    },
+  );
+
+  test('by entity: public, newest first, names, average over active ones; deactivation follows', async () => {
+    const c = consultation();
+    const [a, b, d] = [newUser('buyer', 'Almaz (token)'), newUser('buyer', 'Bekele'), newUser('buyer', 'Dawit')];
+    await usersConsumer.handlers['identity.user.registered']!(
+      makeEvent(
+        'identity.user.registered',
+        { userId: a.id, referenceId: a.ref, role: 'buyer', fullName: 'Almaz Ayana', email: 'a@x.co' },
+        { source: 't' },
+      ),
+      { log },
+    );
+    await handleCompleted(completed(c.id, c.ref, [a.id, b.id, d.id]));
+    await as(a)('POST', '/reviews', review(c.id, 5));
+    await as(b)('POST', '/reviews', review(c.id, 4));
+    const third = await as(d)('POST', '/reviews', review(c.id, 2));
+    const list = await as(undefined)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${c.ref}&limit=2`);
+    expect(list.status).toBe(200);
+    expect(list.body.data).toMatchObject({ averageRating: 3.67, totalReviews: 3, pagination: { page: 1, limit: 2, total: 3 } });
+    expect(list.body.data.reviews.map((r: { reviewerName: string }) => r.reviewerName)).toEqual(['Dawit', 'Bekele']);
+    const page2 = await as(undefined)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${c.id}&page=2&limit=2`);
+    expect(page2.body.data.reviews[0].reviewerName).toBe('Almaz Ayana');
+
+    expect((await as(a)('PATCH', `/reviews/${third.body.data.reviewId}`, { isActive: false })).status).toBe(403);
+    expect((await as(d)('PATCH', `/reviews/${third.body.data.referenceId}`, { isActive: false })).body.data.isActive).toBe(false);
+    expect((await as(d)('PATCH', `/reviews/${third.body.data.reviewId}`, { isActive: true })).status).toBe(403);
+    const after = await as(undefined)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${c.id}`);
+    expect(after.body.data).toMatchObject({ averageRating: 4.5, totalReviews: 2 });
+    expect((await as(newUser('admin'))('PATCH', `/reviews/${third.body.data.reviewId}`, { isActive: true })).body.data.isActive).toBe(true);
+  });
+
+  test('review.created is published through the outbox', async () => {
+    const connection = await amqp.connect(testServers().amqpUrl);
+    const channel = await connection.createChannel();
+    const { queue } = await channel.assertQueue('', { exclusive: true });
+    await channel.bindQueue(queue, EVENTS_EXCHANGE, 'review.created');
+    const c = consultation();
+    const buyer = newUser();
+    await handleCompleted(completed(c.id, c.ref, [buyer.id]));
+    const res = await as(buyer)('POST', '/reviews', review(c.id, 3));
+    expect(res.body).toMatchObject({ success: true });
+    let event;
+    for (let i = 0; i < 100 && !event; i += 1) {
+      const msg = await channel.get(queue, { noAck: true });
+      // Other test files publish on the same exchange: skip what is not ours.
+      const parsed =
+        msg &&
+        (() => {
+          try {
+            return JSON.parse(msg.content.toString());
+          } catch {
+            return null;
+          }
+        })();
+      if (parsed?.data?.reviewId === res.body.data.reviewId) event = parsed;
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await connection.close();
+    expect(event?.data).toEqual({ reviewId: res.body.data.reviewId, entityType: 'consultation_service', entityId: c.id, rating: 3 });
+  });
+
+  test('posting needs a token; reading by entity does not; comments lose their HTML', async () => {
+    expect((await as(undefined)('POST', '/reviews', review('con_x'))).status).toBe(401);
+    expect((await as(undefined)('GET', '/reviews/consultation/con_x/status')).status).toBe(401);
+    expect(plainText('<p onclick="x()">Hi <img src=x onerror=alert(1)>there</p>')).toBe('Hi there');
+  });
+});
