@@ -18,7 +18,15 @@ export async function startSystem(): Promise<System> {
   const run = uniqueName('e2e');
   const admin = { email: `admin-${run}@marketplace.test`, password: 'admin-password-1' };
   const ports = Object.fromEntries(await Promise.all([...SERVICES, 'gateway'].map(async (name) => [name, await freePort()] as const)));
-  const base = { ...process.env, MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey, LOG_LEVEL: 'warn' };
+  // Its own exchange and queues: the system never competes with other test files for their events.
+  const base = {
+    ...process.env,
+    MONGO_URL: mongoUrl,
+    AMQP_URL: amqpUrl,
+    JWT_PUBLIC_KEY: keys.publicKey,
+    LOG_LEVEL: 'warn',
+    BUS_NAMESPACE: run,
+  };
   const children: ChildProcess[] = [];
   const start = (name: string, env: Record<string, string>) => {
     const child = spawn(process.execPath, [join(root, 'services', name, 'dist', 'main.js')], {

@@ -8,6 +8,10 @@ export const BaseEnv = z.object({
   MONGO_URL: z.string().min(1),
   MONGO_DB: z.string().min(1).optional(),
   AMQP_URL: z.string().min(1),
+  BUS_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9_-]{0,40}$/, 'Lower-case letters, digits, _ and -')
+    .default(''),
   JWT_PUBLIC_KEY: z
     .string()
     .min(1)

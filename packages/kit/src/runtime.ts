@@ -13,6 +13,7 @@ export interface RuntimeConfig {
   MONGO_URL: string;
   MONGO_DB?: string;
   AMQP_URL: string;
+  BUS_NAMESPACE?: string;
   SHUTDOWN_TIMEOUT_MS: number;
 }
 
@@ -45,7 +46,7 @@ export async function runService(options: RunOptions): Promise<Server> {
   const { config, log } = options;
   await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? options.name, log });
   await ensureIndexes(options.models);
-  const bus = new Bus({ url: config.AMQP_URL, log });
+  const bus = new Bus({ url: config.AMQP_URL, log, namespace: config.BUS_NAMESPACE });
   const outbox = new OutboxRelay({ bus, log, sources: options.outboxSources ?? [] });
   const readiness: ReadinessCheck[] = [
     { name: 'mongo', check: isMongoReady },

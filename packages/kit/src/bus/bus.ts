@@ -4,7 +4,7 @@ import type { IntegrationEvent } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import { Consumer, type ConsumerSpec } from './consumer';
-import { EVENTS_EXCHANGE, assertExchanges } from './topology';
+import { BusNames, assertExchanges } from './topology';
 
 export interface BusOptions {
   url: string;
@@ -14,6 +14,8 @@ export interface BusOptions {
   maxReconnectDelayMs?: number;
   /** How long a publish waits for the broker's confirm. */
   confirmTimeoutMs?: number;
+  /** Prefix of exchange and queue names (BUS_NAMESPACE); empty in production. */
+  namespace?: string;
 }
 
 export class BusUnavailable extends Error {
@@ -36,8 +38,11 @@ export class Bus extends EventEmitter {
   private wakeUp: (() => void) | null = null;
   private connecting: Promise<void> | null = null;
 
+  readonly names: BusNames;
+
   constructor(private readonly options: BusOptions) {
     super();
+    this.names = new BusNames(options.namespace);
   }
 
   get log(): Logger {
@@ -79,7 +84,7 @@ export class Bus extends EventEmitter {
 
   /** Publishes an event and waits for the broker's confirm. Throws when not confirmed. */
   async publish(event: IntegrationEvent | { id: string; type: string; correlationId: string }): Promise<void> {
-    await this.publishRaw(EVENTS_EXCHANGE, event.type, Buffer.from(JSON.stringify(event)), {
+    await this.publishRaw(this.names.events, event.type, Buffer.from(JSON.stringify(event)), {
       messageId: event.id,
       type: event.type,
       correlationId: event.correlationId,
@@ -180,7 +185,7 @@ export class Bus extends EventEmitter {
         // A channel can die alone (e.g. a publish to a missing exchange): start over cleanly.
         void connection.close().catch(() => undefined);
       });
-      await assertExchanges(channel);
+      await assertExchanges(channel, this.names);
       this.connection = connection;
       for (const consumer of this.consumers) await consumer.start(connection);
       this.publishChannel = channel;

@@ -3,7 +3,7 @@ import { EventDataSchemas, EventEnvelope, type EventType, type IntegrationEvent 
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import type { Bus } from './bus';
-import { DEAD_LETTER_EXCHANGE, assertConsumerQueues, queueNames } from './topology';
+import { assertConsumerQueues, queueNames } from './topology';
 
 type Handler<T extends EventType> = (event: IntegrationEvent<T>, context: { log: Logger }) => Promise<void>;
 export type EventHandlers = { [T in EventType]?: Handler<T> };
@@ -45,14 +45,14 @@ export class Consumer {
   }
 
   get queue(): string {
-    return this.spec.queue;
+    return this.bus.names.of(this.spec.queue);
   }
 
   async start(connection: ChannelModel): Promise<void> {
     if (this.stopped) return;
     const channel = await connection.createChannel();
     channel.on('error', (err: Error) => this.log.warn({ err: err.message, queue: this.queue }, 'consumer channel error'));
-    await assertConsumerQueues(channel, this.queue, Object.keys(this.spec.handlers), this.retryDelays);
+    await assertConsumerQueues(channel, this.queue, Object.keys(this.spec.handlers), this.retryDelays, this.bus.names);
     await channel.prefetch(this.spec.prefetch ?? 10);
     const { consumerTag } = await channel.consume(this.queue, (msg) => {
       if (!msg) return; // cancelled by the broker; the next reconnect starts again
@@ -124,7 +124,7 @@ export class Consumer {
 
   private async deadLetter(channel: Channel, msg: ConsumeMessage, reason: string): Promise<void> {
     getMetrics().deadLettered.inc({ queue: this.queue });
-    await this.forward(channel, msg, DEAD_LETTER_EXCHANGE, this.queue, { 'x-error': reason.slice(0, 1000) });
+    await this.forward(channel, msg, this.bus.names.deadLetter, this.queue, { 'x-error': reason.slice(0, 1000) });
   }
 
   /**
