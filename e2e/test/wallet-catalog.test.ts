@@ -1,0 +1,76 @@
+import { call } from '@mkt/infra';
+import { eventually, startSystem, type System } from './system';
+
+let system: System;
+beforeAll(async () => {
+  system = await startSystem();
+}, 90_000);
+afterAll(() => system?.stop());
+
+async function register(role: 'buyer' | 'seller') {
+  const res = await call(system.gateway, 'POST', '/v1/auth/register', {
+    body: { email: `${role}-${Math.random().toString(36).slice(2)}@example.com`, password: 'a long password', fullName: `A ${role}`, role },
+  });
+  return { token: res.body.data.accessToken as string, id: res.body.data.user.id as string, ref: res.body.data.user.referenceId as string };
+}
+
+describe('wallet and catalog through the gateway', () => {
+  test('a wallet opened at registration is topped up through the hosted checkout and pays a transfer', async () => {
+    const buyer = await register('buyer');
+    const seller = await register('seller');
+    const opened = await eventually(
+      () => call(system.gateway, 'GET', '/v1/wallet', { token: buyer.token }),
+      (res) => res.status === 200,
+    );
+    expect(opened.value.body.data).toMatchObject({ userId: buyer.id, etbAvailableBalance: 0 });
+
+    const topUp = await call(system.gateway, 'POST', `/wallets/users/${buyer.ref}/topup`, {
+      token: buyer.token,
+      body: { amount: 300, paymentMethod: 'Chapa', redirectUrl: 'https://shop.example/done' },
+    });
+    const link = new URL(topUp.body.data.paymentUrl);
+    expect(link.origin).toBe(system.gateway);
+    const page = await fetch(topUp.body.data.paymentUrl);
+    expect(await page.text()).toContain('300.00 ETB');
+    const paid = await fetch(`${system.gateway}${link.pathname}/pay`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: link.searchParams.get('token')! }).toString(),
+    });
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get('location')).toContain('status=Completed');
+
+    await eventually(
+      () => call(system.gateway, 'GET', '/v1/wallet', { token: seller.token }),
+      (res) => res.status === 200,
+    );
+    const transfer = await call(system.gateway, 'POST', '/v1/wallet/transfers', {
+      token: buyer.token,
+      body: { toUserId: seller.id, amount: 120_00, currency: 'ETB' },
+    });
+    expect(transfer.body.data.status).toBe('Completed');
+    expect((await call(system.gateway, 'GET', '/v1/wallet', { token: buyer.token })).body.data.etbAvailableBalance).toBe(180);
+    expect((await call(system.gateway, 'GET', '/v1/wallet', { token: seller.token })).body.data.etbAvailableBalance).toBe(120);
+  });
+
+  test('a seller lists a product that anyone then finds', async () => {
+    const seller = await register('seller');
+    const created = await call(system.gateway, 'POST', '/physical-products/seller-products/', {
+      token: seller.token,
+      body: {
+        name: 'Yirgacheffe coffee 1 kg',
+        description: '<p>Washed</p>',
+        sellingPrice: 899.5,
+        stock: 40,
+        shippingHandler: 'Seller',
+        categoryId: 'MKT-CAT-GROCERY0',
+        properties: [{ propertyId: 'MKT-PRO-GRORGANC', value: true }],
+      },
+    });
+    expect(created.status).toBe(200);
+    const found = await call(system.gateway, 'GET', '/physical-products/seller-products/?q=yirgacheffe');
+    expect(found.body.data.map((p: { id: string }) => p.id)).toContain(created.body.data.id);
+    expect((await call(system.gateway, 'GET', '/physical-products/categories')).body.data.length).toBeGreaterThan(5);
+  });
+});
