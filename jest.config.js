@@ -1,7 +1,12 @@
 // One jest run over the whole workspace. The servers come from `npm test` (MONGO_URL, AMQP_URL);
 // run alone (`pnpm jest`), the global set-up finds or starts them itself.
 module.exports = {
-  projects: ['<rootDir>/packages/*/jest.config.js', '<rootDir>/services/*/jest.config.js', '<rootDir>/e2e/jest.config.js'],
+  projects: [
+    '<rootDir>/packages/*/jest.config.js',
+    '<rootDir>/services/*/jest.config.js',
+    '<rootDir>/e2e/jest.config.js',
+    '<rootDir>/deploy/jest.config.js',
+  ],
   testTimeout: 60_000,
   globalSetup: '<rootDir>/scripts/jest-global-setup.cjs',
   globalTeardown: '<rootDir>/scripts/jest-global-teardown.cjs',

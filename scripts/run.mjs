@@ -172,7 +172,12 @@ async function test() {
 if (mode === 'start') await start();
 else if (mode === 'test') await test();
 else if (mode === 'lint') sh(pnpm(), ['run', 'lint']);
-else {
-  console.error('usage: node scripts/run.mjs start|test|lint [jest arguments]');
+else if (mode === 'env') {
+  // For docker compose: `node scripts/run.mjs env > .env` (the development key pair, one line each).
+  const keys = devKeys();
+  console.log(`JWT_PRIVATE_KEY=${JSON.stringify(keys.privateKey)}`);
+  console.log(`JWT_PUBLIC_KEY=${JSON.stringify(keys.publicKey)}`);
+} else {
+  console.error('usage: node scripts/run.mjs start|test|lint|env [jest arguments]');
   process.exit(2);
 }

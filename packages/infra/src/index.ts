@@ -116,3 +116,4 @@ export { waitForAmqp };
 export * from './testing';
 export { freePort } from './process';
 export * from './service-basics';
+export * from './tools';
