@@ -10,3 +10,5 @@ export * from './catalog';
 export * from './consultation';
 export * from './crm';
 export * from './review';
+export * from './api';
+export * from './openapi';

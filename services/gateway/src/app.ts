@@ -6,6 +6,7 @@ import type { GatewayConfig } from './config';
 import type { Identity } from './domain/identity';
 import type { SigningKeys } from './domain/tokens';
 import { authRouter } from './http/auth.router';
+import { docsRouter } from './http/docs.router';
 import { limitBodySize, limitPerIp, limitPerUser, stripIdentityHeaders } from './http/protect';
 import { createProxy } from './proxy/proxy';
 
@@ -50,6 +51,7 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
     },
     routes: (app) => {
       app.use('/v1/auth', authRouter(identity, keys));
+      app.use(docsRouter());
     },
   });
 }

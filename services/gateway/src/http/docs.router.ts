@@ -1,0 +1,29 @@
+import { Router, static as serveStatic } from 'express';
+import { buildOpenApi } from '@mkt/contracts';
+import { getAbsoluteFSPath } from 'swagger-ui-dist';
+
+const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Marketplace API</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/init.js"></script></body></html>`;
+
+const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
+
+/** `/openapi.json` (built once from the contracts) and `/docs` (Swagger UI served from npm, no CDN). */
+export function docsRouter(): Router {
+  const router = Router();
+  const document = buildOpenApi();
+  router.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  router.get('/docs', (_req, res) => {
+    res.type('html').send(page);
+  });
+  router.get('/docs/init.js', (_req, res) => {
+    res.type('application/javascript').send(init);
+  });
+  router.use('/docs/assets', serveStatic(getAbsoluteFSPath(), { index: false, maxAge: '1d' }));
+  return router;
+}
