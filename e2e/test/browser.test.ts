@@ -12,7 +12,7 @@ let shop: Listening;
 
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
-  const executablePath = await ensureChromium((line) => console.log(line));
+  const executablePath = await ensureChromium((line) => process.stdout.write(`${line}\n`));
   [system, browser] = await Promise.all([
     startSystem(),
     chromium.launch({
