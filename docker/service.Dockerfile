@@ -12,6 +12,7 @@ COPY pnpm-lock.yaml pnpm-workspace.yaml package.json .npmrc tsconfig.base.json t
 COPY packages ./packages
 COPY services ./services
 COPY e2e/package.json ./e2e/package.json
+COPY deploy/package.json ./deploy/package.json
 RUN pnpm install --frozen-lockfile
 RUN pnpm exec tsc -b packages/contracts packages/kit services/${SERVICE}
 RUN pnpm --filter @mkt/${SERVICE} deploy --prod --legacy /out
