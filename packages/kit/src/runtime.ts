@@ -71,3 +71,11 @@ export async function runService(options: RunOptions): Promise<Server> {
   });
   return server;
 }
+
+/** `runService` for a process entry point: a failure to start is logged and ends the process. */
+export function startService(options: RunOptions): void {
+  runService(options).catch((err: unknown) => {
+    options.log.fatal({ err }, 'could not start');
+    process.exit(1);
+  });
+}

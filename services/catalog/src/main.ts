@@ -1,4 +1,4 @@
-import { createLogger, runService } from '@mkt/kit';
+import { createLogger, startService } from '@mkt/kit';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { Product } from './db/product.model';
@@ -7,13 +7,10 @@ import { Shop, V1Product } from './db/shop.model';
 const config = loadConfig();
 const log = createLogger('catalog', config.LOG_LEVEL);
 
-runService({
+startService({
   name: 'catalog',
   config,
   log,
   models: [Product, Shop, V1Product],
   createApp: (runtime) => createApp({ config, runtime }),
-}).catch((err: unknown) => {
-  log.fatal({ err }, 'could not start');
-  process.exit(1);
 });

@@ -1,4 +1,4 @@
-import { createLogger, runService } from '@mkt/kit';
+import { createLogger, startService } from '@mkt/kit';
 import { assembleParts, createApp, type ConsultationParts } from './app';
 import { loadConfig } from './config';
 import { Booking, DayPlace, Session, SlotPlace } from './db/booking.models';
@@ -9,7 +9,7 @@ const config = loadConfig();
 const log = createLogger('consultation', config.LOG_LEVEL);
 let parts: ConsultationParts | undefined;
 
-runService({
+startService({
   name: 'consultation',
   config,
   log,
@@ -33,7 +33,4 @@ runService({
       return async () => clearInterval(timer);
     },
   ],
-}).catch((err: unknown) => {
-  log.fatal({ err }, 'could not start');
-  process.exit(1);
 });

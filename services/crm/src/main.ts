@@ -1,4 +1,4 @@
-import { createLogger, runService } from '@mkt/kit';
+import { createLogger, startService } from '@mkt/kit';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { BookingFact, KnownUser, Relationship } from './db/crm.models';
@@ -7,14 +7,11 @@ import { bookingsConsumer, usersConsumer } from './events/consumers';
 const config = loadConfig();
 const log = createLogger('crm', config.LOG_LEVEL);
 
-runService({
+startService({
   name: 'crm',
   config,
   log,
   models: [KnownUser, Relationship, BookingFact],
   consumers: [usersConsumer, bookingsConsumer],
   createApp: (runtime) => createApp({ config, runtime }),
-}).catch((err: unknown) => {
-  log.fatal({ err }, 'could not start');
-  process.exit(1);
 });

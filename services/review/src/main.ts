@@ -1,4 +1,4 @@
-import { createLogger, runService } from '@mkt/kit';
+import { createLogger, startService } from '@mkt/kit';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { Eligibility, Review, Reviewer } from './db/review.models';
@@ -7,7 +7,7 @@ import { sessionsConsumer, usersConsumer } from './events/consumers';
 const config = loadConfig();
 const log = createLogger('review', config.LOG_LEVEL);
 
-runService({
+startService({
   name: 'review',
   config,
   log,
@@ -15,7 +15,4 @@ runService({
   outboxSources: [{ name: 'reviews', model: Review }],
   consumers: [sessionsConsumer, usersConsumer],
   createApp: (runtime) => createApp({ config, runtime }),
-}).catch((err: unknown) => {
-  log.fatal({ err }, 'could not start');
-  process.exit(1);
 });

@@ -1,4 +1,4 @@
-import { createLogger, runService } from '@mkt/kit';
+import { createLogger, startService } from '@mkt/kit';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { LedgerEntryModel } from './db/ledger.model';
@@ -11,7 +11,7 @@ const config = loadConfig();
 const log = createLogger('wallet', config.LOG_LEVEL);
 let wallet: AssembledWallet | undefined;
 
-runService({
+startService({
   name: 'wallet',
   config,
   log,
@@ -38,7 +38,4 @@ runService({
       };
     },
   ],
-}).catch((err: unknown) => {
-  log.fatal({ err }, 'could not start');
-  process.exit(1);
 });
