@@ -25,6 +25,7 @@ export default tseslint.config(
         console: 'readonly',
         globalThis: 'readonly',
         setInterval: 'readonly',
+        fetch: 'readonly',
       },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
