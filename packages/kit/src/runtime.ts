@@ -25,27 +25,40 @@ export interface Runtime {
   readiness: ReadinessCheck[];
 }
 
-export interface RunOptions {
+/** Everything of a service above its (already connected) database. */
+export interface RuntimeOptions {
   name: string;
-  config: RuntimeConfig;
+  config: Pick<RuntimeConfig, 'PORT' | 'AMQP_URL' | 'BUS_NAMESPACE'>;
   log: Logger;
-  models: AnyModel[];
   outboxSources?: OutboxSource[];
   consumers?: ConsumerSpec[];
   createApp: (runtime: Runtime) => Express;
   /** Background jobs (sweepers); each returns its stop function. */
   jobs?: Array<(runtime: Runtime) => () => Promise<void>>;
+  /** Wait this long for the broker before answering (tests); by default it connects in the background. */
+  brokerTimeoutMs?: number;
+}
+
+export interface RunOptions extends RuntimeOptions {
+  config: RuntimeConfig;
+  models: AnyModel[];
+}
+
+export interface StartedRuntime {
+  server: Server;
+  url: string;
+  runtime: Runtime;
+  /** Stops jobs, relay and broker, in that order (after the server has stopped accepting). */
+  closers: Array<() => Promise<void>>;
 }
 
 /**
- * The composition root every service shares: database (indexes first), broker, outbox relay,
- * consumers, HTTP; graceful shutdown in the reverse order. The broker connects in the
- * background: until it does, `/readyz` says so and the relay keeps events in the outbox.
+ * Broker, outbox relay, consumers, jobs and HTTP over a connected database. The broker
+ * connects in the background: until it does, `/readyz` says so and the relay keeps events in
+ * the outbox. `runService` and the component tests both build a service through here.
  */
-export async function runService(options: RunOptions): Promise<Server> {
+export async function startRuntime(options: RuntimeOptions): Promise<StartedRuntime> {
   const { config, log } = options;
-  await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? options.name, log });
-  await ensureIndexes(options.models);
   const bus = new Bus({ url: config.AMQP_URL, log, namespace: config.BUS_NAMESPACE });
   const outbox = new OutboxRelay({ bus, log, sources: options.outboxSources ?? [] });
   const readiness: ReadinessCheck[] = [
@@ -54,21 +67,35 @@ export async function runService(options: RunOptions): Promise<Server> {
   ];
   const runtime: Runtime = { log, bus, outbox, readiness };
   for (const consumer of options.consumers ?? []) await bus.consume(consumer);
-  bus.start().catch((err: Error) => log.warn({ err: err.message }, 'broker still not connected; retrying'));
+  const connected = bus.start(options.brokerTimeoutMs ?? 60_000);
+  if (options.brokerTimeoutMs !== undefined) await connected;
+  else connected.catch((err: Error) => log.warn({ err: err.message }, 'broker still not connected; retrying'));
   bus.on('connected', () => void outbox.sweep());
   outbox.start();
   const stopJobs = (options.jobs ?? []).map((job) => job(runtime));
   const app = options.createApp(runtime);
-  const server = app.listen(config.PORT, () => log.info({ port: config.PORT }, `${options.name} listening`));
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(config.PORT, () => resolve(listening));
+  });
   // Longer than any load balancer's idle timeout, so it closes idle connections first.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  handleShutdown({
-    log,
-    server,
-    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    closers: [...stopJobs, () => outbox.stop(), () => bus.close(), () => disconnectMongo()],
-  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  log.info({ port }, `${options.name} listening`);
+  return { server, url: `http://127.0.0.1:${port}`, runtime, closers: [...stopJobs, () => outbox.stop(), () => bus.close()] };
+}
+
+/**
+ * The composition root every service shares: database (indexes first), then `startRuntime`;
+ * graceful shutdown in the reverse order.
+ */
+export async function runService(options: RunOptions): Promise<Server> {
+  const { config, log } = options;
+  await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? options.name, log });
+  await ensureIndexes(options.models);
+  const { server, closers } = await startRuntime(options);
+  handleShutdown({ log, server, timeoutMs: config.SHUTDOWN_TIMEOUT_MS, closers: [...closers, () => disconnectMongo()] });
   return server;
 }
 
@@ -78,4 +105,44 @@ export function startService(options: RunOptions): void {
     options.log.fatal({ err }, 'could not start');
     process.exit(1);
   });
+}
+
+/** Stops what `startRuntime` started (tests): the server first, then the rest in order. */
+export async function stopRuntime(started: StartedRuntime): Promise<void> {
+  started.server.closeAllConnections();
+  await new Promise((resolve) => started.server.close(resolve));
+  for (const close of started.closers) await close();
+}
+
+/**
+ * A background job for `jobs`: runs `task` every `intervalMs`, never two at once; a failure is
+ * logged and the next run tries again. Stopping waits for the run in progress.
+ */
+export function periodicJob(name: string, intervalMs: number, task: () => Promise<unknown>): (runtime: Runtime) => () => Promise<void> {
+  return ({ log }) => {
+    let running: Promise<unknown> | null = null;
+    const timer = setInterval(() => {
+      running ??= task()
+        .catch((err: unknown) => log.warn({ err, job: name }, 'background job failed'))
+        .finally(() => {
+          running = null;
+        });
+    }, intervalMs);
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      await running;
+    };
+  };
+}
+
+/**
+ * A service as its composition builds it, for component tests: the database (once per
+ * process) with its indexes, the broker awaited, and no consumers or jobs — the test drives
+ * those itself. Stop it with `stopRuntime`.
+ */
+export async function startComponent(options: RunOptions, dbName: string): Promise<StartedRuntime> {
+  if (!isMongoReady()) await connectMongo({ url: options.config.MONGO_URL, dbName, log: options.log });
+  await ensureIndexes(options.models);
+  return startRuntime({ ...options, consumers: [], jobs: [], brokerTimeoutMs: 30_000 });
 }

@@ -1,32 +1,26 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { newReference, newUuid } from '@mkt/contracts';
-import { connectMongo, ensureIndexes } from '@mkt/kit';
-import { listenOnFreePort, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
-import { createApp } from '../src/app';
+import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit';
+import { makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { catalogService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import { Product } from '../src/db/product.model';
-import { Shop, V1Product } from '../src/db/shop.model';
 
 const keys = makeKeyPair();
 
-/** The catalog app for one test file, against the real database. */
+/** The catalog as main.ts composes it, for one test file, against the real servers. */
 export function useCatalog(): () => string {
-  let url = '';
-  let close: () => Promise<void>;
+  let started: StartedRuntime;
   beforeAll(async () => {
     const { mongoUrl, amqpUrl } = testServers();
-    const log = pino({ level: 'silent' });
-    await connectMongo({ url: mongoUrl, dbName: uniqueName('catalog'), log });
-    await ensureIndexes([Product, Shop, V1Product]);
-    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey });
-    ({ url, close } = await listenOnFreePort(createApp({ config, runtime: { log, readiness: [] } })));
+    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey, PORT: '0' });
+    started = await startComponent(catalogService(config, pino({ level: 'silent' })), uniqueName('catalog'));
   });
   afterAll(async () => {
-    await close();
+    await stopRuntime(started);
     await mongoose.disconnect();
   });
-  return () => url;
+  return () => started.url;
 }
 
 export function newUser(role: TestUser['role'] = 'seller'): TestUser {

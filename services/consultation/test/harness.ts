@@ -3,12 +3,11 @@ import mongoose from 'mongoose';
 import pino from 'pino';
 import { DateTime } from 'luxon';
 import { EVENTS_EXCHANGE, newReference, newUuid } from '@mkt/contracts';
-import { Bus, OutboxRelay, connectMongo, ensureIndexes } from '@mkt/kit';
-import { call, listenOnFreePort, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
-import { assembleParts, createApp, type ConsultationParts } from '../src/app';
+import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { call, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import type { ConsultationParts } from '../src/app';
+import { consultationService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import { Booking, DayPlace, Session, SlotPlace } from '../src/db/booking.models';
-import { Consultation, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from '../src/db/setup.models';
 
 const keys = makeKeyPair();
 export const log = pino({ level: 'silent' });
@@ -23,33 +22,16 @@ export interface ConsultationApp {
 /** The consultation app for one test file, as main.ts builds it, against the real servers. */
 export function useConsultationApp(): () => ConsultationApp {
   let app: ConsultationApp;
-  let close: () => Promise<void>;
+  let started: StartedRuntime;
   beforeAll(async () => {
     const { mongoUrl, amqpUrl } = testServers();
-    await connectMongo({ url: mongoUrl, dbName: uniqueName('consultation'), log });
-    await ensureIndexes([RuleSet, Pricing, Discount, VisibilityRuleSet, Consultation, RatingEntry, SlotPlace, DayPlace, Booking, Session]);
-    const bus = new Bus({ url: amqpUrl, log });
-    await bus.start();
-    const outbox = new OutboxRelay({
-      bus,
-      log,
-      sources: [
-        { name: 'bookings', model: Booking },
-        { name: 'sessions', model: Session },
-      ],
-    });
-    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey });
-    const runtime = { log, readiness: [], outbox };
-    const parts = assembleParts(runtime);
-    const server = await listenOnFreePort(createApp({ config, runtime }, parts));
-    app = { url: server.url, bus, parts };
-    close = async () => {
-      await server.close();
-      await bus.close();
-    };
+    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey, PORT: '0' });
+    const service = consultationService(config, log);
+    started = await startComponent(service.options, uniqueName('consultation'));
+    app = { url: started.url, bus: started.runtime.bus, parts: service.parts() };
   });
   afterAll(async () => {
-    await close();
+    await stopRuntime(started);
     await mongoose.disconnect();
   });
   return () => app;

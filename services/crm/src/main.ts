@@ -1,17 +1,6 @@
 import { createLogger, startService } from '@mkt/kit';
-import { createApp } from './app';
+import { crmService } from './composition';
 import { loadConfig } from './config';
-import { BookingFact, KnownUser, Relationship } from './db/crm.models';
-import { bookingsConsumer, usersConsumer } from './events/consumers';
 
 const config = loadConfig();
-const log = createLogger('crm', config.LOG_LEVEL);
-
-startService({
-  name: 'crm',
-  config,
-  log,
-  models: [KnownUser, Relationship, BookingFact],
-  consumers: [usersConsumer, bookingsConsumer],
-  createApp: (runtime) => createApp({ config, runtime }),
-});
+startService(crmService(config, createLogger('crm', config.LOG_LEVEL)));

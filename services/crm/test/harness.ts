@@ -1,37 +1,26 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { makeEvent, newReference, newUuid, type EventData, type EventType } from '@mkt/contracts';
-import { Bus, connectMongo, ensureIndexes } from '@mkt/kit';
-import { call, listenOnFreePort, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
-import { createApp } from '../src/app';
+import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { call, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { crmService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import { BookingFact, KnownUser, Relationship } from '../src/db/crm.models';
 
 const keys = makeKeyPair();
 export const log = pino({ level: 'silent' });
 
 export function useCrm(): () => { url: string; bus: Bus } {
-  let state: { url: string; bus: Bus };
-  let close: () => Promise<void>;
+  let started: StartedRuntime;
   beforeAll(async () => {
     const { mongoUrl, amqpUrl } = testServers();
-    await connectMongo({ url: mongoUrl, dbName: uniqueName('crm'), log });
-    await ensureIndexes([KnownUser, Relationship, BookingFact]);
-    const bus = new Bus({ url: amqpUrl, log });
-    await bus.start();
-    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey });
-    const server = await listenOnFreePort(createApp({ config, runtime: { log, readiness: [] } }));
-    state = { url: server.url, bus };
-    close = async () => {
-      await server.close();
-      await bus.close();
-    };
+    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey, PORT: '0' });
+    started = await startComponent(crmService(config, log), uniqueName('crm'));
   });
   afterAll(async () => {
-    await close();
+    await stopRuntime(started);
     await mongoose.disconnect();
   });
-  return () => state;
+  return () => ({ url: started.url, bus: started.runtime.bus });
 }
 
 export function newUser(role: TestUser['role'] = 'buyer'): TestUser {

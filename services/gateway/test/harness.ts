@@ -2,13 +2,11 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { Bus, OutboxRelay, connectMongo, ensureIndexes, isMongoReady } from '@mkt/kit';
-import { listenOnFreePort, makeKeyPair, testServers, uniqueName, type KeyPair } from './support';
-import { createApp } from '../src/app';
+import { startComponent, stopRuntime, type Bus } from '@mkt/kit';
+import { makeKeyPair, testServers, uniqueName, type KeyPair } from './support';
+import { gatewayService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import { RefreshToken } from '../src/db/refresh-token.model';
-import { User } from '../src/db/user.model';
-import { Identity } from '../src/domain/identity';
+import type { Identity } from '../src/domain/identity';
 
 export const log = pino({ level: 'silent' });
 
@@ -42,15 +40,8 @@ export interface Gateway {
   close: () => Promise<void>;
 }
 
-export async function connectDatabase(): Promise<void> {
-  if (isMongoReady()) return;
-  await connectMongo({ url: testServers().mongoUrl, dbName: uniqueName('gateway'), log });
-  await ensureIndexes([User, RefreshToken]);
-}
-
-/** The gateway app as main.ts builds it, on a free port, against the real servers. */
+/** The gateway as main.ts composes it, on a free port, against the real servers. */
 export async function startGateway(env: Record<string, string>, keys: KeyPair = makeKeyPair()): Promise<Gateway> {
-  await connectDatabase();
   const { mongoUrl, amqpUrl } = testServers();
   const config = loadConfig({
     MONGO_URL: mongoUrl,
@@ -58,30 +49,12 @@ export async function startGateway(env: Record<string, string>, keys: KeyPair = 
     JWT_PRIVATE_KEY: keys.privateKey,
     JWT_PUBLIC_KEY: keys.publicKey,
     BCRYPT_ROUNDS: '4',
-    LOG_LEVEL: 'silent',
+    PORT: '0',
     ...env,
   });
-  const bus = new Bus({ url: amqpUrl, log });
-  await bus.start();
-  const outbox = new OutboxRelay({ bus, log, sources: [{ name: 'users', model: User }] });
-  const signing = { privateKey: config.JWT_PRIVATE_KEY, publicKey: config.JWT_PUBLIC_KEY, keyId: config.JWT_KEY_ID, accessTtlSeconds: 900 };
-  const identity = new Identity({ keys: signing, refreshTtlDays: 30, bcryptRounds: 4, referencePrefix: 'MKT' }, outbox, log);
-  const readiness = [
-    { name: 'mongo', check: isMongoReady },
-    { name: 'broker', check: () => bus.isConnected() },
-  ];
-  const app = createApp({ config, runtime: { log, readiness }, identity, keys: signing });
-  const server = await listenOnFreePort(app);
-  return {
-    url: server.url,
-    keys,
-    identity,
-    bus,
-    close: async () => {
-      await server.close();
-      await bus.close();
-    },
-  };
+  const gateway = gatewayService(config, log);
+  const started = await startComponent(gateway.options, uniqueName('gateway'));
+  return { url: started.url, keys, identity: gateway.identity(), bus: started.runtime.bus, close: () => stopRuntime(started) };
 }
 
 export async function disconnectDatabase(): Promise<void> {

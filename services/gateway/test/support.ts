@@ -1,11 +1,1 @@
-export {
-  call,
-  freePort,
-  listenOnFreePort,
-  makeKeyPair,
-  signTestToken,
-  testServers,
-  uniqueName,
-  type JsonResponse,
-  type KeyPair,
-} from '@mkt/infra';
+export { call, freePort, makeKeyPair, signTestToken, testServers, uniqueName, type JsonResponse, type KeyPair } from '@mkt/infra';

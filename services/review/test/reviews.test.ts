@@ -1,39 +1,31 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { makeEvent, newReference, newUuid } from '@mkt/contracts';
-import { Bus, OutboxRelay, connectMongo, ensureIndexes } from '@mkt/kit';
-import { call, listenOnFreePort, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { call, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
 import amqp from 'amqplib';
 import { EVENTS_EXCHANGE } from '@mkt/contracts';
-import { createApp } from '../src/app';
+import { reviewService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import { Eligibility, Review, Reviewer } from '../src/db/review.models';
+import { Eligibility } from '../src/db/review.models';
 import { plainText } from '../src/domain/reviews';
 import { sessionsConsumer, usersConsumer } from '../src/events/consumers';
 
 const keys = makeKeyPair();
 const log = pino({ level: 'silent' });
+let started: StartedRuntime;
 let url: string;
-let close: () => Promise<void>;
 let bus: Bus;
 
 beforeAll(async () => {
   const { mongoUrl, amqpUrl } = testServers();
-  await connectMongo({ url: mongoUrl, dbName: uniqueName('review'), log });
-  await ensureIndexes([Review, Eligibility, Reviewer]);
-  bus = new Bus({ url: amqpUrl, log });
-  await bus.start();
-  const outbox = new OutboxRelay({ bus, log, sources: [{ name: 'reviews', model: Review }] });
-  const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey });
-  const server = await listenOnFreePort(createApp({ config, runtime: { log, readiness: [], outbox } }));
-  url = server.url;
-  close = async () => {
-    await server.close();
-    await bus.close();
-  };
+  const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey, PORT: '0' });
+  started = await startComponent(reviewService(config, log), uniqueName('review'));
+  ({ url } = started);
+  bus = started.runtime.bus;
 });
 afterAll(async () => {
-  await close();
+  await stopRuntime(started);
   await mongoose.disconnect();
 });
 

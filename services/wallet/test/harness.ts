@@ -1,15 +1,14 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { newReference, newUuid } from '@mkt/contracts';
-import { Bus, OutboxRelay, connectMongo, ensureIndexes, isMongoReady } from '@mkt/kit';
-import { listenOnFreePort, makeKeyPair, signTestToken, testServers, uniqueName, type KeyPair, type TestUser } from '@mkt/infra';
-import { createApp } from '../src/app';
+import { startComponent, stopRuntime, type Bus, type OutboxRelay } from '@mkt/kit';
+import { makeKeyPair, signTestToken, testServers, uniqueName, type KeyPair, type TestUser } from '@mkt/infra';
+import { walletService } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
 import { LedgerRelay } from '../src/db/ledger-relay';
 import { LedgerEntryModel } from '../src/db/ledger.model';
-import { IdempotencyRecord, Payout, TopUp, Transfer, Usage } from '../src/db/records.model';
 import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
-import { assembleWallet, type AssembledWallet } from '../src/parts';
+import type { AssembledWallet } from '../src/parts';
 
 export const log = pino({ level: 'silent' });
 const keys: KeyPair = makeKeyPair();
@@ -23,50 +22,26 @@ export interface WalletApp {
   close: () => Promise<void>;
 }
 
-export async function connectDatabase(): Promise<void> {
-  if (isMongoReady()) return;
-  await connectMongo({ url: testServers().mongoUrl, dbName: uniqueName('wallet'), log });
-  await ensureIndexes([Wallet, LedgerEntryModel, TopUp, Payout, Transfer, Usage, IdempotencyRecord]);
-}
-
-/** The wallet as main.ts builds it, on a free port, against the real servers. */
-export async function startWallet(env: Record<string, string> = {}): Promise<WalletApp> {
-  await connectDatabase();
+function baseEnv(): Record<string, string> {
   const { mongoUrl, amqpUrl } = testServers();
-  const config = loadConfig({
+  return {
     MONGO_URL: mongoUrl,
     AMQP_URL: amqpUrl,
     JWT_PUBLIC_KEY: keys.publicKey,
+    PORT: '0',
     LIMIT_DAILY: '10000',
     LIMIT_WEEKLY: '10000',
     LIMIT_MONTHLY: '10000',
-    ...env,
-  });
-  const bus = new Bus({ url: amqpUrl, log });
-  await bus.start();
-  const outbox = new OutboxRelay({
-    bus,
-    log,
-    sources: [
-      { name: 'topups', model: TopUp },
-      { name: 'payouts', model: Payout },
-    ],
-  });
-  const parts = assembleWallet(config, outbox, log);
-  const readiness = [{ name: 'broker', check: () => bus.isConnected() }];
-  const app = createApp({ config, runtime: { log, readiness }, parts });
-  const server = await listenOnFreePort(app);
-  return {
-    url: server.url,
-    config,
-    parts,
-    bus,
-    outbox,
-    close: async () => {
-      await server.close();
-      await bus.close();
-    },
   };
+}
+
+/** The wallet as main.ts composes it (its consumers and sweeps left to the tests), on a free port. */
+export async function startWallet(env: Record<string, string> = {}): Promise<WalletApp> {
+  const config = loadConfig({ ...baseEnv(), ...env });
+  const wallet = walletService(config, log);
+  const started = await startComponent(wallet.options, uniqueName('wallet'));
+  const { bus, outbox } = started.runtime;
+  return { url: started.url, config, parts: wallet.parts(), bus, outbox, close: () => stopRuntime(started) };
 }
 
 export async function disconnectDatabase(): Promise<void> {

@@ -1,0 +1,28 @@
+import { periodicJob, type Logger, type RunOptions } from '@mkt/kit';
+import { assembleParts, createApp, type ConsultationParts } from './app';
+import type { ConsultationConfig } from './config';
+import { Booking, DayPlace, Session, SlotPlace } from './db/booking.models';
+import { Consultation, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from './db/setup.models';
+import { reviewCreatedConsumer } from './events/review-created.consumer';
+
+/** How the consultation service is put together (main.ts and the component tests). */
+export function consultationService(config: Readonly<ConsultationConfig>, log: Logger) {
+  let parts: ConsultationParts | undefined;
+  const options: RunOptions = {
+    name: 'consultation',
+    config,
+    log,
+    models: [RuleSet, Pricing, Discount, VisibilityRuleSet, Consultation, RatingEntry, SlotPlace, DayPlace, Booking, Session],
+    outboxSources: [
+      { name: 'bookings', model: Booking },
+      { name: 'sessions', model: Session },
+    ],
+    consumers: [reviewCreatedConsumer],
+    createApp: (runtime) => {
+      parts = assembleParts(runtime);
+      return createApp({ config, runtime }, parts);
+    },
+    jobs: [periodicJob('booking-sweep', 10_000, () => parts!.bookings.sweep())],
+  };
+  return { options, parts: () => parts! };
+}
