@@ -54,3 +54,8 @@ export async function ensureIndexes(models: AnyModel[]): Promise<void> {
 export async function disconnectMongo(): Promise<void> {
   await mongoose.disconnect();
 }
+
+/** Every record is found by either its id or its referenceId (DESIGN §5). */
+export function byIdOrReference(key: string): Record<string, unknown> {
+  return { $or: [{ _id: key }, { referenceId: key }] };
+}

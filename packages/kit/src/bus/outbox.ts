@@ -11,12 +11,11 @@ import type { Bus } from './bus';
  * publishes them with confirms and `$pull`s each after its confirm; the sweeper republishes
  * whatever a crash or a broker outage left behind. Delivery is at least once.
  */
-// Typed loosely on purpose: mongoose cannot type an array of free-form subdocuments.
+/** An array of free-form subdocuments (typed loosely: mongoose cannot type them). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const pendingItemsField: any = { type: [mongoose.Schema.Types.Mixed], default: [] };
-export const pendingEventsField = pendingItemsField;
-/** The same loose typing for any array of free-form subdocuments. */
-export const freeFormArrayField = pendingItemsField;
+export const freeFormArrayField: any = { type: [mongoose.Schema.Types.Mixed], default: [] };
+/** Where a document keeps the events of its state changes until they are published. */
+export const pendingEventsField = freeFormArrayField;
 
 export interface OutboxDocument {
   _id: unknown;

@@ -1,9 +1,9 @@
 import type { Model } from 'mongoose';
-import { Forbidden, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { byIdOrReference, Forbidden, NotFound, type AuthenticatedUser } from '@mkt/kit';
 
 /** Every record is found by its id or its referenceId. */
 export async function findByKey<T>(model: Model<T>, key: string): Promise<T | null> {
-  return model.findOne({ $or: [{ _id: key }, { referenceId: key }] } as object).lean<T>() as Promise<T | null>;
+  return model.findOne(byIdOrReference(key)).lean<T>() as Promise<T | null>;
 }
 
 export async function mustFind<T>(model: Model<T>, key: string, what: string): Promise<T> {

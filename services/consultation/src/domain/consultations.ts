@@ -109,12 +109,11 @@ export async function freeSlots(user: AuthenticatedUser | undefined, key: string
   const slots = slotsBetween(scheduleOf(consultation, ruleSet), range.start > now ? range.start : now, range.end).filter(
     (slot) => slot.startsAt > now,
   );
+  // Only the counters of the asked range, not every day the consultation ever had.
+  const dayKeys = [...new Set(slots.map((slot) => dayKey(consultation._id, slot.startsAt, ruleSet.timezone)))];
   const [places, days] = await Promise.all([
-    SlotPlace.find({
-      consultationId: consultation._id,
-      _id: { $in: slots.map((slot) => slotKey(consultation._id, slot.startsAt)) },
-    }).lean(),
-    DayPlace.find({ consultationId: consultation._id }).lean(),
+    SlotPlace.find({ _id: { $in: slots.map((slot) => slotKey(consultation._id, slot.startsAt)) } }).lean(),
+    DayPlace.find({ _id: { $in: dayKeys } }).lean(),
   ]);
   const booked = new Map(places.map((place) => [place._id, place.booked]));
   const dayBooked = new Map(days.map((day) => [day._id, day.booked]));

@@ -26,7 +26,7 @@ import {
   type DiscountDoc,
   type RuleSetDoc,
 } from '../db/setup.models';
-import { assertOwner, assertSeller, findByKey, mustFind } from './access';
+import { assertOwner, assertSeller, mustFind } from './access';
 import { applyCoupon, couponProblem } from './coupons';
 import { isValidZone, slotsBetween } from './slots';
 import { decideVisibility, ruleSetInForce } from './visibility';
@@ -166,7 +166,9 @@ export async function createVisibilityRuleSet(user: AuthenticatedUser, body: Cre
 }
 
 export async function visibilityStatus(body: VisibilityStatusBody, now = new Date()) {
-  const consultations = await Promise.all(body.consultationIds.map((key) => findByKey(Consultation, key)));
+  const ids = body.consultationIds;
+  const found = await Consultation.find({ $or: [{ _id: { $in: ids } }, { referenceId: { $in: ids } }] }).lean<ConsultationDoc[]>();
+  const consultations = ids.map((key) => found.find((c) => c._id === key || c.referenceId === key) ?? null);
   const sellers = [...new Set(consultations.filter((c): c is ConsultationDoc => c !== null).map((c) => c.sellerId))];
   const sets = await VisibilityRuleSet.find({ sellerId: { $in: sellers }, isDefault: true, isActive: true })
     .sort({ createdAt: -1 })

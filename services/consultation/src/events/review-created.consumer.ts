@@ -1,5 +1,4 @@
-import type { ConsumerSpec } from '@mkt/kit';
-import { isDuplicateKey } from '@mkt/kit';
+import { byIdOrReference, isDuplicateKey, type ConsumerSpec } from '@mkt/kit';
 import { Consultation, RatingEntry } from '../db/setup.models';
 
 /** Recomputes the rating summary from one entry per review: a repeat changes nothing. */
@@ -17,10 +16,7 @@ export const reviewCreatedConsumer: ConsumerSpec = {
   handlers: {
     'review.created': async (event, { log }) => {
       if (event.data.entityType !== 'consultation_service') return;
-      const consultation = await Consultation.findOne(
-        { $or: [{ _id: event.data.entityId }, { referenceId: event.data.entityId }] },
-        { _id: 1 },
-      ).lean();
+      const consultation = await Consultation.findOne(byIdOrReference(event.data.entityId), { _id: 1 }).lean();
       if (!consultation) {
         log.warn({ entityId: event.data.entityId }, 'review of an unknown consultation ignored');
         return;

@@ -9,7 +9,7 @@ import {
   type PageQuery,
   type UpdateCustomerBody,
 } from '@mkt/contracts';
-import { Conflict, Forbidden, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { byIdOrReference, Conflict, Forbidden, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { KnownUser, Relationship, type RelationshipDoc } from '../db/crm.models';
 import { analyticsOf } from './totals';
 
@@ -62,7 +62,7 @@ async function withNames(docs: RelationshipDoc[]): Promise<RelationshipRow[]> {
 }
 
 async function findRelationship(id: string): Promise<RelationshipDoc> {
-  const doc = await Relationship.findOne({ $or: [{ _id: id }, { referenceId: id }] }).lean<RelationshipDoc>();
+  const doc = await Relationship.findOne(byIdOrReference(id)).lean<RelationshipDoc>();
   if (!doc) throw new NotFound('Customer relationship');
   return doc;
 }

@@ -10,6 +10,7 @@ import {
   type PageQuery,
 } from '@mkt/contracts';
 import {
+  byIdOrReference,
   Conflict,
   Forbidden,
   isDuplicateKey,
@@ -102,7 +103,7 @@ export class Reviews {
 
   /** The reviewer or an admin switches a review off (or an admin back on); averages follow. */
   async setActive(user: AuthenticatedUser, key: string, isActive: boolean): Promise<ReviewDoc> {
-    const review = await Review.findOne({ $or: [{ _id: key }, { referenceId: key }] }).lean<ReviewDoc>();
+    const review = await Review.findOne(byIdOrReference(key)).lean<ReviewDoc>();
     if (!review) throw new NotFound('Review');
     const admin = user.role === 'admin';
     if (!admin && user.id !== review.reviewerId) throw new Forbidden('This review is someone else’s');

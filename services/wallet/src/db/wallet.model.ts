@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import { DEFAULT_CURRENCY, newReference, newUuid } from '@mkt/contracts';
-import { isDuplicateKey, pendingItemsField } from '@mkt/kit';
+import { freeFormArrayField, isDuplicateKey } from '@mkt/kit';
 import { InsufficientFunds } from '../domain/wallet.errors';
 
 export type LedgerEntryType = 'topup_credit' | 'payout_hold' | 'payout_release' | 'payout_settle' | 'transfer_debit' | 'transfer_credit';
@@ -42,7 +42,7 @@ const walletSchema = new Schema<WalletDoc>(
     availableMinor: { type: Number, required: true, default: 0, min: 0 },
     heldMinor: { type: Number, required: true, default: 0, min: 0 },
     appliedOps: { type: [String], default: [] },
-    pendingEntries: pendingItemsField,
+    pendingEntries: freeFormArrayField,
   },
   { timestamps: true, versionKey: false },
 );
