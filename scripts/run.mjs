@@ -52,9 +52,10 @@ function prepare() {
   return pm;
 }
 
-async function provide() {
+/** `npm start` keeps its data in .dev/data/ across restarts; the tests keep theirs in memory. */
+async function provide(mongoStorage) {
   const { provideInfra } = require(join(root, 'packages/infra/dist/index.js'));
-  return provideInfra({ say });
+  return provideInfra({ say, mongoStorage });
 }
 
 function devKeys() {
@@ -94,7 +95,7 @@ function startChild(name, script, env) {
 
 async function start() {
   prepare();
-  const infra = await provide();
+  const infra = await provide({ kind: 'file', path: join(root, '.dev/data/mongo.h2') });
   const keys = devKeys();
   const base = {
     ...process.env,
@@ -157,7 +158,7 @@ async function test() {
   const pm = prepare();
   say('type-checking the tests');
   sh(pm, ['exec', 'tsc', '-p', 'tsconfig.tests.json']);
-  const infra = await provide();
+  const infra = await provide({ kind: 'memory' });
   const args = ['exec', 'jest', '--ci', ...process.argv.slice(3)];
   const child = spawn(pm, args, {
     cwd: root,

@@ -1,10 +1,10 @@
 import { dockerAnswers, startMongoContainer, startRabbitContainer } from './docker';
-import { canInstall, findMongoBinary, installFerretDb, startLocalMongo, type LocalServer } from './mongo';
+import { startLocalMongo, type LocalServer, type MongoStorage } from './mongo';
 import { ensureRabbitBinary, rabbitAlreadyRunning, startLocalRabbit, waitForAmqp, type BrokerHandle } from './rabbit';
 import { isPortOpen, type Say } from './process';
 
-export type { BrokerHandle, LocalServer, Say };
-export { FERRETDB_VERSION } from './mongo';
+export type { BrokerHandle, LocalServer, MongoStorage, Say };
+export { workspaceRoot } from './mongo';
 
 export interface Infra {
   mongoUrl: string;
@@ -17,6 +17,8 @@ export interface Infra {
 export interface InfraOptions {
   say?: Say;
   env?: NodeJS.ProcessEnv;
+  /** Where a locally started MongoDB-compatible server keeps its data (default: in memory). */
+  mongoStorage?: MongoStorage;
 }
 
 async function urlReachable(url: string | undefined, defaultPort: number): Promise<boolean> {
@@ -34,18 +36,23 @@ const MISSING_HELP = [
   'No MongoDB-compatible server or RabbitMQ could be found or started. Any one of these works:',
   '  - set MONGO_URL and AMQP_URL to running servers;',
   '  - run a Docker engine (the tests then start mongo:7 and rabbitmq:3-management);',
-  '  - install mongod, or FerretDB 1.x (needs Go: see packages/infra/src/mongo.ts), and',
-  '    rabbitmq-server (Debian/Ubuntu: apt-get install rabbitmq-server);',
-  '  - run as root on Debian/Ubuntu with Go installed, and this script installs them.',
+  '  - install mongod, or Java 17 with javac and Maven (Debian/Ubuntu: apt-get install',
+  '    openjdk-17-jdk-headless maven) for the embedded mongo-java-server, and rabbitmq-server',
+  '    (apt-get install rabbitmq-server);',
+  '  - run as root on Debian/Ubuntu, and this script installs them.',
 ].join('\n');
 
 /**
  * Finds or starts MongoDB and RabbitMQ, in the order of DESIGN §8: URLs from the environment
- * when reachable; a Docker engine (testcontainers); local binaries (mongod, else FerretDB;
- * rabbitmq-server, or one already listening on 5672); as root, install them; else stop with
- * a message saying what to install. Says what it used.
+ * when reachable; a Docker engine (testcontainers); local servers (mongod, else the embedded
+ * mongo-java-server; rabbitmq-server, or one already listening on 5672); as root, install
+ * what they need; else stop with a message saying what to install. Says what it used.
  */
-export async function provideInfra({ say = () => undefined, env = process.env }: InfraOptions = {}): Promise<Infra> {
+export async function provideInfra({
+  say = () => undefined,
+  env = process.env,
+  mongoStorage = { kind: 'memory' },
+}: InfraOptions = {}): Promise<Infra> {
   const started: Array<{ stop: () => Promise<void> }> = [];
   const used: string[] = [];
   const stop = async () => {
@@ -71,10 +78,8 @@ export async function provideInfra({ say = () => undefined, env = process.env }:
       }
     }
     if (!mongoUrl) {
-      let binary = await findMongoBinary();
-      if (!binary && canInstall()) binary = { kind: 'ferretdb', path: await installFerretDb(say) };
-      if (!binary) throw new Error(MISSING_HELP);
-      const mongo = await startLocalMongo(binary);
+      const mongo = await startLocalMongo(mongoStorage, say);
+      if (!mongo) throw new Error(MISSING_HELP);
       started.push(mongo);
       mongoUrl = mongo.url;
       used.push(mongo.description);

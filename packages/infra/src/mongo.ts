@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { freePort, isRoot, run, startProcess, stopProcess, waitForPort, which, type Say } from './process';
-
-export const FERRETDB_VERSION = 'v1.24.2';
-const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 
 export interface LocalServer {
   url: string;
@@ -12,81 +10,126 @@ export interface LocalServer {
   stop: () => Promise<void>;
 }
 
-async function goBinDir(): Promise<string | null> {
-  const go = which('go', ['/usr/local/go/bin']);
-  if (!go) return null;
-  return join((await run(go, ['env', 'GOPATH'])).trim(), 'bin');
-}
-
-export async function findMongoBinary(): Promise<{ kind: 'mongod' | 'ferretdb'; path: string } | null> {
-  const mongod = which('mongod');
-  if (mongod) return { kind: 'mongod', path: mongod };
-  const binDir = await goBinDir();
-  const ferretdb = which('ferretdb', binDir ? [binDir] : []);
-  return ferretdb ? { kind: 'ferretdb', path: ferretdb } : null;
-}
-
 /**
- * Builds FerretDB 1.24.2 from the Go module proxy. A plain `go install …@v1.24.2` is not
- * enough: the module as published has no build/version/version.txt, and the binary then
- * panics at start ("Invalid build/version/version.txt file content"); the proxy may also
- * refuse the deprecation lookup `go install` makes. So: download the module, copy it, write
- * the version file as FerretDB's own build does, and build from the copy.
+ * Where a local server keeps its data: `memory` (tests: gone when it stops) or a file that
+ * survives a restart (`npm start`: `.dev/data/`).
  */
-export async function installFerretDb(say: Say): Promise<string> {
-  const go = which('go', ['/usr/local/go/bin']);
-  if (!go) throw new Error('Go is not installed, so FerretDB cannot be built');
-  say(`building FerretDB ${FERRETDB_VERSION} with ${go} (a minute or two)`);
-  const info = JSON.parse(await run(go, ['mod', 'download', '-json', `${FERRETDB_MODULE}@${FERRETDB_VERSION}`])) as { Dir: string };
-  const work = mkdtempSync(join(tmpdir(), 'ferretdb-src-'));
-  try {
-    await run('cp', ['-r', `${info.Dir}/.`, work]);
-    await run('chmod', ['-R', 'u+w', work]);
-    await run('sh', ['-c', `printf '%s\\n' ${FERRETDB_VERSION} > build/version/version.txt`], { cwd: work });
-    const binDir = (await goBinDir())!;
-    await run('mkdir', ['-p', binDir]);
-    const target = join(binDir, 'ferretdb');
-    await run(go, ['build', '-o', target, './cmd/ferretdb'], { cwd: work, env: { ...process.env, GOFLAGS: '-buildvcs=false' } });
-    return target;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
+export type MongoStorage = { kind: 'memory' } | { kind: 'file'; path: string };
+
+/** The workspace root: the folder holding pnpm-workspace.yaml above this package. */
+export function workspaceRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'pnpm-workspace.yaml'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no pnpm-workspace.yaml above ${__dirname}`);
+    dir = parent;
   }
+  return dir;
 }
 
-/** Starts mongod or FerretDB (SQLite handler) on a free port with data in a temporary folder. */
-export async function startLocalMongo(binary: { kind: 'mongod' | 'ferretdb'; path: string }): Promise<LocalServer> {
+const JAVA_SOURCES = join(__dirname, '..', 'java');
+const LAUNCHER = 'MongoServerLauncher';
+
+async function startMongod(path: string, storage: MongoStorage): Promise<LocalServer> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), `${binary.kind}-`));
-  const args =
-    binary.kind === 'mongod'
-      ? ['--dbpath', dir, '--port', String(port), '--bind_ip', '127.0.0.1', '--quiet']
-      : [
-          '--handler=sqlite',
-          `--sqlite-url=file:${dir}/`,
-          `--listen-addr=127.0.0.1:${port}`,
-          '--telemetry=disable',
-          `--state-dir=${dir}`,
-          '--debug-addr=-',
-          '--log-level=error',
-        ];
-  const { child, output } = startProcess(binary.path, args);
+  const temporary = storage.kind === 'memory';
+  const dir = temporary ? mkdtempSync(join(tmpdir(), 'mongod-')) : join(dirname(storage.path), 'mongod');
+  mkdirSync(dir, { recursive: true });
+  const { child, output } = startProcess(path, ['--dbpath', dir, '--port', String(port), '--bind_ip', '127.0.0.1', '--quiet']);
   try {
     await waitForPort(port, 30_000, child);
   } catch (err) {
     await stopProcess(child);
-    throw new Error(`${binary.kind} did not start: ${(err as Error).message}\n${output()}`);
+    throw new Error(`mongod did not start: ${(err as Error).message}\n${output()}`);
   }
-  const query = binary.kind === 'ferretdb' ? '?retryWrites=false' : '';
   return {
-    url: `mongodb://127.0.0.1:${port}/${query}`,
-    description: `${binary.kind} (${binary.path}) on 127.0.0.1:${port}, data in ${dir}`,
+    url: `mongodb://127.0.0.1:${port}/`,
+    description: `mongod (${path}) on 127.0.0.1:${port}, data in ${dir}`,
     stop: async () => {
       await stopProcess(child);
-      rmSync(dir, { recursive: true, force: true });
+      if (temporary) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-export function canInstall(): boolean {
-  return isRoot();
+/** Java 17 (with javac) and Maven: found, or installed from Debian's packages when root. */
+async function ensureJavaTools(say: Say): Promise<{ java: string; javac: string; mvn: string } | null> {
+  const find = () => ({ java: which('java'), javac: which('javac'), mvn: which('mvn') });
+  let tools = find();
+  if ((!tools.java || !tools.javac || !tools.mvn) && isRoot() && which('apt-get')) {
+    const missing = [!tools.javac && 'openjdk-17-jdk-headless', !tools.mvn && 'maven'].filter(Boolean) as string[];
+    say(`installing ${missing.join(' and ')} with apt-get`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    await run('apt-get', ['update', '-qq'], { env });
+    await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env });
+    tools = find();
+  }
+  return tools.java && tools.javac && tools.mvn ? { java: tools.java, javac: tools.javac, mvn: tools.mvn } : null;
+}
+
+/**
+ * The launcher compiled against the jars its pom names, cached under `.tools/` by the hash of
+ * the pom and the source: Maven fetches the jars into `.tools/m2` once, javac compiles once.
+ * Returns the java command line that starts it, without the port and storage arguments.
+ */
+async function buildLauncher(tools: { java: string; javac: string; mvn: string }, say: Say): Promise<string[]> {
+  const pom = join(JAVA_SOURCES, 'pom.xml');
+  const source = join(JAVA_SOURCES, `${LAUNCHER}.java`);
+  const hash = createHash('sha256').update(readFileSync(pom)).update(readFileSync(source)).digest('hex').slice(0, 12);
+  const tools_ = join(workspaceRoot(), '.tools');
+  const dir = join(tools_, 'mongo-java-server', hash);
+  const classpathFile = join(dir, 'classpath.txt');
+  if (!existsSync(classpathFile)) {
+    say('fetching mongo-java-server with Maven and compiling its launcher (once)');
+    const work = `${dir}.tmp-${process.pid}`;
+    rmSync(work, { recursive: true, force: true });
+    mkdirSync(join(work, 'classes'), { recursive: true });
+    const jars = join(work, 'jars.txt');
+    await run(tools.mvn, [
+      '-q',
+      '-B',
+      '-f',
+      pom,
+      `-Dmaven.repo.local=${join(tools_, 'm2')}`,
+      'dependency:build-classpath',
+      `-Dmdep.outputFile=${jars}`,
+    ]);
+    const classpath = readFileSync(jars, 'utf8').trim();
+    await run(tools.javac, ['-d', join(work, 'classes'), '-cp', classpath, source]);
+    writeFileSync(join(work, 'classpath.txt'), `${join(dir, 'classes')}:${classpath}`);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(work, dir);
+  }
+  return [tools.java, '-XX:+UseSerialGC', '-Xss512k', '-cp', readFileSync(classpathFile, 'utf8').trim(), LAUNCHER];
+}
+
+async function startMongoJavaServer(command: string[], storage: MongoStorage): Promise<LocalServer> {
+  const port = await freePort();
+  const args = storage.kind === 'memory' ? [String(port), 'memory'] : [String(port), 'h2', storage.path];
+  const { child, output } = startProcess(command[0]!, [...command.slice(1), ...args]);
+  try {
+    await waitForPort(port, 60_000, child);
+  } catch (err) {
+    await stopProcess(child);
+    throw new Error(`mongo-java-server did not start: ${(err as Error).message}\n${output()}`);
+  }
+  const where = storage.kind === 'memory' ? 'in memory' : `data in ${storage.path}`;
+  return {
+    url: `mongodb://127.0.0.1:${port}/`,
+    description: `mongo-java-server (embedded development server) on 127.0.0.1:${port}, ${where}`,
+    stop: () => stopProcess(child),
+  };
+}
+
+/**
+ * A local MongoDB-compatible server: `mongod` on PATH, else mongo-java-server run by the
+ * launcher in `packages/infra/java` (Java 17 and Maven found, or installed when root).
+ * Null when neither can be had.
+ */
+export async function startLocalMongo(storage: MongoStorage, say: Say): Promise<LocalServer | null> {
+  const mongod = which('mongod');
+  if (mongod) return startMongod(mongod, storage);
+  const tools = await ensureJavaTools(say);
+  if (!tools) return null;
+  return startMongoJavaServer(await buildLauncher(tools, say), storage);
 }

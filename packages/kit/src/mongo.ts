@@ -1,5 +1,4 @@
 import mongoose from 'mongoose';
-import { isFerretDb, serializeWritesPerCollection } from './ferretdb';
 import type { Logger } from './logger';
 
 export interface MongoOptions {
@@ -13,7 +12,7 @@ export interface MongoOptions {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Connects the process's mongoose to MongoDB (or FerretDB), retrying with backoff at start.
+ * Connects the process's mongoose to MongoDB, retrying with backoff at start.
  * After that the driver reconnects by itself; `/readyz` reads `isMongoReady()`.
  */
 export async function connectMongo({ url, dbName, log, startTimeoutMs = 60_000 }: MongoOptions): Promise<typeof mongoose> {
@@ -23,9 +22,7 @@ export async function connectMongo({ url, dbName, log, startTimeoutMs = 60_000 }
   for (;;) {
     try {
       await mongoose.connect(url, { dbName, serverSelectionTimeoutMS: 5_000, autoIndex: false });
-      const ferret = await isFerretDb(mongoose.connection);
-      if (ferret) serializeWritesPerCollection();
-      log.info({ dbName: mongoose.connection.name, ferretdb: ferret }, 'mongo connected');
+      log.info({ dbName: mongoose.connection.name }, 'mongo connected');
       mongoose.connection.on('disconnected', () => log.warn('mongo disconnected'));
       mongoose.connection.on('reconnected', () => log.info('mongo reconnected'));
       return mongoose;

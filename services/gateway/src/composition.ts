@@ -33,7 +33,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
       );
       return createApp({ config, runtime, identity, keys });
     },
-    // FerretDB has no TTL index: expired refresh tokens are deleted hourly.
+    // TTL indexes are not enforced everywhere (the development server): expired refresh tokens are deleted hourly.
     jobs: [periodicJob('refresh-token-expiry', 3_600_000, () => identity!.deleteExpiredRefreshTokens())],
   };
   return { options, keys, identity: () => identity! };

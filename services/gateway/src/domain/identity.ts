@@ -88,7 +88,7 @@ export class Identity {
     }
   }
 
-  /** Deletes refresh tokens past their expiry (FerretDB has no TTL index). */
+  /** Deletes refresh tokens past their expiry (the development server enforces no TTL index). */
   async deleteExpiredRefreshTokens(): Promise<number> {
     const { deletedCount } = await RefreshToken.deleteMany({ expiresAt: { $lt: new Date() } });
     return deletedCount;
