@@ -5,19 +5,75 @@ import { call, freePort, makeKeyPair, testServers, uniqueName } from '@mkt/infra
 const root = join(__dirname, '..', '..');
 const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review'] as const;
 
+export type ServiceName = (typeof SERVICES)[number];
+export type ProcessName = ServiceName | 'gateway';
+
+/** One service process of a system: its address, and how to stop, kill and start it again. */
+export interface ServiceProcess {
+  name: ProcessName;
+  url: string;
+  pid: () => number | undefined;
+  running: () => boolean;
+  /** Sends a signal and waits for the process to exit; resolves with its exit code or signal. */
+  kill: (signal?: NodeJS.Signals) => Promise<number | string | null>;
+  /** Starts it again (same port, database and namespace) and waits until `/readyz` answers 200. */
+  start: () => Promise<void>;
+}
+
+export interface SystemOptions {
+  /** Servers other than the shared test ones (a broker to stop, a database to restart). */
+  mongoUrl?: string;
+  amqpUrl?: string;
+  /** Extra environment of every process, and per process. */
+  env?: Record<string, string>;
+  envOf?: Partial<Record<ProcessName, Record<string, string>>>;
+  /** Where the gateway sends a service's traffic instead of the started service. */
+  upstreamOverrides?: Partial<Record<ServiceName, string>>;
+  /** How long to wait for every process to be ready (a broker that is down makes `/readyz` fail). */
+  readyTimeoutMs?: number;
+}
+
 export interface System {
   gateway: string;
   admin: { email: string; password: string };
   stop: () => Promise<void>;
+  /** BUS_NAMESPACE of this system: its exchange is `<namespace>.marketplace.events`. */
+  namespace: string;
+  mongoUrl: string;
+  amqpUrl: string;
+  /** The database of a process (`MONGO_DB`). */
+  dbName: (name: ProcessName) => string;
+  processes: Record<ProcessName, ServiceProcess>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitReady(url: string, name: string, deadline: number, child: () => ChildProcess | null): Promise<void> {
+  for (;;) {
+    const ready = await call(url, 'GET', '/readyz').catch(() => null);
+    if (ready?.status === 200) return;
+    const current = child();
+    if (current && current.exitCode !== null) throw new Error(`${name} exited with code ${current.exitCode} before it was ready`);
+    if (Date.now() > deadline) throw new Error(`${name} did not become ready`);
+    await sleep(200);
+  }
 }
 
 /** Starts the built services and the gateway as `npm start` does, each on a free port. */
-export async function startSystem(): Promise<System> {
-  const { mongoUrl, amqpUrl } = testServers();
+export async function startSystem(options: SystemOptions = {}): Promise<System> {
+  const shared = options.mongoUrl && options.amqpUrl ? null : testServers();
+  const mongoUrl = options.mongoUrl ?? shared!.mongoUrl;
+  const amqpUrl = options.amqpUrl ?? shared!.amqpUrl;
   const keys = makeKeyPair();
   const run = uniqueName('e2e');
   const admin = { email: `admin-${run}@marketplace.test`, password: 'admin-password-1' };
-  const ports = Object.fromEntries(await Promise.all([...SERVICES, 'gateway'].map(async (name) => [name, await freePort()] as const)));
+  const names: ProcessName[] = [...SERVICES, 'gateway'];
+  const ports = Object.fromEntries(await Promise.all(names.map(async (name) => [name, await freePort()] as const))) as Record<
+    ProcessName,
+    number
+  >;
+  const url = (name: ProcessName) => `http://127.0.0.1:${ports[name]}`;
+  const dbName = (name: ProcessName) => `${run}_${name}`;
   // Its own exchange and queues: the system never competes with other test files for their events.
   const base = {
     ...process.env,
@@ -26,51 +82,75 @@ export async function startSystem(): Promise<System> {
     JWT_PUBLIC_KEY: keys.publicKey,
     LOG_LEVEL: 'warn',
     BUS_NAMESPACE: run,
+    ...options.env,
   };
-  const children: ChildProcess[] = [];
-  const start = (name: string, env: Record<string, string>) => {
+  const envOf: Record<ProcessName, Record<string, string>> = {
+    ...(Object.fromEntries(
+      SERVICES.map((name) => [name, { PORT: String(ports[name]), MONGO_DB: dbName(name), PUBLIC_URL: url('gateway') }]),
+    ) as Record<ServiceName, Record<string, string>>),
+    gateway: {
+      PORT: String(ports.gateway),
+      MONGO_DB: dbName('gateway'),
+      JWT_PRIVATE_KEY: keys.privateKey,
+      ADMIN_EMAIL: admin.email,
+      ADMIN_PASSWORD: admin.password,
+      BCRYPT_ROUNDS: '4',
+      RATE_LIMIT_IP_PER_MIN: '0',
+      RATE_LIMIT_USER_PER_MIN: '0',
+      ...Object.fromEntries(SERVICES.map((name) => [`${name.toUpperCase()}_URL`, options.upstreamOverrides?.[name] ?? url(name)])),
+    },
+  };
+  const children = new Map<ProcessName, ChildProcess>();
+  const spawnProcess = (name: ProcessName) => {
     const child = spawn(process.execPath, [join(root, 'services', name, 'dist', 'main.js')], {
-      env: { ...base, ...env },
+      env: { ...base, ...envOf[name], ...options.envOf?.[name] },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    children.push(child);
+    children.set(name, child);
   };
-  for (const name of SERVICES)
-    start(name, { PORT: String(ports[name]), MONGO_DB: `${run}_${name}`, PUBLIC_URL: `http://127.0.0.1:${ports.gateway}` });
-  start('gateway', {
-    PORT: String(ports.gateway),
-    MONGO_DB: `${run}_gateway`,
-    JWT_PRIVATE_KEY: keys.privateKey,
-    ADMIN_EMAIL: admin.email,
-    ADMIN_PASSWORD: admin.password,
-    BCRYPT_ROUNDS: '4',
-    RATE_LIMIT_IP_PER_MIN: '0',
-    RATE_LIMIT_USER_PER_MIN: '0',
-    ...Object.fromEntries(SERVICES.map((name) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${ports[name]}`])),
-  });
+  const kill = (name: ProcessName, signal: NodeJS.Signals = 'SIGTERM') => {
+    const child = children.get(name);
+    if (!child || child.exitCode !== null || child.signalCode !== null)
+      return Promise.resolve(child?.exitCode ?? child?.signalCode ?? null);
+    return new Promise<number | string | null>((resolve) => {
+      child.once('exit', (code, killedBy) => resolve(code ?? killedBy));
+      child.kill(signal);
+    });
+  };
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  const processes = Object.fromEntries(
+    names.map((name) => [
+      name,
+      {
+        name,
+        url: url(name),
+        pid: () => children.get(name)?.pid,
+        running: () => {
+          const child = children.get(name);
+          return !!child && child.exitCode === null && child.signalCode === null;
+        },
+        kill: (signal?: NodeJS.Signals) => kill(name, signal),
+        start: async () => {
+          await kill(name, 'SIGKILL');
+          spawnProcess(name);
+          await waitReady(url(name), name, Date.now() + readyTimeoutMs, () => children.get(name) ?? null);
+        },
+      } satisfies ServiceProcess,
+    ]),
+  ) as Record<ProcessName, ServiceProcess>;
+  for (const name of names) spawnProcess(name);
   const stop = async () => {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill('SIGTERM')))),
-      ),
-    );
+    await Promise.all(names.map((name) => kill(name, 'SIGTERM')));
   };
-  const deadline = Date.now() + 60_000;
-  for (const name of [...SERVICES, 'gateway']) {
-    for (;;) {
-      const ready = await call(`http://127.0.0.1:${ports[name]}`, 'GET', '/readyz').catch(() => null);
-      if (ready?.status === 200) break;
-      if (Date.now() > deadline) {
-        await stop();
-        throw new Error(`${name} did not become ready`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+  const deadline = Date.now() + readyTimeoutMs;
+  try {
+    for (const name of names) await waitReady(url(name), name, deadline, () => children.get(name) ?? null);
+  } catch (err) {
+    await Promise.all(names.map((name) => kill(name, 'SIGKILL')));
+    throw err;
   }
-  return { gateway: `http://127.0.0.1:${ports.gateway}`, admin, stop };
+  return { gateway: url('gateway'), admin, stop, namespace: run, mongoUrl, amqpUrl, dbName, processes };
 }
-
 export async function eventually<T>(
   probe: () => Promise<T>,
   done: (value: T) => boolean,

@@ -1,3 +1,4 @@
+import amqp from 'amqplib';
 import { dockerAnswers, startMongoContainer, startRabbitContainer } from './docker';
 import { startLocalMongo, type LocalServer, type MongoStorage } from './mongo';
 import { ensureRabbitBinary, rabbitAlreadyRunning, startLocalRabbit, waitForAmqp, type BrokerHandle } from './rabbit';
@@ -117,7 +118,12 @@ export async function startDisposableBroker(say: Say = () => undefined): Promise
   return startLocalRabbit(binary);
 }
 
-export { waitForAmqp };
+export { waitForAmqp, startLocalMongo };
+
+/** An AMQP connection of a test's own, to look at queues itself (audit queues, dead letters). */
+export function connectAmqp(url: string) {
+  return amqp.connect(url);
+}
 export * from './testing';
 export { freePort } from './process';
 export * from './service-basics';

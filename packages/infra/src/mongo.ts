@@ -30,8 +30,7 @@ export function workspaceRoot(): string {
 const JAVA_SOURCES = join(__dirname, '..', 'java');
 const LAUNCHER = 'MongoServerLauncher';
 
-async function startMongod(path: string, storage: MongoStorage): Promise<LocalServer> {
-  const port = await freePort();
+async function startMongod(path: string, storage: MongoStorage, port: number): Promise<LocalServer> {
   const temporary = storage.kind === 'memory';
   const dir = temporary ? mkdtempSync(join(tmpdir(), 'mongod-')) : join(dirname(storage.path), 'mongod');
   mkdirSync(dir, { recursive: true });
@@ -103,8 +102,7 @@ async function buildLauncher(tools: { java: string; javac: string; mvn: string }
   return [tools.java, '-XX:+UseSerialGC', '-Xss512k', '-cp', readFileSync(classpathFile, 'utf8').trim(), LAUNCHER];
 }
 
-async function startMongoJavaServer(command: string[], storage: MongoStorage): Promise<LocalServer> {
-  const port = await freePort();
+async function startMongoJavaServer(command: string[], storage: MongoStorage, port: number): Promise<LocalServer> {
   const args = storage.kind === 'memory' ? [String(port), 'memory'] : [String(port), 'h2', storage.path];
   const { child, output } = startProcess(command[0]!, [...command.slice(1), ...args]);
   try {
@@ -124,12 +122,13 @@ async function startMongoJavaServer(command: string[], storage: MongoStorage): P
 /**
  * A local MongoDB-compatible server: `mongod` on PATH, else mongo-java-server run by the
  * launcher in `packages/infra/java` (Java 17 and Maven found, or installed when root).
- * Null when neither can be had.
+ * Null when neither can be had. `port` (default: a free one) lets a test restart a file-backed
+ * server at the address its clients already use.
  */
-export async function startLocalMongo(storage: MongoStorage, say: Say): Promise<LocalServer | null> {
+export async function startLocalMongo(storage: MongoStorage, say: Say, port?: number): Promise<LocalServer | null> {
   const mongod = which('mongod');
-  if (mongod) return startMongod(mongod, storage);
+  if (mongod) return startMongod(mongod, storage, port ?? (await freePort()));
   const tools = await ensureJavaTools(say);
   if (!tools) return null;
-  return startMongoJavaServer(await buildLauncher(tools, say), storage);
+  return startMongoJavaServer(await buildLauncher(tools, say), storage, port ?? (await freePort()));
 }
