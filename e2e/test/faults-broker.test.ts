@@ -1,0 +1,194 @@
+import { startDisposableBroker, type BrokerHandle } from '@mkt/infra';
+import {
+  apiOf,
+  auditEvents,
+  book,
+  dayFromNow,
+  loginAdmin,
+  metric,
+  offerConsultation,
+  pool,
+  register,
+  report,
+  slotsOf,
+  topUp,
+  waitFor,
+  type Offer,
+  type Session,
+} from './fixtures';
+import { startSystem, type System } from './system';
+
+// RabbitMQ stopped while bookings, cancellations, session ends and transfers go on, then started:
+// every event is delivered, the CRM's totals and the review service's eligibility are exact, and
+// a second delivery of every event changes nothing.
+
+let broker: BrokerHandle;
+let system: System;
+beforeAll(async () => {
+  broker = await startDisposableBroker();
+  system = await startSystem({ amqpUrl: broker.url });
+}, 180_000);
+afterAll(async () => {
+  await system?.stop();
+  await broker?.stop();
+}, 60_000);
+
+const PRICE = 100;
+const BOOKINGS_PER_PAIR = 5;
+const REFUND = 40;
+
+test('a broker outage during bookings, session ends and transfers loses nothing and applies nothing twice', async () => {
+  const admin = await loginAdmin(system);
+  const sellers = await Promise.all([register(system, 'seller', 'Seller A'), register(system, 'seller', 'Seller B')]);
+  const buyers = await Promise.all([0, 1, 2, 3].map((i) => register(system, 'buyer', `Buyer ${i}`)));
+  const offers = await Promise.all(sellers.map((seller) => offerConsultation(system, seller, admin, { priceMajor: PRICE })));
+  for (const buyer of buyers) await topUp(system, buyer, 1_000);
+  const auditQueue = `${system.namespace}.test-audit.outage`;
+  const before = await auditEvents(system, { keys: ['consultation.#'], queue: auditQueue });
+  await before.close(false);
+
+  await broker.stopBroker();
+  await waitFor(
+    'the services to notice the broker is gone',
+    async () => (await fetch(`${system.processes.consultation.url}/readyz`)).status,
+    (status) => status === 503,
+  );
+
+  // Bookings: each buyer books BOOKINGS_PER_PAIR slots of each seller's consultation.
+  const date = dayFromNow(4);
+  const work: Array<{ buyer: Session; offer: Offer; slotIndex: number }> = [];
+  buyers.forEach((buyer, b) =>
+    offers.forEach((offer) => {
+      for (let k = 0; k < BOOKINGS_PER_PAIR; k += 1) work.push({ buyer, offer, slotIndex: b * BOOKINGS_PER_PAIR + k });
+    }),
+  );
+  const booked = await pool(
+    6,
+    work.map(
+      ({ buyer, offer, slotIndex }) =>
+        () =>
+          book(system, buyer, offer, slotsOf(offer, date)[slotIndex]!),
+    ),
+  );
+  expect(booked.map((res) => res.status)).toEqual(work.map(() => 200));
+  const bookingsOf = (buyer: Session, offer: Offer) =>
+    booked.filter((_, i) => work[i]!.buyer === buyer && work[i]!.offer === offer).map((res) => res.body.data);
+
+  // One cancellation with a partial refund per pair; sessions ended for every buyer of seller A
+  // and for the first two buyers of seller B.
+  const cancels: Promise<{ status: number }>[] = [];
+  const ends: Array<{ buyer: Session; offer: Offer }> = [];
+  for (const [b, buyer] of buyers.entries()) {
+    for (const [o, offer] of offers.entries()) {
+      const [first, second] = bookingsOf(buyer, offer);
+      cancels.push(
+        apiOf(system, buyer)('POST', '/consultations/bookings/cancel', {
+          bookingId: first.bookingId,
+          refundRequested: true,
+          refundAmount: REFUND,
+        }),
+      );
+      if (o === 0 || b < 2) {
+        const seller = sellers[o]!;
+        const started = await apiOf(system, seller)('POST', `/consultations/sessions/${second.sessionId}/start`, {});
+        const ended = await apiOf(system, seller)('POST', `/consultations/sessions/${second.sessionId}/end`, { sessionSummary: 'Done' });
+        expect([started.status, ended.status]).toEqual([200, 200]);
+        ends.push({ buyer, offer });
+      }
+    }
+  }
+  expect((await Promise.all(cancels)).map((res) => res.status)).toEqual(cancels.map(() => 200));
+
+  // Transfers between the buyers' wallets need no broker at all.
+  const transfers = await pool(
+    4,
+    Array.from({ length: 20 }, (_, i) => () => {
+      const from = buyers[i % buyers.length]!;
+      const to = buyers[(i + 1) % buyers.length]!;
+      return apiOf(system, from)('POST', '/v1/wallet/transfers', { toUserId: to.id, amount: 10_00, currency: 'ETB' });
+    }),
+  );
+  expect(transfers.map((res) => res.body.data?.status)).toEqual(transfers.map(() => 'Completed'));
+
+  await broker.startBroker();
+  const audit = await auditEvents(system, { keys: ['consultation.#'], queue: auditQueue });
+  const expected = {
+    confirmed: work.length,
+    cancelled: buyers.length * offers.length,
+    completed: ends.length,
+  };
+  const crmTotals = async () => {
+    const rows = new Map<string, { totalBookings: number; totalSpent: number }>();
+    for (const seller of sellers) {
+      const res = await apiOf(system, seller)('GET', `/customers/seller/${seller.id}?limit=100`);
+      for (const row of res.body.data?.customers ?? []) rows.set(`${seller.id}|${row.buyerId}`, row);
+    }
+    return rows;
+  };
+  const exact = { totalBookings: BOOKINGS_PER_PAIR - 1, totalSpent: BOOKINGS_PER_PAIR * PRICE - REFUND };
+  const allExact = (rows: Map<string, { totalBookings: number; totalSpent: number }>) =>
+    sellers.every((seller) =>
+      buyers.every((buyer) => {
+        const row = rows.get(`${seller.id}|${buyer.id}`);
+        return row?.totalBookings === exact.totalBookings && row.totalSpent === exact.totalSpent;
+      }),
+    );
+  await waitFor(
+    'every event after the broker came back',
+    async () => audit.all().length,
+    (n) => n >= expected.confirmed + expected.cancelled + expected.completed,
+    60_000,
+  );
+  const totals = await waitFor('exact CRM totals', crmTotals, allExact, 60_000);
+  const eligibility = async () =>
+    Promise.all(
+      buyers.flatMap((buyer) =>
+        offers.map(async (offer) => (await apiOf(system, buyer)('GET', `/reviews/consultation/${offer.id}/status`)).body.data?.canReview),
+      ),
+    );
+  const expectedEligibility = buyers.flatMap((buyer) =>
+    offers.map((offer) => ends.some((end) => end.buyer === buyer && end.offer === offer)),
+  );
+  await waitFor('review eligibility', eligibility, (values) => values.every((value, i) => value === expectedEligibility[i]), 30_000);
+
+  const brokerRepeats = audit.repeats();
+  // Every event once more, as a redelivery would bring it: nothing may change.
+  const crmQueue = `${system.namespace}.crm.bookings`;
+  const ackedBefore = await metric(system.processes.crm.url, 'events_consumed_total', { queue: crmQueue, outcome: 'acked' });
+  const replayed = audit.all();
+  for (const event of replayed) await audit.publish(event.type, Buffer.from(JSON.stringify(event)), event.id);
+  await waitFor(
+    'the CRM to take the repeated events',
+    () => metric(system.processes.crm.url, 'events_consumed_total', { queue: crmQueue, outcome: 'acked' }),
+    (acked) => acked >= ackedBefore + replayed.length,
+    30_000,
+  );
+  const after = await crmTotals();
+  expect(allExact(after)).toBe(true);
+  expect(await eligibility()).toEqual(expectedEligibility);
+
+  const balances = await Promise.all(buyers.map(async (buyer) => (await apiOf(system, buyer)('GET', '/v1/wallet')).body.data));
+  const delivered = {
+    confirmed: audit.ofType('consultation.booking.confirmed').length,
+    cancelled: audit.ofType('consultation.booking.cancelled').length,
+    completed: audit.ofType('consultation.session.completed').length,
+  };
+  const appliedBookings = [...totals.values()].reduce((sum, row) => sum + row.totalBookings, 0);
+  const duplicated = [...after.values()].reduce((sum, row) => sum + Math.max(0, row.totalBookings - exact.totalBookings), 0);
+  report('broker outage', {
+    sentConfirmed: expected.confirmed,
+    sentCancelled: expected.cancelled,
+    sentCompleted: expected.completed,
+    delivered: delivered.confirmed + delivered.cancelled + delivered.completed,
+    brokerRepeats,
+    appliedBookings,
+    lost: expected.confirmed + expected.cancelled + expected.completed - (delivered.confirmed + delivered.cancelled + delivered.completed),
+    replayedAgain: replayed.length,
+    duplicated,
+    transfers: transfers.length,
+  });
+  expect(delivered).toEqual(expected);
+  expect(appliedBookings).toBe(buyers.length * sellers.length * exact.totalBookings);
+  expect(balances.reduce((sum, wallet) => sum + Math.round(wallet.etbAvailableBalance * 100), 0)).toBe(buyers.length * 1_000_00);
+  await audit.close();
+}, 240_000);

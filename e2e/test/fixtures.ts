@@ -1,0 +1,276 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { DateTime } from 'luxon';
+import { call, connectAmqp, type JsonResponse } from '@mkt/infra';
+import type { System } from './system';
+
+/** What the fault and load tests share: users, a bookable consultation, money, audits, reports. */
+
+export interface Session {
+  token: string;
+  id: string;
+  ref: string;
+  email: string;
+  role: 'buyer' | 'seller' | 'admin';
+}
+
+export const ZONE = 'Africa/Addis_Ababa';
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export type Api = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<JsonResponse>;
+
+export function apiOf(system: System, session?: Pick<Session, 'token'>): Api {
+  return (method, path, body, headers) => call(system.gateway, method, path, { token: session?.token, body, headers });
+}
+
+let counter = 0;
+export async function register(system: System, role: 'buyer' | 'seller', fullName = `A ${role}`): Promise<Session> {
+  counter += 1;
+  const email = `${role}-${counter}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const res = await apiOf(system)('POST', '/v1/auth/register', { email, password: 'a long password', fullName, role });
+  if (res.status !== 200) throw new Error(`register ${role}: ${res.status} ${JSON.stringify(res.body)}`);
+  return { token: res.body.data.accessToken, id: res.body.data.user.id, ref: res.body.data.user.referenceId, email, role };
+}
+
+export async function loginAdmin(system: System): Promise<Session> {
+  const res = await apiOf(system)('POST', '/v1/auth/login', system.admin);
+  if (res.status !== 200) throw new Error(`admin login: ${res.status} ${JSON.stringify(res.body)}`);
+  const user = res.body.data.user;
+  return { token: res.body.data.accessToken, id: user.id, ref: user.referenceId, email: system.admin.email, role: 'admin' };
+}
+
+export interface Offer {
+  id: string;
+  referenceId: string;
+  ruleSetId: string;
+  sellerId: string;
+  priceMajor: number;
+  duration: number;
+  capacity: number;
+}
+
+/** A consultation open every day of the week from `from` to `to`, approved by the admin. */
+export async function offerConsultation(
+  system: System,
+  seller: Session,
+  admin: Session,
+  options: { priceMajor?: number; duration?: number; capacity?: number; from?: string; to?: string; maxBookingsPerDay?: number } = {},
+): Promise<Offer> {
+  const { priceMajor = 100, duration = 30, capacity = 1, from = '06:00:00', to = '18:00:00', maxBookingsPerDay = 1000 } = options;
+  const api = apiOf(system, seller);
+  const ruleSet = await api('POST', '/consultations/availability-rule-sets/rule-sets', {
+    name: 'Every day',
+    timezone: ZONE,
+    metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay },
+    availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
+      type: 'weekly',
+      weekday,
+      intervals: [{ start_time: from, end_time: to, enabled: true }],
+    })),
+  });
+  const pricing = await api('POST', '/consultations/pricing', { basePrice: priceMajor, currency: 'ETB' });
+  const consultation = await api('POST', '/consultations', {
+    title: `Consultation ${Math.random().toString(36).slice(2, 8)}`,
+    duration,
+    sessionType: capacity === 1 ? 'OneToOne' : 'Group',
+    maxCapacity: capacity,
+    deliveryMode: 'Online',
+    timezone: ZONE,
+    language: 'English',
+    category: 'Business',
+    ruleSetId: ruleSet.body.data?.id,
+    pricingId: pricing.body.data?.id,
+  });
+  if (consultation.status !== 200) throw new Error(`consultation: ${consultation.status} ${JSON.stringify(consultation.body)}`);
+  const approved = await apiOf(system, admin)('POST', `/consultations/${consultation.body.data.id}/approve`);
+  if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
+  return {
+    id: consultation.body.data.id,
+    referenceId: consultation.body.data.referenceId,
+    ruleSetId: ruleSet.body.data.id,
+    sellerId: seller.id,
+    priceMajor,
+    duration,
+    capacity,
+  };
+}
+
+/** `YYYY-MM-DD` in the consultations' zone, `days` from today. */
+export function dayFromNow(days: number): string {
+  return DateTime.now().setZone(ZONE).plus({ days }).toFormat('yyyy-MM-dd');
+}
+
+export interface Slot {
+  date: string;
+  startTime: string;
+  endTime: string;
+}
+
+/** Every slot of a day (free or not), from the rule set's hours and the duration. */
+export function slotsOf(offer: Offer, date: string, from = '06:00', to = '18:00'): Slot[] {
+  const slots: Slot[] = [];
+  let at = DateTime.fromFormat(`${date} ${from}`, 'yyyy-MM-dd HH:mm', { zone: ZONE });
+  const end = DateTime.fromFormat(`${date} ${to}`, 'yyyy-MM-dd HH:mm', { zone: ZONE });
+  while (at.plus({ minutes: offer.duration }) <= end) {
+    slots.push({ date, startTime: at.toFormat('HH:mm'), endTime: at.plus({ minutes: offer.duration }).toFormat('HH:mm') });
+    at = at.plus({ minutes: offer.duration });
+  }
+  return slots;
+}
+
+export function book(system: System, buyer: Session, offer: Offer, slot: Slot): Promise<JsonResponse> {
+  return apiOf(system, buyer)('POST', '/consultations/bookings', {
+    SellerId: offer.sellerId,
+    consultationId: offer.id,
+    ruleSetId: offer.ruleSetId,
+    date: slot.date,
+    startTime: slot.startTime,
+    endTime: slot.endTime,
+    participants: [{ fullName: 'A buyer', email: buyer.email, phone: '+251911223344' }],
+    subTotal: offer.priceMajor,
+    totalAmount: offer.priceMajor,
+    currency: 'ETB',
+  });
+}
+
+/** A top-up paid through the sandbox hosted checkout; resolves with its reference. */
+export async function topUp(system: System, user: Session, amountMajor: number): Promise<string> {
+  const created = await apiOf(system, user)('POST', `/wallets/users/${user.ref}/topup`, {
+    amount: amountMajor,
+    paymentMethod: 'Chapa',
+    redirectUrl: 'http://localhost:3000/done',
+  });
+  if (created.status !== 200) throw new Error(`top-up: ${created.status} ${JSON.stringify(created.body)}`);
+  const link = new URL(created.body.data.paymentUrl);
+  const paid = await fetch(`${system.gateway}${link.pathname}/pay`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: link.searchParams.get('token')! }).toString(),
+  });
+  if (paid.status !== 303 || !paid.headers.get('location')?.includes('status=Completed'))
+    throw new Error(`checkout pay: ${paid.status} ${paid.headers.get('location')}`);
+  return created.body.data.referenceId ?? link.pathname.split('/').pop()!;
+}
+
+export interface AuditedEvent {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * A queue of the test's own, bound to the system's exchange: every event published, with how
+ * often it arrived (the bus is at least once, so a repeat is allowed here; consumers dedupe).
+ */
+export async function auditEvents(system: System, options: { keys?: string[]; queue?: string } = {}) {
+  const keys = options.keys ?? ['#'];
+  const connection = await connectAmqp(system.amqpUrl);
+  const channel = await connection.createChannel();
+  const exchange = `${system.namespace}.marketplace.events`;
+  const queue = options.queue ?? `${system.namespace}.test-audit.${Math.random().toString(36).slice(2, 8)}`;
+  await channel.assertExchange(exchange, 'topic', { durable: true });
+  await channel.assertQueue(queue, { durable: true });
+  for (const key of keys) await channel.bindQueue(queue, exchange, key);
+  const seen = new Map<string, AuditedEvent & { deliveries: number }>();
+  await channel.consume(queue, (msg) => {
+    if (!msg) return;
+    const event = JSON.parse(msg.content.toString()) as AuditedEvent;
+    const known = seen.get(event.id);
+    if (known) known.deliveries += 1;
+    else seen.set(event.id, { ...event, deliveries: 1 });
+    channel.ack(msg);
+  });
+  return {
+    /** Distinct events by type. */
+    ofType: (type: string) => [...seen.values()].filter((event) => event.type === type),
+    all: () => [...seen.values()],
+    /** Deliveries beyond the first of each event (broker-level repeats). */
+    repeats: () => [...seen.values()].reduce((sum, event) => sum + event.deliveries - 1, 0),
+    /** Publishes raw bytes to the system's exchange (a duplicate, a poison message). */
+    publish: (routingKey: string, content: Buffer, messageId?: string) =>
+      new Promise<void>((resolve, reject) => {
+        void (async () => {
+          const confirm = await connection.createConfirmChannel();
+          confirm.publish(exchange, routingKey, content, { persistent: true, messageId, contentType: 'application/json' }, (err) =>
+            err ? reject(err) : resolve(),
+          );
+          await confirm.waitForConfirms();
+          await confirm.close();
+        })().catch(reject);
+      }),
+    queue,
+    /** Closes the connection; the queue stays (and keeps collecting) unless `remove`. */
+    close: async (remove = true) => {
+      if (remove) await channel.deleteQueue(queue).catch(() => undefined);
+      await connection.close().catch(() => undefined);
+    },
+  };
+}
+
+/** A counter of a process's Prometheus `/metrics`, summed over the series whose labels match. */
+export async function metric(url: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const res = await fetch(`${url}/metrics`).catch(() => null);
+  if (!res || res.status !== 200) return NaN;
+  const text = await res.text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+/** Waits for a condition with a deadline; throws with `what` when it does not come. */
+export async function waitFor<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await probe().catch(() => last);
+    if (last !== undefined && done(last)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await sleep(100);
+  }
+}
+
+/** Runs `tasks` with at most `concurrency` at once; results in order. */
+export async function pool<T>(concurrency: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, tasks.length) }, async () => {
+      while (next < tasks.length) {
+        const index = next++;
+        results[index] = await tasks[index]!();
+      }
+    }),
+  );
+  return results;
+}
+
+/** The numbers a fault test checked, one line in the test output (and the CI log). */
+export function report(test: string, numbers: Record<string, number | string>): void {
+  const line = Object.entries(numbers)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(' ');
+  process.stdout.write(`[reliability] ${test}: ${line}\n`);
+}
+
+interface Collection {
+  find: (filter?: object) => { toArray: () => Promise<Array<Record<string, unknown>>> };
+  countDocuments: (filter?: object) => Promise<number>;
+}
+
+/**
+ * Read-only access to a service's database for the invariants no API shows (ledger entries,
+ * slot places). The e2e package has no MongoDB driver of its own: it borrows kit's mongoose.
+ */
+export async function openDatabase(url: string, dbName: string) {
+  const mongoose = createRequire(join(__dirname, '..', '..', 'packages', 'kit', 'package.json'))('mongoose');
+  const connection = await mongoose.createConnection(url, { dbName, serverSelectionTimeoutMS: 5_000 }).asPromise();
+  return {
+    collection: (name: string) => connection.db.collection(name) as Collection,
+    close: () => connection.close() as Promise<void>,
+  };
+}
