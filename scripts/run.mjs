@@ -178,6 +178,9 @@ else if (mode === 'env') {
   const keys = devKeys();
   console.log(`JWT_PRIVATE_KEY=${JSON.stringify(keys.privateKey)}`);
   console.log(`JWT_PUBLIC_KEY=${JSON.stringify(keys.publicKey)}`);
+  // A laptop's choice, written out so compose never runs the sandbox silently (its Pay button creates money).
+  console.log('PAYMENT_PROVIDER=sandbox');
+  console.log('ALLOW_SANDBOX_PAYMENTS=true');
 } else {
   console.error('usage: node scripts/run.mjs start|test|lint|env [jest arguments]');
   process.exit(2);

@@ -107,6 +107,32 @@ describe('the overlays differ where they should', () => {
   });
 });
 
+describe('payments are never a silent sandbox (issue 12)', () => {
+  const config = (overlay: string) =>
+    rendered[overlay]!.objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'marketplace-config') as
+      { data: Record<string, string> } | undefined;
+
+  test('prod pays through Chapa, with the sandbox refused; only dev allows the sandbox', () => {
+    expect(config('prod')!.data).toMatchObject({ PAYMENT_PROVIDER: 'chapa', ALLOW_SANDBOX_PAYMENTS: 'false' });
+    expect(config('prod')!.data.CHECKOUT_REDIRECT_ORIGINS).toMatch(/^https:\/\//);
+    expect(config('dev')!.data).toMatchObject({ PAYMENT_PROVIDER: 'sandbox', ALLOW_SANDBOX_PAYMENTS: 'true' });
+    const wallet = byKind('prod', 'Deployment').find((d) => d.metadata.name === 'wallet')!;
+    const env = wallet.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>;
+    expect(env.find((e) => e.name === 'NODE_ENV')?.value).toBe('production');
+    expect(env.map((e) => e.name)).toEqual(expect.arrayContaining(['PAYMENT_PROVIDER', 'CHAPA_SECRET_KEY', 'CHAPA_WEBHOOK_SECRET']));
+  });
+
+  test('compose runs the wallet in production with the provider named by whoever starts it', () => {
+    const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { environment: Record<string, string> }>;
+    };
+    const env = compose.services.wallet!.environment;
+    expect(env.NODE_ENV).toBe('production');
+    expect(env.PAYMENT_PROVIDER).toMatch(/^\$\{PAYMENT_PROVIDER:\?/);
+    expect(env.ALLOW_SANDBOX_PAYMENTS).toBe('${ALLOW_SANDBOX_PAYMENTS:-false}');
+  });
+});
+
 describe('docker-compose.yml', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };

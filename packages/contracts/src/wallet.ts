@@ -102,12 +102,24 @@ export const PayoutCreated = z.object({
 });
 export type PayoutCreated = z.infer<typeof PayoutCreated>;
 
+/** One move of a payout: who made it, when, and with which notes (the audit trail). */
+export const PayoutHistoryItem = z.object({
+  action: z.string(),
+  from: z.string().nullable(),
+  to: z.string(),
+  byUserId: z.string(),
+  byRole: z.string(),
+  at: z.string(),
+  notes: z.string().nullable(),
+});
+
 export const PayoutStatusView = z.object({
   referenceId: z.string(),
   requestedAmount: z.string(),
   status: PayoutStatus,
   processedAt: z.string().nullable(),
   adminNotes: z.string().nullable(),
+  history: z.array(PayoutHistoryItem),
 });
 export type PayoutStatusView = z.infer<typeof PayoutStatusView>;
 

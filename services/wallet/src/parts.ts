@@ -34,7 +34,14 @@ export function assembleWallet(config: Readonly<WalletConfig>, outbox: OutboxRel
   const provider = paymentProvider(config);
   const limits = new Limits({ daily: config.LIMIT_DAILY, weekly: config.LIMIT_WEEKLY, monthly: config.LIMIT_MONTHLY });
   const topUps = new TopUps(
-    { referencePrefix: config.REF_PREFIX, expiryMinutes: config.TOPUP_EXPIRY_MINUTES, publicUrl: config.PUBLIC_URL },
+    {
+      referencePrefix: config.REF_PREFIX,
+      expiryMinutes: config.TOPUP_EXPIRY_MINUTES,
+      publicUrl: config.PUBLIC_URL,
+      maxAmountMinor: config.TOPUP_MAX_AMOUNT,
+      ceilingMinor: config.WALLET_BALANCE_CEILING,
+      redirectOrigins: config.CHECKOUT_REDIRECT_ORIGINS,
+    },
     provider,
     limits,
     outbox,
@@ -42,7 +49,11 @@ export function assembleWallet(config: Readonly<WalletConfig>, outbox: OutboxRel
     log,
   );
   const payouts = new Payouts(config.REF_PREFIX, limits, outbox, ledger, log);
-  const transfers = new Transfers(config.REF_PREFIX, ledger, log);
+  const transfers = new Transfers(
+    { referencePrefix: config.REF_PREFIX, maxAmountMinor: config.TRANSFER_MAX_AMOUNT, ceilingMinor: config.WALLET_BALANCE_CEILING },
+    ledger,
+    log,
+  );
   const sweep = async () => {
     const steps = [
       () => topUps.reconcile(),

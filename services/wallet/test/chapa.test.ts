@@ -92,7 +92,7 @@ describe('the Chapa provider', () => {
       amount: '200.00',
       currency: 'ETB',
       callback_url: 'http://localhost:8080/wallets/webhooks/chapa',
-      return_url: `http://localhost:8080/wallets/checkout/${reference}/return`,
+      return_url: expect.stringMatching(new RegExp(`^http://localhost:8080/wallets/checkout/${reference}/return\\?token=[\\w-]{32,}$`)),
     });
   });
 
@@ -141,10 +141,21 @@ describe('the Chapa provider', () => {
     expect(await balancesOf(user)).toEqual({ available: 20000, held: 0 });
   });
 
-  test('the return address sends the payer on to the client with the status', async () => {
+  test('the return address needs its token and sends the payer on to the client with the status', async () => {
     const { reference } = await chapaTopUp();
-    const res = await fetch(`${wallet.url}/wallets/checkout/${reference}/return`, { redirect: 'manual' });
+    const returnUrl = new URL(String(initialized.find((body) => body.tx_ref === reference)!.return_url));
+    expect(`${returnUrl.origin}${returnUrl.pathname}`).toBe(`http://localhost:8080/wallets/checkout/${reference}/return`);
+    const token = returnUrl.searchParams.get('token')!;
+    expect(token.length).toBeGreaterThanOrEqual(32);
+    const back = (query: string) => fetch(`${wallet.url}/wallets/checkout/${reference}/return${query}`, { redirect: 'manual' });
+    const res = await back(`?token=${token}`);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(`https://shop.example/back?status=Processing&reference=${reference}`);
+    for (const query of ['', '?token=', '?token=forged-token-of-some-length']) {
+      const refused = await back(query);
+      expect(refused.status).toBe(404);
+      expect(refused.headers.get('location')).toBeNull();
+      expect(await refused.text()).not.toContain('Processing');
+    }
   });
 });

@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { newReference, newUuid } from '@mkt/contracts';
-import { startComponent, stopRuntime, type Bus, type OutboxRelay } from '@mkt/kit';
+import { startComponent, stopRuntime, type Bus, type Logger, type OutboxRelay } from '@mkt/kit';
 import { makeKeyPair, signTestToken, testServers, uniqueName, type KeyPair, type TestUser } from '@mkt/infra';
 import { walletService } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
@@ -32,13 +32,14 @@ function baseEnv(): Record<string, string> {
     LIMIT_DAILY: '10000',
     LIMIT_WEEKLY: '10000',
     LIMIT_MONTHLY: '10000',
+    CHECKOUT_REDIRECT_ORIGINS: 'https://shop.example',
   };
 }
 
 /** The wallet as main.ts composes it (its consumers and sweeps left to the tests), on a free port. */
-export async function startWallet(env: Record<string, string> = {}): Promise<WalletApp> {
+export async function startWallet(env: Record<string, string> = {}, logger: Logger = log): Promise<WalletApp> {
   const config = loadConfig({ ...baseEnv(), ...env });
-  const wallet = walletService(config, log);
+  const wallet = walletService(config, logger);
   const started = await startComponent(wallet.options, uniqueName('wallet'));
   const { bus, outbox } = started.runtime;
   return { url: started.url, config, parts: wallet.parts(), bus, outbox, close: () => stopRuntime(started) };

@@ -45,6 +45,7 @@ describe('POST /wallets/users/:ref/payout-request', () => {
       status: 'Pending',
       processedAt: null,
       adminNotes: null,
+      history: [expect.objectContaining({ action: 'request', to: 'Pending', byUserId: user.id })],
     });
   });
 

@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import type { IntegrationEvent, PaymentMethod, PayoutStatus, TopUpStatus } from '@mkt/contracts';
-import { pendingEventsField } from '@mkt/kit';
+import { freeFormArrayField, pendingEventsField } from '@mkt/kit';
 
 /** A wallet step a record still owes (applied to the wallet, or about to be). */
 export type StepState = 'none' | 'pending' | 'done';
@@ -19,6 +19,8 @@ export interface TopUpDoc {
   redirectUrl: string;
   notes: string | null;
   checkoutTokenHash: string | null;
+  /** Hash of the token in the provider's return address (kept after completion). */
+  returnTokenHash: string | null;
   expiresAt: Date;
   completedAt: Date | null;
   credit: StepState;
@@ -42,6 +44,7 @@ const topUpSchema = new Schema<TopUpDoc>(
     redirectUrl: { type: String, required: true },
     notes: { type: String, default: null },
     checkoutTokenHash: { type: String, default: null },
+    returnTokenHash: { type: String, default: null },
     expiresAt: { type: Date, required: true },
     completedAt: { type: Date, default: null },
     credit: { type: String, default: 'none', index: true },
@@ -50,6 +53,16 @@ const topUpSchema = new Schema<TopUpDoc>(
   { timestamps: true, versionKey: false },
 );
 export const TopUp = mongoose.model<TopUpDoc>('TopUp', topUpSchema, 'topups');
+
+export interface PayoutHistoryEntry {
+  action: string;
+  from: string | null;
+  to: string;
+  byUserId: string;
+  byRole: string;
+  at: Date;
+  notes: string | null;
+}
 
 export interface PayoutDoc {
   _id: string;
@@ -68,6 +81,9 @@ export interface PayoutDoc {
   /** The hold taken at creation, and the release or settlement at the end. */
   hold: StepState;
   finish: StepState;
+  /** Who asked for it (always the owner), and every move since: the audit trail. */
+  requestedBy: string | null;
+  history: PayoutHistoryEntry[];
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
@@ -90,6 +106,8 @@ const payoutSchema = new Schema<PayoutDoc>(
     processedAt: { type: Date, default: null },
     hold: { type: String, default: 'pending', index: true },
     finish: { type: String, default: 'none', index: true },
+    requestedBy: { type: String, default: null },
+    history: freeFormArrayField,
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },

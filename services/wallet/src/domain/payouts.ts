@@ -3,7 +3,8 @@ import { formatMinor, makeEvent, newReference, type CreatePayoutBody, type Payou
 import { Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { LedgerRelay } from '../db/ledger-relay';
 import { Payout, type PayoutDoc } from '../db/records.model';
-import { assertOwnerOrAdmin, walletForPath } from './access';
+import { assertOwnerOrAdmin } from './access';
+import { openWallet } from '../db/wallet.model';
 import { accountNumberFits, activeBank } from './banks';
 import type { Limits } from './limits.service';
 import { holdOutcomeDeltas, payoutTransition, type PayoutMove } from './payout-states';
@@ -24,6 +25,11 @@ function statusEvent(
   );
 }
 
+/** One line of a payout's audit trail: who did what, when, with which notes. */
+function historyEntry(user: AuthenticatedUser, action: PayoutMove | 'request', from: string | null, to: string, notes: string | undefined) {
+  return { action, from, to, byUserId: user.id, byRole: user.role, at: new Date(), notes: notes ?? null };
+}
+
 /** Payout requests: the amount is held at creation and released or paid out at the end. */
 export class Payouts {
   constructor(
@@ -38,7 +44,9 @@ export class Payouts {
     const bank = activeBank(body.bankCode);
     if (!bank) throw new UnknownBank();
     if (!accountNumberFits(bank, body.accountNumber)) throw new BadAccountNumber(bank.account_length);
-    const wallet = await walletForPath(user, userRef, this.referencePrefix);
+    // Only the owner asks for their money: an admin cannot request a payout from someone's wallet.
+    if (user.ref !== userRef) throw new Forbidden('Only the wallet’s owner requests a payout');
+    const wallet = await openWallet(user.id, user.ref, this.referencePrefix);
     if (wallet.availableMinor < body.amount) throw new InsufficientFunds();
     const release = await this.limits.reserve(wallet.userId);
     const id = randomUUID();
@@ -61,6 +69,8 @@ export class Payouts {
           reason: body.reason,
           status: 'Pending',
           hold: 'pending',
+          requestedBy: user.id,
+          history: [historyEntry(user, 'request', null, 'Pending', undefined)],
           pendingEvents: [statusEvent(fields, 'Pending', correlationId)],
         })
       ).toObject();
@@ -96,6 +106,7 @@ export class Payouts {
       status: payout.status,
       processedAt: payout.processedAt?.toISOString() ?? null,
       adminNotes: payout.adminNotes,
+      history: (payout.history ?? []).map((entry) => ({ ...entry, at: entry.at.toISOString() })),
     };
   }
 
@@ -110,6 +121,9 @@ export class Payouts {
     const payout = await this.find(referenceId);
     if (move === 'cancel') assertOwnerOrAdmin(user, payout.userId);
     else if (user.role !== 'admin') throw new Forbidden('Only an admin moves payout requests');
+    // Four eyes: an admin never moves a payout of their own wallet.
+    else if (user.id === payout.userId || user.id === payout.requestedBy)
+      throw new Forbidden('Another admin must move a payout you requested');
     const transition = payoutTransition(move, payout.status);
     if (!transition) throw new InvalidState(`A ${payout.status} payout request cannot be moved by ${move}`);
     const set: Record<string, unknown> = { status: transition.to };
@@ -118,11 +132,20 @@ export class Payouts {
     if (adminNotes !== undefined && move !== 'cancel') set.adminNotes = adminNotes;
     const moved = await Payout.findOneAndUpdate(
       { _id: payout._id, status: transition.from, hold: 'done' },
-      { $set: set, $push: { pendingEvents: statusEvent(payout, transition.to, correlationId) } },
+      {
+        $set: set,
+        $push: {
+          pendingEvents: statusEvent(payout, transition.to, correlationId),
+          history: historyEntry(user, move, transition.from, transition.to, adminNotes),
+        },
+      },
       { new: true },
     ).lean<PayoutDoc>();
     if (!moved) throw new InvalidState(`The payout request is no longer ${transition.from}`);
-    this.log.info({ payoutId: moved._id, move, status: moved.status }, 'payout moved');
+    this.log.info(
+      { payoutId: moved._id, move, from: transition.from, status: moved.status, byUserId: user.id, byRole: user.role, notes: adminNotes },
+      'payout moved',
+    );
     if (moved.finish === 'pending') await this.finish(moved);
     void this.outbox.flush(Payout, moved._id);
     return moved;

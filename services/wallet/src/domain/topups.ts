@@ -1,4 +1,4 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import {
   makeEvent,
   minorToMajor,
@@ -11,23 +11,33 @@ import {
 import { NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { LedgerRelay } from '../db/ledger-relay';
 import { TopUp, type TopUpDoc } from '../db/records.model';
+import { Wallet, type WalletDoc } from '../db/wallet.model';
 import type { PaymentProvider } from '../payments/provider';
 import { assertOwnerOrAdmin, walletForPath } from './access';
 import type { Limits } from './limits.service';
+import { redirectAllowed } from './redirects';
+import { AmountTooLarge, BalanceCeilingExceeded, RedirectNotAllowed } from './wallet.errors';
 import { runWalletStep } from './wallet-step';
 
 export interface TopUpSettings {
   referencePrefix: string;
   expiryMinutes: number;
   publicUrl: string;
+  maxAmountMinor: number;
+  ceilingMinor: number;
+  redirectOrigins: readonly string[];
 }
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
-function tokenMatches(topUp: TopUpDoc, token: string): boolean {
-  if (!topUp.checkoutTokenHash) return false;
-  return timingSafeEqual(Buffer.from(topUp.checkoutTokenHash, 'hex'), Buffer.from(hashToken(token), 'hex'));
+function hashMatches(hash: string | null | undefined, token: string): boolean {
+  if (!hash) return false;
+  return timingSafeEqual(Buffer.from(hash, 'hex'), Buffer.from(hashToken(token), 'hex'));
 }
+
+/** Where the payer goes after the provider's page: on to the client, or a page of ours. */
+export type ReturnTarget =
+  { kind: 'redirect'; url: string; status: TopUpStatus } | { kind: 'page'; status: TopUpStatus } | { kind: 'unknown' };
 
 export type CheckoutLookup =
   { kind: 'open'; topUp: TopUpDoc } | { kind: 'unknown' } | { kind: 'used'; status: TopUpStatus } | { kind: 'expired' };
@@ -44,18 +54,24 @@ export class TopUps {
   ) {}
 
   async create(user: AuthenticatedUser, userRef: string, body: CreateTopUpBody): Promise<TopUpCreated> {
+    if (body.amount > this.settings.maxAmountMinor) throw new AmountTooLarge(this.settings.maxAmountMinor);
+    if (!redirectAllowed(body.redirectUrl, this.settings.redirectOrigins)) throw new RedirectNotAllowed();
     const wallet = await walletForPath(user, userRef, this.settings.referencePrefix);
+    if (!this.fits(wallet, body.amount)) throw new BalanceCeilingExceeded();
     const release = await this.limits.reserve(wallet.userId);
     try {
       const id = randomUUID();
       const referenceId = newReference('TOP-UP', this.settings.referencePrefix);
+      // The return address carries its own token: it outlives the checkout token (the payer
+      // comes back after paying) and only whoever had the payment link knows it.
+      const returnToken = randomBytes(24).toString('base64url');
       const session = await this.provider.initialize({
         referenceId,
         amountMinor: body.amount,
         currency: wallet.currency,
         email: user.email,
         fullName: user.name,
-        returnUrl: `${this.settings.publicUrl}/wallets/checkout/${referenceId}/return`,
+        returnUrl: `${this.settings.publicUrl}/wallets/checkout/${referenceId}/return?token=${returnToken}`,
       });
       const topUp = await TopUp.create({
         _id: id,
@@ -71,6 +87,7 @@ export class TopUps {
         redirectUrl: body.redirectUrl,
         notes: body.notes ?? null,
         checkoutTokenHash: session.checkoutToken ? hashToken(session.checkoutToken) : null,
+        returnTokenHash: hashToken(returnToken),
         expiresAt: new Date(Date.now() + this.settings.expiryMinutes * 60_000),
       });
       this.log.info({ topUpId: id, referenceId, amountMinor: body.amount }, 'top-up created');
@@ -107,9 +124,35 @@ export class TopUps {
     const topUp = await TopUp.findOne({ referenceId }).lean<TopUpDoc>();
     if (!topUp || topUp.provider !== 'sandbox') return { kind: 'unknown' };
     if (topUp.status !== 'Processing') return topUp.status === 'Expired' ? { kind: 'expired' } : { kind: 'used', status: topUp.status };
-    if (!tokenMatches(topUp, token)) return { kind: 'unknown' };
+    if (!hashMatches(topUp.checkoutTokenHash, token)) return { kind: 'unknown' };
     if (topUp.expiresAt.getTime() <= Date.now()) return { kind: 'expired' };
     return { kind: 'open', topUp };
+  }
+
+  /**
+   * The sandbox's Pay button: a payment that would take the wallet past its ceiling is refused
+   * (Failed) before anything is credited; otherwise the top-up completes.
+   */
+  async payInSandbox(topUp: TopUpDoc, correlationId: string): Promise<void> {
+    const wallet = await Wallet.findById(topUp.walletId).lean<WalletDoc>();
+    if (!wallet || !this.fits(wallet, topUp.amountMinor)) {
+      this.log.warn({ topUpId: topUp._id }, 'top-up refused: the balance would pass its ceiling');
+      await this.end(topUp._id, 'Failed');
+      return;
+    }
+    await this.complete(topUp._id, correlationId);
+  }
+
+  /** Where `/return` sends the payer: only with the return token, only to an allowed origin. */
+  async returnTarget(referenceId: string, token: string | undefined): Promise<ReturnTarget> {
+    const topUp = await TopUp.findOne({ referenceId }).lean<TopUpDoc>();
+    if (!topUp || !token || !hashMatches(topUp.returnTokenHash, token)) return { kind: 'unknown' };
+    if (!redirectAllowed(topUp.redirectUrl, this.settings.redirectOrigins)) return { kind: 'page', status: topUp.status };
+    return { kind: 'redirect', url: topUp.redirectUrl, status: topUp.status };
+  }
+
+  private fits(wallet: Pick<WalletDoc, 'availableMinor' | 'heldMinor'>, amountMinor: number): boolean {
+    return wallet.availableMinor + wallet.heldMinor + amountMinor <= this.settings.ceilingMinor;
   }
 
   /**
@@ -141,8 +184,16 @@ export class TopUps {
     ).lean<TopUpDoc>();
     if (!completed) return TopUp.findById(topUpId).lean<TopUpDoc>();
     this.log.info({ topUpId, amountMinor: completed.amountMinor }, 'top-up completed');
-    await this.credit(completed);
     void this.outbox.flush(TopUp, topUpId);
+    try {
+      await this.credit(completed);
+    } catch (err) {
+      if (!(err instanceof BalanceCeilingExceeded)) throw err;
+      // Paid at the provider but no room in the wallet: the credit stays owed and the sweep
+      // retries it (after a payout makes room); never dropped, never over the ceiling.
+      this.log.error({ topUpId, amountMinor: completed.amountMinor }, 'top-up credit waits: the balance would pass its ceiling');
+      return completed;
+    }
     return { ...completed, credit: 'done' };
   }
 
@@ -159,6 +210,7 @@ export class TopUps {
       availableDeltaMinor: topUp.amountMinor,
       heldDeltaMinor: 0,
       reference: topUp.referenceId,
+      ceilingMinor: this.settings.ceilingMinor,
     };
     await runWalletStep(this.ledger, topUp.walletId, op, () =>
       TopUp.updateOne({ _id: topUp._id, credit: 'pending' }, { $set: { credit: 'done' } }),
@@ -186,7 +238,12 @@ export class TopUps {
 
   /** Credits what a crash left, asks the provider about old Processing ones, expires the abandoned. */
   async reconcile(now = new Date()): Promise<void> {
-    for (const topUp of await TopUp.find({ credit: 'pending' }).limit(100).lean<TopUpDoc[]>()) await this.credit(topUp);
+    for (const topUp of await TopUp.find({ credit: 'pending' }).limit(100).lean<TopUpDoc[]>()) {
+      await this.credit(topUp).catch((err: unknown) => {
+        if (!(err instanceof BalanceCeilingExceeded)) throw err;
+        this.log.error({ topUpId: topUp._id }, 'top-up credit still waits: the balance would pass its ceiling');
+      });
+    }
     const stale = await TopUp.find({ status: 'Processing', createdAt: { $lt: new Date(now.getTime() - 60_000) } })
       .limit(100)
       .lean<TopUpDoc[]>();

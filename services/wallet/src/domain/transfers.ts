@@ -4,7 +4,7 @@ import { BadRequest, NotFound, type AuthenticatedUser, type Logger } from '@mkt/
 import type { LedgerRelay } from '../db/ledger-relay';
 import { Transfer, type TransferDoc } from '../db/records.model';
 import { openWallet, Wallet, type WalletDoc } from '../db/wallet.model';
-import { CurrencyMismatch, InsufficientFunds } from './wallet.errors';
+import { AmountTooLarge, BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
 import { runWalletStep } from './wallet-step';
 
 const RESUME_GRACE_MS = 10_000;
@@ -27,20 +27,35 @@ export function toTransferView(transfer: TransferDoc): TransferView {
  * record after it is applied. A crash between them leaves the record Pending or Debited, and
  * `resume` carries it on; money is never created (no credit without its debit) nor lost.
  */
+export interface TransferSettings {
+  referencePrefix: string;
+  maxAmountMinor: number;
+  ceilingMinor: number;
+}
+
 export class Transfers {
   constructor(
-    private readonly referencePrefix: string,
+    private readonly settings: TransferSettings,
     private readonly ledger: LedgerRelay,
     private readonly log: Logger,
   ) {}
 
+  private get referencePrefix(): string {
+    return this.settings.referencePrefix;
+  }
+
   async create(user: AuthenticatedUser, body: CreateTransferBody): Promise<TransferDoc> {
     if (body.toUserId === user.id) throw new BadRequest('A transfer goes to another user', 'toUserId');
+    if (body.amount > this.settings.maxAmountMinor) throw new AmountTooLarge(this.settings.maxAmountMinor);
     const from = await openWallet(user.id, user.ref, this.referencePrefix);
     if (from.currency !== body.currency) throw new CurrencyMismatch(from.currency);
     const to = await Wallet.findOne({ userId: body.toUserId }).lean<WalletDoc>();
     if (!to) throw new NotFound('Recipient wallet');
     if (to.currency !== body.currency) throw new CurrencyMismatch(to.currency);
+    // Checked before any money moves; the credit's own guard still holds under a race, and a
+    // credit that then finds no room stays owed (Debited) until the sweep can apply it.
+    if (to.availableMinor + to.heldMinor + body.amount > this.settings.ceilingMinor)
+      throw new BalanceCeilingExceeded('The recipient’s balance would pass its ceiling');
     const transfer = await Transfer.create({
       _id: randomUUID(),
       fromWalletId: from._id,
@@ -82,6 +97,7 @@ export class Transfers {
       availableDeltaMinor: transfer.amountMinor,
       heldDeltaMinor: 0,
       reference: transfer._id,
+      ceilingMinor: this.settings.ceilingMinor,
     };
     const completedAt = new Date();
     await runWalletStep(this.ledger, transfer.toWalletId, op, () =>
@@ -109,6 +125,13 @@ export class Transfers {
 
   private async carryOn(transfer: TransferDoc): Promise<TransferDoc> {
     const debited = transfer.status === 'Pending' ? await this.debit(transfer) : transfer;
-    return debited.status === 'Debited' ? this.credit(debited) : debited;
+    if (debited.status !== 'Debited') return debited;
+    try {
+      return await this.credit(debited);
+    } catch (err) {
+      if (!(err instanceof BalanceCeilingExceeded)) throw err;
+      this.log.error({ transferId: transfer._id }, 'transfer credit waits: the recipient’s balance would pass its ceiling');
+      return debited;
+    }
   }
 }

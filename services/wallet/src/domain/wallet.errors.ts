@@ -7,6 +7,25 @@ export class InsufficientFunds extends RuleViolation {
   }
 }
 
+/** A credit that would take a wallet past its balance ceiling (or an amount over a maximum). */
+export class BalanceCeilingExceeded extends RuleViolation {
+  constructor(message = 'The wallet balance would pass its ceiling', path = 'amount') {
+    super('balance_limit_exceeded', message, path);
+  }
+}
+
+export class AmountTooLarge extends RuleViolation {
+  constructor(maxMinor: number) {
+    super('amount_too_large', `The amount is more than the maximum of ${(maxMinor / 100).toFixed(2)}`, 'amount');
+  }
+}
+
+export class RedirectNotAllowed extends BadRequest {
+  constructor() {
+    super('redirectUrl must be on an allowed origin (CHECKOUT_REDIRECT_ORIGINS)', 'redirectUrl');
+  }
+}
+
 export class CurrencyMismatch extends RuleViolation {
   constructor(expected: string) {
     super('currency_mismatch', `The wallet holds ${expected}`, 'currency');

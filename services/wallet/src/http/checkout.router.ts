@@ -1,4 +1,5 @@
 import express, { Router, type Response } from 'express';
+import { z } from 'zod';
 import { CheckoutForm, CheckoutQuery, TopUpRefParams } from '@mkt/contracts';
 import { correlationIdOf, Unauthenticated, validate } from '@mkt/kit';
 import type { TopUps, CheckoutLookup } from '../domain/topups';
@@ -6,6 +7,8 @@ import { checkoutMessagePage, checkoutPage } from '../payments/checkout-page';
 import type { PaymentProvider } from '../payments/provider';
 
 const CheckoutParams = TopUpRefParams;
+/** The provider may add its own parameters; a missing or empty token is simply not a match. */
+const ReturnQuery = z.object({ token: z.string().max(200).optional() });
 
 function redirectBack(res: Response, redirectUrl: string, status: string, reference: string): void {
   const target = new URL(redirectUrl);
@@ -57,7 +60,7 @@ export function checkoutRouter(topUps: TopUps, provider: PaymentProvider, mercha
         const lookup = await topUps.checkout(res.locals.params.walletReferenceId, res.locals.body.token);
         if (lookup.kind !== 'open') return closedPage(res, lookup);
         const { topUp } = lookup;
-        if (action === 'pay') await topUps.complete(topUp._id, correlationIdOf(req));
+        if (action === 'pay') await topUps.payInSandbox(topUp, correlationIdOf(req));
         else await topUps.end(topUp._id, 'Cancelled');
         const after = await topUps.find(topUp.referenceId);
         redirectBack(res, topUp.redirectUrl, after.status, topUp.referenceId);
@@ -65,10 +68,17 @@ export function checkoutRouter(topUps: TopUps, provider: PaymentProvider, mercha
     );
   }
 
-  // Where a provider's page sends the payer back: on to the client's redirectUrl.
-  router.get('/checkout/:walletReferenceId/return', validate({ params: CheckoutParams }), async (_req, res) => {
-    const topUp = await topUps.find(res.locals.params.walletReferenceId);
-    redirectBack(res, topUp.redirectUrl, topUp.status, topUp.referenceId);
+  // Where a provider's page sends the payer back: with the return token only, and only on to
+  // an allowed origin (no open redirect, no status for strangers).
+  router.get('/checkout/:walletReferenceId/return', validate({ params: CheckoutParams, query: ReturnQuery }), async (_req, res) => {
+    const reference = res.locals.params.walletReferenceId;
+    const target = await topUps.returnTarget(reference, res.locals.query.token);
+    if (target.kind === 'unknown') return closedPage(res, { kind: 'unknown' });
+    if (target.kind === 'page') {
+      res.type('html').send(checkoutMessagePage('Payment', `This payment is ${target.status.toLowerCase()}. You can close this page.`));
+      return;
+    }
+    redirectBack(res, target.url, target.status, reference);
   });
 
   router.post('/webhooks/:provider', express.raw({ type: () => true, limit: '256kb' }), async (req, res) => {
