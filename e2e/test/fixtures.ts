@@ -201,6 +201,18 @@ export async function auditEvents(system: System, options: { keys?: string[]; qu
       }),
     queue,
     /** Closes the connection; the queue stays (and keeps collecting) unless `remove`. */
+    /** Publishes events in one go (confirms awaited together), as a busy producer would. */
+    publishAll: async (events: Array<{ id: string; type: string }>) => {
+      const confirm = await connection.createConfirmChannel();
+      for (const event of events)
+        confirm.publish(exchange, event.type, Buffer.from(JSON.stringify(event)), {
+          persistent: true,
+          messageId: event.id,
+          contentType: 'application/json',
+        });
+      await confirm.waitForConfirms();
+      await confirm.close();
+    },
     close: async (remove = true) => {
       if (remove) await channel.deleteQueue(queue).catch(() => undefined);
       await connection.close().catch(() => undefined);
