@@ -286,3 +286,60 @@ export async function openDatabase(url: string, dbName: string) {
     close: () => connection.close() as Promise<void>,
   };
 }
+
+export interface WalletCheck {
+  wallets: number;
+  /** Wallets whose ledger (moved entries plus those still pending) does not sum to the balance. */
+  mismatched: Array<{ walletId: string; availableMinor: number; ledgerAvailable: number; heldMinor: number; ledgerHeld: number }>;
+  availableMinor: number;
+  heldMinor: number;
+  completedTopUpsMinor: number;
+  settledPayoutsMinor: number;
+  transfersByStatus: Record<string, number>;
+}
+
+/** The wallet database's invariants: every balance is its ledger's sum; money comes only from top-ups. */
+export async function checkWallets(system: System): Promise<WalletCheck> {
+  const db = await openDatabase(system.mongoUrl, system.dbName('wallet'));
+  try {
+    const wallets = await db.collection('wallets').find().toArray();
+    const entries = await db.collection('ledger_entries').find().toArray();
+    const sums = new Map<string, { available: number; held: number }>();
+    const add = (entry: Record<string, unknown>) => {
+      const sum = sums.get(entry.walletId as string) ?? { available: 0, held: 0 };
+      sum.available += entry.availableDeltaMinor as number;
+      sum.held += entry.heldDeltaMinor as number;
+      sums.set(entry.walletId as string, sum);
+    };
+    const moved = new Set(entries.map((entry) => entry._id as string));
+    for (const entry of entries) add(entry);
+    for (const wallet of wallets)
+      for (const entry of (wallet.pendingEntries as Array<Record<string, unknown>>) ?? []) if (!moved.has(entry.id as string)) add(entry);
+    const mismatched = wallets
+      .map((wallet) => ({
+        walletId: wallet._id as string,
+        availableMinor: wallet.availableMinor as number,
+        heldMinor: wallet.heldMinor as number,
+        ledgerAvailable: sums.get(wallet._id as string)?.available ?? 0,
+        ledgerHeld: sums.get(wallet._id as string)?.held ?? 0,
+      }))
+      .filter((row) => row.availableMinor !== row.ledgerAvailable || row.heldMinor !== row.ledgerHeld);
+    const topUps = await db.collection('topups').find({ status: 'Completed' }).toArray();
+    const payouts = await db.collection('payouts').find({ status: 'Completed' }).toArray();
+    const transfers = await db.collection('transfers').find().toArray();
+    const transfersByStatus: Record<string, number> = {};
+    for (const transfer of transfers)
+      transfersByStatus[transfer.status as string] = (transfersByStatus[transfer.status as string] ?? 0) + 1;
+    return {
+      wallets: wallets.length,
+      mismatched,
+      availableMinor: wallets.reduce((sum, wallet) => sum + (wallet.availableMinor as number), 0),
+      heldMinor: wallets.reduce((sum, wallet) => sum + (wallet.heldMinor as number), 0),
+      completedTopUpsMinor: topUps.reduce((sum, topUp) => sum + (topUp.amountMinor as number), 0),
+      settledPayoutsMinor: payouts.reduce((sum, payout) => sum + (payout.amountMinor as number), 0),
+      transfersByStatus,
+    };
+  } finally {
+    await db.close();
+  }
+}
