@@ -1,13 +1,14 @@
 import cors from 'cors';
-import type { Express } from 'express';
+import express, { type Express } from 'express';
 import helmet from 'helmet';
-import { createService, type Runtime } from '@mkt/kit';
-import type { GatewayConfig } from './config';
+import { createService, errorHandler, type Runtime } from '@mkt/kit';
+import { corsOrigins, type GatewayConfig } from './config';
 import type { Identity } from './domain/identity';
 import type { SigningKeys } from './domain/tokens';
 import { authRouter } from './http/auth.router';
 import { docsRouter } from './http/docs.router';
-import { limitBodySize, limitPerIp, limitPerUser, stripIdentityHeaders } from './http/protect';
+import { refuseUnroutable } from './http/edge';
+import { limitBodySize, limitPerIp, limitPerUser, limitRegistrations, stripIdentityHeaders } from './http/protect';
 import { createProxy } from './proxy/proxy';
 
 export interface GatewayDeps {
@@ -18,19 +19,26 @@ export interface GatewayDeps {
 }
 
 /**
- * Order matters: protection first, then the proxies (before any body parser, so bodies stream
- * through untouched), then the gateway's own JSON endpoints, then the 404 envelope.
+ * Order matters: unroutable targets are refused first (before the service plumbing, which
+ * would read `http://evil/x` as `/x` and serves `/metrics`), then protection, then the proxies
+ * (before any body parser, so bodies stream through untouched), then the gateway's own JSON
+ * endpoints, then the 404 envelope.
  */
 export function createApp({ config, runtime, identity, keys }: GatewayDeps): Express {
-  const origins = config.CORS_ORIGINS === '*' ? '*' : config.CORS_ORIGINS.split(',').map((origin) => origin.trim());
-  return createService({
+  const origins = corsOrigins(config);
+  const service = createService({
     name: 'gateway',
     log: runtime.log,
     readiness: runtime.readiness,
     bodyLimit: `${config.BODY_LIMIT_BYTES}b`,
     beforeBodyParser: (app) => {
       app.use(helmet());
-      app.use(cors({ origin: origins, exposedHeaders: ['x-request-id', 'retry-after', 'ratelimit', 'ratelimit-policy'] }));
+      app.use(
+        cors({
+          origin: origins.includes('*') ? '*' : origins,
+          exposedHeaders: ['x-request-id', 'retry-after', 'ratelimit', 'ratelimit-policy'],
+        }),
+      );
       app.use(stripIdentityHeaders());
       app.use(limitPerIp(config.RATE_LIMIT_IP_PER_MIN));
       app.use(limitPerUser(config.RATE_LIMIT_USER_PER_MIN, keys.publicKey));
@@ -50,8 +58,19 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
       );
     },
     routes: (app) => {
+      app.use('/v1/auth/register', limitRegistrations(config.RATE_LIMIT_REGISTER_IP_PER_HOUR));
       app.use('/v1/auth', authRouter(identity, keys));
       app.use(docsRouter());
     },
   });
+  // X-Forwarded-For is believed for exactly TRUST_PROXY hops (default none): a client cannot
+  // pick its own address for the per-IP limits.
+  service.set('trust proxy', config.TRUST_PROXY);
+  const edge = express();
+  edge.disable('x-powered-by');
+  edge.set('trust proxy', config.TRUST_PROXY);
+  edge.use(refuseUnroutable());
+  edge.use(service);
+  edge.use(errorHandler(runtime.log));
+  return edge;
 }

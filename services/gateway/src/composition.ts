@@ -1,10 +1,14 @@
-import { periodicJob, type Logger, type RunOptions } from '@mkt/kit';
+import { periodicJob, type Logger, type OutboxRelay, type RunOptions } from '@mkt/kit';
 import { createApp } from './app';
 import type { GatewayConfig } from './config';
+import { LoginAttempt } from './db/login-attempt.model';
 import { RefreshToken } from './db/refresh-token.model';
 import { User } from './db/user.model';
 import { Identity } from './domain/identity';
+import { LoginThrottle } from './domain/login-throttle';
+import { PasswordHasher } from './domain/passwords';
 import type { SigningKeys } from './domain/tokens';
+import { metricsListener } from './http/metrics-server';
 
 export function signingKeys(config: Readonly<GatewayConfig>): SigningKeys {
   return {
@@ -18,23 +22,41 @@ export function signingKeys(config: Readonly<GatewayConfig>): SigningKeys {
 /** How the gateway is put together (main.ts and the component tests). */
 export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
   const keys = signingKeys(config);
-  let identity: Identity | undefined;
+  const throttle = new LoginThrottle({ maxFailures: config.LOGIN_MAX_FAILURES, windowMs: config.LOGIN_LOCK_MINUTES * 60_000 });
+  const passwords = new PasswordHasher({
+    memoryKib: config.PASSWORD_HASH_MEMORY_KIB,
+    timeCost: config.PASSWORD_HASH_TIME_COST,
+    concurrency: config.PASSWORD_HASH_CONCURRENCY,
+    maxWaiting: config.PASSWORD_HASH_MAX_WAITING,
+  });
+  // The relay exists once the runtime does; the admin is seeded before that (its event waits
+  // in the outbox for the relay's first sweep).
+  let relay: OutboxRelay | undefined;
+  const identity = new Identity(
+    { keys, refreshTtlDays: config.REFRESH_TOKEN_TTL_DAYS, referencePrefix: config.REF_PREFIX, passwords, throttle },
+    { flush: (model, target) => relay?.flush(model, target) ?? Promise.resolve() },
+    log,
+  );
   const options: RunOptions = {
     name: 'gateway',
     config,
     log,
-    models: [User, RefreshToken],
+    models: [User, RefreshToken, LoginAttempt],
     outboxSources: [{ name: 'users', model: User }],
     createApp: (runtime) => {
-      identity = new Identity(
-        { keys, refreshTtlDays: config.REFRESH_TOKEN_TTL_DAYS, bcryptRounds: config.BCRYPT_ROUNDS, referencePrefix: config.REF_PREFIX },
-        runtime.outbox,
-        log,
-      );
+      relay = runtime.outbox;
       return createApp({ config, runtime, identity, keys });
     },
-    // TTL indexes are not enforced everywhere (the development server): expired refresh tokens are deleted hourly.
-    jobs: [periodicJob('refresh-token-expiry', 3_600_000, () => identity!.deleteExpiredRefreshTokens())],
+    // TTL indexes are not enforced everywhere (the development server): expired records are deleted hourly.
+    jobs: [
+      periodicJob('refresh-token-expiry', 3_600_000, () => identity.deleteExpiredRefreshTokens()),
+      periodicJob('login-attempt-expiry', 3_600_000, () => throttle.deleteEnded()),
+      ...(config.METRICS_PORT > 0 ? [metricsListener(config.METRICS_PORT, config.METRICS_HOST)] : []),
+    ],
   };
-  return { options, keys, identity: () => identity! };
+  /** The configured admin, created before the gateway accepts any request. */
+  const seedAdmin = async (): Promise<void> => {
+    if (config.ADMIN_EMAIL && config.ADMIN_PASSWORD) await identity.seedAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD, config.ADMIN_NAME);
+  };
+  return { options, keys, identity, seedAdmin };
 }

@@ -2,13 +2,23 @@ import { z } from 'zod';
 import { parseConfig, pemFromEnv, serviceEnv } from '@mkt/kit';
 
 const url = z.string().url();
+const count = z.coerce.number().int().min(0);
+
+/** Passwords that ship in examples and scripts: never acceptable for a production admin. */
+export const KNOWN_DEFAULT_PASSWORDS = ['admin-change-me', 'change-me', 'changeme', 'admin', 'password', 'administrator'];
+export const PRODUCTION_ADMIN_PASSWORD_MIN = 12;
 
 export const GatewayEnv = serviceEnv(8080).extend({
   JWT_PRIVATE_KEY: z.string().min(1).transform(pemFromEnv),
   JWT_KEY_ID: z.string().min(1).default('gateway-1'),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
-  BCRYPT_ROUNDS: z.coerce.number().int().min(4).max(15).default(12),
+  PASSWORD_HASH_MEMORY_KIB: z.coerce.number().int().min(1024).max(1_048_576).default(19_456),
+  PASSWORD_HASH_TIME_COST: z.coerce.number().int().min(1).max(10).default(2),
+  PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  PASSWORD_HASH_MAX_WAITING: z.coerce.number().int().min(0).default(200),
+  LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(5),
+  LOGIN_LOCK_MINUTES: z.coerce.number().int().min(1).default(15),
   ADMIN_EMAIL: z.string().email().optional(),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   ADMIN_NAME: z.string().min(1).default('Administrator'),
@@ -18,9 +28,16 @@ export const GatewayEnv = serviceEnv(8080).extend({
   CONSULTATION_URL: url.default('http://127.0.0.1:8084'),
   REVIEW_URL: url.default('http://127.0.0.1:8085'),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
-  RATE_LIMIT_IP_PER_MIN: z.coerce.number().int().min(0).default(1200),
-  RATE_LIMIT_USER_PER_MIN: z.coerce.number().int().min(0).default(600),
-  CORS_ORIGINS: z.string().default('*'),
+  RATE_LIMIT_IP_PER_MIN: count.default(1200),
+  RATE_LIMIT_USER_PER_MIN: count.default(600),
+  RATE_LIMIT_REGISTER_IP_PER_HOUR: count.default(30),
+  /** Proxies in front of the gateway whose X-Forwarded-For is believed (0: none, the socket's address counts). */
+  TRUST_PROXY: count.max(10).default(0),
+  /** Unset: `*` in development; required (and never `*`) in production. */
+  CORS_ORIGINS: z.string().optional(),
+  /** The gateway's own Prometheus metrics, on a port of their own (never the public one); 0: off. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  METRICS_HOST: z.string().min(1).default('0.0.0.0'),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -29,6 +46,36 @@ export const GatewayEnv = serviceEnv(8080).extend({
 });
 export type GatewayConfig = z.infer<typeof GatewayEnv>;
 
+/**
+ * What production refuses to start with: a known or short admin password, and CORS open to
+ * every origin. (Development keeps `npm start` on a laptop working without any of it.)
+ */
+export function productionProblems(config: GatewayConfig): string[] {
+  if (config.NODE_ENV !== 'production') return [];
+  const problems: string[] = [];
+  const password = config.ADMIN_PASSWORD;
+  if (password !== undefined) {
+    if (KNOWN_DEFAULT_PASSWORDS.includes(password.toLowerCase()))
+      problems.push('  ADMIN_PASSWORD: a published default password is not allowed in production');
+    else if (password.length < PRODUCTION_ADMIN_PASSWORD_MIN)
+      problems.push(`  ADMIN_PASSWORD: at least ${PRODUCTION_ADMIN_PASSWORD_MIN} characters in production`);
+  }
+  if (config.CORS_ORIGINS === undefined) problems.push('  CORS_ORIGINS: required in production (comma-separated origins)');
+  else if (corsOrigins(config).includes('*')) problems.push('  CORS_ORIGINS: `*` is not allowed in production; name the origins');
+  return problems;
+}
+
+/** `*` or the list of allowed origins. */
+export function corsOrigins(config: Pick<GatewayConfig, 'CORS_ORIGINS'>): string[] {
+  return (config.CORS_ORIGINS ?? '*')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
-  return parseConfig(GatewayEnv, env);
+  const config = parseConfig(GatewayEnv, env);
+  const problems = productionProblems(config);
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+  return config;
 }

@@ -1,14 +1,17 @@
-import { createLogger, runService } from '@mkt/kit';
+import { connectMongo, createLogger, ensureIndexes, runService } from '@mkt/kit';
+import { createGatewayLogger } from './logger';
 import { gatewayService } from './composition';
 import { loadConfig } from './config';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger('gateway', config.LOG_LEVEL);
+  const log = createGatewayLogger(config.LOG_LEVEL);
   const gateway = gatewayService(config, log);
+  // The admin exists before the port opens: no request can race its creation.
+  await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'gateway', log });
+  await ensureIndexes(gateway.options.models);
+  await gateway.seedAdmin();
   await runService(gateway.options);
-  if (config.ADMIN_EMAIL && config.ADMIN_PASSWORD)
-    await gateway.identity().seedAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD, config.ADMIN_NAME);
 }
 
 main().catch((err: unknown) => {

@@ -1,8 +1,8 @@
 import http, { type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { startComponent, stopRuntime, type Bus } from '@mkt/kit';
+import { connectMongo, ensureIndexes, isMongoReady, startComponent, stopRuntime, type Bus, type Logger } from '@mkt/kit';
 import { makeKeyPair, testServers, uniqueName, type KeyPair } from './support';
 import { gatewayService } from '../src/composition';
 import { loadConfig } from '../src/config';
@@ -41,22 +41,56 @@ export interface Gateway {
 }
 
 /** The gateway as main.ts composes it, on a free port, against the real servers. */
-export async function startGateway(env: Record<string, string>, keys: KeyPair = makeKeyPair()): Promise<Gateway> {
+export async function startGateway(env: Record<string, string>, keys: KeyPair = makeKeyPair(), logger: Logger = log): Promise<Gateway> {
   const { mongoUrl, amqpUrl } = testServers();
   const config = loadConfig({
     MONGO_URL: mongoUrl,
     AMQP_URL: amqpUrl,
     JWT_PRIVATE_KEY: keys.privateKey,
     JWT_PUBLIC_KEY: keys.publicKey,
-    BCRYPT_ROUNDS: '4',
+    // Cheap hashes keep the tests quick; the login-stall test sets production strength.
+    PASSWORD_HASH_MEMORY_KIB: '1024',
+    PASSWORD_HASH_TIME_COST: '1',
+    METRICS_PORT: '0',
     PORT: '0',
     ...env,
   });
-  const gateway = gatewayService(config, log);
+  const gateway = gatewayService(config, logger);
+  // As main.ts does: the admin is seeded before the port opens.
+  if (!isMongoReady()) await connectMongo({ url: mongoUrl, dbName: uniqueName('gateway'), log: logger });
+  await ensureIndexes(gateway.options.models);
+  await gateway.seedAdmin();
   const started = await startComponent(gateway.options, uniqueName('gateway'));
-  return { url: started.url, keys, identity: gateway.identity(), bus: started.runtime.bus, close: () => stopRuntime(started) };
+  return { url: started.url, keys, identity: gateway.identity, bus: started.runtime.bus, close: () => stopRuntime(started) };
 }
 
 export async function disconnectDatabase(): Promise<void> {
   await mongoose.disconnect();
+}
+
+/** Sends a request exactly as written (no URL normalization): `/a/../b`, absolute-form targets. */
+export function rawRequest(
+  url: string,
+  requestLine: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => {
+      const lines = [
+        `${requestLine} HTTP/1.1`,
+        `host: ${hostname}:${port}`,
+        'connection: close',
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      ];
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    });
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString()));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+    });
+  });
 }

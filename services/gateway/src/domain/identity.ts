@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import bcrypt from 'bcryptjs';
 import { makeEvent, newReference, type AuthSession, type AuthUser, type LoginBody, type RegisterBody, type Role } from '@mkt/contracts';
 import { isDuplicateKey, NotFound, type Logger, type OutboxRelay } from '@mkt/kit';
 import { RefreshToken } from '../db/refresh-token.model';
 import { User, type UserDoc } from '../db/user.model';
 import { EmailTaken, InvalidCredentials, InvalidRefreshToken } from './identity.errors';
+import type { LoginThrottle } from './login-throttle';
+import type { PasswordHasher } from './passwords';
 import { hashToken, newRefreshToken, signAccessToken, type SigningKeys } from './tokens';
 
 export interface IdentitySettings {
   keys: SigningKeys;
   refreshTtlDays: number;
-  bcryptRounds: number;
   referencePrefix: string;
+  passwords: PasswordHasher;
+  throttle: LoginThrottle;
 }
 
 const DAY_MS = 86_400_000;
@@ -22,16 +24,14 @@ export function toAuthUser(user: Pick<UserDoc, '_id' | 'referenceId' | 'email' |
 
 /** Registration, login, refresh with rotation and reuse detection, logout. */
 export class Identity {
-  // Compared against when the email is unknown, so both failures take the same time.
-  private readonly dummyHash: string;
+  // Verified when the email is unknown, so both failures take the same time.
+  private dummyHash: Promise<string> | undefined;
 
   constructor(
     private readonly settings: IdentitySettings,
-    private readonly outbox: OutboxRelay,
+    private readonly outbox: Pick<OutboxRelay, 'flush'>,
     private readonly log: Logger,
-  ) {
-    this.dummyHash = bcrypt.hashSync(randomUUID(), settings.bcryptRounds);
-  }
+  ) {}
 
   async register(body: RegisterBody, correlationId: string): Promise<AuthSession> {
     const user = await this.createUser(body.email, body.password, body.fullName, body.role, correlationId);
@@ -40,9 +40,17 @@ export class Identity {
   }
 
   async login(body: LoginBody): Promise<AuthSession> {
+    const { passwords, throttle } = this.settings;
+    await throttle.begin(body.email);
     const user = await User.findOne({ email: body.email }).lean<UserDoc>();
-    const matches = await bcrypt.compare(body.password, user?.passwordHash ?? this.dummyHash);
+    this.dummyHash ??= passwords.hash(randomUUID()).catch((err: unknown) => {
+      this.dummyHash = undefined;
+      throw err;
+    });
+    const matches = await passwords.verify(user?.passwordHash ?? (await this.dummyHash), body.password);
     if (!user || !matches) throw new InvalidCredentials();
+    await throttle.succeeded(body.email);
+    if (passwords.needsRehash(user.passwordHash)) await this.rehash(user, body.password);
     return this.startSession(user);
   }
 
@@ -94,8 +102,23 @@ export class Identity {
     return deletedCount;
   }
 
+  /**
+   * Replaces a hash of the former algorithm (bcrypt) or of older parameters with the current
+   * one, now that we know the password. Only if nobody changed it meanwhile; a failure is
+   * logged and the login goes on (the next one tries again).
+   */
+  private async rehash(user: UserDoc, password: string): Promise<void> {
+    try {
+      const passwordHash = await this.settings.passwords.hash(password);
+      await User.updateOne({ _id: user._id, passwordHash: user.passwordHash }, { $set: { passwordHash } });
+      this.log.info({ userId: user._id }, 'password hash upgraded');
+    } catch (err) {
+      this.log.warn({ userId: user._id, err: (err as Error).message }, 'password hash upgrade failed');
+    }
+  }
+
   private async createUser(email: string, password: string, fullName: string, role: Role, correlationId: string): Promise<UserDoc> {
-    const passwordHash = await bcrypt.hash(password, this.settings.bcryptRounds);
+    const passwordHash = await this.settings.passwords.hash(password);
     const id = randomUUID();
     const referenceId = newReference('USR', this.settings.referencePrefix);
     const event = makeEvent(

@@ -18,10 +18,10 @@ export function limitBodySize(maxBytes: number): RequestHandler {
   };
 }
 
-function limiter(perMinute: number, key: (req: Parameters<RequestHandler>[0]) => string | null): RequestHandler {
+function limiter(perWindow: number, key: (req: Parameters<RequestHandler>[0]) => string | null, windowMs = 60_000): RequestHandler {
   return rateLimit({
-    windowMs: 60_000,
-    limit: perMinute,
+    windowMs,
+    limit: perWindow,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     skip: (req) => key(req) === null,
@@ -37,6 +37,17 @@ function limiter(perMinute: number, key: (req: Parameters<RequestHandler>[0]) =>
 export function limitPerIp(perMinute: number): RequestHandler {
   if (perMinute === 0) return (_req, _res, next) => next();
   return limiter(perMinute, (req) => ipKeyGenerator(req.ip ?? 'unknown'));
+}
+
+/**
+ * Registrations per client address and hour; 0 turns it off. A taken email is answered with
+ * 409 (the caller gets a session at once, so there is no answer that would not tell), and this
+ * limit is what keeps that from becoming an email-enumeration service.
+ */
+export function limitRegistrations(perHour: number): RequestHandler {
+  if (perHour === 0) return (_req, _res, next) => next();
+  const limit = limiter(perHour, (req) => ipKeyGenerator(req.ip ?? 'unknown'), 3_600_000);
+  return (req, res, next) => (req.method === 'POST' ? limit(req, res, next) : next());
 }
 
 /** Per user of a valid token (an invalid one is left to the services to refuse); 0 turns it off. */

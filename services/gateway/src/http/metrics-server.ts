@@ -1,0 +1,45 @@
+import http, { type Server } from 'node:http';
+import { getMetrics, type Runtime } from '@mkt/kit';
+
+/**
+ * The gateway's Prometheus metrics on a listener of their own. The public port never serves
+ * `/metrics` (nor proxies any service's): Prometheus scrapes this port inside the cluster,
+ * where the NetworkPolicy decides who reaches it; the Service and the Ingress do not expose it.
+ */
+export function startMetricsServer(port: number, host: string): Promise<Server> {
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    const { registry } = getMetrics();
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+/** `startMetricsServer` as one of the runtime's jobs: started with the service, closed at shutdown. */
+export function metricsListener(port: number, host: string): (runtime: Pick<Runtime, 'log'>) => () => Promise<void> {
+  return ({ log }) => {
+    const started = startMetricsServer(port, host).then(
+      (server) => {
+        log.info({ port, host }, 'metrics listening');
+        return server;
+      },
+      (err: Error) => {
+        log.error({ err: err.message, port }, 'metrics listener could not start');
+        return null;
+      },
+    );
+    return async () => {
+      const server = await started;
+      if (server) await new Promise((resolve) => server.close(resolve));
+    };
+  };
+}

@@ -1,0 +1,230 @@
+import type { Server } from 'node:http';
+import { Writable } from 'node:stream';
+import jwt from 'jsonwebtoken';
+import { loadConfig } from '../src/config';
+import { createGatewayLogger, redactQuerySecrets } from '../src/logger';
+import { startMetricsServer } from '../src/http/metrics-server';
+import { disconnectDatabase, rawRequest, startGateway, startUpstream, urlOf, type Gateway } from './harness';
+import { call, makeKeyPair, testServers, uniqueName } from './support';
+
+const names = ['wallet', 'catalog', 'crm', 'consultation', 'review'] as const;
+let upstreams: Server[];
+let targets: Record<string, string>;
+let gateway: Gateway;
+const password = 'correct horse battery';
+
+beforeAll(async () => {
+  upstreams = await Promise.all(names.map((name) => startUpstream(name)));
+  targets = Object.fromEntries(names.map((name, i) => [`${name.toUpperCase()}_URL`, urlOf(upstreams[i]!)]));
+  gateway = await startGateway({ ...targets, RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_USER_PER_MIN: '0' });
+});
+afterAll(async () => {
+  await gateway.close();
+  await Promise.all(upstreams.map((server) => new Promise((resolve) => server.close(resolve))));
+  await disconnectDatabase();
+});
+
+const isNotFoundEnvelope = (body: string) => {
+  const parsed = JSON.parse(body);
+  return parsed.success === false && parsed.errors[0].code === 'not_found';
+};
+
+describe('request targets that are never routed', () => {
+  test.each([
+    'GET http://evil.example/wallets/banks',
+    'GET http://evil.example/healthz',
+    'GET https://evil.example:8443/v1/wallet',
+    'OPTIONS *',
+    'GET //evil.example/wallets/banks',
+  ])('%s is a 404 envelope', async (requestLine) => {
+    const res = await rawRequest(gateway.url, requestLine);
+    expect(res.status).toBe(404);
+    expect(isNotFoundEnvelope(res.body)).toBe(true);
+  });
+
+  test.each(['/wallets/../metrics', '/wallets/%2e%2e/metrics', '/reviews/./by-entity', '/customers/%2E/x', '/wallets/..'])(
+    'a dot segment (%s) is a 404 envelope and reaches no service',
+    async (path) => {
+      const res = await rawRequest(gateway.url, `GET ${path}`);
+      expect(res.status).toBe(404);
+      expect(isNotFoundEnvelope(res.body)).toBe(true);
+    },
+  );
+
+  test('an ordinary proxied path with dots inside a segment still works', async () => {
+    const res = await rawRequest(gateway.url, 'GET /reviews/by-entity?name=a..b');
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('metrics are not public', () => {
+  test('/metrics on the public port is a 404 envelope', async () => {
+    for (const path of ['/metrics', '/metrics/', '/metrics?x=1']) {
+      const res = await rawRequest(gateway.url, `GET ${path}`);
+      expect(res.status).toBe(404);
+      expect(isNotFoundEnvelope(res.body)).toBe(true);
+    }
+  });
+
+  test('the metrics listener serves them on its own port', async () => {
+    const server = await startMetricsServer(0, '127.0.0.1');
+    try {
+      const res = await fetch(`${urlOf(server)}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('http_request_duration_seconds');
+      expect((await fetch(`${urlOf(server)}/v1/wallet`)).status).toBe(404);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('X-Forwarded-For and TRUST_PROXY', () => {
+  const spoofed = (target: Gateway, i: number) =>
+    call(target.url, 'GET', '/wallets/banks', { headers: { 'x-forwarded-for': `203.0.113.${i}` } });
+
+  test('by default a client cannot escape the per-IP limit by inventing X-Forwarded-For', async () => {
+    const limited = await startGateway({ ...targets, RATE_LIMIT_IP_PER_MIN: '2', RATE_LIMIT_USER_PER_MIN: '0' });
+    try {
+      const statuses = [];
+      for (let i = 1; i <= 3; i += 1) statuses.push((await spoofed(limited, i)).status);
+      expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('with TRUST_PROXY=1 the address the trusted proxy forwards is the client', async () => {
+    const behindProxy = await startGateway({ ...targets, RATE_LIMIT_IP_PER_MIN: '2', RATE_LIMIT_USER_PER_MIN: '0', TRUST_PROXY: '1' });
+    try {
+      const statuses = [];
+      for (let i = 1; i <= 3; i += 1) statuses.push((await spoofed(behindProxy, i)).status);
+      expect(statuses).toEqual([200, 200, 200]);
+      expect((await spoofed(behindProxy, 1)).status).toBe(200);
+      expect((await spoofed(behindProxy, 1)).status).toBe(429);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+});
+
+describe('production configuration', () => {
+  const { mongoUrl, amqpUrl } = testServers();
+  const keys = makeKeyPair();
+  const base = {
+    NODE_ENV: 'production',
+    MONGO_URL: mongoUrl,
+    AMQP_URL: amqpUrl,
+    JWT_PRIVATE_KEY: keys.privateKey,
+    JWT_PUBLIC_KEY: keys.publicKey,
+    CORS_ORIGINS: 'https://shop.example',
+  };
+
+  test.each([
+    [{ ADMIN_EMAIL: 'a@b.co', ADMIN_PASSWORD: 'admin-change-me' }, /ADMIN_PASSWORD: a published default/],
+    [{ ADMIN_EMAIL: 'a@b.co', ADMIN_PASSWORD: 'short-pass1' }, /ADMIN_PASSWORD: at least 12/],
+    [{ CORS_ORIGINS: undefined }, /CORS_ORIGINS: required in production/],
+    [{ CORS_ORIGINS: 'https://shop.example, *' }, /CORS_ORIGINS: `\*` is not allowed/],
+  ])('refuses to start with %p', (change, problem) => {
+    expect(() => loadConfig({ ...base, ...change })).toThrow(problem);
+  });
+
+  test('the same settings are fine outside production, and a strong production setup starts', () => {
+    expect(() =>
+      loadConfig({ ...base, NODE_ENV: 'development', ADMIN_EMAIL: 'a@b.co', ADMIN_PASSWORD: 'admin-change-me', CORS_ORIGINS: undefined }),
+    ).not.toThrow();
+    expect(loadConfig({ ...base, ADMIN_EMAIL: 'a@b.co', ADMIN_PASSWORD: 'a long admin secret' }).CORS_ORIGINS).toBe('https://shop.example');
+  });
+
+  test('CORS answers only the configured origins', async () => {
+    const strict = await startGateway({ ...targets, CORS_ORIGINS: 'https://shop.example', NODE_ENV: 'production' });
+    try {
+      const allowed = await fetch(`${strict.url}/wallets/banks`, { headers: { origin: 'https://shop.example' } });
+      expect(allowed.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+      const other = await fetch(`${strict.url}/wallets/banks`, { headers: { origin: 'https://evil.example' } });
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('identity edge cases', () => {
+  test('the configured admin exists before the first request is answered', async () => {
+    const admin = { email: `${uniqueName('admin')}@example.com`, password: 'a long admin secret' };
+    const seeded = await startGateway({ ...targets, ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password });
+    try {
+      const first = await call(seeded.url, 'POST', '/v1/auth/login', { body: admin });
+      expect(first.status).toBe(200);
+      expect(first.body.data.user.role).toBe('admin');
+    } finally {
+      await seeded.close();
+    }
+  });
+
+  test('registrations per address are limited (a taken email stays a 409, see the README)', async () => {
+    const limited = await startGateway({ ...targets, RATE_LIMIT_REGISTER_IP_PER_HOUR: '2' });
+    try {
+      const address = `${uniqueName('reg')}@example.com`;
+      const register = () =>
+        call(limited.url, 'POST', '/v1/auth/register', { body: { email: address, password, fullName: 'R', role: 'buyer' } });
+      expect((await register()).status).toBe(200);
+      expect((await register()).status).toBe(409);
+      const third = await register();
+      expect(third.status).toBe(429);
+      expect(third.body).toMatchObject({ success: false, errors: [{ code: 'rate_limited' }] });
+      expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('after logout the refresh token is dead and the access token expires within ACCESS_TOKEN_TTL_SECONDS', async () => {
+    const short = await startGateway({ ...targets, ACCESS_TOKEN_TTL_SECONDS: '120' });
+    try {
+      const session = (
+        await call(short.url, 'POST', '/v1/auth/register', {
+          body: { email: `${uniqueName('out')}@example.com`, password, fullName: 'O', role: 'buyer' },
+        })
+      ).body.data;
+      expect(session.expiresIn).toBe(120);
+      expect((await call(short.url, 'POST', '/v1/auth/logout', { body: { refreshToken: session.refreshToken } })).status).toBe(200);
+      expect((await call(short.url, 'POST', '/v1/auth/refresh', { body: { refreshToken: session.refreshToken } })).status).toBe(401);
+      const claims = jwt.decode(session.accessToken) as jwt.JwtPayload;
+      expect(claims.exp! - claims.iat!).toBe(120);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
+describe('access logs', () => {
+  test('secret query parameters are redacted in the request log line', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = createGatewayLogger('info', sink);
+    const logged = await startGateway({ ...targets }, makeKeyPair(), logger);
+    try {
+      await call(logged.url, 'GET', '/wallets/checkout/MKT-TOP-UP-AAAAAAAA?token=s3cr3t-checkout-token&lang=en');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const line = lines.find((l) => l.includes('/wallets/checkout/MKT-TOP-UP-AAAAAAAA'));
+      expect(line).toBeDefined();
+      expect(line).toContain('token=[redacted]&lang=en');
+      expect(lines.join('')).not.toContain('s3cr3t-checkout-token');
+    } finally {
+      await logged.close();
+    }
+  });
+
+  test('only secret parameters are redacted', () => {
+    expect(redactQuerySecrets('/p?q=coffee&page=2&monkey=1')).toBe('/p?q=coffee&page=2&monkey=1');
+    expect(redactQuerySecrets('/x?access_token=a&api_key=b&signature=c')).toBe(
+      '/x?access_token=[redacted]&api_key=[redacted]&signature=[redacted]',
+    );
+  });
+});

@@ -1,0 +1,138 @@
+import type { Server } from 'node:http';
+import { hash as bcryptHash } from '@node-rs/bcrypt';
+import { User } from '../src/db/user.model';
+import { PasswordHasher, PasswordHashingBusy } from '../src/domain/passwords';
+import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } from './harness';
+import { call, uniqueName } from './support';
+
+const password = 'correct horse battery';
+const email = () => `${uniqueName('login')}@example.com`;
+let upstream: Server;
+let gateway: Gateway;
+
+beforeAll(async () => {
+  upstream = await startUpstream('catalog');
+  gateway = await startGateway({ CATALOG_URL: urlOf(upstream), RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_USER_PER_MIN: '0' });
+});
+afterAll(async () => {
+  await gateway.close();
+  await new Promise((resolve) => upstream.close(resolve));
+  await disconnectDatabase();
+});
+
+const login = (target: Gateway, body: object) => call(target.url, 'POST', '/v1/auth/login', { body });
+
+describe('password hashing off the event loop', () => {
+  test('proxied requests keep answering while 30 failed logins at production strength are in flight', async () => {
+    // The hash parameters of production (argon2id, 19 MiB, 2 passes), not the tests' cheap ones.
+    const strong = await startGateway({
+      CATALOG_URL: urlOf(upstream),
+      RATE_LIMIT_IP_PER_MIN: '0',
+      RATE_LIMIT_USER_PER_MIN: '0',
+      PASSWORD_HASH_MEMORY_KIB: '19456',
+      PASSWORD_HASH_TIME_COST: '2',
+    });
+    try {
+      let loginsDone = 0;
+      const started = Date.now();
+      const logins = Array.from({ length: 30 }, (_, i) =>
+        login(strong, { email: `nobody-${i}-${email()}`, password: 'wrong password!' }).then((res) => {
+          loginsDone += 1;
+          return res.status;
+        }),
+      );
+      const proxied: Array<{ status: number; ms: number; loginsDoneThen: number }> = [];
+      for (let i = 0; i < 5; i += 1) {
+        const sent = Date.now();
+        const res = await call(strong.url, 'GET', '/physical-products/categories');
+        proxied.push({ status: res.status, ms: Date.now() - sent, loginsDoneThen: loginsDone });
+      }
+      const statuses = await Promise.all(logins);
+      const burstMs = Date.now() - started;
+
+      expect(statuses).toEqual(Array(30).fill(401));
+      expect(proxied.map((p) => p.status)).toEqual([200, 200, 200, 200, 200]);
+      // Every proxied answer arrived while logins were still being checked ...
+      expect(proxied.every((p) => p.loginsDoneThen < 30)).toBe(true);
+      // ... and typically in a small part of the time the burst took: a stalled event loop makes
+      // them last about as long as the burst itself. (The first ones queue behind the logins'
+      // own request and database work, hence the median.)
+      const latencies = proxied.map((p) => p.ms).sort((a, b) => a - b);
+      expect(latencies[2]!).toBeLessThan(burstMs / 3);
+    } finally {
+      await strong.close();
+    }
+  });
+
+  test('no more hashes run at once than configured; past the waiting room the answer is busy', async () => {
+    const hasher = new PasswordHasher({ memoryKib: 4096, timeCost: 1, concurrency: 2, maxWaiting: 3 });
+    let maxRunning = 0;
+    const sample = setInterval(() => (maxRunning = Math.max(maxRunning, hasher.load().running)), 1);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => hasher.hash(password)));
+    clearInterval(sample);
+    expect(maxRunning).toBeLessThanOrEqual(2);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(refused).toHaveLength(3);
+    expect(refused[0]!.reason).toBeInstanceOf(PasswordHashingBusy);
+    expect(hasher.load()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  test('a user with a bcrypt hash from before still logs in, and the hash becomes argon2id', async () => {
+    const address = email();
+    const registered = await call(gateway.url, 'POST', '/v1/auth/register', {
+      body: { email: address, password, fullName: 'Old', role: 'buyer' },
+    });
+    const id = registered.body.data.user.id;
+    await User.updateOne({ _id: id }, { $set: { passwordHash: await bcryptHash(password, { cost: 4 }) } });
+
+    expect((await login(gateway, { email: address, password: 'not the password' })).status).toBe(401);
+    const first = await login(gateway, { email: address, password });
+    expect(first.status).toBe(200);
+    const stored = (await User.findById(id).lean())!.passwordHash;
+    expect(stored).toMatch(/^\$argon2id\$v=19\$m=1024,t=1,p=1\$/);
+    expect((await login(gateway, { email: address, password })).status).toBe(200);
+  });
+});
+
+describe('per-account failed-login throttle', () => {
+  test('the 6th failed login within 15 minutes is 429 with Retry-After, even with the right password', async () => {
+    const address = email();
+    await call(gateway.url, 'POST', '/v1/auth/register', { body: { email: address, password, fullName: 'T', role: 'buyer' } });
+    const statuses = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await login(gateway, { email: address, password: `guess number ${i}` })).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+    const sixth = await login(gateway, { email: address, password: 'guess number 6' });
+    expect(sixth.status).toBe(429);
+    expect(sixth.body).toMatchObject({ success: false, errors: [{ code: 'rate_limited' }] });
+    const retryAfter = Number(sixth.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(800);
+    expect(retryAfter).toBeLessThanOrEqual(900);
+    expect((await login(gateway, { email: address.toUpperCase(), password })).status).toBe(429);
+  });
+
+  test('an unknown email is throttled the same way (the 429 tells nothing about which emails exist)', async () => {
+    const address = email();
+    for (let i = 0; i < 5; i += 1) expect((await login(gateway, { email: address, password: 'whatever it is' })).status).toBe(401);
+    expect((await login(gateway, { email: address, password: 'whatever it is' })).status).toBe(429);
+  });
+
+  test('parallel guesses cannot slip past the limit', async () => {
+    const address = email();
+    await call(gateway.url, 'POST', '/v1/auth/register', { body: { email: address, password, fullName: 'T', role: 'buyer' } });
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => login(gateway, { email: address, password: `parallel ${i}` }).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+  });
+
+  test('a success forgives earlier failures; other accounts are not affected', async () => {
+    const address = email();
+    await call(gateway.url, 'POST', '/v1/auth/register', { body: { email: address, password, fullName: 'T', role: 'buyer' } });
+    for (let i = 0; i < 4; i += 1) await login(gateway, { email: address, password: 'wrong password!' });
+    expect((await login(gateway, { email: address, password })).status).toBe(200);
+    for (let i = 0; i < 4; i += 1) expect((await login(gateway, { email: address, password: 'wrong password!' })).status).toBe(401);
+    expect((await login(gateway, { email: address, password })).status).toBe(200);
+  });
+});
