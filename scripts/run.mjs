@@ -3,7 +3,7 @@
 // provide MongoDB and RabbitMQ (packages/infra, DESIGN §8), then start everything or test it.
 // Uses nothing but Node's own modules until the install is done.
 import { spawn, spawnSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -181,6 +181,8 @@ else if (mode === 'env') {
   // A laptop's choice, written out so compose never runs the sandbox silently (its Pay button creates money).
   console.log('PAYMENT_PROVIDER=sandbox');
   console.log('ALLOW_SANDBOX_PAYMENTS=true');
+  // compose runs the gateway in production, which refuses a published admin password: a random one (read it in .env).
+  console.log(`ADMIN_PASSWORD=${randomBytes(18).toString('base64url')}`);
 } else {
   console.error('usage: node scripts/run.mjs start|test|lint|env [jest arguments]');
   process.exit(2);
