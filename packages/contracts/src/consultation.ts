@@ -108,7 +108,17 @@ export const ConsultationListQuery = PageQuery.extend({
   category: z.string().trim().max(80).optional(),
 }).strict();
 export const KeyParams = z.object({ id: RecordKey }).strict();
-export const SlotsQuery = z.object({ from: IsoDate, to: IsoDate }).strict();
+/** The longest range one slots query may ask for, in calendar days (`from` and `to` included). */
+export const MAX_SLOT_RANGE_DAYS = 31;
+export const SlotsQuery = z
+  .object({ from: IsoDate, to: IsoDate })
+  .strict()
+  .superRefine(({ from, to }, ctx) => {
+    const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
+    if (days < 1) ctx.addIssue({ code: 'custom', path: ['to'], message: 'to must not be before from' });
+    else if (days > MAX_SLOT_RANGE_DAYS)
+      ctx.addIssue({ code: 'custom', path: ['to'], message: `Ask for at most ${MAX_SLOT_RANGE_DAYS} days from from` });
+  });
 
 export const SESSION_STATUSES = ['Scheduled', 'In Progress', 'Completed', 'No Show'] as const;
 export const SessionStatus = z.enum(SESSION_STATUSES);
@@ -160,7 +170,8 @@ export const CreateBookingBody = z
   .strict();
 export type CreateBookingBody = z.infer<typeof CreateBookingBody>;
 
-export const BOOKING_STATUSES = ['Confirmed', 'Cancelled'] as const;
+/** PaymentPending: places taken, the wallet's answer not yet in; Failed: not paid, places given back. */
+export const BOOKING_STATUSES = ['PaymentPending', 'Confirmed', 'Cancelled', 'Failed'] as const;
 export const BookingListQuery = PageQuery.extend({ status: z.enum(BOOKING_STATUSES).optional() }).strict();
 export const CancelBookingBody = z
   .object({

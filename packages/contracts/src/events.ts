@@ -42,6 +42,9 @@ export const BookingCancelledData = z.object({
   sellerId: z.string().min(1),
   buyerId: z.string().min(1),
   refundAmountMinor: Minor.nonnegative(),
+  /** Added in place (compatible): who cancelled, and what the booking cost. */
+  cancelledBy: z.enum(['buyer', 'seller', 'admin']).optional(),
+  totalAmountMinor: Minor.nonnegative().optional(),
 });
 
 export const SessionCompletedData = z.object({
@@ -52,6 +55,8 @@ export const SessionCompletedData = z.object({
   sellerId: z.string().min(1),
   buyerIds: z.array(z.string().min(1)),
   endedAt: IsoTime,
+  /** Added in place (compatible): the session's Confirmed bookings (the wallet captures their holds). */
+  bookingIds: z.array(z.string().min(1)).optional(),
 });
 
 export const SessionNoShowData = z.object({
@@ -60,6 +65,8 @@ export const SessionNoShowData = z.object({
   sellerId: z.string().min(1).optional(),
   buyerIds: z.array(z.string().min(1)),
   markedAt: IsoTime.optional(),
+  /** Added in place (compatible): the session's Confirmed bookings (the wallet captures their holds). */
+  bookingIds: z.array(z.string().min(1)).optional(),
 });
 
 /** A wallet record (top-up or payout) and the status it reached. */
@@ -72,6 +79,26 @@ const WalletStatusData = z.object({
 });
 export const TopUpCompletedData = WalletStatusData;
 export const PayoutStatusChangedData = WalletStatusData;
+
+/** A paid booking's hold was cancelled: `refundAmountMinor` went back to the buyer, the rest to the seller. */
+export const BookingRefundCompletedData = z.object({
+  bookingId: z.string().min(1),
+  buyerId: z.string().min(1),
+  sellerId: z.string().min(1),
+  refundAmountMinor: Minor.nonnegative(),
+  capturedAmountMinor: Minor.nonnegative(),
+  currency: z.string().length(3),
+});
+
+/** A paid booking was delivered (session completed or no-show): its hold went to the seller. */
+export const BookingPaymentCapturedData = z.object({
+  bookingId: z.string().min(1),
+  buyerId: z.string().min(1),
+  sellerId: z.string().min(1),
+  amountMinor: Minor.nonnegative(),
+  feeMinor: Minor.nonnegative(),
+  currency: z.string().length(3),
+});
 
 export const ReviewCreatedData = z.object({
   reviewId: z.string().min(1),
@@ -89,6 +116,8 @@ export const EventDataSchemas = {
   'consultation.session.no_show': SessionNoShowData,
   'wallet.topup.completed': TopUpCompletedData,
   'wallet.payout.status_changed': PayoutStatusChangedData,
+  'wallet.booking_refund.completed': BookingRefundCompletedData,
+  'wallet.booking_payment.captured': BookingPaymentCapturedData,
   'review.created': ReviewCreatedData,
 } as const;
 

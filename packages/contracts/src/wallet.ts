@@ -168,3 +168,34 @@ export type TransferView = z.infer<typeof TransferView>;
 /** The sandbox checkout page posts its token as a form field. */
 export const CheckoutForm = z.object({ token: z.string().min(1).max(200) }).strict();
 export const CheckoutQuery = z.object({ token: z.string().min(1).max(200) });
+
+/**
+ * The internal hold of a paid booking (consultation → wallet, service credential, never
+ * through the gateway): idempotent by `bookingId`.
+ */
+export const CreateBookingHoldBody = z
+  .object({
+    bookingId: z.string().trim().min(1).max(100),
+    buyerId: z.string().trim().min(1).max(100),
+    buyerRef: referenceOf('USR'),
+    sellerId: z.string().trim().min(1).max(100),
+    amountMinor: PositiveMinorAmount,
+    currency: Currency,
+  })
+  .strict();
+export type CreateBookingHoldBody = z.infer<typeof CreateBookingHoldBody>;
+
+export const BOOKING_HOLD_STATUSES = ['Pending', 'Held', 'Rejected', 'Voided', 'Settling', 'Settled'] as const;
+export const BookingHoldStatus = z.enum(BOOKING_HOLD_STATUSES);
+export type BookingHoldStatus = z.infer<typeof BookingHoldStatus>;
+
+export const BookingHoldView = z.object({
+  bookingId: z.string(),
+  status: BookingHoldStatus,
+  /** What ended or will end the hold: capture (delivered), cancel (refund), void (never paid). */
+  settlement: z.enum(['capture', 'cancel', 'void']).nullable(),
+  amountMinor: z.number().int(),
+  currency: z.string(),
+});
+export type BookingHoldView = z.infer<typeof BookingHoldView>;
+export const BookingHoldParams = z.object({ bookingId: z.string().trim().min(1).max(100) }).strict();

@@ -1,12 +1,14 @@
 import type { Express } from 'express';
 import { authenticate, createService, type Runtime } from '@mkt/kit';
 import type { WalletConfig } from './config';
+import type { BookingHolds } from './domain/booking-holds';
 import type { Limits } from './domain/limits.service';
 import type { Payouts } from './domain/payouts';
 import type { TopUps } from './domain/topups';
 import type { Transfers } from './domain/transfers';
 import { v1WalletRouter, walletInfoRouter } from './http/account.router';
 import { checkoutRouter } from './http/checkout.router';
+import { internalRouter } from './http/internal.router';
 import { payoutsRouter } from './http/payouts.router';
 import { topUpsRouter } from './http/topups.router';
 import type { PaymentProvider } from './payments/provider';
@@ -17,6 +19,7 @@ export interface WalletParts {
   transfers: Transfers;
   limits: Limits;
   provider: PaymentProvider;
+  holds: BookingHolds;
 }
 
 export interface AppDeps {
@@ -38,6 +41,8 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
       const auth = authenticate(config.JWT_PUBLIC_KEY);
       app.use('/wallets', auth, walletInfoRouter(parts.limits), topUpsRouter(parts.topUps), payoutsRouter(parts.payouts));
       app.use('/v1/wallet', auth, v1WalletRouter(parts.transfers, config.REF_PREFIX));
+      // Service to service only: a service credential, and no gateway route leads here.
+      app.use('/internal', internalRouter(parts.holds, config.INTERNAL_API_TOKEN));
     },
   });
 }

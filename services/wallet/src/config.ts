@@ -64,6 +64,13 @@ export const WalletEnv = serviceEnv(8081).extend({
   WALLET_BALANCE_CEILING: MajorAmount('10000000.00'),
   /** Where a top-up may send the payer back; empty outside production means localhost only. */
   CHECKOUT_REDIRECT_ORIGINS: OriginList,
+  /**
+   * The credential other services present on `/internal/*` (header `x-internal-token`); at
+   * least 32 characters. Empty: the internal API answers 401 to everyone.
+   */
+  INTERNAL_API_TOKEN: z.union([z.literal(''), z.string().min(32, 'at least 32 characters')]).default(''),
+  /** Platform fee on what a seller receives for a booking, in basis points (100 = 1 %). */
+  PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0),
   LIMIT_DAILY: z.coerce.number().int().min(0).default(10),
   LIMIT_WEEKLY: z.coerce.number().int().min(0).default(50),
   LIMIT_MONTHLY: z.coerce.number().int().min(0).default(150),
@@ -93,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Walle
     refuse('CHAPA_SECRET_KEY and CHAPA_WEBHOOK_SECRET are required with PAYMENT_PROVIDER=chapa');
   if (production && parsed.CHECKOUT_REDIRECT_ORIGINS.length === 0)
     refuse('CHECKOUT_REDIRECT_ORIGINS must list the origins top-ups may return to in production');
+  if (production && !parsed.INTERNAL_API_TOKEN) refuse('INTERNAL_API_TOKEN is required in production (paid bookings)');
   if (parsed.TOPUP_MAX_AMOUNT > parsed.WALLET_BALANCE_CEILING || parsed.TRANSFER_MAX_AMOUNT > parsed.WALLET_BALANCE_CEILING)
     refuse('TOPUP_MAX_AMOUNT and TRANSFER_MAX_AMOUNT cannot exceed WALLET_BALANCE_CEILING');
   return Object.freeze({ ...parsed, PAYMENT_PROVIDER: provider });

@@ -2,6 +2,7 @@ import type { Logger, OutboxRelay } from '@mkt/kit';
 import type { WalletParts } from './app';
 import type { WalletConfig } from './config';
 import { LedgerRelay } from './db/ledger-relay';
+import { BookingHolds } from './domain/booking-holds';
 import { deleteExpiredIdempotencyKeys } from './domain/idempotency';
 import { Limits } from './domain/limits.service';
 import { Payouts } from './domain/payouts';
@@ -13,6 +14,7 @@ import { SandboxProvider } from './payments/sandbox.provider';
 
 export interface AssembledWallet extends WalletParts {
   ledger: LedgerRelay;
+  holds: BookingHolds;
   /** One pass of every sweeper: ledger moves, top-up reconciliation, resumed payouts and transfers, expiry. */
   sweep: () => Promise<void>;
 }
@@ -54,9 +56,16 @@ export function assembleWallet(config: Readonly<WalletConfig>, outbox: OutboxRel
     ledger,
     log,
   );
+  const holds = new BookingHolds(
+    { referencePrefix: config.REF_PREFIX, ceilingMinor: config.WALLET_BALANCE_CEILING, feeBps: config.PLATFORM_FEE_BPS },
+    outbox,
+    ledger,
+    log,
+  );
   const sweep = async () => {
     const steps = [
       () => topUps.reconcile(),
+      () => holds.resume(),
       () => payouts.resume(),
       () => transfers.resume(),
       () => ledger.sweep(),
@@ -65,5 +74,5 @@ export function assembleWallet(config: Readonly<WalletConfig>, outbox: OutboxRel
     ];
     for (const step of steps) await step().catch((err: unknown) => log.warn({ err }, 'wallet sweep step failed'));
   };
-  return { topUps, payouts, transfers, limits, provider, ledger, sweep };
+  return { topUps, payouts, transfers, limits, provider, ledger, holds, sweep };
 }

@@ -36,6 +36,7 @@ describe('free money: the provider is explicit in production', () => {
     JWT_PUBLIC_KEY: 'key',
     NODE_ENV: 'production',
     CHECKOUT_REDIRECT_ORIGINS: 'https://shop.example',
+    INTERNAL_API_TOKEN: 'a-service-credential-of-at-least-32-chars',
     ...extra,
   });
 
@@ -55,6 +56,8 @@ describe('free money: the provider is explicit in production', () => {
     expect(loadConfig(env(keys)).PAYMENT_PROVIDER).toBe('chapa');
     expect(() => loadConfig(env({ ...keys, CHECKOUT_REDIRECT_ORIGINS: '' }))).toThrow(/CHECKOUT_REDIRECT_ORIGINS/);
     expect(() => loadConfig(env({ ...keys, CHECKOUT_REDIRECT_ORIGINS: 'https://shop.example/path' }))).toThrow();
+    expect(() => loadConfig(env({ ...keys, INTERNAL_API_TOKEN: '' }))).toThrow(/INTERNAL_API_TOKEN/);
+    expect(() => loadConfig(env({ ...keys, INTERNAL_API_TOKEN: 'too-short' }))).toThrow(/INTERNAL_API_TOKEN/);
   });
 
   test('limits default to 1,000,000.00 ETB per top-up and transfer; nonsense limits are refused', () => {

@@ -1,0 +1,61 @@
+import mongoose, { Schema } from 'mongoose';
+import type { BookingHoldStatus, IntegrationEvent } from '@mkt/contracts';
+import { pendingEventsField } from '@mkt/kit';
+import type { StepState } from './records.model';
+
+export type SettlementKind = 'capture' | 'cancel' | 'void';
+
+/** How a hold ends, decided once: what goes back to the buyer, to the seller, to the platform. */
+export interface Settlement {
+  kind: SettlementKind;
+  refundMinor: number;
+  captureMinor: number;
+  feeMinor: number;
+  decidedAt: Date;
+}
+
+/**
+ * The money of one paid booking, keyed by the booking id (one per booking, whatever is
+ * retried). Steps as everywhere in the wallet: `hold` on the buyer's wallet; then, once the
+ * settlement is decided, `release` on the buyer's (held → refund, or out), `credit` on the
+ * seller's and `fee` on the platform's, each applied once by its op id and then recorded here.
+ */
+export interface BookingHoldDoc {
+  _id: string;
+  buyerId: string;
+  buyerWalletId: string | null;
+  sellerId: string;
+  amountMinor: number;
+  currency: string;
+  status: BookingHoldStatus;
+  hold: StepState;
+  settlement: Settlement | null;
+  release: StepState;
+  credit: StepState;
+  fee: StepState;
+  settledAt: Date | null;
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const holdSchema = new Schema<BookingHoldDoc>(
+  {
+    _id: { type: String, required: true },
+    buyerId: { type: String, required: true, index: true },
+    buyerWalletId: { type: String, default: null },
+    sellerId: { type: String, required: true, index: true },
+    amountMinor: { type: Number, required: true },
+    currency: { type: String, required: true },
+    status: { type: String, required: true, index: true },
+    hold: { type: String, default: 'none' },
+    settlement: { type: Schema.Types.Mixed, default: null },
+    release: { type: String, default: 'none' },
+    credit: { type: String, default: 'none' },
+    fee: { type: String, default: 'none' },
+    settledAt: { type: Date, default: null },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+export const BookingHold = mongoose.model<BookingHoldDoc>('BookingHold', holdSchema, 'booking_holds');

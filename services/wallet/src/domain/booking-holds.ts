@@ -1,0 +1,302 @@
+import { makeEvent, type CreateBookingHoldBody } from '@mkt/contracts';
+import { Conflict, isDuplicateKey, NotFound, type Logger, type OutboxRelay } from '@mkt/kit';
+import { BookingHold, type BookingHoldDoc, type Settlement, type SettlementKind } from '../db/booking-hold.model';
+import type { LedgerRelay } from '../db/ledger-relay';
+import { applyWalletOp, forgetWalletOp, openWallet, Wallet, type WalletDoc, type WalletOp } from '../db/wallet.model';
+import { settlementOf } from './settlement';
+import { BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
+import { runWalletStep } from './wallet-step';
+
+export interface BookingHoldSettings {
+  referencePrefix: string;
+  ceilingMinor: number;
+  /** Platform fee on what the seller receives, in basis points (100 = 1 %). */
+  feeBps: number;
+}
+
+/** Steps left by a crash are resumed after this long (a live request finishes well before). */
+const RESUME_GRACE_MS = 30_000;
+/** A hold whose request died before it was recorded is given up after this (the consultation voids first). */
+const ABANDON_AFTER_MS = 60 * 60_000;
+
+const holdOpId = (bookingId: string) => `booking:${bookingId}:hold`;
+const unholdOpId = (bookingId: string) => `booking:${bookingId}:unhold`;
+export const PLATFORM_USER_ID = 'platform';
+
+/**
+ * The money of paid bookings. A hold moves the total from the buyer's available to held
+ * balance (idempotent by booking); it ends once, by a settlement decided in one conditional
+ * write: capture (delivered: all to the seller, less the platform fee), cancel (the refund back
+ * to the buyer, the rest to the seller) or void (never confirmed: all back). Each money step
+ * is applied by its op id and recorded on the hold; `resume` finishes what a crash left.
+ */
+export class BookingHolds {
+  constructor(
+    private readonly settings: BookingHoldSettings,
+    private readonly outbox: OutboxRelay,
+    private readonly ledger: LedgerRelay,
+    private readonly log: Logger,
+  ) {}
+
+  /** Holds the booking's total on the buyer's wallet, once; a repeat answers the same. */
+  async hold(body: CreateBookingHoldBody): Promise<BookingHoldDoc> {
+    const wallet = await openWallet(body.buyerId, body.buyerRef, this.settings.referencePrefix);
+    if (wallet.currency !== body.currency) throw new CurrencyMismatch(wallet.currency);
+    const record = await this.upsert(body.bookingId, {
+      buyerId: body.buyerId,
+      buyerWalletId: wallet._id,
+      sellerId: body.sellerId,
+      amountMinor: body.amountMinor,
+      currency: body.currency,
+      status: 'Pending',
+      hold: 'pending',
+    });
+    if (record.status === 'Voided') return record;
+    if (record.buyerId !== body.buyerId || record.sellerId !== body.sellerId || record.amountMinor !== body.amountMinor)
+      throw new Conflict('This booking already has a hold with other terms');
+    return record.status === 'Pending' ? this.takeHold(record) : record;
+  }
+
+  /**
+   * The consultation gave the booking up (its payment never confirmed in time): whatever was
+   * held goes back, and a hold request arriving later finds the booking voided.
+   */
+  async void(bookingId: string, correlationId: string): Promise<BookingHoldDoc> {
+    let record = await this.upsert(bookingId, { buyerId: '', sellerId: '', amountMinor: 0, currency: '', status: 'Voided' });
+    if (record.status === 'Pending') {
+      await BookingHold.updateOne({ _id: bookingId, status: 'Pending' }, { $set: { status: 'Voided' } });
+      record = (await this.find(bookingId))!;
+      if (record.status === 'Voided') await this.unholdIfApplied(record);
+    }
+    if (record.status === 'Held') record = await this.settle(bookingId, 'void', 0, correlationId);
+    if (record.settlement && record.settlement.kind !== 'void') throw new Conflict('The booking’s payment has already been settled');
+    return (await this.find(bookingId))!;
+  }
+
+  /**
+   * Decides how a Held hold ends (the first decision wins; a repeat or a later event changes
+   * nothing) and carries the settlement out. Returns the record; null when there is no hold
+   * (a free booking).
+   */
+  async settle(bookingId: string, kind: SettlementKind, requestedRefundMinor: number, correlationId: string): Promise<BookingHoldDoc> {
+    const current = await this.find(bookingId);
+    if (!current) throw new NotFound('Hold');
+    if (current.status === 'Held') {
+      const settlement: Settlement = {
+        ...settlementOf(kind, current.amountMinor, requestedRefundMinor, this.settings.feeBps),
+        decidedAt: new Date(),
+      };
+      await BookingHold.updateOne(
+        { _id: bookingId, status: 'Held', settlement: null },
+        {
+          $set: {
+            status: 'Settling',
+            settlement,
+            release: 'pending',
+            credit: settlement.captureMinor - settlement.feeMinor > 0 ? 'pending' : 'none',
+            fee: settlement.feeMinor > 0 ? 'pending' : 'none',
+          },
+        },
+      );
+    }
+    const decided = (await this.find(bookingId))!;
+    if (decided.status === 'Settling') return this.carryOn(decided, correlationId);
+    return decided;
+  }
+
+  async find(bookingId: string): Promise<BookingHoldDoc | null> {
+    return BookingHold.findById(bookingId).lean<BookingHoldDoc>();
+  }
+
+  /** Finishes settlements a crash interrupted and gives back holds whose record never took them. */
+  async resume(now = new Date()): Promise<void> {
+    const cutoff = new Date(now.getTime() - RESUME_GRACE_MS);
+    for (const record of await BookingHold.find({ status: 'Settling', updatedAt: { $lt: cutoff } })
+      .limit(100)
+      .lean<BookingHoldDoc[]>()) {
+      await this.carryOn(record, record._id).catch((err: unknown) =>
+        this.log.warn({ err: (err as Error).message, bookingId: record._id }, 'hold settlement still waits'),
+      );
+    }
+    await this.reconcileStrayHolds(now);
+  }
+
+  /** Inserts the record unless it exists; either way answers the stored one. */
+  private async upsert(bookingId: string, fields: Partial<BookingHoldDoc>): Promise<BookingHoldDoc> {
+    try {
+      const record = await BookingHold.findOneAndUpdate(
+        { _id: bookingId },
+        { $setOnInsert: { ...fields, settlement: null } },
+        { upsert: true, new: true },
+      ).lean<BookingHoldDoc>();
+      return record!;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return (await this.find(bookingId))!;
+    }
+  }
+
+  /** The hold step: applied to the wallet once (op id), then recorded; a refusal is final. */
+  private async takeHold(record: BookingHoldDoc): Promise<BookingHoldDoc> {
+    const op: WalletOp = {
+      opId: holdOpId(record._id),
+      type: 'booking_hold',
+      availableDeltaMinor: -record.amountMinor,
+      heldDeltaMinor: record.amountMinor,
+      reference: record._id,
+    };
+    try {
+      await applyWalletOp(record.buyerWalletId!, op);
+    } catch (err) {
+      if (!(err instanceof InsufficientFunds)) throw err;
+      await BookingHold.updateOne({ _id: record._id, status: 'Pending' }, { $set: { status: 'Rejected', hold: 'none' } });
+      return (await this.find(record._id))!;
+    }
+    await BookingHold.updateOne({ _id: record._id, status: 'Pending' }, { $set: { status: 'Held', hold: 'done' } });
+    const fresh = (await this.find(record._id))!;
+    if (fresh.hold === 'done') {
+      await forgetWalletOp(record.buyerWalletId!, op.opId);
+      void this.ledger.flush(record.buyerWalletId!);
+      this.log.info({ bookingId: record._id, amountMinor: record.amountMinor }, 'booking amount held');
+    } else {
+      // Voided or refused while this hold was being applied: the money goes straight back.
+      await this.unholdIfApplied(fresh);
+    }
+    return fresh;
+  }
+
+  /**
+   * Gives back a hold that was applied to the wallet but never recorded on its (now ended)
+   * record. The unhold op id is kept by the wallet, so it can never apply twice.
+   */
+  private async unholdIfApplied(record: BookingHoldDoc): Promise<void> {
+    const walletId = record.buyerWalletId;
+    if (!walletId || record.hold === 'done') return;
+    const wallet = await Wallet.findById(walletId, { appliedOps: 1 }).lean<WalletDoc>();
+    if (!wallet?.appliedOps.includes(holdOpId(record._id))) return;
+    await applyWalletOp(walletId, {
+      opId: unholdOpId(record._id),
+      type: 'booking_settle',
+      availableDeltaMinor: record.amountMinor,
+      heldDeltaMinor: -record.amountMinor,
+      reference: record._id,
+    });
+    await forgetWalletOp(walletId, holdOpId(record._id));
+    void this.ledger.flush(walletId);
+    this.log.warn({ bookingId: record._id }, 'a hold applied after its booking was given up was released');
+  }
+
+  /** Wallets left with a booking hold op their record never recorded (a crash, a race). */
+  private async reconcileStrayHolds(now: Date): Promise<void> {
+    const wallets = await Wallet.find({ appliedOps: /^booking:.+:hold$/ }, { appliedOps: 1 })
+      .limit(100)
+      .lean<WalletDoc[]>();
+    for (const wallet of wallets) {
+      for (const opId of wallet.appliedOps.filter((id) => /^booking:.+:hold$/.test(id))) {
+        const record = await this.find(opId.slice('booking:'.length, -':hold'.length));
+        if (!record) continue;
+        if (record.hold === 'done') await forgetWalletOp(wallet._id, opId);
+        else if (record.status === 'Pending' && record.updatedAt.getTime() > now.getTime() - ABANDON_AFTER_MS) continue;
+        else {
+          await BookingHold.updateOne({ _id: record._id, status: 'Pending' }, { $set: { status: 'Voided' } });
+          const ended = (await this.find(record._id))!;
+          if (ended.hold !== 'done') await this.unholdIfApplied(ended);
+        }
+      }
+    }
+  }
+
+  /** The settlement's steps, in order: the buyer's held money first, then the credits. */
+  private async carryOn(record: BookingHoldDoc, correlationId: string): Promise<BookingHoldDoc> {
+    const s = record.settlement!;
+    const step = (field: 'release' | 'credit' | 'fee', walletId: string, op: Omit<WalletOp, 'reference'>) =>
+      runWalletStep(this.ledger, walletId, { ...op, reference: record._id }, () =>
+        BookingHold.updateOne({ _id: record._id, [field]: 'pending' }, { $set: { [field]: 'done' } }),
+      );
+    if (record.release === 'pending')
+      await step('release', record.buyerWalletId!, {
+        opId: `booking:${record._id}:release`,
+        type: 'booking_settle',
+        availableDeltaMinor: s.refundMinor,
+        heldDeltaMinor: -record.amountMinor,
+      });
+    if (record.credit === 'pending') {
+      const seller = await Wallet.findOne({ userId: record.sellerId }).lean<WalletDoc>();
+      if (!seller) throw new NotFound('Seller wallet'); // opened at registration; the sweep retries
+      await this.credit(step, 'credit', seller._id, `booking:${record._id}:capture`, 'booking_capture', s.captureMinor - s.feeMinor);
+    }
+    if (record.fee === 'pending') {
+      const platform = await openWallet(PLATFORM_USER_ID, `${this.settings.referencePrefix}-USR-PLATFORM`, this.settings.referencePrefix);
+      await this.credit(step, 'fee', platform._id, `booking:${record._id}:fee`, 'booking_fee', s.feeMinor);
+    }
+    return this.finish(record._id, correlationId);
+  }
+
+  private async credit(
+    step: (field: 'credit' | 'fee', walletId: string, op: Omit<WalletOp, 'reference'>) => Promise<void>,
+    field: 'credit' | 'fee',
+    walletId: string,
+    opId: string,
+    type: WalletOp['type'],
+    amountMinor: number,
+  ): Promise<void> {
+    try {
+      await step(field, walletId, {
+        opId,
+        type,
+        availableDeltaMinor: amountMinor,
+        heldDeltaMinor: 0,
+        ceilingMinor: this.settings.ceilingMinor,
+      });
+    } catch (err) {
+      // No room under the ceiling: the credit stays owed and the sweep retries it.
+      if (err instanceof BalanceCeilingExceeded)
+        this.log.error({ opId, walletId }, 'booking credit waits: the balance would pass its ceiling');
+      throw err;
+    }
+  }
+
+  /** All steps done → Settled, with its event, in one write. */
+  private async finish(bookingId: string, correlationId: string): Promise<BookingHoldDoc> {
+    const record = (await this.find(bookingId))!;
+    const s = record.settlement!;
+    const origin = { source: 'wallet', correlationId };
+    const event =
+      s.kind === 'cancel'
+        ? makeEvent(
+            'wallet.booking_refund.completed',
+            {
+              bookingId,
+              buyerId: record.buyerId,
+              sellerId: record.sellerId,
+              refundAmountMinor: s.refundMinor,
+              capturedAmountMinor: s.captureMinor,
+              currency: record.currency,
+            },
+            origin,
+          )
+        : s.kind === 'capture'
+          ? makeEvent(
+              'wallet.booking_payment.captured',
+              {
+                bookingId,
+                buyerId: record.buyerId,
+                sellerId: record.sellerId,
+                amountMinor: s.captureMinor,
+                feeMinor: s.feeMinor,
+                currency: record.currency,
+              },
+              origin,
+            )
+          : null;
+    const done = await BookingHold.findOneAndUpdate(
+      { _id: bookingId, status: 'Settling', release: 'done', credit: { $ne: 'pending' }, fee: { $ne: 'pending' } },
+      { $set: { status: 'Settled', settledAt: new Date() }, ...(event ? { $push: { pendingEvents: event } } : {}) },
+      { new: true },
+    ).lean<BookingHoldDoc>();
+    if (!done) return record;
+    this.log.info({ bookingId, kind: s.kind, refundMinor: s.refundMinor, captureMinor: s.captureMinor }, 'booking hold settled');
+    if (event) void this.outbox.flush(BookingHold, bookingId);
+    return done;
+  }
+}

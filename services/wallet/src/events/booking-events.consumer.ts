@@ -1,0 +1,45 @@
+import type { ConsumerSpec, Logger } from '@mkt/kit';
+import type { SettlementKind } from '../db/booking-hold.model';
+import type { BookingHolds } from '../domain/booking-holds';
+
+async function settleIfHeld(
+  holds: BookingHolds,
+  bookingId: string,
+  kind: SettlementKind,
+  refundMinor: number,
+  correlationId: string,
+  log: Logger,
+): Promise<void> {
+  // A free booking has no hold: nothing to move.
+  if (!(await holds.find(bookingId))) return;
+  const record = await holds.settle(bookingId, kind, refundMinor, correlationId);
+  log.info({ bookingId, kind, status: record.status }, 'booking hold settling');
+}
+
+/**
+ * Paid bookings end by events (through consultation's outbox): a completed session or a
+ * no-show captures the holds of its bookings for the seller; a cancellation refunds. The
+ * settlement is decided once per booking, so a repeated or late event changes nothing.
+ */
+export function bookingEventsConsumer(holdsOf: () => BookingHolds | undefined): ConsumerSpec {
+  // The wallet's parts are built after its consumers are registered; a message that arrives
+  // before then fails and is retried.
+  const ready = () => {
+    const holds = holdsOf();
+    if (!holds) throw new Error('The wallet is still starting');
+    return holds;
+  };
+  const capture = async (bookingIds: string[] | undefined, correlationId: string, log: Logger) => {
+    for (const bookingId of bookingIds ?? []) await settleIfHeld(ready(), bookingId, 'capture', 0, correlationId, log);
+  };
+  return {
+    queue: 'wallet.bookings',
+    handlers: {
+      'consultation.session.completed': (event, { log }) => capture(event.data.bookingIds, event.correlationId, log),
+      // No-show of the buyer: the seller kept the time, so the booking is paid (README).
+      'consultation.session.no_show': (event, { log }) => capture(event.data.bookingIds, event.correlationId, log),
+      'consultation.booking.cancelled': (event, { log }) =>
+        settleIfHeld(ready(), event.data.bookingId, 'cancel', event.data.refundAmountMinor, event.correlationId, log),
+    },
+  };
+}

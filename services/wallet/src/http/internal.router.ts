@@ -1,0 +1,49 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Router, type RequestHandler } from 'express';
+import { BookingHoldParams, CreateBookingHoldBody, ok, type BookingHoldView } from '@mkt/contracts';
+import { correlationIdOf, Unauthenticated, validate } from '@mkt/kit';
+import type { BookingHoldDoc } from '../db/booking-hold.model';
+import type { BookingHolds } from '../domain/booking-holds';
+import { InsufficientFunds } from '../domain/wallet.errors';
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * Service-to-service calls: the shared INTERNAL_API_TOKEN in `x-internal-token`, compared in
+ * constant time (digests of equal length). Never a user's token; the gateway has no route here.
+ */
+export function requireServiceToken(token: string): RequestHandler {
+  const expected = token ? digest(token) : null;
+  return (req, _res, next) => {
+    const given = req.header('x-internal-token');
+    if (!expected || !given || !timingSafeEqual(digest(given), expected))
+      return next(new Unauthenticated('A service credential is required'));
+    next();
+  };
+}
+
+function holdView(record: BookingHoldDoc): BookingHoldView {
+  return {
+    bookingId: record._id,
+    status: record.status,
+    settlement: record.settlement?.kind ?? null,
+    amountMinor: record.amountMinor,
+    currency: record.currency,
+  };
+}
+
+/** `/internal/holds`: the hold of a paid booking (idempotent by bookingId) and its void. */
+export function internalRouter(holds: BookingHolds, token: string): Router {
+  const router = Router();
+  router.use(requireServiceToken(token));
+  router.post('/holds', validate({ body: CreateBookingHoldBody }), async (_req, res) => {
+    const record = await holds.hold(res.locals.body);
+    // Refused for want of funds: the same answer however often it is asked.
+    if (record.status === 'Rejected') throw new InsufficientFunds();
+    res.json(ok(holdView(record), record.status === 'Voided' ? 'The booking was given up' : 'Amount held'));
+  });
+  router.post('/holds/:bookingId/void', validate({ params: BookingHoldParams }), async (req, res) => {
+    res.json(ok(holdView(await holds.void(res.locals.params.bookingId, correlationIdOf(req))), 'Hold voided'));
+  });
+  return router;
+}

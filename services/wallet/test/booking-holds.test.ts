@@ -1,0 +1,299 @@
+import amqp from 'amqplib';
+import { EVENTS_EXCHANGE, makeEvent } from '@mkt/contracts';
+import { testServers } from '@mkt/infra';
+import { BookingHold } from '../src/db/booking-hold.model';
+import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
+import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
+import { PLATFORM_USER_ID } from '../src/domain/booking-holds';
+import { settlementOf } from '../src/domain/settlement';
+import { balancesOf, call, givenBalance, ledgerMatches, log, newUser, uniqueName, useWallet } from './harness';
+
+const TOKEN = 'internal-token-for-the-tests-0123456789';
+const walletApp = useWallet({ INTERNAL_API_TOKEN: TOKEN, PLATFORM_FEE_BPS: '1000' });
+
+type User = ReturnType<typeof newUser>;
+const holdBody = (buyer: User, seller: User, amountMinor: number, bookingId = uniqueName('bk')) => ({
+  bookingId,
+  buyerId: buyer.id,
+  buyerRef: buyer.ref,
+  sellerId: seller.id,
+  amountMinor,
+  currency: 'ETB',
+});
+const hold = (body: object, token = TOKEN) =>
+  call(walletApp().url, 'POST', '/internal/holds', { body, headers: token ? { 'x-internal-token': token } : {} });
+const voidHold = (bookingId: string) =>
+  call(walletApp().url, 'POST', `/internal/holds/${bookingId}/void`, { headers: { 'x-internal-token': TOKEN } });
+
+const handlers = bookingEventsConsumer(() => walletApp().parts.holds).handlers;
+const completed = (bookingIds: string[], sellerId: string) =>
+  handlers['consultation.session.completed']!(
+    makeEvent(
+      'consultation.session.completed',
+      { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], endedAt: new Date().toISOString(), bookingIds },
+      { source: 'test' },
+    ),
+    { log },
+  );
+const cancelled = (bookingId: string, buyer: User, seller: User, refundAmountMinor: number) =>
+  handlers['consultation.booking.cancelled']!(
+    makeEvent(
+      'consultation.booking.cancelled',
+      { bookingId, buyerId: buyer.id, sellerId: seller.id, refundAmountMinor },
+      { source: 'test' },
+    ),
+    { log },
+  );
+
+async function parties(buyerMinor: number) {
+  const buyer = newUser();
+  const seller = newUser('seller');
+  await givenBalance(buyer, buyerMinor);
+  await openWallet(seller.id, seller.ref, 'MKT');
+  return { buyer, seller };
+}
+
+/** Events of one routing key published from now on, found by booking id. */
+async function listen(routingKey: string) {
+  const connection = await amqp.connect(testServers().amqpUrl);
+  const channel = await connection.createChannel();
+  const { queue } = await channel.assertQueue('', { exclusive: true });
+  await channel.bindQueue(queue, EVENTS_EXCHANGE, routingKey);
+  const seen: Array<{ type: string; data: { bookingId: string } }> = [];
+  await channel.consume(queue, (msg) => msg && seen.push(JSON.parse(msg.content.toString())), { noAck: true });
+  return {
+    async waitFor(bookingId: string) {
+      for (let i = 0; i < 100; i += 1) {
+        const found = seen.find((e) => e.data.bookingId === bookingId);
+        if (found) return found;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`no ${routingKey} for ${bookingId}`);
+    },
+    close: () => connection.close(),
+  };
+}
+
+async function platformAvailable(): Promise<number> {
+  return (await Wallet.findOne({ userId: PLATFORM_USER_ID }).lean())?.availableMinor ?? 0;
+}
+
+describe('POST /internal/holds', () => {
+  test('holds the total once, however often it is asked', async () => {
+    const { buyer, seller } = await parties(1000_00);
+    const body = holdBody(buyer, seller, 400_00);
+    const first = await hold(body);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toEqual({ bookingId: body.bookingId, status: 'Held', settlement: null, amountMinor: 400_00, currency: 'ETB' });
+    expect((await hold(body)).body.data.status).toBe('Held');
+    expect(await balancesOf(buyer)).toEqual({ available: 600_00, held: 400_00 });
+    expect((await hold({ ...body, amountMinor: 1 })).status).toBe(409);
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+
+  test('short of funds is 422 insufficient_funds, the same on a retry, and holds nothing', async () => {
+    const { buyer, seller } = await parties(100_00);
+    const body = holdBody(buyer, seller, 100_01);
+    for (let i = 0; i < 2; i += 1) {
+      const res = await hold(body);
+      expect(res.status).toBe(422);
+      expect(res.body.errors[0].code).toBe('insufficient_funds');
+    }
+    await givenBalance(buyer, 50_00); // money arriving later does not turn a refusal into a hold
+    expect((await hold(body)).status).toBe(422);
+    expect(await balancesOf(buyer)).toEqual({ available: 150_00, held: 0 });
+  });
+
+  test('needs the service credential: none, a wrong one or a user token is 401', async () => {
+    const { buyer, seller } = await parties(100_00);
+    const body = holdBody(buyer, seller, 10_00);
+    expect((await hold(body, '')).status).toBe(401);
+    expect((await hold(body, `${TOKEN}x`)).status).toBe(401);
+    expect((await hold(body, 'short')).status).toBe(401);
+    expect((await call(walletApp().url, 'POST', '/internal/holds', { body, headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(
+      401,
+    );
+    expect(await balancesOf(buyer)).toEqual({ available: 100_00, held: 0 });
+    expect((await hold({ ...body, amountMinor: -5 })).status).toBe(400);
+  });
+
+  test('50 racing holds of different bookings never overdraw the wallet', async () => {
+    const { buyer, seller } = await parties(1000_00);
+    const results = await Promise.all(Array.from({ length: 50 }, () => hold(holdBody(buyer, seller, 30_00))));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(33);
+    expect(results.filter((r) => r.status === 422)).toHaveLength(17);
+    expect(await balancesOf(buyer)).toEqual({ available: 10_00, held: 990_00 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+});
+
+describe('settling a hold', () => {
+  test('a completed session captures for the seller, less the platform fee, exactly once', async () => {
+    const captured = await listen('wallet.booking_payment.captured');
+    const { buyer, seller } = await parties(500_00);
+    const body = holdBody(buyer, seller, 300_00);
+    await hold(body);
+    const platformBefore = await platformAvailable();
+    await completed([body.bookingId, 'bk_free_booking_without_hold'], seller.id);
+    await completed([body.bookingId], seller.id);
+    await cancelled(body.bookingId, buyer, seller, 300_00); // too late: the first decision stands
+    expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 270_00, held: 0 });
+    expect((await platformAvailable()) - platformBefore).toBe(30_00);
+    const record = await BookingHold.findById(body.bookingId).lean();
+    expect(record).toMatchObject({ status: 'Settled', settlement: { kind: 'capture', captureMinor: 300_00, feeMinor: 30_00 } });
+    expect(await ledgerMatches(seller)).toBe(true);
+    expect(await ledgerMatches(buyer)).toBe(true);
+    const event = await captured.waitFor(body.bookingId);
+    expect(event).toMatchObject({
+      type: 'wallet.booking_payment.captured',
+      data: { sellerId: seller.id, amountMinor: 300_00, feeMinor: 30_00 },
+    });
+    await captured.close();
+  });
+
+  test('a cancellation refunds what was asked (never more than held), the rest goes to the seller', async () => {
+    const { buyer, seller } = await parties(500_00);
+    const body = holdBody(buyer, seller, 200_00);
+    await hold(body);
+    await cancelled(body.bookingId, buyer, seller, 150_00);
+    await cancelled(body.bookingId, buyer, seller, 150_00);
+    expect(await balancesOf(buyer)).toEqual({ available: 450_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 45_00, held: 0 }); // 50 less the 10 % fee
+    const full = holdBody(buyer, seller, 100_00);
+    await hold(full);
+    await cancelled(full.bookingId, buyer, seller, 999_00);
+    expect(await balancesOf(buyer)).toEqual({ available: 450_00, held: 0 });
+    const record = await BookingHold.findById(full.bookingId).lean();
+    expect(record!.settlement).toMatchObject({ kind: 'cancel', refundMinor: 100_00, captureMinor: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+    expect(await ledgerMatches(seller)).toBe(true);
+  });
+
+  test('the split of a settlement always sums to the hold; the fee never overflows', () => {
+    for (const [kind, amount, refund, bps] of [
+      ['capture', 999, 0, 250],
+      ['cancel', 1000, 333, 1234],
+      ['cancel', 10, 50, 0],
+      ['void', 77, 0, 10_000],
+      ['capture', 1_000_000_000_000_000, 0, 10_000],
+    ] as const) {
+      const s = settlementOf(kind, amount, refund, bps);
+      expect(s.refundMinor + s.captureMinor).toBe(amount);
+      expect(s.feeMinor).toBeLessThanOrEqual(s.captureMinor);
+      expect(Number.isSafeInteger(s.feeMinor)).toBe(true);
+    }
+    expect(settlementOf('capture', 1_000_000_000_000_000, 0, 10_000).feeMinor).toBe(1_000_000_000_000_000);
+  });
+});
+
+describe('voiding and faults', () => {
+  test('a void before the hold arrives makes the late hold a no-op; a void of a held booking gives it back', async () => {
+    const { buyer, seller } = await parties(300_00);
+    const late = holdBody(buyer, seller, 100_00);
+    expect((await voidHold(late.bookingId)).body.data.status).toBe('Voided');
+    const res = await hold(late);
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('Voided');
+    expect(await balancesOf(buyer)).toEqual({ available: 300_00, held: 0 });
+
+    const held = holdBody(buyer, seller, 120_00);
+    await hold(held);
+    const voided = await voidHold(held.bookingId);
+    expect(voided.body.data).toMatchObject({ status: 'Settled', settlement: 'void' });
+    expect((await voidHold(held.bookingId)).status).toBe(200);
+    expect(await balancesOf(buyer)).toEqual({ available: 300_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+
+  test('a crash between applying the hold and recording it: the retry records it, held once', async () => {
+    const { buyer, seller } = await parties(300_00);
+    const body = holdBody(buyer, seller, 100_00);
+    const wallet = await openWallet(buyer.id, buyer.ref, 'MKT');
+    await BookingHold.create({
+      _id: body.bookingId,
+      buyerId: buyer.id,
+      buyerWalletId: wallet._id,
+      sellerId: seller.id,
+      amountMinor: 100_00,
+      currency: 'ETB',
+      status: 'Pending',
+      hold: 'pending',
+    });
+    await applyWalletOp(wallet._id, {
+      opId: `booking:${body.bookingId}:hold`,
+      type: 'booking_hold',
+      availableDeltaMinor: -100_00,
+      heldDeltaMinor: 100_00,
+      reference: body.bookingId,
+    });
+    // ...and the process dies here. The consultation asks again:
+    expect((await hold(body)).body.data.status).toBe('Held');
+    expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 100_00 });
+    expect((await Wallet.findById(wallet._id).lean())!.appliedOps).not.toContain(`booking:${body.bookingId}:hold`);
+  });
+
+  test('a hold applied for a booking given up meanwhile is released by the sweep, once', async () => {
+    const { buyer, seller } = await parties(300_00);
+    const body = holdBody(buyer, seller, 100_00);
+    const wallet = await openWallet(buyer.id, buyer.ref, 'MKT');
+    await BookingHold.create({
+      _id: body.bookingId,
+      buyerId: buyer.id,
+      buyerWalletId: wallet._id,
+      sellerId: seller.id,
+      amountMinor: 100_00,
+      currency: 'ETB',
+      status: 'Rejected',
+      hold: 'none',
+    });
+    await applyWalletOp(wallet._id, {
+      opId: `booking:${body.bookingId}:hold`,
+      type: 'booking_hold',
+      availableDeltaMinor: -100_00,
+      heldDeltaMinor: 100_00,
+      reference: body.bookingId,
+    });
+    await walletApp().parts.holds.resume();
+    await walletApp().parts.holds.resume();
+    expect(await balancesOf(buyer)).toEqual({ available: 300_00, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+
+  test('a settlement interrupted after its first step is finished by the sweep, once', async () => {
+    const { buyer, seller } = await parties(300_00);
+    const body = holdBody(buyer, seller, 100_00);
+    await hold(body);
+    const holds = walletApp().parts.holds;
+    // Decide and apply only the buyer's step, as a process that died before the seller's credit.
+    await BookingHold.updateOne(
+      { _id: body.bookingId },
+      {
+        $set: {
+          status: 'Settling',
+          settlement: { ...settlementOf('capture', 100_00, 0, 0), decidedAt: new Date() },
+          release: 'pending',
+          credit: 'pending',
+          fee: 'none',
+        },
+      },
+    );
+    const wallet = await openWallet(buyer.id, buyer.ref, 'MKT');
+    await applyWalletOp(wallet._id, {
+      opId: `booking:${body.bookingId}:release`,
+      type: 'booking_settle',
+      availableDeltaMinor: 0,
+      heldDeltaMinor: -100_00,
+      reference: body.bookingId,
+    });
+    const later = new Date(Date.now() + 60_000);
+    await holds.resume(later);
+    await holds.resume(later);
+    expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 100_00, held: 0 });
+    expect((await BookingHold.findById(body.bookingId).lean())!.status).toBe('Settled');
+    expect(await ledgerMatches(buyer)).toBe(true);
+    expect(await ledgerMatches(seller)).toBe(true);
+  });
+});
