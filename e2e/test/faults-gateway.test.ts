@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JsonResponse } from '@mkt/infra';
-import { apiOf, book, dayFromNow, loginAdmin, offerConsultation, register, report, slotsOf, waitFor, type Slot } from './fixtures';
+import { apiOf, book, dayFromNow, fund, loginAdmin, offerConsultation, register, report, slotsOf, waitFor, type Slot } from './fixtures';
 import { startSystem, type System } from './system';
 
 // The gateway in front of a service that is down, one that is too slow, and one stopped with
@@ -73,6 +73,7 @@ describe('SIGTERM during load', () => {
     const admin = await loginAdmin(system);
     const seller = await register(system, 'seller');
     const buyers = await Promise.all([0, 1, 2, 3].map(() => register(system, 'buyer')));
+    await fund(system, buyers, 10_000);
     const offer = await offerConsultation(system, seller, admin, { duration: 15 });
     const slots: Slot[] = [1, 2, 3, 4, 5, 6].flatMap((days) => slotsOf(offer, dayFromNow(days)));
 

@@ -5,6 +5,7 @@ import {
   book,
   checkWallets,
   dayFromNow,
+  fund,
   loginAdmin,
   offerConsultation,
   openDatabase,
@@ -60,6 +61,7 @@ test('consultation SIGKILLed right after bookings: every confirmed booking reach
   const admin = await loginAdmin(system);
   const seller = await register(system, 'seller');
   const buyers = await Promise.all([0, 1, 2, 3].map(() => register(system, 'buyer')));
+  await fund(system, buyers, 1_000);
   const offer = await offerConsultation(system, seller, admin, { priceMajor: 50, duration: 15 });
   const audit = await auditEvents(system, { keys: ['consultation.booking.*'] });
   const slots = slotsOf(offer, dayFromNow(5));

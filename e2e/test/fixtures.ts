@@ -153,6 +153,11 @@ export async function topUp(system: System, user: Session, amountMajor: number):
   return created.body.data.referenceId ?? link.pathname.split('/').pop()!;
 }
 
+/** Money for paid bookings: one top-up each. */
+export async function fund(system: System, users: Session[], amountMajor: number): Promise<void> {
+  await Promise.all(users.map((user) => topUp(system, user, amountMajor)));
+}
+
 export interface AuditedEvent {
   id: string;
   type: string;

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { openSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, freePort, makeKeyPair, testServers, uniqueName } from '@mkt/infra';
 
@@ -82,12 +84,15 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     JWT_PUBLIC_KEY: keys.publicKey,
     LOG_LEVEL: 'warn',
     BUS_NAMESPACE: run,
+    // The credential between services on `/internal/*` (paid bookings: consultation → wallet).
+    INTERNAL_API_TOKEN: randomBytes(24).toString('hex'),
     ...options.env,
   };
   const envOf: Record<ProcessName, Record<string, string>> = {
     ...(Object.fromEntries(
       SERVICES.map((name) => [name, { PORT: String(ports[name]), MONGO_DB: dbName(name), PUBLIC_URL: url('gateway') }]),
     ) as Record<ServiceName, Record<string, string>>),
+    consultation: { PORT: String(ports.consultation), MONGO_DB: dbName('consultation'), WALLET_URL: url('wallet') },
     gateway: {
       PORT: String(ports.gateway),
       MONGO_DB: dbName('gateway'),
@@ -102,9 +107,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   };
   const children = new Map<ProcessName, ChildProcess>();
   const spawnProcess = (name: ProcessName) => {
+    // E2E_LOG_DIR keeps each process's log (pino on stdout) for a failure's post-mortem.
+    const logDir = process.env.E2E_LOG_DIR;
+    const out = logDir ? openSync(join(logDir, `${run}-${name}.log`), 'a') : 'ignore';
     const child = spawn(process.execPath, [join(root, 'services', name, 'dist', 'main.js')], {
       env: { ...base, ...envOf[name], ...options.envOf?.[name] },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', out, 'inherit'],
     });
     children.set(name, child);
   };
