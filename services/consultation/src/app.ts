@@ -4,6 +4,7 @@ import type { ConsultationConfig } from './config';
 import { Bookings } from './domain/bookings';
 import { Sessions } from './domain/sessions';
 import { bookingsRouter } from './http/bookings.router';
+import { WalletClient } from './payments/wallet.client';
 import { consultationsRouter } from './http/consultations.router';
 import { setupRouter } from './http/setup.router';
 
@@ -17,12 +18,21 @@ export interface ConsultationParts {
   sessions: Sessions;
 }
 
-export function assembleParts(runtime: AppDeps['runtime']): ConsultationParts {
-  return { bookings: new Bookings(runtime.outbox, runtime.log), sessions: new Sessions(runtime.outbox, runtime.log) };
+export function assembleParts(runtime: AppDeps['runtime'], config: Readonly<ConsultationConfig>): ConsultationParts {
+  // Paid bookings: the wallet holds the total synchronously (the client waits for the answer).
+  const wallet = new WalletClient(
+    { url: config.WALLET_URL, token: config.INTERNAL_API_TOKEN, timeoutMs: config.WALLET_TIMEOUT_MS },
+    runtime.log,
+  );
+  const payments = { deadlineMs: config.PAYMENT_DEADLINE_MINUTES * 60_000 };
+  return {
+    bookings: new Bookings(runtime.outbox, runtime.log, wallet, payments),
+    sessions: new Sessions(runtime.outbox, runtime.log),
+  };
 }
 
 /** The fixed paths (bookings, sessions, setup) come before `/consultations/{id}`. */
-export function createApp({ config, runtime }: AppDeps, parts: ConsultationParts = assembleParts(runtime)): Express {
+export function createApp({ config, runtime }: AppDeps, parts: ConsultationParts = assembleParts(runtime, config)): Express {
   const auth = authenticate(config.JWT_PUBLIC_KEY);
   return createService({
     name: 'consultation',

@@ -4,6 +4,7 @@ import type { ConsultationConfig } from './config';
 import { Booking, DayPlace, Session, SlotPlace } from './db/booking.models';
 import { Consultation, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from './db/setup.models';
 import { reviewCreatedConsumer } from './events/review-created.consumer';
+import { walletPaymentsConsumer } from './events/wallet-payments.consumer';
 
 /** How the consultation service is put together (main.ts and the component tests). */
 export function consultationService(config: Readonly<ConsultationConfig>, log: Logger) {
@@ -17,9 +18,9 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
       { name: 'bookings', model: Booking },
       { name: 'sessions', model: Session },
     ],
-    consumers: [reviewCreatedConsumer],
+    consumers: [reviewCreatedConsumer, walletPaymentsConsumer(() => parts?.bookings)],
     createApp: (runtime) => {
-      parts = assembleParts(runtime);
+      parts = assembleParts(runtime, config);
       return createApp({ config, runtime }, parts);
     },
     jobs: [periodicJob('booking-sweep', 10_000, () => parts!.bookings.sweep())],

@@ -1,9 +1,25 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { parseConfig, serviceEnv } from '@mkt/kit';
 
-export const ConsultationEnv = serviceEnv(8084);
+export const ConsultationEnv = serviceEnv(8084).extend({
+  /** The wallet, called directly (not through the gateway) to hold the total of a paid booking. */
+  WALLET_URL: z
+    .string()
+    .url()
+    .default('http://127.0.0.1:8081')
+    .transform((url) => url.replace(/\/+$/, '')),
+  /** The service credential the wallet expects on `/internal/*`. */
+  INTERNAL_API_TOKEN: z.union([z.literal(''), z.string().min(32, 'at least 32 characters')]).default(''),
+  /** How long a booking request waits for the wallet before answering PaymentPending. */
+  WALLET_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
+  /** How long a PaymentPending booking is retried before it is given up (never past its start). */
+  PAYMENT_DEADLINE_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
+});
 export type ConsultationConfig = z.infer<typeof ConsultationEnv>;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<ConsultationConfig> {
-  return parseConfig(ConsultationEnv, env);
+  const config = parseConfig(ConsultationEnv, env);
+  if (config.NODE_ENV === 'production' && !config.INTERNAL_API_TOKEN)
+    throw new Error('Invalid configuration:\n  INTERNAL_API_TOKEN is required in production (paid bookings hold money in the wallet)');
+  return config;
 }

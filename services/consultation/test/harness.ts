@@ -8,43 +8,120 @@ import { call, makeKeyPair, signTestToken, testServers, uniqueName, type TestUse
 import type { ConsultationParts } from '../src/app';
 import { consultationService } from '../src/composition';
 import { loadConfig } from '../src/config';
+// The real wallet, in this process, for paid bookings (its own collections; consultation's code
+// only ever reaches it over HTTP).
+import { walletService } from '../../wallet/src/composition';
+import { loadConfig as loadWalletConfig } from '../../wallet/src/config';
+import { applyWalletOp, openWallet } from '../../wallet/src/db/wallet.model';
+import type { AssembledWallet } from '../../wallet/src/parts';
 
 const keys = makeKeyPair();
 export const log = pino({ level: 'silent' });
 export const ZONE = 'Africa/Addis_Ababa';
 
+export const INTERNAL_TOKEN = 'consultation-tests-internal-token-0123456789';
+
+export interface WalletSide {
+  url: string;
+  bus: Bus;
+  parts: AssembledWallet;
+  started: StartedRuntime;
+}
+
 export interface ConsultationApp {
   url: string;
   bus: Bus;
   parts: ConsultationParts;
+  started: StartedRuntime;
+  wallet: WalletSide;
 }
 
-/** The consultation app for one test file, as main.ts builds it, against the real servers. */
+/** The wallet as its main.ts builds it (consumers and sweeps left to the test). */
+export async function startWalletSide(amqpUrl = testServers().amqpUrl, env: Record<string, string> = {}): Promise<WalletSide> {
+  const config = loadWalletConfig({
+    MONGO_URL: testServers().mongoUrl,
+    AMQP_URL: amqpUrl,
+    JWT_PUBLIC_KEY: keys.publicKey,
+    PORT: '0',
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    ...env,
+  });
+  const service = walletService(config, log);
+  const started = await startComponent(service.options, uniqueName('consultation'));
+  return { url: started.url, bus: started.runtime.bus, parts: service.parts(), started };
+}
+
+/** A consultation service talking to `walletUrl` (its consumers and sweeps left to the test). */
+export async function startConsultation(walletUrl: string, amqpUrl = testServers().amqpUrl, env: Record<string, string> = {}) {
+  const config = loadConfig({
+    MONGO_URL: testServers().mongoUrl,
+    AMQP_URL: amqpUrl,
+    JWT_PUBLIC_KEY: keys.publicKey,
+    PORT: '0',
+    WALLET_URL: walletUrl,
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    ...env,
+  });
+  const service = consultationService(config, log);
+  const started = await startComponent(service.options, uniqueName('consultation'));
+  return { url: started.url, bus: started.runtime.bus, parts: service.parts(), started };
+}
+
+/** The consultation app (and the wallet it pays through) for one test file, against the real servers. */
 export function useConsultationApp(): () => ConsultationApp {
   let app: ConsultationApp;
-  let started: StartedRuntime;
   beforeAll(async () => {
-    const { mongoUrl, amqpUrl } = testServers();
-    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey, PORT: '0' });
-    const service = consultationService(config, log);
-    started = await startComponent(service.options, uniqueName('consultation'));
-    app = { url: started.url, bus: started.runtime.bus, parts: service.parts() };
+    const wallet = await startWalletSide();
+    app = { ...(await startConsultation(wallet.url)), wallet };
   });
   afterAll(async () => {
-    await stopRuntime(started);
+    await stopRuntime(app.started);
+    await stopRuntime(app.wallet.started);
     await mongoose.disconnect();
   });
   return () => app;
 }
 
-export function newUser(role: TestUser['role'] = 'buyer'): TestUser {
-  return { id: newUuid(), ref: newReference('USR'), role, name: `${role} ${uniqueName('n')}` };
+/** What a buyer has in their wallet before their first request (every user's wallet is opened then). */
+const openingBalance = new Map<string, number>();
+const opened = new Map<string, Promise<void>>();
+export const DEFAULT_BUYER_BALANCE_MINOR = 1_000_000_00;
+
+/** A user; a buyer comes with DEFAULT_BUYER_BALANCE_MINOR in their wallet unless told otherwise. */
+export function newUser(role: TestUser['role'] = 'buyer', options: { balanceMinor?: number } = {}): TestUser {
+  const user = { id: newUuid(), ref: newReference('USR'), role, name: `${role} ${uniqueName('n')}` };
+  openingBalance.set(user.id, options.balanceMinor ?? (role === 'buyer' ? DEFAULT_BUYER_BALANCE_MINOR : 0));
+  return user;
 }
 export const tokenOf = (user: TestUser) => signTestToken(keys.privateKey, user);
 export const admin = newUser('admin');
 
-export function as(app: () => ConsultationApp, user: TestUser | undefined) {
-  return (method: string, path: string, body?: object) => call(app().url, method, path, { token: user && tokenOf(user), body });
+/** Opens the user's wallet with its opening balance, once (as registration and a top-up would). */
+export function ensureWallet(user: TestUser): Promise<void> {
+  let done = opened.get(user.id);
+  if (!done) {
+    done = (async () => {
+      const wallet = await openWallet(user.id, user.ref, 'MKT');
+      const minor = openingBalance.get(user.id) ?? 0;
+      if (minor > 0)
+        await applyWalletOp(wallet._id, {
+          opId: `seed:${user.id}`,
+          type: 'topup_credit',
+          availableDeltaMinor: minor,
+          heldDeltaMinor: 0,
+          reference: 'seed',
+        });
+    })();
+    opened.set(user.id, done);
+  }
+  return done;
+}
+
+export function as(app: () => { url: string }, user: TestUser | undefined) {
+  return async (method: string, path: string, body?: object) => {
+    if (user) await ensureWallet(user);
+    return call(app().url, method, path, { token: user && tokenOf(user), body });
+  };
 }
 
 export const weekdays = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];

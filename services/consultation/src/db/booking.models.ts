@@ -21,7 +21,14 @@ const placeSchema = new Schema<PlaceDoc>(
 export const SlotPlace = mongoose.model<PlaceDoc>('SlotPlace', placeSchema, 'slot_places');
 export const DayPlace = mongoose.model<PlaceDoc>('DayPlace', placeSchema.clone(), 'day_places');
 
-export type BookingStatus = 'Pending' | 'Confirmed' | 'Cancelled' | 'Failed';
+/**
+ * Pending: taking its places. PaymentPending: places taken, the wallet's hold not yet answered
+ * (the sweep asks again, or gives it up at its deadline). Confirmed: paid (or free). Failed:
+ * not paid or not placed; its places are given back.
+ */
+export type BookingStatus = 'Pending' | 'PaymentPending' | 'Confirmed' | 'Cancelled' | 'Failed';
+/** free: nothing to pay; held: the wallet holds the total; refused/voided: never paid. */
+export type PaymentState = 'free' | 'pending' | 'held' | 'refused' | 'voided';
 
 export interface BookingDoc {
   _id: string;
@@ -30,7 +37,12 @@ export interface BookingDoc {
   ruleSetId: string;
   sellerId: string;
   buyerId: string;
+  /** The buyer's USR reference: the wallet opens their wallet by it if need be. */
+  buyerRef: string;
   status: BookingStatus;
+  payment: PaymentState;
+  /** A PaymentPending booking is given up (voided at the wallet) from this moment. */
+  paymentDeadline: Date | null;
   consultationTitle: string;
   date: string;
   startTime: string;
@@ -47,8 +59,10 @@ export interface BookingDoc {
   couponId: string | null;
   notes: string | null;
   sessionId: string | null;
-  refundStatus: 'Pending' | null;
+  refundStatus: 'Pending' | 'Refunded' | null;
   refundAmountMinor: number | null;
+  refundedAt: Date | null;
+  cancelledBy: 'buyer' | 'seller' | 'admin' | null;
   cancelledAt: Date | null;
   cancelReason: string | null;
   /** Whether the places (and session seat) of a cancelled booking were given back. */
@@ -65,7 +79,10 @@ const bookingSchema = new Schema<BookingDoc>(
     ruleSetId: { type: String, required: true, index: true },
     sellerId: { type: String, required: true, index: true },
     buyerId: { type: String, required: true, index: true },
+    buyerRef: { type: String, default: '' },
     status: { type: String, required: true, index: true },
+    payment: { type: String, default: 'free' },
+    paymentDeadline: { type: Date, default: null },
     consultationTitle: String,
     date: String,
     startTime: String,
@@ -84,6 +101,8 @@ const bookingSchema = new Schema<BookingDoc>(
     sessionId: { type: String, default: null },
     refundStatus: { type: String, default: null },
     refundAmountMinor: { type: Number, default: null },
+    refundedAt: { type: Date, default: null },
+    cancelledBy: { type: String, default: null },
     cancelledAt: { type: Date, default: null },
     cancelReason: { type: String, default: null },
     released: { type: Boolean, default: false },

@@ -19,6 +19,7 @@ import {
   type Logger,
   type OutboxRelay,
 } from '@mkt/kit';
+import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
 import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
 import {
   Consultation,
@@ -30,7 +31,16 @@ import {
   type RuleSetDoc,
 } from '../db/setup.models';
 import { findByKey, isAdmin } from './access';
-import { CouponInvalid, NotBookable, PriceMismatch, RefundTooLarge, SlotUnavailable } from './consultation.errors';
+import {
+  CancellationClosed,
+  CouponInvalid,
+  InsufficientFunds,
+  NotBookable,
+  PaymentGivenUp,
+  PriceMismatch,
+  RefundTooLarge,
+  SlotUnavailable,
+} from './consultation.errors';
 import { dayKey, isListed, scheduleOf, slotKey } from './consultations';
 import { applyCoupon, couponProblem } from './coupons';
 import { releaseCouponUse, releasePlaces, takeCouponUse, takePlaces } from './places';
@@ -38,6 +48,13 @@ import { sellerCoupon } from './setup';
 import { findSlot } from './slots';
 
 const STUCK_AFTER_MS = 60_000;
+/** A PaymentPending booking is asked about again this long after its last change. */
+const PAYMENT_RETRY_AFTER_MS = 10_000;
+
+export interface PaymentSettings {
+  /** How long a PaymentPending booking is retried before it is given up (never past its start). */
+  deadlineMs: number;
+}
 
 interface Plan {
   consultation: ConsultationDoc;
@@ -55,8 +72,15 @@ export class Bookings {
   constructor(
     private readonly outbox: OutboxRelay,
     private readonly log: Logger,
+    private readonly wallet: WalletClient,
+    private readonly payments: PaymentSettings,
   ) {}
 
+  /**
+   * Takes the places (race-free), then — when there is something to pay — has the wallet hold
+   * the total before confirming. Short of funds: the places go back and the booking is Failed
+   * (422). The wallet silent: the booking stays PaymentPending and the sweep finishes it.
+   */
   async create(user: AuthenticatedUser, body: CreateBookingBody, correlationId: string, now = new Date()): Promise<BookingDoc> {
     const plan = await this.plan(user, body, now);
     const { consultation, ruleSet } = plan;
@@ -69,7 +93,11 @@ export class Bookings {
       ruleSetId: ruleSet._id,
       sellerId: consultation.sellerId,
       buyerId: user.id,
+      buyerRef: user.ref,
       status: 'Pending',
+      payment: plan.totalAmountMinor === 0 ? 'free' : 'pending',
+      paymentDeadline:
+        plan.totalAmountMinor === 0 ? null : new Date(Math.min(now.getTime() + this.payments.deadlineMs, plan.startsAt.getTime())),
       consultationTitle: consultation.title,
       date: body.date,
       startTime: body.startTime,
@@ -88,6 +116,8 @@ export class Bookings {
       sessionId: null,
       refundStatus: null,
       refundAmountMinor: null,
+      refundedAt: null,
+      cancelledBy: null,
       cancelledAt: null,
       cancelReason: null,
       released: false,
@@ -96,6 +126,7 @@ export class Bookings {
     // The booking exists (Pending) before it holds anything, so a crash leaves a record the
     // sweeper can undo; places are then taken one by one and given back if a later one fails.
     await Booking.create(booking);
+    const full = { ...booking, createdAt: now, updatedAt: now };
     try {
       if (!(await takePlaces(DayPlace, booking.dayKey, consultation._id, id, 1, ruleSet.metaData.maxBookingsPerDay)))
         throw new SlotUnavailable('The day is fully booked');
@@ -103,41 +134,41 @@ export class Bookings {
         throw new SlotUnavailable('No places left at this time');
       if (plan.discount && !(await takeCouponUse(plan.discount._id, plan.discount.maxUses, id)))
         throw new CouponInvalid('The coupon has been used up');
-      const session = await this.joinSession(booking, consultation);
-      const event = makeEvent(
-        'consultation.booking.confirmed',
-        {
-          bookingId: id,
-          consultationId: consultation._id,
-          sellerId: consultation.sellerId,
-          buyerId: user.id,
-          totalAmountMinor: plan.totalAmountMinor,
-          currency: plan.pricing.currency,
-          date: body.date,
-          startTime: body.startTime,
-          consultationCategory: consultation.category,
-        },
-        { source: 'consultation', correlationId },
-      );
-      const confirmed = await Booking.findOneAndUpdate(
-        { _id: id, status: 'Pending' },
-        { $set: { status: 'Confirmed', sessionId: session._id }, $push: { pendingEvents: event } },
-        { new: true },
-      ).lean<BookingDoc>();
-      if (!confirmed) throw new InvalidState('The booking was given up while it was being made');
-      void this.outbox.flush(Booking, id);
-      this.log.info({ bookingId: id, consultationId: consultation._id, places }, 'booking confirmed');
-      return confirmed;
+      if (booking.payment === 'free') return await this.confirm(full, consultation, correlationId);
     } catch (err) {
-      await this.undo({ ...booking, createdAt: new Date(), updatedAt: new Date() });
+      await this.undo(full);
       await Booking.deleteOne({ _id: id, status: 'Failed' });
       throw err;
     }
+    // From here on the booking is never undone by this request: the wallet may be holding.
+    const waiting = await Booking.findOneAndUpdate(
+      { _id: id, status: 'Pending' },
+      { $set: { status: 'PaymentPending' } },
+      { new: true },
+    ).lean<BookingDoc>();
+    if (!waiting) throw new InvalidState('The booking was given up while it was being made');
+    const answer = await this.askWallet(waiting);
+    const settled = await this.applyAnswer(waiting, answer, consultation, correlationId);
+    if (settled.status === 'Failed') throw settled.payment === 'refused' ? new InsufficientFunds() : new PaymentGivenUp();
+    return settled;
+  }
+
+  /** One booking of the caller's (buyer, seller, admin): how clients follow a PaymentPending one. */
+  async get(user: AuthenticatedUser, key: string): Promise<BookingDoc> {
+    const booking = await findByKey(Booking, key);
+    if (!booking || booking.status === 'Pending') throw new NotFound('Booking');
+    if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user)) throw new NotFound('Booking');
+    return booking;
+  }
+
+  /** The refund of a cancelled paid booking reached the buyer's wallet (wallet event). */
+  async markRefunded(bookingId: string, at: Date): Promise<void> {
+    await Booking.updateOne({ _id: bookingId, refundStatus: 'Pending' }, { $set: { refundStatus: 'Refunded', refundedAt: at } });
   }
 
   async list(user: AuthenticatedUser, query: { page: number; limit: number; status?: string }) {
     const filter: Record<string, unknown> = isAdmin(user) ? {} : { $or: [{ buyerId: user.id }, { sellerId: user.id }] };
-    filter.status = query.status ?? { $in: ['Confirmed', 'Cancelled'] };
+    filter.status = query.status ?? { $in: ['PaymentPending', 'Confirmed', 'Cancelled'] };
     const [items, total] = await Promise.all([
       Booking.find(filter).sort({ startsAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<BookingDoc[]>(),
       Booking.countDocuments(filter),
@@ -145,30 +176,48 @@ export class Bookings {
     return { items, pagination: pagination(query, total) };
   }
 
-  /** The buyer or the seller (or an admin) cancels a Confirmed booking; its places come back. */
-  async cancel(user: AuthenticatedUser, body: CancelBookingBody, correlationId: string): Promise<BookingDoc> {
+  /**
+   * The buyer or the seller (or an admin) cancels a Confirmed booking before its session
+   * starts; its places come back and the wallet refunds (by the event). The seller cancelling
+   * refunds in full; the buyer gets what they ask (default all, never more than paid).
+   */
+  async cancel(user: AuthenticatedUser, body: CancelBookingBody, correlationId: string, now = new Date()): Promise<BookingDoc> {
     const booking = await findByKey(Booking, body.bookingId);
     if (!booking || booking.status === 'Pending' || booking.status === 'Failed') throw new NotFound('Booking');
     if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user))
       throw new Forbidden('This booking is someone else’s');
     if (booking.status !== 'Confirmed') throw new InvalidState(`A ${booking.status} booking cannot be cancelled`);
+    const session = booking.sessionId ? await Session.findById(booking.sessionId, { status: 1 }).lean<SessionDoc>() : null;
+    if (now >= booking.startsAt || (session && session.status !== 'Scheduled')) throw new CancellationClosed();
     const requested = body.refundAmount === undefined ? null : majorToMinor(body.refundAmount);
     if (requested === null && body.refundAmount !== undefined) throw new BadRequest('refundAmount has at most 2 decimals', 'refundAmount');
-    const refund = body.refundRequested ? (requested ?? booking.totalAmountMinor) : 0;
+    const by = user.id === booking.buyerId ? 'buyer' : user.id === booking.sellerId ? 'seller' : 'admin';
+    const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requested ?? booking.totalAmountMinor) : 0;
     if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
     const event = makeEvent(
       'consultation.booking.cancelled',
-      { bookingId: booking._id, sellerId: booking.sellerId, buyerId: booking.buyerId, refundAmountMinor: refund },
+      {
+        bookingId: booking._id,
+        sellerId: booking.sellerId,
+        buyerId: booking.buyerId,
+        refundAmountMinor: refund,
+        cancelledBy: by,
+        totalAmountMinor: booking.totalAmountMinor,
+      },
       { source: 'consultation', correlationId },
     );
+    const paid = booking.payment === 'held';
     const cancelled = await Booking.findOneAndUpdate(
       { _id: booking._id, status: 'Confirmed' },
       {
         $set: {
           status: 'Cancelled',
-          refundStatus: 'Pending',
+          // Nothing was paid for a free booking: nothing is owed back.
+          refundStatus: paid ? 'Pending' : 'Refunded',
+          refundedAt: paid ? null : now,
           refundAmountMinor: refund,
-          cancelledAt: new Date(),
+          cancelledAt: now,
+          cancelledBy: by,
           cancelReason: body.reason ?? body.cancellationType ?? null,
         },
         $push: { pendingEvents: event },
@@ -181,14 +230,102 @@ export class Bookings {
     return cancelled;
   }
 
-  /** Undoes bookings a crash left Pending, and finishes releases a crash interrupted. */
+  /**
+   * Undoes bookings a crash left Pending; asks the wallet again about PaymentPending ones (the
+   * hold is idempotent), giving them up (void) at their deadline; finishes releases a crash
+   * interrupted.
+   */
   async sweep(now = new Date()): Promise<void> {
     const stuck = await Booking.find({ status: 'Pending', createdAt: { $lt: new Date(now.getTime() - STUCK_AFTER_MS) } })
       .limit(100)
       .lean<BookingDoc[]>();
     for (const booking of stuck) await this.undo(booking);
+    const waiting = await Booking.find({ status: 'PaymentPending', updatedAt: { $lt: new Date(now.getTime() - PAYMENT_RETRY_AFTER_MS) } })
+      .limit(50)
+      .lean<BookingDoc[]>();
+    for (const booking of waiting) {
+      try {
+        const late = booking.paymentDeadline !== null && now >= booking.paymentDeadline;
+        const answer = late ? await this.wallet.void(booking._id) : await this.askWallet(booking);
+        const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
+        if (consultation) await this.applyAnswer(booking, answer, consultation, booking._id);
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message, bookingId: booking._id }, 'payment of a booking still waits');
+      }
+    }
     for (const booking of await Booking.find({ status: 'Cancelled', released: false }).limit(100).lean<BookingDoc[]>())
       await this.release(booking);
+    for (const booking of await Booking.find({ status: 'Failed', released: false }).limit(100).lean<BookingDoc[]>()) {
+      await this.undo(booking);
+      await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
+    }
+  }
+
+  private askWallet(booking: BookingDoc): Promise<HoldAnswer> {
+    return this.wallet.hold({
+      bookingId: booking._id,
+      buyerId: booking.buyerId,
+      buyerRef: booking.buyerRef,
+      sellerId: booking.sellerId,
+      amountMinor: booking.totalAmountMinor,
+      currency: booking.currency,
+    });
+  }
+
+  /** A PaymentPending booking after the wallet's answer: Confirmed, Failed, or still waiting. */
+  private async applyAnswer(
+    booking: BookingDoc,
+    answer: HoldAnswer | 'voided',
+    consultation: ConsultationDoc,
+    correlationId: string,
+  ): Promise<BookingDoc> {
+    if (answer === 'held') return this.confirm(booking, consultation, correlationId);
+    if (answer === 'unreachable') return (await Booking.findById(booking._id).lean<BookingDoc>())!;
+    const failed = await Booking.findOneAndUpdate(
+      { _id: booking._id, status: 'PaymentPending' },
+      { $set: { status: 'Failed', payment: answer } },
+      { new: true },
+    ).lean<BookingDoc>();
+    if (!failed) return (await Booking.findById(booking._id).lean<BookingDoc>())!;
+    await this.undo(failed);
+    await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
+    this.log.info({ bookingId: booking._id, payment: answer }, 'booking not paid; places given back');
+    return { ...failed, released: true };
+  }
+
+  /** Joins the slot's session and confirms, with `booking.confirmed`, in one write. */
+  private async confirm(booking: BookingDoc, consultation: ConsultationDoc, correlationId: string): Promise<BookingDoc> {
+    const session = await this.joinSession(booking, consultation);
+    const event = makeEvent(
+      'consultation.booking.confirmed',
+      {
+        bookingId: booking._id,
+        consultationId: consultation._id,
+        sellerId: consultation.sellerId,
+        buyerId: booking.buyerId,
+        totalAmountMinor: booking.totalAmountMinor,
+        currency: booking.currency,
+        date: booking.date,
+        startTime: booking.startTime,
+        consultationCategory: consultation.category,
+      },
+      { source: 'consultation', correlationId },
+    );
+    const paid = booking.payment !== 'free';
+    const confirmed = await Booking.findOneAndUpdate(
+      { _id: booking._id, status: paid ? 'PaymentPending' : 'Pending' },
+      { $set: { status: 'Confirmed', sessionId: session._id, payment: paid ? 'held' : 'free' }, $push: { pendingEvents: event } },
+      { new: true },
+    ).lean<BookingDoc>();
+    if (!confirmed) {
+      const current = (await Booking.findById(booking._id).lean<BookingDoc>())!;
+      if (current.status === 'Confirmed') return current;
+      await this.leaveSession(booking);
+      throw new InvalidState('The booking was given up while it was being made');
+    }
+    void this.outbox.flush(Booking, booking._id);
+    this.log.info({ bookingId: booking._id, consultationId: consultation._id, paid }, 'booking confirmed');
+    return confirmed;
   }
 
   private async plan(user: AuthenticatedUser, body: CreateBookingBody, now: Date): Promise<Plan> {

@@ -31,3 +31,21 @@ export class ForeignRecord extends RuleViolation {
     super('not_owned', `The ${what} belongs to another seller`, path);
   }
 }
+/** The buyer's wallet could not hold the total: the booking is Failed, its places given back. */
+export class InsufficientFunds extends RuleViolation {
+  constructor() {
+    super(ErrorCode.insufficientFunds, 'The wallet’s available balance is lower than the total', 'totalAmount');
+  }
+}
+/** The payment was given up (its deadline passed) before the wallet held it. */
+export class PaymentGivenUp extends RuleViolation {
+  constructor() {
+    super('payment_failed', 'The payment could not be completed; the booking was not made');
+  }
+}
+/** Cancelling is open until the session starts (issue 12 item 9: no refund after delivery). */
+export class CancellationClosed extends RuleViolation {
+  constructor() {
+    super('cancellation_closed', 'A booking can be cancelled only before its session starts');
+  }
+}

@@ -55,7 +55,7 @@ export class Sessions {
     const at = details.at ? new Date(details.at) : now;
     const set: Record<string, unknown> = { status: to };
     if (details.notes !== undefined) set.notes = details.notes;
-    const buyerIds = await this.buyersOf(session);
+    const { buyerIds, bookingIds } = await this.confirmedOf(session);
     const consultation = await Consultation.findById(session.consultationId, { referenceId: 1 }).lean();
     let event;
     if (move === 'start') set.startedAt = at;
@@ -74,6 +74,7 @@ export class Sessions {
           sellerId: session.sellerId,
           buyerIds,
           endedAt: at.toISOString(),
+          bookingIds,
         },
         { source: 'consultation', correlationId },
       );
@@ -88,6 +89,7 @@ export class Sessions {
           sellerId: session.sellerId,
           buyerIds,
           markedAt: at.toISOString(),
+          bookingIds,
         },
         { source: 'consultation', correlationId },
       );
@@ -103,9 +105,12 @@ export class Sessions {
     return moved;
   }
 
-  /** Buyers of the session's confirmed bookings (the session's own list may hold a leaver). */
-  private async buyersOf(session: SessionDoc): Promise<string[]> {
+  /**
+   * The session's Confirmed bookings and their buyers (the session's own list may hold a
+   * leaver): the wallet captures the holds of exactly these bookings.
+   */
+  private async confirmedOf(session: SessionDoc): Promise<{ buyerIds: string[]; bookingIds: string[] }> {
     const bookings = await Booking.find({ sessionId: session._id, status: 'Confirmed' }, { buyerId: 1 }).lean();
-    return [...new Set(bookings.map((booking) => booking.buyerId))];
+    return { buyerIds: [...new Set(bookings.map((booking) => booking.buyerId))], bookingIds: bookings.map((booking) => booking._id) };
   }
 }

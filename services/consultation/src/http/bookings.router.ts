@@ -20,7 +20,13 @@ import { bookingListItem, bookingView, sessionListItem } from './views';
 export function bookingsRouter(bookings: Bookings, sessions: Sessions): Router {
   const router = Router();
   router.post('/bookings', validate({ body: CreateBookingBody }), async (req, res) => {
-    res.json(ok(bookingView(await bookings.create(currentUser(req), res.locals.body, correlationIdOf(req))), 'Booking confirmed'));
+    const booking = await bookings.create(currentUser(req), res.locals.body, correlationIdOf(req));
+    // The wallet did not answer in time: the booking's current status, finished by the sweep.
+    const message = booking.status === 'Confirmed' ? 'Booking confirmed' : 'Booking payment pending';
+    res.json(ok(bookingView(booking), message));
+  });
+  router.get('/bookings/:id', validate({ params: KeyParams }), async (req, res) => {
+    res.json(ok(bookingView(await bookings.get(currentUser(req), res.locals.params.id))));
   });
   router.get('/bookings', validate({ query: BookingListQuery }), async (req, res) => {
     const { items, pagination } = await bookings.list(currentUser(req), res.locals.query);

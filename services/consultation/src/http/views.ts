@@ -71,6 +71,10 @@ export function bookingView(b: BookingDoc) {
     totalAmount: minorToMajor(b.totalAmountMinor),
     currency: b.currency,
     sessionId: b.sessionId,
+    paymentDeadline: iso(b.paymentDeadline),
+    refundStatus: b.refundStatus ?? null,
+    refundAmount: b.refundAmountMinor === null || b.refundAmountMinor === undefined ? null : minorToMajor(b.refundAmountMinor),
+    cancelledAt: iso(b.cancelledAt),
   };
 }
 
@@ -85,6 +89,7 @@ export function bookingListItem(b: BookingDoc) {
     endTime: b.endTime,
     totalAmount: minorToMajor(b.totalAmountMinor),
     currency: b.currency,
+    refundStatus: b.refundStatus ?? null,
   };
 }
 

@@ -1,0 +1,76 @@
+import type { Logger } from '@mkt/kit';
+
+export interface HoldRequest {
+  bookingId: string;
+  buyerId: string;
+  buyerRef: string;
+  sellerId: string;
+  amountMinor: number;
+  currency: string;
+}
+
+/** What the wallet said: held, refused (short of funds), voided (given up), or nothing usable. */
+export type HoldAnswer = 'held' | 'refused' | 'voided' | 'unreachable';
+
+export interface WalletClientSettings {
+  url: string;
+  token: string;
+  timeoutMs: number;
+}
+
+interface HoldBody {
+  success?: boolean;
+  data?: { status?: string; settlement?: string | null };
+  errors?: Array<{ code?: string }>;
+}
+
+/**
+ * The wallet's internal API, called synchronously because the client waits for the booking's
+ * answer. Both calls are idempotent by booking id, so a timeout is simply asked again later;
+ * anything that is not a clear answer (timeout, 5xx, a refused credential) is `unreachable`.
+ */
+export class WalletClient {
+  constructor(
+    private readonly settings: WalletClientSettings,
+    private readonly log: Logger,
+  ) {}
+
+  async hold(request: HoldRequest): Promise<HoldAnswer> {
+    const res = await this.post('/internal/holds', request);
+    if (!res) return 'unreachable';
+    if (res.status === 422 && res.body.errors?.[0]?.code === 'insufficient_funds') return 'refused';
+    if (res.status !== 200) return this.unusable(request.bookingId, res.status);
+    const { status, settlement } = res.body.data ?? {};
+    if (status === 'Voided' || settlement === 'void') return 'voided';
+    return status === 'Held' || status === 'Settling' || status === 'Settled' ? 'held' : 'unreachable';
+  }
+
+  /** Gives a booking's payment up: whatever the wallet held goes back, a late hold holds nothing. */
+  async void(bookingId: string): Promise<'voided' | 'unreachable'> {
+    const res = await this.post(`/internal/holds/${encodeURIComponent(bookingId)}/void`, {});
+    if (!res) return 'unreachable';
+    if (res.status === 200) return 'voided';
+    return this.unusable(bookingId, res.status) as 'unreachable';
+  }
+
+  private unusable(bookingId: string, status: number): 'unreachable' {
+    // 401 means the credentials differ between the services: loud, since nothing can be paid.
+    (status === 401 || status === 409 ? this.log.error : this.log.warn).call(this.log, { bookingId, status }, 'unexpected wallet answer');
+    return 'unreachable';
+  }
+
+  private async post(path: string, body: object): Promise<{ status: number; body: HoldBody } | null> {
+    try {
+      const res = await fetch(`${this.settings.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-internal-token': this.settings.token },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(this.settings.timeoutMs),
+      });
+      return { status: res.status, body: (await res.json().catch(() => ({}))) as HoldBody };
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, path }, 'wallet not reachable; the booking waits for the sweep');
+      return null;
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import { testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { stopRuntime } from '@mkt/kit';
+import { Booking, Session, type BookingDoc } from '../src/db/booking.models';
+import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
+import { BookingHold } from '../../wallet/src/db/booking-hold.model';
+import { LedgerRelay } from '../../wallet/src/db/ledger-relay';
+import { LedgerEntryModel } from '../../wallet/src/db/ledger.model';
+import { Wallet } from '../../wallet/src/db/wallet.model';
+import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.consumer';
+import { as, log, startConsultation, startWalletSide, type ConsultationApp } from './harness';
+
+/**
+ * A consultation service and the wallet it pays through, on their own exchange and queues
+ * (BUS_NAMESPACE), with the consumers that carry a paid booking's money: the wallet's
+ * (capture, refund) and the consultation's (refund completed). Sweeps are run by the tests.
+ */
+export async function startPaidPair(
+  amqpUrl = testServers().amqpUrl,
+  consultationEnv: Record<string, string> = {},
+): Promise<ConsultationApp> {
+  const namespace = uniqueName('paid').toLowerCase();
+  const wallet = await startWalletSide(amqpUrl, { BUS_NAMESPACE: namespace });
+  const consultation = await startConsultation(wallet.url, amqpUrl, { BUS_NAMESPACE: namespace, ...consultationEnv });
+  await wallet.bus.consume({ ...bookingEventsConsumer(() => wallet.parts.holds), retryDelaysMs: [200, 1_000] });
+  await consultation.bus.consume({ ...walletPaymentsConsumer(() => consultation.parts.bookings), retryDelaysMs: [200, 1_000] });
+  return { ...consultation, wallet };
+}
+
+export async function stopPaidPair(app: ConsultationApp): Promise<void> {
+  await stopRuntime(app.started);
+  await stopRuntime(app.wallet.started);
+}
+
+export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export async function balanceOf(user: Pick<TestUser, 'id'>): Promise<{ available: number; held: number }> {
+  const wallet = await Wallet.findOne({ userId: user.id }).lean();
+  return { available: wallet?.availableMinor ?? 0, held: wallet?.heldMinor ?? 0 };
+}
+
+/** Moves a wallet's pending ledger entries, then checks that they sum to its balances. */
+export async function ledgerMatches(user: Pick<TestUser, 'id'>): Promise<boolean> {
+  const wallet = await Wallet.findOne({ userId: user.id }).lean();
+  if (!wallet) return false;
+  await new LedgerRelay(log).flush(wallet._id);
+  const entries = await LedgerEntryModel.find({ walletId: wallet._id }).lean();
+  const fresh = await Wallet.findById(wallet._id).lean();
+  return (
+    entries.reduce((sum, e) => sum + e.availableDeltaMinor, 0) === fresh!.availableMinor &&
+    entries.reduce((sum, e) => sum + e.heldDeltaMinor, 0) === fresh!.heldMinor
+  );
+}
+
+export const holdOf = (bookingId: string) => BookingHold.findById(bookingId).lean();
+export const bookingOf = (bookingId: string) => Booking.findById(bookingId).lean<BookingDoc>();
+
+/**
+ * Starts and ends a booking's session as its seller. Its slot is moved to now first: a session
+ * can only be started from 15 minutes before its slot, and bookings are always in the future.
+ */
+export async function deliverSession(app: () => ConsultationApp, seller: TestUser, sessionId: string) {
+  const startsAt = new Date(Date.now() - 60_000);
+  await Session.updateOne({ _id: sessionId }, { $set: { startsAt } });
+  const started = await as(app, seller)('POST', `/consultations/sessions/${sessionId}/start`, {
+    actualStartTime: new Date(Date.now() - 30_000).toISOString(),
+  });
+  if (started.status !== 200) throw new Error(`start: ${started.status} ${JSON.stringify(started.body)}`);
+  const ended = await as(app, seller)('POST', `/consultations/sessions/${sessionId}/end`, {});
+  if (ended.status !== 200) throw new Error(`end: ${ended.status} ${JSON.stringify(ended.body)}`);
+}
