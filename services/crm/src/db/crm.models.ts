@@ -76,6 +76,9 @@ export interface BookingFactDoc {
   buyerId: string;
   totalMinor: number | null;
   refundMinor: number | null;
+  /** What the wallet actually gave back (wallet.booking_refund.completed): the refund that counts. */
+  refundedMinor: number | null;
+  refundedAt: Date | null;
   confirmedAt: Date | null;
   cancelledAt: Date | null;
 }
@@ -88,6 +91,8 @@ export const BookingFact = mongoose.model<BookingFactDoc>(
       buyerId: { type: String, required: true },
       totalMinor: { type: Number, default: null },
       refundMinor: { type: Number, default: null },
+      refundedMinor: { type: Number, default: null },
+      refundedAt: { type: Date, default: null },
       confirmedAt: { type: Date, default: null },
       cancelledAt: { type: Date, default: null },
     },

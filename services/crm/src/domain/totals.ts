@@ -2,6 +2,7 @@
 export interface Fact {
   totalMinor: number | null;
   refundMinor: number | null;
+  refundedMinor?: number | null;
   confirmedAt: Date | null;
   cancelledAt: Date | null;
 }
@@ -14,9 +15,11 @@ export interface Totals {
 }
 
 /**
- * A booking counts once it is confirmed and until it is cancelled; what it paid counts, less
- * the refund of a cancellation (never below zero). A cancel that arrived before its confirm
- * waits in the facts and is applied when the confirm comes.
+ * A booking counts once it is confirmed (for a paid booking: once the wallet holds its total)
+ * and until it is cancelled; what it paid counts, less the refund of a cancellation — the
+ * amount the wallet reports refunded once it has, the amount asked until then — never below
+ * zero. A cancel that arrived before its confirm waits in the facts and is applied when the
+ * confirm comes.
  */
 export function totalsOf(facts: Fact[]): Totals {
   let totalBookings = 0;
@@ -26,7 +29,8 @@ export function totalsOf(facts: Fact[]): Totals {
     // Fields an event has not brought yet may be absent, not null.
     if (!fact.confirmedAt || typeof fact.totalMinor !== 'number') continue;
     if (!fact.cancelledAt) totalBookings += 1;
-    spent += Math.max(0, fact.totalMinor - (fact.cancelledAt ? (fact.refundMinor ?? 0) : 0));
+    const refund = fact.refundedMinor ?? fact.refundMinor ?? 0;
+    spent += Math.max(0, fact.totalMinor - (fact.cancelledAt ? refund : 0));
     if (!lastBooking || fact.confirmedAt > lastBooking) lastBooking = fact.confirmedAt;
   }
   return { totalBookings, totalSpentMinor: spent, lifetimeValueMinor: spent, lastBooking };

@@ -1,5 +1,6 @@
 import type { ConsumerSpec } from '@mkt/kit';
 import { onBookingCancelled, onBookingConfirmed, onSessionEvent, onUserRegistered } from '../domain/projection';
+import { onBookingRefundCompleted } from './refund-completed';
 
 export const usersConsumer: ConsumerSpec = {
   queue: 'crm.users',
@@ -11,6 +12,7 @@ export const bookingsConsumer: ConsumerSpec = {
   handlers: {
     'consultation.booking.confirmed': (event) => onBookingConfirmed(event),
     'consultation.booking.cancelled': (event) => onBookingCancelled(event),
+    'wallet.booking_refund.completed': (event) => onBookingRefundCompleted(event),
     'consultation.session.completed': (event) => onSessionEvent(event.data.sellerId, event.data.buyerIds, new Date(event.data.endedAt)),
     'consultation.session.no_show': (event) =>
       onSessionEvent(event.data.sellerId, event.data.buyerIds, new Date(event.data.markedAt ?? event.occurredAt)),
