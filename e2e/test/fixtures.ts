@@ -348,3 +348,24 @@ export async function checkWallets(system: System): Promise<WalletCheck> {
     await db.close();
   }
 }
+
+/**
+ * Slots that start soon: a session may be started from 15 minutes before its slot, and a slot
+ * can be booked only before it starts. Those starting 90 s to 14 min from now, of a consultation
+ * open all day (`from: '00:00:00'`).
+ */
+export function nearSlots(offer: Offer): Slot[] {
+  const now = DateTime.now().setZone(ZONE);
+  const slots: Slot[] = [];
+  let at = now.startOf('day');
+  while (at < now.plus({ minutes: 14 })) {
+    if (at > now.plus({ seconds: 90 }))
+      slots.push({
+        date: at.toFormat('yyyy-MM-dd'),
+        startTime: at.toFormat('HH:mm'),
+        endTime: at.plus({ minutes: offer.duration }).toFormat('HH:mm'),
+      });
+    at = at.plus({ minutes: offer.duration });
+  }
+  return slots;
+}
