@@ -1,8 +1,8 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
 import { Bus } from './bus/bus';
 import type { ConsumerSpec } from './bus/consumer';
-import { OutboxRelay, type OutboxSource } from './bus/outbox';
+import { ensureOutboxIndexes, OutboxRelay, type OutboxSource } from './bus/outbox';
 import type { ReadinessCheck } from './http/create-service';
 import type { Logger } from './logger';
 import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady, type AnyModel } from './mongo';
@@ -74,8 +74,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
   outbox.start();
   const stopJobs = (options.jobs ?? []).map((job) => job(runtime));
   const app = options.createApp(runtime);
-  const server = await new Promise<Server>((resolve) => {
-    const listening = app.listen(config.PORT, () => resolve(listening));
+  // A port in use must stop the service, not leave it running with nothing listening (express
+  // 5's app.listen calls its callback on an error too, so the server is made here).
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`${options.name} cannot listen on port ${config.PORT}: ${err.code ?? err.message}`)),
+    );
+    server.listen(config.PORT, resolve);
+  }).catch(async (err: unknown) => {
+    await outbox.stop();
+    await bus.close();
+    throw err;
   });
   // Longer than any load balancer's idle timeout, so it closes idle connections first.
   server.keepAliveTimeout = 65_000;
@@ -94,13 +104,26 @@ export async function runService(options: RunOptions): Promise<Server> {
   const { config, log } = options;
   await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? options.name, log });
   await ensureIndexes(options.models);
+  await ensureOutboxIndexes(options.outboxSources ?? []);
   const { server, closers } = await startRuntime(options);
   handleShutdown({ log, server, timeoutMs: config.SHUTDOWN_TIMEOUT_MS, closers: [...closers, () => disconnectMongo()] });
   return server;
 }
 
-/** `runService` for a process entry point: a failure to start is logged and ends the process. */
+/**
+ * `runService` for a process entry point: a failure to start is logged and ends the process, and
+ * so does an unhandled rejection or an uncaught exception (the orchestrator restarts it; going
+ * on in an unknown state could apply a step twice or never).
+ */
 export function startService(options: RunOptions): void {
+  process.on('unhandledRejection', (reason: unknown) => {
+    options.log.fatal({ err: reason }, 'unhandled promise rejection; exiting');
+    process.exit(1);
+  });
+  process.on('uncaughtException', (err: Error) => {
+    options.log.fatal({ err }, 'uncaught exception; exiting');
+    process.exit(1);
+  });
   runService(options).catch((err: unknown) => {
     options.log.fatal({ err }, 'could not start');
     process.exit(1);
@@ -144,5 +167,6 @@ export function periodicJob(name: string, intervalMs: number, task: () => Promis
 export async function startComponent(options: RunOptions, dbName: string): Promise<StartedRuntime> {
   if (!isMongoReady()) await connectMongo({ url: options.config.MONGO_URL, dbName, log: options.log });
   await ensureIndexes(options.models);
+  await ensureOutboxIndexes(options.outboxSources ?? []);
   return startRuntime({ ...options, consumers: [], jobs: [], brokerTimeoutMs: 30_000 });
 }

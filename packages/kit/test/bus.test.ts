@@ -2,7 +2,7 @@ import amqp, { type ChannelModel } from 'amqplib';
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
 import { EVENTS_EXCHANGE, makeEvent, type IntegrationEvent } from '@mkt/contracts';
-import { Bus, OutboxRelay, connectMongo, pendingEventsField } from '@mkt/kit';
+import { Bus, OutboxRelay, connectMongo, ensureOutboxIndexes, pendingEventsField } from '@mkt/kit';
 import { startDisposableBroker, testServers, uniqueName, type BrokerHandle } from '@mkt/infra';
 
 const log = pino({ level: 'silent' });
@@ -96,6 +96,18 @@ describe('event bus', () => {
     await relay.flush(Order, order._id);
     await eventually(async () => (await tallyOf(entity)) === 1);
     expect((await Order.findById(order._id).lean())?.pendingEvents).toEqual([]);
+  });
+
+  test('a document flushed as the write returned it is published without a read, every event in order, and emptied', async () => {
+    const entities = [uniqueName('first'), uniqueName('second'), uniqueName('third')];
+    const order = await Order.create({ _id: uniqueName('order'), pendingEvents: entities.map(reviewEvent) });
+    const relay = new OutboxRelay({ bus, log, sources: [{ name: 'orders', model: Order }] });
+    await ensureOutboxIndexes([{ name: 'orders', model: Order }]);
+    const lean = order.toObject() as { _id: string; pendingEvents: IntegrationEvent[] };
+    await relay.flush(Order, lean);
+    for (const entity of entities) await eventually(async () => (await tallyOf(entity)) === 1);
+    expect((await Order.findById(order._id).lean())?.pendingEvents).toEqual([]);
+    expect((await Order.collection.indexes()).map((index) => index.name)).toContain('outbox_pending');
   });
 
   test('the same event delivered twice is applied once', async () => {

@@ -37,6 +37,14 @@ export interface OutboxOptions {
   batchSize?: number;
 }
 
+/**
+ * The sweeper asks each source for documents with a pending event: a sparse index on
+ * `pendingEvents.id` holds only those, so the query stays cheap however many documents there are.
+ */
+export async function ensureOutboxIndexes(sources: OutboxSource[]): Promise<void> {
+  for (const { model } of sources) await model.collection.createIndex({ 'pendingEvents.id': 1 }, { sparse: true, name: 'outbox_pending' });
+}
+
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> | null = null;
@@ -56,11 +64,15 @@ export class OutboxRelay {
     await this.sweeping;
   }
 
-  /** Publishes the pending events of one document now; never throws (the sweeper retries). */
-  async flush(model: AnyModel, id: unknown): Promise<void> {
+  /**
+   * Publishes the pending events of one document now; never throws (the sweeper retries).
+   * Given the document as the write returned it (`new: true`), it reads nothing; given an id,
+   * it reads the document's pending events first.
+   */
+  async flush(model: AnyModel, target: OutboxDocument | string): Promise<void> {
     try {
-      const doc = await model.findById(id, { pendingEvents: 1 }).lean<OutboxDocument>();
-      if (doc) await this.publishDocument(model, doc);
+      const doc = typeof target === 'string' ? await model.findById(target, { pendingEvents: 1 }).lean<OutboxDocument>() : target;
+      if (doc?.pendingEvents?.length) await this.publishDocument(model, doc);
     } catch (err) {
       this.options.log.warn({ err: (err as Error).message }, 'outbox flush failed; the sweeper will retry');
     }
@@ -74,17 +86,23 @@ export class OutboxRelay {
     return this.sweeping;
   }
 
+  /**
+   * One query per source: the documents that hold any pending event (a sparse index on
+   * `pendingEvents.id` keeps it cheap on MongoDB). Events younger than the grace period are
+   * left to the flush that follows their write. The backlog gauge counts documents.
+   */
   private async sweepAll(): Promise<void> {
     const cutoff = new Date(Date.now() - (this.options.graceMs ?? 3_000)).toISOString();
+    const batchSize = this.options.batchSize ?? 100;
     for (const { name, model } of this.options.sources) {
       try {
-        const docs = await model
-          .find({ 'pendingEvents.occurredAt': { $lte: cutoff } }, { pendingEvents: 1 })
-          .limit(this.options.batchSize ?? 100)
-          .lean<OutboxDocument[]>();
-        for (const doc of docs) await this.publishDocument(model, doc);
-        const backlog = await model.countDocuments({ 'pendingEvents.id': { $exists: true } });
+        const pending = { 'pendingEvents.id': { $exists: true } };
+        const docs = await model.find(pending, { pendingEvents: 1 }).limit(batchSize).lean<OutboxDocument[]>();
+        const backlog = docs.length < batchSize ? docs.length : await model.countDocuments(pending);
         getMetrics().outboxBacklog.set({ source: name }, backlog);
+        for (const doc of docs) {
+          if (doc.pendingEvents?.some((event) => event.occurredAt <= cutoff)) await this.publishDocument(model, doc);
+        }
       } catch (err) {
         this.options.log.warn({ err: (err as Error).message, source: name }, 'outbox sweep failed');
       }
@@ -106,10 +124,10 @@ export class OutboxRelay {
 }
 
 /**
- * Hands each item of a document's pending array to `deliver`, in order, and removes it after
- * `deliver` succeeded. The pull names the stored object itself, as read: FerretDB 1.x's `$pull`
- * matches whole values only (no conditions such as `{ id }`), and an equal document matches on
- * MongoDB too. Delivery is at least once: `deliver` must tolerate a repeat.
+ * Hands each item of a document's pending array to `deliver`, in order, then removes the
+ * delivered ones in one update (also after a failure, which stops the run so that items never
+ * overtake each other). The pull names the stored objects themselves, as read, so it needs no
+ * key inside them. Delivery is at least once: `deliver` must tolerate a repeat.
  */
 export async function drainPendingItems<T>(
   model: AnyModel,
@@ -118,8 +136,13 @@ export async function drainPendingItems<T>(
   items: T[],
   deliver: (item: T) => Promise<void>,
 ): Promise<void> {
-  for (const item of items) {
-    await deliver(item);
-    await model.collection.updateOne({ _id: id } as object, { $pull: { [field]: item } } as object);
+  const delivered: T[] = [];
+  try {
+    for (const item of items) {
+      await deliver(item);
+      delivered.push(item);
+    }
+  } finally {
+    if (delivered.length > 0) await model.collection.updateOne({ _id: id } as object, { $pull: { [field]: { $in: delivered } } } as object);
   }
 }

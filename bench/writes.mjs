@@ -1,0 +1,304 @@
+#!/usr/bin/env node
+// The write paths through the gateway, with the rules checked after each run:
+//   1. bookings: buyers race two by two for one-place slots (every slot is asked for twice);
+//      afterwards no slot holds more than one booking, and every 200 answered matches a
+//      Confirmed booking the seller sees;
+//   2. booking → CRM lag: a probe buyer books while the load runs and times how long until
+//      the seller's CRM counts it; afterwards every buyer's CRM totals equal its bookings;
+//   3. transfers: payers send to payees at once (several connections per payer wallet);
+//      afterwards no money was created or lost and the payees got exactly what was answered.
+// Start the system first with the rate limits off:
+//   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 npm start
+// then: npm run bench:writes   (BENCH_URL, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PRICE)
+// It exits non-zero when a rule does not hold. Node's fetch keeps its connections alive.
+const base = process.env.BENCH_URL ?? 'http://localhost:8080';
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+/** The consultation's price in ETB (0: free bookings, no wallet step). */
+const price = Number(process.env.BENCH_PRICE ?? 10);
+const admin = {
+  email: process.env.ADMIN_EMAIL ?? 'admin@marketplace.local',
+  password: process.env.ADMIN_PASSWORD ?? 'admin-change-me',
+};
+
+const failures = [];
+const check = (ok, rule) => {
+  if (!ok) failures.push(rule);
+  return ok;
+};
+
+async function call(method, path, { body, token, headers } = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function must(method, path, options) {
+  const res = await call(method, path, options);
+  if (res.status !== 200) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
+const runId = Date.now().toString(36);
+async function register(role, name) {
+  const data = await must('POST', '/v1/auth/register', {
+    body: { email: `bench-${runId}-${name}@example.com`, password: 'a long bench password', fullName: `Bench ${name}`, role },
+  });
+  return { token: data.accessToken, id: data.user.id, ref: data.user.referenceId, name: `Bench ${name}` };
+}
+
+async function until(what, probe, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const balanceOf = async (user) => (await must('GET', '/v1/wallet', { token: user.token })).etbAvailableBalance;
+
+/** Tops a wallet up through the sandbox hosted checkout (create, then press Pay). */
+async function fund(user, amount) {
+  await until('wallet opened', async () => (await call('GET', '/v1/wallet', { token: user.token })).status === 200);
+  const topUp = await must('POST', `/wallets/users/${user.ref}/topup`, {
+    token: user.token,
+    body: { amount, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/bench' },
+  });
+  const link = new URL(topUp.paymentUrl);
+  const paid = await fetch(`${base}${link.pathname}/pay`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: link.searchParams.get('token') }).toString(),
+  });
+  if (paid.status !== 303 || !paid.headers.get('location')?.includes('status=Completed'))
+    throw new Error(`sandbox payment of ${user.name} failed: ${paid.status} ${paid.headers.get('location')}`);
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** `connections` workers, each taking jobs from `next()` until it says null or time is up. */
+async function load(next, perform) {
+  const latencies = [];
+  const statuses = new Map();
+  const deadline = Date.now() + seconds * 1_000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async (_, worker) => {
+      for (let job = next(worker); job && Date.now() < deadline; job = next(worker)) {
+        const t0 = performance.now();
+        const status = await perform(job, worker).catch(() => 'error');
+        latencies.push(performance.now() - t0);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1_000;
+  latencies.sort((a, b) => a - b);
+  return {
+    count: latencies.length,
+    rate: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    statuses,
+  };
+}
+
+const fmt = (ms) => (Number.isNaN(ms) ? '–' : ms.toFixed(0));
+const statusText = (statuses) => [...statuses].map(([status, n]) => `${n}×${status}`).join(', ');
+
+async function benchBookings(adminToken) {
+  const seller = await register('seller', 'seller');
+  const buyers = await Promise.all(Array.from({ length: connections }, (_, i) => register('buyer', `buyer${i}`)));
+  const probe = await register('buyer', 'probe');
+  if (price > 0) await Promise.all([...buyers, probe].map((buyer) => fund(buyer, 100_000)));
+
+  const weekdays = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+  const ruleSet = await must('POST', '/consultations/availability-rule-sets/rule-sets', {
+    token: seller.token,
+    body: {
+      name: 'Bench: all day',
+      timezone: 'UTC',
+      metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
+      availabilityRules: weekdays.map((weekday) => ({
+        type: 'weekly',
+        weekday,
+        intervals: [{ start_time: '00:00:00', end_time: '23:55:00', enabled: true }],
+      })),
+    },
+  });
+  const pricing = await must('POST', '/consultations/pricing', { token: seller.token, body: { basePrice: price, currency: 'ETB' } });
+  const consultation = await must('POST', '/consultations', {
+    token: seller.token,
+    body: {
+      title: 'Bench consultation',
+      duration: 5,
+      sessionType: 'OneToOne',
+      maxCapacity: 1,
+      deliveryMode: 'Online',
+      timezone: 'UTC',
+      language: 'English',
+      category: 'Business',
+      ruleSetId: ruleSet.id,
+      pricingId: pricing.id,
+    },
+  });
+  await must('POST', `/consultations/${consultation.id}/approve`, { token: adminToken });
+
+  // Free slots from tomorrow on, within the 31-day window a slot query may span.
+  const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+  const slots = [];
+  for (let from = 1; from <= 29; from += 7) {
+    const listed = await must('GET', `/consultations/${consultation.id}/slots?from=${day(from)}&to=${day(Math.min(from + 6, 29))}`);
+    for (const slot of listed.slots) slots.push(slot);
+  }
+  // The probe books from the end of the list; the load takes slots from the front, each twice.
+  const probeSlots = slots.splice(slots.length - 200);
+  const booking = (buyer, slot) => ({
+    SellerId: seller.id,
+    consultationId: consultation.id,
+    ruleSetId: ruleSet.id,
+    date: slot.date,
+    startTime: slot.startTime,
+    endTime: slot.endTime,
+    participants: [{ fullName: buyer.name, email: `${buyer.ref.toLowerCase()}@example.com`, phone: '+251911000000' }],
+    subTotal: price,
+    totalAmount: price,
+    currency: 'ETB',
+  });
+
+  let handedOut = 0;
+  const confirmedBy = new Map();
+  let stop = false;
+  const lags = [];
+  const crmTotal = async (buyer) => {
+    const listed = await must('GET', `/customers/seller/${seller.id}?limit=100`, { token: seller.token });
+    return listed.customers.find((c) => c.buyerName === buyer.name)?.totalBookings ?? 0;
+  };
+  const probeRun = (async () => {
+    let done = 0;
+    while (!stop && probeSlots.length > 0) {
+      const res = await call('POST', '/consultations/bookings', { token: probe.token, body: booking(probe, probeSlots.shift()) });
+      if (res.status !== 200 || res.body.data.status !== 'Confirmed') continue;
+      const t0 = performance.now();
+      done += 1;
+      await until('CRM counts the probe booking', async () => (await crmTotal(probe)) >= done, 10_000);
+      lags.push(performance.now() - t0);
+    }
+  })();
+  const result = await load(
+    () => (handedOut < slots.length * 2 ? slots[Math.floor(handedOut++ / 2)] : null),
+    async (slot, worker) => {
+      const buyer = buyers[worker];
+      const res = await call('POST', '/consultations/bookings', { token: buyer.token, body: booking(buyer, slot) });
+      if (res.status === 200 && res.body.data.status === 'Confirmed') confirmedBy.set(buyer.id, (confirmedBy.get(buyer.id) ?? 0) + 1);
+      return res.status;
+    },
+  );
+  stop = true;
+  await probeRun;
+
+  // Rules: each slot at most once; the seller's Confirmed bookings are exactly those answered 200.
+  const seen = new Map();
+  for (let page = 1; ; page += 1) {
+    const listed = await must('GET', `/consultations/bookings?status=Confirmed&page=${page}&limit=100`, { token: seller.token });
+    for (const b of listed.bookings) seen.set(`${b.date} ${b.startTime}`, (seen.get(`${b.date} ${b.startTime}`) ?? 0) + 1);
+    if (page * 100 >= listed.pagination.total) break;
+  }
+  const overbooked = [...seen.values()].filter((n) => n > 1).length;
+  const confirmed = [...confirmedBy.values()].reduce((a, b) => a + b, 0);
+  const listedConfirmed = [...seen.values()].reduce((a, b) => a + b, 0) - lags.length;
+  check(overbooked === 0, `bookings: ${overbooked} slots hold more than one booking`);
+  check(listedConfirmed === confirmed, `bookings: ${confirmed} answered Confirmed, ${listedConfirmed} listed`);
+  // CRM totals exact once the events are in.
+  let crmExact = false;
+  try {
+    await until('CRM totals equal the bookings', async () => {
+      const listed = await must('GET', `/customers/seller/${seller.id}?limit=100`, { token: seller.token });
+      const byName = new Map(listed.customers.map((c) => [c.buyerName, c]));
+      return buyers.every((buyer) => (byName.get(buyer.name)?.totalBookings ?? 0) === (confirmedBy.get(buyer.id) ?? 0));
+    });
+    crmExact = true;
+  } catch {
+    check(false, 'CRM totals differ from the confirmed bookings');
+  }
+  lags.sort((a, b) => a - b);
+  return { result, overbooked, confirmed, crmExact, lag: { n: lags.length, p50: percentile(lags, 50), p99: percentile(lags, 99) } };
+}
+
+async function benchTransfers() {
+  const payers = await Promise.all(Array.from({ length: 4 }, (_, i) => register('buyer', `payer${i}`)));
+  const payees = await Promise.all(Array.from({ length: 4 }, (_, i) => register('seller', `payee${i}`)));
+  await Promise.all(payers.map((payer) => fund(payer, 100_000)));
+  await Promise.all(
+    payees.map((payee) => until('wallet opened', async () => (await call('GET', '/v1/wallet', { token: payee.token })).status === 200)),
+  );
+  const everyone = [...payers, ...payees];
+  const before = await Promise.all(everyone.map(balanceOf));
+  const amountMinor = 1_00;
+  let sentMinor = 0;
+  let n = 0;
+  const result = await load(
+    () => n++,
+    async (i, worker) => {
+      const payer = payers[worker % payers.length];
+      const payee = payees[i % payees.length];
+      const res = await call('POST', '/v1/wallet/transfers', {
+        token: payer.token,
+        body: { toUserId: payee.id, amount: amountMinor, currency: 'ETB' },
+      });
+      if (res.status === 200 && res.body.data.status === 'Completed') sentMinor += amountMinor;
+      return res.status;
+    },
+  );
+  const after = await Promise.all(everyone.map(balanceOf));
+  const sum = (xs) => Math.round(xs.reduce((a, b) => a + b, 0) * 100);
+  const payeesGainedMinor = sum(after.slice(4)) - sum(before.slice(4));
+  const conserved = sum(before) === sum(after);
+  check(conserved, `transfers: money before ${sum(before)} ≠ after ${sum(after)} (minor units)`);
+  check(payeesGainedMinor === sentMinor, `transfers: payees gained ${payeesGainedMinor}, answered ${sentMinor}`);
+  check(
+    after.every((balance) => balance >= 0),
+    'transfers: a negative balance',
+  );
+  return { result, conserved, sentMinor, payeesGainedMinor };
+}
+
+const adminToken = (await must('POST', '/v1/auth/login', { body: admin })).accessToken;
+const bookings = await benchBookings(adminToken);
+const transfers = await benchTransfers();
+
+console.log(
+  `\nWrite paths through ${base}, ${connections} connections, ${seconds} s each, price ${price} ETB (${new Date().toISOString()}):\n`,
+);
+console.log('| case | requests | req/s | p50 ms | p99 ms | answers | rules |');
+console.log('|---|---:|---:|---:|---:|---|---|');
+const b = bookings.result;
+console.log(
+  `| bookings, two buyers per one-place slot | ${b.count} | ${b.rate.toFixed(0)} | ${fmt(b.p50)} | ${fmt(b.p99)} | ${statusText(b.statuses)} | overbooked slots ${bookings.overbooked}; confirmed ${bookings.confirmed}; CRM totals exact: ${bookings.crmExact} |`,
+);
+console.log(
+  `| booking → CRM lag (probe, during the load) | ${bookings.lag.n} | – | ${fmt(bookings.lag.p50)} | ${fmt(bookings.lag.p99)} | – | – |`,
+);
+const t = transfers.result;
+console.log(
+  `| transfers, 4 payers → 4 payees | ${t.count} | ${t.rate.toFixed(0)} | ${fmt(t.p50)} | ${fmt(t.p99)} | ${statusText(t.statuses)} | money conserved: ${transfers.conserved}; payees +${transfers.payeesGainedMinor} = answered ${transfers.sentMinor} |`,
+);
+if (failures.length > 0) {
+  console.error(`\nRULES BROKEN:\n- ${failures.join('\n- ')}`);
+  process.exit(1);
+}
+console.log('\nAll rules held.');
