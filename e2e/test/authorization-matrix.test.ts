@@ -10,7 +10,6 @@ import {
   offerConsultation,
   register,
   slotsOf,
-  topUp,
   type Offer,
   type Session,
   type Slot,
