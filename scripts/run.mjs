@@ -103,6 +103,9 @@ async function start() {
     MONGO_URL: infra.mongoUrl,
     AMQP_URL: infra.amqpUrl,
     JWT_PUBLIC_KEY: keys.publicKey,
+    // Paid bookings: consultation asks the wallet directly, with a credential of this run.
+    INTERNAL_API_TOKEN: process.env.INTERNAL_API_TOKEN ?? randomBytes(32).toString('hex'),
+    WALLET_URL: process.env.WALLET_URL ?? `http://127.0.0.1:${SERVICES.find(({ name }) => name === 'wallet').port}`,
   };
   const children = SERVICES.map(({ name, port }) =>
     startChild(name, `services/${name}/dist/main.js`, { ...base, PORT: String(port), MONGO_DB: name }),
@@ -181,6 +184,7 @@ else if (mode === 'env') {
   // A laptop's choice, written out so compose never runs the sandbox silently (its Pay button creates money).
   console.log('PAYMENT_PROVIDER=sandbox');
   console.log('ALLOW_SANDBOX_PAYMENTS=true');
+  console.log(`INTERNAL_API_TOKEN=${randomBytes(32).toString('hex')}`);
   // compose runs the gateway in production, which refuses a published admin password: a random one (read it in .env).
   console.log(`ADMIN_PASSWORD=${randomBytes(18).toString('base64url')}`);
 } else {

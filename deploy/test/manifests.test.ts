@@ -122,6 +122,19 @@ describe('payments are never a silent sandbox (issue 12)', () => {
     expect(env.map((e) => e.name)).toEqual(expect.arrayContaining(['PAYMENT_PROVIDER', 'CHAPA_SECRET_KEY', 'CHAPA_WEBHOOK_SECRET']));
   });
 
+  test('consultation reaches the wallet directly (paid bookings), with the shared credential', () => {
+    const policy = byKind('prod', 'NetworkPolicy').find((p) => p.metadata.name === 'wallet-from-consultation')!;
+    expect(policy.spec.podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'wallet' });
+    expect(policy.spec.ingress[0].from).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'consultation' } } }]);
+    for (const name of ['wallet', 'consultation']) {
+      const env = byKind('prod', 'Deployment').find((d) => d.metadata.name === name)!.spec.template.spec.containers[0].env as Array<{
+        name: string;
+        valueFrom?: { secretKeyRef?: { name: string } };
+      }>;
+      expect(env.find((e) => e.name === 'INTERNAL_API_TOKEN')?.valueFrom?.secretKeyRef?.name).toBe('marketplace-internal');
+    }
+  });
+
   test('compose runs the wallet in production with the provider named by whoever starts it', () => {
     const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
       services: Record<string, { environment: Record<string, string> }>;
