@@ -128,3 +128,4 @@ export * from './testing';
 export { freePort } from './process';
 export * from './service-basics';
 export * from './tools';
+export * from './wire-counter';
