@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import { call } from '@mkt/infra';
+import { topUp } from './fixtures';
 import { eventually, startSystem, type System } from './system';
 
 let system: System;
@@ -12,20 +13,30 @@ interface Session {
   token: string;
   id: string;
   ref: string;
+  email: string;
+  role: 'buyer' | 'seller' | 'admin';
 }
 
 const api = (session?: Session) => (method: string, path: string, body?: object) =>
   call(system.gateway, method, path, { token: session?.token, body });
 
 async function register(role: 'buyer' | 'seller', fullName: string): Promise<Session> {
-  const res = await api()('POST', '/v1/auth/register', {
-    email: `${role}-${Math.random().toString(36).slice(2)}@example.com`,
-    password: 'a long password',
-    fullName,
-    role,
-  });
-  return { token: res.body.data.accessToken, id: res.body.data.user.id, ref: res.body.data.user.referenceId };
+  const email = `${role}-${Math.random().toString(36).slice(2)}@example.com`;
+  const res = await api()('POST', '/v1/auth/register', { email, password: 'a long password', fullName, role });
+  return { token: res.body.data.accessToken, id: res.body.data.user.id, ref: res.body.data.user.referenceId, email, role };
 }
+
+const SLOT_MINUTES = 5;
+
+/** The one slot of a rule set: a few minutes from now (the next day's 00:00 when that would cross midnight). */
+function soonSlot(zone: string) {
+  let start = DateTime.now().setZone(zone).plus({ minutes: 3 }).startOf('minute').plus({ minutes: 1 });
+  if (start.plus({ minutes: SLOT_MINUTES }).toISODate() !== start.toISODate()) start = start.plus({ days: 1 }).startOf('day');
+  const end = start.plus({ minutes: SLOT_MINUTES });
+  return { date: start.toFormat('yyyy-MM-dd'), startTime: start.toFormat('HH:mm:ss'), endTime: end.toFormat('HH:mm:ss') };
+}
+
+const walletOf = async (session: Session) => (await api(session)('GET', '/v1/wallet')).body.data;
 
 describe('the marketplace through the gateway', () => {
   test('a seller offers a consultation, a buyer books it, the CRM sees it, the session ends, the buyer reviews it', async () => {
@@ -34,6 +45,14 @@ describe('the marketplace through the gateway', () => {
     const seller = await register('seller', 'Abebe Kebede');
     const buyer = await register('buyer', 'Sara Tesfaye');
     const zone = 'Africa/Addis_Ababa';
+    // A session is started from 15 minutes before its slot: the slot begins in a few minutes.
+    const slot = soonSlot(zone);
+    // Bookings are paid: the buyer tops up through the sandbox hosted checkout first.
+    await eventually(
+      () => api(buyer)('GET', '/v1/wallet'),
+      (res) => res.status === 200,
+    );
+    await topUp(system, buyer, 1000);
 
     const ruleSet = await api(seller)('POST', '/consultations/availability-rule-sets/rule-sets', {
       name: 'Every day',
@@ -41,13 +60,13 @@ describe('the marketplace through the gateway', () => {
       availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
         type: 'weekly',
         weekday,
-        intervals: [{ start_time: '09:00:00', end_time: '12:00:00', enabled: true }],
+        intervals: [{ start_time: slot.startTime, end_time: slot.endTime, enabled: true }],
       })),
     });
     const pricing = await api(seller)('POST', '/consultations/pricing', { basePrice: 750, currency: 'ETB' });
     const consultation = await api(seller)('POST', '/consultations', {
       title: 'Business plan review',
-      duration: 60,
+      duration: SLOT_MINUTES,
       sessionType: 'OneToOne',
       deliveryMode: 'Online',
       timezone: zone,
@@ -60,26 +79,28 @@ describe('the marketplace through the gateway', () => {
     const consultationId = consultation.body.data.id;
     expect((await api(admin)('POST', `/consultations/${consultationId}/approve`)).body.data.visibility).toBe('Published');
 
-    const date = DateTime.now().setZone(zone).plus({ days: 3 }).toFormat('yyyy-MM-dd');
+    const { date } = slot;
     const slots = await api()('GET', `/consultations/${consultationId}/slots?from=${date}&to=${date}`);
-    expect(slots.body.data.slots.map((s: { startTime: string }) => s.startTime)).toEqual(['09:00', '10:00', '11:00']);
+    expect(slots.body.data.slots.map((s: { startTime: string }) => s.startTime)).toEqual([slot.startTime.slice(0, 5)]);
     const booking = await api(buyer)('POST', '/consultations/bookings', {
       SellerId: seller.id,
       consultationId,
       ruleSetId: ruleSet.body.data.id,
       date,
-      startTime: '09:00',
-      endTime: '10:00',
+      startTime: slot.startTime.slice(0, 5),
+      endTime: slot.endTime.slice(0, 5),
       participants: [{ fullName: 'Sara Tesfaye', email: 'sara@example.com', phone: '+251911223344' }],
       subTotal: 750,
       totalAmount: 750,
       currency: 'ETB',
     });
     expect(booking.body.data.status).toBe('Confirmed');
+    expect(await walletOf(buyer)).toMatchObject({ etbAvailableBalance: 250, heldBalance: 750 });
 
     const crm = await eventually(
       () => api(seller)('GET', `/customers/seller/${seller.id}`),
-      (res) => res.body.data?.total === 1,
+      // The relationship appears before its totals are recomputed: wait for the totals.
+      (res) => res.body.data?.total === 1 && res.body.data.customers[0].totalBookings === 1,
     );
     expect(crm.ms).toBeLessThan(1_000);
     expect(crm.value.body.data.customers[0]).toMatchObject({ buyerName: 'Sara Tesfaye', totalBookings: 1, totalSpent: 750 });
@@ -89,6 +110,14 @@ describe('the marketplace through the gateway', () => {
     expect((await api(seller)('POST', `/consultations/sessions/${sessionId}/end`, { sessionSummary: 'Good plan' })).body.data.status).toBe(
       'Completed',
     );
+    // Delivered: the held 750 is captured for the seller.
+    const paid = await eventually(
+      () => walletOf(seller),
+      (wallet) => wallet?.etbAvailableBalance === 750,
+      15_000,
+    );
+    expect(paid.value).toMatchObject({ etbAvailableBalance: 750, heldBalance: 0 });
+    expect(await walletOf(buyer)).toMatchObject({ etbAvailableBalance: 250, heldBalance: 0 });
 
     const stranger = await register('buyer', 'Someone Else');
     const review = {
@@ -123,6 +152,11 @@ describe('the marketplace through the gateway', () => {
     const seller = await register('seller', 'Chaltu');
     const buyer = await register('buyer', 'Dawit');
     const zone = 'Africa/Addis_Ababa';
+    await eventually(
+      () => api(buyer)('GET', '/v1/wallet'),
+      (res) => res.status === 200,
+    );
+    await topUp(system, buyer, 200);
     const ruleSet = await api(seller)('POST', '/consultations/availability-rule-sets/rule-sets', {
       name: 'Mornings',
       timezone: zone,
@@ -162,10 +196,82 @@ describe('the marketplace through the gateway', () => {
     await book('09:00', '10:00');
     const second = await book('10:00', '11:00');
     await api(buyer)('POST', '/consultations/bookings/cancel', { bookingId: second.body.data.bookingId, refundAmount: 60 });
+    const refunded = await eventually(
+      () => api(buyer)('GET', `/consultations/bookings/${second.body.data.bookingId}`),
+      (res) => res.body.data?.refundStatus === 'Refunded',
+      15_000,
+    );
+    expect(refunded.value.body.data).toMatchObject({ status: 'Cancelled', refundStatus: 'Refunded', refundAmount: 60 });
+    expect(await walletOf(buyer)).toMatchObject({ etbAvailableBalance: 60, heldBalance: 100 });
+    expect(await walletOf(seller)).toMatchObject({ etbAvailableBalance: 40 });
     const crm = await eventually(
       () => api(seller)('GET', `/customers/seller/${seller.id}`),
       (res) => res.body.data?.customers?.[0]?.totalBookings === 1 && res.body.data.customers[0].totalSpent === 140,
     );
     expect(crm.value.body.data.customers[0]).toMatchObject({ totalBookings: 1, totalSpent: 140 });
+  });
+});
+
+describe('paid bookings through the gateway', () => {
+  test('booking without the money is 422 insufficient_funds and takes no place', async () => {
+    const login = await api()('POST', '/v1/auth/login', system.admin);
+    const admin = { token: login.body.data.accessToken } as Session;
+    const seller = await register('seller', 'Hanna');
+    const broke = await register('buyer', 'Yonas');
+    const zone = 'Africa/Addis_Ababa';
+    const ruleSet = await api(seller)('POST', '/consultations/availability-rule-sets/rule-sets', {
+      name: 'Mornings',
+      timezone: zone,
+      availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
+        type: 'weekly',
+        weekday,
+        intervals: [{ start_time: '09:00:00', end_time: '10:00:00', enabled: true }],
+      })),
+    });
+    const pricing = await api(seller)('POST', '/consultations/pricing', { basePrice: 300, currency: 'ETB' });
+    const c = await api(seller)('POST', '/consultations', {
+      title: 'Mentoring',
+      duration: 60,
+      sessionType: 'OneToOne',
+      deliveryMode: 'Online',
+      timezone: zone,
+      language: 'English',
+      category: 'Education',
+      ruleSetId: ruleSet.body.data.id,
+      pricingId: pricing.body.data.id,
+    });
+    await api(admin)('POST', `/consultations/${c.body.data.id}/approve`);
+    const date = DateTime.now().setZone(zone).plus({ days: 4 }).toFormat('yyyy-MM-dd');
+    const res = await api(broke)('POST', '/consultations/bookings', {
+      SellerId: seller.id,
+      consultationId: c.body.data.id,
+      ruleSetId: ruleSet.body.data.id,
+      date,
+      startTime: '09:00',
+      endTime: '10:00',
+      participants: [{ fullName: 'Yonas', email: 'yonas@example.com', phone: '+251911000001' }],
+      subTotal: 300,
+      totalAmount: 300,
+      currency: 'ETB',
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].code).toBe('insufficient_funds');
+    const slots = await api()('GET', `/consultations/${c.body.data.id}/slots?from=${date}&to=${date}`);
+    expect(slots.body.data.slots[0]).toMatchObject({ startTime: '09:00', remaining: 1 });
+  });
+
+  test('the wallet’s internal API is not reachable through the gateway', async () => {
+    const buyer = await register('buyer', 'Outsider');
+    for (const path of ['/internal/holds', '/wallets/../internal/holds', '/v1/wallet/../../internal/holds']) {
+      const res = await api(buyer)('POST', path, {
+        bookingId: 'bk_x',
+        buyerId: buyer.id,
+        buyerRef: buyer.ref,
+        sellerId: 'x',
+        amountMinor: 1,
+        currency: 'ETB',
+      });
+      expect(res.status).toBe(404);
+    }
   });
 });
