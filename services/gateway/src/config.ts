@@ -38,6 +38,8 @@ export const GatewayEnv = serviceEnv(8080).extend({
   /** The gateway's own Prometheus metrics, on a port of their own (never the public one); 0: off. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Share of successful proxied requests written to the access log (errors always are). */
+  ACCESS_LOG_SAMPLE_RATE: z.coerce.number().min(0).max(1).default(1),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

@@ -221,6 +221,27 @@ describe('access logs', () => {
     }
   });
 
+  test('with ACCESS_LOG_SAMPLE_RATE=0 successful requests are not logged, failures are', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const quiet = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0' }, makeKeyPair(), createGatewayLogger('info', sink));
+    try {
+      expect((await call(quiet.url, 'GET', '/reviews/by-entity?ok=1')).status).toBe(200);
+      expect((await rawRequest(quiet.url, 'GET /wallets/../x')).status).toBe(404);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const requestLines = lines.filter((l) => l.includes('"request completed"'));
+      expect(requestLines.some((l) => l.includes('/reviews/by-entity?ok=1'))).toBe(false);
+      expect(requestLines.some((l) => l.includes('/wallets/../x') && l.includes('"statusCode":404'))).toBe(true);
+    } finally {
+      await quiet.close();
+    }
+  });
+
   test('only secret parameters are redacted', () => {
     expect(redactQuerySecrets('/p?q=coffee&page=2&monkey=1')).toBe('/p?q=coffee&page=2&monkey=1');
     expect(redactQuerySecrets('/x?access_token=a&api_key=b&signature=c')).toBe(

@@ -10,7 +10,7 @@ import type { Identity } from '../src/domain/identity';
 
 export const log = pino({ level: 'silent' });
 
-/** A stand-in service: answers with what it received; `/__slow` waits, `/__broken` hangs up. */
+/** A stand-in service: answers with what it received; `/__slow` waits, `/__broken` hangs up, `/__csp` sets its own CSP. */
 export function startUpstream(name: string): Promise<Server> {
   const server = http.createServer((req, res) => {
     let body = '';
@@ -18,7 +18,8 @@ export function startUpstream(name: string): Promise<Server> {
     req.on('end', () => {
       if (req.url?.includes('__broken')) return req.socket.destroy();
       const answer = () => {
-        res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': String(req.headers['x-request-id']) });
+        const own = req.url?.includes('__csp') ? { 'content-security-policy': "default-src 'none'" } : {};
+        res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': String(req.headers['x-request-id']), ...own });
         res.end(JSON.stringify({ success: true, data: { service: name, method: req.method, url: req.url, headers: req.headers, body } }));
       };
       if (req.url?.includes('__slow')) setTimeout(answer, 1_500);

@@ -4,13 +4,14 @@ import { call, freePort, signTestToken } from './support';
 
 const names = ['wallet', 'catalog', 'crm', 'consultation', 'review'] as const;
 let upstreams: Server[];
+let targets: Record<string, string>;
 let gateway: Gateway;
 let limited: Gateway;
 let downGateway: Gateway;
 
 beforeAll(async () => {
   upstreams = await Promise.all(names.map((name) => startUpstream(name)));
-  const targets = Object.fromEntries(names.map((name, i) => [`${name.toUpperCase()}_URL`, urlOf(upstreams[i]!)]));
+  targets = Object.fromEntries(names.map((name, i) => [`${name.toUpperCase()}_URL`, urlOf(upstreams[i]!)]));
   gateway = await startGateway({ ...targets, UPSTREAM_TIMEOUT_MS: '500', RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_USER_PER_MIN: '0' });
   limited = await startGateway({ ...targets, RATE_LIMIT_IP_PER_MIN: '3', RATE_LIMIT_USER_PER_MIN: '0' });
   downGateway = await startGateway({ ...targets, WALLET_URL: `http://127.0.0.1:${await freePort()}` });
@@ -137,6 +138,52 @@ describe('failures answered by the gateway in the envelope', () => {
   test('health and readiness (metrics have their own port: edge-hardening.test.ts)', async () => {
     expect((await call(gateway.url, 'GET', '/healthz')).body).toMatchObject({ success: true, data: { status: 'ok' } });
     expect((await call(gateway.url, 'GET', '/readyz')).status).toBe(200);
+  });
+
+  test('proxied answers carry the security headers; an upstream header of the same name wins', async () => {
+    const res = await fetch(`${gateway.url}/wallets/banks`);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('strict-transport-security')).toMatch(/max-age=/);
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
+    const own = await fetch(`${gateway.url}/wallets/__csp`);
+    expect(own.headers.get('content-security-policy')).toBe("default-src 'none'");
+    expect(own.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+  });
+
+  test('a CORS preflight of a proxied path is answered by the gateway', async () => {
+    const res = await fetch(`${gateway.url}/wallets/banks`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://shop.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  test('X-Forwarded-* are added, the client connection headers are not passed on', async () => {
+    const res = await call(gateway.url, 'GET', '/customers', { headers: { 'x-forwarded-for': '198.51.100.7', connection: 'close' } });
+    const seen = res.body.data.headers;
+    expect(seen['x-forwarded-for']).toMatch(/^198\.51\.100\.7,.+/);
+    expect(seen['x-forwarded-proto']).toBe('http');
+    expect(seen['x-forwarded-host']).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(seen.connection).not.toBe('close');
+  });
+
+  test('rate-limit headers are on proxied answers', async () => {
+    const counted = await startGateway({ ...targets, RATE_LIMIT_IP_PER_MIN: '100', RATE_LIMIT_USER_PER_MIN: '0' });
+    try {
+      await fetch(`${counted.url}/reviews/by-entity`);
+      const res = await fetch(`${counted.url}/reviews/by-entity`);
+      expect(res.headers.get('ratelimit-policy')).toBe('100;w=60');
+      expect(res.headers.get('ratelimit')).toMatch(/^limit=100, remaining=98, reset=\d+$/);
+    } finally {
+      await counted.close();
+    }
   });
 
   test('security headers and CORS are set', async () => {

@@ -1,31 +1,118 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import cors from 'cors';
 import type { RequestHandler } from 'express';
-import { NotFound } from '@mkt/kit';
+import { errorBody } from '@mkt/contracts';
+import { NotFound, PayloadTooLarge, requestIdOf, toHttpError } from '@mkt/kit';
+import { upstreamFor } from '../proxy/routes';
+import type { Forward, UpstreamFailure } from '../proxy/forward';
+import type { AccessLog } from './access-log';
+import { addressKey, clientAddress, limitOutcome, type FixedWindowLimiter, type TokenUsers } from './rate-limit';
+import { setHeaders, type HeaderList } from './security-headers';
 
+export interface EdgeOptions {
+  /** `['*']` or the allowed origins. */
+  origins: string[];
+  securityHeaders: HeaderList;
+  perIp: FixedWindowLimiter | null;
+  perUser: { limiter: FixedWindowLimiter; tokens: TokenUsers } | null;
+  trustProxyHops: number;
+  bodyLimitBytes: number;
+  forward: Forward;
+  accessLog: AccessLog;
+}
+
+const EXPOSED = ['x-request-id', 'retry-after', 'ratelimit', 'ratelimit-policy'];
 // A `.` or `..` path segment, written out or percent-encoded: such a path never reaches a
 // service, where a normalizing router could resolve it to something we do not route
 // (`/wallets/../metrics`).
 const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
 
 /**
- * What the gateway refuses before anything else looks at a request, with the 404 envelope:
- * request targets that are not origin-form (`GET http://evil/wallets/...` or `*`), dot
- * segments, and `/metrics` (the gateway's own metrics have their own port; services' are never
- * proxied).
+ * The gateway's front, one function per request (the hot path of every proxied call, so the
+ * work is what the features need and no more — see bench/README.md):
+ *
+ * 1. refuse targets that are not origin-form (`GET http://evil/...`, `*`, `//host`), dot
+ *    segments and `/metrics` with the 404 envelope; `/healthz` and `/readyz` go straight on;
+ * 2. request id (the client's when sane), precomputed security headers, CORS (the `cors`
+ *    package runs only when a browser sends `Origin`; otherwise its answer is precomputed too);
+ * 3. inbound `x-user-*` headers removed; per-IP and per-user limits; body size;
+ * 4. the route is matched once: a service's prefix → streamed there; anything else → the
+ *    gateway's own endpoints (next handler).
  */
-export function refuseUnroutable(): RequestHandler {
-  return (req, _res, next) => {
+export function createEdge(options: EdgeOptions): RequestHandler {
+  const anyOrigin = options.origins.includes('*');
+  const corsForBrowsers = cors({ origin: anyOrigin ? '*' : options.origins, exposedHeaders: EXPOSED });
+  // What `cors` answers a request without `Origin`, worked out once.
+  const base: OutgoingHttpHeaders = Object.fromEntries(options.securityHeaders);
+  base['access-control-expose-headers'] = EXPOSED.join(',');
+  if (anyOrigin) base['access-control-allow-origin'] = '*';
+  else base.vary = 'Origin';
+
+  return (req, res, next) => {
     const target = req.url;
-    const path = target.split('?', 1)[0]!;
-    if (
-      !target.startsWith('/') ||
-      target.startsWith('//') ||
-      DOT_SEGMENT.test(path) ||
-      path === '/metrics' ||
-      path.startsWith('/metrics/')
-    ) {
-      next(new NotFound(`Route ${req.method} ${path.startsWith('/') ? path : '(absolute-form target)'}`));
-      return;
+    const query = target.indexOf('?');
+    const path = query === -1 ? target : target.slice(0, query);
+    if (path === '/healthz' || path === '/readyz') return next();
+    const reqId = requestIdOf(req);
+    req.headers['x-request-id'] = reqId;
+    (req as IncomingMessage & { id?: string }).id = reqId;
+    const headers: OutgoingHttpHeaders = { ...base, 'x-request-id': reqId };
+    if (!isRoutable(target, path)) {
+      options.accessLog.track(req, res, reqId, null);
+      return sendError(res, headers, new NotFound(`Route ${req.method} ${path.startsWith('/') ? path : '(absolute-form target)'}`));
     }
-    next();
+    for (const name in req.headers) if (name.startsWith('x-user-')) delete req.headers[name];
+    const upstream = upstreamFor(path);
+
+    const proceed = () => {
+      const refused = applyLimits(req, headers, options);
+      const length = Number(req.headers['content-length'] ?? 0);
+      const problem = refused ?? (length > options.bodyLimitBytes ? new PayloadTooLarge(options.bodyLimitBytes) : null);
+      if (problem || upstream) options.accessLog.track(req, res, reqId, upstream);
+      if (problem) return sendError(res, headers, problem);
+      if (upstream) return options.forward(req, res, upstream, headers, (failure) => sendFailure(res, headers, failure));
+      for (const name in headers) res.setHeader(name, headers[name]!);
+      next();
+    };
+    if (req.headers.origin === undefined) return proceed();
+    setHeaders(res, options.securityHeaders);
+    corsForBrowsers(req, res, proceed);
   };
+}
+
+function isRoutable(target: string, path: string): boolean {
+  return (
+    target.startsWith('/') && !target.startsWith('//') && !DOT_SEGMENT.test(path) && path !== '/metrics' && !path.startsWith('/metrics/')
+  );
+}
+
+/** Per-IP, then per-user (a verified token's `sub`); the later limit's headers are the ones sent. */
+function applyLimits(req: IncomingMessage, headers: OutgoingHttpHeaders, options: EdgeOptions): Error | null {
+  const keys: Array<[FixedWindowLimiter, string]> = [];
+  if (options.perIp) keys.push([options.perIp, addressKey(clientAddress(req, options.trustProxyHops))]);
+  if (options.perUser && req.headers.authorization) {
+    const user = options.perUser.tokens.userOf(req.headers.authorization);
+    if (user) keys.push([options.perUser.limiter, user]);
+  }
+  for (const [limiter, key] of keys) {
+    const outcome = limitOutcome(limiter, key);
+    headers['ratelimit-policy'] = outcome.headers.policy;
+    headers.ratelimit = outcome.headers.value;
+    if (outcome.refused) return outcome.refused;
+  }
+  return null;
+}
+
+function sendError(res: ServerResponse, headers: OutgoingHttpHeaders, err: Error): void {
+  const mapped = toHttpError(err);
+  writeJson(res, mapped.status, { ...headers, ...mapped.headers }, JSON.stringify(mapped.body));
+}
+
+function sendFailure(res: ServerResponse, headers: OutgoingHttpHeaders, [status, code, message]: UpstreamFailure): void {
+  writeJson(res, status, headers, JSON.stringify(errorBody(message, [{ path: '', code, message }])));
+}
+
+function writeJson(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: string): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
