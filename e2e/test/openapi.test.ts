@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import pino from 'pino';
-import { ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, type Service } from '@mkt/contracts';
+import { ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, type Endpoint, type Service } from '@mkt/contracts';
 import { Bus, OutboxRelay } from '@mkt/kit';
 import { makeKeyPair } from '@mkt/infra';
 import { createApp as catalogApp } from '../../services/catalog/src/app';
@@ -73,13 +73,19 @@ function expand(path: string): string[] {
   return param ? EXPANSIONS[param]!.flatMap((value) => expand(path.replace(param, value))) : [path];
 }
 
-const normalize = (path: string) => path.replace(/:(\w+)/g, '{$1}').replace(/\/+$/, '') || '/';
+// `{/}` is express's optional trailing slash.
+const normalize = (path: string) =>
+  path
+    .replace(/\{\/\}/g, '')
+    .replace(/:(\w+)/g, '{$1}')
+    .replace(/\/+$/, '') || '/';
 
 describe('the OpenAPI document', () => {
   const built = apps();
   const served = Object.entries(built).flatMap(([service, app]) =>
     routesOf((app as unknown as { router: { stack: Layer[] } }).router.stack)
-      .filter((route) => !INFRASTRUCTURE.includes(route.split(' ')[1]!))
+      // `/internal/*` is service to service (a shared credential), never routed by the gateway.
+      .filter((route) => !INFRASTRUCTURE.includes(route.split(' ')[1]!) && !route.split(' ')[1]!.startsWith('/internal/'))
       .map((route) => `${service} ${route}`),
   );
   const documented = ENDPOINTS.map((endpoint) => `${endpoint.service} ${endpoint.method} ${normalize(endpoint.path)}`);
@@ -104,5 +110,76 @@ describe('the OpenAPI document', () => {
       'notes',
     ]);
     expect(Object.keys(document.paths).length).toBeGreaterThan(60);
+  });
+});
+
+type Operation = {
+  requestBody?: { content: Record<string, { example?: unknown }> };
+  responses: Record<string, { content?: Record<string, { schema: Record<string, unknown>; example?: unknown }> }>;
+};
+const operationOf = (endpoint: Endpoint) => buildOpenApi().paths[endpoint.path]![endpoint.method] as Operation;
+const key = (endpoint: Endpoint) => `${endpoint.method.toUpperCase()} ${endpoint.path}`;
+const enveloped = ENDPOINTS.filter((endpoint) => !endpoint.produces);
+
+describe('the documented responses and examples', () => {
+  test('every JSON operation documents its success answer: a data schema, or none', () => {
+    const undocumented = enveloped.filter((endpoint) => !endpoint.data === !endpoint.noData).map(key);
+    expect(undocumented).toEqual([]);
+    expect(enveloped.filter((endpoint) => endpoint.data).length).toBeGreaterThanOrEqual(70);
+  });
+
+  test.each(ENDPOINTS.map((endpoint) => [key(endpoint), endpoint] as const))('%s: its examples are valid', (_key, endpoint) => {
+    const operation = operationOf(endpoint);
+    const schema = endpoint.body ?? endpoint.form;
+    if (schema) {
+      const example = Object.values(operation.requestBody!.content)[0]!.example;
+      expect(example).toEqual(endpoint.example);
+      expect(schema.safeParse(example).error?.issues ?? []).toEqual([]);
+    }
+    const answer = operation.responses['200'] ?? operation.responses['303']!;
+    if (!answer.content) return;
+    const { example } = Object.values(answer.content)[0]!;
+    expect(example).toBeDefined();
+    if (endpoint.produces === 'jwks') expect(endpoint.data!.safeParse(example).error?.issues ?? []).toEqual([]);
+    else if (!endpoint.produces) {
+      const envelope = example as { success: boolean; data?: unknown; pagination?: unknown };
+      expect(envelope.success).toBe(true);
+      if (endpoint.data) expect(endpoint.data.safeParse(envelope.data).error?.issues ?? []).toEqual([]);
+      expect(envelope.pagination !== undefined).toBe(!!endpoint.paged);
+    }
+  });
+
+  test.each(enveloped.filter((endpoint) => endpoint.data).map((endpoint) => [key(endpoint), endpoint] as const))(
+    '%s: its data schema refuses a field it does not name, and one it requires missing',
+    (_key, endpoint) => {
+      const example = (Object.values(operationOf(endpoint).responses['200']!.content!)[0]!.example as { data: unknown }).data;
+      const item = Array.isArray(example) ? example[0] : example;
+      if (item === null || typeof item !== 'object') return expect(endpoint.data!.safeParse({ unexpected: 1 }).success).toBe(false);
+      const wrap = (value: unknown) => (Array.isArray(example) ? [value] : value);
+      expect(endpoint.data!.safeParse(wrap({ ...item, unexpected: 1 })).success).toBe(false);
+      const [first] = Object.keys(item as object);
+      const { [first!]: _dropped, ...missing } = item as Record<string, unknown>;
+      expect(endpoint.data!.safeParse(wrap(missing)).success).toBe(false);
+    },
+  );
+
+  test('request schemas carry what the validators check: reference formats, 2-decimal money, non-blank text, required query keys', () => {
+    const document = buildOpenApi();
+    const payout = document.paths['/wallets/users/{userReferenceId}/payout-request']!.post as unknown as {
+      parameters: Array<{ schema: { pattern?: string } }>;
+      requestBody: { content: { 'application/json': { schema: { properties: Record<string, { pattern?: string }> } } } };
+    };
+    const reference = new RegExp(payout.parameters[0]!.schema.pattern!);
+    expect(reference.test('MKT-USR-7Q2M9XKD')).toBe(true);
+    expect(reference.test('MKT-CON-7Q2M9XKD')).toBe(false);
+    const amount = new RegExp(payout.requestBody.content['application/json'].schema.properties.amount!.pattern!);
+    expect(['150.00', '0.01', '12'].map((value) => amount.test(value))).toEqual([true, true, true]);
+    expect(['0', '0.00', '1.005', '-1', 'abc'].map((value) => amount.test(value))).toEqual([false, false, false, false, false]);
+    const topUp = document.paths['/wallets/users/{userReferenceId}/topup']!.post as unknown as {
+      requestBody: { content: { 'application/json': { schema: { properties: Record<string, { multipleOf?: number }> } } } };
+    };
+    expect(topUp.requestBody.content['application/json'].schema.properties.amount!.multipleOf).toBe(0.01);
+    const slots = document.paths['/consultations/{id}/slots']!.get as unknown as { parameters: Array<{ name: string; required: boolean }> };
+    expect(slots.parameters.filter((parameter) => parameter.required).map((parameter) => parameter.name)).toEqual(['id', 'from', 'to']);
   });
 });

@@ -6,9 +6,12 @@ import {
   CreateV1ProductBody,
   DraftBody,
   ProductListQuery,
+  ProductRefParams,
+  ShopParams,
   UpdateDraftBody,
   UpdateProductBody,
   V1ProductListQuery,
+  V1ProductParams,
   VisibilityBody,
 } from './catalog';
 import {
@@ -22,6 +25,7 @@ import {
   CreateRuleSetBody,
   CreateVisibilityRuleSetBody,
   EndSessionBody,
+  KeyParams,
   NoShowBody,
   SessionListQuery,
   SlotsQuery,
@@ -30,9 +34,18 @@ import {
   ValidateCouponBody,
   VisibilityStatusBody,
 } from './consultation';
-import { CreateCustomerBody, CustomerListQuery, HighValueQuery, RelationListQuery, UpdateCustomerBody } from './crm';
+import {
+  BuyerParams,
+  CreateCustomerBody,
+  CustomerListQuery,
+  CustomerParams,
+  HighValueQuery,
+  RelationListQuery,
+  SellerParams,
+  UpdateCustomerBody,
+} from './crm';
 import { PageQuery } from './pagination';
-import { CreateReviewBody, ReviewsByEntityQuery, UpdateReviewBody } from './review';
+import { CreateReviewBody, ReviewParams, ReviewsByEntityQuery, UpdateReviewBody } from './review';
 import {
   CancelPayoutBody,
   CheckoutForm,
@@ -41,14 +54,72 @@ import {
   CreateTopUpBody,
   CreateTransferBody,
   PayoutMoveBody,
-  RateLimitStats,
-  WalletView,
-  Bank,
-  TopUpCreated,
-  TopUpStatusView,
-  PayoutCreated,
-  PayoutStatusView,
+  PayoutRefParams,
+  TopUpRefParams,
+  UserRefParams,
 } from './wallet';
+import { AuthSessionResponse, AuthUserResponse, JwksDocument } from './responses/auth';
+import {
+  CategoriesResponse,
+  DraftResponse,
+  MyProductsResponse,
+  ProductCreatedResponse,
+  ProductListResponse,
+  ProductOrDraftResponse,
+  ShopResponse,
+  V1ProductListResponse,
+  V1ProductResponse,
+} from './responses/catalog';
+import {
+  BookingCancelledResponse,
+  BookingListResponse,
+  BookingResponse,
+  ConsultationApprovedResponse,
+  ConsultationCreatedResponse,
+  ConsultationListResponse,
+  ConsultationResponse,
+  ConsultationUpdatedResponse,
+  CouponQuoteResponse,
+  DiscountCreatedResponse,
+  PricingCreatedResponse,
+  RuleSetCreatedResponse,
+  RuleSetListResponse,
+  RuleSetResponse,
+  SessionEndedResponse,
+  SessionListResponse,
+  SessionNoShowResponse,
+  SessionStartedResponse,
+  SlotsResponse,
+  VisibilityRuleSetCreatedResponse,
+  VisibilityStatusResponse,
+} from './responses/consultation';
+import {
+  BuyerFollowingResponse,
+  BuyerRelationshipsResponse,
+  BuyerSellersResponse,
+  HighValueCustomersResponse,
+  OwnRelationshipsResponse,
+  RelationshipCreatedResponse,
+  RelationshipDeletedResponse,
+  RelationshipResponse,
+  RelationshipUpdatedResponse,
+  SellerAnalyticsResponse,
+  SellerCustomersResponse,
+  SellerFavoritesResponse,
+  SellerFollowersResponse,
+} from './responses/crm';
+import { ReviewCreatedResponse, ReviewStatusResponse, ReviewUpdatedResponse, ReviewsByEntityResponse } from './responses/review';
+import {
+  BanksResponse,
+  PayoutCreatedResponse,
+  PayoutStatusResponse,
+  RateLimitStatsResponse,
+  TopUpCreatedResponse,
+  TopUpStatusResponse,
+  TransferResponse,
+  WalletResponse,
+  WebhookResponse,
+} from './responses/wallet';
 
 export type Service = 'gateway' | 'wallet' | 'catalog' | 'crm' | 'consultation' | 'review';
 export type Access = 'public' | 'bearer' | 'admin' | 'signature';
@@ -60,10 +131,22 @@ export interface Endpoint {
   service: Service;
   access: Access;
   summary: string;
+  /** The path parameters as the service validates them. */
+  params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
   form?: z.ZodType;
+  /** A request that succeeds (of `body` or `form`), shown in the document and checked against the schema. */
+  example?: Record<string, unknown>;
+  /**
+   * The success envelope's `data` (strict: a field it does not name is a failure). With
+   * `produces: 'jwks'`, the whole body.
+   */
   data?: z.ZodType;
+  /** The envelope carries `pagination` beside `data`. */
+  paged?: boolean;
+  /** The success answer is `{ success, message }` without `data`. */
+  noData?: boolean;
   /** Answers something other than the JSON envelope (HTML page, redirect, JWKS). */
   produces?: 'html' | 'redirect' | 'jwks';
 }
@@ -77,112 +160,429 @@ const e = (
   extra: Partial<Endpoint> = {},
 ): Endpoint => ({ method, path, service, access, summary, ...extra });
 
+const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+const VALIDITY = { validFrom: '2026-12-01T00:00:00.000Z', validTo: '2026-12-31T23:59:59.000Z' };
+const PRODUCT = {
+  name: 'Yirgacheffe coffee 1 kg',
+  description: '<p>Washed, single origin</p>',
+  sellingPrice: 899.5,
+  comparePrice: 950,
+  stock: 40,
+  discountCode: 'LAUNCH10',
+  discountPercentage: 10,
+  shippingHandler: 'Seller',
+  deliveryCost: 50,
+  categoryId: 'MKT-CAT-GROCERY0',
+  properties: [{ propertyId: 'MKT-PRO-GRORGANC', value: true }],
+};
+const PAYOUT_NOTES = { adminNotes: 'Account checked' };
+
 export const ENDPOINTS: Endpoint[] = [
-  e('post', '/v1/auth/register', 'gateway', 'public', 'Register a buyer or seller', { body: RegisterBody }),
-  e('post', '/v1/auth/login', 'gateway', 'public', 'Log in', { body: LoginBody }),
-  e('post', '/v1/auth/refresh', 'gateway', 'public', 'Rotate a refresh token', { body: RefreshBody }),
-  e('post', '/v1/auth/logout', 'gateway', 'public', 'Revoke a refresh token family', { body: LogoutBody }),
-  e('get', '/v1/auth/me', 'gateway', 'bearer', 'The caller'),
-  e('get', '/v1/auth/.well-known/jwks.json', 'gateway', 'public', 'The public key (JWKS)', { produces: 'jwks' }),
+  e('post', '/v1/auth/register', 'gateway', 'public', 'Register a buyer or seller', {
+    body: RegisterBody,
+    example: { email: 'sara@example.com', password: 'a long password', fullName: 'Sara Tesfaye', role: 'buyer' },
+    data: AuthSessionResponse,
+  }),
+  e('post', '/v1/auth/login', 'gateway', 'public', 'Log in', {
+    body: LoginBody,
+    example: { email: 'sara@example.com', password: 'a long password' },
+    data: AuthSessionResponse,
+  }),
+  e('post', '/v1/auth/refresh', 'gateway', 'public', 'Rotate a refresh token', {
+    body: RefreshBody,
+    example: { refreshToken: 'rt_8Jc3Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a' },
+    data: AuthSessionResponse,
+  }),
+  e('post', '/v1/auth/logout', 'gateway', 'public', 'Revoke a refresh token family', {
+    body: LogoutBody,
+    example: { refreshToken: 'rt_8Jc3Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a' },
+    data: z.null(),
+  }),
+  e('get', '/v1/auth/me', 'gateway', 'bearer', 'The caller', { data: AuthUserResponse }),
+  e('get', '/v1/auth/.well-known/jwks.json', 'gateway', 'public', 'The public key (JWKS)', { produces: 'jwks', data: JwksDocument }),
 
   e('post', '/wallets/users/{userReferenceId}/topup', 'wallet', 'bearer', 'Create a top-up (hosted checkout)', {
+    params: UserRefParams,
     body: CreateTopUpBody,
-    data: TopUpCreated,
+    example: { amount: 300, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/done', notes: 'For bookings' },
+    data: TopUpCreatedResponse,
   }),
-  e('get', '/wallets/topup/{walletReferenceId}/status', 'wallet', 'bearer', 'Top-up status', { data: TopUpStatusView }),
+  e('get', '/wallets/topup/{walletReferenceId}/status', 'wallet', 'bearer', 'Top-up status', {
+    params: TopUpRefParams,
+    data: TopUpStatusResponse,
+  }),
   e('post', '/wallets/users/{userReferenceId}/payout-request', 'wallet', 'bearer', 'Request a payout', {
+    params: UserRefParams,
     body: CreatePayoutBody,
-    data: PayoutCreated,
+    example: {
+      amount: '150.00',
+      bankCode: 'CBE',
+      accountNumber: '1000123456789',
+      accountName: 'Sara Tesfaye',
+      reason: 'Monthly withdrawal',
+    },
+    data: PayoutCreatedResponse,
   }),
-  e('get', '/wallets/payout-requests/{referenceId}/status', 'wallet', 'bearer', 'Payout status', { data: PayoutStatusView }),
-  e('post', '/wallets/payout-requests/{referenceId}/cancel', 'wallet', 'bearer', 'Cancel a pending payout', { body: CancelPayoutBody }),
+  e('get', '/wallets/payout-requests/{referenceId}/status', 'wallet', 'bearer', 'Payout status', {
+    params: PayoutRefParams,
+    data: PayoutStatusResponse,
+  }),
+  e('post', '/wallets/payout-requests/{referenceId}/cancel', 'wallet', 'bearer', 'Cancel a pending payout', {
+    params: PayoutRefParams,
+    body: CancelPayoutBody,
+    example: { reason: 'Changed my mind' },
+    noData: true,
+  }),
   ...(['approve', 'reject', 'process', 'complete', 'fail'] as const).map((move) =>
     e('post', `/wallets/payout-requests/{referenceId}/${move}`, 'wallet', 'admin', `Payout: ${move}`, {
+      params: PayoutRefParams,
       body: PayoutMoveBody,
-      data: PayoutStatusView,
+      example: PAYOUT_NOTES,
+      data: PayoutStatusResponse,
     }),
   ),
-  e('get', '/wallets/rate-limit/stats', 'wallet', 'bearer', 'Request limits of the caller', { data: RateLimitStats }),
-  e('get', '/wallets/banks', 'wallet', 'bearer', 'Banks and mobile-money providers', { data: z.array(Bank) }),
+  e('get', '/wallets/rate-limit/stats', 'wallet', 'bearer', 'Request limits of the caller', { data: RateLimitStatsResponse }),
+  e('get', '/wallets/banks', 'wallet', 'bearer', 'Banks and mobile-money providers', { data: BanksResponse }),
   e('get', '/wallets/checkout/{walletReferenceId}', 'wallet', 'public', 'Sandbox hosted checkout page', {
+    params: TopUpRefParams,
     query: CheckoutQuery,
     produces: 'html',
   }),
   e('post', '/wallets/checkout/{walletReferenceId}/pay', 'wallet', 'public', 'Pay (sandbox checkout form)', {
+    params: TopUpRefParams,
     form: CheckoutForm,
+    example: { token: 'Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a8Jc3' },
     produces: 'redirect',
   }),
   e('post', '/wallets/checkout/{walletReferenceId}/cancel', 'wallet', 'public', 'Cancel (sandbox checkout form)', {
+    params: TopUpRefParams,
     form: CheckoutForm,
+    example: { token: 'Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a8Jc3' },
     produces: 'redirect',
   }),
-  e('get', '/wallets/checkout/{walletReferenceId}/return', 'wallet', 'public', 'Return from a provider checkout', { produces: 'redirect' }),
-  e('post', '/wallets/webhooks/chapa', 'wallet', 'signature', 'Chapa webhook (HMAC-SHA256 of the raw body)'),
-  e('get', '/v1/wallet', 'wallet', 'bearer', 'The caller’s wallet', { data: WalletView }),
-  e('post', '/v1/wallet/transfers', 'wallet', 'bearer', 'Transfer minor units to another user', { body: CreateTransferBody }),
+  e('get', '/wallets/checkout/{walletReferenceId}/return', 'wallet', 'public', 'Return from a provider checkout', {
+    params: TopUpRefParams,
+    produces: 'redirect',
+  }),
+  e('post', '/wallets/webhooks/chapa', 'wallet', 'signature', 'Chapa webhook (HMAC-SHA256 of the raw body)', {
+    example: { tx_ref: 'MKT-TOP-UP-7Q2M9XKD', status: 'success' },
+    data: WebhookResponse,
+  }),
+  e('get', '/v1/wallet', 'wallet', 'bearer', 'The caller’s wallet', { data: WalletResponse }),
+  e('post', '/v1/wallet/transfers', 'wallet', 'bearer', 'Transfer minor units to another user', {
+    body: CreateTransferBody,
+    example: { toUserId: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01', amount: 12000, currency: 'ETB' },
+    data: TransferResponse,
+  }),
 
-  e('get', '/physical-products/categories', 'catalog', 'public', 'Categories and their properties'),
-  e('post', '/physical-products/seller-products/', 'catalog', 'bearer', 'Create a product', { body: CreateProductBody }),
-  e('get', '/physical-products/seller-products/', 'catalog', 'public', 'Public products', { query: ProductListQuery }),
-  e('get', '/physical-products/seller-products/my', 'catalog', 'bearer', 'The caller’s products and drafts', { query: PageQuery }),
-  e('get', '/physical-products/seller-products/{referenceId}', 'catalog', 'public', 'A product'),
+  e('get', '/physical-products/categories', 'catalog', 'public', 'Categories and their properties', { data: CategoriesResponse }),
+  e('post', '/physical-products/seller-products/', 'catalog', 'bearer', 'Create a product', {
+    body: CreateProductBody,
+    example: PRODUCT,
+    data: ProductCreatedResponse,
+  }),
+  e('get', '/physical-products/seller-products/', 'catalog', 'public', 'Public products', {
+    query: ProductListQuery,
+    data: ProductListResponse,
+    paged: true,
+  }),
+  e('get', '/physical-products/seller-products/my', 'catalog', 'bearer', 'The caller’s products and drafts', {
+    query: PageQuery,
+    data: MyProductsResponse,
+    paged: true,
+  }),
+  e('get', '/physical-products/seller-products/{referenceId}', 'catalog', 'public', 'A product', {
+    params: ProductRefParams,
+    data: ProductOrDraftResponse,
+  }),
   e('patch', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'Update (or publish a draft)', {
+    params: ProductRefParams,
     body: UpdateProductBody,
+    example: { sellingPrice: 850, stock: 35 },
+    data: ProductOrDraftResponse,
   }),
   e('patch', '/physical-products/seller-products/{referenceId}/visibility', 'catalog', 'bearer', 'Set visibility', {
+    params: ProductRefParams,
     body: VisibilityBody,
+    example: { visibility: 'Hidden' },
+    data: ProductOrDraftResponse,
   }),
-  e('delete', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'Delete a product'),
-  e('post', '/physical-products/seller-products/draft', 'catalog', 'bearer', 'Save a draft', { body: DraftBody }),
-  e('patch', '/physical-products/seller-products/draft/{referenceId}', 'catalog', 'bearer', 'Update a draft', { body: UpdateDraftBody }),
-  e('post', '/v1/shops', 'catalog', 'bearer', 'Create a shop', { body: CreateShopBody }),
-  e('get', '/v1/shops/{shopId}', 'catalog', 'bearer', 'A shop'),
-  e('post', '/v1/products', 'catalog', 'bearer', 'Create a product (minor units)', { body: CreateV1ProductBody }),
-  e('get', '/v1/products/{productId}', 'catalog', 'bearer', 'A product'),
-  e('get', '/v1/products', 'catalog', 'bearer', 'Products', { query: V1ProductListQuery }),
+  e('delete', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'Delete a product', {
+    params: ProductRefParams,
+    noData: true,
+  }),
+  e('post', '/physical-products/seller-products/draft', 'catalog', 'bearer', 'Save a draft', {
+    body: DraftBody,
+    example: { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{"name":"Yirgacheffe coffee"}' } },
+    data: DraftResponse,
+  }),
+  e('patch', '/physical-products/seller-products/draft/{referenceId}', 'catalog', 'bearer', 'Update a draft', {
+    params: ProductRefParams,
+    body: UpdateDraftBody,
+    example: { metaData: { form: '{"name":"Yirgacheffe coffee","stock":40}' } },
+    data: DraftResponse,
+  }),
+  e('post', '/v1/shops', 'catalog', 'bearer', 'Create a shop', {
+    body: CreateShopBody,
+    example: { name: 'Abebe Coffee', slug: 'abebe-coffee', country: 'ET', category: 'Coffee' },
+    data: ShopResponse,
+  }),
+  e('get', '/v1/shops/{shopId}', 'catalog', 'bearer', 'A shop', { params: ShopParams, data: ShopResponse }),
+  e('post', '/v1/products', 'catalog', 'bearer', 'Create a product (minor units)', {
+    body: CreateV1ProductBody,
+    example: { title: 'Green beans 5 kg', price: 250000, currency: 'ETB', sku: 'BEANS-5KG', inventory: 12 },
+    data: V1ProductResponse,
+  }),
+  e('get', '/v1/products/{productId}', 'catalog', 'bearer', 'A product', { params: V1ProductParams, data: V1ProductResponse }),
+  e('get', '/v1/products', 'catalog', 'bearer', 'Products', { query: V1ProductListQuery, data: V1ProductListResponse, paged: true }),
 
-  e('post', '/customers', 'crm', 'bearer', 'Create a relationship', { body: CreateCustomerBody }),
-  e('get', '/customers', 'crm', 'bearer', 'The caller’s relationships', { query: CustomerListQuery }),
-  e('get', '/customers/{id}', 'crm', 'bearer', 'A relationship'),
-  e('put', '/customers/{id}', 'crm', 'bearer', 'Update a relationship', { body: UpdateCustomerBody }),
-  e('delete', '/customers/{id}', 'crm', 'bearer', 'Delete a relationship'),
-  e('get', '/customers/seller/{sellerId}', 'crm', 'bearer', 'A seller’s customers', { query: RelationListQuery }),
-  e('get', '/customers/seller/{sellerId}/followers', 'crm', 'bearer', 'A seller’s followers', { query: RelationListQuery }),
-  e('get', '/customers/seller/{sellerId}/favorites', 'crm', 'bearer', 'A seller’s favourites', { query: RelationListQuery }),
-  e('get', '/customers/seller/{sellerId}/high-value', 'crm', 'bearer', 'High-value customers', { query: HighValueQuery }),
-  e('get', '/customers/seller/{sellerId}/analytics', 'crm', 'bearer', 'Seller analytics'),
-  e('get', '/customers/buyer/{buyerId}', 'crm', 'bearer', 'A buyer’s relationships', { query: RelationListQuery }),
-  e('get', '/customers/buyer/{buyerId}/following', 'crm', 'bearer', 'Sellers a buyer follows', { query: RelationListQuery }),
-  e('get', '/customers/buyer/{buyerId}/customers', 'crm', 'bearer', 'Sellers a buyer booked', { query: RelationListQuery }),
+  e('post', '/customers', 'crm', 'bearer', 'Create a relationship', {
+    body: CreateCustomerBody,
+    example: {
+      sellerId: '8a7b6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
+      buyerId: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01',
+      status: 'Active',
+      customerType: 'New',
+      isFollower: true,
+      followStatus: 'Following',
+      notificationPreference: 'All',
+      notes: 'Met at the coffee fair',
+      tags: ['coffee'],
+      isFavorite: false,
+    },
+    data: RelationshipCreatedResponse,
+  }),
+  e('get', '/customers', 'crm', 'bearer', 'The caller’s relationships', { query: CustomerListQuery, data: OwnRelationshipsResponse }),
+  e('get', '/customers/{id}', 'crm', 'bearer', 'A relationship', { params: CustomerParams, data: RelationshipResponse }),
+  e('put', '/customers/{id}', 'crm', 'bearer', 'Update a relationship', {
+    params: CustomerParams,
+    body: UpdateCustomerBody,
+    example: { customerType: 'Regular', isFavorite: true, notes: 'Books every month', tags: ['coffee', 'monthly'] },
+    data: RelationshipUpdatedResponse,
+  }),
+  e('delete', '/customers/{id}', 'crm', 'bearer', 'Delete a relationship', { params: CustomerParams, data: RelationshipDeletedResponse }),
+  e('get', '/customers/seller/{sellerId}', 'crm', 'bearer', 'A seller’s customers', {
+    params: SellerParams,
+    query: RelationListQuery,
+    data: SellerCustomersResponse,
+  }),
+  e('get', '/customers/seller/{sellerId}/followers', 'crm', 'bearer', 'A seller’s followers', {
+    params: SellerParams,
+    query: RelationListQuery,
+    data: SellerFollowersResponse,
+  }),
+  e('get', '/customers/seller/{sellerId}/favorites', 'crm', 'bearer', 'A seller’s favourites', {
+    params: SellerParams,
+    query: RelationListQuery,
+    data: SellerFavoritesResponse,
+  }),
+  e('get', '/customers/seller/{sellerId}/high-value', 'crm', 'bearer', 'High-value customers', {
+    params: SellerParams,
+    query: HighValueQuery,
+    data: HighValueCustomersResponse,
+  }),
+  e('get', '/customers/seller/{sellerId}/analytics', 'crm', 'bearer', 'Seller analytics', {
+    params: SellerParams,
+    data: SellerAnalyticsResponse,
+  }),
+  e('get', '/customers/buyer/{buyerId}', 'crm', 'bearer', 'A buyer’s relationships', {
+    params: BuyerParams,
+    query: RelationListQuery,
+    data: BuyerRelationshipsResponse,
+  }),
+  e('get', '/customers/buyer/{buyerId}/following', 'crm', 'bearer', 'Sellers a buyer follows', {
+    params: BuyerParams,
+    query: RelationListQuery,
+    data: BuyerFollowingResponse,
+  }),
+  e('get', '/customers/buyer/{buyerId}/customers', 'crm', 'bearer', 'Sellers a buyer booked', {
+    params: BuyerParams,
+    query: RelationListQuery,
+    data: BuyerSellersResponse,
+  }),
 
-  e('post', '/consultations', 'consultation', 'bearer', 'Create a consultation', { body: CreateConsultationBody }),
-  e('get', '/consultations', 'consultation', 'public', 'Consultations', { query: ConsultationListQuery }),
-  e('get', '/consultations/{id}', 'consultation', 'public', 'A consultation with its price'),
-  e('put', '/consultations/{id}', 'consultation', 'bearer', 'Update a consultation', { body: UpdateConsultationBody }),
-  e('post', '/consultations/{id}/approve', 'consultation', 'admin', 'Approve and publish'),
-  e('get', '/consultations/{id}/slots', 'consultation', 'public', 'Free slots', { query: SlotsQuery }),
-  e('get', '/consultations/sessions', 'consultation', 'bearer', 'Sessions', { query: SessionListQuery }),
-  e('post', '/consultations/sessions/{id}/start', 'consultation', 'bearer', 'Start a session', { body: StartSessionBody }),
-  e('post', '/consultations/sessions/{id}/end', 'consultation', 'bearer', 'End a session', { body: EndSessionBody }),
-  e('post', '/consultations/sessions/{id}/no-show', 'consultation', 'bearer', 'Mark a no-show', { body: NoShowBody }),
-  e('post', '/consultations/bookings', 'consultation', 'bearer', 'Book a slot', { body: CreateBookingBody }),
-  e('get', '/consultations/bookings', 'consultation', 'bearer', 'Bookings', { query: BookingListQuery }),
-  e('post', '/consultations/bookings/cancel', 'consultation', 'bearer', 'Cancel a booking', { body: CancelBookingBody }),
-  e('post', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'Create a rule set', { body: CreateRuleSetBody }),
-  e('get', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'Rule sets', { query: PageQuery }),
-  e('get', '/consultations/availability-rule-sets/rule-sets/{id}', 'consultation', 'bearer', 'A rule set'),
-  e('post', '/consultations/pricing', 'consultation', 'bearer', 'Create pricing', { body: CreatePricingBody }),
-  e('post', '/consultations/pricing/promotional-discounts', 'consultation', 'bearer', 'Create a discount', { body: CreateDiscountBody }),
+  e('post', '/consultations', 'consultation', 'bearer', 'Create a consultation', {
+    body: CreateConsultationBody,
+    example: {
+      title: 'Business plan review',
+      description: 'An hour on your plan: market, numbers, next steps',
+      duration: 60,
+      sessionType: 'OneToOne',
+      maxCapacity: 1,
+      deliveryMode: 'Online',
+      timezone: 'Africa/Addis_Ababa',
+      language: 'Amharic',
+      category: 'Business',
+      subcategory: ['Start-ups'],
+      tags: ['planning'],
+      ruleSetId: 'MKT-AVL-RST-7Q2M9XKD',
+      pricingId: 'PR_7Q2M9XKD',
+    },
+    data: ConsultationCreatedResponse,
+  }),
+  e('get', '/consultations', 'consultation', 'public', 'Consultations', { query: ConsultationListQuery, data: ConsultationListResponse }),
+  e('get', '/consultations/{id}', 'consultation', 'public', 'A consultation with its price', {
+    params: KeyParams,
+    data: ConsultationResponse,
+  }),
+  e('put', '/consultations/{id}', 'consultation', 'bearer', 'Update a consultation', {
+    params: KeyParams,
+    body: UpdateConsultationBody,
+    example: { title: 'Business plan review (90 min)', duration: 90, tags: ['planning', 'finance'] },
+    data: ConsultationUpdatedResponse,
+  }),
+  e('post', '/consultations/{id}/approve', 'consultation', 'admin', 'Approve and publish', {
+    params: KeyParams,
+    data: ConsultationApprovedResponse,
+  }),
+  e('get', '/consultations/{id}/slots', 'consultation', 'public', 'Free slots', {
+    params: KeyParams,
+    query: SlotsQuery,
+    data: SlotsResponse,
+  }),
+  e('get', '/consultations/sessions', 'consultation', 'bearer', 'Sessions', { query: SessionListQuery, data: SessionListResponse }),
+  e('post', '/consultations/sessions/{id}/start', 'consultation', 'bearer', 'Start a session', {
+    params: KeyParams,
+    body: StartSessionBody,
+    example: { actualStartTime: '2026-11-26T06:00:00.000Z', notes: 'Started on time' },
+    data: SessionStartedResponse,
+  }),
+  e('post', '/consultations/sessions/{id}/end', 'consultation', 'bearer', 'End a session', {
+    params: KeyParams,
+    body: EndSessionBody,
+    example: {
+      actualEndTime: '2026-11-26T07:00:00.000Z',
+      notes: 'Covered the whole plan',
+      sessionSummary: 'Market sizing and pricing reviewed',
+      nextSteps: 'Send the revised cash-flow sheet',
+    },
+    data: SessionEndedResponse,
+  }),
+  e('post', '/consultations/sessions/{id}/no-show', 'consultation', 'bearer', 'Mark a no-show', {
+    params: KeyParams,
+    body: NoShowBody,
+    example: { notes: 'Nobody joined', attemptedContact: true, contactMethod: 'phone' },
+    data: SessionNoShowResponse,
+  }),
+  e('post', '/consultations/bookings', 'consultation', 'bearer', 'Book a slot', {
+    body: CreateBookingBody,
+    example: {
+      SellerId: '8a7b6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
+      consultationId: 'MKT-CON-7Q2M9XKD',
+      ruleSetId: 'MKT-AVL-RST-7Q2M9XKD',
+      date: '2026-11-26',
+      startTime: '09:00',
+      endTime: '10:00',
+      participants: [{ fullName: 'Sara Tesfaye', email: 'sara@example.com', phone: '+251911223344' }],
+      subTotal: 750,
+      totalAmount: 750,
+      currency: 'ETB',
+      notes: 'First session',
+    },
+    data: BookingResponse,
+  }),
+  e('get', '/consultations/bookings/{id}', 'consultation', 'bearer', 'A booking', { params: KeyParams, data: BookingResponse }),
+  e('get', '/consultations/bookings', 'consultation', 'bearer', 'Bookings', { query: BookingListQuery, data: BookingListResponse }),
+  e('post', '/consultations/bookings/cancel', 'consultation', 'bearer', 'Cancel a booking', {
+    body: CancelBookingBody,
+    example: {
+      bookingId: 'BK_7Q2M9XKD',
+      reason: 'Travelling that week',
+      refundRequested: true,
+      notes: 'Will book again',
+      cancellationType: 'buyer_request',
+      refundAmount: 60,
+    },
+    data: BookingCancelledResponse,
+  }),
+  e('post', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'Create a rule set', {
+    body: CreateRuleSetBody,
+    example: {
+      name: 'Mornings',
+      description: 'Weekday mornings',
+      timezone: 'Africa/Addis_Ababa',
+      durationType: 'Indefinite',
+      isDefault: true,
+      metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 50 },
+      availabilityRules: WEEK.slice(0, 5).map((weekday) => ({
+        type: 'weekly',
+        weekday,
+        intervals: [{ start_time: '09:00:00', end_time: '12:00:00', enabled: true }],
+      })),
+    },
+    data: RuleSetCreatedResponse,
+  }),
+  e('get', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'Rule sets', {
+    query: PageQuery,
+    data: RuleSetListResponse,
+    paged: true,
+  }),
+  e('get', '/consultations/availability-rule-sets/rule-sets/{id}', 'consultation', 'bearer', 'A rule set', {
+    params: KeyParams,
+    data: RuleSetResponse,
+  }),
+  e('post', '/consultations/pricing', 'consultation', 'bearer', 'Create pricing', {
+    body: CreatePricingBody,
+    example: { basePrice: 750, currency: 'ETB', pricingStrategy: 'Fixed', comparePrice: 900, isOnSale: true, isActive: true },
+    data: PricingCreatedResponse,
+  }),
+  e('post', '/consultations/pricing/promotional-discounts', 'consultation', 'bearer', 'Create a discount', {
+    body: CreateDiscountBody,
+    example: {
+      name: 'Launch week',
+      description: '10% off the first week',
+      discountType: 'Percentage',
+      discountValue: 10,
+      ...VALIDITY,
+      couponCode: 'LAUNCH10',
+      maxUses: 100,
+      isActive: true,
+    },
+    data: DiscountCreatedResponse,
+  }),
   e('post', '/consultations/pricing/promotional-discounts/validate-coupon', 'consultation', 'bearer', 'Validate a coupon', {
     body: ValidateCouponBody,
+    example: { couponCode: 'LAUNCH10', consultationId: 'MKT-CON-7Q2M9XKD' },
+    data: CouponQuoteResponse,
   }),
   e('post', '/consultations/visibility/rule-sets', 'consultation', 'bearer', 'Create a visibility rule set', {
     body: CreateVisibilityRuleSetBody,
+    example: {
+      name: 'Buyers only',
+      description: 'Hidden from sellers browsing',
+      isDefault: true,
+      isActive: true,
+      ...VALIDITY,
+      visibilityRules: [
+        { type: 'user_type', condition: 'seller', action: 'hide', priority: 1 },
+        { type: 'user_type', condition: '*', action: 'show', priority: 2 },
+      ],
+    },
+    data: VisibilityRuleSetCreatedResponse,
   }),
-  e('post', '/consultations/visibility/status', 'consultation', 'bearer', 'Visibility of consultations', { body: VisibilityStatusBody }),
+  e('post', '/consultations/visibility/status', 'consultation', 'bearer', 'Visibility of consultations', {
+    body: VisibilityStatusBody,
+    example: { consultationIds: ['MKT-CON-7Q2M9XKD'], context: { userType: 'buyer', location: 'ET' } },
+    data: VisibilityStatusResponse,
+  }),
 
-  e('post', '/reviews', 'review', 'bearer', 'Review a consultation', { body: CreateReviewBody }),
-  e('get', '/reviews/by-entity', 'review', 'public', 'Reviews of an entity', { query: ReviewsByEntityQuery }),
-  e('get', '/reviews/consultation/{id}/status', 'review', 'bearer', 'May the caller review?'),
-  e('patch', '/reviews/{id}', 'review', 'bearer', 'Switch a review on or off', { body: UpdateReviewBody }),
+  e('post', '/reviews', 'review', 'bearer', 'Review a consultation', {
+    body: CreateReviewBody,
+    example: { entityType: 'consultation_service', entityId: 'MKT-CON-7Q2M9XKD', rating: 5, comment: 'Clear and practical' },
+    data: ReviewCreatedResponse,
+  }),
+  e('get', '/reviews/by-entity', 'review', 'public', 'Reviews of an entity', {
+    query: ReviewsByEntityQuery,
+    data: ReviewsByEntityResponse,
+  }),
+  e('get', '/reviews/consultation/{id}/status', 'review', 'bearer', 'May the caller review?', {
+    params: ReviewParams,
+    data: ReviewStatusResponse,
+  }),
+  e('patch', '/reviews/{id}', 'review', 'bearer', 'Switch a review on or off', {
+    params: ReviewParams,
+    body: UpdateReviewBody,
+    example: { isActive: false },
+    data: ReviewUpdatedResponse,
+  }),
 ];

@@ -12,3 +12,4 @@ export * from './crm';
 export * from './review';
 export * from './api';
 export * from './openapi';
+export * from './responses';

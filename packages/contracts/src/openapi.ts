@@ -1,65 +1,209 @@
 import { z } from 'zod';
 import { ErrorBody } from './envelope';
 import { ENDPOINTS, type Endpoint } from './api';
+import { IsoDate } from './consultation';
+import { NonNegativeMajorAmount } from './catalog';
+import { PositiveDecimalString, PositiveMajorAmount } from './money';
+import { PREFIXED_KINDS, REFERENCE_SUFFIX_LENGTH, UNDERSCORE_KINDS } from './references';
 
-const schema = (type: z.ZodType) => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(type, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+type JsonSchema = Record<string, unknown>;
+type Io = 'input' | 'output';
+
+interface ZodInternals {
+  _zod: {
+    def: {
+      type: string;
+      checks?: Array<{ _zod: { def: { check: string; tx?: unknown; error?: unknown } } }>;
+      in?: z.ZodType;
+      out?: z.ZodType;
+    };
+  };
+}
+
+const REFERENCE_MESSAGE = /^Expected a ([A-Z-]+) reference$/;
+const referencePattern = (kind: string) =>
+  (PREFIXED_KINDS as readonly string[]).includes(kind)
+    ? `^[A-Z][A-Z0-9]{1,9}-${kind}-[A-Z0-9]{${REFERENCE_SUFFIX_LENGTH}}$`
+    : (UNDERSCORE_KINDS as readonly string[]).includes(kind)
+      ? `^${kind}_[A-Z0-9]{${REFERENCE_SUFFIX_LENGTH}}$`
+      : null;
+/** A positive decimal string of at most 2 decimals that fits a safe integer of minor units. */
+const POSITIVE_DECIMAL = '^([1-9][0-9]{0,12}(\\.[0-9]{1,2})?|0\\.(0[1-9]|[1-9][0-9]?))$';
+
+/**
+ * What the validators check but a plain JSON Schema conversion loses, put back so the document
+ * is as strict as the validation: reference formats (a refinement), money with at most 2
+ * decimals (a transform), trimmed strings that must not be blank, e-mail formats behind a
+ * `pipe`, real calendar dates, "send at least one field".
+ */
+function restoreConstraints(ctx: { zodSchema: unknown; jsonSchema: JsonSchema }): void {
+  const schema = ctx.zodSchema as ZodInternals;
+  const json = ctx.jsonSchema;
+  const def = schema._zod.def;
+  if (ctx.zodSchema === PositiveMajorAmount || ctx.zodSchema === NonNegativeMajorAmount) {
+    json.multipleOf = 0.01;
+    json.maximum = Number.MAX_SAFE_INTEGER / 100;
+  }
+  if (ctx.zodSchema === PositiveDecimalString) {
+    json.type = 'string';
+    json.pattern = POSITIVE_DECIMAL;
+  }
+  if (ctx.zodSchema === IsoDate) json.format = 'date';
+  if (def.type === 'pipe' && def.out && (def.out as unknown as ZodInternals)._zod.def.type === 'string') {
+    const { format, pattern } = z.toJSONSchema(def.out, { io: 'input' }) as JsonSchema;
+    if (format) json.format = format;
+    if (pattern) json.pattern = pattern;
+  }
+  for (const check of def.checks ?? []) {
+    const { check: kind, tx, error } = check._zod.def;
+    if (kind === 'overwrite' && String(tx).includes('.trim()') && typeof json.minLength === 'number' && json.minLength > 0) {
+      json.pattern ??= '\\S';
+    }
+    if (kind !== 'custom' || typeof error !== 'function') continue;
+    const message = String((error as () => unknown)());
+    const reference = REFERENCE_MESSAGE.exec(message);
+    if (reference && referencePattern(reference[1]!)) json.pattern = referencePattern(reference[1]!);
+    if (message === 'Send at least one field') json.minProperties = 1;
+  }
+}
+
+const schema = (type: z.ZodType, io: Io = 'input'): JsonSchema => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(type, {
+    io,
+    unrepresentable: 'any',
+    override: (ctx) => restoreConstraints(ctx as unknown as { zodSchema: unknown; jsonSchema: JsonSchema }),
+  }) as JsonSchema;
   return rest;
 };
 
+const FORMAT_EXAMPLES: Record<string, unknown> = {
+  'date-time': '2026-11-23T09:00:00.000Z',
+  date: '2026-11-26',
+  uuid: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01',
+  email: 'sara@example.com',
+  uri: 'https://example.com/',
+};
+
+/** An example value of a JSON Schema: its own example, else one composed from its parts. */
+export function exampleOf(json: JsonSchema): unknown {
+  if (Array.isArray(json.examples) && json.examples.length > 0) return json.examples[0];
+  if ('const' in json) return json.const;
+  if (Array.isArray(json.enum)) return json.enum[0];
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const branches = json[key] as JsonSchema[] | undefined;
+    if (branches) return exampleOf(branches.find((branch) => branch.type !== 'null') ?? branches[0]!);
+  }
+  const type = Array.isArray(json.type) ? (json.type as string[]).find((t) => t !== 'null') : (json.type as string | undefined);
+  switch (type) {
+    case 'object':
+      return Object.fromEntries(
+        Object.entries((json.properties ?? {}) as Record<string, JsonSchema>).map(([key, value]) => [key, exampleOf(value)]),
+      );
+    case 'array':
+      return json.items ? [exampleOf(json.items as JsonSchema)] : [];
+    case 'string':
+      return FORMAT_EXAMPLES[json.format as string] ?? 'text';
+    case 'integer':
+    case 'number':
+      return typeof json.minimum === 'number' ? json.minimum : 1;
+    case 'boolean':
+      return true;
+    default:
+      return null;
+  }
+}
+
 function parameters(endpoint: Endpoint) {
+  const params = endpoint.params ? schema(endpoint.params) : { properties: {} };
   const path = [...endpoint.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
     name,
     in: 'path',
     required: true,
-    schema: { type: 'string' },
+    schema: ((params.properties ?? {}) as Record<string, JsonSchema>)[name!] ?? { type: 'string' },
   }));
-  const query = endpoint.query
-    ? Object.entries((schema(endpoint.query).properties ?? {}) as Record<string, object>).map(([name, s]) => ({
-        name,
-        in: 'query',
-        required: false,
-        schema: s,
-      }))
-    : [];
-  return [...path, ...query];
+  const query = endpoint.query ? schema(endpoint.query) : null;
+  const required = new Set((query?.required ?? []) as string[]);
+  const queries = Object.entries((query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema: s,
+  }));
+  return [...path, ...queries];
+}
+
+const json = (s: JsonSchema, example?: unknown) => ({ 'application/json': { schema: s, ...(example === undefined ? {} : { example }) } });
+const html = (
+  description: string,
+  example = '<!doctype html><html lang="en"><head><title>Checkout</title></head><body>…</body></html>',
+) => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' }, example } },
+});
+const ERRORS = { description: 'The error envelope', content: json({ $ref: '#/components/schemas/ErrorBody' }) };
+const PAGINATION_EXAMPLE = { page: 1, limit: 20, total: 1 };
+
+/** The success answer: the envelope around `data` (strict), or another kind of body. */
+function success(endpoint: Endpoint): Record<string, unknown> {
+  if (endpoint.produces === 'jwks') {
+    const body = schema(endpoint.data!, 'output');
+    return { '200': { description: 'JSON Web Key Set', content: json(body, exampleOf(body)) } };
+  }
+  if (endpoint.produces === 'html') return { '200': html('An HTML page'), '404': html('Not found'), '410': html('Closed or expired') };
+  if (endpoint.produces === 'redirect') {
+    const redirect = {
+      description: 'See Other: back to the client’s redirectUrl with status and reference',
+      headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } } },
+    };
+    return {
+      ...(endpoint.method === 'get' ? { '200': html('The payment’s state, when the client’s address is no longer allowed') } : {}),
+      '303': redirect,
+      '404': html('Not found'),
+      '410': html('Closed or expired'),
+    };
+  }
+  if (endpoint.noData) {
+    const body = {
+      type: 'object',
+      required: ['success', 'message'],
+      properties: { success: { const: true }, message: { type: 'string' } },
+      additionalProperties: false,
+    };
+    return { '200': { description: 'Done', content: json(body, { success: true, message: 'Done' }) } };
+  }
+  const data = schema(endpoint.data!, 'output');
+  const body = {
+    type: 'object',
+    required: ['success', 'data', ...(endpoint.paged ? ['pagination'] : [])],
+    properties: {
+      success: { const: true },
+      message: { type: 'string' },
+      data,
+      ...(endpoint.paged ? { pagination: { $ref: '#/components/schemas/Pagination' } } : {}),
+    },
+    additionalProperties: false,
+  };
+  const example = { success: true, data: exampleOf(data), ...(endpoint.paged ? { pagination: PAGINATION_EXAMPLE } : {}) };
+  return { '200': { description: 'Success', content: json(body, example) } };
+}
+
+function requestBody(endpoint: Endpoint) {
+  if (endpoint.body) return { required: true, content: json(schema(endpoint.body), endpoint.example) };
+  if (endpoint.form) {
+    return {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: schema(endpoint.form), example: endpoint.example } },
+    };
+  }
+  if (endpoint.example) return { required: true, content: json({ type: 'object' }, endpoint.example) };
+  return undefined;
 }
 
 function operation(endpoint: Endpoint) {
-  const errors = {
-    description: 'The error envelope',
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
-  };
-  const data = endpoint.data ? schema(endpoint.data) : {};
-  const ok =
-    endpoint.produces === 'html'
-      ? { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
-      : endpoint.produces === 'redirect'
-        ? { description: 'See Other: back to the client’s redirectUrl with status and reference' }
-        : endpoint.produces === 'jwks'
-          ? { description: 'JSON Web Key Set', content: { 'application/json': { schema: { type: 'object' } } } }
-          : {
-              description: 'Success',
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    required: ['success', 'data'],
-                    properties: {
-                      success: { const: true },
-                      message: { type: 'string' },
-                      data,
-                      pagination: { $ref: '#/components/schemas/Pagination' },
-                    },
-                  },
-                },
-              },
-            };
-  const body = endpoint.body
-    ? { required: true, content: { 'application/json': { schema: schema(endpoint.body) } } }
-    : endpoint.form
-      ? { required: true, content: { 'application/x-www-form-urlencoded': { schema: schema(endpoint.form) } } }
-      : undefined;
+  const body = requestBody(endpoint);
+  const errors = Object.fromEntries(
+    ['400', '401', '403', '404', '409', ...(body ? ['413'] : []), '422', '429'].map((status) => [status, ERRORS]),
+  );
   return {
     tags: [endpoint.service],
     summary: endpoint.summary,
@@ -68,7 +212,7 @@ function operation(endpoint: Endpoint) {
     ...(endpoint.access === 'admin' ? { description: 'Admins only.' } : {}),
     parameters: parameters(endpoint),
     ...(body ? { requestBody: body } : {}),
-    responses: { '200': ok, '400': errors, '401': errors, '403': errors, '404': errors, '409': errors, '422': errors, '429': errors },
+    responses: { ...errors, ...success(endpoint) },
   };
 }
 
@@ -96,7 +240,16 @@ export function buildOpenApi(serverUrl = '/') {
             errors: [{ path: 'amount', code: 'invalid', message: 'The amount must be greater than zero' }],
           },
         },
-        Pagination: { type: 'object', properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' } } },
+        Pagination: {
+          type: 'object',
+          required: ['page', 'limit', 'total'],
+          properties: {
+            page: { type: 'integer', minimum: 1 },
+            limit: { type: 'integer', minimum: 1 },
+            total: { type: 'integer', minimum: 0 },
+          },
+          additionalProperties: false,
+        },
       },
     },
     paths,

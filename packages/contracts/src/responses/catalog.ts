@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { VISIBILITIES } from '../catalog';
+import { Count, CurrencyCode, Major, PrefixedRef, Text, Timestamp, UserId, Uuid } from './common';
+
+const VisibilityValue = z.enum(VISIBILITIES);
+const ProductRef = PrefixedRef('SELL-PROD');
+
+export const CategoriesResponse = z.array(
+  z.strictObject({
+    id: PrefixedRef('CAT'),
+    name: Text('Grocery'),
+    properties: z.array(
+      z.strictObject({
+        id: PrefixedRef('PRO'),
+        name: Text('Organic'),
+        type: z.enum(['text', 'number', 'boolean', 'select']),
+        /** The allowed values of a `select` property. */
+        options: z.array(Text('1 kg')).optional(),
+        unit: Text('kg').optional(),
+      }),
+    ),
+  }),
+);
+
+export const ProductCreatedResponse = z.strictObject({
+  id: ProductRef,
+  name: Text('Yirgacheffe coffee 1 kg'),
+  sellingPrice: Major(899.5),
+  stock: Count(40),
+  createdAt: Timestamp,
+});
+
+/** A row of the public listing. */
+export const ProductListItemResponse = z.strictObject({
+  id: ProductRef,
+  name: Text('Yirgacheffe coffee 1 kg'),
+  sellingPrice: Major(899.5),
+  comparePrice: Major(950).nullable(),
+  discountPercentage: z.number().min(0).max(100),
+  stock: Count(40),
+  visibility: VisibilityValue,
+  categoryId: PrefixedRef('CAT'),
+  createdAt: Timestamp,
+});
+export const ProductListResponse = z.array(ProductListItemResponse);
+
+const PropertyValueResponse = z.union([z.string(), z.number(), z.boolean()]);
+
+export const ProductResponse = z.strictObject({
+  id: ProductRef,
+  isDraft: z.literal(false),
+  name: Text('Yirgacheffe coffee 1 kg'),
+  description: Text('<p>Washed, single origin</p>'),
+  sellingPrice: Major(899.5),
+  comparePrice: Major(950).nullable(),
+  stock: Count(40),
+  discountCode: Text('LAUNCH10').nullable(),
+  discountPercentage: z.number().min(0).max(100),
+  shippingHandler: z.enum(['Seller', 'Platform']),
+  deliveryCost: Major(50),
+  categoryId: PrefixedRef('CAT'),
+  properties: z.array(
+    z.strictObject({ propertyId: PrefixedRef('PRO'), value: PropertyValueResponse, propertyNameSnapshot: Text('Organic') }),
+  ),
+  visibility: VisibilityValue,
+  sellerId: UserId,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const DraftResponse = z.strictObject({
+  id: ProductRef,
+  isDraft: z.literal(true),
+  categoryId: PrefixedRef('CAT'),
+  metaData: z.strictObject({ form: Text('{"name":"Yirgacheffe coffee"}') }),
+  visibility: VisibilityValue,
+  sellerId: UserId,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+/** A product or a draft (its owner sees both), told apart by `isDraft`. */
+export const ProductOrDraftResponse = z.discriminatedUnion('isDraft', [ProductResponse, DraftResponse]);
+export const MyProductsResponse = z.array(ProductOrDraftResponse);
+
+export const ShopResponse = z.strictObject({
+  id: Uuid,
+  name: Text('Abebe Coffee'),
+  slug: Text('abebe-coffee'),
+  country: Text('ET'),
+  category: Text('Coffee'),
+  ownerId: UserId,
+  createdAt: Timestamp,
+});
+
+/** `/v1` products: `price` in integer minor units. */
+export const V1ProductResponse = z.strictObject({
+  id: Uuid,
+  title: Text('Green beans 5 kg'),
+  price: Count(250000),
+  currency: CurrencyCode,
+  sku: Text('BEANS-5KG'),
+  inventory: Count(12),
+  ownerId: UserId,
+  createdAt: Timestamp,
+});
+export const V1ProductListResponse = z.array(V1ProductResponse);

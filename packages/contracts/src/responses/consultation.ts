@@ -1,0 +1,310 @@
+import { z } from 'zod';
+import { BOOKING_STATUSES, DeliveryMode, SESSION_STATUSES, SessionType, WEEKDAYS } from '../consultation';
+import {
+  ClockTime,
+  Count,
+  CurrencyCode,
+  Day,
+  InternalId,
+  Major,
+  NullableTimestamp,
+  PaginationResponse,
+  PrefixedRef,
+  Text,
+  Timestamp,
+  UnderscoreRef,
+  UserId,
+  Uuid,
+} from './common';
+
+const ConsultationId = InternalId('con');
+const CurrentStatus = z.enum(['Pending', 'Approved']);
+const ConsultationVisibility = z.enum(['Hidden', 'Published']);
+const SessionStatusValue = z.enum(SESSION_STATUSES);
+const BookingStatusValue = z.enum(BOOKING_STATUSES);
+const RefundStatus = z.enum(['Pending', 'Refunded']).nullable();
+const Title = Text('Business plan review');
+const Minutes = (example: number) =>
+  z
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [example] });
+const HourMinuteSecond = z
+  .string()
+  .regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/)
+  .meta({ examples: ['09:00:00'] });
+const Zone = Text('Africa/Addis_Ababa');
+
+export const ConsultationCreatedResponse = z.strictObject({
+  id: ConsultationId,
+  referenceId: PrefixedRef('CON'),
+  title: Title,
+  duration: Minutes(60),
+  sessionType: SessionType,
+  currentStatus: CurrentStatus,
+  visibility: ConsultationVisibility,
+  createdAt: Timestamp,
+});
+
+export const ConsultationListResponse = z.strictObject({
+  consultations: z.array(
+    z.strictObject({
+      id: ConsultationId,
+      referenceId: PrefixedRef('CON'),
+      title: Title,
+      duration: Minutes(60),
+      currentStatus: CurrentStatus,
+      visibility: ConsultationVisibility,
+      category: Text('Business'),
+    }),
+  ),
+  pagination: PaginationResponse,
+});
+
+export const ConsultationResponse = z.strictObject({
+  id: ConsultationId,
+  referenceId: PrefixedRef('CON'),
+  title: Title,
+  description: Text('An hour on your plan: market, numbers, next steps'),
+  duration: Minutes(60),
+  sessionType: SessionType,
+  maxCapacity: Minutes(1),
+  deliveryMode: DeliveryMode,
+  timezone: Zone,
+  language: Text('Amharic'),
+  category: Text('Business'),
+  subcategory: z.array(Text('Start-ups')),
+  tags: z.array(Text('planning')),
+  ruleSetId: Uuid,
+  pricingId: InternalId('pr'),
+  sellerId: UserId,
+  currentStatus: CurrentStatus,
+  visibility: ConsultationVisibility,
+  /** The price of the consultation's pricing record (null when that record is gone). */
+  pricing: z.strictObject({ basePrice: Major(750), currency: CurrencyCode }).nullable(),
+  averageRating: z
+    .number()
+    .min(0)
+    .max(5)
+    .meta({ examples: [4.5] }),
+  totalReviews: Count(2),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const ConsultationUpdatedResponse = z.strictObject({
+  id: ConsultationId,
+  title: Title,
+  duration: Minutes(60),
+  currentStatus: CurrentStatus,
+  visibility: ConsultationVisibility,
+  updatedAt: Timestamp,
+});
+
+export const ConsultationApprovedResponse = z.strictObject({
+  id: ConsultationId,
+  referenceId: PrefixedRef('CON'),
+  currentStatus: CurrentStatus,
+  visibility: ConsultationVisibility,
+});
+
+export const SlotsResponse = z.strictObject({
+  slots: z.array(
+    z.strictObject({
+      date: Day,
+      startTime: ClockTime,
+      endTime: ClockTime,
+      startsAt: Timestamp,
+      endsAt: Timestamp,
+      capacity: Minutes(1),
+      remaining: Count(1),
+    }),
+  ),
+  /** More slots exist in the range than one answer lists. */
+  truncated: z.boolean(),
+});
+
+export const SessionListResponse = z.strictObject({
+  sessions: z.array(
+    z.strictObject({
+      id: InternalId('ses'),
+      referenceId: UnderscoreRef('SES'),
+      consultationTitle: Title,
+      consultationId: ConsultationId,
+      status: SessionStatusValue,
+      startTime: Timestamp,
+      endTime: Timestamp,
+      participantCount: Count(1),
+    }),
+  ),
+  pagination: PaginationResponse,
+});
+
+export const SessionStartedResponse = z.strictObject({
+  sessionId: InternalId('ses'),
+  status: SessionStatusValue,
+  startedAt: NullableTimestamp,
+});
+export const SessionEndedResponse = z.strictObject({
+  sessionId: InternalId('ses'),
+  status: SessionStatusValue,
+  endedAt: NullableTimestamp,
+  duration: Count(60).nullable(),
+});
+export const SessionNoShowResponse = z.strictObject({
+  sessionId: InternalId('ses'),
+  status: SessionStatusValue,
+  markedAt: NullableTimestamp,
+});
+
+export const BookingResponse = z.strictObject({
+  bookingId: InternalId('bk'),
+  referenceId: UnderscoreRef('BK'),
+  status: BookingStatusValue,
+  consultationTitle: Title,
+  consultationId: ConsultationId,
+  date: Day,
+  startTime: ClockTime,
+  endTime: ClockTime,
+  subTotal: Major(750),
+  totalAmount: Major(750),
+  currency: CurrencyCode,
+  /** The session the booking joined (none while its payment is pending or after it failed). */
+  sessionId: InternalId('ses').nullable(),
+  /** A PaymentPending booking is given up from then. */
+  paymentDeadline: NullableTimestamp,
+  refundStatus: RefundStatus,
+  refundAmount: Major(60).nullable(),
+  cancelledAt: NullableTimestamp,
+});
+
+export const BookingListResponse = z.strictObject({
+  bookings: z.array(
+    z.strictObject({
+      id: InternalId('bk'),
+      referenceId: UnderscoreRef('BK'),
+      consultationTitle: Title,
+      status: BookingStatusValue,
+      date: Day,
+      startTime: ClockTime,
+      endTime: ClockTime,
+      totalAmount: Major(750),
+      currency: CurrencyCode,
+      refundStatus: RefundStatus,
+    }),
+  ),
+  pagination: PaginationResponse,
+});
+
+export const BookingCancelledResponse = z.strictObject({
+  bookingId: InternalId('bk'),
+  status: BookingStatusValue,
+  refundStatus: RefundStatus,
+  refundAmount: Major(60),
+  cancelledAt: NullableTimestamp,
+});
+
+export const RuleSetCreatedResponse = z.strictObject({
+  id: Uuid,
+  referenceId: PrefixedRef('AVL-RST'),
+  name: Text('Mornings'),
+  status: z.literal('Active'),
+  timezone: Zone,
+  createdAt: Timestamp,
+});
+
+export const RuleSetListResponse = z.array(
+  z.strictObject({
+    id: Uuid,
+    referenceId: PrefixedRef('AVL-RST'),
+    name: Text('Mornings'),
+    status: z.literal('Active'),
+    /** Confirmed bookings of consultations on this rule set. */
+    bookings: Count(4),
+    /** Places booked in the next 28 days over the places offered then (a fraction). */
+    utilization: z
+      .number()
+      .min(0)
+      .max(1)
+      .meta({ examples: [0.125] }),
+    timezone: Zone,
+  }),
+);
+
+export const RuleSetResponse = z.strictObject({
+  id: Uuid,
+  referenceId: PrefixedRef('AVL-RST'),
+  name: Text('Mornings'),
+  description: Text('Weekday mornings'),
+  status: z.literal('Active'),
+  timezone: Zone,
+  durationType: z.literal('Indefinite'),
+  isDefault: z.boolean(),
+  metaData: z.strictObject({ autoAccept: z.boolean(), bufferTime: Count(0), maxBookingsPerDay: Count(50) }),
+  availabilityRules: z.array(
+    z.strictObject({
+      type: z.literal('weekly'),
+      weekday: z.enum(WEEKDAYS),
+      intervals: z.array(z.strictObject({ start_time: HourMinuteSecond, end_time: HourMinuteSecond, enabled: z.boolean() })),
+    }),
+  ),
+  createdAt: Timestamp,
+});
+
+export const PricingCreatedResponse = z.strictObject({
+  id: InternalId('pr'),
+  referenceId: UnderscoreRef('PR'),
+  basePrice: Major(750),
+  currency: CurrencyCode,
+  isOnSale: z.boolean(),
+  createdAt: Timestamp,
+});
+
+export const DiscountCreatedResponse = z.strictObject({
+  id: InternalId('pd'),
+  referenceId: UnderscoreRef('PD'),
+  name: Text('Launch week'),
+  couponCode: Text('LAUNCH10'),
+  discountType: z.enum(['Percentage', 'Fixed']),
+  /** A percentage, or major units for a Fixed discount. */
+  discountValue: z
+    .number()
+    .positive()
+    .meta({ examples: [10] }),
+  isActive: z.boolean(),
+});
+
+/** What a coupon would make of the consultation's price now; `reason` says why it does not apply. */
+export const CouponQuoteResponse = z.strictObject({
+  valid: z.boolean(),
+  reason: Text('The coupon has expired').optional(),
+  discountType: z.enum(['Percentage', 'Fixed']).nullable(),
+  discountValue: z
+    .number()
+    .positive()
+    .meta({ examples: [10] })
+    .nullable(),
+  finalPrice: Major(675),
+  originalPrice: Major(750),
+  savings: Major(75),
+  currency: CurrencyCode.nullable(),
+});
+
+export const VisibilityRuleSetCreatedResponse = z.strictObject({
+  id: InternalId('vrs'),
+  referenceId: UnderscoreRef('VRS'),
+  name: Text('Buyers only'),
+  isActive: z.boolean(),
+  createdAt: Timestamp,
+});
+
+export const VisibilityStatusResponse = z.strictObject({
+  consultations: z.array(
+    z.strictObject({
+      consultationId: Text('con_k2j4h6g8f0d2s4a6'),
+      visible: z.boolean(),
+      reason: Text('Approved and published; no visibility rule set in force'),
+    }),
+  ),
+});

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { Count, InternalId, PaginationResponse, Text, Timestamp, UnderscoreRef } from './common';
+
+const Rating = z
+  .number()
+  .int()
+  .min(1)
+  .max(5)
+  .meta({ examples: [5] });
+
+export const ReviewCreatedResponse = z.strictObject({
+  reviewId: InternalId('rev'),
+  referenceId: UnderscoreRef('REV'),
+  entityType: z.literal('consultation_service'),
+  entityId: Text('con_k2j4h6g8f0d2s4a6'),
+  rating: Rating,
+  comment: Text('Clear and practical'),
+  isActive: z.boolean(),
+  createdAt: Timestamp,
+});
+
+export const ReviewsByEntityResponse = z.strictObject({
+  reviews: z.array(
+    z.strictObject({
+      id: InternalId('rev'),
+      referenceId: UnderscoreRef('REV'),
+      rating: Rating,
+      comment: Text('Clear and practical'),
+      reviewerName: Text('Sara Tesfaye'),
+      createdAt: Timestamp,
+    }),
+  ),
+  /** Over the active reviews, 2 decimals; 0 when there are none. */
+  averageRating: z
+    .number()
+    .min(0)
+    .max(5)
+    .meta({ examples: [4.5] }),
+  totalReviews: Count(2),
+  pagination: PaginationResponse,
+});
+
+export const ReviewStatusResponse = z.strictObject({
+  canReview: z.boolean(),
+  hasReviewed: z.boolean(),
+  sessionCompleted: z.boolean(),
+  consultationId: Text('con_k2j4h6g8f0d2s4a6'),
+});
+
+export const ReviewUpdatedResponse = z.strictObject({
+  reviewId: InternalId('rev'),
+  referenceId: UnderscoreRef('REV'),
+  isActive: z.boolean(),
+  updatedAt: Timestamp,
+});

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { PAYOUT_STATUSES, TOPUP_STATUSES } from '../wallet';
+import { Count, CurrencyCode, Major, NullableTimestamp, PrefixedRef, Text, Timestamp, UserId, Uuid } from './common';
+
+const PaymentMethodValue = z.enum(['Chapa', 'Bank_Transfer', 'Mobile_Money', 'Card']);
+const TopUpStatusValue = z.enum(TOPUP_STATUSES);
+const PayoutStatusValue = z.enum(PAYOUT_STATUSES);
+/** A 2-decimal string of major units. */
+const DecimalAmount = z
+  .string()
+  .regex(/^\d+\.\d{2}$/)
+  .meta({ examples: ['150.00'] });
+
+export const TopUpCreatedResponse = z.strictObject({
+  id: Uuid,
+  referenceId: PrefixedRef('TOP-UP'),
+  amount: Major(300),
+  status: TopUpStatusValue,
+  paymentMethod: PaymentMethodValue,
+  paymentUrl: z.url().meta({ examples: ['http://localhost:8080/wallets/checkout/MKT-TOP-UP-7Q2M9XKD?token=Vb0sQ1mZ4yX7wK2p'] }),
+  createdAt: Timestamp,
+  wallet: z.strictObject({ referenceId: PrefixedRef('USR-WAL'), etbAvailableBalance: Major(0) }),
+});
+
+export const TopUpStatusResponse = z.strictObject({
+  referenceId: PrefixedRef('TOP-UP'),
+  amount: Major(300),
+  status: TopUpStatusValue,
+  paymentMethod: PaymentMethodValue,
+  completedAt: NullableTimestamp,
+});
+
+export const PayoutCreatedResponse = z.strictObject({
+  id: Uuid,
+  referenceId: PrefixedRef('PAY-REQ'),
+  requestedAmount: DecimalAmount,
+  status: PayoutStatusValue,
+  bankCode: Text('CBE'),
+  accountNumber: Text('1000123456789'),
+  accountName: Text('Sara Tesfaye'),
+  reason: Text('Monthly withdrawal'),
+  createdAt: Timestamp,
+});
+
+export const PayoutStatusResponse = z.strictObject({
+  referenceId: PrefixedRef('PAY-REQ'),
+  requestedAmount: DecimalAmount,
+  status: PayoutStatusValue,
+  processedAt: NullableTimestamp,
+  adminNotes: Text('Account checked').nullable(),
+  /** Every move: who made it, when, with which notes. */
+  history: z.array(
+    z.strictObject({
+      action: Text('approve'),
+      from: PayoutStatusValue.nullable(),
+      to: PayoutStatusValue,
+      byUserId: UserId,
+      byRole: z.enum(['buyer', 'seller', 'admin']),
+      at: Timestamp,
+      notes: Text('Account checked').nullable(),
+    }),
+  ),
+});
+
+const LimitWindow = z.strictObject({ count: Count(2), limit: Count(10), remaining: Count(8) });
+export const RateLimitStatsResponse = z.strictObject({ daily: LimitWindow, weekly: LimitWindow, monthly: LimitWindow });
+
+export const BankResponse = z.strictObject({
+  id: Text('1'),
+  name: Text('Commercial Bank of Ethiopia'),
+  code: Text('CBE'),
+  bank_code: Text('CBE'),
+  country: Text('ET'),
+  swift_code: Text('CBETETAA'),
+  account_length: z
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [13] }),
+  is_mobile_money: z.boolean(),
+  is_active: z.boolean(),
+  is_rtgs: z.boolean(),
+  is_24hrs: z.boolean(),
+  currency: CurrencyCode,
+});
+export const BanksResponse = z.array(BankResponse);
+
+export const WebhookResponse = z.strictObject({ reference: PrefixedRef('TOP-UP') });
+
+export const WalletResponse = z.strictObject({
+  id: Uuid,
+  referenceId: PrefixedRef('USR-WAL'),
+  userId: UserId,
+  currency: CurrencyCode,
+  etbAvailableBalance: Major(250),
+  heldBalance: Major(750),
+});
+
+/** `/v1` amounts are integer minor units. */
+export const TransferResponse = z.strictObject({
+  id: Uuid,
+  fromUserId: UserId,
+  toUserId: UserId,
+  amount: z
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [12000] }),
+  currency: CurrencyCode,
+  status: z.enum(['Pending', 'Debited', 'Completed', 'Failed']),
+  createdAt: Timestamp,
+  completedAt: NullableTimestamp,
+});
