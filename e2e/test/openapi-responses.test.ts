@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ENDPOINTS, PaginationResponse, type Endpoint } from '@mkt/contracts';
 import { call, type JsonResponse } from '@mkt/infra';
-import { book, dayFromNow, fund, loginAdmin, nearSlots, register, slotsOf, topUp, type Offer, type Session } from './fixtures';
+import { book, dayFromNow, fund, loginAdmin, nearSlots, register, slotsOf, type Offer, type Session } from './fixtures';
 import { eventually, startSystem, type System } from './system';
 
 // Real answers of the running system, through the gateway, against the response schemas the
