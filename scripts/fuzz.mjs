@@ -63,6 +63,8 @@ try {
   installSchemathesis();
   const token = await sellerToken();
   const args = [
+    '--config-file',
+    join(root, 'scripts', 'fuzz.toml'),
     'run',
     `${base}/openapi.json`,
     '--url',
