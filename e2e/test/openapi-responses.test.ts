@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { ENDPOINTS, PaginationResponse, type Endpoint } from '@mkt/contracts';
+import { ENDPOINTS, successBodySchema, type Endpoint } from '@mkt/contracts';
 import { call, type JsonResponse } from '@mkt/infra';
 import { book, dayFromNow, fund, loginAdmin, nearSlots, register, slotsOf, type Offer, type Session } from './fixtures';
 import { eventually, startSystem, type System } from './system';
@@ -21,16 +20,7 @@ const answers = new Map<string, JsonResponse>();
 let system: System;
 
 /** The schema of a whole success body of an operation, as the OpenAPI document describes it. */
-function bodySchema(endpoint: Endpoint): z.ZodType {
-  if (endpoint.produces === 'jwks') return endpoint.data!;
-  if (endpoint.noData) return z.strictObject({ success: z.literal(true), message: z.string() });
-  return z.strictObject({
-    success: z.literal(true),
-    message: z.string().optional(),
-    data: endpoint.data!,
-    ...(endpoint.paged ? { pagination: PaginationResponse } : {}),
-  });
-}
+const bodySchema = (endpoint: Endpoint) => successBodySchema(endpoint)!;
 
 function endpointOf(method: string, template: string): Endpoint {
   const endpoint = ENDPOINTS.find((candidate) => candidate.method === method.toLowerCase() && candidate.path === template);

@@ -12,6 +12,8 @@ import { loadConfig as crmConfig } from '../../services/crm/src/config';
 import { createApp as gatewayApp } from '../../services/gateway/src/app';
 import { loadConfig as gatewayConfig } from '../../services/gateway/src/config';
 import { Identity } from '../../services/gateway/src/domain/identity';
+import { LoginThrottle } from '../../services/gateway/src/domain/login-throttle';
+import { PasswordHasher } from '../../services/gateway/src/domain/passwords';
 import { createApp as reviewApp } from '../../services/review/src/app';
 import { loadConfig as reviewConfig } from '../../services/review/src/config';
 import { createApp as walletApp } from '../../services/wallet/src/app';
@@ -37,7 +39,17 @@ function apps(): Record<Service, Express> {
       config: gateway,
       runtime,
       keys: signing,
-      identity: new Identity({ keys: signing, refreshTtlDays: 1, bcryptRounds: 4, referencePrefix: 'MKT' }, outbox, log),
+      identity: new Identity(
+        {
+          keys: signing,
+          refreshTtlDays: 1,
+          referencePrefix: 'MKT',
+          passwords: new PasswordHasher({ memoryKib: 1024, timeCost: 1, concurrency: 1, maxWaiting: 1 }),
+          throttle: new LoginThrottle({ maxFailures: 5, windowMs: 60_000 }),
+        },
+        outbox,
+        log,
+      ),
     }),
     wallet: walletApp({ config: wallet, runtime, parts: assembleWallet(wallet, outbox, log) }),
     catalog: catalogApp({ config: catalogConfig(env), runtime }),

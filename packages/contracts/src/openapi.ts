@@ -5,6 +5,7 @@ import { IsoDate } from './consultation';
 import { NonNegativeMajorAmount } from './catalog';
 import { PositiveDecimalString, PositiveMajorAmount } from './money';
 import { PREFIXED_KINDS, REFERENCE_SUFFIX_LENGTH, UNDERSCORE_KINDS } from './references';
+import { PaginationResponse } from './responses/common';
 
 type JsonSchema = Record<string, unknown>;
 type Io = 'input' | 'output';
@@ -214,6 +215,23 @@ function operation(endpoint: Endpoint) {
     ...(body ? { requestBody: body } : {}),
     responses: { ...errors, ...success(endpoint) },
   };
+}
+
+/**
+ * The whole success body of an operation as its OpenAPI document describes it, for checking
+ * real answers: the envelope (strict) around `data`, or the bare body of a non-envelope JSON
+ * answer (JWKS). Null for HTML pages and redirects.
+ */
+export function successBodySchema(endpoint: Endpoint): z.ZodType | null {
+  if (endpoint.produces === 'jwks') return endpoint.data ?? null;
+  if (endpoint.produces) return null;
+  if (endpoint.noData) return z.strictObject({ success: z.literal(true), message: z.string() });
+  return z.strictObject({
+    success: z.literal(true),
+    message: z.string().optional(),
+    data: endpoint.data ?? z.never(),
+    ...(endpoint.paged ? { pagination: PaginationResponse } : {}),
+  });
 }
 
 /** The OpenAPI 3.1 document of every endpoint behind the gateway, built from the zod schemas. */
