@@ -1,4 +1,4 @@
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { ErrorCode, errorBody, ok } from '@mkt/contracts';
 import { NotFound, toHttpError } from '../errors';
@@ -24,13 +24,27 @@ export interface ServiceOptions {
 }
 
 /**
+ * A router that matches paths exactly as written: case-sensitive (`/PRICING` is not `/pricing`)
+ * and strict (`/x/` is not `/x`). Express's own default matches both, so a guard that compares
+ * strings would disagree with the route that answers; with these, a path reaches a handler
+ * only in the spelling its route names. Write `'/path{/}'` where a trailing slash is optional.
+ */
+export function serviceRouter(): Router {
+  return Router({ caseSensitive: true, strict: true });
+}
+
+/**
  * The express app every service shares: request id, one log line per request (secrets
  * redacted), metrics, health, a bounded JSON parser, the service's routes, then a 404 and one
- * error middleware that answers every failure with the envelope.
+ * error middleware that answers every failure with the envelope. Routing is case-sensitive and
+ * strict (as `serviceRouter`): `/WALLETS/...` is a 404, not the wallet.
  */
 export function createService(options: ServiceOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Before the first route: express reads these when it makes the app's router.
+  app.enable('case sensitive routing');
+  app.enable('strict routing');
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
   app.use(requestContext(options.log));
   app.use(recordDuration());
