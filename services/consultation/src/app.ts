@@ -40,13 +40,19 @@ export function createApp({ config, runtime }: AppDeps, parts: ConsultationParts
     readiness: runtime.readiness,
     routes: (app) => {
       app.use('/consultations', (req, res, next) => (isFixedPath(req.path) ? auth(req, res, next) : next()));
-      app.use('/consultations', bookingsRouter(parts.bookings, parts.sessions), setupRouter());
+      app.use('/consultations', bookingsRouter(parts.bookings, parts.sessions), setupRouter(auth));
       app.use('/consultations', consultationsRouter(config.JWT_PUBLIC_KEY, auth));
     },
   });
 }
 
 const FIXED = ['/bookings', '/sessions', '/availability-rule-sets', '/pricing', '/visibility'];
-function isFixedPath(path: string): boolean {
-  return FIXED.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+/**
+ * Compared as loosely as any router could match (case, repeated slashes): a spelling that some
+ * route might answer never passes without a token. The setup router also checks the token on
+ * its own prefixes, so its routes do not depend on this string match at all.
+ */
+export function isFixedPath(path: string): boolean {
+  const normalized = path.toLowerCase().replace(/\/{2,}/g, '/');
+  return FIXED.some((prefix) => normalized === prefix || normalized.startsWith(`${prefix}/`));
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import {
   CreateProductBody,
   DraftBody,
@@ -10,14 +10,14 @@ import {
   VisibilityBody,
   ok,
 } from '@mkt/contracts';
-import { authenticate, authenticateOptional, currentUser, validate } from '@mkt/kit';
+import { authenticate, authenticateOptional, currentUser, serviceRouter, validate } from '@mkt/kit';
 import type { Category } from '../domain/categories';
 import { toListItem, toProductView } from '../domain/product-view';
 import type { Products } from '../domain/products';
 
 /** `/physical-products`: categories and seller products (reads public, writes need a token). */
 export function productsRouter(products: Products, categories: Category[], publicKey: string): Router {
-  const router = Router();
+  const router = serviceRouter();
   const auth = authenticate(publicKey);
   const base = '/seller-products';
 
@@ -25,12 +25,12 @@ export function productsRouter(products: Products, categories: Category[], publi
     res.json(ok(categories, 'Categories retrieved'));
   });
 
-  router.post(`${base}/`, auth, validate({ body: CreateProductBody }), async (req, res) => {
+  router.post(`${base}{/}`, auth, validate({ body: CreateProductBody }), async (req, res) => {
     const product = await products.create(currentUser(req), res.locals.body);
     const { id, name, sellingPrice, stock, createdAt } = toListItem(product);
     res.json(ok({ id, name, sellingPrice, stock, createdAt }, 'Product created'));
   });
-  router.get(`${base}/`, authenticateOptional(publicKey), validate({ query: ProductListQuery }), async (_req, res) => {
+  router.get(`${base}{/}`, authenticateOptional(publicKey), validate({ query: ProductListQuery }), async (_req, res) => {
     const { items, pagination } = await products.list(res.locals.query);
     res.json(ok(items.map(toListItem), undefined, pagination));
   });

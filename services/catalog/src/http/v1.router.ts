@@ -1,10 +1,10 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { CreateShopBody, CreateV1ProductBody, ShopParams, V1ProductListQuery, V1ProductParams, ok } from '@mkt/contracts';
-import { currentUser, validate } from '@mkt/kit';
+import { currentUser, serviceRouter, validate } from '@mkt/kit';
 import { createShop, createV1Product, findShop, findV1Product, listV1Products, toShopView, toV1ProductView } from '../domain/shops';
 
 export function shopsRouter(): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.post('/', validate({ body: CreateShopBody }), async (req, res) => {
     res.json(ok(toShopView(await createShop(currentUser(req), res.locals.body)), 'Shop created'));
   });
@@ -15,7 +15,7 @@ export function shopsRouter(): Router {
 }
 
 export function v1ProductsRouter(): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.post('/', validate({ body: CreateV1ProductBody }), async (req, res) => {
     res.json(ok(toV1ProductView(await createV1Product(currentUser(req), res.locals.body)), 'Product created'));
   });

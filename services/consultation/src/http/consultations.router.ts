@@ -1,7 +1,6 @@
-import { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { ConsultationListQuery, CreateConsultationBody, KeyParams, SlotsQuery, UpdateConsultationBody, ok } from '@mkt/contracts';
-import type { RequestHandler } from 'express';
-import { authenticateOptional, currentUser, requireRole, validate } from '@mkt/kit';
+import { authenticateOptional, currentUser, requireRole, serviceRouter, validate } from '@mkt/kit';
 import {
   approveConsultation,
   consultationDetail,
@@ -14,7 +13,7 @@ import { consultationListItem, consultationView } from './views';
 
 /** `/consultations` itself: public reads, seller writes, admin approval. */
 export function consultationsRouter(publicKey: string, auth: RequestHandler): Router {
-  const router = Router();
+  const router = serviceRouter();
   const maybeAuth = authenticateOptional(publicKey);
   router.post('/', auth, validate({ body: CreateConsultationBody }), async (req, res) => {
     const c = await createConsultation(currentUser(req), res.locals.body);
@@ -31,7 +30,8 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler): Ro
   });
   router.put('/:id', auth, validate({ params: KeyParams, body: UpdateConsultationBody }), async (req, res) => {
     const c = await updateConsultation(currentUser(req), res.locals.params.id, res.locals.body);
-    res.json(ok({ id: c._id, title: c.title, duration: c.duration, updatedAt: c.updatedAt.toISOString() }, 'Consultation updated'));
+    const { id, title, duration, currentStatus, visibility, updatedAt } = consultationView(c, null);
+    res.json(ok({ id, title, duration, currentStatus, visibility, updatedAt }, 'Consultation updated'));
   });
   router.post('/:id/approve', auth, requireRole('admin'), validate({ params: KeyParams }), async (_req, res) => {
     const c = await approveConsultation(res.locals.params.id);
@@ -41,7 +41,7 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler): Ro
   });
   router.get('/:id/slots', maybeAuth, validate({ params: KeyParams, query: SlotsQuery }), async (req, res) => {
     const { from, to } = res.locals.query;
-    res.json(ok({ slots: await freeSlots(req.user, res.locals.params.id, from, to) }));
+    res.json(ok(await freeSlots(req.user, res.locals.params.id, from, to)));
   });
   return router;
 }

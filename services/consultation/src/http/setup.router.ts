@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import {
   CreateDiscountBody,
   CreatePricingBody,
@@ -11,7 +11,7 @@ import {
   minorToMajor,
   ok,
 } from '@mkt/contracts';
-import { currentUser, validate } from '@mkt/kit';
+import { currentUser, serviceRouter, validate } from '@mkt/kit';
 import {
   createDiscount,
   createPricing,
@@ -24,9 +24,14 @@ import {
 } from '../domain/setup';
 import { ruleSetView } from './views';
 
-/** Rule sets, pricing, discounts and visibility (behind a token). */
-export function setupRouter(): Router {
-  const router = Router();
+/**
+ * Rule sets, pricing, discounts and visibility. The token is checked here, on the same
+ * case-sensitive, strict matching as the routes below: no spelling of a path reaches a
+ * handler without it.
+ */
+export function setupRouter(auth: RequestHandler): Router {
+  const router = serviceRouter();
+  router.use(['/availability-rule-sets', '/pricing', '/visibility'], auth);
   const ruleSets = '/availability-rule-sets/rule-sets';
   router.post(ruleSets, validate({ body: CreateRuleSetBody }), async (req, res) => {
     const r = ruleSetView(await createRuleSet(currentUser(req), res.locals.body));
@@ -88,8 +93,8 @@ export function setupRouter(): Router {
       ),
     );
   });
-  router.post('/pricing/promotional-discounts/validate-coupon', validate({ body: ValidateCouponBody }), async (_req, res) => {
-    res.json(ok(await validateCoupon(res.locals.body.couponCode, res.locals.body.consultationId)));
+  router.post('/pricing/promotional-discounts/validate-coupon', validate({ body: ValidateCouponBody }), async (req, res) => {
+    res.json(ok(await validateCoupon(currentUser(req), res.locals.body.couponCode, res.locals.body.consultationId)));
   });
 
   router.post('/visibility/rule-sets', validate({ body: CreateVisibilityRuleSetBody }), async (req, res) => {
@@ -101,8 +106,8 @@ export function setupRouter(): Router {
       ),
     );
   });
-  router.post('/visibility/status', validate({ body: VisibilityStatusBody }), async (_req, res) => {
-    res.json(ok({ consultations: await visibilityStatus(res.locals.body) }));
+  router.post('/visibility/status', validate({ body: VisibilityStatusBody }), async (req, res) => {
+    res.json(ok({ consultations: await visibilityStatus(currentUser(req), res.locals.body) }));
   });
   return router;
 }

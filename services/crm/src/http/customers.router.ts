@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import {
   BuyerParams,
   CreateCustomerBody,
@@ -10,7 +10,7 @@ import {
   UpdateCustomerBody,
   ok,
 } from '@mkt/contracts';
-import { currentUser, validate } from '@mkt/kit';
+import { currentUser, serviceRouter, validate } from '@mkt/kit';
 import {
   createRelationship,
   deleteRelationship,
@@ -91,7 +91,7 @@ const LISTINGS: Array<{
 ];
 
 export function customersRouter(): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.post('/', validate({ body: CreateCustomerBody }), async (req, res) => {
     const row = relationshipView({ doc: await createRelationship(currentUser(req), res.locals.body), buyerName: null, sellerName: null });
     res.json(

@@ -1,10 +1,10 @@
-import { Router, type RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { CreateReviewBody, ReviewParams, ReviewsByEntityQuery, UpdateReviewBody, ok } from '@mkt/contracts';
-import { correlationIdOf, currentUser, validate } from '@mkt/kit';
+import { correlationIdOf, currentUser, serviceRouter, validate } from '@mkt/kit';
 import type { Reviews } from '../domain/reviews';
 
 export function reviewsRouter(reviews: Reviews, auth: RequestHandler): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.get('/by-entity', validate({ query: ReviewsByEntityQuery }), async (_req, res) => {
     const { entityType, entityId, ...page } = res.locals.query;
     const { reviews: items, averageRating, totalReviews, pagination } = await reviews.byEntity(entityType, entityId, page);
