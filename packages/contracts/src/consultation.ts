@@ -89,6 +89,9 @@ export const CreateConsultationBody = z
   });
 export type CreateConsultationBody = z.infer<typeof CreateConsultationBody>;
 
+/** Fields that change what a booking gets: editing one sends an Approved consultation back to review. */
+export const BOOKABLE_CONSULTATION_FIELDS = ['duration', 'maxCapacity', 'ruleSetId', 'pricingId'] as const;
+
 export const UpdateConsultationBody = z
   .object({
     title: Text(200),
@@ -96,6 +99,9 @@ export const UpdateConsultationBody = z
     duration: z.number().int().min(5).max(480),
     category: Text(80),
     tags: Tags,
+    maxCapacity: z.number().int().min(1).max(500),
+    ruleSetId: RecordKey,
+    pricingId: RecordKey,
   })
   .partial()
   .strict()

@@ -3,6 +3,7 @@ import { assembleParts, createApp, type ConsultationParts } from './app';
 import type { ConsultationConfig } from './config';
 import { Booking, DayPlace, Session, SlotPlace } from './db/booking.models';
 import { Consultation, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from './db/setup.models';
+import { sweepCouponChecks } from './domain/coupons';
 import { reviewCreatedConsumer } from './events/review-created.consumer';
 import { walletPaymentsConsumer } from './events/wallet-payments.consumer';
 
@@ -23,7 +24,10 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
       parts = assembleParts(runtime, config);
       return createApp({ config, runtime }, parts);
     },
-    jobs: [periodicJob('booking-sweep', 10_000, () => parts!.bookings.sweep())],
+    jobs: [
+      periodicJob('booking-sweep', 10_000, () => parts!.bookings.sweep()),
+      periodicJob('coupon-check-sweep', 60_000, sweepCouponChecks),
+    ],
   };
   return { options, parts: () => parts! };
 }

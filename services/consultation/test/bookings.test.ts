@@ -219,11 +219,16 @@ describe('coupons', () => {
       savings: 100,
       finalPrice: 400,
     });
-    expect((await validate('NOPE')).body.data).toMatchObject({ valid: false, reason: 'Unknown coupon code', finalPrice: 500, savings: 0 });
+    expect((await validate('NOPE')).body.data).toMatchObject({
+      valid: false,
+      reason: 'This coupon code cannot be used',
+      finalPrice: 500,
+      savings: 0,
+    });
     await givenCoupon(offer, { couponCode: 'OLD', validFrom: '2020-01-01T00:00:00Z', validTo: '2020-02-01T00:00:00Z' });
-    expect((await validate('OLD')).body.data).toMatchObject({ valid: false, reason: 'The coupon has expired' });
+    expect((await validate('OLD')).body.data).toMatchObject({ valid: false, reason: 'This coupon code cannot be used' });
     await givenCoupon(offer, { couponCode: 'OFF', isActive: false });
-    expect((await validate('OFF')).body.data).toMatchObject({ valid: false, reason: 'The coupon is not active' });
+    expect((await validate('OFF')).body.data).toMatchObject({ valid: false, reason: 'This coupon code cannot be used' });
     await givenCoupon(offer, { couponCode: 'BIG', discountType: 'Fixed', discountValue: 600 });
     expect((await validate('BIG')).body.data).toMatchObject({ valid: false });
     expect((await givenCoupon(offer, { couponCode: 'PCT', discountValue: 120 })).status).toBe(400);

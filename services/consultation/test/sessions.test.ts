@@ -3,29 +3,39 @@ import { admin, as, bookingBody, givenOffer, listenFor, newUser, useConsultation
 
 const app = useConsultationApp();
 
-async function bookedSession() {
+/**
+ * A booked session; `startsInMs` moves its slot that far from now (bookings are only taken for
+ * future slots, so a session that is due is made by moving its slot, as time would).
+ */
+async function bookedSession(startsInMs?: number) {
   const offer = await givenOffer(app);
   const buyer = newUser();
   const booking = await as(app, buyer)('POST', '/consultations/bookings', bookingBody(offer));
   const sessionId = booking.body.data.sessionId as string;
-  return { offer, buyer, sessionId, seller: as(app, offer.seller) };
+  let startsAt: Date | undefined;
+  if (startsInMs !== undefined) {
+    startsAt = new Date(Date.now() + startsInMs);
+    await Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt: new Date(startsAt.getTime() + 3_600_000) } });
+  }
+  return { offer, buyer, sessionId, seller: as(app, offer.seller), startsAt };
 }
+const iso = (date: Date, plusMinutes = 0) => new Date(date.getTime() + plusMinutes * 60_000).toISOString();
 
 describe('sessions', () => {
   test('start → end: In Progress, then Completed with its duration, announced once', async () => {
     const events = await listenFor(['consultation.session.completed']);
-    const { offer, buyer, sessionId, seller } = await bookedSession();
+    const { offer, buyer, sessionId, seller, startsAt } = await bookedSession(-60 * 60_000);
     const started = await seller('POST', `/consultations/sessions/${sessionId}/start`, {
-      actualStartTime: '2030-01-01T09:00:00.000Z',
+      actualStartTime: iso(startsAt!),
       notes: 'on time',
     });
-    expect(started.body.data).toEqual({ sessionId, status: 'In Progress', startedAt: '2030-01-01T09:00:00.000Z' });
+    expect(started.body.data).toEqual({ sessionId, status: 'In Progress', startedAt: iso(startsAt!) });
     const ended = await seller('POST', `/consultations/sessions/${sessionId}/end`, {
-      actualEndTime: '2030-01-01T09:55:00.000Z',
+      actualEndTime: iso(startsAt!, 55),
       sessionSummary: 'CV reviewed',
       nextSteps: 'Apply',
     });
-    expect(ended.body.data).toEqual({ sessionId, status: 'Completed', endedAt: '2030-01-01T09:55:00.000Z', duration: 55 });
+    expect(ended.body.data).toEqual({ sessionId, status: 'Completed', endedAt: iso(startsAt!, 55), duration: 55 });
     const event = await events.waitFor((e) => e.data.sessionId === sessionId);
     expect(event.data).toEqual({
       sessionId,
@@ -33,7 +43,8 @@ describe('sessions', () => {
       consultationReferenceId: offer.referenceId,
       sellerId: offer.seller.id,
       buyerIds: [buyer.id],
-      endedAt: '2030-01-01T09:55:00.000Z',
+      bookingIds: [expect.stringMatching(/^bk_/)],
+      endedAt: iso(startsAt!, 55),
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(events.seen.filter((e) => e.data.sessionId === sessionId)).toHaveLength(1);
@@ -43,7 +54,7 @@ describe('sessions', () => {
   });
 
   test('moves outside the table are 409', async () => {
-    const { sessionId, seller } = await bookedSession();
+    const { sessionId, seller } = await bookedSession(5 * 60_000);
     expect((await seller('POST', `/consultations/sessions/${sessionId}/end`, {})).status).toBe(409);
     await seller('POST', `/consultations/sessions/${sessionId}/start`, {});
     expect((await seller('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(409);
@@ -71,7 +82,7 @@ describe('sessions', () => {
   });
 
   test('only the session’s seller (or an admin) moves it', async () => {
-    const { buyer, sessionId } = await bookedSession();
+    const { buyer, sessionId } = await bookedSession(5 * 60_000);
     expect((await as(app, buyer)('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(403);
     expect((await as(app, newUser('seller'))('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(403);
     expect((await as(app, admin)('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(200);
@@ -82,9 +93,50 @@ describe('sessions', () => {
     const { buyer, sessionId, seller, offer } = await bookedSession();
     const bookings = await as(app, buyer)('GET', '/consultations/bookings');
     await as(app, buyer)('POST', '/consultations/bookings/cancel', { bookingId: bookings.body.data.bookings[0].id });
+    const slot = (await Session.findById(sessionId).lean())!.startsAt;
+    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() + 5 * 60_000) } });
     expect((await seller('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(409);
+    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: slot } });
     const again = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer));
     expect(again.body.data.sessionId).toBe(sessionId);
+  });
+});
+
+describe('session times (a completed session makes its buyers eligible to review)', () => {
+  test('a session cannot start more than 15 minutes before its slot, whatever time the seller claims', async () => {
+    const { sessionId, seller } = await bookedSession(2 * 86_400_000);
+    const early = await seller('POST', `/consultations/sessions/${sessionId}/start`, {});
+    expect(early.status).toBe(422);
+    expect(early.body.errors[0]).toMatchObject({ code: 'too_early' });
+    const backdated = await seller('POST', `/consultations/sessions/${sessionId}/start`, {
+      actualStartTime: iso(new Date(), -2 * 24 * 60),
+    });
+    expect(backdated.status).toBe(422);
+    expect((await Session.findById(sessionId).lean())!.status).toBe('Scheduled');
+  });
+
+  test('from 15 minutes before the slot it starts; a start time before that window or in the future is 400', async () => {
+    const { sessionId, seller, startsAt } = await bookedSession(14 * 60_000);
+    for (const actualStartTime of [iso(startsAt!, -16), iso(new Date(), 10)]) {
+      const res = await seller('POST', `/consultations/sessions/${sessionId}/start`, { actualStartTime });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0]).toMatchObject({ path: 'actualStartTime', code: 'invalid' });
+    }
+    const started = await seller('POST', `/consultations/sessions/${sessionId}/start`, {});
+    expect(started.body.data.status).toBe('In Progress');
+  });
+
+  test('an end before (or at) the start, or in the future, is 400 and the session stays In Progress', async () => {
+    const { sessionId, seller, startsAt } = await bookedSession(-30 * 60_000);
+    await seller('POST', `/consultations/sessions/${sessionId}/start`, { actualStartTime: iso(startsAt!) });
+    for (const actualEndTime of [iso(startsAt!, -1), iso(startsAt!), iso(new Date(), 10)]) {
+      const res = await seller('POST', `/consultations/sessions/${sessionId}/end`, { actualEndTime });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0]).toMatchObject({ path: 'actualEndTime', code: 'invalid' });
+    }
+    expect((await Session.findById(sessionId).lean())!.status).toBe('In Progress');
+    const ended = await seller('POST', `/consultations/sessions/${sessionId}/end`, {});
+    expect(ended.body.data).toMatchObject({ status: 'Completed', duration: 30 });
   });
 });
 
@@ -97,8 +149,14 @@ describe('visibility', () => {
     const before = await status({ userType: 'guest' }, [offer.consultationId, hidden.consultationId, 'con_missing']);
     expect(before.body.data.consultations).toEqual([
       { consultationId: offer.consultationId, visible: true, reason: 'Approved and published; no visibility rule set in force' },
-      { consultationId: hidden.consultationId, visible: false, reason: 'Not approved and published' },
+      { consultationId: hidden.consultationId, visible: false, reason: 'No such consultation' },
       { consultationId: 'con_missing', visible: false, reason: 'No such consultation' },
+    ]);
+    const toItsSeller = await as(app, hidden.seller)('POST', '/consultations/visibility/status', {
+      consultationIds: [hidden.consultationId],
+    });
+    expect(toItsSeller.body.data.consultations).toEqual([
+      { consultationId: hidden.consultationId, visible: false, reason: 'Not approved and published' },
     ]);
     const created = await as(app, offer.seller)('POST', '/consultations/visibility/rule-sets', {
       name: 'Members first',

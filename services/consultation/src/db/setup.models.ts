@@ -112,6 +112,19 @@ const discountSchema = new Schema<DiscountDoc>(
 discountSchema.index({ sellerId: 1, couponCode: 1 }, { unique: true });
 export const Discount = mongoose.model<DiscountDoc>('Discount', discountSchema, 'promotional_discounts');
 
+/** Coupon checks of one user in one minute (`_id` = user|window start), for the throttle. */
+export interface CouponCheckDoc {
+  _id: string;
+  userId: string;
+  windowStart: Date;
+  count: number;
+}
+export const CouponCheck = mongoose.model<CouponCheckDoc>(
+  'CouponCheck',
+  new Schema<CouponCheckDoc>({ _id: String, userId: String, windowStart: Date, count: Number }, { versionKey: false }),
+  'coupon_checks',
+);
+
 export interface VisibilityRuleDoc {
   type: 'user_type' | 'location';
   condition: string;

@@ -1,5 +1,6 @@
 import type { Model } from 'mongoose';
 import { byIdOrReference, Forbidden, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { Consultation, type ConsultationDoc } from '../db/setup.models';
 
 /** Every record is found by its id or its referenceId. */
 export async function findByKey<T>(model: Model<T>, key: string): Promise<T | null> {
@@ -23,4 +24,17 @@ export function assertOwner(user: AuthenticatedUser, sellerId: string, what: str
 
 export function assertSeller(user: AuthenticatedUser): void {
   if (user.role !== 'seller' && user.role !== 'admin') throw new Forbidden('Only sellers do this');
+}
+
+export const isListed = (c: ConsultationDoc) => c.currentStatus === 'Approved' && c.visibility === 'Published';
+
+/**
+ * A consultation the caller may know of: listed ones to anyone, others to their seller or an
+ * admin. To anyone else an unlisted one does not exist (404), nor does its price.
+ */
+export async function visibleConsultation(user: AuthenticatedUser | undefined, key: string): Promise<ConsultationDoc> {
+  const consultation = await findByKey(Consultation, key);
+  if (!consultation || (!isListed(consultation) && user?.id !== consultation.sellerId && !isAdmin(user)))
+    throw new NotFound('Consultation');
+  return consultation;
 }

@@ -1,4 +1,6 @@
+import type { Model } from 'mongoose';
 import {
+  BOOKABLE_CONSULTATION_FIELDS,
   newInternalId,
   newReference,
   pageOffset,
@@ -6,17 +8,18 @@ import {
   type CreateConsultationBody,
   type UpdateConsultationBody,
 } from '@mkt/contracts';
-import { InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { BadRequest, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { SlotPlace, DayPlace } from '../db/booking.models';
 import { Consultation, Pricing, RuleSet, type ConsultationDoc, type PricingDoc, type RuleSetDoc } from '../db/setup.models';
-import { assertOwner, assertSeller, findByKey, isAdmin, mustFind } from './access';
+import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation } from './access';
 import { ForeignRecord } from './consultation.errors';
 import { assertZone } from './setup';
 import { localDateRange, localSlot, slotsBetween, type Schedule } from './slots';
 
-const MAX_SLOT_RANGE_DAYS = 62;
+/** A slots answer holds at most this many (the earliest); `truncated` says when more exist. */
+export const MAX_SLOTS_PER_QUERY = 500;
 
-export const isListed = (c: ConsultationDoc) => c.currentStatus === 'Approved' && c.visibility === 'Published';
+export { isListed, visibleConsultation } from './access';
 
 export function scheduleOf(consultation: ConsultationDoc, ruleSet: RuleSetDoc): Schedule {
   return {
@@ -65,14 +68,6 @@ export async function listConsultations(
   return { items, pagination: pagination(query, total) };
 }
 
-/** A consultation the caller may see: listed ones to anyone, others to their seller or an admin. */
-export async function visibleConsultation(user: AuthenticatedUser | undefined, key: string): Promise<ConsultationDoc> {
-  const consultation = await findByKey(Consultation, key);
-  if (!consultation || (!isListed(consultation) && user?.id !== consultation.sellerId && !isAdmin(user)))
-    throw new NotFound('Consultation');
-  return consultation;
-}
-
 export async function consultationDetail(
   user: AuthenticatedUser | undefined,
   key: string,
@@ -81,10 +76,35 @@ export async function consultationDetail(
   return { consultation, pricing: await Pricing.findById(consultation.pricingId).lean<PricingDoc>() };
 }
 
+/**
+ * The owner edits a consultation. A change of what a booking gets (duration, capacity, rule
+ * set, pricing) sends an Approved consultation back to Pending and Hidden, in the same write:
+ * it is off the market until an admin approves it again. Other edits keep its state.
+ */
 export async function updateConsultation(user: AuthenticatedUser, key: string, body: UpdateConsultationBody): Promise<ConsultationDoc> {
   const consultation = await mustFind(Consultation, key, 'Consultation');
   assertOwner(user, consultation.sellerId, 'consultation');
-  return (await Consultation.findOneAndUpdate({ _id: consultation._id }, { $set: body }, { new: true }).lean<ConsultationDoc>())!;
+  const set: Record<string, unknown> = { ...body };
+  if (body.maxCapacity !== undefined && consultation.sessionType === 'OneToOne' && body.maxCapacity !== 1)
+    throw new BadRequest('A OneToOne consultation has maxCapacity 1', 'maxCapacity');
+  if (body.ruleSetId !== undefined) set.ruleSetId = (await ownRecord(RuleSet, body.ruleSetId, consultation.sellerId, 'ruleSetId'))._id;
+  if (body.pricingId !== undefined) set.pricingId = (await ownRecord(Pricing, body.pricingId, consultation.sellerId, 'pricingId'))._id;
+  const rebookable = BOOKABLE_CONSULTATION_FIELDS.some((field) => set[field] !== undefined && set[field] !== consultation[field]);
+  if (rebookable) Object.assign(set, { currentStatus: 'Pending', visibility: 'Hidden' });
+  return (await Consultation.findOneAndUpdate({ _id: consultation._id }, { $set: set }, { new: true }).lean<ConsultationDoc>())!;
+}
+
+async function ownRecord<T extends { _id: string; sellerId: string }>(
+  model: Model<T>,
+  key: string,
+  sellerId: string,
+  path: 'ruleSetId' | 'pricingId',
+): Promise<T> {
+  const what = path === 'ruleSetId' ? 'rule set' : 'pricing';
+  const found = await findByKey(model, key);
+  if (!found) throw new NotFound(what === 'rule set' ? 'Rule set' : 'Pricing');
+  if (found.sellerId !== sellerId) throw new ForeignRecord(path, what);
+  return found;
 }
 
 export async function approveConsultation(key: string): Promise<ConsultationDoc> {
@@ -98,17 +118,24 @@ export async function approveConsultation(key: string): Promise<ConsultationDoc>
   return approved;
 }
 
-/** Future slots between two local dates (the consultation's zone) with the places left. */
+/**
+ * Future slots between two local dates (the consultation's zone) with the places left. The
+ * range (≤ 31 days) is checked by `SlotsQuery`; the answer holds the earliest
+ * `MAX_SLOTS_PER_QUERY`, and the work stops there too: a wide query of short slots costs no
+ * more than that.
+ */
 export async function freeSlots(user: AuthenticatedUser | undefined, key: string, from: string, to: string, now = new Date()) {
   const consultation = await visibleConsultation(user, key);
-  if (to < from) throw new InvalidState('to must not be before from');
   const range = localDateRange(from, to, consultation.timezone);
-  if (range.end.getTime() - range.start.getTime() > MAX_SLOT_RANGE_DAYS * 86_400_000)
-    throw new InvalidState(`Ask for at most ${MAX_SLOT_RANGE_DAYS} days`);
   const ruleSet = (await RuleSet.findById(consultation.ruleSetId).lean<RuleSetDoc>())!;
-  const slots = slotsBetween(scheduleOf(consultation, ruleSet), range.start > now ? range.start : now, range.end).filter(
-    (slot) => slot.startsAt > now,
+  const found = slotsBetween(
+    scheduleOf(consultation, ruleSet),
+    range.start > now ? range.start : new Date(now.getTime() + 1),
+    range.end,
+    MAX_SLOTS_PER_QUERY + 1,
   );
+  const truncated = found.length > MAX_SLOTS_PER_QUERY;
+  const slots = found.slice(0, MAX_SLOTS_PER_QUERY);
   // Only the counters of the asked range, not every day the consultation ever had.
   const dayKeys = [...new Set(slots.map((slot) => dayKey(consultation._id, slot.startsAt, ruleSet.timezone)))];
   const [places, days] = await Promise.all([
@@ -117,7 +144,7 @@ export async function freeSlots(user: AuthenticatedUser | undefined, key: string
   ]);
   const booked = new Map(places.map((place) => [place._id, place.booked]));
   const dayBooked = new Map(days.map((day) => [day._id, day.booked]));
-  return slots.map((slot) => {
+  const items = slots.map((slot) => {
     const dayFull = (dayBooked.get(dayKey(consultation._id, slot.startsAt, ruleSet.timezone)) ?? 0) >= ruleSet.metaData.maxBookingsPerDay;
     const remaining = dayFull ? 0 : Math.max(0, consultation.maxCapacity - (booked.get(slotKey(consultation._id, slot.startsAt)) ?? 0));
     return {
@@ -128,6 +155,7 @@ export async function freeSlots(user: AuthenticatedUser | undefined, key: string
       remaining,
     };
   });
+  return { slots: items, truncated };
 }
 
 export const slotKey = (consultationId: string, startsAt: Date) => `${consultationId}|${startsAt.toISOString()}`;

@@ -1,5 +1,5 @@
 import { makeEvent, pageOffset, pagination, type SessionStatus } from '@mkt/contracts';
-import { InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import { BadRequest, InvalidState, NotFound, RuleViolation, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import { Booking, Session, type SessionDoc } from '../db/booking.models';
 import { Consultation } from '../db/setup.models';
 import { assertOwner, findByKey, isAdmin } from './access';
@@ -12,6 +12,36 @@ export const SESSION_MOVES: Record<SessionMove, { from: SessionStatus; to: Sessi
   end: { from: 'In Progress', to: 'Completed' },
   'no-show': { from: 'Scheduled', to: 'No Show' },
 };
+
+/** A seller may start a session this long before its slot, not earlier. */
+export const START_LEAD_MS = 15 * 60_000;
+/** How far ahead of the server's clock a client's `actualStartTime`/`actualEndTime` may be. */
+export const CLOCK_SKEW_MS = 2 * 60_000;
+
+/**
+ * When a move happens: the client's actual time, or now. Ending a session is what makes its
+ * buyers eligible to review, so its times must be ones that could have happened: a start no
+ * earlier than 15 minutes before the slot, an end after the start, neither in the future
+ * (beyond a small clock skew). A session started or ended early on paper is refused.
+ */
+export function moveTime(
+  move: SessionMove,
+  session: Pick<SessionDoc, 'startsAt' | 'startedAt'>,
+  given: string | undefined,
+  now: Date,
+): Date {
+  const at = given ? new Date(given) : now;
+  const field = move === 'start' ? 'actualStartTime' : 'actualEndTime';
+  if (at.getTime() > now.getTime() + CLOCK_SKEW_MS) throw new BadRequest(`${field} is in the future`, field);
+  if (move === 'start') {
+    const earliest = new Date(session.startsAt.getTime() - START_LEAD_MS);
+    if (now < earliest)
+      throw new RuleViolation('too_early', `The session can be started from ${earliest.toISOString()} (15 minutes before its slot)`);
+    if (at < earliest) throw new BadRequest('actualStartTime is more than 15 minutes before the slot', field);
+  }
+  if (move === 'end' && session.startedAt && at <= session.startedAt) throw new BadRequest('actualEndTime must be after the start', field);
+  return at;
+}
 
 export interface MoveDetails {
   at?: string;
@@ -52,7 +82,7 @@ export class Sessions {
     if (session.status !== from) throw new InvalidState(`A ${session.status} session cannot be moved by ${move}`);
     if (move === 'start' && session.participantCount === 0) throw new InvalidState('Nobody is booked on this session');
     if (move === 'no-show' && now < session.startsAt) throw new InvalidState('The session has not begun yet');
-    const at = details.at ? new Date(details.at) : now;
+    const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now);
     const set: Record<string, unknown> = { status: to };
     if (details.notes !== undefined) set.notes = details.notes;
     const { buyerIds, bookingIds } = await this.confirmedOf(session);
@@ -60,7 +90,6 @@ export class Sessions {
     let event;
     if (move === 'start') set.startedAt = at;
     if (move === 'end') {
-      if (session.startedAt && at < session.startedAt) throw new InvalidState('actualEndTime is before the start');
       set.endedAt = at;
       set.duration = Math.max(0, Math.round((at.getTime() - (session.startedAt ?? session.startsAt).getTime()) / 60_000));
       if (details.sessionSummary !== undefined) set.sessionSummary = details.sessionSummary;

@@ -26,8 +26,8 @@ import {
   type DiscountDoc,
   type RuleSetDoc,
 } from '../db/setup.models';
-import { assertOwner, assertSeller, mustFind } from './access';
-import { applyCoupon, couponProblem } from './coupons';
+import { assertOwner, assertSeller, isAdmin, isListed, mustFind, visibleConsultation } from './access';
+import { applyCoupon, countCouponCheck, couponProblem, UNUSABLE_COUPON } from './coupons';
 import { isValidZone, slotsBetween } from './slots';
 import { decideVisibility, ruleSetInForce } from './visibility';
 
@@ -132,13 +132,19 @@ export async function sellerCoupon(sellerId: string, code: string): Promise<Disc
   return Discount.findOne({ sellerId, couponCode: code.toUpperCase() }).lean<DiscountDoc>();
 }
 
-/** What a coupon would do to a consultation's price now (no use is taken). */
-export async function validateCoupon(code: string, consultationKey: string, now = new Date()) {
-  const consultation = await mustFind(Consultation, consultationKey, 'Consultation');
+/**
+ * What a coupon would do to a consultation's price now (no use is taken). Throttled per user;
+ * the consultation must be one the caller may know of; a coupon that cannot be used shows
+ * nothing of itself (see `couponProblem`).
+ */
+export async function validateCoupon(user: AuthenticatedUser, code: string, consultationKey: string, now = new Date()) {
+  await countCouponCheck(user.id, now);
+  const consultation = await visibleConsultation(user, consultationKey);
   const pricing = await Pricing.findById(consultation.pricingId).lean();
   const price = pricing?.basePriceMinor ?? 0;
-  const discount = await sellerCoupon(consultation.sellerId, code);
-  const problem = couponProblem(discount, price, now);
+  const found = await sellerCoupon(consultation.sellerId, code);
+  const problem = couponProblem(found, price, now);
+  const discount = problem === UNUSABLE_COUPON ? null : found;
   const quote = applyCoupon(price, problem ? null : discount);
   return {
     valid: problem === null,
@@ -165,7 +171,11 @@ export async function createVisibilityRuleSet(user: AuthenticatedUser, body: Cre
   return doc.toObject();
 }
 
-export async function visibilityStatus(body: VisibilityStatusBody, now = new Date()) {
+/**
+ * A consultation that is not listed is, to anyone but its seller and an admin, what a missing
+ * one is: the same verdict and reason, so its existence does not leak.
+ */
+export async function visibilityStatus(user: AuthenticatedUser, body: VisibilityStatusBody, now = new Date()) {
   const ids = body.consultationIds;
   const found = await Consultation.find({ $or: [{ _id: { $in: ids } }, { referenceId: { $in: ids } }] }).lean<ConsultationDoc[]>();
   const consultations = ids.map((key) => found.find((c) => c._id === key || c.referenceId === key) ?? null);
@@ -175,12 +185,12 @@ export async function visibilityStatus(body: VisibilityStatusBody, now = new Dat
     .lean();
   return body.consultationIds.map((consultationId, index) => {
     const consultation = consultations[index];
-    if (!consultation) return { consultationId, visible: false, reason: 'No such consultation' };
+    const mayKnow = consultation && (isListed(consultation) || consultation.sellerId === user.id || isAdmin(user));
+    if (!consultation || !mayKnow) return { consultationId, visible: false, reason: 'No such consultation' };
     const inForce = ruleSetInForce(
       sets.filter((set) => set.sellerId === consultation.sellerId),
       now,
     );
-    const listed = consultation.currentStatus === 'Approved' && consultation.visibility === 'Published';
-    return { consultationId, ...decideVisibility(listed, inForce, body.context) };
+    return { consultationId, ...decideVisibility(isListed(consultation), inForce, body.context) };
   });
 }

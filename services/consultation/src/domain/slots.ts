@@ -43,9 +43,10 @@ export function wallClock(date: string, minutes: number, zone: string): DateTime
  * Slots starting in [from, to): for each local day, each enabled interval of its weekday is cut
  * into `duration` minutes with `buffer` minutes between, by the wall clock — a 09:00 slot is
  * at 09:00 local on both sides of a daylight-saving change, and a slot whose start does not
- * exist that day is skipped. A slot must end within its interval.
+ * exist that day is skipped. A slot must end within its interval. With a `limit`, the earliest
+ * `limit` slots, and no day is cut past the one that reached it.
  */
-export function slotsBetween(schedule: Schedule, from: Date, to: Date): Slot[] {
+export function slotsBetween(schedule: Schedule, from: Date, to: Date, limit = Number.POSITIVE_INFINITY): Slot[] {
   const { timezone, durationMinutes, bufferMinutes } = schedule;
   const byDay = new Map(schedule.rules.map((rule) => [rule.weekday, rule]));
   const slots: Slot[] = [];
@@ -64,9 +65,11 @@ export function slotsBetween(schedule: Schedule, from: Date, to: Date): Slot[] {
         if (startsAt >= from && startsAt < to) slots.push({ startsAt, endsAt: local.plus({ minutes: durationMinutes }).toJSDate() });
       }
     }
+    // Days come in order and a slot starts on its own day: past the limit, later days add nothing.
+    if (slots.length >= limit) break;
     day = day.plus({ days: 1 });
   }
-  return slots.sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime());
+  return slots.sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime()).slice(0, limit);
 }
 
 /** How a slot reads in a time zone: `date` YYYY-MM-DD, `startTime`/`endTime` HH:MM. */

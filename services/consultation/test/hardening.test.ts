@@ -1,0 +1,207 @@
+import { Consultation, CouponCheck } from '../src/db/setup.models';
+import { MAX_SLOTS_PER_QUERY } from '../src/domain/consultations';
+import { countCouponCheck, sweepCouponChecks } from '../src/domain/coupons';
+import { admin, as, daysAhead, givenOffer, newUser, useConsultationApp, weekdays, ZONE, type Offer } from './harness';
+
+const app = useConsultationApp();
+
+/** A consultation of 5-minute slots all day long: the most slots a range can hold. */
+async function givenBusyOffer(): Promise<Offer> {
+  const seller = newUser('seller');
+  const sellerCall = as(app, seller);
+  const ruleSet = await sellerCall('POST', '/consultations/availability-rule-sets/rule-sets', {
+    name: 'Always',
+    timezone: ZONE,
+    availabilityRules: weekdays.map((weekday) => ({
+      type: 'weekly',
+      weekday,
+      intervals: [{ start_time: '00:00:00', end_time: '23:55:00', enabled: true }],
+    })),
+  });
+  const pricing = await sellerCall('POST', '/consultations/pricing', { basePrice: 10, currency: 'ETB' });
+  const created = await sellerCall('POST', '/consultations', {
+    title: 'Quick calls',
+    duration: 5,
+    sessionType: 'OneToOne',
+    deliveryMode: 'Phone',
+    timezone: ZONE,
+    language: 'English',
+    category: 'Support',
+    ruleSetId: ruleSet.body.data.id,
+    pricingId: pricing.body.data.id,
+  });
+  await as(app, admin)('POST', `/consultations/${created.body.data.id}/approve`);
+  return {
+    seller,
+    consultationId: created.body.data.id,
+    referenceId: created.body.data.referenceId,
+    ruleSetId: ruleSet.body.data.id,
+    pricingId: pricing.body.data.id,
+  };
+}
+
+describe('GET /consultations/{id}/slots is bounded', () => {
+  test('a range of more than 31 days, or one that ends before it starts, is 400 naming `to`', async () => {
+    const offer = await givenOffer(app);
+    const slots = (from: string, to: string) =>
+      as(app, undefined)('GET', `/consultations/${offer.consultationId}/slots?from=${from}&to=${to}`);
+    for (const [from, to] of [
+      [daysAhead(1), daysAhead(32)],
+      [daysAhead(1), daysAhead(62)],
+      [daysAhead(5), daysAhead(4)],
+    ]) {
+      const res = await slots(from!, to!);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ success: false, errors: [{ path: 'to', code: 'invalid' }] });
+    }
+    const month = await slots(daysAhead(1), daysAhead(31));
+    expect(month.status).toBe(200);
+    expect(month.body.data).toMatchObject({ truncated: false });
+    expect(month.body.data.slots).toHaveLength(31 * 8);
+  });
+
+  test('the answer holds at most the earliest 500 slots and says it was cut', async () => {
+    const offer = await givenBusyOffer();
+    const started = Date.now();
+    const res = await as(app, undefined)('GET', `/consultations/${offer.consultationId}/slots?from=${daysAhead(1)}&to=${daysAhead(31)}`);
+    expect(res.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(res.body.data.truncated).toBe(true);
+    expect(res.body.data.slots).toHaveLength(MAX_SLOTS_PER_QUERY);
+    const starts = res.body.data.slots.map((s: { startsAt: string }) => s.startsAt);
+    expect([...starts].sort()).toEqual(starts);
+    expect(res.body.data.slots[0]).toMatchObject({ date: daysAhead(1), startTime: '00:00' });
+  });
+});
+
+describe('an approved consultation edited on what a booking gets goes back to review', () => {
+  test.each([
+    ['duration', () => ({ duration: 45 })],
+    ['maxCapacity', () => ({ maxCapacity: 3 })],
+  ])('%s: Pending and Hidden, off the public list and unbookable until approved again', async (_field, edit) => {
+    const offer = await givenOffer(app, { capacity: 2 });
+    const seller = as(app, offer.seller);
+    const edited = await seller('PUT', `/consultations/${offer.consultationId}`, edit());
+    expect(edited.status).toBe(200);
+    expect(edited.body.data).toMatchObject({ currentStatus: 'Pending', visibility: 'Hidden' });
+    expect((await as(app, undefined)('GET', `/consultations/${offer.consultationId}`)).status).toBe(404);
+    expect((await as(app, admin)('POST', `/consultations/${offer.consultationId}/approve`)).body.data).toMatchObject({
+      currentStatus: 'Approved',
+      visibility: 'Published',
+    });
+    expect((await as(app, undefined)('GET', `/consultations/${offer.consultationId}`)).body.data).toMatchObject(edit());
+  });
+
+  test('a new rule set or pricing of the seller’s own sends it back too; another seller’s is 422, nothing changed', async () => {
+    const offer = await givenOffer(app);
+    const other = await givenOffer(app);
+    const seller = as(app, offer.seller);
+    for (const body of [{ pricingId: other.pricingId }, { ruleSetId: other.ruleSetId }]) {
+      const res = await seller('PUT', `/consultations/${offer.consultationId}`, body);
+      expect(res.status).toBe(422);
+      expect(res.body.errors[0]).toMatchObject({ code: 'not_owned', path: Object.keys(body)[0] });
+    }
+    expect((await Consultation.findById(offer.consultationId).lean())!).toMatchObject({
+      currentStatus: 'Approved',
+      pricingId: offer.pricingId,
+    });
+    const pricing = await seller('POST', '/consultations/pricing', { basePrice: 900, currency: 'ETB' });
+    const repriced = await seller('PUT', `/consultations/${offer.consultationId}`, { pricingId: pricing.body.data.referenceId });
+    expect(repriced.body.data).toMatchObject({ currentStatus: 'Pending', visibility: 'Hidden' });
+    expect((await Consultation.findById(offer.consultationId).lean())!.pricingId).toBe(pricing.body.data.id);
+  });
+
+  test('edits of the description, title, category or tags (or the same duration) keep it Approved', async () => {
+    const offer = await givenOffer(app);
+    const res = await as(app, offer.seller)('PUT', `/consultations/${offer.consultationId}`, {
+      title: 'Career coaching, refreshed',
+      tags: ['cv'],
+      duration: 60,
+    });
+    expect(res.body.data).toMatchObject({ title: 'Career coaching, refreshed', currentStatus: 'Approved', visibility: 'Published' });
+  });
+
+  test('a OneToOne consultation keeps maxCapacity 1 (400)', async () => {
+    const offer = await givenOffer(app);
+    const res = await as(app, offer.seller)('PUT', `/consultations/${offer.consultationId}`, { maxCapacity: 2 });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0]).toMatchObject({ path: 'maxCapacity' });
+  });
+});
+
+describe('coupon validation', () => {
+  const validate = (user: ReturnType<typeof newUser>, couponCode: string, consultationId: string) =>
+    as(app, user)('POST', '/consultations/pricing/promotional-discounts/validate-coupon', { couponCode, consultationId });
+  const coupon = (offer: Offer, couponCode: string, overrides: object = {}) =>
+    as(app, offer.seller)('POST', '/consultations/pricing/promotional-discounts', {
+      name: couponCode,
+      discountType: 'Fixed',
+      discountValue: 50,
+      validFrom: new Date(Date.now() - 86_400_000).toISOString(),
+      validTo: new Date(Date.now() + 86_400_000).toISOString(),
+      couponCode,
+      maxUses: 5,
+      ...overrides,
+    });
+
+  test('an inactive, expired or future coupon answers exactly as an unknown code', async () => {
+    const offer = await givenOffer(app);
+    await coupon(offer, 'SLEEPY', { isActive: false });
+    await coupon(offer, 'STALE', { validFrom: '2020-01-01T00:00:00Z', validTo: '2020-02-01T00:00:00Z' });
+    await coupon(offer, 'LATER', { validFrom: '2099-01-01T00:00:00Z', validTo: '2099-02-01T00:00:00Z' });
+    const buyer = newUser();
+    const unknown = (await validate(buyer, 'NOSUCHCODE', offer.consultationId)).body.data;
+    expect(unknown).toEqual({
+      valid: false,
+      reason: 'This coupon code cannot be used',
+      discountType: null,
+      discountValue: null,
+      finalPrice: 500,
+      originalPrice: 500,
+      savings: 0,
+      currency: 'ETB',
+    });
+    for (const code of ['SLEEPY', 'STALE', 'LATER']) expect((await validate(buyer, code, offer.consultationId)).body.data).toEqual(unknown);
+  });
+
+  test('a hidden consultation is unknown to others: 404, no price', async () => {
+    const hidden = await givenOffer(app, { approve: false });
+    const res = await validate(newUser(), 'ANY', hidden.consultationId);
+    expect(res.status).toBe(404);
+    expect(JSON.stringify(res.body)).not.toContain('500');
+    expect((await validate(hidden.seller, 'ANY', hidden.consultationId)).body.data).toMatchObject({ originalPrice: 500 });
+  });
+
+  test('20 checks per user and minute, counted atomically; the 21st is refused until the next minute', async () => {
+    const userId = newUser().id;
+    const now = new Date('2030-05-01T10:00:45.000Z');
+    const results = await Promise.allSettled(Array.from({ length: 21 }, () => countCouponCheck(userId, now)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
+    const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason;
+    expect(refused).toMatchObject({ status: 429, headers: { 'Retry-After': '15' } });
+    await expect(countCouponCheck(userId, new Date('2030-05-01T10:01:00.000Z'))).resolves.toBeUndefined();
+    await sweepCouponChecks(new Date('2030-05-01T10:05:00.000Z'));
+    expect(await CouponCheck.countDocuments({ userId })).toBe(0);
+  });
+
+  test('over the limit the endpoint answers 429 with Retry-After; other users are unaffected', async () => {
+    const offer = await givenOffer(app);
+    const guesser = newUser();
+    // The guesser has used up this minute and the next (the test may cross a minute's end).
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    await CouponCheck.insertMany(
+      [minute, minute + 60_000].map((start) => ({
+        _id: `${guesser.id}|${start}`,
+        userId: guesser.id,
+        windowStart: new Date(start),
+        count: 20,
+      })),
+    );
+    const refused = await validate(guesser, 'GUESS', offer.consultationId);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ success: false, errors: [{ code: 'rate_limited' }] });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect((await validate(newUser(), 'GUESS', offer.consultationId)).status).toBe(200);
+  });
+});
