@@ -175,6 +175,22 @@ describe('the documented responses and examples', () => {
     },
   );
 
+  test('links lead from a create to operations on what it made, with a parameter its answer has', () => {
+    const linked = ENDPOINTS.filter((endpoint) => endpoint.links);
+    expect(linked.length).toBeGreaterThanOrEqual(10);
+    for (const endpoint of linked) {
+      const answer = operationOf(endpoint).responses['200'] as { links: Record<string, { parameters: Record<string, string> }> };
+      const example = Object.values(operationOf(endpoint).responses['200']!.content!)[0]!.example;
+      for (const link of Object.values(answer.links)) {
+        for (const expression of Object.values(link.parameters)) {
+          const pointer = expression.replace('$response.body#/', '').split('/');
+          const value = pointer.reduce<unknown>((at, part) => (at as Record<string, unknown>)?.[part], example);
+          expect([key(endpoint), expression, typeof value]).toEqual([key(endpoint), expression, 'string']);
+        }
+      }
+    }
+  });
+
   test('request schemas carry what the validators check: reference formats, 2-decimal money, non-blank text, required query keys', () => {
     const document = buildOpenApi();
     const payout = document.paths['/wallets/users/{userReferenceId}/payout-request']!.post as unknown as {

@@ -149,7 +149,16 @@ export interface Endpoint {
   noData?: boolean;
   /** Answers something other than the JSON envelope (HTML page, redirect, JWKS). */
   produces?: 'html' | 'redirect' | 'jwks';
+  /**
+   * Operations a success leads on to (OpenAPI links, `method path` → their path parameters read
+   * from this answer, e.g. `$response.body#/data/id`): a fuzzer follows them with real records.
+   */
+  links?: Record<string, Record<string, string>>;
 }
+
+/** Links from a create to the operations on what it made, the id read at `pointer` of the answer. */
+const linksTo = (pointer: string, param: string, ...targets: string[]) =>
+  Object.fromEntries(targets.map((target) => [target, { [param]: `$response.body#${pointer}` }]));
 
 const e = (
   method: Endpoint['method'],
@@ -206,6 +215,7 @@ export const ENDPOINTS: Endpoint[] = [
     body: CreateTopUpBody,
     example: { amount: 300, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/done', notes: 'For bookings' },
     data: TopUpCreatedResponse,
+    links: linksTo('/data/referenceId', 'walletReferenceId', 'get /wallets/topup/{walletReferenceId}/status'),
   }),
   e('get', '/wallets/topup/{walletReferenceId}/status', 'wallet', 'bearer', 'Top-up status', {
     params: TopUpRefParams,
@@ -222,6 +232,12 @@ export const ENDPOINTS: Endpoint[] = [
       reason: 'Monthly withdrawal',
     },
     data: PayoutCreatedResponse,
+    links: linksTo(
+      '/data/referenceId',
+      'referenceId',
+      'get /wallets/payout-requests/{referenceId}/status',
+      'post /wallets/payout-requests/{referenceId}/cancel',
+    ),
   }),
   e('get', '/wallets/payout-requests/{referenceId}/status', 'wallet', 'bearer', 'Payout status', {
     params: PayoutRefParams,
@@ -280,6 +296,14 @@ export const ENDPOINTS: Endpoint[] = [
     body: CreateProductBody,
     example: PRODUCT,
     data: ProductCreatedResponse,
+    links: linksTo(
+      '/data/id',
+      'referenceId',
+      'get /physical-products/seller-products/{referenceId}',
+      'patch /physical-products/seller-products/{referenceId}',
+      'patch /physical-products/seller-products/{referenceId}/visibility',
+      'delete /physical-products/seller-products/{referenceId}',
+    ),
   }),
   e('get', '/physical-products/seller-products/', 'catalog', 'public', 'Public products', {
     query: ProductListQuery,
@@ -315,6 +339,12 @@ export const ENDPOINTS: Endpoint[] = [
     body: DraftBody,
     example: { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{"name":"Yirgacheffe coffee"}' } },
     data: DraftResponse,
+    links: linksTo(
+      '/data/id',
+      'referenceId',
+      'patch /physical-products/seller-products/draft/{referenceId}',
+      'get /physical-products/seller-products/{referenceId}',
+    ),
   }),
   e('patch', '/physical-products/seller-products/draft/{referenceId}', 'catalog', 'bearer', 'Update a draft', {
     params: ProductRefParams,
@@ -326,12 +356,14 @@ export const ENDPOINTS: Endpoint[] = [
     body: CreateShopBody,
     example: { name: 'Abebe Coffee', slug: 'abebe-coffee', country: 'ET', category: 'Coffee' },
     data: ShopResponse,
+    links: linksTo('/data/id', 'shopId', 'get /v1/shops/{shopId}'),
   }),
   e('get', '/v1/shops/{shopId}', 'catalog', 'bearer', 'A shop', { params: ShopParams, data: ShopResponse }),
   e('post', '/v1/products', 'catalog', 'bearer', 'Create a product (minor units)', {
     body: CreateV1ProductBody,
     example: { title: 'Green beans 5 kg', price: 250000, currency: 'ETB', sku: 'BEANS-5KG', inventory: 12 },
     data: V1ProductResponse,
+    links: linksTo('/data/id', 'productId', 'get /v1/products/{productId}'),
   }),
   e('get', '/v1/products/{productId}', 'catalog', 'bearer', 'A product', { params: V1ProductParams, data: V1ProductResponse }),
   e('get', '/v1/products', 'catalog', 'bearer', 'Products', { query: V1ProductListQuery, data: V1ProductListResponse, paged: true }),
@@ -351,6 +383,7 @@ export const ENDPOINTS: Endpoint[] = [
       isFavorite: false,
     },
     data: RelationshipCreatedResponse,
+    links: linksTo('/data/id', 'id', 'get /customers/{id}', 'put /customers/{id}', 'delete /customers/{id}'),
   }),
   e('get', '/customers', 'crm', 'bearer', 'The caller’s relationships', { query: CustomerListQuery, data: OwnRelationshipsResponse }),
   e('get', '/customers/{id}', 'crm', 'bearer', 'A relationship', { params: CustomerParams, data: RelationshipResponse }),
@@ -419,6 +452,7 @@ export const ENDPOINTS: Endpoint[] = [
       pricingId: 'PR_7Q2M9XKD',
     },
     data: ConsultationCreatedResponse,
+    links: linksTo('/data/id', 'id', 'get /consultations/{id}', 'put /consultations/{id}', 'get /consultations/{id}/slots'),
   }),
   e('get', '/consultations', 'consultation', 'public', 'Consultations', { query: ConsultationListQuery, data: ConsultationListResponse }),
   e('get', '/consultations/{id}', 'consultation', 'public', 'A consultation with its price', {
@@ -480,6 +514,7 @@ export const ENDPOINTS: Endpoint[] = [
       notes: 'First session',
     },
     data: BookingResponse,
+    links: linksTo('/data/bookingId', 'id', 'get /consultations/bookings/{id}'),
   }),
   e('get', '/consultations/bookings/{id}', 'consultation', 'bearer', 'A booking', { params: KeyParams, data: BookingResponse }),
   e('get', '/consultations/bookings', 'consultation', 'bearer', 'Bookings', { query: BookingListQuery, data: BookingListResponse }),
@@ -511,6 +546,7 @@ export const ENDPOINTS: Endpoint[] = [
       })),
     },
     data: RuleSetCreatedResponse,
+    links: linksTo('/data/id', 'id', 'get /consultations/availability-rule-sets/rule-sets/{id}'),
   }),
   e('get', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'Rule sets', {
     query: PageQuery,
@@ -570,6 +606,7 @@ export const ENDPOINTS: Endpoint[] = [
     body: CreateReviewBody,
     example: { entityType: 'consultation_service', entityId: 'MKT-CON-7Q2M9XKD', rating: 5, comment: 'Clear and practical' },
     data: ReviewCreatedResponse,
+    links: linksTo('/data/reviewId', 'id', 'patch /reviews/{id}'),
   }),
   e('get', '/reviews/by-entity', 'review', 'public', 'Reviews of an entity', {
     query: ReviewsByEntityQuery,

@@ -185,7 +185,8 @@ function success(endpoint: Endpoint): Record<string, unknown> {
     additionalProperties: false,
   };
   const example = { success: true, data: exampleOf(data), ...(endpoint.paged ? { pagination: PAGINATION_EXAMPLE } : {}) };
-  return { '200': { description: 'Success', content: json(body, example) } };
+  const next = links(endpoint);
+  return { '200': { description: 'Success', content: json(body, example), ...(Object.keys(next).length ? { links: next } : {}) } };
 }
 
 function requestBody(endpoint: Endpoint) {
@@ -200,6 +201,21 @@ function requestBody(endpoint: Endpoint) {
   return undefined;
 }
 
+const operationId = (endpoint: Pick<Endpoint, 'method' | 'path'>) =>
+  `${endpoint.method}${endpoint.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`;
+
+/** OpenAPI links of a success: to the operations on the record it made. */
+function links(endpoint: Endpoint) {
+  return Object.fromEntries(
+    Object.entries(endpoint.links ?? {}).map(([target, parameters]) => {
+      const [method, path] = target.split(' ');
+      const found = ENDPOINTS.find((candidate) => candidate.method === method && candidate.path === path);
+      if (!found) throw new Error(`A link of ${endpoint.method} ${endpoint.path} leads to ${target}, which the table does not have`);
+      return [operationId(found), { operationId: operationId(found), parameters }];
+    }),
+  );
+}
+
 function operation(endpoint: Endpoint) {
   const body = requestBody(endpoint);
   const errors = Object.fromEntries(
@@ -208,7 +224,7 @@ function operation(endpoint: Endpoint) {
   return {
     tags: [endpoint.service],
     summary: endpoint.summary,
-    operationId: `${endpoint.method}${endpoint.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    operationId: operationId(endpoint),
     ...(endpoint.access === 'bearer' || endpoint.access === 'admin' ? { security: [{ bearer: [] }] } : { security: [] }),
     ...(endpoint.access === 'admin' ? { description: 'Admins only.' } : {}),
     parameters: parameters(endpoint),
