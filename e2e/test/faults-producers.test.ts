@@ -153,9 +153,17 @@ test('wallet SIGKILLed right after top-ups complete: every completed top-up is c
     (seen) => references.every((reference) => seen.has(reference)),
     60_000,
   );
-  const balances = await Promise.all(users.map(async (user) => (await apiOf(system, user)('GET', '/v1/wallet')).body.data));
-  const credited = balances.reduce((sum, wallet) => sum + Math.round(wallet.etbAvailableBalance * 100), 0);
   const completedMinor = completed.reduce((sum, topUp) => sum + (topUp.amountMinor as number), 0);
+  // A top-up the kill caught between its status and its credit is finished by the wallet's sweep.
+  const credited = await waitFor(
+    'every completed top-up credited',
+    async () => {
+      const balances = await Promise.all(users.map(async (user) => (await apiOf(system, user)('GET', '/v1/wallet')).body.data));
+      return balances.reduce((sum, wallet) => sum + Math.round(wallet.etbAvailableBalance * 100), 0);
+    },
+    (sum) => sum >= completedMinor,
+    60_000,
+  );
   const wallets = await checkWallets(system);
   const delivered = audit.ofType('wallet.topup.completed').length;
   report('wallet SIGKILL after writes', {
