@@ -1,4 +1,5 @@
 import { bookingsConsumer, usersConsumer } from '../src/events/consumers';
+import { Relationship } from '../src/db/crm.models';
 import { as, cancelled, confirmed, log, newUser, registered, useCrm } from './harness';
 
 const crm = useCrm();
@@ -36,9 +37,11 @@ describe('relationships', () => {
     expect(created.body.data.referenceId).toMatch(/^CUS_[A-Z0-9]{8}$/);
     expect((await create()).status).toBe(409);
     const id = created.body.data.id;
-    const read = await as(crm, buyer)('GET', `/customers/${id}`);
+    const read = await as(crm, seller)('GET', `/customers/${id}`);
     expect(read.body.data).toMatchObject({
       id,
+      notes: 'met at the fair',
+      tags: ['fair'],
       totalBookings: 0,
       totalSpent: 0,
       lifetimeValue: 0,
@@ -61,6 +64,7 @@ describe('relationships', () => {
   test('authorization: seller, buyer, another seller, admin, anonymous', async () => {
     const seller = newUser('seller');
     const buyer = newUser();
+    await apply(registered(buyer, 'Buyer'));
     const id = (await as(crm, seller)('POST', '/customers', { sellerId: seller.id, buyerId: buyer.id })).body.data.id;
     const cases: Array<[string, ReturnType<typeof newUser> | undefined, number, number, number]> = [
       ['seller', seller, 200, 200, 200],
@@ -157,5 +161,78 @@ describe('listings and analytics on a known data set', () => {
       totalBookings: 1,
       totalSpent: 200,
     });
+  });
+});
+
+describe('forged relationships (issue 12)', () => {
+  const post = (user: ReturnType<typeof newUser>, body: object) => as(crm, user)('POST', '/customers', body);
+
+  test('a seller records relationships for itself only; buyers and admins-for-unknown-sellers cannot', async () => {
+    const seller = newUser('seller');
+    const victim = newUser('seller');
+    const buyer = newUser();
+    await apply(registered(seller, 'Seller'));
+    await apply(registered(victim, 'Victim'));
+    await apply(registered(buyer, 'Buyer'));
+    const forged = await post(seller, { sellerId: victim.id, buyerId: buyer.id, isFollower: true });
+    expect(forged.status).toBe(403);
+    // A buyer naming itself as the seller used to put itself in the victim's "following".
+    const selfMade = await post(buyer, { sellerId: buyer.id, buyerId: victim.id, isFollower: true });
+    expect(selfMade.status).toBe(403);
+    expect((await as(crm, victim)('GET', `/customers/buyer/${victim.id}/following`)).body.data.total).toBe(0);
+    expect((await as(crm, victim)('GET', `/customers/seller/${victim.id}/followers`)).body.data.total).toBe(0);
+    const byAdmin = await post(newUser('admin'), { sellerId: victim.id, buyerId: buyer.id });
+    expect(byAdmin.status).toBe(200);
+    expect(byAdmin.body.data).toMatchObject({ sellerId: victim.id, buyerId: buyer.id });
+    const unknownSeller = await post(newUser('admin'), { sellerId: newUser('seller').id, buyerId: buyer.id });
+    expect(unknownSeller.status).toBe(404);
+    expect(unknownSeller.body.errors[0]).toMatchObject({ path: 'sellerId', code: 'not_found' });
+  });
+
+  test('the buyer must be a registered user: unknown is 404 naming buyerId, nothing created', async () => {
+    const seller = newUser('seller');
+    const ghost = newUser();
+    const res = await post(seller, { sellerId: seller.id, buyerId: ghost.id });
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ success: false, errors: [{ path: 'buyerId', code: 'not_found' }] });
+    expect(await Relationship.countDocuments({ buyerId: ghost.id })).toBe(0);
+  });
+
+  test('ids or USR references both name the seller and the buyer; stored by id', async () => {
+    const seller = newUser('seller');
+    const buyer = newUser();
+    await apply(registered(buyer, 'Buyer'));
+    const res = await post(seller, { sellerId: seller.ref, buyerId: buyer.ref });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ sellerId: seller.id, buyerId: buyer.id });
+    expect((await post(seller, { sellerId: seller.id, buyerId: buyer.id })).status).toBe(409);
+    const listed = await as(crm, seller)('GET', `/customers/seller/${seller.ref}`);
+    expect(listed.body.data.customers.map((c: { buyerId: string }) => c.buyerId)).toEqual([buyer.id]);
+    expect((await as(crm, buyer)('GET', `/customers/buyer/${buyer.ref}`)).body.data.total).toBe(1);
+    expect((await as(crm, buyer)('GET', `/customers/seller/${seller.ref}`)).status).toBe(403);
+  });
+
+  test('the buyer named may remove it; another user may not', async () => {
+    const seller = newUser('seller');
+    const buyer = newUser();
+    await apply(registered(buyer, 'Buyer'));
+    const id = (await post(seller, { sellerId: seller.id, buyerId: buyer.id, isFollower: true })).body.data.id;
+    expect((await as(crm, newUser())('DELETE', `/customers/${id}`)).status).toBe(403);
+    expect((await as(crm, newUser('seller'))('DELETE', `/customers/${id}`)).status).toBe(403);
+    expect((await as(crm, buyer)('DELETE', `/customers/${id}`)).body.data).toEqual({ id, deleted: true });
+    expect((await as(crm, buyer)('GET', `/customers/buyer/${buyer.id}/following`)).body.data.total).toBe(0);
+  });
+
+  test('a buyer reads the relationship without the seller’s private notes and tags', async () => {
+    const seller = newUser('seller');
+    const buyer = newUser();
+    await apply(registered(buyer, 'Buyer'));
+    const id = (await post(seller, { sellerId: seller.id, buyerId: buyer.id, notes: 'haggles a lot', tags: ['difficult'] })).body.data.id;
+    const asBuyer = await as(crm, buyer)('GET', `/customers/${id}`);
+    expect(asBuyer.status).toBe(200);
+    expect(asBuyer.body.data).toMatchObject({ id, notes: '', tags: [] });
+    expect(JSON.stringify(asBuyer.body)).not.toMatch(/haggles|difficult/);
+    expect((await as(crm, seller)('GET', `/customers/${id}`)).body.data).toMatchObject({ notes: 'haggles a lot', tags: ['difficult'] });
+    expect((await as(crm, newUser('admin'))('GET', `/customers/${id}`)).body.data).toMatchObject({ notes: 'haggles a lot' });
   });
 });

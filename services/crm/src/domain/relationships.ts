@@ -1,4 +1,5 @@
 import {
+  ErrorCode,
   majorToMinor,
   minorToMajor,
   newInternalId,
@@ -9,8 +10,8 @@ import {
   type PageQuery,
   type UpdateCustomerBody,
 } from '@mkt/contracts';
-import { byIdOrReference, Conflict, Forbidden, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
-import { KnownUser, Relationship, type RelationshipDoc } from '../db/crm.models';
+import { AppError, byIdOrReference, Conflict, Forbidden, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { KnownUser, Relationship, type RelationshipDoc, type UserDoc } from '../db/crm.models';
 import { analyticsOf } from './totals';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
@@ -23,7 +24,12 @@ export interface RelationshipRow {
   sellerName: string | null;
 }
 
-export function relationshipView({ doc, buyerName, sellerName }: RelationshipRow) {
+/**
+ * The relationship as `viewer` may read it: the seller's own notes and tags about a buyer are
+ * the seller's (and an admin's); the buyer reads them blank.
+ */
+export function relationshipView({ doc, buyerName, sellerName }: RelationshipRow, viewer?: AuthenticatedUser) {
+  const sellerSide = !viewer || viewer.id === doc.sellerId || isAdmin(viewer);
   return {
     id: doc._id,
     referenceId: doc.referenceId,
@@ -38,8 +44,8 @@ export function relationshipView({ doc, buyerName, sellerName }: RelationshipRow
     isFollowing: doc.isFollower,
     followStatus: doc.followStatus,
     notificationPreference: doc.notificationPreference,
-    notes: doc.notes,
-    tags: doc.tags,
+    notes: sellerSide ? doc.notes : '',
+    tags: sellerSide ? doc.tags : [],
     isFavorite: doc.isFavorite,
     followedAt: iso(doc.followedAt),
     markedFavoriteAt: iso(doc.markedFavoriteAt),
@@ -71,15 +77,47 @@ function assertSellerSide(user: AuthenticatedUser, sellerId: string): void {
   if (user.id !== sellerId && !isAdmin(user)) throw new Forbidden('Only the seller of this relationship may do this');
 }
 
+/** A user as `identity.user.registered` told us, found by id or USR reference. */
+async function knownUser(key: string): Promise<UserDoc | null> {
+  return KnownUser.findOne(byIdOrReference(key)).lean<UserDoc>();
+}
+
+function unknownUser(path: 'sellerId' | 'buyerId'): AppError {
+  const message = `No ${path === 'sellerId' ? 'seller' : 'user'} with this id or reference is known`;
+  return new AppError(404, ErrorCode.notFound, message, [{ path, code: ErrorCode.notFound, message }]);
+}
+
+/**
+ * A seller records relationships for itself only: `sellerId` (id or reference) must be the
+ * caller; an admin may name any known seller. The buyer must be a user the CRM knows from
+ * `identity.user.registered` (404 naming `buyerId` otherwise). Both are stored by user id.
+ */
+async function resolvePair(user: AuthenticatedUser, body: CreateCustomerBody): Promise<{ sellerId: string; buyerId: string }> {
+  let sellerId: string;
+  if (isAdmin(user)) {
+    const seller = await knownUser(body.sellerId);
+    if (!seller || seller.role !== 'seller') throw unknownUser('sellerId');
+    sellerId = seller._id;
+  } else {
+    if (user.role !== 'seller') throw new Forbidden('Only sellers record customer relationships');
+    if (body.sellerId !== user.id && body.sellerId !== user.ref) throw new Forbidden('A seller records relationships for itself only');
+    sellerId = user.id;
+  }
+  const buyer = await knownUser(body.buyerId);
+  if (!buyer) throw unknownUser('buyerId');
+  if (buyer._id === sellerId) throw new Conflict('A seller is not their own customer');
+  return { sellerId, buyerId: buyer._id };
+}
+
 export async function createRelationship(user: AuthenticatedUser, body: CreateCustomerBody): Promise<RelationshipDoc> {
-  assertSellerSide(user, body.sellerId);
-  if (body.sellerId === body.buyerId) throw new Conflict('A seller is not their own customer');
+  const pair = await resolvePair(user, body);
   const now = new Date();
   try {
     const doc = await Relationship.create({
       _id: newInternalId('cus'),
       referenceId: newUnderscoreReference('CUS'),
       ...body,
+      ...pair,
       followStatus: body.followStatus ?? (body.isFollower ? 'Following' : 'NotFollowing'),
       followedAt: body.isFollower ? now : null,
       markedFavoriteAt: body.isFavorite ? now : null,
@@ -111,9 +149,14 @@ export async function updateRelationship(user: AuthenticatedUser, id: string, bo
   return (await Relationship.findOneAndUpdate({ _id: current._id }, { $set: set }, { new: true }).lean<RelationshipDoc>())!;
 }
 
+/**
+ * Its seller removes a relationship, and so may the buyer it names: nobody keeps a follow or a
+ * customer record in someone's name that they cannot take away. A later booking event of the
+ * pair makes a fresh one (totals from the booking facts).
+ */
 export async function deleteRelationship(user: AuthenticatedUser, id: string): Promise<string> {
   const current = await findRelationship(id);
-  assertSellerSide(user, current.sellerId);
+  if (user.id !== current.buyerId) assertSellerSide(user, current.sellerId);
   await Relationship.deleteOne({ _id: current._id });
   return current._id;
 }
@@ -153,16 +196,16 @@ const SORT: Record<Listing, Record<string, 1 | -1>> = {
 export async function listing(
   user: AuthenticatedUser,
   listing: Listing,
-  ownerId: string,
+  ownerKey: string,
   query: PageQuery & { minLifetimeValue?: number },
 ) {
-  if (user.id !== ownerId && !isAdmin(user)) throw new Forbidden('You may read only your own relationships');
-  const filter = listingFilter(listing, ownerId, majorToMinor(query.minLifetimeValue ?? 0) ?? 0);
+  const owner = await ownerOf(user, ownerKey);
+  const filter = listingFilter(listing, owner, majorToMinor(query.minLifetimeValue ?? 0) ?? 0);
   const [docs, total] = await Promise.all([
     Relationship.find(filter).sort(SORT[listing]).skip(pageOffset(query)).limit(query.limit).lean<RelationshipDoc[]>(),
     Relationship.countDocuments(filter),
   ]);
-  return { rows: (await withNames(docs)).map(relationshipView), total, pagination: pagination(query, total) };
+  return { rows: (await withNames(docs)).map((row) => relationshipView(row, user)), total, pagination: pagination(query, total) };
 }
 
 /** GET /customers: a seller's customers, a buyer's relationships, or everything for an admin. */
@@ -174,11 +217,18 @@ export async function ownList(user: AuthenticatedUser, query: PageQuery & { stat
     Relationship.find(filter).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<RelationshipDoc[]>(),
     Relationship.countDocuments(filter),
   ]);
-  return { rows: (await withNames(docs)).map(relationshipView), pagination: pagination(query, total) };
+  return { rows: (await withNames(docs)).map((row) => relationshipView(row, user)), pagination: pagination(query, total) };
 }
 
-export async function sellerAnalytics(user: AuthenticatedUser, sellerId: string) {
-  if (user.id !== sellerId && !isAdmin(user)) throw new Forbidden('You may read only your own analytics');
+/** The user id a listing path names (id or reference): the caller's own, or anyone's for an admin. */
+async function ownerOf(user: AuthenticatedUser, key: string): Promise<string> {
+  if (key === user.id || key === user.ref) return user.id;
+  if (!isAdmin(user)) throw new Forbidden('You may read only your own relationships');
+  return (await knownUser(key))?._id ?? key;
+}
+
+export async function sellerAnalytics(user: AuthenticatedUser, sellerKey: string) {
+  const sellerId = await ownerOf(user, sellerKey);
   const rows = await Relationship.find({ sellerId }, { status: 1, isFollower: 1, totalBookings: 1, totalSpentMinor: 1 }).lean<
     RelationshipDoc[]
   >();

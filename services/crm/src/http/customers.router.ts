@@ -133,7 +133,8 @@ export function customersRouter(): Router {
     );
   }
   router.get('/:id', validate({ params: CustomerParams }), async (req, res) => {
-    const row = relationshipView(await readRelationship(currentUser(req), res.locals.params.id));
+    const user = currentUser(req);
+    const row = relationshipView(await readRelationship(user, res.locals.params.id), user);
     res.json(ok(row));
   });
   router.put('/:id', validate({ params: CustomerParams, body: UpdateCustomerBody }), async (req, res) => {
