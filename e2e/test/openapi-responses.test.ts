@@ -306,6 +306,12 @@ async function crmFlow(seller: Session, buyer: Session): Promise<void> {
     (res) => res.body.data?.total >= 1,
     10_000,
   );
+  const own = await call(system.gateway, 'GET', `/customers/seller/${seller.id}`, { token: seller.token });
+  const pair = (own.body.data.customers as Array<{ id: string; buyerId: string }>).find((row) => row.buyerId === buyer.id)!;
+  await call(system.gateway, 'PUT', `/customers/${pair.id}`, {
+    token: seller.token,
+    body: { isFollower: true, followStatus: 'Following' },
+  });
   const other = await register(system, 'buyer', 'Other Buyer');
   const created = await drive(seller, 'POST', '/customers', '/customers', { sellerId: seller.id, buyerId: other.id, tags: ['new'] });
   const id = created.body.data.id as string;
@@ -384,6 +390,22 @@ describe.each(driven.map((endpoint) => [keyOf(endpoint), endpoint] as const))('%
     const parsed = bodySchema(endpoint).safeParse(res.body);
     expect(parsed.error?.issues ?? []).toEqual([]);
   });
+});
+
+/** Lists in an answer's data (at its top or one level down) that came back empty. */
+function emptyLists(data: unknown, at = 'data'): string[] {
+  if (Array.isArray(data)) return data.length === 0 ? [at] : [];
+  if (data === null || typeof data !== 'object' || at.split('.').length > 2) return [];
+  return Object.entries(data).flatMap(([key, value]) => emptyLists(value, `${at}.${key}`));
+}
+
+test('every list of the answers checked has rows, so that their items were checked too', () => {
+  const empty = [...answers.entries()].flatMap(([key, res]) =>
+    typeof res.body === 'object' && res.body !== null
+      ? emptyLists((res.body as { data?: unknown }).data).map((path) => `${key} ${path}`)
+      : [],
+  );
+  expect(empty).toEqual([]);
 });
 
 test('the check fails on an undocumented field and on a missing one', () => {
