@@ -207,6 +207,16 @@ describe('the documented responses and examples', () => {
       requestBody: { content: { 'application/json': { schema: { properties: Record<string, { multipleOf?: number }> } } } };
     };
     expect(topUp.requestBody.content['application/json'].schema.properties.amount!.multipleOf).toBe(0.01);
+    const idempotent = ENDPOINTS.filter((endpoint) =>
+      (operationOf(endpoint) as unknown as { parameters: Array<{ name: string; in: string }> }).parameters.some(
+        (parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key',
+      ),
+    ).map(key);
+    expect(idempotent.sort()).toEqual([
+      'POST /v1/wallet/transfers',
+      'POST /wallets/users/{userReferenceId}/payout-request',
+      'POST /wallets/users/{userReferenceId}/topup',
+    ]);
     const slots = document.paths['/consultations/{id}/slots']!.get as unknown as { parameters: Array<{ name: string; required: boolean }> };
     expect(slots.parameters.filter((parameter) => parameter.required).map((parameter) => parameter.name)).toEqual(['id', 'from', 'to']);
   });

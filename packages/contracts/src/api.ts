@@ -143,6 +143,8 @@ export interface Endpoint {
    * `produces: 'jwks'`, the whole body.
    */
   data?: z.ZodType;
+  /** Takes an `Idempotency-Key` header: the same key and body answer the first response again. */
+  idempotent?: boolean;
   /** The envelope carries `pagination` beside `data`. */
   paged?: boolean;
   /** The success answer is `{ success, message }` without `data`. */
@@ -215,6 +217,7 @@ export const ENDPOINTS: Endpoint[] = [
     body: CreateTopUpBody,
     example: { amount: 300, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/done', notes: 'For bookings' },
     data: TopUpCreatedResponse,
+    idempotent: true,
     links: linksTo('/data/referenceId', 'walletReferenceId', 'get /wallets/topup/{walletReferenceId}/status'),
   }),
   e('get', '/wallets/topup/{walletReferenceId}/status', 'wallet', 'bearer', 'Top-up status', {
@@ -232,6 +235,7 @@ export const ENDPOINTS: Endpoint[] = [
       reason: 'Monthly withdrawal',
     },
     data: PayoutCreatedResponse,
+    idempotent: true,
     links: linksTo(
       '/data/referenceId',
       'referenceId',
@@ -289,6 +293,7 @@ export const ENDPOINTS: Endpoint[] = [
     body: CreateTransferBody,
     example: { toUserId: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01', amount: 12000, currency: 'ETB' },
     data: TransferResponse,
+    idempotent: true,
   }),
 
   e('get', '/physical-products/categories', 'catalog', 'public', 'Categories and their properties', { data: CategoriesResponse }),

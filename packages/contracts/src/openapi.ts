@@ -28,6 +28,8 @@ const referencePattern = (kind: string) =>
     : (UNDERSCORE_KINDS as readonly string[]).includes(kind)
       ? `^${kind}_[A-Z0-9]{${REFERENCE_SUFFIX_LENGTH}}$`
       : null;
+/** What the wallet accepts as an Idempotency-Key. */
+const IDEMPOTENCY_KEY = '^[A-Za-z0-9_\\-:.]{1,200}$';
 /** A positive decimal string of at most 2 decimals that fits a safe integer of minor units. */
 const POSITIVE_DECIMAL = '^([1-9][0-9]{0,12}(\\.[0-9]{1,2})?|0\\.(0[1-9]|[1-9][0-9]?))$';
 
@@ -130,7 +132,19 @@ function parameters(endpoint: Endpoint) {
     required: required.has(name),
     schema: s,
   }));
-  return [...path, ...queries];
+  const headers = endpoint.idempotent
+    ? [
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'The same key and body answer the first response again; the same key with another body is 409.',
+          schema: { type: 'string', pattern: IDEMPOTENCY_KEY },
+          example: 'topup-2026-11-23-0001',
+        },
+      ]
+    : [];
+  return [...path, ...queries, ...headers];
 }
 
 const json = (s: JsonSchema, example?: unknown) => ({ 'application/json': { schema: s, ...(example === undefined ? {} : { example }) } });
