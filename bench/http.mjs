@@ -2,8 +2,10 @@
 // Latency and throughput of typical calls through the gateway, printed as a markdown table.
 // Start the system first with the rate limits off:
 //   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 npm start
-// then: npm run bench   (BENCH_URL, BENCH_SECONDS and BENCH_CONNECTIONS override the defaults)
+// then: npm run bench   (BENCH_URL, BENCH_SECONDS and BENCH_CONNECTIONS override the defaults;
+// BENCH_OVERHEAD=0 skips the gateway-overhead case at the end, bench/gateway-overhead.mjs)
 import autocannon from 'autocannon';
+import { gatewayOverhead } from './gateway-overhead.mjs';
 
 const base = process.env.BENCH_URL ?? 'http://localhost:8080';
 const duration = Number(process.env.BENCH_SECONDS ?? 10);
@@ -68,3 +70,6 @@ console.log(`\nThrough ${base}, ${connections} connections, ${duration} s each (
 console.log('| call | req/s | p50 ms | p99 ms | non-2xx |');
 console.log('|---|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
+
+// Gateway overhead: the catalog direct vs through the gateway vs through nginx (issue 15).
+if (process.env.BENCH_OVERHEAD !== '0') await gatewayOverhead();

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } from './harness';
 import { call, freePort, signTestToken } from './support';
 
@@ -100,6 +100,25 @@ describe('failures answered by the gateway in the envelope', () => {
     const res = await call(gateway.url, 'GET', '/customers/__broken');
     expect(res.status).toBe(502);
     expect(res.body).toMatchObject({ success: false, errors: [{ code: 'bad_gateway' }] });
+  });
+
+  test('a client that goes away cancels its request to the upstream', async () => {
+    let upstreamSawClose!: () => void;
+    const closed = new Promise<void>((resolve) => (upstreamSawClose = resolve));
+    const hanging = http.createServer((req) => req.on('close', () => upstreamSawClose()));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const patient = await startGateway({ REVIEW_URL: urlOf(hanging), UPSTREAM_TIMEOUT_MS: '60000', RATE_LIMIT_IP_PER_MIN: '0' });
+    try {
+      const abort = new AbortController();
+      const pending = fetch(`${patient.url}/reviews/by-entity`, { signal: abort.signal }).catch((err: Error) => err.name);
+      setTimeout(() => abort.abort(), 200);
+      expect(await pending).toBe('AbortError');
+      await closed;
+    } finally {
+      await patient.close();
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
+    }
   });
 
   test('an upstream slower than the route timeout is 504', async () => {
