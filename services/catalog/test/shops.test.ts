@@ -91,3 +91,30 @@ describe('/v1/products', () => {
     },
   );
 });
+
+describe('sellers only (issue 12)', () => {
+  test('a buyer cannot create a shop or a /v1 product: 403, nothing created', async () => {
+    const buyer = newUser('buyer');
+    const slug = `buyer-shop-${Date.now()}`;
+    const shopRes = await call(catalog(), 'POST', '/v1/shops', { token: tokenOf(buyer), body: shop(slug) });
+    expect(shopRes.status).toBe(403);
+    expect(shopRes.body).toMatchObject({ success: false, errors: [{ code: 'forbidden' }] });
+    expect((await call(catalog(), 'POST', '/v1/shops', { token: tokenOf(newUser('seller')), body: shop(slug) })).status).toBe(200);
+    const productRes = await call(catalog(), 'POST', '/v1/products', { token: tokenOf(buyer), body: v1Product('BUYER-1') });
+    expect(productRes.status).toBe(403);
+    const listed = await call(catalog(), 'GET', '/v1/products?limit=100', { token: tokenOf(buyer) });
+    expect(listed.body.data.filter((p: { ownerId: string }) => p.ownerId === buyer.id)).toEqual([]);
+    expect((await call(catalog(), 'POST', '/v1/products', { token: tokenOf(newUser('admin')), body: v1Product('ADMIN-1') })).status).toBe(
+      200,
+    );
+  });
+
+  test('a buyer cannot create a seller product or a draft either', async () => {
+    const buyer = tokenOf(newUser('buyer'));
+    const draft = await call(catalog(), 'POST', '/physical-products/seller-products/draft', {
+      token: buyer,
+      body: { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{}' } },
+    });
+    expect(draft.status).toBe(403);
+  });
+});

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import countries from 'i18n-iso-countries';
 import { ErrorCode, pageOffset, pagination, type CreateShopBody, type CreateV1ProductBody, type PageQuery } from '@mkt/contracts';
-import { AppError, BadRequest, Conflict, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { AppError, BadRequest, Conflict, Forbidden, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { Shop, V1Product, type ShopDoc, type V1ProductDoc } from '../db/shop.model';
 
 export function toShopView(shop: ShopDoc) {
@@ -39,7 +39,13 @@ async function createUnique<T>(create: () => Promise<T>, conflict: () => AppErro
   }
 }
 
+/** Shops and products are the sellers' (and an admin's); a buyer's create is 403. */
+function assertSeller(user: AuthenticatedUser, what: string): void {
+  if (user.role !== 'seller' && user.role !== 'admin') throw new Forbidden(`Only sellers create ${what}`);
+}
+
 export async function createShop(user: AuthenticatedUser, body: CreateShopBody): Promise<ShopDoc> {
+  assertSeller(user, 'shops');
   if (!countries.isValid(body.country)) throw new BadRequest('Not an ISO 3166-1 alpha-2 country code', 'country');
   const shop = await createUnique(
     () => Shop.create({ _id: randomUUID(), ownerId: user.id, ...body }),
@@ -55,6 +61,7 @@ export async function findShop(shopId: string): Promise<ShopDoc> {
 }
 
 export async function createV1Product(user: AuthenticatedUser, body: CreateV1ProductBody): Promise<V1ProductDoc> {
+  assertSeller(user, 'products');
   const { price, ...rest } = body;
   const product = await createUnique(
     () => V1Product.create({ _id: randomUUID(), ownerId: user.id, priceMinor: price, ...rest }),
