@@ -27,7 +27,7 @@ export function assembleParts(runtime: AppDeps['runtime'], config: Readonly<Cons
   const payments = { deadlineMs: config.PAYMENT_DEADLINE_MINUTES * 60_000 };
   return {
     bookings: new Bookings(runtime.outbox, runtime.log, wallet, payments),
-    sessions: new Sessions(runtime.outbox, runtime.log),
+    sessions: new Sessions(runtime.outbox, runtime.log, { startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000 }),
   };
 }
 

@@ -14,6 +14,11 @@ export const ConsultationEnv = serviceEnv(8084).extend({
   WALLET_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
   /** How long a PaymentPending booking is retried before it is given up (never past its start). */
   PAYMENT_DEADLINE_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
+  /**
+   * How long before its slot a seller may start a session (completion makes its buyers eligible
+   * to review). 15 in production; test systems that book days ahead may raise it.
+   */
+  SESSION_START_LEAD_MINUTES: z.coerce.number().int().min(0).max(43_200).default(15),
 });
 export type ConsultationConfig = z.infer<typeof ConsultationEnv>;
 

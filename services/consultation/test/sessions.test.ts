@@ -1,4 +1,5 @@
 import { Session } from '../src/db/booking.models';
+import { moveTime } from '../src/domain/sessions';
 import { admin, as, bookingBody, givenOffer, listenFor, newUser, useConsultationApp } from './harness';
 
 const app = useConsultationApp();
@@ -137,6 +138,16 @@ describe('session times (a completed session makes its buyers eligible to review
     expect((await Session.findById(sessionId).lean())!.status).toBe('In Progress');
     const ended = await seller('POST', `/consultations/sessions/${sessionId}/end`, {});
     expect(ended.body.data).toMatchObject({ status: 'Completed', duration: 30 });
+  });
+});
+
+describe('moveTime (the rule alone)', () => {
+  const now = new Date('2030-03-01T12:00:00.000Z');
+  const slot = { startsAt: new Date('2030-03-03T12:00:00.000Z'), startedAt: null };
+  test('the lead is configurable: a system that books days ahead may start sessions that far ahead', () => {
+    expect(() => moveTime('start', slot, undefined, now)).toThrow(/15 minutes before its slot/);
+    expect(moveTime('start', slot, undefined, now, 3 * 86_400_000)).toEqual(now);
+    expect(() => moveTime('start', slot, '2030-02-27T12:00:00.000Z', now, 3 * 86_400_000)).toThrow(/actualStartTime/);
   });
 });
 

@@ -13,7 +13,7 @@ export const SESSION_MOVES: Record<SessionMove, { from: SessionStatus; to: Sessi
   'no-show': { from: 'Scheduled', to: 'No Show' },
 };
 
-/** A seller may start a session this long before its slot, not earlier. */
+/** By default a seller may start a session 15 minutes before its slot, not earlier. */
 export const START_LEAD_MS = 15 * 60_000;
 /** How far ahead of the server's clock a client's `actualStartTime`/`actualEndTime` may be. */
 export const CLOCK_SKEW_MS = 2 * 60_000;
@@ -29,15 +29,17 @@ export function moveTime(
   session: Pick<SessionDoc, 'startsAt' | 'startedAt'>,
   given: string | undefined,
   now: Date,
+  startLeadMs = START_LEAD_MS,
 ): Date {
   const at = given ? new Date(given) : now;
   const field = move === 'start' ? 'actualStartTime' : 'actualEndTime';
   if (at.getTime() > now.getTime() + CLOCK_SKEW_MS) throw new BadRequest(`${field} is in the future`, field);
   if (move === 'start') {
-    const earliest = new Date(session.startsAt.getTime() - START_LEAD_MS);
+    const earliest = new Date(session.startsAt.getTime() - startLeadMs);
+    const lead = `${Math.round(startLeadMs / 60_000)} minutes`;
     if (now < earliest)
-      throw new RuleViolation('too_early', `The session can be started from ${earliest.toISOString()} (15 minutes before its slot)`);
-    if (at < earliest) throw new BadRequest('actualStartTime is more than 15 minutes before the slot', field);
+      throw new RuleViolation('too_early', `The session can be started from ${earliest.toISOString()} (${lead} before its slot)`);
+    if (at < earliest) throw new BadRequest(`actualStartTime is more than ${lead} before the slot`, field);
   }
   if (move === 'end' && session.startedAt && at <= session.startedAt) throw new BadRequest('actualEndTime must be after the start', field);
   return at;
@@ -54,6 +56,7 @@ export class Sessions {
   constructor(
     private readonly outbox: OutboxRelay,
     private readonly log: Logger,
+    private readonly rules: { startLeadMs: number } = { startLeadMs: START_LEAD_MS },
   ) {}
 
   /** A seller's sessions, a buyer's sessions (those they booked), or all for an admin. */
@@ -82,7 +85,7 @@ export class Sessions {
     if (session.status !== from) throw new InvalidState(`A ${session.status} session cannot be moved by ${move}`);
     if (move === 'start' && session.participantCount === 0) throw new InvalidState('Nobody is booked on this session');
     if (move === 'no-show' && now < session.startsAt) throw new InvalidState('The session has not begun yet');
-    const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now);
+    const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now, this.rules.startLeadMs);
     const set: Record<string, unknown> = { status: to };
     if (details.notes !== undefined) set.notes = details.notes;
     const { buyerIds, bookingIds } = await this.confirmedOf(session);
