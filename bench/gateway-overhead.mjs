@@ -100,6 +100,7 @@ export async function gatewayOverhead({
   seconds = Number(process.env.BENCH_OVERHEAD_SECONDS ?? 5),
   connections = Number(process.env.BENCH_CONNECTIONS ?? 32),
 } = {}) {
+  const started = new Date().toISOString();
   const binary = nginxBinary();
   const nginx = binary ? await startNginx(binary, direct) : null;
   if (!nginx) console.log('\nnginx is not installed (Debian: apt-get install -y nginx): the nginx column is skipped.');
@@ -116,17 +117,17 @@ export async function gatewayOverhead({
     for (let round = 0; round < rounds; round += 1) {
       for (const [name, url] of Object.entries(targets)) half[name].push(await load(url, connections, seconds, halfRate));
     }
-    report(peak, half, { rounds, seconds, connections, halfRate });
+    report(peak, half, { rounds, seconds, connections, halfRate, started });
   } finally {
     await nginx?.stop();
   }
 }
 
-function report(peak, half, { rounds, seconds, connections, halfRate }) {
+function report(peak, half, { rounds, seconds, connections, halfRate, started }) {
   const ratio = (a, b) => median(peak[a].map((r, i) => r.rps / peak[b][i].rps));
   console.log(
     `\nGateway overhead on GET ${PATH}: ${rounds} interleaved rounds of ${seconds} s, ${connections} connections ` +
-      `(${new Date().toISOString()}); medians over the rounds:\n`,
+      `(started ${started}); medians over the rounds:\n`,
   );
   console.log('| path | req/s | p99 ms at peak | p50 ms at half peak | p99 ms at half peak |');
   console.log('|---|---:|---:|---:|---:|');
