@@ -2,7 +2,9 @@
 // `npm run fuzz [-- <schemathesis options>]`: property-based tests of the running system
 // (`npm start`) from its own OpenAPI document, with every check schemathesis has, responses
 // validated against the documented schemas. Installs schemathesis from PyPI into a venv under
-// .tools/ on first use; signs a new seller up to get a bearer token.
+// .tools/ on first use; signs a new seller up to get a bearer token and seeds records of theirs
+// (a product, a draft, a shop, a consultation, a relationship, a top-up, a payout...) that the
+// operations on one record are pointed at, so that they reach their logic and real answers.
 //
 //   FUZZ_URL       the gateway (default http://localhost:8080)
 //   FUZZ_EXAMPLES  test cases per operation (default 25)
@@ -10,7 +12,7 @@
 // Anything after `--` goes to `schemathesis run` as it is (e.g. --max-examples 5, --include-tag wallet).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -44,27 +46,170 @@ function installSchemathesis() {
   }
 }
 
-async function sellerToken() {
-  const ready = await fetch(`${base}/openapi.json`).catch(() => null);
-  if (!ready?.ok) throw new Error(`nothing answers ${base}/openapi.json: start the system first (npm start)`);
-  const email = `fuzz-seller-${randomBytes(6).toString('hex')}@example.com`;
-  const res = await fetch(`${base}/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password: randomBytes(12).toString('hex'), fullName: 'Fuzz Seller', role: 'seller' }),
+async function api(method, path, token, body) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
   });
-  const body = await res.json().catch(() => null);
-  if (res.status !== 200 || !body?.data?.accessToken) throw new Error(`registering a seller: ${res.status} ${JSON.stringify(body)}`);
+  const json = await res.json().catch(() => null);
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+async function signUp(role) {
+  const email = `fuzz-${role}-${randomBytes(6).toString('hex')}@example.com`;
+  const data = await api('POST', '/v1/auth/register', null, {
+    email,
+    password: randomBytes(12).toString('hex'),
+    fullName: `Fuzz ${role}`,
+    role,
+  });
   say(`signed up ${email}`);
-  return body.data.accessToken;
+  return { token: data.accessToken, id: data.user.id, ref: data.user.referenceId };
+}
+
+const until = async (probe) => {
+  for (let i = 0; i < 100; i += 1) {
+    const value = await probe().catch(() => null);
+    if (value) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the system never got there');
+};
+
+/**
+ * Records of the seller's own, so that operations on one record get past 404 to their logic:
+ * each operation's path parameters are fixed to a real record (the rest is still generated).
+ */
+async function seed(seller) {
+  const as = (method, path, body) => api(method, path, seller.token, body);
+  const buyer = await signUp('buyer');
+  const product = {
+    name: 'Fuzz coffee',
+    description: '<p>Washed</p>',
+    sellingPrice: 10,
+    stock: 5,
+    shippingHandler: 'Seller',
+    categoryId: 'MKT-CAT-GROCERY0',
+    properties: [{ propertyId: 'MKT-PRO-GRORGANC', value: true }],
+  };
+  const [kept, deleted] = [
+    await as('POST', '/physical-products/seller-products/', product),
+    await as('POST', '/physical-products/seller-products/', product),
+  ];
+  const draft = await as('POST', '/physical-products/seller-products/draft', { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{}' } });
+  const shop = await as('POST', '/v1/shops', {
+    name: 'Fuzz',
+    slug: `fuzz-${randomBytes(4).toString('hex')}`,
+    country: 'ET',
+    category: 'Coffee',
+  });
+  const v1 = await as('POST', '/v1/products', {
+    title: 'Beans',
+    price: 100,
+    currency: 'ETB',
+    sku: `FUZZ-${randomBytes(4).toString('hex')}`,
+    inventory: 1,
+  });
+  const ruleSet = await as('POST', '/consultations/availability-rule-sets/rule-sets', {
+    name: 'Mornings',
+    timezone: 'Africa/Addis_Ababa',
+    availabilityRules: [{ type: 'weekly', weekday: 'monday', intervals: [{ start_time: '09:00:00', end_time: '12:00:00' }] }],
+  });
+  const pricing = await as('POST', '/consultations/pricing', { basePrice: 10, currency: 'ETB' });
+  const consultation = await as('POST', '/consultations', {
+    title: 'Fuzz advice',
+    duration: 30,
+    sessionType: 'OneToOne',
+    deliveryMode: 'Online',
+    timezone: 'Africa/Addis_Ababa',
+    language: 'English',
+    category: 'Business',
+    ruleSetId: ruleSet.id,
+    pricingId: pricing.id,
+  });
+  await until(() => api('GET', '/v1/wallet', buyer.token));
+  const relationship = await until(() => as('POST', '/customers', { sellerId: seller.id, buyerId: buyer.id }));
+  await until(() => as('GET', '/v1/wallet'));
+  const topUp = await as('POST', `/wallets/users/${seller.ref}/topup`, {
+    amount: 100,
+    paymentMethod: 'Chapa',
+    redirectUrl: 'http://localhost:3000/done',
+  });
+  const link = new URL(topUp.paymentUrl);
+  await fetch(`${base}${link.pathname}/pay`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: link.searchParams.get('token') }).toString(),
+  });
+  const banks = await as('GET', '/wallets/banks');
+  const bank = banks.find((b) => b.is_active);
+  const payout = await as('POST', `/wallets/users/${seller.ref}/payout-request`, {
+    amount: '1.00',
+    bankCode: bank.code,
+    accountNumber: '1'.repeat(bank.account_length),
+    accountName: 'Fuzz Seller',
+    reason: 'Fuzz',
+  });
+  const products = '/physical-products/seller-products';
+  return {
+    [`GET ${products}/{referenceId}`]: { referenceId: kept.id },
+    [`PATCH ${products}/{referenceId}`]: { referenceId: kept.id },
+    [`PATCH ${products}/{referenceId}/visibility`]: { referenceId: kept.id },
+    [`DELETE ${products}/{referenceId}`]: { referenceId: deleted.id },
+    [`PATCH ${products}/draft/{referenceId}`]: { referenceId: draft.id },
+    'GET /v1/shops/{shopId}': { shopId: shop.id },
+    'GET /v1/products/{productId}': { productId: v1.id },
+    'GET /consultations/availability-rule-sets/rule-sets/{id}': { id: ruleSet.id },
+    'GET /consultations/{id}': { id: consultation.id },
+    'PUT /consultations/{id}': { id: consultation.id },
+    'GET /consultations/{id}/slots': { id: consultation.id },
+    'GET /customers/{id}': { id: relationship.id },
+    'PUT /customers/{id}': { id: relationship.id },
+    'DELETE /customers/{id}': { id: relationship.id },
+    ...Object.fromEntries(
+      ['', '/followers', '/favorites', '/high-value', '/analytics'].map((tail) => [
+        `GET /customers/seller/{sellerId}${tail}`,
+        { sellerId: seller.id },
+      ]),
+    ),
+    ...Object.fromEntries(
+      ['', '/following', '/customers'].map((tail) => [`GET /customers/buyer/{buyerId}${tail}`, { buyerId: seller.id }]),
+    ),
+    'POST /wallets/users/{userReferenceId}/topup': { userReferenceId: seller.ref },
+    'POST /wallets/users/{userReferenceId}/payout-request': { userReferenceId: seller.ref },
+    'GET /wallets/topup/{walletReferenceId}/status': { walletReferenceId: topUp.referenceId },
+    'GET /wallets/payout-requests/{referenceId}/status': { referenceId: payout.referenceId },
+    'POST /wallets/payout-requests/{referenceId}/cancel': { referenceId: payout.referenceId },
+  };
+}
+
+/** fuzz.toml with one `[[operations]]` block per seeded operation, written under .tools/. */
+function configWith(parameters) {
+  const blocks = Object.entries(parameters).map(
+    ([name, values]) =>
+      `\n[[operations]]\ninclude-name = ${JSON.stringify(name)}\nparameters = { ${Object.entries(values)
+        .map(([key, value]) => `${JSON.stringify(`path.${key}`)} = ${JSON.stringify(value)}`)
+        .join(', ')} }\n`,
+  );
+  const file = join(root, '.tools', 'fuzz.generated.toml');
+  writeFileSync(file, `${readFileSync(join(root, 'scripts', 'fuzz.toml'), 'utf8')}${blocks.join('')}`);
+  return file;
 }
 
 try {
   installSchemathesis();
-  const token = await sellerToken();
+  const ready = await fetch(`${base}/openapi.json`).catch(() => null);
+  if (!ready?.ok) throw new Error(`nothing answers ${base}/openapi.json: start the system first (npm start)`);
+  const seller = await signUp('seller');
+  const token = seller.token;
+  const config = configWith(await seed(seller));
+  say(`seeded records of the seller; configuration in ${config}`);
   const args = [
     '--config-file',
-    join(root, 'scripts', 'fuzz.toml'),
+    config,
     'run',
     `${base}/openapi.json`,
     '--url',
