@@ -267,3 +267,17 @@ describe('drafts', () => {
     ).toBe(400);
   });
 });
+
+describe('routing is case-sensitive and strict (issue 12)', () => {
+  test('the product list answers with or without its trailing slash; other spellings are 404', async () => {
+    const token = tokenOf(newUser());
+    expect((await call(catalog(), 'POST', base, { token, body: product() })).status).toBe(200);
+    expect((await call(catalog(), 'GET', base)).status).toBe(200);
+    expect((await call(catalog(), 'GET', `${base}/`)).status).toBe(200);
+    for (const path of ['/physical-products/SELLER-PRODUCTS/', '/Physical-Products/seller-products/', '/physical-products/Categories']) {
+      const res = await call(catalog(), 'GET', path, { token });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false, errors: [{ code: 'not_found' }] });
+    }
+  });
+});
