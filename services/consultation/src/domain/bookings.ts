@@ -13,13 +13,13 @@ import {
   BadRequest,
   Forbidden,
   InvalidState,
-  isDuplicateKey,
   NotFound,
   type AuthenticatedUser,
   type Logger,
   type OutboxRelay,
 } from '@mkt/kit';
 import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
+import { BookingSteps } from './booking-steps';
 import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
 import {
   Consultation,
@@ -43,7 +43,7 @@ import {
 } from './consultation.errors';
 import { dayKey, isListed, scheduleOf, slotKey } from './consultations';
 import { applyCoupon, couponProblem } from './coupons';
-import { releaseCouponUse, releasePlaces, takeCouponUse, takePlaces } from './places';
+import { takeCouponUse, takePlaces } from './places';
 import { sellerCoupon } from './setup';
 import { findSlot } from './slots';
 
@@ -69,12 +69,16 @@ interface Plan {
 
 /** Bookings: validated against the schedule and the price, then places taken race-free. */
 export class Bookings {
+  private readonly steps: BookingSteps;
+
   constructor(
     private readonly outbox: OutboxRelay,
     private readonly log: Logger,
     private readonly wallet: WalletClient,
     private readonly payments: PaymentSettings,
-  ) {}
+  ) {
+    this.steps = new BookingSteps(outbox, log);
+  }
 
   /**
    * Takes the places (race-free), then — when there is something to pay — has the wallet hold
@@ -134,9 +138,9 @@ export class Bookings {
         throw new SlotUnavailable('No places left at this time');
       if (plan.discount && !(await takeCouponUse(plan.discount._id, plan.discount.maxUses, id)))
         throw new CouponInvalid('The coupon has been used up');
-      if (booking.payment === 'free') return await this.confirm(full, consultation, correlationId);
+      if (booking.payment === 'free') return await this.steps.confirm(full, consultation, correlationId);
     } catch (err) {
-      await this.undo(full);
+      await this.steps.undo(full);
       await Booking.deleteOne({ _id: id, status: 'Failed' });
       throw err;
     }
@@ -148,7 +152,7 @@ export class Bookings {
     ).lean<BookingDoc>();
     if (!waiting) throw new InvalidState('The booking was given up while it was being made');
     const answer = await this.askWallet(waiting);
-    const settled = await this.applyAnswer(waiting, answer, consultation, correlationId);
+    const settled = await this.steps.applyAnswer(waiting, answer, consultation, correlationId);
     if (settled.status === 'Failed') throw settled.payment === 'refused' ? new InsufficientFunds() : new PaymentGivenUp();
     return settled;
   }
@@ -225,7 +229,7 @@ export class Bookings {
       { new: true },
     ).lean<BookingDoc>();
     if (!cancelled) throw new InvalidState('The booking is no longer Confirmed');
-    await this.release(cancelled);
+    await this.steps.release(cancelled);
     void this.outbox.flush(Booking, booking._id);
     return cancelled;
   }
@@ -239,7 +243,7 @@ export class Bookings {
     const stuck = await Booking.find({ status: 'Pending', createdAt: { $lt: new Date(now.getTime() - STUCK_AFTER_MS) } })
       .limit(100)
       .lean<BookingDoc[]>();
-    for (const booking of stuck) await this.undo(booking);
+    for (const booking of stuck) await this.steps.undo(booking);
     const waiting = await Booking.find({ status: 'PaymentPending', updatedAt: { $lt: new Date(now.getTime() - PAYMENT_RETRY_AFTER_MS) } })
       .limit(50)
       .lean<BookingDoc[]>();
@@ -248,15 +252,15 @@ export class Bookings {
         const late = booking.paymentDeadline !== null && now >= booking.paymentDeadline;
         const answer = late ? await this.wallet.void(booking._id) : await this.askWallet(booking);
         const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
-        if (consultation) await this.applyAnswer(booking, answer, consultation, booking._id);
+        if (consultation) await this.steps.applyAnswer(booking, answer, consultation, booking._id);
       } catch (err) {
         this.log.warn({ err: (err as Error).message, bookingId: booking._id }, 'payment of a booking still waits');
       }
     }
     for (const booking of await Booking.find({ status: 'Cancelled', released: false }).limit(100).lean<BookingDoc[]>())
-      await this.release(booking);
+      await this.steps.release(booking);
     for (const booking of await Booking.find({ status: 'Failed', released: false }).limit(100).lean<BookingDoc[]>()) {
-      await this.undo(booking);
+      await this.steps.undo(booking);
       await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
     }
   }
@@ -270,62 +274,6 @@ export class Bookings {
       amountMinor: booking.totalAmountMinor,
       currency: booking.currency,
     });
-  }
-
-  /** A PaymentPending booking after the wallet's answer: Confirmed, Failed, or still waiting. */
-  private async applyAnswer(
-    booking: BookingDoc,
-    answer: HoldAnswer | 'voided',
-    consultation: ConsultationDoc,
-    correlationId: string,
-  ): Promise<BookingDoc> {
-    if (answer === 'held') return this.confirm(booking, consultation, correlationId);
-    if (answer === 'unreachable') return (await Booking.findById(booking._id).lean<BookingDoc>())!;
-    const failed = await Booking.findOneAndUpdate(
-      { _id: booking._id, status: 'PaymentPending' },
-      { $set: { status: 'Failed', payment: answer } },
-      { new: true },
-    ).lean<BookingDoc>();
-    if (!failed) return (await Booking.findById(booking._id).lean<BookingDoc>())!;
-    await this.undo(failed);
-    await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
-    this.log.info({ bookingId: booking._id, payment: answer }, 'booking not paid; places given back');
-    return { ...failed, released: true };
-  }
-
-  /** Joins the slot's session and confirms, with `booking.confirmed`, in one write. */
-  private async confirm(booking: BookingDoc, consultation: ConsultationDoc, correlationId: string): Promise<BookingDoc> {
-    const session = await this.joinSession(booking, consultation);
-    const event = makeEvent(
-      'consultation.booking.confirmed',
-      {
-        bookingId: booking._id,
-        consultationId: consultation._id,
-        sellerId: consultation.sellerId,
-        buyerId: booking.buyerId,
-        totalAmountMinor: booking.totalAmountMinor,
-        currency: booking.currency,
-        date: booking.date,
-        startTime: booking.startTime,
-        consultationCategory: consultation.category,
-      },
-      { source: 'consultation', correlationId },
-    );
-    const paid = booking.payment !== 'free';
-    const confirmed = await Booking.findOneAndUpdate(
-      { _id: booking._id, status: paid ? 'PaymentPending' : 'Pending' },
-      { $set: { status: 'Confirmed', sessionId: session._id, payment: paid ? 'held' : 'free' }, $push: { pendingEvents: event } },
-      { new: true },
-    ).lean<BookingDoc>();
-    if (!confirmed) {
-      const current = (await Booking.findById(booking._id).lean<BookingDoc>())!;
-      if (current.status === 'Confirmed') return current;
-      await this.leaveSession(booking);
-      throw new InvalidState('The booking was given up while it was being made');
-    }
-    void this.outbox.flush(Booking, booking._id);
-    this.log.info({ bookingId: booking._id, consultationId: consultation._id, paid }, 'booking confirmed');
-    return confirmed;
   }
 
   private async plan(user: AuthenticatedUser, body: CreateBookingBody, now: Date): Promise<Plan> {
@@ -366,61 +314,5 @@ export class Bookings {
       subTotalMinor,
       totalAmountMinor: quote.finalMinor,
     };
-  }
-
-  /** Creates the slot's session or joins it (one session per consultation and start). */
-  private async joinSession(booking: Omit<BookingDoc, 'createdAt' | 'updatedAt'>, consultation: ConsultationDoc): Promise<SessionDoc> {
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      try {
-        const session = await Session.findOneAndUpdate(
-          { consultationId: consultation._id, startsAt: booking.startsAt, bookingIds: { $ne: booking._id } },
-          {
-            $setOnInsert: {
-              _id: newInternalId('ses'),
-              referenceId: newUnderscoreReference('SES'),
-              sellerId: consultation.sellerId,
-              consultationTitle: consultation.title,
-              endsAt: booking.endsAt,
-              status: 'Scheduled',
-            },
-            $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
-            $inc: { participantCount: booking.places },
-          },
-          { upsert: true, new: true },
-        ).lean<SessionDoc>();
-        return session!;
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        const joined = await Session.findOne({
-          consultationId: consultation._id,
-          startsAt: booking.startsAt,
-          bookingIds: booking._id,
-        }).lean<SessionDoc>();
-        if (joined) return joined;
-      }
-    }
-    throw new InvalidState('Could not join the session; try again');
-  }
-
-  private async leaveSession(booking: BookingDoc): Promise<void> {
-    await Session.updateOne(
-      { consultationId: booking.consultationId, startsAt: booking.startsAt, bookingIds: booking._id },
-      { $pull: { bookingIds: booking._id, buyerIds: booking.buyerId }, $inc: { participantCount: -booking.places } },
-    );
-  }
-
-  private async release(booking: BookingDoc): Promise<void> {
-    await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
-    await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
-    await this.leaveSession(booking);
-    await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
-  }
-
-  private async undo(booking: BookingDoc): Promise<void> {
-    await Booking.updateOne({ _id: booking._id, status: 'Pending' }, { $set: { status: 'Failed' } });
-    await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
-    await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
-    if (booking.couponId) await releaseCouponUse(booking.couponId, booking._id);
-    await this.leaveSession(booking);
   }
 }

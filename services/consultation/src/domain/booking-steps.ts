@@ -1,0 +1,130 @@
+import { makeEvent, newInternalId, newUnderscoreReference } from '@mkt/contracts';
+import { InvalidState, isDuplicateKey, type Logger, type OutboxRelay } from '@mkt/kit';
+import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
+import type { ConsultationDoc } from '../db/setup.models';
+import type { HoldAnswer } from '../payments/wallet.client';
+import { releaseCouponUse, releasePlaces } from './places';
+
+/**
+ * The state changes of one booking after its places are taken, each a guarded single-document
+ * write (safe to repeat): confirm (joining its session, with `booking.confirmed`), fail for want
+ * of payment, give back its places, seat and coupon use.
+ */
+export class BookingSteps {
+  constructor(
+    private readonly outbox: OutboxRelay,
+    private readonly log: Logger,
+  ) {}
+
+  /** A PaymentPending booking after the wallet's answer: Confirmed, Failed, or still waiting. */
+  async applyAnswer(
+    booking: BookingDoc,
+    answer: HoldAnswer | 'voided',
+    consultation: ConsultationDoc,
+    correlationId: string,
+  ): Promise<BookingDoc> {
+    if (answer === 'held') return this.confirm(booking, consultation, correlationId);
+    if (answer === 'unreachable') return (await Booking.findById(booking._id).lean<BookingDoc>())!;
+    const failed = await Booking.findOneAndUpdate(
+      { _id: booking._id, status: 'PaymentPending' },
+      { $set: { status: 'Failed', payment: answer } },
+      { new: true },
+    ).lean<BookingDoc>();
+    if (!failed) return (await Booking.findById(booking._id).lean<BookingDoc>())!;
+    await this.undo(failed);
+    await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
+    this.log.info({ bookingId: booking._id, payment: answer }, 'booking not paid; places given back');
+    return { ...failed, released: true };
+  }
+
+  /** Joins the slot's session and confirms, with `booking.confirmed`, in one write. */
+  async confirm(booking: BookingDoc, consultation: ConsultationDoc, correlationId: string): Promise<BookingDoc> {
+    const session = await this.joinSession(booking, consultation);
+    const event = makeEvent(
+      'consultation.booking.confirmed',
+      {
+        bookingId: booking._id,
+        consultationId: consultation._id,
+        sellerId: consultation.sellerId,
+        buyerId: booking.buyerId,
+        totalAmountMinor: booking.totalAmountMinor,
+        currency: booking.currency,
+        date: booking.date,
+        startTime: booking.startTime,
+        consultationCategory: consultation.category,
+      },
+      { source: 'consultation', correlationId },
+    );
+    const paid = booking.payment !== 'free';
+    const confirmed = await Booking.findOneAndUpdate(
+      { _id: booking._id, status: paid ? 'PaymentPending' : 'Pending' },
+      { $set: { status: 'Confirmed', sessionId: session._id, payment: paid ? 'held' : 'free' }, $push: { pendingEvents: event } },
+      { new: true },
+    ).lean<BookingDoc>();
+    if (!confirmed) {
+      const current = (await Booking.findById(booking._id).lean<BookingDoc>())!;
+      if (current.status === 'Confirmed') return current;
+      await this.leaveSession(booking);
+      throw new InvalidState('The booking was given up while it was being made');
+    }
+    void this.outbox.flush(Booking, booking._id);
+    this.log.info({ bookingId: booking._id, consultationId: consultation._id, paid }, 'booking confirmed');
+    return confirmed;
+  }
+
+  /** Creates the slot's session or joins it (one session per consultation and start). */
+  async joinSession(booking: Omit<BookingDoc, 'createdAt' | 'updatedAt'>, consultation: ConsultationDoc): Promise<SessionDoc> {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        const session = await Session.findOneAndUpdate(
+          { consultationId: consultation._id, startsAt: booking.startsAt, bookingIds: { $ne: booking._id } },
+          {
+            $setOnInsert: {
+              _id: newInternalId('ses'),
+              referenceId: newUnderscoreReference('SES'),
+              sellerId: consultation.sellerId,
+              consultationTitle: consultation.title,
+              endsAt: booking.endsAt,
+              status: 'Scheduled',
+            },
+            $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
+            $inc: { participantCount: booking.places },
+          },
+          { upsert: true, new: true },
+        ).lean<SessionDoc>();
+        return session!;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const joined = await Session.findOne({
+          consultationId: consultation._id,
+          startsAt: booking.startsAt,
+          bookingIds: booking._id,
+        }).lean<SessionDoc>();
+        if (joined) return joined;
+      }
+    }
+    throw new InvalidState('Could not join the session; try again');
+  }
+
+  async leaveSession(booking: BookingDoc): Promise<void> {
+    await Session.updateOne(
+      { consultationId: booking.consultationId, startsAt: booking.startsAt, bookingIds: booking._id },
+      { $pull: { bookingIds: booking._id, buyerIds: booking.buyerId }, $inc: { participantCount: -booking.places } },
+    );
+  }
+
+  async release(booking: BookingDoc): Promise<void> {
+    await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
+    await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
+    await this.leaveSession(booking);
+    await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
+  }
+
+  async undo(booking: BookingDoc): Promise<void> {
+    await Booking.updateOne({ _id: booking._id, status: 'Pending' }, { $set: { status: 'Failed' } });
+    await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
+    await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
+    if (booking.couponId) await releaseCouponUse(booking.couponId, booking._id);
+    await this.leaveSession(booking);
+  }
+}
