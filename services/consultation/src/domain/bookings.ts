@@ -9,15 +9,7 @@ import {
   type CancelBookingBody,
   type CreateBookingBody,
 } from '@mkt/contracts';
-import {
-  BadRequest,
-  Forbidden,
-  InvalidState,
-  NotFound,
-  type AuthenticatedUser,
-  type Logger,
-  type OutboxRelay,
-} from '@mkt/kit';
+import { BadRequest, Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
 import { BookingSteps } from './booking-steps';
 import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
