@@ -146,6 +146,34 @@ describe('payments are never a silent sandbox (issue 12)', () => {
   });
 });
 
+describe('the gateway never runs on development defaults in production (issue 12)', () => {
+  type Env = Array<{ name: string; value?: string; valueFrom?: unknown }>;
+  const gatewayEnv = (overlay: string) =>
+    byKind(overlay, 'Deployment').find((d) => d.metadata.name === 'gateway')!.spec.template.spec.containers[0].env as Env;
+
+  test.each(['dev', 'prod'])(
+    '%s: explicit CORS origins, one trusted proxy, the admin password from a Secret, metrics not in the Service',
+    (overlay) => {
+      const env = gatewayEnv(overlay);
+      const value = (name: string) => env.find((e) => e.name === name)?.value;
+      expect(value('CORS_ORIGINS')).toMatch(/^https?:\/\/[^*]+$/);
+      expect(value('TRUST_PROXY')).toBe('1');
+      expect(env.find((e) => e.name === 'ADMIN_PASSWORD')).toMatchObject({ valueFrom: { secretKeyRef: { name: 'marketplace-admin' } } });
+      const service = byKind(overlay, 'Service').find((s) => s.metadata.name === 'gateway')!;
+      expect(service.spec.ports.map((p: { port: number }) => p.port)).not.toContain(Number(value('METRICS_PORT')));
+    },
+  );
+
+  test('compose has no default admin password and names its CORS origins', () => {
+    const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { environment: Record<string, string> }>;
+    };
+    const env = compose.services.gateway!.environment;
+    expect(env.ADMIN_PASSWORD).toMatch(/^\$\{ADMIN_PASSWORD:\?/);
+    expect(env.CORS_ORIGINS).not.toContain('*');
+  });
+});
+
 describe('docker-compose.yml', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };
