@@ -198,6 +198,18 @@ describe('forged relationships (issue 12)', () => {
     expect(await Relationship.countDocuments({ buyerId: ghost.id })).toBe(0);
   });
 
+  test('a buyer whose registration event is still on its way is waited for (up to 2 s)', async () => {
+    const seller = newUser('seller');
+    const buyer = newUser();
+    const pending = post(seller, { sellerId: seller.id, buyerId: buyer.ref });
+    // The event lands while the create is already waiting for it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await apply(registered(buyer, 'Late Buyer'));
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ sellerId: seller.id, buyerId: buyer.id });
+  });
+
   test('ids or USR references both name the seller and the buyer; stored by id', async () => {
     const seller = newUser('seller');
     const buyer = newUser();

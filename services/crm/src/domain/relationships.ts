@@ -82,6 +82,20 @@ async function knownUser(key: string): Promise<UserDoc | null> {
   return KnownUser.findOne(byIdOrReference(key)).lean<UserDoc>();
 }
 
+/** How long a create waits for a user registered a moment ago (its event may still be on its way). */
+export const REGISTRATION_WAIT_MS = 2_000;
+const REGISTRATION_POLL_MS = 100;
+
+/** `knownUser`, waiting a little for one whose registration event has not arrived yet. */
+async function registeredUser(key: string): Promise<UserDoc | null> {
+  const deadline = Date.now() + REGISTRATION_WAIT_MS;
+  for (;;) {
+    const user = await knownUser(key);
+    if (user || Date.now() >= deadline) return user;
+    await new Promise((resolve) => setTimeout(resolve, REGISTRATION_POLL_MS));
+  }
+}
+
 function unknownUser(path: 'sellerId' | 'buyerId'): AppError {
   const message = `No ${path === 'sellerId' ? 'seller' : 'user'} with this id or reference is known`;
   return new AppError(404, ErrorCode.notFound, message, [{ path, code: ErrorCode.notFound, message }]);
@@ -95,7 +109,7 @@ function unknownUser(path: 'sellerId' | 'buyerId'): AppError {
 async function resolvePair(user: AuthenticatedUser, body: CreateCustomerBody): Promise<{ sellerId: string; buyerId: string }> {
   let sellerId: string;
   if (isAdmin(user)) {
-    const seller = await knownUser(body.sellerId);
+    const seller = await registeredUser(body.sellerId);
     if (!seller || seller.role !== 'seller') throw unknownUser('sellerId');
     sellerId = seller._id;
   } else {
@@ -103,7 +117,7 @@ async function resolvePair(user: AuthenticatedUser, body: CreateCustomerBody): P
     if (body.sellerId !== user.id && body.sellerId !== user.ref) throw new Forbidden('A seller records relationships for itself only');
     sellerId = user.id;
   }
-  const buyer = await knownUser(body.buyerId);
+  const buyer = await registeredUser(body.buyerId);
   if (!buyer) throw unknownUser('buyerId');
   if (buyer._id === sellerId) throw new Conflict('A seller is not their own customer');
   return { sellerId, buyerId: buyer._id };
