@@ -34,6 +34,8 @@ export interface BookingHoldDoc {
   credit: StepState;
   fee: StepState;
   settledAt: Date | null;
+  /** The wallets have forgotten this booking's op ids (long after the settlement ended). */
+  opsForgotten?: boolean;
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
@@ -54,6 +56,7 @@ const holdSchema = new Schema<BookingHoldDoc>(
     credit: { type: String, default: 'none' },
     fee: { type: String, default: 'none' },
     settledAt: { type: Date, default: null },
+    opsForgotten: { type: Boolean, default: false },
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },

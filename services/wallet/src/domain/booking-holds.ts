@@ -5,7 +5,6 @@ import type { LedgerRelay } from '../db/ledger-relay';
 import { applyWalletOp, forgetWalletOp, openWallet, Wallet, type WalletDoc, type WalletOp } from '../db/wallet.model';
 import { settlementOf } from './settlement';
 import { BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
-import { runWalletStep } from './wallet-step';
 
 export interface BookingHoldSettings {
   referencePrefix: string;
@@ -18,6 +17,14 @@ export interface BookingHoldSettings {
 const RESUME_GRACE_MS = 30_000;
 /** A hold whose request died before it was recorded is given up after this (the consultation voids first). */
 const ABANDON_AFTER_MS = 60 * 60_000;
+/**
+ * The op ids of a booking's money steps stay on the wallets until this long after its
+ * settlement ended. Until then a step applied again — by a redelivered event handled at the
+ * same moment, or a request stalled mid-way — is a no-op, whatever the record said when it read it.
+ */
+const FORGET_OPS_AFTER_MS = 60 * 60_000;
+/** Ended holds are checked for a hold op applied after their end for this long. */
+const STRAY_WINDOW_MS = 24 * 3_600_000;
 
 const holdOpId = (bookingId: string) => `booking:${bookingId}:hold`;
 const unholdOpId = (bookingId: string) => `booking:${bookingId}:unhold`;
@@ -119,6 +126,7 @@ export class BookingHolds {
       );
     }
     await this.reconcileStrayHolds(now);
+    await this.forgetSettledOps(now);
   }
 
   /** Inserts the record unless it exists; either way answers the stored one. */
@@ -155,7 +163,7 @@ export class BookingHolds {
     await BookingHold.updateOne({ _id: record._id, status: 'Pending' }, { $set: { status: 'Held', hold: 'done' } });
     const fresh = (await this.find(record._id))!;
     if (fresh.hold === 'done') {
-      await forgetWalletOp(record.buyerWalletId!, op.opId);
+      // The op id stays on the wallet until the settlement is long over (FORGET_OPS_AFTER_MS).
       void this.ledger.flush(record.buyerWalletId!);
       this.log.info({ bookingId: record._id, amountMinor: record.amountMinor }, 'booking amount held');
     } else {
@@ -167,7 +175,8 @@ export class BookingHolds {
 
   /**
    * Gives back a hold that was applied to the wallet but never recorded on its (now ended)
-   * record. The unhold op id is kept by the wallet, so it can never apply twice.
+   * record. Both op ids stay on the wallet for good (a rare path), so neither the hold nor its
+   * release can ever apply again.
    */
   private async unholdIfApplied(record: BookingHoldDoc): Promise<void> {
     const walletId = record.buyerWalletId;
@@ -181,38 +190,68 @@ export class BookingHolds {
       heldDeltaMinor: -record.amountMinor,
       reference: record._id,
     });
-    await forgetWalletOp(walletId, holdOpId(record._id));
     void this.ledger.flush(walletId);
     this.log.warn({ bookingId: record._id }, 'a hold applied after its booking was given up was released');
   }
 
-  /** Wallets left with a booking hold op their record never recorded (a crash, a race). */
+  /**
+   * Holds that ended without taking the money (refused, voided, or Pending past the abandon
+   * time) but whose hold op reached the wallet anyway (a crash or a race between the two):
+   * the money goes back.
+   */
   private async reconcileStrayHolds(now: Date): Promise<void> {
-    const wallets = await Wallet.find({ appliedOps: /^booking:.+:hold$/ }, { appliedOps: 1 })
+    const ended = await BookingHold.find({
+      hold: { $ne: 'done' },
+      buyerWalletId: { $ne: null },
+      $or: [
+        {
+          status: { $in: ['Rejected', 'Voided'] },
+          updatedAt: { $lt: new Date(now.getTime() - RESUME_GRACE_MS), $gt: new Date(now.getTime() - STRAY_WINDOW_MS) },
+        },
+        { status: 'Pending', updatedAt: { $lt: new Date(now.getTime() - ABANDON_AFTER_MS) } },
+      ],
+    })
       .limit(100)
-      .lean<WalletDoc[]>();
-    for (const wallet of wallets) {
-      for (const opId of wallet.appliedOps.filter((id) => /^booking:.+:hold$/.test(id))) {
-        const record = await this.find(opId.slice('booking:'.length, -':hold'.length));
-        if (!record) continue;
-        if (record.hold === 'done') await forgetWalletOp(wallet._id, opId);
-        else if (record.status === 'Pending' && record.updatedAt.getTime() > now.getTime() - ABANDON_AFTER_MS) continue;
-        else {
-          await BookingHold.updateOne({ _id: record._id, status: 'Pending' }, { $set: { status: 'Voided' } });
-          const ended = (await this.find(record._id))!;
-          if (ended.hold !== 'done') await this.unholdIfApplied(ended);
-        }
+      .lean<BookingHoldDoc[]>();
+    for (const record of ended) {
+      if (record.status === 'Pending') await BookingHold.updateOne({ _id: record._id, status: 'Pending' }, { $set: { status: 'Voided' } });
+      const fresh = (await this.find(record._id))!;
+      if (fresh.hold !== 'done' && fresh.status !== 'Pending') await this.unholdIfApplied(fresh);
+    }
+  }
+
+  /** Lets the wallets forget the op ids of settlements ended long ago (keeps `appliedOps` small). */
+  private async forgetSettledOps(now: Date): Promise<void> {
+    const old = await BookingHold.find({
+      status: 'Settled',
+      opsForgotten: { $ne: true },
+      settledAt: { $lt: new Date(now.getTime() - FORGET_OPS_AFTER_MS) },
+    })
+      .limit(100)
+      .lean<BookingHoldDoc[]>();
+    for (const record of old) {
+      const id = record._id;
+      if (record.buyerWalletId) {
+        await forgetWalletOp(record.buyerWalletId, holdOpId(id));
+        await forgetWalletOp(record.buyerWalletId, `booking:${id}:release`);
       }
+      const seller = await Wallet.findOne({ userId: record.sellerId }, { _id: 1 }).lean<WalletDoc>();
+      if (seller) await forgetWalletOp(seller._id, `booking:${id}:capture`);
+      const platform = await Wallet.findOne({ userId: PLATFORM_USER_ID }, { _id: 1 }).lean<WalletDoc>();
+      if (platform) await forgetWalletOp(platform._id, `booking:${id}:fee`);
+      await BookingHold.updateOne({ _id: id }, { $set: { opsForgotten: true } });
     }
   }
 
   /** The settlement's steps, in order: the buyer's held money first, then the credits. */
   private async carryOn(record: BookingHoldDoc, correlationId: string): Promise<BookingHoldDoc> {
     const s = record.settlement!;
-    const step = (field: 'release' | 'credit' | 'fee', walletId: string, op: Omit<WalletOp, 'reference'>) =>
-      runWalletStep(this.ledger, walletId, { ...op, reference: record._id }, () =>
-        BookingHold.updateOne({ _id: record._id, [field]: 'pending' }, { $set: { [field]: 'done' } }),
-      );
+    // Applied (once: its op id), then recorded; the op id is forgotten only long after the end.
+    const step = async (field: 'release' | 'credit' | 'fee', walletId: string, op: Omit<WalletOp, 'reference'>) => {
+      await applyWalletOp(walletId, { ...op, reference: record._id });
+      await BookingHold.updateOne({ _id: record._id, [field]: 'pending' }, { $set: { [field]: 'done' } });
+      void this.ledger.flush(walletId);
+    };
     if (record.release === 'pending')
       await step('release', record.buyerWalletId!, {
         opId: `booking:${record._id}:release`,
