@@ -2,6 +2,7 @@ import type { Logger, OutboxRelay } from '@mkt/kit';
 import type { WalletParts } from './app';
 import type { WalletConfig } from './config';
 import { LedgerRelay } from './db/ledger-relay';
+import { dropForgottenOps } from './db/wallet.model';
 import { BookingHolds } from './domain/booking-holds';
 import { deleteExpiredIdempotencyKeys } from './domain/idempotency';
 import { Limits } from './domain/limits.service';
@@ -69,6 +70,7 @@ export function assembleWallet(config: Readonly<WalletConfig>, outbox: OutboxRel
       () => payouts.resume(),
       () => transfers.resume(),
       () => ledger.sweep(),
+      () => dropForgottenOps(),
       () => limits.deleteExpired(),
       () => deleteExpiredIdempotencyKeys(),
     ];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Transfer } from '../src/db/records.model';
-import { openWallet } from '../src/db/wallet.model';
+import { dropForgottenOps, openWallet } from '../src/db/wallet.model';
 import { userRegisteredConsumer } from '../src/events/user-registered.consumer';
 import { makeEvent } from '@mkt/contracts';
 import { Wallet } from '../src/db/wallet.model';
@@ -97,6 +97,25 @@ describe('POST /v1/wallet/transfers', () => {
     expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
     expect(await balancesOf(to)).toEqual({ available: 40_00, held: 0 });
     expect(await ledgerMatches(to)).toBe(true);
+  });
+});
+
+describe('op ids outlive their step by an hour', () => {
+  test('a step run again from a stale read after it completed changes nothing; the sweep drops the op id later', async () => {
+    const { from, to } = await pair();
+    const res = await transfer(from, { toUserId: to.id, amount: 10_00, currency: 'ETB' });
+    const done = (await Transfer.findById(res.body.data.id).lean())!;
+    // A second runner that read the transfer while it was still Pending, arriving late:
+    await walletApp().parts.transfers.debit({ ...done, status: 'Pending' });
+    await walletApp().parts.transfers.credit({ ...done, status: 'Debited' });
+    expect(await balancesOf(from)).toEqual({ available: 90_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 10_00, held: 0 });
+    const opsOf = async (user: ReturnType<typeof newUser>) => (await Wallet.findOne({ userId: user.id }).lean())!.appliedOps;
+    expect(await opsOf(from)).toContain(`transfer:${done._id}:debit`);
+    await dropForgottenOps(new Date(Date.now() + 2 * 3_600_000));
+    expect(await opsOf(from)).not.toContain(`transfer:${done._id}:debit`);
+    expect((await Wallet.findOne({ userId: from.id }).lean())!.doneOps).toEqual([]);
+    expect(await ledgerMatches(from)).toBe(true);
   });
 });
 

@@ -40,8 +40,13 @@ export interface WalletDoc {
   currency: string;
   availableMinor: number;
   heldMinor: number;
-  /** Operations applied whose owning record has not yet recorded it: the idempotency guard. */
+  /**
+   * Operations applied: the idempotency guard. An op id stays here until an hour after its
+   * owning record recorded the step (`doneOps`), so a repeat read from a stale record is a no-op.
+   */
   appliedOps: string[];
+  /** Op ids whose step its record has recorded, with when: dropped from `appliedOps` an hour later. */
+  doneOps: Array<{ id: string; at: Date }>;
   /** Entries written with the balance change, moved to the ledger collection by the relay. */
   pendingEntries: LedgerEntry[];
   createdAt: Date;
@@ -58,6 +63,7 @@ const walletSchema = new Schema<WalletDoc>(
     availableMinor: { type: Number, required: true, default: 0, min: 0 },
     heldMinor: { type: Number, required: true, default: 0, min: 0 },
     appliedOps: { type: [String], default: [] },
+    doneOps: freeFormArrayField,
     pendingEntries: freeFormArrayField,
   },
   { timestamps: true, versionKey: false },
@@ -133,10 +139,37 @@ export async function applyWalletOp(walletId: string, op: WalletOp): Promise<voi
   throw new InsufficientFunds();
 }
 
+/** How long a wallet remembers an op id after its record recorded the step. */
+export const FORGET_OPS_AFTER_MS = 60 * 60_000;
+
 /**
- * Forgets an applied op once its owning record says the step is done (so it is never replayed).
- * Keeps `appliedOps` small without FerretDB-unsupported `$slice`.
+ * The owning record says the step is done: the op id is forgotten, but only an hour later
+ * (`dropForgottenOps`). A step run twice at once (a request and the sweep, a redelivered
+ * event) can then never apply again after the first run forgot it, whatever its stale read.
  */
 export async function forgetWalletOp(walletId: string, opId: string): Promise<void> {
-  await Wallet.updateOne({ _id: walletId }, { $pull: { appliedOps: opId } });
+  await Wallet.updateOne({ _id: walletId, 'doneOps.id': { $ne: opId } }, { $push: { doneOps: { id: opId, at: new Date() } } });
+}
+
+/** Drops op ids from a wallet now (their steps ended long ago). */
+export async function dropWalletOps(walletId: string, opIds: string[]): Promise<void> {
+  await Wallet.updateOne({ _id: walletId }, { $pullAll: { appliedOps: opIds } });
+}
+
+/** The sweep: op ids forgotten over an hour ago leave `appliedOps` (keeps it small). */
+export async function dropForgottenOps(now = new Date()): Promise<void> {
+  const cutoff = now.getTime() - FORGET_OPS_AFTER_MS;
+  const wallets = await Wallet.find({ 'doneOps.at': { $lt: new Date(cutoff) } }, { doneOps: 1 })
+    .limit(200)
+    .lean<WalletDoc[]>();
+  for (const wallet of wallets) {
+    const old = wallet.doneOps.filter((entry) => new Date(entry.at).getTime() < cutoff);
+    // Pulled as the exact stored values (works on every MongoDB-compatible server).
+    await Wallet.collection.updateOne(
+      { _id: wallet._id } as object,
+      {
+        $pullAll: { appliedOps: old.map((entry) => entry.id), doneOps: old },
+      } as object,
+    );
+  }
 }

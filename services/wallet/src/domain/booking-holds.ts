@@ -2,7 +2,7 @@ import { makeEvent, type CreateBookingHoldBody } from '@mkt/contracts';
 import { Conflict, isDuplicateKey, NotFound, type Logger, type OutboxRelay } from '@mkt/kit';
 import { BookingHold, type BookingHoldDoc, type Settlement, type SettlementKind } from '../db/booking-hold.model';
 import type { LedgerRelay } from '../db/ledger-relay';
-import { applyWalletOp, forgetWalletOp, openWallet, Wallet, type WalletDoc, type WalletOp } from '../db/wallet.model';
+import { applyWalletOp, dropWalletOps, FORGET_OPS_AFTER_MS, openWallet, Wallet, type WalletDoc, type WalletOp } from '../db/wallet.model';
 import { settlementOf } from './settlement';
 import { BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
 
@@ -17,12 +17,6 @@ export interface BookingHoldSettings {
 const RESUME_GRACE_MS = 30_000;
 /** A hold whose request died before it was recorded is given up after this (the consultation voids first). */
 const ABANDON_AFTER_MS = 60 * 60_000;
-/**
- * The op ids of a booking's money steps stay on the wallets until this long after its
- * settlement ended. Until then a step applied again — by a redelivered event handled at the
- * same moment, or a request stalled mid-way — is a no-op, whatever the record said when it read it.
- */
-const FORGET_OPS_AFTER_MS = 60 * 60_000;
 /** Ended holds are checked for a hold op applied after their end for this long. */
 const STRAY_WINDOW_MS = 24 * 3_600_000;
 
@@ -231,14 +225,11 @@ export class BookingHolds {
       .lean<BookingHoldDoc[]>();
     for (const record of old) {
       const id = record._id;
-      if (record.buyerWalletId) {
-        await forgetWalletOp(record.buyerWalletId, holdOpId(id));
-        await forgetWalletOp(record.buyerWalletId, `booking:${id}:release`);
-      }
+      if (record.buyerWalletId) await dropWalletOps(record.buyerWalletId, [holdOpId(id), `booking:${id}:release`]);
       const seller = await Wallet.findOne({ userId: record.sellerId }, { _id: 1 }).lean<WalletDoc>();
-      if (seller) await forgetWalletOp(seller._id, `booking:${id}:capture`);
+      if (seller) await dropWalletOps(seller._id, [`booking:${id}:capture`]);
       const platform = await Wallet.findOne({ userId: PLATFORM_USER_ID }, { _id: 1 }).lean<WalletDoc>();
-      if (platform) await forgetWalletOp(platform._id, `booking:${id}:fee`);
+      if (platform) await dropWalletOps(platform._id, [`booking:${id}:fee`]);
       await BookingHold.updateOne({ _id: id }, { $set: { opsForgotten: true } });
     }
   }
