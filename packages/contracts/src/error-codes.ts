@@ -4,6 +4,7 @@ export const ErrorCode = {
   unauthenticated: 'unauthenticated',
   forbidden: 'forbidden',
   notFound: 'not_found',
+  methodNotAllowed: 'method_not_allowed',
   conflict: 'conflict',
   invalidState: 'invalid_state',
   payloadTooLarge: 'payload_too_large',

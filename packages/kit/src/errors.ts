@@ -35,6 +35,21 @@ export class NotFound extends AppError {
     super(404, ErrorCode.notFound, `${what} not found`);
   }
 }
+/** 405: the path is served, the method is not; `Allow` lists the methods that are. */
+export class MethodNotAllowed extends AppError {
+  constructor(method: string, allowed: string[]) {
+    super(405, ErrorCode.methodNotAllowed, `Method ${method} is not allowed here`, [], { Allow: allowed.join(', ') });
+  }
+}
+/**
+ * The document an update or read returned, or 404 when it found nothing (the record went away
+ * between the read that authorised the change and the write): never a non-null assertion
+ * that ends in a 500.
+ */
+export function foundOr404<T>(doc: T | null | undefined, what = 'Resource'): T {
+  if (doc === null || doc === undefined) throw new NotFound(what);
+  return doc;
+}
 export class Conflict extends AppError {
   constructor(message: string, code: string = ErrorCode.conflict) {
     super(409, code, message);

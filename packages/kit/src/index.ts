@@ -10,3 +10,4 @@ export * from './http/validate';
 export * from './http/auth';
 export * from './http/request-id';
 export * from './bus';
+export * from './http/method-not-allowed';

@@ -11,6 +11,12 @@ beforeAll(async () => {
   inner.get('/secret', (_req, res) => {
     res.json({ success: true, data: 'secret' });
   });
+  inner.delete('/secret', (_req, res) => {
+    res.json({ success: true, data: 'deleted' });
+  });
+  inner.patch('/:id/note', (_req, res) => {
+    res.json({ success: true, data: 'noted' });
+  });
   const app = createService({
     name: 'routing-test',
     log: pino({ level: 'silent' }),
@@ -41,5 +47,33 @@ describe('createService routing is case-sensitive and strict', () => {
     expect((await call(server.url, 'GET', '/things/items')).body).toMatchObject({ data: 'items' });
     expect((await call(server.url, 'GET', '/things/items/')).body).toMatchObject({ data: 'items' });
     expect((await call(server.url, 'GET', '/things/ITEMS')).status).toBe(404);
+  });
+});
+
+describe('a method not served on a served path', () => {
+  test('answers 405 in the envelope with the methods that are served in Allow', async () => {
+    const res = await call(server.url, 'POST', '/things/secret');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('DELETE, GET, HEAD');
+    expect(res.body).toMatchObject({ success: false, errors: [{ path: '', code: 'method_not_allowed' }] });
+  });
+
+  test('finds routes with parameters inside mounted routers and on the app itself', async () => {
+    const param = await call(server.url, 'GET', '/things/abc/note');
+    expect({ status: param.status, allow: param.headers.get('allow') }).toEqual({ status: 405, allow: 'PATCH' });
+    const plain = await call(server.url, 'PUT', '/plain');
+    expect({ status: plain.status, allow: plain.headers.get('allow') }).toEqual({ status: 405, allow: 'GET, HEAD' });
+  });
+
+  test('a path no route serves stays 404, in any method and any other spelling', async () => {
+    for (const [method, path] of [
+      ['POST', '/nothing'],
+      ['POST', '/things/SECRET'],
+      ['PUT', '/plain/'],
+      ['DELETE', '/things/abc/other'],
+    ]) {
+      const res = await call(server.url, method, path);
+      expect({ method, path, status: res.status, allow: res.headers.get('allow') }).toEqual({ method, path, status: 404, allow: null });
+    }
   });
 });

@@ -3,6 +3,8 @@ import {
   type AppError,
   Conflict,
   Forbidden,
+  foundOr404,
+  MethodNotAllowed,
   InvalidState,
   NotFound,
   PayloadTooLarge,
@@ -35,6 +37,24 @@ describe('toHttpError', () => {
     expect(mapped.status).toBe(status);
     expect(mapped.body.errors[0]).toMatchObject({ code });
     expect(mapped.body.message).toBe(err.message);
+  });
+  test('method not allowed is 405 method_not_allowed with Allow', () => {
+    const mapped = toHttpError(new MethodNotAllowed('PUT', ['GET', 'HEAD']));
+    expect(mapped).toMatchObject({ status: 405, headers: { Allow: 'GET, HEAD' }, internal: false });
+    expect(mapped.body.errors).toEqual([{ path: '', code: 'method_not_allowed', message: 'Method PUT is not allowed here' }]);
+  });
+  test('foundOr404 passes a document through and turns nothing into a 404', () => {
+    const doc = { id: 'x' };
+    expect(foundOr404(doc, 'Review')).toBe(doc);
+    for (const nothing of [null, undefined]) {
+      let thrown: unknown;
+      try {
+        foundOr404(nothing, 'Review');
+      } catch (err) {
+        thrown = err;
+      }
+      expect(toHttpError(thrown)).toMatchObject({ status: 404, body: { message: 'Review not found' } });
+    }
   });
   test('rate limited carries Retry-After', () => {
     expect(toHttpError(new RateLimited(2.2)).headers['Retry-After']).toBe('3');

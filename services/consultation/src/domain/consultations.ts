@@ -8,7 +8,7 @@ import {
   type CreateConsultationBody,
   type UpdateConsultationBody,
 } from '@mkt/contracts';
-import { BadRequest, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { BadRequest, foundOr404, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { SlotPlace, DayPlace } from '../db/booking.models';
 import { Consultation, Pricing, RuleSet, type ConsultationDoc, type PricingDoc, type RuleSetDoc } from '../db/setup.models';
 import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation } from './access';
@@ -91,7 +91,10 @@ export async function updateConsultation(user: AuthenticatedUser, key: string, b
   if (body.pricingId !== undefined) set.pricingId = (await ownRecord(Pricing, body.pricingId, consultation.sellerId, 'pricingId'))._id;
   const rebookable = BOOKABLE_CONSULTATION_FIELDS.some((field) => set[field] !== undefined && set[field] !== consultation[field]);
   if (rebookable) Object.assign(set, { currentStatus: 'Pending', visibility: 'Hidden' });
-  return (await Consultation.findOneAndUpdate({ _id: consultation._id }, { $set: set }, { new: true }).lean<ConsultationDoc>())!;
+  return foundOr404(
+    await Consultation.findOneAndUpdate({ _id: consultation._id }, { $set: set }, { new: true }).lean<ConsultationDoc>(),
+    'Consultation',
+  );
 }
 
 async function ownRecord<T extends { _id: string; sellerId: string }>(
@@ -127,7 +130,7 @@ export async function approveConsultation(key: string): Promise<ConsultationDoc>
 export async function freeSlots(user: AuthenticatedUser | undefined, key: string, from: string, to: string, now = new Date()) {
   const consultation = await visibleConsultation(user, key);
   const range = localDateRange(from, to, consultation.timezone);
-  const ruleSet = (await RuleSet.findById(consultation.ruleSetId).lean<RuleSetDoc>())!;
+  const ruleSet = foundOr404(await RuleSet.findById(consultation.ruleSetId).lean<RuleSetDoc>(), 'Rule set');
   const found = slotsBetween(
     scheduleOf(consultation, ruleSet),
     range.start > now ? range.start : new Date(now.getTime() + 1),

@@ -10,7 +10,7 @@ import {
   type PageQuery,
   type UpdateCustomerBody,
 } from '@mkt/contracts';
-import { AppError, byIdOrReference, Conflict, Forbidden, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { AppError, byIdOrReference, Conflict, Forbidden, foundOr404, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { KnownUser, Relationship, type RelationshipDoc, type UserDoc } from '../db/crm.models';
 import { analyticsOf } from './totals';
 
@@ -160,7 +160,10 @@ export async function updateRelationship(user: AuthenticatedUser, id: string, bo
     set.followStatus ??= body.isFollower ? 'Following' : 'NotFollowing';
   }
   if (body.isFavorite !== undefined && body.isFavorite !== current.isFavorite) set.markedFavoriteAt = body.isFavorite ? now : null;
-  return (await Relationship.findOneAndUpdate({ _id: current._id }, { $set: set }, { new: true }).lean<RelationshipDoc>())!;
+  return foundOr404(
+    await Relationship.findOneAndUpdate({ _id: current._id }, { $set: set }, { new: true }).lean<RelationshipDoc>(),
+    'Customer',
+  );
 }
 
 /**

@@ -1,4 +1,3 @@
-import sanitizeHtml from 'sanitize-html';
 import {
   ErrorCode,
   makeEvent,
@@ -14,6 +13,7 @@ import {
   Conflict,
   Forbidden,
   isDuplicateKey,
+  foundOr404,
   NotFound,
   RuleViolation,
   type AuthenticatedUser,
@@ -21,11 +21,6 @@ import {
   type OutboxRelay,
 } from '@mkt/kit';
 import { Eligibility, Review, Reviewer, type ReviewDoc } from '../db/review.models';
-
-/** Comments are plain text: every tag goes, entities stay escaped as the client sent them. */
-export function plainText(comment: string): string {
-  return sanitizeHtml(comment, { allowedTags: [], allowedAttributes: {} }).trim();
-}
 
 /** The completed-session record of a buyer for a consultation named by id or reference. */
 export async function eligibilityOf(buyerId: string, consultationKey: string) {
@@ -58,7 +53,8 @@ export class Reviews {
         reviewerId: user.id,
         reviewerNameSnapshot: user.name,
         rating: body.rating,
-        comment: plainText(body.comment),
+        // Plain text as written: escaping belongs to whoever renders it (HTML, a PDF, a push).
+        comment: body.comment,
         pendingEvents: [event],
       });
       void this.outbox.flush(Review, id);
@@ -108,6 +104,9 @@ export class Reviews {
     const admin = user.role === 'admin';
     if (!admin && user.id !== review.reviewerId) throw new Forbidden('This review is someone else’s');
     if (!admin && isActive) throw new Forbidden('Only an admin restores a review');
-    return (await Review.findOneAndUpdate({ _id: review._id }, { $set: { isActive } }, { new: true }).lean<ReviewDoc>())!;
+    return foundOr404(
+      await Review.findOneAndUpdate({ _id: review._id }, { $set: { isActive } }, { new: true }).lean<ReviewDoc>(),
+      'Review',
+    );
   }
 }
