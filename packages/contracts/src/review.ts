@@ -9,7 +9,8 @@ export const CreateReviewBody = z
     entityType: ReviewEntityType,
     entityId: z.string().trim().min(1).max(64),
     rating: z.number().int('A rating is a whole number').min(1).max(5),
-    comment: z.string().max(2000).default(''),
+    /** Plain text, stored and returned as written (surrounding whitespace trimmed); clients escape it. */
+    comment: z.string().trim().max(2000).default(''),
   })
   .strict();
 export type CreateReviewBody = z.infer<typeof CreateReviewBody>;
