@@ -408,6 +408,11 @@ const MATRIX: Record<string, Row> = {
     },
   },
   'GET /consultations/bookings': { expect: SIGNED_IN, request: () => ({ path: '/consultations/bookings' }) },
+  // A booking is known to its buyer and its seller only: to anyone else it does not exist.
+  'GET /consultations/bookings/{id}': {
+    expect: s(401, 200, 404, 200, 404, 200),
+    request: (w) => ({ path: `/consultations/bookings/${w.bookingId}` }),
+  },
   // Its buyer or its seller cancels a booking (or an admin).
   'POST /consultations/bookings/cancel': {
     expect: s(401, 200, 403, 200, 403, 200),
