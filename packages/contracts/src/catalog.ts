@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Currency, majorToMinor } from './money';
+import { Currency, NonNegativeMajorAmount, NonNegativeMoneyParam } from './money';
 import { PageQuery } from './pagination';
 import { referenceOf } from './references';
 
@@ -8,19 +8,6 @@ export const Visibility = z.enum(VISIBILITIES);
 export type Visibility = z.infer<typeof Visibility>;
 
 export const ShippingHandler = z.enum(['Seller', 'Platform']);
-
-/** A non-negative major-unit amount with at most 2 decimals, parsed to minor units. */
-export const NonNegativeMajorAmount = z
-  .number()
-  .min(0, 'The amount cannot be negative')
-  .transform((value, ctx) => {
-    const minor = majorToMinor(value);
-    if (minor === null) {
-      ctx.addIssue({ code: 'custom', message: 'The amount must have at most 2 decimals' });
-      return z.NEVER;
-    }
-    return minor;
-  });
 
 export const PropertyValue = z.union([z.string().trim().max(200), z.number().finite(), z.boolean()]);
 
@@ -96,8 +83,9 @@ export const ProductRefParams = z.object({ referenceId: referenceOf('SELL-PROD')
 export const ProductListQuery = PageQuery.extend({
   q: z.string().trim().min(1).max(100).optional(),
   categoryId: referenceOf('CAT').optional(),
-  minPrice: z.coerce.number().min(0).optional(),
-  maxPrice: z.coerce.number().min(0).optional(),
+  /** Minor units once parsed. */
+  minPrice: NonNegativeMoneyParam.optional(),
+  maxPrice: NonNegativeMoneyParam.optional(),
   sort: z.enum(['newest', 'price_asc', 'price_desc']).default('newest'),
 }).strict();
 export type ProductListQuery = z.infer<typeof ProductListQuery>;

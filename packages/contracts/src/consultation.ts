@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { Currency } from './money';
-import { NonNegativeMajorAmount } from './catalog';
+import { Currency, NonNegativeMajorAmount, parseMoney } from './money';
 import { PageQuery } from './pagination';
 
 export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
@@ -229,8 +228,8 @@ export const CreateDiscountBody = z
       ctx.addIssue({ code: 'custom', path: ['validTo'], message: 'validTo must be after validFrom' });
     if (body.discountType === 'Percentage' && body.discountValue > 100)
       ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'A percentage is at most 100' });
-    if (body.discountType === 'Fixed' && Math.round(body.discountValue * 100) !== body.discountValue * 100) {
-      ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'At most 2 decimals' });
+    if (body.discountType === 'Fixed' && parseMoney(body.discountValue) === null) {
+      ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'A fixed discount is an amount with at most 2 decimals' });
     }
   });
 export type CreateDiscountBody = z.infer<typeof CreateDiscountBody>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PageQuery } from './pagination';
+import { NonNegativeMoneyParam } from './money';
 
 export const RelationshipStatus = z.enum(['Active', 'Inactive', 'Blocked']);
 export const CustomerType = z.enum(['New', 'Regular', 'VIP']);
@@ -52,4 +53,4 @@ export const CustomerListQuery = PageQuery.extend({
   customerType: CustomerType.optional(),
 }).strict();
 export const RelationListQuery = PageQuery.strict();
-export const HighValueQuery = PageQuery.extend({ minLifetimeValue: z.coerce.number().min(0).default(0) }).strict();
+export const HighValueQuery = PageQuery.extend({ minLifetimeValue: NonNegativeMoneyParam.default(0) }).strict();

@@ -15,32 +15,50 @@ export const Currency = z
 /** Largest amount in minor units that stays exact as a JS number. */
 export const MAX_MINOR = Number.MAX_SAFE_INTEGER;
 
+/** Plain decimal notation, at most 2 decimals: no exponent, no `+`, no spaces inside, no bare `.5`. */
 const decimalRe = /^(-)?(\d+)(?:\.(\d{1,2}))?$/;
 
-/** "12.5" → 1250, "-0.01" → -1; null for anything with more than 2 decimals or out of range. */
-export function decimalStringToMinor(value: string): number | null {
-  const match = decimalRe.exec(value.trim());
+/** Major-unit JSON numbers below this keep their cents exactly (≤ 15 significant digits). */
+export const MAX_EXACT_MAJOR_NUMBER = 1e13;
+
+/**
+ * The one money parser: a decimal string ("12.50", "-0.01") or a JSON number (12.5) → integer
+ * minor units; null for anything else. A number is read in its shortest exact decimal form
+ * (`String(1.1)` is "1.1"), so the rules are the same for both: at most 2 decimals (an exact
+ * multiple of 0.01), no exponent form (`2.6e-42` and `1e+21` are refused, not rounded to 0 or
+ * taken as huge), finite, and within the exact-integer range once in minor units. Computed floats
+ * such as `0.1 + 0.2` (0.30000000000000004) are refused: money never arrives as arithmetic.
+ * Numbers of 10^13 or more are refused (a double cannot hold their cents); strings go further.
+ */
+export function parseMoney(value: string | number): number | null {
+  let text: string;
+  if (typeof value === 'number') {
+    // Beyond 15 significant digits a double no longer holds the cents the client wrote.
+    if (!Number.isFinite(value) || Math.abs(value) >= MAX_EXACT_MAJOR_NUMBER) return null;
+    text = String(value);
+  } else if (typeof value === 'string') {
+    text = value.trim();
+  } else {
+    return null;
+  }
+  const match = decimalRe.exec(text);
   if (!match) return null;
   const [, sign, whole, fraction = ''] = match;
-  const minor = Number(whole) * 100 + Number(fraction.padEnd(2, '0'));
-  if (!Number.isSafeInteger(minor) || !Number.isSafeInteger(Number(whole) * 100)) return null;
+  const wholeMinor = Number(whole) * 100;
+  if (!Number.isSafeInteger(wholeMinor)) return null;
+  const minor = wholeMinor + Number(fraction.padEnd(2, '0'));
+  if (!Number.isSafeInteger(minor)) return null;
   return sign && minor !== 0 ? -minor : minor;
 }
 
-/**
- * A major-unit number from JSON → minor units; null when it has more than 2 decimals or is not
- * finite. 0.1 + 0.2 is accepted as 30: binary noise below a thousandth of a minor unit is
- * rounding, a real third decimal (1.005) is refused.
- */
+/** `parseMoney` for a decimal string (kept for callers that only ever hold strings). */
+export function decimalStringToMinor(value: string): number | null {
+  return parseMoney(value);
+}
+
+/** `parseMoney` for a major-unit JSON number (kept for callers that only ever hold numbers). */
 export function majorToMinor(value: number): number | null {
-  if (!Number.isFinite(value)) return null;
-  const scaled = value * 100;
-  const minor = Math.round(scaled);
-  if (!Number.isSafeInteger(minor)) return null;
-  // Tolerance: what the float product can be off by, never as much as a real third decimal.
-  const tolerance = Math.max(1e-6, Math.abs(scaled) * Number.EPSILON * 4);
-  if (Math.abs(scaled - minor) > tolerance) return null;
-  return minor === 0 ? 0 : minor;
+  return parseMoney(value);
 }
 
 /** 1250 → 12.5 (for display in JSON only). */
@@ -63,31 +81,53 @@ function assertMinor(minor: number): void {
   if (!Number.isSafeInteger(minor)) throw new RangeError(`Not an integer amount of minor units: ${minor}`);
 }
 
-/** A positive major-unit number with at most 2 decimals, parsed to minor units. */
-export const PositiveMajorAmount = z
-  .number()
-  .positive('The amount must be greater than zero')
-  .transform((value, ctx) => {
-    const minor = majorToMinor(value);
-    if (minor === null || minor <= 0) {
-      ctx.addIssue({ code: 'custom', message: 'The amount must have at most 2 decimals' });
+/** A major-unit JSON number parsed by `parseMoney` to minor units, at least `min` of them. */
+function majorAmount(min: number, tooSmall: string) {
+  return z.number().transform((value, ctx) => {
+    const minor = parseMoney(value);
+    if (minor === null) {
+      ctx.addIssue({ code: 'custom', message: 'The amount must be a plain number with at most 2 decimals' });
+      return z.NEVER;
+    }
+    if (minor < min) {
+      ctx.addIssue({ code: 'custom', message: tooSmall });
       return z.NEVER;
     }
     return minor;
   });
+}
+
+/** A positive major-unit number with at most 2 decimals, parsed to minor units. */
+export const PositiveMajorAmount = majorAmount(1, 'The amount must be greater than zero');
+
+/** A non-negative major-unit number with at most 2 decimals, parsed to minor units. */
+export const NonNegativeMajorAmount = majorAmount(0, 'The amount cannot be negative');
 
 /** A positive decimal string with at most 2 decimals ("150.00"), parsed to minor units. */
 export const PositiveDecimalString = z
   .string()
   .trim()
   .transform((value, ctx) => {
-    const minor = decimalStringToMinor(value);
-    if (minor === null || !/^\d+(\.\d{1,2})?$/.test(value)) {
+    const minor = /^\d/.test(value) ? parseMoney(value) : null;
+    if (minor === null) {
       ctx.addIssue({ code: 'custom', message: 'Expected a decimal string with at most 2 decimals, such as "150.00"' });
       return z.NEVER;
     }
     if (minor <= 0) {
       ctx.addIssue({ code: 'custom', message: 'The amount must be greater than zero' });
+      return z.NEVER;
+    }
+    return minor;
+  });
+
+/** A non-negative amount in a query string ("10", "9.99"), parsed by `parseMoney` to minor units. */
+export const NonNegativeMoneyParam = z
+  .string()
+  .trim()
+  .transform((value, ctx) => {
+    const minor = /^\d/.test(value) ? parseMoney(value) : null;
+    if (minor === null) {
+      ctx.addIssue({ code: 'custom', message: 'Expected a non-negative amount with at most 2 decimals, such as "9.99"' });
       return z.NEVER;
     }
     return minor;

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { ErrorBody } from './envelope';
 import { ENDPOINTS, type Endpoint } from './api';
 import { IsoDate } from './consultation';
-import { NonNegativeMajorAmount } from './catalog';
-import { PositiveDecimalString, PositiveMajorAmount } from './money';
+import { MAX_EXACT_MAJOR_NUMBER, NonNegativeMajorAmount, PositiveDecimalString, PositiveMajorAmount } from './money';
 import { PREFIXED_KINDS, REFERENCE_SUFFIX_LENGTH, UNDERSCORE_KINDS } from './references';
 import { PaginationResponse } from './responses/common';
 
@@ -45,7 +44,9 @@ function restoreConstraints(ctx: { zodSchema: unknown; jsonSchema: JsonSchema })
   const def = schema._zod.def;
   if (ctx.zodSchema === PositiveMajorAmount || ctx.zodSchema === NonNegativeMajorAmount) {
     json.multipleOf = 0.01;
-    json.maximum = Number.MAX_SAFE_INTEGER / 100;
+    json.exclusiveMaximum = MAX_EXACT_MAJOR_NUMBER;
+    if (ctx.zodSchema === PositiveMajorAmount) json.exclusiveMinimum = 0;
+    else json.minimum = 0;
   }
   if (ctx.zodSchema === PositiveDecimalString) {
     json.type = 'string';

@@ -164,6 +164,31 @@ describe('coupon validation', () => {
     for (const code of ['SLEEPY', 'STALE', 'LATER']) expect((await validate(buyer, code, offer.consultationId)).body.data).toEqual(unknown);
   });
 
+  test('fixed discounts of 1.10 and 19.99 are exact amounts; sub-cent and exponent values are 400 naming discountValue', async () => {
+    const offer = await givenOffer(app);
+    for (const [code, value, savings] of [
+      ['DIME', 1.1, 1.1],
+      ['ALMOST', 19.99, 19.99],
+    ] as const) {
+      const created = await coupon(offer, code, { discountValue: value });
+      expect(created.status).toBe(200);
+      expect((await validate(newUser(), code, offer.consultationId)).body.data).toMatchObject({
+        valid: true,
+        discountValue: value,
+        savings,
+        finalPrice: Number((500 - savings).toFixed(2)),
+      });
+    }
+    for (const [code, value] of [
+      ['TINY', 2.6e-42],
+      ['THIRD', 0.001],
+    ] as const) {
+      const res = await coupon(offer, code, { discountValue: value });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ path: 'discountValue', code: 'invalid' })]);
+    }
+  });
+
   test('a hidden consultation is unknown to others: 404, no price', async () => {
     const hidden = await givenOffer(app, { approve: false });
     const res = await validate(newUser(), 'ANY', hidden.consultationId);

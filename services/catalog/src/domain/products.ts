@@ -2,7 +2,6 @@ import {
   CreateProductBody,
   ErrorCode,
   escapeRegex,
-  majorToMinor,
   newReference,
   pageOffset,
   pagination,
@@ -61,8 +60,8 @@ export class Products {
       filter.$or = [{ name: pattern }, { descriptionHtml: pattern }];
     }
     const price: Record<string, number> = {};
-    if (query.minPrice !== undefined) price.$gte = majorToMinor(query.minPrice) ?? Math.ceil(query.minPrice * 100);
-    if (query.maxPrice !== undefined) price.$lte = majorToMinor(query.maxPrice) ?? Math.floor(query.maxPrice * 100);
+    if (query.minPrice !== undefined) price.$gte = query.minPrice;
+    if (query.maxPrice !== undefined) price.$lte = query.maxPrice;
     if (Object.keys(price).length > 0) filter.sellingPriceMinor = price;
     return this.page(filter, query, SORTS[query.sort]);
   }

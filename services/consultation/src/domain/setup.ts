@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  majorToMinor,
+  parseMoney,
   minorToMajor,
   newInternalId,
   newReference,
@@ -106,9 +106,17 @@ export async function createPricing(user: AuthenticatedUser, body: CreatePricing
   return doc.toObject();
 }
 
+/** A fixed discount is kept in minor units (through the one money parser), a percentage as is. */
+function storedDiscountValue(body: CreateDiscountBody): number {
+  if (body.discountType !== 'Fixed') return body.discountValue;
+  const minor = parseMoney(body.discountValue);
+  if (minor === null) throw new BadRequest('A fixed discount is an amount with at most 2 decimals', 'discountValue');
+  return minor;
+}
+
 export async function createDiscount(user: AuthenticatedUser, body: CreateDiscountBody): Promise<DiscountDoc> {
   assertSeller(user);
-  const value = body.discountType === 'Fixed' ? majorToMinor(body.discountValue)! : body.discountValue;
+  const value = storedDiscountValue(body);
   try {
     const doc = await Discount.create({
       _id: newInternalId('pd'),

@@ -1,6 +1,5 @@
 import {
   ErrorCode,
-  majorToMinor,
   minorToMajor,
   newInternalId,
   newUnderscoreReference,
@@ -217,7 +216,7 @@ export async function listing(
   query: PageQuery & { minLifetimeValue?: number },
 ) {
   const owner = await ownerOf(user, ownerKey);
-  const filter = listingFilter(listing, owner, majorToMinor(query.minLifetimeValue ?? 0) ?? 0);
+  const filter = listingFilter(listing, owner, query.minLifetimeValue ?? 0);
   const [docs, total] = await Promise.all([
     Relationship.find(filter).sort(SORT[listing]).skip(pageOffset(query)).limit(query.limit).lean<RelationshipDoc[]>(),
     Relationship.countDocuments(filter),
