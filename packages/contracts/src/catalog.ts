@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Currency, NonNegativeMajorAmount, NonNegativeMoneyParam } from './money';
+import { isCountryCode } from './countries';
 import { PageQuery } from './pagination';
 import { referenceOf } from './references';
 
@@ -104,7 +105,8 @@ export const CreateShopBody = z
     country: z
       .string()
       .trim()
-      .regex(/^[A-Z]{2}$/, 'Expected an ISO 3166-1 alpha-2 code such as ET'),
+      .regex(/^[A-Z]{2}$/, 'Expected an ISO 3166-1 alpha-2 code such as ET')
+      .refine(isCountryCode, 'Not an ISO 3166-1 alpha-2 country code'),
     category: z.string().trim().min(1).max(60),
   })
   .strict();

@@ -3,6 +3,7 @@ export * from './pagination';
 export * from './error-codes';
 export * from './references';
 export * from './money';
+export * from './countries';
 export * from './events';
 export * from './auth';
 export * from './wallet';
