@@ -20,6 +20,19 @@ afterAll(async () => {
 const book = (buyer = newUser(), offer: Awaited<ReturnType<typeof givenOffer>>, overrides: object = {}) =>
   as(app, buyer)('POST', '/consultations/bookings', bookingBody(offer, overrides));
 
+/** Passes requests on to the wallet but never answers: the hold happens, the answer is lost. */
+function blackHole(target: string): Promise<Server> {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      void fetch(`${target}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body: body || undefined });
+      res.on('error', () => undefined);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
 describe('paying for a booking', () => {
   test('with funds: Confirmed, the total held in the buyer’s wallet', async () => {
     const offer = await givenOffer(app);
@@ -165,19 +178,6 @@ describe('after the booking', () => {
 });
 
 describe('when the wallet does not answer in time', () => {
-  /** Passes requests on to the wallet but never answers: the hold happens, the answer is lost. */
-  function blackHole(target: string): Promise<Server> {
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        void fetch(`${target}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body: body || undefined });
-        res.on('error', () => undefined);
-      });
-    });
-    return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-  }
-
   test('the booking answers PaymentPending; after a restart the sweep confirms it, held once', async () => {
     const hole = await blackHole(pair.wallet.url);
     const cut = await startConsultation(`http://127.0.0.1:${(hole.address() as AddressInfo).port}`, undefined, {
@@ -233,6 +233,49 @@ describe('when the wallet does not answer in time', () => {
       await new Promise((resolve) => hole.close(resolve));
       hole.closeAllConnections();
     }
+  });
+});
+
+describe('a PaymentPending booking given up', () => {
+  async function pendingBooking(buyer: ReturnType<typeof newUser>) {
+    const hole = await blackHole(pair.wallet.url);
+    const cut = await startConsultation(`http://127.0.0.1:${(hole.address() as AddressInfo).port}`, undefined, {
+      WALLET_TIMEOUT_MS: '300',
+    });
+    const offer = await givenOffer(app);
+    const res = await as(() => cut, buyer)('POST', '/consultations/bookings', bookingBody(offer));
+    expect(res.body.data.status).toBe('PaymentPending');
+    await eventually(
+      () => holdOf(res.body.data.bookingId),
+      (h) => h?.status === 'Held',
+    );
+    await stopRuntime(cut.started);
+    hole.closeAllConnections();
+    await new Promise((resolve) => hole.close(resolve));
+    return { offer, id: res.body.data.bookingId as string };
+  }
+
+  test('the buyer cancels it: voided at the wallet, Cancelled, nothing kept, its place free', async () => {
+    const buyer = newUser('buyer', { balanceMinor: 600_00 });
+    const { offer, id } = await pendingBooking(buyer);
+    const res = await as(app, buyer)('POST', '/consultations/bookings/cancel', { bookingId: id });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ status: 'Cancelled', refundAmount: 0 });
+    expect(await bookingOf(id)).toMatchObject({ status: 'Cancelled', payment: 'voided', cancelledBy: 'buyer', released: true });
+    expect(await balanceOf(buyer)).toEqual({ available: 600_00, held: 0 });
+    expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
+    expect((await as(app, buyer)('POST', '/consultations/bookings/cancel', { bookingId: id })).status).toBe(409);
+  });
+
+  test('once being given up it never confirms, even though the wallet holds the money', async () => {
+    const buyer = newUser('buyer', { balanceMinor: 600_00 });
+    const { id } = await pendingBooking(buyer);
+    // Another replica began giving it up (its deadline) while this one's hold answer was "held".
+    await Booking.updateOne({ _id: id }, { $set: { payment: 'voiding' } });
+    await pair.parts.bookings.sweep(new Date(Date.now() + 60_000));
+    expect(await bookingOf(id)).toMatchObject({ status: 'Failed', payment: 'voided' });
+    expect(await balanceOf(buyer)).toEqual({ available: 600_00, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
   });
 });
 

@@ -27,8 +27,12 @@ export const DayPlace = mongoose.model<PlaceDoc>('DayPlace', placeSchema.clone()
  * not paid or not placed; its places are given back.
  */
 export type BookingStatus = 'Pending' | 'PaymentPending' | 'Confirmed' | 'Cancelled' | 'Failed';
-/** free: nothing to pay; held: the wallet holds the total; refused/voided: never paid. */
-export type PaymentState = 'free' | 'pending' | 'held' | 'refused' | 'voided';
+/**
+ * free: nothing to pay; pending: the wallet asked; voiding: given up (deadline or the client's
+ * cancel), the wallet's void under way — no confirm can happen any more; held: the wallet holds
+ * the total; refused/voided: never paid.
+ */
+export type PaymentState = 'free' | 'pending' | 'voiding' | 'held' | 'refused' | 'voided';
 
 export interface BookingDoc {
   _id: string;

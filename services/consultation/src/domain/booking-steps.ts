@@ -25,16 +25,33 @@ export class BookingSteps {
   ): Promise<BookingDoc> {
     if (answer === 'held') return this.confirm(booking, consultation, correlationId);
     if (answer === 'unreachable') return (await Booking.findById(booking._id).lean<BookingDoc>())!;
+    // Given up at the client's request: Cancelled (nothing was kept); otherwise Failed.
+    const current = (await Booking.findById(booking._id, { cancelledBy: 1 }).lean<BookingDoc>())!;
+    const byClient = answer === 'voided' && current.cancelledBy !== null && current.cancelledBy !== undefined;
     const failed = await Booking.findOneAndUpdate(
       { _id: booking._id, status: 'PaymentPending' },
-      { $set: { status: 'Failed', payment: answer } },
+      { $set: byClient ? { status: 'Cancelled', payment: answer, cancelledAt: new Date() } : { status: 'Failed', payment: answer } },
       { new: true },
     ).lean<BookingDoc>();
     if (!failed) return (await Booking.findById(booking._id).lean<BookingDoc>())!;
     await this.undo(failed);
     await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
-    this.log.info({ bookingId: booking._id, payment: answer }, 'booking not paid; places given back');
+    this.log.info({ bookingId: booking._id, payment: answer, status: failed.status }, 'booking not paid; places given back');
     return { ...failed, released: true };
+  }
+
+  /**
+   * Gives a PaymentPending booking up before anyone asks the wallet to void it: from here no
+   * confirm can succeed (it needs `payment: pending`), so a hold answered late on another
+   * replica never confirms a booking whose money went back. False when it is no longer pending.
+   */
+  async startVoiding(booking: BookingDoc, cancelledBy: BookingDoc['cancelledBy'] = null): Promise<boolean> {
+    const set: Record<string, unknown> = { payment: 'voiding' };
+    if (cancelledBy) set.cancelledBy = cancelledBy;
+    const { modifiedCount } = await Booking.updateOne({ _id: booking._id, status: 'PaymentPending', payment: 'pending' }, { $set: set });
+    if (modifiedCount === 1) return true;
+    const current = await Booking.findById(booking._id, { status: 1, payment: 1 }).lean<BookingDoc>();
+    return current?.status === 'PaymentPending' && current.payment === 'voiding';
   }
 
   /** Joins the slot's session and confirms, with `booking.confirmed`, in one write. */
@@ -57,7 +74,7 @@ export class BookingSteps {
     );
     const paid = booking.payment !== 'free';
     const confirmed = await Booking.findOneAndUpdate(
-      { _id: booking._id, status: paid ? 'PaymentPending' : 'Pending' },
+      paid ? { _id: booking._id, status: 'PaymentPending', payment: 'pending' } : { _id: booking._id, status: 'Pending' },
       { $set: { status: 'Confirmed', sessionId: session._id, payment: paid ? 'held' : 'free' }, $push: { pendingEvents: event } },
       { new: true },
     ).lean<BookingDoc>();

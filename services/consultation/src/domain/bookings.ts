@@ -182,12 +182,13 @@ export class Bookings {
     if (!booking || booking.status === 'Pending' || booking.status === 'Failed') throw new NotFound('Booking');
     if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user))
       throw new Forbidden('This booking is someone else’s');
+    const by = user.id === booking.buyerId ? 'buyer' : user.id === booking.sellerId ? 'seller' : 'admin';
+    if (booking.status === 'PaymentPending') return this.cancelUnpaid(booking, by);
     if (booking.status !== 'Confirmed') throw new InvalidState(`A ${booking.status} booking cannot be cancelled`);
     const session = booking.sessionId ? await Session.findById(booking.sessionId, { status: 1 }).lean<SessionDoc>() : null;
     if (now >= booking.startsAt || (session && session.status !== 'Scheduled')) throw new CancellationClosed();
     const requested = body.refundAmount === undefined ? null : majorToMinor(body.refundAmount);
     if (requested === null && body.refundAmount !== undefined) throw new BadRequest('refundAmount has at most 2 decimals', 'refundAmount');
-    const by = user.id === booking.buyerId ? 'buyer' : user.id === booking.sellerId ? 'seller' : 'admin';
     const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requested ?? booking.totalAmountMinor) : 0;
     if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
     const event = makeEvent(
@@ -241,7 +242,8 @@ export class Bookings {
       .lean<BookingDoc[]>();
     for (const booking of waiting) {
       try {
-        const late = booking.paymentDeadline !== null && now >= booking.paymentDeadline;
+        const late = booking.payment === 'voiding' || (booking.paymentDeadline !== null && now >= booking.paymentDeadline);
+        if (late && !(await this.steps.startVoiding(booking))) continue;
         const answer = late ? await this.wallet.void(booking._id) : await this.askWallet(booking);
         const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
         if (consultation) await this.steps.applyAnswer(booking, answer, consultation, booking._id);
@@ -255,6 +257,19 @@ export class Bookings {
       await this.steps.undo(booking);
       await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
     }
+  }
+
+  /**
+   * A booking whose payment the wallet has not answered yet: given up (void at the wallet, which
+   * returns anything it held), Cancelled with nothing to refund. The wallet silent: 409, and the
+   * sweep finishes the void (the booking ends Cancelled then).
+   */
+  private async cancelUnpaid(booking: BookingDoc, by: 'buyer' | 'seller' | 'admin'): Promise<BookingDoc> {
+    if (!(await this.steps.startVoiding(booking, by))) throw new InvalidState('The booking’s payment has just been settled; try again');
+    if ((await this.wallet.void(booking._id)) !== 'voided')
+      throw new InvalidState('The payment is being given up; the booking will be cancelled shortly');
+    const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
+    return this.steps.applyAnswer(booking, 'voided', consultation!, booking._id);
   }
 
   private askWallet(booking: BookingDoc): Promise<HoldAnswer> {
