@@ -142,16 +142,35 @@ test('wallet SIGKILLed right after top-ups complete: every completed top-up is c
   await system.processes.wallet.start();
 
   const db = await openDatabase(system.mongoUrl, system.dbName('wallet'));
-  const completed = await db.collection('topups').find({ status: 'Completed' }).toArray();
+  // This test's top-ups only: the system's other tests funded wallets too.
+  const completed = await db
+    .collection('topups')
+    .find({ status: 'Completed', userId: { $in: users.map((user) => user.id) } })
+    .toArray();
   await db.close();
   const paidOk = results.filter((res) => res.status === 303 && String(res.body).includes('status=Completed')).length;
   expect(completed.length).toBeGreaterThanOrEqual(paidOk);
   const references = completed.map((topUp) => topUp.referenceId as string);
-  await waitFor(
-    'a wallet.topup.completed event for every completed top-up',
-    async () => new Set(audit.ofType('wallet.topup.completed').map((event) => event.data.reference)),
-    (seen) => references.every((reference) => seen.has(reference)),
-    60_000,
+  const missing = async () => {
+    const seen = new Set(audit.ofType('wallet.topup.completed').map((event) => event.data.reference));
+    return references.filter((reference) => !seen.has(reference));
+  };
+  await waitFor('a wallet.topup.completed event for every completed top-up', missing, (left) => left.length === 0, 60_000).catch(
+    async (err: Error) => {
+      const left = await missing();
+      const check = await openDatabase(system.mongoUrl, system.dbName('wallet'));
+      const docs = await check
+        .collection('topups')
+        .find({ referenceId: { $in: left } })
+        .toArray();
+      await check.close();
+      const states = docs.map((doc) => ({ ref: doc.referenceId, status: doc.status, pending: (doc.pendingEvents as unknown[]).length }));
+      const received = audit.all().map((event) => `${event.type}:${String(event.data.reference)}:${event.deliveries}`);
+      const depth = JSON.stringify(await audit.depth());
+      throw new Error(
+        `${err.message}\nmissing in the database: ${JSON.stringify(states)}\naudit received: ${received.join(' ')}\naudit queue: ${depth}`,
+      );
+    },
   );
   const completedMinor = completed.reduce((sum, topUp) => sum + (topUp.amountMinor as number), 0);
   // A top-up the kill caught between its status and its credit is finished by the wallet's sweep.

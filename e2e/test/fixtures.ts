@@ -205,6 +205,13 @@ export async function auditEvents(system: System, options: { keys?: string[]; qu
         })().catch(reject);
       }),
     queue,
+    /** Messages waiting in the audit queue and its consumers (a diagnosis of a missing event). */
+    depth: async () => {
+      const probe = await connection.createChannel();
+      const { messageCount, consumerCount } = await probe.checkQueue(queue);
+      await probe.close();
+      return { messageCount, consumerCount };
+    },
     /** Closes the connection; the queue stays (and keeps collecting) unless `remove`. */
     /** Publishes events in one go (confirms awaited together), as a busy producer would. */
     publishAll: async (events: Array<{ id: string; type: string }>) => {
