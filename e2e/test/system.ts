@@ -90,7 +90,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   };
   const envOf: Record<ProcessName, Record<string, string>> = {
     ...(Object.fromEntries(
-      SERVICES.map((name) => [name, { PORT: String(ports[name]), MONGO_DB: dbName(name), PUBLIC_URL: url('gateway') }]),
+      SERVICES.map((name): [string, Record<string, string>] => [
+        name,
+        { PORT: String(ports[name]), MONGO_DB: dbName(name), PUBLIC_URL: url('gateway') },
+      ]),
     ) as Record<ServiceName, Record<string, string>>),
     consultation: { PORT: String(ports.consultation), MONGO_DB: dbName('consultation'), WALLET_URL: url('wallet') },
     gateway: {
