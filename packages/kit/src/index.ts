@@ -3,6 +3,7 @@ export * from './logger';
 export * from './config';
 export * from './metrics';
 export * from './mongo';
+export * from './paging';
 export * from './shutdown';
 export * from './runtime';
 export * from './http/create-service';

@@ -35,16 +35,34 @@ describe('routing is case-sensitive and strict: no spelling of a private path an
     const answers = await Promise.all(
       spellings(path).map(async (spelling) => ({ spelling, ...(await anonymous(method, spelling, body)) })),
     );
-    const answered = answers.filter((res) => ![401, 404].includes(res.status) || (res.body as { success?: boolean }).success !== false);
+    // 405: the spelling matches another method's route (`GET /consultations/:id`), never this handler.
+    const answered = answers.filter(
+      (res) => ![401, 404, 405].includes(res.status) || (res.body as { success?: boolean }).success !== false,
+    );
     expect(answered.map(({ spelling, status }) => `${spelling} → ${status}`)).toEqual([]);
   });
 
-  test('with a token, another spelling is not the route: 404, never the handler', async () => {
+  test('with a token, another spelling is not the route: 404, or 405 where it names a consultation, never the handler', async () => {
     const seller = as(app, newUser('seller'));
     const pricing = { basePrice: 10, currency: 'ETB' };
     expect((await seller('POST', '/consultations/pricing', pricing)).status).toBe(200);
+    const answers: Record<string, number> = {};
     for (const path of ['/consultations/PRICING', '/consultations/Pricing', '/consultations/pricing/', '/CONSULTATIONS/pricing'])
-      expect((await seller('POST', path, pricing)).status).toBe(404);
+      answers[path] = (await seller('POST', path, pricing)).status;
+    expect(answers).toEqual({
+      '/consultations/PRICING': 405,
+      '/consultations/Pricing': 405,
+      '/consultations/pricing/': 404,
+      '/CONSULTATIONS/pricing': 404,
+    });
+  });
+
+  test('a method a served path does not serve is 405 with Allow, in the envelope', async () => {
+    const offer = await givenOffer(app);
+    const res = await as(app, newUser('seller'))('DELETE', `/consultations/${offer.consultationId}`);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toMatch(/\bGET\b/);
+    expect(res.body).toMatchObject({ success: false, errors: [{ code: 'method_not_allowed' }] });
   });
 
   test('public paths answer only in their own spelling; a hidden consultation stays unknown in every one', async () => {

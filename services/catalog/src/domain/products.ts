@@ -3,8 +3,6 @@ import {
   ErrorCode,
   escapeRegex,
   newReference,
-  pageOffset,
-  pagination,
   type DraftBody,
   type ErrorItem,
   type PageQuery,
@@ -14,7 +12,7 @@ import {
   type UpdateProductBody,
   type Visibility,
 } from '@mkt/contracts';
-import { AppError, Forbidden, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { AppError, Forbidden, InvalidState, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
 import { Product, type ProductDoc, type ProductProperty } from '../db/product.model';
 import { propertyValueProblem, type Category } from './categories';
 import { sanitizeDescription } from './sanitize';
@@ -206,11 +204,7 @@ export class Products {
   }
 
   private async page(filter: Record<string, unknown>, query: PageQuery, sort: Record<string, 1 | -1>) {
-    const [items, total] = await Promise.all([
-      Product.find(filter).sort(sort).skip(pageOffset(query)).limit(query.limit).lean<ProductDoc[]>(),
-      Product.countDocuments(filter),
-    ]);
-    return { items, pagination: pagination(query, total) };
+    return findPage(Product, filter, query, sort);
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ErrorCode, pageOffset, pagination, type CreateShopBody, type CreateV1ProductBody, type PageQuery } from '@mkt/contracts';
-import { AppError, Conflict, Forbidden, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { ErrorCode, type CreateShopBody, type CreateV1ProductBody, type PageQuery } from '@mkt/contracts';
+import { AppError, Conflict, Forbidden, isDuplicateKey, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
 import { Shop, V1Product, type ShopDoc, type V1ProductDoc } from '../db/shop.model';
 
 export function toShopView(shop: ShopDoc) {
@@ -78,9 +78,5 @@ export async function findV1Product(productId: string): Promise<V1ProductDoc> {
 }
 
 export async function listV1Products(query: PageQuery) {
-  const [items, total] = await Promise.all([
-    V1Product.find().sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<V1ProductDoc[]>(),
-    V1Product.countDocuments(),
-  ]);
-  return { items, pagination: pagination(query, total) };
+  return findPage<V1ProductDoc>(V1Product, {}, query, { createdAt: -1 });
 }

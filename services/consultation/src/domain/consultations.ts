@@ -3,12 +3,10 @@ import {
   BOOKABLE_CONSULTATION_FIELDS,
   newInternalId,
   newReference,
-  pageOffset,
-  pagination,
   type CreateConsultationBody,
   type UpdateConsultationBody,
 } from '@mkt/contracts';
-import { BadRequest, foundOr404, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { BadRequest, foundOr404, InvalidState, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
 import { SlotPlace, DayPlace } from '../db/booking.models';
 import { Consultation, Pricing, RuleSet, type ConsultationDoc, type PricingDoc, type RuleSetDoc } from '../db/setup.models';
 import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation } from './access';
@@ -61,11 +59,7 @@ export async function listConsultations(
   const filter: Record<string, unknown> = { ...scope };
   if (query.status) filter.currentStatus = query.status;
   if (query.category) filter.category = query.category;
-  const [items, total] = await Promise.all([
-    Consultation.find(filter).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<ConsultationDoc[]>(),
-    Consultation.countDocuments(filter),
-  ]);
-  return { items, pagination: pagination(query, total) };
+  return findPage(Consultation, filter, query, { createdAt: -1 });
 }
 
 export async function consultationDetail(

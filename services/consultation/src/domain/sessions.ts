@@ -1,5 +1,14 @@
-import { makeEvent, pageOffset, pagination, type SessionStatus } from '@mkt/contracts';
-import { BadRequest, InvalidState, NotFound, RuleViolation, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import { makeEvent, type SessionStatus } from '@mkt/contracts';
+import {
+  BadRequest,
+  InvalidState,
+  NotFound,
+  RuleViolation,
+  type AuthenticatedUser,
+  type Logger,
+  type OutboxRelay,
+  findPage,
+} from '@mkt/kit';
 import { Booking, Session, type SessionDoc } from '../db/booking.models';
 import { Consultation } from '../db/setup.models';
 import { assertOwner, findByKey, isAdmin } from './access';
@@ -63,11 +72,7 @@ export class Sessions {
   async list(user: AuthenticatedUser, query: { page: number; limit: number; status?: string }) {
     const filter: Record<string, unknown> = isAdmin(user) ? {} : { $or: [{ sellerId: user.id }, { buyerIds: user.id }] };
     if (query.status) filter.status = query.status;
-    const [items, total] = await Promise.all([
-      Session.find(filter).sort({ startsAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<SessionDoc[]>(),
-      Session.countDocuments(filter),
-    ]);
-    return { items, pagination: pagination(query, total) };
+    return findPage(Session, filter, query, { startsAt: -1 });
   }
 
   async move(

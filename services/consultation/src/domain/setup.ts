@@ -5,8 +5,6 @@ import {
   newInternalId,
   newReference,
   newUnderscoreReference,
-  pageOffset,
-  pagination,
   type CreateDiscountBody,
   type CreatePricingBody,
   type CreateRuleSetBody,
@@ -14,7 +12,7 @@ import {
   type PageQuery,
   type VisibilityStatusBody,
 } from '@mkt/contracts';
-import { BadRequest, Conflict, isDuplicateKey, type AuthenticatedUser } from '@mkt/kit';
+import { BadRequest, Conflict, isDuplicateKey, type AuthenticatedUser, findPage } from '@mkt/kit';
 import { Booking } from '../db/booking.models';
 import {
   Consultation,
@@ -53,12 +51,9 @@ export async function createRuleSet(user: AuthenticatedUser, body: CreateRuleSet
 
 export async function listRuleSets(user: AuthenticatedUser, query: PageQuery, now = new Date()) {
   const filter = user.role === 'admin' ? {} : { sellerId: user.id };
-  const [sets, total] = await Promise.all([
-    RuleSet.find(filter).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<RuleSetDoc[]>(),
-    RuleSet.countDocuments(filter),
-  ]);
-  const items = await Promise.all(sets.map(async (set) => ({ set, ...(await usage(set, now)) })));
-  return { items, pagination: pagination(query, total) };
+  const page = await findPage(RuleSet, filter, query, { createdAt: -1 });
+  const items = await Promise.all(page.items.map(async (set) => ({ set, ...(await usage(set, now)) })));
+  return { items, pagination: page.pagination };
 }
 
 /**

@@ -3,13 +3,21 @@ import {
   minorToMajor,
   newInternalId,
   newUnderscoreReference,
-  pageOffset,
-  pagination,
   type CreateCustomerBody,
   type PageQuery,
   type UpdateCustomerBody,
 } from '@mkt/contracts';
-import { AppError, byIdOrReference, Conflict, Forbidden, foundOr404, isDuplicateKey, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import {
+  AppError,
+  byIdOrReference,
+  Conflict,
+  Forbidden,
+  foundOr404,
+  isDuplicateKey,
+  NotFound,
+  type AuthenticatedUser,
+  findPage,
+} from '@mkt/kit';
 import { KnownUser, Relationship, type RelationshipDoc, type UserDoc } from '../db/crm.models';
 import { analyticsOf } from './totals';
 
@@ -217,11 +225,12 @@ export async function listing(
 ) {
   const owner = await ownerOf(user, ownerKey);
   const filter = listingFilter(listing, owner, query.minLifetimeValue ?? 0);
-  const [docs, total] = await Promise.all([
-    Relationship.find(filter).sort(SORT[listing]).skip(pageOffset(query)).limit(query.limit).lean<RelationshipDoc[]>(),
-    Relationship.countDocuments(filter),
-  ]);
-  return { rows: (await withNames(docs)).map((row) => relationshipView(row, user)), total, pagination: pagination(query, total) };
+  const page = await findPage(Relationship, filter, query, SORT[listing]);
+  return {
+    rows: (await withNames(page.items)).map((row) => relationshipView(row, user)),
+    total: page.pagination.total,
+    pagination: page.pagination,
+  };
 }
 
 /** GET /customers: a seller's customers, a buyer's relationships, or everything for an admin. */
@@ -229,11 +238,8 @@ export async function ownList(user: AuthenticatedUser, query: PageQuery & { stat
   const filter: Record<string, unknown> = isAdmin(user) ? {} : user.role === 'buyer' ? { buyerId: user.id } : { sellerId: user.id };
   if (query.status) filter.status = query.status;
   if (query.customerType) filter.customerType = query.customerType;
-  const [docs, total] = await Promise.all([
-    Relationship.find(filter).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<RelationshipDoc[]>(),
-    Relationship.countDocuments(filter),
-  ]);
-  return { rows: (await withNames(docs)).map((row) => relationshipView(row, user)), pagination: pagination(query, total) };
+  const page = await findPage(Relationship, filter, query, { createdAt: -1 });
+  return { rows: (await withNames(page.items)).map((row) => relationshipView(row, user)), pagination: page.pagination };
 }
 
 /** The user id a listing path names (id or reference): the caller's own, or anyone's for an admin. */
