@@ -82,7 +82,10 @@ function devKeys() {
 function startChild(name, script, env) {
   // stdout goes straight to ours: every log line is JSON naming its `service`, and copying each
   // line through this process cost CPU on every request (issue 15). stderr (a crash) is prefixed.
-  const child = spawn(process.execPath, [script], { cwd: root, env, stdio: ['ignore', 'inherit', 'pipe'] });
+  // SERVICE_NODE_ARGS: extra node flags for every service process (e.g. `--cpu-prof
+  // --cpu-prof-dir=/tmp/prof` to profile them under a bench; node refuses those in NODE_OPTIONS).
+  const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: root, env, stdio: ['ignore', 'inherit', 'pipe'] });
   const prefix = `[${name}] `.padEnd(15);
   let rest = '';
   child.stderr.on('data', (chunk) => {
