@@ -4,6 +4,7 @@ import mongoose from 'mongoose';
 import { makeEvent } from '@mkt/contracts';
 import { stopRuntime } from '@mkt/kit';
 import { Booking, SlotPlace } from '../src/db/booking.models';
+import { Pricing } from '../src/db/setup.models';
 import { as, bookingBody, daysAhead, givenOffer, newUser, startConsultation, type ConsultationApp } from './harness';
 import { balanceOf, bookingOf, deliverSession, eventually, holdOf, ledgerMatches, startPaidPair, stopPaidPair } from './paid-harness';
 
@@ -58,6 +59,18 @@ describe('paying for a booking', () => {
     expect((await book(newUser(), offer)).body.data.status).toBe('Confirmed');
     const listed = await as(app, poor)('GET', '/consultations/bookings?status=Failed');
     expect(listed.body.data.bookings).toEqual([expect.objectContaining({ id: failed!._id, status: 'Failed' })]);
+  });
+
+  test('a wallet that cannot pay this booking (another currency) declines at once: 422 payment_declined, places back', async () => {
+    const offer = await givenOffer(app);
+    await Pricing.updateOne({ _id: offer.pricingId }, { $set: { currency: 'USD' } });
+    const buyer = newUser('buyer', { balanceMinor: 1_000_00 });
+    const res = await book(buyer, offer, { currency: 'USD' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].code).toBe('payment_declined');
+    expect(await Booking.findOne({ consultationId: offer.consultationId }).lean()).toMatchObject({ status: 'Failed', payment: 'declined' });
+    expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
+    expect(await balanceOf(buyer)).toEqual({ available: 1_000_00, held: 0 });
   });
 
   test('a free booking (total 0) skips the wallet', async () => {

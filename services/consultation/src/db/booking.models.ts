@@ -32,7 +32,7 @@ export type BookingStatus = 'Pending' | 'PaymentPending' | 'Confirmed' | 'Cancel
  * cancel), the wallet's void under way — no confirm can happen any more; held: the wallet holds
  * the total; refused/voided: never paid.
  */
-export type PaymentState = 'free' | 'pending' | 'voiding' | 'held' | 'refused' | 'voided';
+export type PaymentState = 'free' | 'pending' | 'voiding' | 'held' | 'refused' | 'declined' | 'voided';
 
 export interface BookingDoc {
   _id: string;

@@ -28,6 +28,7 @@ import {
   CouponInvalid,
   InsufficientFunds,
   NotBookable,
+  PaymentDeclined,
   PaymentGivenUp,
   PriceMismatch,
   RefundTooLarge,
@@ -145,7 +146,12 @@ export class Bookings {
     if (!waiting) throw new InvalidState('The booking was given up while it was being made');
     const answer = await this.askWallet(waiting);
     const settled = await this.steps.applyAnswer(waiting, answer, consultation, correlationId);
-    if (settled.status === 'Failed') throw settled.payment === 'refused' ? new InsufficientFunds() : new PaymentGivenUp();
+    if (settled.status === 'Failed')
+      throw settled.payment === 'refused'
+        ? new InsufficientFunds()
+        : settled.payment === 'declined'
+          ? new PaymentDeclined()
+          : new PaymentGivenUp();
     return settled;
   }
 

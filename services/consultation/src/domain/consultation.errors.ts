@@ -37,6 +37,12 @@ export class InsufficientFunds extends RuleViolation {
     super(ErrorCode.insufficientFunds, 'The wallet’s available balance is lower than the total', 'totalAmount');
   }
 }
+/** The wallet will not hold this payment for a reason a retry does not change (another currency). */
+export class PaymentDeclined extends RuleViolation {
+  constructor() {
+    super('payment_declined', 'The wallet cannot pay this booking (for example, it holds another currency)', 'currency');
+  }
+}
 /** The payment was given up (its deadline passed) before the wallet held it. */
 export class PaymentGivenUp extends RuleViolation {
   constructor() {

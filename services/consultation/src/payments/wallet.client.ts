@@ -9,8 +9,11 @@ export interface HoldRequest {
   currency: string;
 }
 
-/** What the wallet said: held, refused (short of funds), voided (given up), or nothing usable. */
-export type HoldAnswer = 'held' | 'refused' | 'voided' | 'unreachable';
+/**
+ * What the wallet said: held; refused (short of funds); declined (a rule that will not change on
+ * a retry, e.g. the wallet holds another currency); voided (given up); or nothing usable.
+ */
+export type HoldAnswer = 'held' | 'refused' | 'declined' | 'voided' | 'unreachable';
 
 export interface WalletClientSettings {
   url: string;
@@ -39,6 +42,10 @@ export class WalletClient {
     const res = await this.post('/internal/holds', request);
     if (!res) return 'unreachable';
     if (res.status === 422 && res.body.errors?.[0]?.code === 'insufficient_funds') return 'refused';
+    if (res.status === 422 || res.status === 400) {
+      this.log.warn({ bookingId: request.bookingId, status: res.status, code: res.body.errors?.[0]?.code }, 'wallet declined the hold');
+      return 'declined';
+    }
     if (res.status !== 200) return this.unusable(request.bookingId, res.status);
     const { status, settlement } = res.body.data ?? {};
     if (status === 'Voided' || settlement === 'void') return 'voided';
