@@ -10,7 +10,7 @@ import {
   UpdateCustomerBody,
   ok,
 } from '@mkt/contracts';
-import { currentUser, serviceRouter, validate } from '@mkt/kit';
+import { currentUser, serviceRouter, withInput } from '@mkt/kit';
 import {
   createRelationship,
   deleteRelationship,
@@ -92,68 +92,97 @@ const LISTINGS: Array<{
 
 export function customersRouter(): Router {
   const router = serviceRouter();
-  router.post('/', validate({ body: CreateCustomerBody }), async (req, res) => {
-    const row = relationshipView({ doc: await createRelationship(currentUser(req), res.locals.body), buyerName: null, sellerName: null });
-    res.json(
-      ok(
-        pick(['id', 'referenceId', 'sellerId', 'buyerId', 'status', 'customerType', 'isFollower', 'createdAt'])(row),
-        'Customer relationship created',
-      ),
-    );
-  });
-  router.get('/', validate({ query: CustomerListQuery }), async (req, res) => {
-    const { rows, pagination } = await ownList(currentUser(req), res.locals.query);
-    const fields = pick([
-      'id',
-      'referenceId',
-      'sellerId',
-      'buyerId',
-      'buyerName',
-      'sellerName',
-      'customerType',
-      'status',
-      'totalBookings',
-      'totalSpent',
-      'lastInteraction',
-    ]);
-    res.json(ok({ customers: rows.map(fields), pagination }));
-  });
-  router.get('/seller/:sellerId/analytics', validate({ params: SellerParams }), async (req, res) => {
-    res.json(ok(await sellerAnalytics(currentUser(req), res.locals.params.sellerId)));
-  });
+  router.post(
+    '/',
+    withInput({ body: CreateCustomerBody }, async (input, req, res) => {
+      const row = relationshipView({ doc: await createRelationship(currentUser(req), input.body), buyerName: null, sellerName: null });
+      res.json(
+        ok(
+          pick(['id', 'referenceId', 'sellerId', 'buyerId', 'status', 'customerType', 'isFollower', 'createdAt'])(row),
+          'Customer relationship created',
+        ),
+      );
+    }),
+  );
+  router.get(
+    '/',
+    withInput({ query: CustomerListQuery }, async (input, req, res) => {
+      const { rows, pagination } = await ownList(currentUser(req), input.query);
+      const fields = pick([
+        'id',
+        'referenceId',
+        'sellerId',
+        'buyerId',
+        'buyerName',
+        'sellerName',
+        'customerType',
+        'status',
+        'totalBookings',
+        'totalSpent',
+        'lastInteraction',
+      ]);
+      res.json(ok({ customers: rows.map(fields), pagination }));
+    }),
+  );
+  router.get(
+    '/seller/:sellerId/analytics',
+    withInput({ params: SellerParams }, async (input, req, res) => {
+      res.json(ok(await sellerAnalytics(currentUser(req), input.params.sellerId)));
+    }),
+  );
   for (const spec of LISTINGS) {
     router.get(
       spec.path,
-      validate({ params: spec.side === 'seller' ? SellerParams : BuyerParams, query: spec.query ?? RelationListQuery }),
-      async (req, res) => {
-        const ownerId = spec.side === 'seller' ? res.locals.params.sellerId : res.locals.params.buyerId;
-        const { rows, total, pagination } = await listing(currentUser(req), spec.listing, ownerId, res.locals.query);
-        res.json(ok({ [spec.key]: rows.map(pick(spec.fields)), total, pagination }));
-      },
-    );
-  }
-  router.get('/:id', validate({ params: CustomerParams }), async (req, res) => {
-    const user = currentUser(req);
-    const row = relationshipView(await readRelationship(user, res.locals.params.id), user);
-    res.json(ok(row));
-  });
-  router.put('/:id', validate({ params: CustomerParams, body: UpdateCustomerBody }), async (req, res) => {
-    const row = relationshipView({
-      doc: await updateRelationship(currentUser(req), res.locals.params.id, res.locals.body),
-      buyerName: null,
-      sellerName: null,
-    });
-    res.json(
-      ok(
-        pick(['id', 'customerType', 'status', 'isFollower', 'isFavorite', 'notes', 'tags', 'followedAt', 'markedFavoriteAt', 'updatedAt'])(
-          row,
-        ),
-        'Customer relationship updated',
+      withInput(
+        { params: spec.side === 'seller' ? SellerParams : BuyerParams, query: spec.query ?? RelationListQuery },
+        async (input, req, res) => {
+          const ownerId = 'sellerId' in input.params ? input.params.sellerId : input.params.buyerId;
+          const { rows, total, pagination } = await listing(currentUser(req), spec.listing, ownerId, input.query);
+          res.json(ok({ [spec.key]: rows.map(pick(spec.fields)), total, pagination }));
+        },
       ),
     );
-  });
-  router.delete('/:id', validate({ params: CustomerParams }), async (req, res) => {
-    res.json(ok({ id: await deleteRelationship(currentUser(req), res.locals.params.id), deleted: true }, 'Customer relationship deleted'));
-  });
+  }
+  router.get(
+    '/:id',
+    withInput({ params: CustomerParams }, async (input, req, res) => {
+      const user = currentUser(req);
+      const row = relationshipView(await readRelationship(user, input.params.id), user);
+      res.json(ok(row));
+    }),
+  );
+  router.put(
+    '/:id',
+    withInput({ params: CustomerParams, body: UpdateCustomerBody }, async (input, req, res) => {
+      const row = relationshipView({
+        doc: await updateRelationship(currentUser(req), input.params.id, input.body),
+        buyerName: null,
+        sellerName: null,
+      });
+      res.json(
+        ok(
+          pick([
+            'id',
+            'customerType',
+            'status',
+            'isFollower',
+            'isFavorite',
+            'notes',
+            'tags',
+            'followedAt',
+            'markedFavoriteAt',
+            'updatedAt',
+          ])(row),
+          'Customer relationship updated',
+        ),
+      );
+    }),
+  );
+  router.delete(
+    '/:id',
+    withInput({ params: CustomerParams }, async (input, req, res) => {
+      res.json(ok({ id: await deleteRelationship(currentUser(req), input.params.id), deleted: true }, 'Customer relationship deleted'));
+    }),
+  );
   return router;
 }
