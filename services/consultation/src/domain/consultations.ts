@@ -11,7 +11,7 @@ import { SlotPlace, DayPlace } from '../db/booking.models';
 import { Consultation, Pricing, RuleSet, type ConsultationDoc, type PricingDoc, type RuleSetDoc } from '../db/setup.models';
 import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation } from './access';
 import { ForeignRecord } from './consultation.errors';
-import { assertZone } from './setup';
+import { assertZone } from './rule-sets';
 import { localDateRange, localSlot, slotsBetween, type Schedule } from './slots';
 
 /** A slots answer holds at most this many (the earliest); `truncated` says when more exist. */

@@ -1,0 +1,46 @@
+import type { Router } from 'express';
+import { CreateRuleSetBody, KeyParams, PageQuery, ok } from '@mkt/contracts';
+import { currentUser, serviceRouter, withInput } from '@mkt/kit';
+import { createRuleSet, listRuleSets, ruleSetDetail } from '../domain/rule-sets';
+import { ruleSetView } from './views';
+
+/** Availability rule sets; behind the token `setupRouter` checks. */
+export function ruleSetsRouter(): Router {
+  const router = serviceRouter();
+  const ruleSets = '/availability-rule-sets/rule-sets';
+  router.post(
+    ruleSets,
+    withInput({ body: CreateRuleSetBody }, async (input, req, res) => {
+      const r = ruleSetView(await createRuleSet(currentUser(req), input.body));
+      res.json(
+        ok(
+          { id: r.id, referenceId: r.referenceId, name: r.name, status: r.status, timezone: r.timezone, createdAt: r.createdAt },
+          'Rule set created',
+        ),
+      );
+    }),
+  );
+  router.get(
+    ruleSets,
+    withInput({ query: PageQuery.strict() }, async (input, req, res) => {
+      const { items, pagination } = await listRuleSets(currentUser(req), input.query);
+      const data = items.map(({ set, bookings, utilization }) => ({
+        id: set._id,
+        referenceId: set.referenceId,
+        name: set.name,
+        status: set.status,
+        bookings,
+        utilization,
+        timezone: set.timezone,
+      }));
+      res.json(ok(data, 'Rule sets retrieved', pagination));
+    }),
+  );
+  router.get(
+    `${ruleSets}/:id`,
+    withInput({ params: KeyParams }, async (input, req, res) => {
+      res.json(ok(ruleSetView(await ruleSetDetail(currentUser(req), input.params.id))));
+    }),
+  );
+  return router;
+}

@@ -1,0 +1,28 @@
+import type { Router } from 'express';
+import { CreateVisibilityRuleSetBody, VisibilityStatusBody, ok } from '@mkt/contracts';
+import { currentUser, serviceRouter, withInput } from '@mkt/kit';
+import { createVisibilityRuleSet, visibilityStatus } from '../domain/visibility-rule-sets';
+
+/** Visibility rule sets and the visibility verdicts; behind the token `setupRouter` checks. */
+export function visibilityRouter(): Router {
+  const router = serviceRouter();
+  router.post(
+    '/visibility/rule-sets',
+    withInput({ body: CreateVisibilityRuleSetBody }, async (input, req, res) => {
+      const v = await createVisibilityRuleSet(currentUser(req), input.body);
+      res.json(
+        ok(
+          { id: v._id, referenceId: v.referenceId, name: v.name, isActive: v.isActive, createdAt: v.createdAt.toISOString() },
+          'Visibility rule set created',
+        ),
+      );
+    }),
+  );
+  router.post(
+    '/visibility/status',
+    withInput({ body: VisibilityStatusBody }, async (input, req, res) => {
+      res.json(ok({ consultations: await visibilityStatus(currentUser(req), input.body) }));
+    }),
+  );
+  return router;
+}
