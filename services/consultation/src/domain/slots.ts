@@ -79,16 +79,40 @@ export function localSlot(slot: Slot, zone: string) {
   return { date: start.toFormat('yyyy-MM-dd'), startTime: start.toFormat('HH:mm'), endTime: end.toFormat('HH:mm') };
 }
 
-/** The slot a booking names (its date and times read in `zone`), if the schedule makes it. */
+/**
+ * The slot a booking names (its date and times read in `zone`), if the schedule makes it. On
+ * every booking, so it does not list a day's slots: when the booking is read in the schedule's
+ * own zone, a slot of that wall-clock time exists iff an enabled interval of that weekday cuts
+ * one there (`slotsBetween`'s rule, for one start); otherwise the slots around it are listed.
+ */
 export function findSlot(schedule: Schedule, zone: string, date: string, startTime: string, endTime: string): Slot | null {
-  const local = wallClock(date, minutesOf(startTime), zone);
+  const start = minutesOf(startTime);
+  const local = wallClock(date, start, zone);
   if (!local) return null;
-  const startsAt = local.toJSDate();
-  const slot = slotsBetween(schedule, startsAt, new Date(startsAt.getTime() + 1)).find(
-    (candidate) => candidate.startsAt.getTime() === startsAt.getTime(),
-  );
+  const slot = zone === schedule.timezone ? slotStartingAt(schedule, local, start) : slotsAround(schedule, local.toJSDate());
   if (!slot || localSlot(slot, zone).endTime !== endTime) return null;
   return slot;
+}
+
+function slotStartingAt(schedule: Schedule, local: DateTime, start: number): Slot | null {
+  const { durationMinutes, bufferMinutes } = schedule;
+  // As in slotsBetween: the last rule of a weekday is the one that counts.
+  const rule = schedule.rules.filter((candidate) => candidate.weekday === WEEKDAYS[local.weekday - 1]).at(-1);
+  const cut = (rule?.intervals ?? []).some((interval) => {
+    const from = minutesOf(interval.start_time);
+    return (
+      interval.enabled &&
+      start >= from &&
+      (start - from) % (durationMinutes + bufferMinutes) === 0 &&
+      start + durationMinutes <= minutesOf(interval.end_time)
+    );
+  });
+  return cut ? { startsAt: local.toJSDate(), endsAt: local.plus({ minutes: durationMinutes }).toJSDate() } : null;
+}
+
+function slotsAround(schedule: Schedule, startsAt: Date): Slot | null {
+  const found = slotsBetween(schedule, startsAt, new Date(startsAt.getTime() + 1));
+  return found.find((candidate) => candidate.startsAt.getTime() === startsAt.getTime()) ?? null;
 }
 
 /** Midnight to midnight of local dates `from`..`to` (inclusive) in `zone`. */
