@@ -1,4 +1,4 @@
-import { makeEvent, type SessionStatus } from '@mkt/contracts';
+import { makeEvent, type EventEnvelope, type SessionStatus } from '@mkt/contracts';
 import {
   BadRequest,
   InvalidState,
@@ -61,6 +61,26 @@ export interface MoveDetails {
   nextSteps?: string;
 }
 
+/** The fields a move sets: the new status, its time, and the notes, summary and next steps given. */
+export function movedFields(
+  session: Pick<SessionDoc, 'startsAt' | 'startedAt'>,
+  move: SessionMove,
+  details: MoveDetails,
+  at: Date,
+): Record<string, unknown> {
+  const set: Record<string, unknown> = { status: SESSION_MOVES[move].to };
+  if (details.notes !== undefined) set.notes = details.notes;
+  if (move === 'start') set.startedAt = at;
+  if (move === 'no-show') set.markedAt = at;
+  if (move === 'end') {
+    set.endedAt = at;
+    set.duration = Math.max(0, Math.round((at.getTime() - (session.startedAt ?? session.startsAt).getTime()) / 60_000));
+    if (details.sessionSummary !== undefined) set.sessionSummary = details.sessionSummary;
+    if (details.nextSteps !== undefined) set.nextSteps = details.nextSteps;
+  }
+  return set;
+}
+
 export class Sessions {
   constructor(
     private readonly outbox: OutboxRelay,
@@ -75,6 +95,7 @@ export class Sessions {
     return findPage(Session, filter, query, { startsAt: -1 });
   }
 
+  /** Start, end or no-show by the seller: checked, timed, then one conditional write with its event. */
   async move(
     user: AuthenticatedUser,
     key: string,
@@ -83,54 +104,45 @@ export class Sessions {
     correlationId: string,
     now = new Date(),
   ): Promise<SessionDoc> {
+    const session = await this.movableSession(user, key, move, now);
+    const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now, this.rules.startLeadMs);
+    const event = await this.moveEvent(session, move, at, correlationId);
+    return this.applyMove(session, move, movedFields(session, move, details, at), event);
+  }
+
+  /** The session, when the caller is its seller and `move` may happen from its state now. */
+  private async movableSession(user: AuthenticatedUser, key: string, move: SessionMove, now: Date): Promise<SessionDoc> {
     const session = await findByKey(Session, key);
     if (!session) throw new NotFound('Session');
     assertOwner(user, session.sellerId, 'session');
-    const { from, to } = SESSION_MOVES[move];
+    const { from } = SESSION_MOVES[move];
     if (session.status !== from) throw new InvalidState(`A ${session.status} session cannot be moved by ${move}`);
     if (move === 'start' && session.participantCount === 0) throw new InvalidState('Nobody is booked on this session');
     if (move === 'no-show' && now < session.startsAt) throw new InvalidState('The session has not begun yet');
-    const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now, this.rules.startLeadMs);
-    const set: Record<string, unknown> = { status: to };
-    if (details.notes !== undefined) set.notes = details.notes;
+    return session;
+  }
+
+  /** What an end or a no-show tells others (a start tells nobody), naming the Confirmed bookings. */
+  private async moveEvent(session: SessionDoc, move: SessionMove, at: Date, correlationId: string) {
+    if (move === 'start') return undefined;
     const { buyerIds, bookingIds } = await this.confirmedOf(session);
+    const about = { sessionId: session._id, consultationId: session.consultationId, sellerId: session.sellerId, buyerIds, bookingIds };
+    const origin = { source: 'consultation', correlationId };
+    if (move === 'no-show') return makeEvent('consultation.session.no_show', { ...about, markedAt: at.toISOString() }, origin);
     const consultation = await Consultation.findById(session.consultationId, { referenceId: 1 }).lean();
-    let event;
-    if (move === 'start') set.startedAt = at;
-    if (move === 'end') {
-      set.endedAt = at;
-      set.duration = Math.max(0, Math.round((at.getTime() - (session.startedAt ?? session.startsAt).getTime()) / 60_000));
-      if (details.sessionSummary !== undefined) set.sessionSummary = details.sessionSummary;
-      if (details.nextSteps !== undefined) set.nextSteps = details.nextSteps;
-      event = makeEvent(
-        'consultation.session.completed',
-        {
-          sessionId: session._id,
-          consultationId: session.consultationId,
-          consultationReferenceId: consultation?.referenceId,
-          sellerId: session.sellerId,
-          buyerIds,
-          endedAt: at.toISOString(),
-          bookingIds,
-        },
-        { source: 'consultation', correlationId },
-      );
-    }
-    if (move === 'no-show') {
-      set.markedAt = at;
-      event = makeEvent(
-        'consultation.session.no_show',
-        {
-          sessionId: session._id,
-          consultationId: session.consultationId,
-          sellerId: session.sellerId,
-          buyerIds,
-          markedAt: at.toISOString(),
-          bookingIds,
-        },
-        { source: 'consultation', correlationId },
-      );
-    }
+    return makeEvent(
+      'consultation.session.completed',
+      { ...about, consultationReferenceId: consultation?.referenceId, endedAt: at.toISOString() },
+      origin,
+    );
+  }
+
+  /**
+   * The state change and its event in one write, guarded by the state the checks saw: of two
+   * racing moves one applies, the other is 409.
+   */
+  private async applyMove(session: SessionDoc, move: SessionMove, set: Record<string, unknown>, event: EventEnvelope | undefined) {
+    const { from, to } = SESSION_MOVES[move];
     const moved = await Session.findOneAndUpdate(
       { _id: session._id, status: from },
       { $set: set, ...(event ? { $push: { pendingEvents: event } } : {}) },
