@@ -60,6 +60,9 @@ export async function startConsultation(walletUrl: string, amqpUrl = testServers
     PORT: '0',
     WALLET_URL: walletUrl,
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    // A loaded test machine must not turn a slow answer into PaymentPending (tests that want
+    // the timeout set their own).
+    WALLET_TIMEOUT_MS: '20000',
     ...env,
   });
   const service = consultationService(config, log);
