@@ -59,6 +59,13 @@ describe('routing', () => {
     }
   });
 
+  test('a method an own route does not serve is 405 with Allow, in the envelope', async () => {
+    const res = await call(gateway.url, 'GET', '/v1/auth/login');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.body).toMatchObject({ success: false, errors: [{ code: 'method_not_allowed' }] });
+  });
+
   test('the request id is kept, sent upstream and echoed back; one is made when missing', async () => {
     const res = await call(gateway.url, 'GET', '/reviews/by-entity', { headers: { 'x-request-id': 'client-req-42' } });
     expect(res.body.data.headers['x-request-id']).toBe('client-req-42');
