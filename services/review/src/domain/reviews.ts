@@ -66,7 +66,11 @@ export class Reviews {
     }
   }
 
-  /** Active reviews, newest first, with names; the average (2 decimals) over all active ones. */
+  /**
+   * Active reviews, newest first, with names; the average (2 decimals) over all active ones.
+   * Not `findPage`: the total is counted from the same read as the average, so the two always
+   * describe the same reviews.
+   */
   async byEntity(entityType: string, entityKey: string, query: PageQuery) {
     const entityId =
       (await Eligibility.findOne({ consultationReferenceId: entityKey }, { consultationId: 1 }).lean())?.consultationId ?? entityKey;
