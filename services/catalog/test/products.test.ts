@@ -281,3 +281,15 @@ describe('routing is case-sensitive and strict (issue 12)', () => {
     }
   });
 });
+
+describe('a method a path does not serve', () => {
+  test('is 405 with Allow in the envelope, public paths and private ones alike', async () => {
+    const seller = newUser();
+    const categories = await call(catalog(), 'POST', '/physical-products/categories', { token: tokenOf(seller), body: {} });
+    expect(categories.status).toBe(405);
+    expect(categories.headers.get('allow')).toBe('GET, HEAD');
+    expect(categories.body).toMatchObject({ success: false, errors: [{ code: 'method_not_allowed' }] });
+    const shops = await call(catalog(), 'DELETE', '/v1/shops', { token: tokenOf(seller) });
+    expect({ status: shops.status, code: shops.body.errors?.[0]?.code }).toEqual({ status: 405, code: 'method_not_allowed' });
+  });
+});

@@ -248,3 +248,12 @@ describe('forged relationships (issue 12)', () => {
     expect((await as(crm, newUser('admin'))('GET', `/customers/${id}`)).body.data).toMatchObject({ notes: 'haggles a lot' });
   });
 });
+
+describe('a method a path does not serve', () => {
+  test('is 405 with Allow in the envelope', async () => {
+    const res = await as(crm, newUser('seller'))('PATCH', '/customers');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
+    expect(res.body).toMatchObject({ success: false, errors: [{ code: 'method_not_allowed' }] });
+  });
+});

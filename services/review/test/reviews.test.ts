@@ -186,3 +186,14 @@ describe('reviews', () => {
     expect((await as(undefined)('GET', '/reviews/consultation/con_x/status')).status).toBe(401);
   });
 });
+
+describe('a method a path does not serve', () => {
+  test('is 405 with Allow in the envelope (for a caller with a token: the rest of /reviews is behind it)', async () => {
+    expect((await as(undefined)('DELETE', '/reviews/by-entity')).status).toBe(401);
+    const res = await as(newUser())('DELETE', '/reviews/by-entity?entityType=consultation_service&entityId=con_x');
+    expect(res.status).toBe(405);
+    // PATCH: `/by-entity` also reads as a review id for `PATCH /reviews/{id}`.
+    expect(res.headers.get('allow')).toBe('GET, HEAD, PATCH');
+    expect(res.body).toMatchObject({ success: false, errors: [{ code: 'method_not_allowed' }] });
+  });
+});
