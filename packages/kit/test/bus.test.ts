@@ -9,7 +9,10 @@ const log = pino({ level: 'silent' });
 const { mongoUrl, amqpUrl } = testServers();
 
 // A document that changes state and records its events in the same write.
-const Order = mongoose.model('Order', new Schema({ _id: String, pendingEvents: pendingEventsField }, { versionKey: false }));
+const Order = mongoose.model(
+  'Order',
+  new Schema({ _id: { type: String, required: true }, pendingEvents: pendingEventsField }, { versionKey: false }),
+);
 // What a consumer builds from events; appliedEventIds makes it idempotent.
 const Tally = mongoose.model(
   'Tally',
