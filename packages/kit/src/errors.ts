@@ -109,6 +109,10 @@ export function toHttpError(err: unknown): HttpError {
     return { status: err.status, body: errorBody(err.message, items), headers: err.headers, internal: err.status >= 500 };
   }
   if (isDuplicateKey(err)) return single(409, ErrorCode.conflict, 'A record with the same unique value exists already');
+  if (isDatabaseUnreachable(err)) {
+    // Logged as internal (someone should look), answered as what it is: retry shortly.
+    return { ...single(503, ErrorCode.unavailable, 'The database is unavailable; try again shortly'), headers: { 'Retry-After': '1' } };
+  }
   const parser = (err ?? {}) as BodyParserError;
   switch (parser.type) {
     case 'entity.parse.failed':
@@ -127,6 +131,19 @@ export function toHttpError(err: unknown): HttpError {
     return single(parser.status, ErrorCode.invalid, 'The request could not be read');
   }
   return single(500, ErrorCode.internal, 'Internal error');
+}
+
+/** The driver's errors for a database it cannot reach (by name: this module imports no driver). */
+const UNREACHABLE = new Set([
+  'MongoServerSelectionError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+]);
+
+export function isDatabaseUnreachable(err: unknown): boolean {
+  return err instanceof Error && UNREACHABLE.has(err.name);
 }
 
 export function isDuplicateKey(err: unknown): boolean {

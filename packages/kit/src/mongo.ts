@@ -21,7 +21,9 @@ export async function connectMongo({ url, dbName, log, startTimeoutMs = 60_000 }
   let delay = 250;
   for (;;) {
     try {
-      await mongoose.connect(url, { dbName, serverSelectionTimeoutMS: 5_000, autoIndex: false });
+      // Collections come with their first write or index (ensureIndexes): mongoose's own creation
+      // at connect raced the index build ("already exists") on the development server.
+      await mongoose.connect(url, { dbName, serverSelectionTimeoutMS: 5_000, autoIndex: false, autoCreate: false });
       log.info({ dbName: mongoose.connection.name }, 'mongo connected');
       mongoose.connection.on('disconnected', () => log.warn('mongo disconnected'));
       mongoose.connection.on('reconnected', () => log.info('mongo reconnected'));

@@ -1,4 +1,5 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Logger } from './logger';
 
 export interface ShutdownOptions {
@@ -7,26 +8,71 @@ export interface ShutdownOptions {
   /** Run in order after the server stopped accepting and finished in-flight requests. */
   closers: Array<() => Promise<void>>;
   timeoutMs?: number;
+  /** How long answers say `Connection: close` before the listener closes (see below). */
+  graceMs?: number;
+}
+
+/** What the drain needs to know of each open connection. */
+interface ConnectionState {
+  inFlight: number;
+  lastActiveAt: number;
 }
 
 /**
  * SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then stop consumers (the
  * message being handled finishes), the relay, the broker and the database, and exit. A stuck
  * step cannot keep the pod alive past `timeoutMs`.
+ *
+ * The HTTP drain, for keep-alive clients such as the gateway's socket pool:
+ * 1. For `graceMs` every answer says `Connection: close`, so each socket the client uses is
+ *    retired after its answer (and an orchestrator takes the pod out of its endpoints meanwhile).
+ * 2. Then the listener stops accepting, without Node's "close every idle connection", which
+ *    also destroys sockets whose request has arrived but not yet been parsed (a reset at the
+ *    client). Only sockets left idle since before the signal are closed: a client that has not
+ *    used one for the whole grace period is not about to (and the gateway sends an idempotent
+ *    request again when a pooled socket was closed under it).
+ * 3. Everything else ends with its answer; then the closers run.
  */
-export function handleShutdown({ log, server, closers, timeoutMs = 20_000 }: ShutdownOptions): void {
+export function handleShutdown({ log, server, closers, timeoutMs = 20_000, graceMs = 1_000 }: ShutdownOptions): void {
+  const connections = new Map<Socket, ConnectionState>();
+  let draining = false;
+  server.on('connection', (socket: Socket) => {
+    connections.set(socket, { inFlight: 0, lastActiveAt: Date.now() });
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const state = connections.get(req.socket);
+    if (draining) res.setHeader('Connection', 'close');
+    if (!state) return;
+    state.inFlight += 1;
+    state.lastActiveAt = Date.now();
+    res.once('close', () => {
+      state.inFlight -= 1;
+      state.lastActiveAt = Date.now();
+    });
+  });
+
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
+    draining = true;
+    const signalledAt = Date.now();
     log.info({ signal }, 'shutting down');
     setTimeout(() => {
       log.error('shutdown timed out; exiting');
       process.exit(1);
     }, timeoutMs).unref();
+    await new Promise((resolve) => setTimeout(resolve, graceMs));
+    const closeStale = () => {
+      for (const [socket, state] of connections) if (state.inFlight === 0 && state.lastActiveAt < signalledAt) socket.destroy();
+    };
     await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
+      // net.Server's close: stop accepting, call back when the last connection has ended.
+      NetServer.prototype.close.call(server, () => resolve());
+      closeStale();
+      const sweeper = setInterval(closeStale, 100);
+      sweeper.unref();
     });
     for (const close of closers) {
       await close().catch((err: unknown) => log.error({ err }, 'error while closing'));

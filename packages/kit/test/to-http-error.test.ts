@@ -70,6 +70,18 @@ describe('toHttpError', () => {
     expect(toHttpError({ type: 'entity.too.large', status: 413 }).status).toBe(413);
     expect(toHttpError({ type: 'encoding.unsupported', status: 415 }).status).toBe(415);
   });
+  test('a database the driver cannot reach is 503 unavailable with Retry-After, telling nothing of the server', () => {
+    const err = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:27017'), { name: 'MongoServerSelectionError' });
+    const mapped = toHttpError(err);
+    expect(mapped).toMatchObject({
+      status: 503,
+      internal: true,
+      headers: { 'Retry-After': '1' },
+      body: { errors: [{ code: 'unavailable' }] },
+    });
+    expect(JSON.stringify(mapped.body)).not.toContain('27017');
+    expect(toHttpError(Object.assign(new Error('x'), { name: 'MongoNetworkError' })).status).toBe(503);
+  });
   test('anything else is a 500 that tells the client nothing', () => {
     const mapped = toHttpError(new Error('secret connection string mongodb://user:pw@host'));
     expect(mapped).toMatchObject({ status: 500, internal: true, body: { message: 'Internal error', errors: [{ code: 'internal' }] } });
