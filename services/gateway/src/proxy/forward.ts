@@ -22,6 +22,8 @@ export type Forward = (
   fail: (failure: UpstreamFailure) => void,
 ) => void;
 
+// RFC 9110 §9.2.2: may be sent again when the connection failed before an answer.
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 // Hop-by-hop: they describe one connection, never the next one (a client's `Connection: close`
 // must not close the pooled socket to the service).
@@ -33,6 +35,7 @@ interface Exchange {
   headers: OutgoingHttpHeaders;
   fail: (failure: UpstreamFailure) => void;
   timedOut: boolean;
+  retried: boolean;
 }
 const EXCHANGE = Symbol('gateway.exchange');
 type ProxiedRequest = IncomingMessage & { [EXCHANGE]?: Exchange };
@@ -71,6 +74,14 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
       const exchange = req[EXCHANGE];
       if (!exchange || !(res instanceof http.ServerResponse)) return;
       const { upstream } = exchange;
+      // The connection was reset before any answer: a pooled socket the service closed just as
+      // we sent on it (its idle timeout won, or it is shutting down), or a new one still in its
+      // listen queue when it stopped listening. An idempotent request goes again, once.
+      if (err.code === 'ECONNRESET' && !exchange.retried && !res.headersSent && IDEMPOTENT.has(req.method ?? '')) {
+        exchange.retried = true;
+        send(req, res, exchange);
+        return;
+      }
       const failure: UpstreamFailure = exchange.timedOut
         ? [504, ErrorCode.gatewayTimeout, `The ${upstream} service did not answer in time`]
         : UNAVAILABLE_CODES.has(err.code ?? '')
@@ -99,12 +110,17 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
     ]),
   ) as Record<Upstream, RequestHandler<IncomingMessage, ServerResponse>>;
 
-  return (req, res, upstream, headers, fail) => {
-    const exchange: Exchange = { upstream, headers, fail, timedOut: false };
-    (req as ProxiedRequest)[EXCHANGE] = exchange;
+  function send(req: ProxiedRequest, res: ServerResponse, exchange: Exchange): void {
+    const { upstream } = exchange;
     void proxies[upstream](req, res, (err?: unknown) => {
       log.warn({ upstream, err: (err as Error | undefined)?.message }, 'proxy could not start');
-      fail([502, ErrorCode.badGateway, `The ${upstream} service failed to answer`]);
+      exchange.fail([502, ErrorCode.badGateway, `The ${upstream} service failed to answer`]);
     });
+  }
+
+  return (req, res, upstream, headers, fail) => {
+    const exchange: Exchange = { upstream, headers, fail, timedOut: false, retried: false };
+    (req as ProxiedRequest)[EXCHANGE] = exchange;
+    send(req, res, exchange);
   };
 }
