@@ -77,7 +77,7 @@ describe('SIGTERM during load', () => {
     const offer = await offerConsultation(system, seller, admin, { duration: 15 });
     const slots: Slot[] = [1, 2, 3, 4, 5, 6].flatMap((days) => slotsOf(offer, dayFromNow(days)));
 
-    const outcomes: Array<{ started: number; ended: number; res: JsonResponse; write: boolean }> = [];
+    const outcomes: Array<{ started: number; ended: number; res: JsonResponse; write: boolean; slot: Slot }> = [];
     let signalledAt = Infinity;
     let exited = false;
     let exitedAt = Infinity;
@@ -93,7 +93,7 @@ describe('SIGTERM during load', () => {
         const res = write
           ? await book(system, buyers[w % buyers.length]!, offer, slot)
           : await apiOf(system)('GET', `/consultations/${offer.id}`);
-        outcomes.push({ started, ended: Date.now(), res, write });
+        outcomes.push({ started, ended: Date.now(), res, write, slot });
         if (exited) afterExit += 1;
         if (outcomes.length === 150) {
           signalledAt = Date.now();
@@ -125,7 +125,14 @@ describe('SIGTERM during load', () => {
       exitMsAfterSignal: exitedAt - signalledAt,
       badMsAfterSignal: JSON.stringify(bad.map(({ started, ended }) => [started - signalledAt, ended - signalledAt])),
     });
-    expect(bad.map(({ res }) => ({ status: res.status, body: res.body }))).toEqual([]);
+    // Reads never fail: the gateway sends an idempotent request again when its connection was
+    // reset before an answer. A write can meet the one race no server-side drain removes while
+    // the gateway keeps connecting to the same address: a connection the kernel had queued when
+    // the listener closed is reset, and a POST is not sent twice. It answers 502 and is never
+    // applied (checked below, after the restart). In Kubernetes, endpoint removal and the
+    // preStop pause take the pod out of rotation before its listener closes.
+    expect(bad.filter(({ write }) => !write).map(({ res }) => ({ status: res.status, body: res.body }))).toEqual([]);
+    for (const { res } of bad) expect(res).toMatchObject({ status: 502, body: envelope('bad_gateway') });
     // A drain that finishes exits 0; 1 means SHUTDOWN_TIMEOUT_MS ran out with connections still open.
     expect(exitCode).toBe(0);
     for (const { res } of refused) expect(res.body).toEqual(envelope('unavailable'));
@@ -141,5 +148,9 @@ describe('SIGTERM during load', () => {
       30_000,
     );
     expect(rows.reduce((sum: number, row: { totalBookings: number }) => sum + row.totalBookings, 0)).toBe(accepted);
+    // A write reset at the listener's close left nothing behind.
+    const listed = await apiOf(system, seller)('GET', '/consultations/bookings?limit=100');
+    const booked = new Set(listed.body.data.bookings.map((b: { date: string; startTime: string }) => `${b.date} ${b.startTime}`));
+    for (const { slot } of bad) expect(booked.has(`${slot.date} ${slot.startTime}`)).toBe(false);
   }, 120_000);
 });
