@@ -98,7 +98,7 @@ async function load(next, perform) {
   const started = performance.now();
   await Promise.all(
     Array.from({ length: connections }, async (_, worker) => {
-      for (let job = next(worker); job && Date.now() < deadline; job = next(worker)) {
+      for (let job = next(worker); job !== null && Date.now() < deadline; job = next(worker)) {
         const t0 = performance.now();
         const status = await perform(job, worker).catch(() => 'error');
         latencies.push(performance.now() - t0);
