@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { WEEKDAYS } from '@mkt/contracts';
-import { findSlot, localSlot, slotsBetween, type Schedule } from '../src/domain/slots';
+import { countSlotsBetween, findSlot, localSlot, slotsBetween, type Schedule } from '../src/domain/slots';
 
 /**
  * findSlot decides one start directly; slotsBetween lists a day. For every start a day could
@@ -66,5 +66,25 @@ describe('findSlot agrees with the slots a day lists', () => {
       '2026-06-10T11:15:00.000Z',
     );
     expect(findSlot(schedule, 'Africa/Addis_Ababa', '2026-06-10', '14:20', '14:50')).toBeNull();
+  });
+});
+
+describe('countSlotsBetween agrees with the length of slotsBetween', () => {
+  test.each(zones)('in %s, over windows that start and end mid-day, across clock changes', (zone) => {
+    for (const [duration, buffer] of [
+      [5, 0],
+      [50, 10],
+    ] as const) {
+      const schedule = scheduleIn(zone, duration, buffer);
+      for (const [from, to] of [
+        ['2026-03-01T07:13:00Z', '2026-04-12T19:02:00Z'],
+        ['2026-10-20T23:59:00Z', '2026-11-03T00:01:00Z'],
+        ['2026-06-10T10:00:00Z', '2026-06-10T16:00:00Z'],
+        ['2026-06-10T10:00:00Z', '2026-06-10T10:00:00Z'],
+      ] as const) {
+        const window = [new Date(from), new Date(to)] as const;
+        expect([from, countSlotsBetween(schedule, ...window)]).toEqual([from, slotsBetween(schedule, ...window).length]);
+      }
+    }
   });
 });

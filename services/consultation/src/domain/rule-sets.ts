@@ -4,7 +4,7 @@ import { BadRequest, findPage, type AuthenticatedUser } from '@mkt/kit';
 import { Booking } from '../db/booking.models';
 import { Consultation, RuleSet, type ConsultationDoc, type RuleSetDoc } from '../db/setup.models';
 import { assertOwner, assertSeller, mustFind } from './access';
-import { isValidZone, slotsBetween } from './slots';
+import { countSlotsBetween, isValidZone } from './slots';
 
 // Availability rule sets: a seller's weekly intervals in a time zone, and how much they are used.
 
@@ -48,12 +48,13 @@ async function usage(set: RuleSetDoc, now: Date): Promise<{ bookings: number; ut
     Consultation.find({ ruleSetId: set._id }, { duration: 1, maxCapacity: 1 }).lean<ConsultationDoc[]>(),
   ]);
   const offered = consultations.reduce((sum, c) => {
-    const slots = slotsBetween(
-      { timezone: set.timezone, rules: set.availabilityRules, durationMinutes: c.duration, bufferMinutes: set.metaData.bufferTime },
-      now,
-      horizon,
-    );
-    return sum + slots.length * c.maxCapacity;
+    const schedule = {
+      timezone: set.timezone,
+      rules: set.availabilityRules,
+      durationMinutes: c.duration,
+      bufferMinutes: set.metaData.bufferTime,
+    };
+    return sum + countSlotsBetween(schedule, now, horizon) * c.maxCapacity;
   }, 0);
   const booked = upcoming.reduce((sum, b) => sum + (b.places ?? 1), 0);
   return { bookings, utilization: offered === 0 ? 0 : Math.round((booked / offered) * 10_000) / 10_000 };

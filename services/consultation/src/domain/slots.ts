@@ -72,6 +72,38 @@ export function slotsBetween(schedule: Schedule, from: Date, to: Date, limit = N
   return slots.sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime()).slice(0, limit);
 }
 
+/**
+ * How many slots `slotsBetween` would list, without listing them (rule-set utilization counts a
+ * month of slots for each consultation on every listing). Each local day's slots start within
+ * that day, so days are counted one by one: on a day of 24 hours a slot's instant is the day's
+ * start plus its wall-clock minutes, plain arithmetic; a day whose clocks change is listed.
+ */
+export function countSlotsBetween(schedule: Schedule, from: Date, to: Date): number {
+  const { timezone, durationMinutes, bufferMinutes } = schedule;
+  const byDay = new Map(schedule.rules.map((rule) => [rule.weekday, rule]));
+  const fromMs = from.getTime();
+  const toMs = to.getTime();
+  let count = 0;
+  for (let day = DateTime.fromJSDate(from, { zone: timezone }).startOf('day'); day.toMillis() < toMs;) {
+    const next = day.plus({ days: 1 });
+    const dayStart = day.toMillis();
+    if (next.toMillis() - dayStart !== 86_400_000) {
+      count += slotsBetween(schedule, new Date(Math.max(fromMs, dayStart)), new Date(Math.min(toMs, next.toMillis()))).length;
+    } else {
+      for (const interval of byDay.get(WEEKDAYS[day.weekday - 1]!)?.intervals ?? []) {
+        if (!interval.enabled) continue;
+        const end = minutesOf(interval.end_time);
+        for (let start = minutesOf(interval.start_time); start + durationMinutes <= end; start += durationMinutes + bufferMinutes) {
+          const at = dayStart + start * 60_000;
+          if (at >= fromMs && at < toMs) count += 1;
+        }
+      }
+    }
+    day = next;
+  }
+  return count;
+}
+
 /** How a slot reads in a time zone: `date` YYYY-MM-DD, `startTime`/`endTime` HH:MM. */
 export function localSlot(slot: Slot, zone: string) {
   const start = DateTime.fromJSDate(slot.startsAt, { zone });
