@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../src/config';
 import { Payout, TopUp, Transfer } from '../src/db/records.model';
 import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
+import { applyOp } from '../src/domain/wallet-step';
 import { createWalletLogger } from '../src/logger';
 import { balancesOf, call, givenBalance, ledgerMatches, newUser, startWallet, tokenOf, useWallet, type WalletApp } from './harness';
 import { testServers } from '@mkt/infra';
@@ -146,7 +147,7 @@ describe('balance overflow: every balance stays under its ceiling', () => {
     await givenBalance(user, 4000_00);
     const wallet = await openWallet(user.id, user.ref, 'MKT');
     const credit = (i: number) =>
-      applyWalletOp(wallet._id, {
+      applyOp(wallet._id, {
         opId: `race-${user.id}-${i}`,
         type: 'topup_credit',
         availableDeltaMinor: 300_00,

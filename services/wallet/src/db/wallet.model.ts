@@ -1,7 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import { DEFAULT_CURRENCY, newReference, newUuid } from '@mkt/contracts';
 import { freeFormArrayField, isDuplicateKey } from '@mkt/kit';
-import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/wallet.errors';
 
 /**
  * The largest balance any wallet may reach whatever the configuration (10 trillion ETB): sums
@@ -71,19 +70,49 @@ const walletSchema = new Schema<WalletDoc>(
 
 export const Wallet = mongoose.model<WalletDoc>('Wallet', walletSchema, 'wallets');
 
-/** The wallet of a user, opened on first use (or by the registration event). */
-export async function openWallet(userId: string, userRef: string, referencePrefix: string): Promise<WalletDoc> {
-  const existing = await Wallet.findOne({ userId }).lean<WalletDoc>();
-  if (existing) return existing;
+/** A wallet without its bookkeeping arrays (what readers of balances need). */
+export type WalletSummary = Omit<WalletDoc, 'appliedOps' | 'doneOps' | 'pendingEntries'>;
+
+const SUMMARY = { appliedOps: 0, doneOps: 0, pendingEntries: 0 };
+
+/**
+ * The wallet of a user, opened on first use (or by the registration event): one upsert that
+ * finds it or creates it, so a use of an existing wallet is a single round trip.
+ */
+export async function openWallet(userId: string, userRef: string, referencePrefix: string): Promise<WalletSummary> {
+  const now = new Date();
+  const fresh = {
+    _id: newUuid(),
+    referenceId: newReference('USR-WAL', referencePrefix),
+    userRef,
+    currency: DEFAULT_CURRENCY,
+    availableMinor: 0,
+    heldMinor: 0,
+    appliedOps: [],
+    doneOps: [],
+    pendingEntries: [],
+    createdAt: now,
+    updatedAt: now,
+  };
   try {
-    return (await Wallet.create({ userId, userRef, referenceId: newReference('USR-WAL', referencePrefix) })).toObject();
+    const wallet = await Wallet.collection.findOneAndUpdate(
+      { userId },
+      { $setOnInsert: fresh },
+      { upsert: true, returnDocument: 'after', projection: SUMMARY },
+    );
+    return wallet as unknown as WalletSummary;
   } catch (err) {
     // Two first uses at once: the unique userId lets one create it; the other reads it.
     if (!isDuplicateKey(err)) throw err;
-    const raced = await Wallet.findOne({ userId }).lean<WalletDoc>();
+    const raced = await Wallet.findOne({ userId }, SUMMARY).lean<WalletSummary>();
     if (!raced) throw err;
     return raced;
   }
+}
+
+/** A user's wallet when it exists (never opens one). */
+export async function findWallet(filter: { userId: string } | { userRef: string }): Promise<WalletSummary | null> {
+  return Wallet.findOne(filter, SUMMARY).lean<WalletSummary>();
 }
 
 export interface WalletOp {
@@ -102,12 +131,19 @@ function assertAmount(minor: number): void {
 }
 
 /**
+ * What applying an op did: `applied` answers the wallet's pending ledger entries as the write
+ * left them (this op's among them), so moving them to the ledger needs no read.
+ */
+export type ApplyOutcome =
+  { kind: 'applied'; pendingEntries: LedgerEntry[] } | { kind: 'repeat' } | { kind: 'insufficient_funds' } | { kind: 'ceiling_exceeded' };
+
+/**
  * Applies a balance change exactly once, in one single-document write: the guards (not applied
  * before, enough available and held, the balance stays under its ceiling) are in the filter, the
- * ledger entry rides along. A repeat of an applied op is a no-op; a change that would go
- * negative is InsufficientFunds, one that would pass the ceiling BalanceCeilingExceeded.
+ * ledger entry rides along. A repeat of an applied op changes nothing; a change that would go
+ * negative or pass the ceiling changes nothing either and says which (one more read, only then).
  */
-export async function applyWalletOp(walletId: string, op: WalletOp): Promise<void> {
+export async function applyWalletOp(walletId: string, op: WalletOp): Promise<ApplyOutcome> {
   assertAmount(op.availableDeltaMinor);
   assertAmount(op.heldDeltaMinor);
   const ceiling = Math.min(op.ceilingMinor ?? HARD_CEILING_MINOR, HARD_CEILING_MINOR);
@@ -127,16 +163,21 @@ export async function applyWalletOp(walletId: string, op: WalletOp): Promise<voi
     reference: op.reference,
     createdAt: new Date().toISOString(),
   };
-  const { modifiedCount } = await Wallet.updateOne(filter, {
-    $inc: { availableMinor: op.availableDeltaMinor, heldMinor: op.heldDeltaMinor },
-    $push: { appliedOps: op.opId, pendingEntries: entry },
-  });
-  if (modifiedCount === 1) return;
+  const updated = await Wallet.collection.findOneAndUpdate(
+    filter as object,
+    {
+      $inc: { availableMinor: op.availableDeltaMinor, heldMinor: op.heldDeltaMinor },
+      $push: { appliedOps: op.opId, pendingEntries: entry },
+      $set: { updatedAt: new Date() },
+    } as object,
+    { returnDocument: 'after', projection: { pendingEntries: 1 } },
+  );
+  if (updated) return { kind: 'applied', pendingEntries: (updated.pendingEntries as LedgerEntry[] | undefined) ?? [entry] };
   const wallet = await Wallet.findById(walletId, { appliedOps: 1, availableMinor: 1, heldMinor: 1 }).lean<WalletDoc>();
-  if (wallet?.appliedOps.includes(op.opId)) return;
+  if (wallet?.appliedOps.includes(op.opId)) return { kind: 'repeat' };
   const short = wallet !== null && (wallet.availableMinor < -op.availableDeltaMinor || wallet.heldMinor < -op.heldDeltaMinor);
-  if (wallet && growth > 0 && !short) throw new BalanceCeilingExceeded();
-  throw new InsufficientFunds();
+  if (wallet && growth > 0 && !short) return { kind: 'ceiling_exceeded' };
+  return { kind: 'insufficient_funds' };
 }
 
 /** How long a wallet remembers an op id after its record recorded the step. */

@@ -2,7 +2,8 @@ import { makeEvent, type CreateBookingHoldBody } from '@mkt/contracts';
 import { Conflict, isDuplicateKey, NotFound, type Logger, type OutboxRelay } from '@mkt/kit';
 import { BookingHold, type BookingHoldDoc, type Settlement, type SettlementKind } from '../db/booking-hold.model';
 import type { LedgerRelay } from '../db/ledger-relay';
-import { applyWalletOp, dropWalletOps, FORGET_OPS_AFTER_MS, openWallet, Wallet, type WalletDoc, type WalletOp } from '../db/wallet.model';
+import { dropWalletOps, findWallet, FORGET_OPS_AFTER_MS, openWallet, Wallet, type WalletDoc, type WalletOp } from '../db/wallet.model';
+import { applyOp } from './wallet-step';
 import { settlementOf } from './settlement';
 import { BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
 
@@ -147,18 +148,23 @@ export class BookingHolds {
       heldDeltaMinor: record.amountMinor,
       reference: record._id,
     };
+    let entries: Awaited<ReturnType<typeof applyOp>>;
     try {
-      await applyWalletOp(record.buyerWalletId!, op);
+      entries = await applyOp(record.buyerWalletId!, op);
     } catch (err) {
       if (!(err instanceof InsufficientFunds)) throw err;
       await BookingHold.updateOne({ _id: record._id, status: 'Pending' }, { $set: { status: 'Rejected', hold: 'none' } });
       return (await this.find(record._id))!;
     }
-    await BookingHold.updateOne({ _id: record._id, status: 'Pending' }, { $set: { status: 'Held', hold: 'done' } });
-    const fresh = (await this.find(record._id))!;
+    const fresh =
+      (await BookingHold.findOneAndUpdate(
+        { _id: record._id, status: 'Pending' },
+        { $set: { status: 'Held', hold: 'done' } },
+        { new: true },
+      ).lean<BookingHoldDoc>()) ?? (await this.find(record._id))!;
     if (fresh.hold === 'done') {
       // The op id stays on the wallet until the settlement is long over (FORGET_OPS_AFTER_MS).
-      void this.ledger.flush(record.buyerWalletId!);
+      if (entries) await this.ledger.moveAfterStep(record.buyerWalletId!, entries);
       this.log.info({ bookingId: record._id, amountMinor: record.amountMinor }, 'booking amount held');
     } else {
       // Voided or refused while this hold was being applied: the money goes straight back.
@@ -177,14 +183,14 @@ export class BookingHolds {
     if (!walletId || record.hold === 'done') return;
     const wallet = await Wallet.findById(walletId, { appliedOps: 1 }).lean<WalletDoc>();
     if (!wallet?.appliedOps.includes(holdOpId(record._id))) return;
-    await applyWalletOp(walletId, {
+    const entries = await applyOp(walletId, {
       opId: unholdOpId(record._id),
       type: 'booking_settle',
       availableDeltaMinor: record.amountMinor,
       heldDeltaMinor: -record.amountMinor,
       reference: record._id,
     });
-    void this.ledger.flush(walletId);
+    if (entries) await this.ledger.moveAfterStep(walletId, entries);
     this.log.warn({ bookingId: record._id }, 'a hold applied after its booking was given up was released');
   }
 
@@ -239,9 +245,9 @@ export class BookingHolds {
     const s = record.settlement!;
     // Applied (once: its op id), then recorded; the op id is forgotten only long after the end.
     const step = async (field: 'release' | 'credit' | 'fee', walletId: string, op: Omit<WalletOp, 'reference'>) => {
-      await applyWalletOp(walletId, { ...op, reference: record._id });
+      const entries = await applyOp(walletId, { ...op, reference: record._id });
       await BookingHold.updateOne({ _id: record._id, [field]: 'pending' }, { $set: { [field]: 'done' } });
-      void this.ledger.flush(walletId);
+      if (entries) await this.ledger.moveAfterStep(walletId, entries);
     };
     if (record.release === 'pending')
       await step('release', record.buyerWalletId!, {
@@ -251,7 +257,7 @@ export class BookingHolds {
         heldDeltaMinor: -record.amountMinor,
       });
     if (record.credit === 'pending') {
-      const seller = await Wallet.findOne({ userId: record.sellerId }).lean<WalletDoc>();
+      const seller = await findWallet({ userId: record.sellerId });
       if (!seller) throw new NotFound('Seller wallet'); // opened at registration; the sweep retries
       await this.credit(step, 'credit', seller._id, `booking:${record._id}:capture`, 'booking_capture', s.captureMinor - s.feeMinor);
     }

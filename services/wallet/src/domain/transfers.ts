@@ -3,7 +3,7 @@ import type { CreateTransferBody, TransferView } from '@mkt/contracts';
 import { BadRequest, NotFound, type AuthenticatedUser, type Logger } from '@mkt/kit';
 import type { LedgerRelay } from '../db/ledger-relay';
 import { Transfer, type TransferDoc } from '../db/records.model';
-import { openWallet, Wallet, type WalletDoc } from '../db/wallet.model';
+import { findWallet, openWallet } from '../db/wallet.model';
 import { AmountTooLarge, BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
 import { runWalletStep } from './wallet-step';
 
@@ -49,7 +49,7 @@ export class Transfers {
     if (body.amount > this.settings.maxAmountMinor) throw new AmountTooLarge(this.settings.maxAmountMinor);
     const from = await openWallet(user.id, user.ref, this.referencePrefix);
     if (from.currency !== body.currency) throw new CurrencyMismatch(from.currency);
-    const to = await Wallet.findOne({ userId: body.toUserId }).lean<WalletDoc>();
+    const to = await findWallet({ userId: body.toUserId });
     if (!to) throw new NotFound('Recipient wallet');
     if (to.currency !== body.currency) throw new CurrencyMismatch(to.currency);
     // Checked before any money moves; the credit's own guard still holds under a race, and a

@@ -1,7 +1,7 @@
 import { Router } from 'express';
-import { CreateTransferBody, minorToMajor, ok, type WalletView } from '@mkt/contracts';
+import { CreateTransferBody, ok } from '@mkt/contracts';
 import { currentUser, validate } from '@mkt/kit';
-import { openWallet } from '../db/wallet.model';
+import { ownWalletView } from '../domain/access';
 import { BANKS } from '../domain/banks';
 import { idempotent } from '../domain/idempotency';
 import type { Limits } from '../domain/limits.service';
@@ -23,17 +23,7 @@ export function walletInfoRouter(limits: Limits): Router {
 export function v1WalletRouter(transfers: Transfers, referencePrefix: string): Router {
   const router = Router();
   router.get('/', async (req, res) => {
-    const user = currentUser(req);
-    const wallet = await openWallet(user.id, user.ref, referencePrefix);
-    const view: WalletView = {
-      id: wallet._id,
-      referenceId: wallet.referenceId,
-      userId: wallet.userId,
-      currency: wallet.currency,
-      etbAvailableBalance: minorToMajor(wallet.availableMinor),
-      heldBalance: minorToMajor(wallet.heldMinor),
-    };
-    res.json(ok(view));
+    res.json(ok(await ownWalletView(currentUser(req), referencePrefix)));
   });
   router.post('/transfers', validate({ body: CreateTransferBody }), async (req, res) => {
     const user = currentUser(req);

@@ -1,0 +1,97 @@
+import { startWireCounter, testServers, uniqueName, type WireCounter } from '@mkt/infra';
+import { openWallet } from '../src/db/wallet.model';
+import {
+  balancesOf,
+  call,
+  disconnectDatabase,
+  givenBalance,
+  ledgerMatches,
+  newUser,
+  startWallet,
+  tokenOf,
+  type WalletApp,
+} from './harness';
+
+const TOKEN = 'a-service-credential-of-at-least-32-characters';
+
+/**
+ * The database commands one request costs, counted on the wire between the wallet and the
+ * database and pinned exactly: a change that adds a round trip fails here (README, "Database
+ * round trips"). Background work is stopped (the outbox sweep) so only the request is counted.
+ */
+describe('database round trips per operation', () => {
+  let counter: WireCounter;
+  let app: WalletApp;
+
+  beforeAll(async () => {
+    counter = await startWireCounter(testServers().mongoUrl);
+    app = await startWallet({ MONGO_URL: counter.url, INTERNAL_API_TOKEN: TOKEN });
+    await app.outbox.stop();
+  });
+  afterAll(async () => {
+    await app.close();
+    await disconnectDatabase();
+    await counter.stop();
+  });
+
+  test('a transfer between two existing wallets: 11 commands', async () => {
+    const from = newUser();
+    const to = newUser();
+    await givenBalance(from, 100_00);
+    await openWallet(to.id, to.ref, 'MKT');
+    counter.reset();
+    const res = await call(app.url, 'POST', '/v1/wallet/transfers', {
+      token: tokenOf(from),
+      body: { toUserId: to.id, amount: 25_00, currency: 'ETB' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('Completed');
+    // sender (upsert), recipient, the transfer; per step (debit, credit): the guarded wallet
+    // write, the transfer's step, the ledger insert, then done-op + pull in one update.
+    expect(counter.counts()).toEqual({ findAndModify: 3, find: 1, insert: 3, update: 4 });
+    expect(await balancesOf(from)).toEqual({ available: 75_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 25_00, held: 0 });
+    expect(await ledgerMatches(from)).toBe(true);
+    expect(await ledgerMatches(to)).toBe(true);
+  });
+
+  test('a transfer with an Idempotency-Key: 2 more (the key is claimed, then the answer stored)', async () => {
+    const from = newUser();
+    const to = newUser();
+    await givenBalance(from, 100_00);
+    await openWallet(to.id, to.ref, 'MKT');
+    counter.reset();
+    const res = await call(app.url, 'POST', '/v1/wallet/transfers', {
+      token: tokenOf(from),
+      body: { toUserId: to.id, amount: 1_00, currency: 'ETB' },
+      headers: { 'idempotency-key': uniqueName('k') },
+    });
+    expect(res.status).toBe(200);
+    expect(counter.counts()).toEqual({ findAndModify: 3, find: 1, insert: 4, update: 5 });
+  });
+
+  test('a booking hold: 6 commands', async () => {
+    const buyer = newUser();
+    const seller = newUser();
+    await givenBalance(buyer, 100_00);
+    counter.reset();
+    const res = await call(app.url, 'POST', '/internal/holds', {
+      body: {
+        bookingId: uniqueName('bk'),
+        buyerId: buyer.id,
+        buyerRef: buyer.ref,
+        sellerId: seller.id,
+        amountMinor: 40_00,
+        currency: 'ETB',
+      },
+      headers: { 'x-internal-token': TOKEN },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('Held');
+    // buyer's wallet (upsert), the hold record (upsert), the guarded wallet write, Held, the
+    // ledger insert, the pull of the moved entry.
+    expect(counter.counts()).toEqual({ findAndModify: 4, insert: 1, update: 1 });
+    expect(await balancesOf(buyer)).toEqual({ available: 60_00, held: 40_00 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+});
