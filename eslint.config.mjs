@@ -1,6 +1,67 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
+
+/** Imports no file of `service` may make: another service's code, by relative path or package name. */
+const otherServices = (service) => {
+  const others = SERVICES.filter((name) => name !== service).join('|');
+  return [
+    {
+      regex: `^(\\.\\./)+(services/)?(${others})(/|$)`,
+      message: 'A service never imports another service’s code: share through @mkt/contracts or events (DESIGN §1).',
+    },
+    { regex: `^@mkt/(${others})(/|$)`, message: 'A service never imports another service’s code (DESIGN §1).' },
+  ];
+};
+
+/** One direction: http → domain → db (issue 13). Type imports are allowed everywhere. */
+const LAYERS = {
+  db: {
+    patterns: [
+      { regex: '^(\\.\\./)+(domain|http)(/|$)', message: 'db is the bottom layer: it answers outcomes, the domain decides (issue 13).' },
+    ],
+    paths: [],
+  },
+  domain: {
+    patterns: [{ regex: '^(\\.\\./)+http(/|$)', message: 'The domain knows no HTTP (issue 13).' }],
+    paths: [{ name: 'express', message: 'The domain knows no express (issue 13).' }],
+  },
+  http: {
+    patterns: [{ regex: '^(\\.\\./)+db(/|$)', message: 'Routers call the domain, not the database (types are fine) (issue 13).' }],
+    paths: [],
+  },
+};
+
+/** typescript-eslint takes `allowTypeImports` per path and pattern: a type-only import is never a dependency at run time. */
+const restrict = (patterns, paths = []) => ({
+  '@typescript-eslint/no-restricted-imports': [
+    'error',
+    {
+      paths: paths.map((path) => ({ ...path, allowTypeImports: true })),
+      patterns: patterns.map((pattern) => ({ ...pattern, allowTypeImports: true })),
+    },
+  ],
+});
+
+// Flat config does not merge a rule's options across blocks: each layer's block repeats the
+// service-wide patterns.
+// The one exception, to be removed by consultation's owners: its paid-booking tests run the
+// wallet in the same process (its composition and models), a test of the two together.
+const CROSS_SERVICE_EXCEPTIONS = { consultation: ['services/consultation/test/**'] };
+
+const layering = SERVICES.flatMap((service) => [
+  {
+    files: [`services/${service}/**/*.ts`],
+    ignores: CROSS_SERVICE_EXCEPTIONS[service] ?? [],
+    rules: restrict(otherServices(service)),
+  },
+  ...Object.entries(LAYERS).map(([layer, rule]) => ({
+    files: [`services/${service}/src/${layer}/**/*.ts`],
+    rules: restrict([...rule.patterns, ...otherServices(service)], rule.paths),
+  })),
+]);
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.tools/**', '.dev/**', 'coverage/**'] },
   js.configs.recommended,
@@ -34,4 +95,5 @@ export default tseslint.config(
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  ...layering,
 );
