@@ -144,7 +144,7 @@ export interface Offer {
 
 /** A seller with a rule set (every day 09:00–17:00), a price and an approved consultation. */
 export async function givenOffer(
-  app: () => ConsultationApp,
+  app: () => { url: string },
   options: { capacity?: number; basePrice?: number; maxBookingsPerDay?: number; bufferTime?: number; approve?: boolean } = {},
 ): Promise<Offer> {
   const seller = newUser('seller');

@@ -5,6 +5,13 @@ import type { ConsultationDoc } from '../db/setup.models';
 import type { HoldAnswer } from '../payments/wallet.client';
 import { releaseCouponUse, releasePlaces } from './places';
 
+/** Which of its counters a booking being made has taken a place (or use) of so far. */
+export interface Taken {
+  day: boolean;
+  slot: boolean;
+  coupon: boolean;
+}
+
 /**
  * The state changes of one booking after its places are taken, each a guarded single-document
  * write (safe to repeat): confirm (joining its session, with `booking.confirmed`), fail for want
@@ -34,7 +41,7 @@ export class BookingSteps {
       { new: true },
     ).lean<BookingDoc>();
     if (!failed) return (await Booking.findById(booking._id).lean<BookingDoc>())!;
-    await this.undo(failed);
+    await this.giveBackAll(failed);
     await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
     this.log.info({ bookingId: booking._id, payment: answer, status: failed.status }, 'booking not paid; places given back');
     return { ...failed, released: true };
@@ -84,7 +91,7 @@ export class BookingSteps {
       await this.leaveSession(booking);
       throw new InvalidState('The booking was given up while it was being made');
     }
-    void this.outbox.flush(Booking, booking._id);
+    void this.outbox.flush(Booking, confirmed);
     this.log.info({ bookingId: booking._id, consultationId: consultation._id, paid }, 'booking confirmed');
     return confirmed;
   }
@@ -137,11 +144,26 @@ export class BookingSteps {
     await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
   }
 
+  /** A Pending booking a crash left behind: Failed, then everything it may hold given back. */
   async undo(booking: BookingDoc): Promise<void> {
     await Booking.updateOne({ _id: booking._id, status: 'Pending' }, { $set: { status: 'Failed' } });
-    await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
-    await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
-    if (booking.couponId) await releaseCouponUse(booking.couponId, booking._id);
+    await this.giveBackAll(booking);
+  }
+
+  /** Everything a failed booking may hold — places, coupon use, session seat — given back (each once). */
+  async giveBackAll(booking: BookingDoc): Promise<void> {
+    await this.giveBack(booking, { day: true, slot: true, coupon: booking.couponId !== null });
     await this.leaveSession(booking);
+  }
+
+  /**
+   * What a booking being made took before a later step failed, and only that: it knows what it
+   * took, so nothing is asked of counters it never touched. Each release is guarded by the
+   * booking's id, so a repeat (the sweep after a crash) changes nothing.
+   */
+  async giveBack(booking: Pick<BookingDoc, '_id' | 'slotKey' | 'dayKey' | 'places' | 'couponId'>, taken: Taken): Promise<void> {
+    if (taken.slot) await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
+    if (taken.day) await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
+    if (taken.coupon && booking.couponId) await releaseCouponUse(booking.couponId, booking._id);
   }
 }

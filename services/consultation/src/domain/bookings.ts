@@ -11,7 +11,7 @@ import {
 } from '@mkt/contracts';
 import { BadRequest, Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
-import { BookingSteps } from './booking-steps';
+import { BookingSteps, type Taken } from './booking-steps';
 import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
 import {
   Consultation,
@@ -22,7 +22,7 @@ import {
   type PricingDoc,
   type RuleSetDoc,
 } from '../db/setup.models';
-import { findByKey, isAdmin } from './access';
+import { findByKey, isAdmin, visibleConsultation } from './access';
 import {
   CancellationClosed,
   CouponInvalid,
@@ -124,17 +124,15 @@ export class Bookings {
     // sweeper can undo; places are then taken one by one and given back if a later one fails.
     await Booking.create(booking);
     const full = { ...booking, createdAt: now, updatedAt: now };
+    const taken: Taken = { day: false, slot: false, coupon: false };
     try {
-      if (!(await takePlaces(DayPlace, booking.dayKey, consultation._id, id, 1, ruleSet.metaData.maxBookingsPerDay)))
-        throw new SlotUnavailable('The day is fully booked');
-      if (!(await takePlaces(SlotPlace, booking.slotKey, consultation._id, id, places, consultation.maxCapacity)))
-        throw new SlotUnavailable('No places left at this time');
-      if (plan.discount && !(await takeCouponUse(plan.discount._id, plan.discount.maxUses, id)))
-        throw new CouponInvalid('The coupon has been used up');
+      await this.takeAll(full, plan, taken);
       if (booking.payment === 'free') return await this.steps.confirm(full, consultation, correlationId);
     } catch (err) {
-      await this.steps.undo(full);
-      await Booking.deleteOne({ _id: id, status: 'Failed' });
+      // Still Pending while its places go back: a crash in between is the sweep's undo. Then
+      // the booking goes (it never existed for the client); no extra write marks it Failed.
+      await this.steps.giveBack(full, taken);
+      await Booking.deleteOne({ _id: id, status: 'Pending' });
       throw err;
     }
     // From here on the booking is never undone by this request: the wallet may be holding.
@@ -153,6 +151,17 @@ export class Bookings {
           ? new PaymentDeclined()
           : new PaymentGivenUp();
     return settled;
+  }
+
+  /** A place of the day, places of the slot, a coupon use: each one guarded write, noted in `taken`. */
+  private async takeAll(booking: BookingDoc, plan: Plan, taken: Taken): Promise<void> {
+    const { consultation, ruleSet, discount } = plan;
+    taken.day = await takePlaces(DayPlace, booking.dayKey, consultation._id, booking._id, 1, ruleSet.metaData.maxBookingsPerDay);
+    if (!taken.day) throw new SlotUnavailable('The day is fully booked');
+    taken.slot = await takePlaces(SlotPlace, booking.slotKey, consultation._id, booking._id, booking.places, consultation.maxCapacity);
+    if (!taken.slot) throw new SlotUnavailable('No places left at this time');
+    taken.coupon = discount !== null && (await takeCouponUse(discount._id, discount.maxUses, booking._id));
+    if (discount && !taken.coupon) throw new CouponInvalid('The coupon has been used up');
   }
 
   /** One booking of the caller's (buyer, seller, admin): how clients follow a PaymentPending one. */
@@ -229,7 +238,7 @@ export class Bookings {
     ).lean<BookingDoc>();
     if (!cancelled) throw new InvalidState('The booking is no longer Confirmed');
     await this.steps.release(cancelled);
-    void this.outbox.flush(Booking, booking._id);
+    void this.outbox.flush(Booking, cancelled);
     return cancelled;
   }
 
@@ -260,7 +269,7 @@ export class Bookings {
     for (const booking of await Booking.find({ status: 'Cancelled', released: false }).limit(100).lean<BookingDoc[]>())
       await this.steps.release(booking);
     for (const booking of await Booking.find({ status: 'Failed', released: false }).limit(100).lean<BookingDoc[]>()) {
-      await this.steps.undo(booking);
+      await this.steps.giveBackAll(booking);
       await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
     }
   }
@@ -290,8 +299,9 @@ export class Bookings {
   }
 
   private async plan(user: AuthenticatedUser, body: CreateBookingBody, now: Date): Promise<Plan> {
-    const consultation = await findByKey(Consultation, body.consultationId);
-    if (!consultation) throw new NotFound('Consultation');
+    // An unlisted consultation does not exist for anyone but its seller and admins (no 422 that
+    // would tell a stranger it is there); to those it is not bookable.
+    const consultation = await visibleConsultation(user, body.consultationId);
     if (!isListed(consultation)) throw new NotBookable();
     if (body.SellerId !== consultation.sellerId) throw new BadRequest('SellerId is not the seller of this consultation', 'SellerId');
     if (user.id === consultation.sellerId) throw new Forbidden('Sellers do not book their own consultations');

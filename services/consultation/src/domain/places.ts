@@ -4,9 +4,11 @@ import type { PlaceDoc } from '../db/booking.models';
 import { Discount } from '../db/setup.models';
 
 /**
- * Takes `places` of a capacity counter for a booking, once: the guard is in the filter, the
- * counter is created on first use, and when it is full the upsert collides with the existing
- * document (duplicate _id) — no read-then-write anywhere. False when there is no room.
+ * Takes `places` of a capacity counter for a booking: the guard is in the filter, the counter
+ * is created on first use, and when it is full the upsert collides with the existing document
+ * (duplicate _id) — no read-then-write anywhere. False when there is no room. A booking asks
+ * once, under an id of its own, so a collision never hides a place it already holds (no read
+ * to check); should it ever, its undo gives that place back all the same (`bookingIds` guard).
  */
 export async function takePlaces(
   model: Model<PlaceDoc>,
@@ -26,7 +28,7 @@ export async function takePlaces(
     return true;
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
-    return (await model.exists({ _id: key, bookingIds: bookingId })) !== null;
+    return false;
   }
 }
 
@@ -35,14 +37,13 @@ export async function releasePlaces(model: Model<PlaceDoc>, key: string, booking
   await model.updateOne({ _id: key, bookingIds: bookingId }, { $inc: { booked: -places }, $pull: { bookingIds: bookingId } });
 }
 
-/** Takes one use of a coupon for a booking, once; false when it is used up. */
+/** Takes one use of a coupon for a booking (asked once, as `takePlaces`); false when it is used up. */
 export async function takeCouponUse(discountId: string, maxUses: number, bookingId: string): Promise<boolean> {
   const { modifiedCount } = await Discount.updateOne(
     { _id: discountId, usedBy: { $ne: bookingId }, uses: { $lt: maxUses } },
     { $inc: { uses: 1 }, $push: { usedBy: bookingId } },
   );
-  if (modifiedCount === 1) return true;
-  return (await Discount.exists({ _id: discountId, usedBy: bookingId })) !== null;
+  return modifiedCount === 1;
 }
 
 export async function releaseCouponUse(discountId: string, bookingId: string): Promise<void> {

@@ -149,7 +149,7 @@ export class Sessions {
       { new: true },
     ).lean<SessionDoc>();
     if (!moved) throw new InvalidState(`The session is no longer ${from}`);
-    if (event) void this.outbox.flush(Session, session._id);
+    if (event) void this.outbox.flush(Session, moved);
     this.log.info({ sessionId: session._id, move, status: to }, 'session moved');
     return moved;
   }

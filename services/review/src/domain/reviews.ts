@@ -14,6 +14,7 @@ import {
   Forbidden,
   isDuplicateKey,
   foundOr404,
+  InvalidState,
   NotFound,
   RuleViolation,
   type AuthenticatedUser,
@@ -57,7 +58,7 @@ export class Reviews {
         comment: body.comment,
         pendingEvents: [event],
       });
-      void this.outbox.flush(Review, id);
+      void this.outbox.flush(Review, review.toObject());
       this.log.info({ reviewId: id, entityId, rating: body.rating }, 'review created');
       return review.toObject();
     } catch (err) {
@@ -101,16 +102,42 @@ export class Reviews {
     return { canReview: eligible !== null && !hasReviewed, hasReviewed, sessionCompleted: eligible !== null, consultationId };
   }
 
-  /** The reviewer or an admin switches a review off (or an admin back on); averages follow. */
-  async setActive(user: AuthenticatedUser, key: string, isActive: boolean): Promise<ReviewDoc> {
+  /**
+   * The reviewer or an admin switches a review off (or an admin back on); averages follow — here
+   * at once, at the consultation by `review.visibility_changed`, written with the change (outbox).
+   * Setting the state it already has changes nothing and tells nobody.
+   */
+  async setActive(user: AuthenticatedUser, key: string, isActive: boolean, correlationId: string): Promise<ReviewDoc> {
     const review = await Review.findOne(byIdOrReference(key)).lean<ReviewDoc>();
     if (!review) throw new NotFound('Review');
     const admin = user.role === 'admin';
     if (!admin && user.id !== review.reviewerId) throw new Forbidden('This review is someone else’s');
     if (!admin && isActive) throw new Forbidden('Only an admin restores a review');
-    return foundOr404(
-      await Review.findOneAndUpdate({ _id: review._id }, { $set: { isActive } }, { new: true }).lean<ReviewDoc>(),
-      'Review',
+    if (review.isActive === isActive) return review;
+    const sequence = (review.visibilityChanges ?? 0) + 1;
+    const event = makeEvent(
+      'review.visibility_changed',
+      { reviewId: review._id, entityType: review.entityType, entityId: review.entityId, rating: review.rating, isActive, sequence },
+      { source: 'review', correlationId },
     );
+    // Guarded by the state read: of two racing changes one applies, the other finds it moved.
+    const changed = await Review.findOneAndUpdate(
+      {
+        _id: review._id,
+        isActive: review.isActive,
+        // Reviews written before the count existed have no field: their first change is 1.
+        visibilityChanges: review.visibilityChanges === undefined ? { $exists: false } : review.visibilityChanges,
+      },
+      { $set: { isActive, visibilityChanges: sequence }, $push: { pendingEvents: event } },
+      { new: true },
+    ).lean<ReviewDoc>();
+    if (!changed) {
+      const current = foundOr404(await Review.findById(review._id).lean<ReviewDoc>(), 'Review');
+      if (current.isActive === isActive) return current;
+      throw new InvalidState('The review changed meanwhile; try again');
+    }
+    void this.outbox.flush(Review, changed);
+    this.log.info({ reviewId: review._id, isActive, sequence }, 'review visibility changed');
+    return changed;
   }
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { CreateTransferBody, ok } from '@mkt/contracts';
-import { currentUser, validate } from '@mkt/kit';
+import { currentUser, withInput } from '@mkt/kit';
 import { ownWalletView } from '../domain/access';
 import { BANKS } from '../domain/banks';
 import { idempotent } from '../domain/idempotency';
@@ -25,13 +25,16 @@ export function v1WalletRouter(transfers: Transfers, referencePrefix: string): R
   router.get('/', async (req, res) => {
     res.json(ok(await ownWalletView(currentUser(req), referencePrefix)));
   });
-  router.post('/transfers', validate({ body: CreateTransferBody }), async (req, res) => {
-    const user = currentUser(req);
-    const answer = await idempotent('transfer', user.id, req.header('idempotency-key'), req.body, async () => ({
-      status: 200,
-      body: ok(toTransferView(await transfers.create(user, res.locals.body)), 'Transfer completed'),
-    }));
-    res.status(answer.status).json(answer.body);
-  });
+  router.post(
+    '/transfers',
+    withInput({ body: CreateTransferBody }, async (input, req, res) => {
+      const user = currentUser(req);
+      const answer = await idempotent('transfer', user.id, req.header('idempotency-key'), req.body, async () => ({
+        status: 200,
+        body: ok(toTransferView(await transfers.create(user, input.body)), 'Transfer completed'),
+      }));
+      res.status(answer.status).json(answer.body);
+    }),
+  );
   return router;
 }

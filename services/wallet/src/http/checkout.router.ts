@@ -1,7 +1,7 @@
 import express, { Router, type Response } from 'express';
 import { z } from 'zod';
 import { CheckoutForm, CheckoutQuery, TopUpRefParams } from '@mkt/contracts';
-import { correlationIdOf, Unauthenticated, validate } from '@mkt/kit';
+import { correlationIdOf, Unauthenticated, withInput } from '@mkt/kit';
 import type { TopUps, CheckoutLookup } from '../domain/topups';
 import { checkoutMessagePage, checkoutPage } from '../payments/checkout-page';
 import type { PaymentProvider } from '../payments/provider';
@@ -39,47 +39,52 @@ export function checkoutRouter(topUps: TopUps, provider: PaymentProvider, mercha
     next();
   });
 
-  router.get('/checkout/:walletReferenceId', validate({ params: CheckoutParams, query: CheckoutQuery }), async (_req, res) => {
-    const lookup = await topUps.checkout(res.locals.params.walletReferenceId, res.locals.query.token);
-    if (lookup.kind !== 'open') return closedPage(res, lookup);
-    const { referenceId, amountMinor, currency, redirectUrl } = lookup.topUp;
-    // The page's forms post here and are then redirected to the client's site: both allowed.
-    const csp = `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(redirectUrl).origin}; frame-ancestors 'none'; base-uri 'none'`;
-    res
-      .set('Content-Security-Policy', csp)
-      .type('html')
-      .send(checkoutPage({ referenceId, amountMinor, currency, merchant, token: res.locals.query.token }));
-  });
+  router.get(
+    '/checkout/:walletReferenceId',
+    withInput({ params: CheckoutParams, query: CheckoutQuery }, async (input, _req, res) => {
+      const lookup = await topUps.checkout(input.params.walletReferenceId, input.query.token);
+      if (lookup.kind !== 'open') return closedPage(res, lookup);
+      const { referenceId, amountMinor, currency, redirectUrl } = lookup.topUp;
+      // The page's forms post here and are then redirected to the client's site: both allowed.
+      const csp = `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(redirectUrl).origin}; frame-ancestors 'none'; base-uri 'none'`;
+      res
+        .set('Content-Security-Policy', csp)
+        .type('html')
+        .send(checkoutPage({ referenceId, amountMinor, currency, merchant, token: input.query.token }));
+    }),
+  );
 
   for (const action of ['pay', 'cancel'] as const) {
     router.post(
       `/checkout/:walletReferenceId/${action}`,
       form,
-      validate({ params: CheckoutParams, body: CheckoutForm }),
-      async (req, res) => {
-        const lookup = await topUps.checkout(res.locals.params.walletReferenceId, res.locals.body.token);
+      withInput({ params: CheckoutParams, body: CheckoutForm }, async (input, req, res) => {
+        const lookup = await topUps.checkout(input.params.walletReferenceId, input.body.token);
         if (lookup.kind !== 'open') return closedPage(res, lookup);
         const { topUp } = lookup;
         if (action === 'pay') await topUps.payInSandbox(topUp, correlationIdOf(req));
         else await topUps.end(topUp._id, 'Cancelled');
         const after = await topUps.find(topUp.referenceId);
         redirectBack(res, topUp.redirectUrl, after.status, topUp.referenceId);
-      },
+      }),
     );
   }
 
   // Where a provider's page sends the payer back: with the return token only, and only on to
   // an allowed origin (no open redirect, no status for strangers).
-  router.get('/checkout/:walletReferenceId/return', validate({ params: CheckoutParams, query: ReturnQuery }), async (_req, res) => {
-    const reference = res.locals.params.walletReferenceId;
-    const target = await topUps.returnTarget(reference, res.locals.query.token);
-    if (target.kind === 'unknown') return closedPage(res, { kind: 'unknown' });
-    if (target.kind === 'page') {
-      res.type('html').send(checkoutMessagePage('Payment', `This payment is ${target.status.toLowerCase()}. You can close this page.`));
-      return;
-    }
-    redirectBack(res, target.url, target.status, reference);
-  });
+  router.get(
+    '/checkout/:walletReferenceId/return',
+    withInput({ params: CheckoutParams, query: ReturnQuery }, async (input, _req, res) => {
+      const reference = input.params.walletReferenceId;
+      const target = await topUps.returnTarget(reference, input.query.token);
+      if (target.kind === 'unknown') return closedPage(res, { kind: 'unknown' });
+      if (target.kind === 'page') {
+        res.type('html').send(checkoutMessagePage('Payment', `This payment is ${target.status.toLowerCase()}. You can close this page.`));
+        return;
+      }
+      redirectBack(res, target.url, target.status, reference);
+    }),
+  );
 
   router.post('/webhooks/:provider', express.raw({ type: () => true, limit: '256kb' }), async (req, res) => {
     if (req.params.provider !== provider.name || provider.name === 'sandbox') throw new Unauthenticated('Unknown webhook');

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { BookingHoldParams, CreateBookingHoldBody, ok, type BookingHoldView } from '@mkt/contracts';
-import { correlationIdOf, Unauthenticated, validate } from '@mkt/kit';
+import { correlationIdOf, Unauthenticated, withInput } from '@mkt/kit';
 import type { BookingHoldDoc } from '../db/booking-hold.model';
 import type { BookingHolds } from '../domain/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
@@ -36,14 +36,20 @@ function holdView(record: BookingHoldDoc): BookingHoldView {
 export function internalRouter(holds: BookingHolds, token: string): Router {
   const router = Router();
   router.use(requireServiceToken(token));
-  router.post('/holds', validate({ body: CreateBookingHoldBody }), async (_req, res) => {
-    const record = await holds.hold(res.locals.body);
-    // Refused for want of funds: the same answer however often it is asked.
-    if (record.status === 'Rejected') throw new InsufficientFunds();
-    res.json(ok(holdView(record), record.status === 'Voided' ? 'The booking was given up' : 'Amount held'));
-  });
-  router.post('/holds/:bookingId/void', validate({ params: BookingHoldParams }), async (req, res) => {
-    res.json(ok(holdView(await holds.void(res.locals.params.bookingId, correlationIdOf(req))), 'Hold voided'));
-  });
+  router.post(
+    '/holds',
+    withInput({ body: CreateBookingHoldBody }, async (input, _req, res) => {
+      const record = await holds.hold(input.body);
+      // Refused for want of funds: the same answer however often it is asked.
+      if (record.status === 'Rejected') throw new InsufficientFunds();
+      res.json(ok(holdView(record), record.status === 'Voided' ? 'The booking was given up' : 'Amount held'));
+    }),
+  );
+  router.post(
+    '/holds/:bookingId/void',
+    withInput({ params: BookingHoldParams }, async (input, req, res) => {
+      res.json(ok(holdView(await holds.void(input.params.bookingId, correlationIdOf(req))), 'Hold voided'));
+    }),
+  );
   return router;
 }

@@ -1,0 +1,87 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import mongoose from 'mongoose';
+import { call, startWireCounter, testServers, type WireCounter } from '@mkt/infra';
+import { stopRuntime } from '@mkt/kit';
+import { admin, bookingBody, ensureWallet, givenOffer, newUser, startConsultation, tokenOf } from './harness';
+
+/**
+ * The database commands one booking costs, counted on the wire between the service and the
+ * database (README, "Database round trips"). The wallet is a stand-in answering every hold with
+ * Held: the real one would share this process's connection, and its commands are its own business.
+ */
+let counter: WireCounter;
+let app: Awaited<ReturnType<typeof startConsultation>>;
+let wallet: Server;
+let direct: mongoose.mongo.MongoClient;
+
+beforeAll(async () => {
+  counter = await startWireCounter(testServers().mongoUrl);
+  wallet = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ success: true, data: { status: 'Held', settlement: null } }));
+    });
+  });
+  await new Promise<void>((resolve) => wallet.listen(0, '127.0.0.1', resolve));
+  const walletUrl = `http://127.0.0.1:${(wallet.address() as AddressInfo).port}`;
+  app = await startConsultation(walletUrl, testServers().amqpUrl, { MONGO_URL: counter.url });
+  // The relay's sweep reads on a timer of its own; flushes after a write still run.
+  await app.started.runtime.outbox.stop();
+  direct = await mongoose.mongo.MongoClient.connect(testServers().mongoUrl);
+});
+afterAll(async () => {
+  await stopRuntime(app.started);
+  await new Promise((resolve) => wallet.close(resolve));
+  await direct.close();
+  await mongoose.disconnect();
+  await counter.stop();
+});
+
+const appOf = () => app;
+
+/** Waits (reading around the counter) until the booking's events have left its outbox. */
+async function outboxDrained(bookingId: string): Promise<void> {
+  const bookings = direct.db(mongoose.connection.db!.databaseName).collection<{ _id: string; pendingEvents: unknown[] }>('bookings');
+  for (;;) {
+    const booking = await bookings.findOne({ _id: bookingId });
+    if (booking && booking.pendingEvents.length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function book(offer: Awaited<ReturnType<typeof givenOffer>>, overrides: object = {}) {
+  const buyer = newUser();
+  await ensureWallet(buyer);
+  counter.reset();
+  return call(app.url, 'POST', '/consultations/bookings', { token: tokenOf(buyer), body: bookingBody(offer, overrides) });
+}
+
+describe('database commands per booking', () => {
+  test('a free booking confirmed: 3 reads, the insert, 4 guarded writes (day, slot, session, booking), the outbox pull', async () => {
+    await ensureWallet(admin);
+    const offer = await givenOffer(appOf, { basePrice: 0 });
+    const res = await book(offer, { subTotal: 0, totalAmount: 0 });
+    expect(res.body.data.status).toBe('Confirmed');
+    await outboxDrained(res.body.data.bookingId);
+    expect(counter.counts()).toEqual({ find: 3, insert: 1, findAndModify: 4, update: 1 });
+  });
+
+  test('a paid booking confirmed: as a free one, plus the write to PaymentPending before the wallet is asked', async () => {
+    const offer = await givenOffer(appOf);
+    const res = await book(offer);
+    expect(res.body.data.status).toBe('Confirmed');
+    await outboxDrained(res.body.data.bookingId);
+    expect(counter.counts()).toEqual({ find: 3, insert: 1, findAndModify: 5, update: 1 });
+  });
+
+  test('a booking refused (slot taken): 3 reads, the insert, day and slot tried, the day place given back, the booking deleted', async () => {
+    const offer = await givenOffer(appOf, { basePrice: 0 });
+    expect((await book(offer, { subTotal: 0, totalAmount: 0 })).body.data.status).toBe('Confirmed');
+    const res = await book(offer, { subTotal: 0, totalAmount: 0 });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].code).toBe('slot_unavailable');
+    expect(counter.counts()).toEqual({ find: 3, insert: 1, findAndModify: 2, update: 1, delete: 1 });
+  });
+});
