@@ -107,6 +107,21 @@ export const ReviewCreatedData = z.object({
   rating: z.number().int().min(1).max(5),
 });
 
+/**
+ * A review was hidden or shown again (`isActive`). `sequence` counts the review's visibility
+ * changes (1, 2, …): a consumer applies a change only over a lower one, so a late or repeated
+ * event never undoes a newer one. Carries the rating, so it stands alone even before
+ * `review.created` has arrived.
+ */
+export const ReviewVisibilityChangedData = z.object({
+  reviewId: z.string().min(1),
+  entityType: z.string().min(1),
+  entityId: z.string().min(1),
+  rating: z.number().int().min(1).max(5),
+  isActive: z.boolean(),
+  sequence: z.number().int().positive(),
+});
+
 /** Every event type with the schema of its `data`. */
 export const EventDataSchemas = {
   'identity.user.registered': UserRegisteredData,
@@ -119,6 +134,7 @@ export const EventDataSchemas = {
   'wallet.booking_refund.completed': BookingRefundCompletedData,
   'wallet.booking_payment.captured': BookingPaymentCapturedData,
   'review.created': ReviewCreatedData,
+  'review.visibility_changed': ReviewVisibilityChangedData,
 } as const;
 
 export type EventType = keyof typeof EventDataSchemas;

@@ -4,7 +4,7 @@ import type { ConsultationConfig } from './config';
 import { Booking, DayPlace, Session, SlotPlace } from './db/booking.models';
 import { Consultation, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from './db/setup.models';
 import { sweepCouponChecks } from './domain/coupons';
-import { reviewCreatedConsumer } from './events/review-created.consumer';
+import { reviewsConsumer } from './events/reviews.consumer';
 import { walletPaymentsConsumer } from './events/wallet-payments.consumer';
 
 /** How the consultation service is put together (main.ts and the component tests). */
@@ -19,7 +19,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
       { name: 'bookings', model: Booking },
       { name: 'sessions', model: Session },
     ],
-    consumers: [reviewCreatedConsumer, walletPaymentsConsumer(() => parts?.bookings)],
+    consumers: [reviewsConsumer, walletPaymentsConsumer(() => parts?.bookings)],
     createApp: (runtime) => {
       parts = assembleParts(runtime, config);
       return createApp({ config, runtime }, parts);

@@ -1,6 +1,6 @@
 import { makeEvent } from '@mkt/contracts';
 import { Booking, SlotPlace } from '../src/db/booking.models';
-import { reviewCreatedConsumer } from '../src/events/review-created.consumer';
+import { reviewsConsumer } from '../src/events/reviews.consumer';
 import { admin, as, bookingBody, daysAhead, givenOffer, listenFor, log, newUser, useConsultationApp } from './harness';
 
 const app = useConsultationApp();
@@ -86,9 +86,24 @@ describe('booking', () => {
     expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
   });
 
-  test('an unapproved consultation is not bookable; a seller does not book their own; bad bodies are 400', async () => {
+  test('an unlisted consultation is 404 to buyers (like an unknown one), 422 not_bookable to its seller and admins', async () => {
     const pending = await givenOffer(app, { approve: false });
-    expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(pending))).body.errors[0].code).toBe('not_bookable');
+    const stranger = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(pending));
+    const unknown = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(pending, { consultationId: 'con_nothing00' }));
+    expect([stranger.status, unknown.status]).toEqual([404, 404]);
+    expect(stranger.body).toEqual(unknown.body);
+    expect((await as(app, admin)('POST', '/consultations/bookings', bookingBody(pending))).body.errors[0].code).toBe('not_bookable');
+    expect((await as(app, pending.seller)('POST', '/consultations/bookings', bookingBody(pending))).body.errors[0].code).toBe(
+      'not_bookable',
+    );
+    // Hidden again after an edit of a bookable field: gone for buyers too.
+    const offer = await givenOffer(app);
+    expect((await as(app, offer.seller)('PUT', `/consultations/${offer.consultationId}`, { duration: 30 })).status).toBe(200);
+    expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer))).status).toBe(404);
+    expect(await Booking.countDocuments({ consultationId: { $in: [pending.consultationId, offer.consultationId] } })).toBe(0);
+  });
+
+  test('a seller does not book their own; bad bodies are 400', async () => {
     const offer = await givenOffer(app);
     expect((await as(app, offer.seller)('POST', '/consultations/bookings', bookingBody(offer))).status).toBe(403);
     expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { SellerId: newUser().id }))).status).toBe(400);
@@ -251,7 +266,7 @@ describe('coupons', () => {
 describe('ratings from review.created', () => {
   test('keep averageRating and totalReviews, once per review', async () => {
     const offer = await givenOffer(app);
-    const handler = reviewCreatedConsumer.handlers['review.created']!;
+    const handler = reviewsConsumer.handlers['review.created']!;
     const review = (rating: number) =>
       makeEvent(
         'review.created',

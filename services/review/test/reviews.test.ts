@@ -7,7 +7,7 @@ import amqp from 'amqplib';
 import { EVENTS_EXCHANGE } from '@mkt/contracts';
 import { reviewService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import { Eligibility } from '../src/db/review.models';
+import { Eligibility, Review } from '../src/db/review.models';
 import { sessionsConsumer, usersConsumer } from '../src/events/consumers';
 
 const keys = makeKeyPair();
@@ -179,6 +179,37 @@ describe('reviews', () => {
     }
     await connection.close();
     expect(event?.data).toEqual({ reviewId: res.body.data.reviewId, entityType: 'consultation_service', entityId: c.id, rating: 3 });
+  });
+
+  test('hiding and restoring publish review.visibility_changed through the outbox, numbered; a no-op PATCH publishes nothing', async () => {
+    const connection = await amqp.connect(testServers().amqpUrl);
+    const channel = await connection.createChannel();
+    const { queue } = await channel.assertQueue('', { exclusive: true });
+    await channel.bindQueue(queue, EVENTS_EXCHANGE, 'review.visibility_changed');
+    const c = consultation();
+    const buyer = newUser();
+    await handleCompleted(completed(c.id, c.ref, [buyer.id]));
+    const posted = await as(buyer)('POST', '/reviews', review(c.ref, 2));
+    const reviewId = posted.body.data.reviewId;
+    expect((await as(buyer)('PATCH', `/reviews/${reviewId}`, { isActive: false })).status).toBe(200);
+    expect((await as(buyer)('PATCH', `/reviews/${reviewId}`, { isActive: false })).body.data.isActive).toBe(false);
+    expect((await as(newUser('admin'))('PATCH', `/reviews/${reviewId}`, { isActive: true })).body.data.isActive).toBe(true);
+    const ours: Array<{ data: Record<string, unknown> }> = [];
+    // Other test files publish on the same exchange: only this review's events count.
+    for (let i = 0; i < 100 && ours.length < 2; i += 1) {
+      const msg = await channel.get(queue, { noAck: true });
+      const parsed = msg ? JSON.parse(msg.content.toString()) : null;
+      if (parsed?.data?.reviewId === reviewId) ours.push(parsed);
+      else if (!msg) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const base = { reviewId, entityType: 'consultation_service', entityId: c.id, rating: 2 };
+    expect(ours.map((e) => e.data)).toEqual([
+      { ...base, isActive: false, sequence: 1 },
+      { ...base, isActive: true, sequence: 2 },
+    ]);
+    // The no-op PATCH wrote no change (and so no event): two changes in all.
+    expect((await Review.findById(reviewId).lean())!.visibilityChanges).toBe(2);
+    await connection.close();
   });
 
   test('posting needs a token; reading by entity does not', async () => {

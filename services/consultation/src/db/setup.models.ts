@@ -216,14 +216,23 @@ const consultationSchema = new Schema<ConsultationDoc>(
 consultationSchema.index({ currentStatus: 1, visibility: 1, createdAt: -1 });
 export const Consultation = mongoose.model<ConsultationDoc>('Consultation', consultationSchema, 'consultations');
 
-/** Ratings from review.created, one per review (so a repeat changes nothing). */
+/**
+ * Ratings, one entry per review (so a repeat changes nothing): made by `review.created` or by
+ * the first `review.visibility_changed`, whichever comes first. A hidden review's entry stays,
+ * `isActive: false`, out of the average; `visibilitySequence` is the latest change applied.
+ */
 export interface RatingEntryDoc {
   _id: string;
   consultationId: string;
   rating: number;
+  isActive?: boolean;
+  visibilitySequence?: number;
 }
 export const RatingEntry = mongoose.model<RatingEntryDoc>(
   'RatingEntry',
-  new Schema<RatingEntryDoc>({ _id: String, consultationId: { type: String, index: true }, rating: Number }, { versionKey: false }),
+  new Schema<RatingEntryDoc>(
+    { _id: String, consultationId: { type: String, index: true }, rating: Number, isActive: Boolean, visibilitySequence: Number },
+    { versionKey: false },
+  ),
   'rating_entries',
 );

@@ -13,6 +13,8 @@ export interface ReviewDoc {
   rating: number;
   comment: string;
   isActive: boolean;
+  /** How many times `isActive` changed: the `sequence` of `review.visibility_changed`. */
+  visibilityChanges: number;
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
@@ -28,6 +30,7 @@ const reviewSchema = new Schema<ReviewDoc>(
     rating: { type: Number, required: true },
     comment: { type: String, default: '' },
     isActive: { type: Boolean, default: true },
+    visibilityChanges: { type: Number, default: 0 },
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },

@@ -42,7 +42,7 @@ export function reviewsRouter(reviews: Reviews, auth: RequestHandler): Router {
     '/:id',
     auth,
     withInput({ params: ReviewParams, body: UpdateReviewBody }, async (input, req, res) => {
-      const r = await reviews.setActive(currentUser(req), input.params.id, input.body.isActive);
+      const r = await reviews.setActive(currentUser(req), input.params.id, input.body.isActive, correlationIdOf(req));
       res.json(
         ok({ reviewId: r._id, referenceId: r.referenceId, isActive: r.isActive, updatedAt: r.updatedAt.toISOString() }, 'Review updated'),
       );
