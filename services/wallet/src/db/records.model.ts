@@ -166,6 +166,10 @@ export interface IdempotencyDoc {
   _id: string;
   requestHash: string;
   state: 'in_progress' | 'done';
+  /** The id the operation gives what it creates, the same for every attempt under this key. */
+  resourceId: string | null;
+  /** Until when the attempt in progress owns the key; a later retry may take it over. */
+  leaseUntil: Date | null;
   status: number | null;
   body: unknown;
   createdAt: Date;
@@ -175,6 +179,8 @@ const idempotencySchema = new Schema<IdempotencyDoc>(
     _id: { type: String, required: true },
     requestHash: { type: String, required: true },
     state: { type: String, required: true },
+    resourceId: { type: String, default: null },
+    leaseUntil: { type: Date, default: null },
     status: { type: Number, default: null },
     body: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true, index: true },

@@ -9,6 +9,7 @@ import { accountNumberFits, activeBank } from './banks';
 import type { Limits } from './limits.service';
 import { holdOutcomeDeltas, payoutTransition, type PayoutMove } from './payout-states';
 import { BadAccountNumber, InsufficientFunds, UnknownBank } from './wallet.errors';
+import type { Attempt } from './idempotency';
 import { runWalletStep } from './wallet-step';
 
 const HOLD_GRACE_MS = 30_000;
@@ -31,6 +32,20 @@ function historyEntry(user: AuthenticatedUser, action: PayoutMove | 'request', f
 }
 
 /** Payout requests: the amount is held at creation and released or paid out at the end. */
+function createdView(payout: PayoutDoc): PayoutCreated {
+  return {
+    id: payout._id,
+    referenceId: payout.referenceId,
+    requestedAmount: formatMinor(payout.amountMinor),
+    status: payout.status,
+    bankCode: payout.bankCode,
+    accountNumber: payout.accountNumber,
+    accountName: payout.accountName,
+    reason: payout.reason,
+    createdAt: payout.createdAt.toISOString(),
+  };
+}
+
 export class Payouts {
   constructor(
     private readonly referencePrefix: string,
@@ -40,16 +55,30 @@ export class Payouts {
     private readonly log: Logger,
   ) {}
 
-  async create(user: AuthenticatedUser, userRef: string, body: CreatePayoutBody, correlationId: string): Promise<PayoutCreated> {
+  /**
+   * A new payout with id `attempt.resourceId`. A retaken attempt (its first died before it
+   * answered) finds the payout that attempt created, if any, and finishes its hold instead.
+   */
+  async create(
+    user: AuthenticatedUser,
+    userRef: string,
+    body: CreatePayoutBody,
+    correlationId: string,
+    attempt?: Attempt,
+  ): Promise<PayoutCreated> {
     const bank = activeBank(body.bankCode);
     if (!bank) throw new UnknownBank();
     if (!accountNumberFits(bank, body.accountNumber)) throw new BadAccountNumber(bank.account_length);
     // Only the owner asks for their money: an admin cannot request a payout from someone's wallet.
     if (user.ref !== userRef) throw new Forbidden('Only the wallet’s owner requests a payout');
+    if (attempt?.retaken) {
+      const earlier = await Payout.findOne({ _id: attempt.resourceId, userId: user.id }).lean<PayoutDoc>();
+      if (earlier) return this.finishCreate(earlier);
+    }
     const wallet = await openWallet(user.id, user.ref, this.referencePrefix);
     if (wallet.availableMinor < body.amount) throw new InsufficientFunds();
     const release = await this.limits.reserve(wallet.userId);
-    const id = randomUUID();
+    const id = attempt?.resourceId ?? randomUUID();
     const fields = {
       referenceId: newReference('PAY-REQ', this.referencePrefix),
       userId: wallet.userId,
@@ -84,17 +113,21 @@ export class Payouts {
     }
     void this.outbox.flush(Payout, id);
     this.log.info({ payoutId: id, amountMinor: body.amount }, 'payout requested');
-    return {
-      id,
-      referenceId: payout.referenceId,
-      requestedAmount: formatMinor(payout.amountMinor),
-      status: payout.status,
-      bankCode: payout.bankCode,
-      accountNumber: payout.accountNumber,
-      accountName: payout.accountName,
-      reason: payout.reason,
-      createdAt: payout.createdAt.toISOString(),
-    };
+    return createdView(payout);
+  }
+
+  /** A payout an earlier attempt created: its hold finished (once, by op id), then its answer. */
+  private async finishCreate(payout: PayoutDoc): Promise<PayoutCreated> {
+    if (payout.hold === 'pending') {
+      try {
+        await this.hold(payout);
+      } catch (err) {
+        if (err instanceof InsufficientFunds) await Payout.deleteOne({ _id: payout._id, hold: 'pending' });
+        throw err;
+      }
+    }
+    void this.outbox.flush(Payout, payout._id);
+    return createdView(payout);
   }
 
   async status(user: AuthenticatedUser, referenceId: string): Promise<PayoutStatusView> {

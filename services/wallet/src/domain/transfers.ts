@@ -5,6 +5,7 @@ import type { LedgerRelay } from '../db/ledger-relay';
 import { Transfer, type TransferDoc } from '../db/records.model';
 import { findWallet, openWallet } from '../db/wallet.model';
 import { AmountTooLarge, BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
+import type { Attempt } from './idempotency';
 import { runWalletStep } from './wallet-step';
 
 const RESUME_GRACE_MS = 10_000;
@@ -44,7 +45,16 @@ export class Transfers {
     return this.settings.referencePrefix;
   }
 
-  async create(user: AuthenticatedUser, body: CreateTransferBody): Promise<TransferDoc> {
+  /**
+   * A new transfer with id `attempt.resourceId`. A retaken attempt (its first died before it
+   * answered) finds the transfer that attempt created, if any, and carries it on instead.
+   */
+  async create(user: AuthenticatedUser, body: CreateTransferBody, attempt?: Attempt): Promise<TransferDoc> {
+    if (attempt?.retaken) {
+      const earlier = await Transfer.findOne({ _id: attempt.resourceId, fromUserId: user.id }).lean<TransferDoc>();
+      if (earlier?.status === 'Failed') throw new InsufficientFunds();
+      if (earlier) return this.carryOn(earlier);
+    }
     if (body.toUserId === user.id) throw new BadRequest('A transfer goes to another user', 'toUserId');
     if (body.amount > this.settings.maxAmountMinor) throw new AmountTooLarge(this.settings.maxAmountMinor);
     const from = await openWallet(user.id, user.ref, this.referencePrefix);
@@ -57,7 +67,7 @@ export class Transfers {
     if (to.availableMinor + to.heldMinor + body.amount > this.settings.ceilingMinor)
       throw new BalanceCeilingExceeded('The recipient’s balance would pass its ceiling');
     const transfer = await Transfer.create({
-      _id: randomUUID(),
+      _id: attempt?.resourceId ?? randomUUID(),
       fromWalletId: from._id,
       toWalletId: to._id,
       fromUserId: from.userId,

@@ -29,9 +29,9 @@ export function v1WalletRouter(transfers: Transfers, referencePrefix: string): R
     '/transfers',
     withInput({ body: CreateTransferBody }, async (input, req, res) => {
       const user = currentUser(req);
-      const answer = await idempotent('transfer', user.id, req.header('idempotency-key'), req.body, async () => ({
+      const answer = await idempotent('transfer', user.id, req.header('idempotency-key'), req.body, async (attempt) => ({
         status: 200,
-        body: ok(toTransferView(await transfers.create(user, input.body)), 'Transfer completed'),
+        body: ok(toTransferView(await transfers.create(user, input.body, attempt)), 'Transfer completed'),
       }));
       res.status(answer.status).json(answer.body);
     }),

@@ -11,10 +11,16 @@ export function payoutsRouter(payouts: Payouts): Router {
     withInput({ params: UserRefParams, body: CreatePayoutBody }, async (input, req, res) => {
       const user = currentUser(req);
       const { userReferenceId } = input.params;
-      const answer = await idempotent('payout', user.id, req.header('idempotency-key'), { userReferenceId, body: req.body }, async () => ({
-        status: 200,
-        body: ok(await payouts.create(user, userReferenceId, input.body, correlationIdOf(req)), 'Payout request created'),
-      }));
+      const answer = await idempotent(
+        'payout',
+        user.id,
+        req.header('idempotency-key'),
+        { userReferenceId, body: req.body },
+        async (attempt) => ({
+          status: 200,
+          body: ok(await payouts.create(user, userReferenceId, input.body, correlationIdOf(req), attempt), 'Payout request created'),
+        }),
+      );
       res.status(answer.status).json(answer.body);
     }),
   );
