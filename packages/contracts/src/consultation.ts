@@ -166,8 +166,9 @@ export const CreateBookingBody = z
     startTime: ClockTime,
     endTime: ClockTime,
     participants: z.array(Participant).min(1).max(50),
-    subTotal: z.number().min(0),
-    totalAmount: z.number().min(0),
+    /** Major units as the client saw them (at most 2 decimals), parsed to minor units. */
+    subTotal: NonNegativeMajorAmount,
+    totalAmount: NonNegativeMajorAmount,
     currency: Currency,
     notes: z.string().max(2000).optional(),
     couponCode: z.string().trim().toUpperCase().min(1).max(40).optional(),
@@ -185,7 +186,8 @@ export const CancelBookingBody = z
     refundRequested: z.boolean().default(true),
     notes: z.string().max(2000).optional(),
     cancellationType: z.string().trim().max(40).optional(),
-    refundAmount: z.number().min(0).optional(),
+    /** Major units (at most 2 decimals), parsed to minor units. */
+    refundAmount: NonNegativeMajorAmount.optional(),
   })
   .strict();
 export type CancelBookingBody = z.infer<typeof CancelBookingBody>;

@@ -111,6 +111,19 @@ describe('booking', () => {
     expect((await as(app, undefined)('POST', '/consultations/bookings', bookingBody(offer))).status).toBe(401);
   });
 
+  test.each([
+    ['subTotal', { subTotal: 500.001 }],
+    ['totalAmount', { totalAmount: '500.00' }],
+    ['totalAmount', { totalAmount: -1 }],
+    ['subTotal', { subTotal: 1e21 }],
+  ])('bad money in %s is 400 from validation, naming the field, and books nothing', async (field, overrides) => {
+    const offer = await givenOffer(app);
+    const res = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, overrides));
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ path: field, code: 'invalid' })]);
+    expect(await Booking.countDocuments({ consultationId: offer.consultationId })).toBe(0);
+  });
+
   test('50 concurrent bookings of the one place: exactly 1 Confirmed, 49 × 422', async () => {
     const offer = await givenOffer(app);
     const results = await Promise.all(
@@ -174,6 +187,9 @@ describe('cancelling', () => {
       as(app, user)('POST', '/consultations/bookings/cancel', { bookingId: booked.body.data.bookingId, reason: 'Sick', ...body });
     expect((await cancel(newUser())).status).toBe(403);
     expect((await cancel(buyer, { refundAmount: 500.01 })).body.errors[0].code).toBe('refund_too_large');
+    const badMoney = await cancel(buyer, { refundAmount: 1.234 });
+    expect(badMoney.status).toBe(400);
+    expect(badMoney.body.errors[0]).toMatchObject({ path: 'refundAmount', code: 'invalid' });
     const res = await cancel(buyer, { refundAmount: 400 });
     expect(res.body.data).toMatchObject({
       bookingId: booked.body.data.bookingId,

@@ -1,15 +1,12 @@
 import {
   formatMinor,
   makeEvent,
-  majorToMinor,
   newInternalId,
   newUnderscoreReference,
-  pageOffset,
-  pagination,
   type CancelBookingBody,
   type CreateBookingBody,
 } from '@mkt/contracts';
-import { BadRequest, Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import { BadRequest, findPage, Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
 import { BookingSteps, type Taken } from './booking-steps';
 import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
@@ -37,7 +34,7 @@ import {
 import { dayKey, isListed, scheduleOf, slotKey } from './consultations';
 import { applyCoupon, couponProblem } from './coupons';
 import { takeCouponUse, takePlaces } from './places';
-import { sellerCoupon } from './setup';
+import { sellerCoupon } from './discounts';
 import { findSlot } from './slots';
 
 const STUCK_AFTER_MS = 60_000;
@@ -180,11 +177,7 @@ export class Bookings {
   async list(user: AuthenticatedUser, query: { page: number; limit: number; status?: string }) {
     const filter: Record<string, unknown> = isAdmin(user) ? {} : { $or: [{ buyerId: user.id }, { sellerId: user.id }] };
     filter.status = query.status ?? { $in: ['PaymentPending', 'Confirmed', 'Cancelled'] };
-    const [items, total] = await Promise.all([
-      Booking.find(filter).sort({ startsAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<BookingDoc[]>(),
-      Booking.countDocuments(filter),
-    ]);
-    return { items, pagination: pagination(query, total) };
+    return findPage(Booking, filter, query, { startsAt: -1, _id: -1 });
   }
 
   /**
@@ -202,9 +195,9 @@ export class Bookings {
     if (booking.status !== 'Confirmed') throw new InvalidState(`A ${booking.status} booking cannot be cancelled`);
     const session = booking.sessionId ? await Session.findById(booking.sessionId, { status: 1 }).lean<SessionDoc>() : null;
     if (now >= booking.startsAt || (session && session.status !== 'Scheduled')) throw new CancellationClosed();
-    const requested = body.refundAmount === undefined ? null : majorToMinor(body.refundAmount);
-    if (requested === null && body.refundAmount !== undefined) throw new BadRequest('refundAmount has at most 2 decimals', 'refundAmount');
-    const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requested ?? booking.totalAmountMinor) : 0;
+    // The contract parsed `refundAmount` to minor units (bad money never gets here: 400).
+    const requestedMinor = body.refundAmount;
+    const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requestedMinor ?? booking.totalAmountMinor) : 0;
     if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
     const event = makeEvent(
       'consultation.booking.cancelled',
@@ -325,8 +318,9 @@ export class Bookings {
     }
     const quote = applyCoupon(subTotalMinor, discount);
     if (body.currency !== pricing.currency) throw new PriceMismatch('currency', pricing.currency);
-    if (majorToMinor(body.subTotal) !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
-    if (majorToMinor(body.totalAmount) !== quote.finalMinor) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
+    // The contract parsed both to minor units: compared exactly, never as floats.
+    if (body.subTotal !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
+    if (body.totalAmount !== quote.finalMinor) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
     return {
       consultation,
       ruleSet,
