@@ -44,9 +44,11 @@ const appOf = () => app;
 /** Waits (reading around the counter) until the booking's events have left its outbox. */
 async function outboxDrained(bookingId: string): Promise<void> {
   const bookings = direct.db(mongoose.connection.db!.databaseName).collection<{ _id: string; pendingEvents: unknown[] }>('bookings');
+  const deadline = Date.now() + 10_000;
   for (;;) {
     const booking = await bookings.findOne({ _id: bookingId });
     if (booking && booking.pendingEvents.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`the events of ${bookingId} never left its outbox`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
