@@ -1,4 +1,6 @@
+import mongoose from 'mongoose';
 import { startWireCounter, testServers, uniqueName, type WireCounter } from '@mkt/infra';
+import { TopUp } from '../src/db/records.model';
 import { openWallet } from '../src/db/wallet.model';
 import {
   balancesOf,
@@ -22,13 +24,17 @@ const TOKEN = 'a-service-credential-of-at-least-32-characters';
 describe('database round trips per operation', () => {
   let counter: WireCounter;
   let app: WalletApp;
+  /** Straight to the database, past the counter: for the test's own waiting. */
+  let direct: mongoose.mongo.MongoClient;
 
   beforeAll(async () => {
     counter = await startWireCounter(testServers().mongoUrl);
     app = await startWallet({ MONGO_URL: counter.url, INTERNAL_API_TOKEN: TOKEN });
     await app.outbox.stop();
+    direct = await mongoose.mongo.MongoClient.connect(testServers().mongoUrl);
   });
   afterAll(async () => {
+    await direct.close();
     await app.close();
     await disconnectDatabase();
     await counter.stop();
@@ -93,5 +99,28 @@ describe('database round trips per operation', () => {
     expect(counter.counts()).toEqual({ findAndModify: 4, insert: 1, update: 1 });
     expect(await balancesOf(buyer)).toEqual({ available: 60_00, held: 40_00 });
     expect(await ledgerMatches(buyer)).toBe(true);
+  });
+
+  test('a top-up completion (checkout or webhook) with its event published: 8 commands', async () => {
+    const user = newUser();
+    const created = await call(app.url, 'POST', `/wallets/users/${user.ref}/topup`, {
+      token: tokenOf(user),
+      body: { amount: 20, paymentMethod: 'Chapa', redirectUrl: 'https://shop.example/after' },
+    });
+    expect(created.status).toBe(200);
+    const topUp = (await TopUp.findOne({ referenceId: created.body.data.referenceId }).lean())!;
+    counter.reset();
+    await app.parts.topUps.complete(topUp._id, 'checkout');
+    // The event's publication runs beside the answer: waited for here, past the counter.
+    const topUps = direct.db(mongoose.connection.db!.databaseName).collection('topups');
+    for (let tries = 0; (await topUps.countDocuments({ _id: topUp._id as never, 'pendingEvents.0': { $exists: true } })) > 0; tries++) {
+      if (tries > 200) throw new Error('the top-up event was never published');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // read the top-up, Completed + event (one write), the credit step (guarded wallet write,
+    // top-up step, ledger insert, done-op + pull), the outbox: read the events, pull them.
+    expect(counter.counts()).toEqual({ find: 2, findAndModify: 2, insert: 1, update: 3 });
+    expect(await balancesOf(user)).toEqual({ available: 20_00, held: 0 });
+    expect(await ledgerMatches(user)).toBe(true);
   });
 });
