@@ -10,6 +10,8 @@ export interface Taken {
   day: boolean;
   slot: boolean;
   coupon: boolean;
+  /** Confirming began, which joins the session first: a failure after that leaves the seat. */
+  seat: boolean;
 }
 
 /**
@@ -152,8 +154,7 @@ export class BookingSteps {
 
   /** Everything a failed booking may hold — places, coupon use, session seat — given back (each once). */
   async giveBackAll(booking: BookingDoc): Promise<void> {
-    await this.giveBack(booking, { day: true, slot: true, coupon: booking.couponId !== null });
-    await this.leaveSession(booking);
+    await this.giveBack(booking, { day: true, slot: true, coupon: booking.couponId !== null, seat: true });
   }
 
   /**
@@ -161,9 +162,10 @@ export class BookingSteps {
    * took, so nothing is asked of counters it never touched. Each release is guarded by the
    * booking's id, so a repeat (the sweep after a crash) changes nothing.
    */
-  async giveBack(booking: Pick<BookingDoc, '_id' | 'slotKey' | 'dayKey' | 'places' | 'couponId'>, taken: Taken): Promise<void> {
+  async giveBack(booking: BookingDoc, taken: Taken): Promise<void> {
     if (taken.slot) await releasePlaces(SlotPlace, booking.slotKey, booking._id, booking.places);
     if (taken.day) await releasePlaces(DayPlace, booking.dayKey, booking._id, 1);
     if (taken.coupon && booking.couponId) await releaseCouponUse(booking.couponId, booking._id);
+    if (taken.seat) await this.leaveSession(booking);
   }
 }

@@ -121,10 +121,13 @@ export class Bookings {
     // sweeper can undo; places are then taken one by one and given back if a later one fails.
     await Booking.create(booking);
     const full = { ...booking, createdAt: now, updatedAt: now };
-    const taken: Taken = { day: false, slot: false, coupon: false };
+    const taken: Taken = { day: false, slot: false, coupon: false, seat: false };
     try {
       await this.takeAll(full, plan, taken);
-      if (booking.payment === 'free') return await this.steps.confirm(full, consultation, correlationId);
+      if (booking.payment === 'free') {
+        taken.seat = true;
+        return await this.steps.confirm(full, consultation, correlationId);
+      }
     } catch (err) {
       // Still Pending while its places go back: a crash in between is the sweep's undo. Then
       // the booking goes (it never existed for the client); no extra write marks it Failed.
