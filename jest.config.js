@@ -8,6 +8,10 @@ module.exports = {
     '<rootDir>/deploy/jest.config.js',
   ],
   testTimeout: 60_000,
+  // With two cores jest runs the files in its own process: a fault test that fails half-way can
+  // leave a broker channel or a socket open, and the run must still end (with its verdict)
+  // rather than wait for CI's limit.
+  forceExit: true,
   globalSetup: '<rootDir>/scripts/jest-global-setup.cjs',
   globalTeardown: '<rootDir>/scripts/jest-global-teardown.cjs',
 };

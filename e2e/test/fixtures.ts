@@ -180,7 +180,14 @@ export async function auditEvents(system: System, options: { keys?: string[]; qu
   const seen = new Map<string, AuditedEvent & { deliveries: number }>();
   await channel.consume(queue, (msg) => {
     if (!msg) return;
-    const event = JSON.parse(msg.content.toString()) as AuditedEvent;
+    let event: AuditedEvent;
+    try {
+      event = JSON.parse(msg.content.toString()) as AuditedEvent;
+    } catch {
+      // A poison message a test published on purpose: not an event to audit.
+      channel.ack(msg);
+      return;
+    }
     const known = seen.get(event.id);
     if (known) known.deliveries += 1;
     else seen.set(event.id, { ...event, deliveries: 1 });
@@ -253,7 +260,10 @@ export async function waitFor<T>(what: string, probe: () => Promise<T>, done: (v
   for (;;) {
     last = await probe().catch(() => last);
     if (last !== undefined && done(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last, (_key, value: unknown) => (value instanceof Map ? Object.fromEntries(value) : value))}`,
+      );
     await sleep(100);
   }
 }
