@@ -1,4 +1,4 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -20,12 +20,30 @@ export const REDACT_PATHS = [
   '*.secret',
 ];
 
-export function createLogger(name: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
+/**
+ * Query parameters whose values are credentials: the hosted checkout's `token`, any
+ * `*_token`, `*secret`, `password`, `signature`, `api_key`/`apikey`, OAuth's `code`.
+ */
+const QUERY_SECRET = /([?&](?:[\w.-]*token|[\w.-]*secret|password|signature|sig|api_key|apikey|key|code)=)[^&#\s"\\]*/gi;
+
+/** A request target or log line with the values of secret query parameters blanked. */
+export function redactQuerySecrets(text: string): string {
+  return text.includes('=') ? text.replace(QUERY_SECRET, '$1[redacted]') : text;
+}
+
+/**
+ * A service's logger: credentials in fields and headers redacted by path, and every line
+ * scrubbed of secrets in query strings (request logs write URLs, and a checkout link is
+ * `…?token=`). `destination`: pino's stdout by default (the gateway passes an asynchronous one).
+ */
+export function createLogger(name: string, level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
+  const options = {
     name,
     level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
-  });
+    hooks: { streamWrite: redactQuerySecrets },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

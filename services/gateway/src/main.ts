@@ -2,7 +2,6 @@ import pino from 'pino';
 import { connectMongo, createLogger, ensureIndexes, runService } from '@mkt/kit';
 import { gatewayService } from './composition';
 import { loadConfig } from './config';
-import { createGatewayLogger } from './logger';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -18,7 +17,7 @@ async function main(): Promise<void> {
       // Nothing more can be done for a log line at exit.
     }
   });
-  const log = createGatewayLogger(config.LOG_LEVEL, destination);
+  const log = createLogger('gateway', config.LOG_LEVEL, destination);
   const gateway = gatewayService(config, log);
   // The admin exists before the port opens: no request can race its creation.
   await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'gateway', log });

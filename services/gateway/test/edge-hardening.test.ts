@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import jwt from 'jsonwebtoken';
+import { createLogger, redactQuerySecrets } from '@mkt/kit';
 import { loadConfig } from '../src/config';
-import { createGatewayLogger, redactQuerySecrets } from '../src/logger';
 import { startMetricsServer } from '../src/http/metrics-server';
 import { disconnectDatabase, rawRequest, startGateway, startUpstream, urlOf, type Gateway } from './harness';
 import { call, makeKeyPair, testServers, uniqueName } from './support';
@@ -207,7 +207,7 @@ describe('access logs', () => {
         done();
       },
     });
-    const logger = createGatewayLogger('info', sink);
+    const logger = createLogger('gateway', 'info', sink);
     const logged = await startGateway({ ...targets }, makeKeyPair(), logger);
     try {
       await call(logged.url, 'GET', '/wallets/checkout/MKT-TOP-UP-AAAAAAAA?token=s3cr3t-checkout-token&lang=en');
@@ -229,7 +229,7 @@ describe('access logs', () => {
         done();
       },
     });
-    const quiet = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0' }, makeKeyPair(), createGatewayLogger('info', sink));
+    const quiet = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0' }, makeKeyPair(), createLogger('gateway', 'info', sink));
     try {
       expect((await call(quiet.url, 'GET', '/reviews/by-entity?ok=1')).status).toBe(200);
       expect((await rawRequest(quiet.url, 'GET /wallets/../x')).status).toBe(404);

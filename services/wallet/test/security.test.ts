@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
+import { createLogger } from '@mkt/kit';
 import { loadConfig } from '../src/config';
 import { Payout, TopUp, Transfer } from '../src/db/records.model';
 import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
 import { applyOp } from '../src/domain/wallet-step';
-import { createWalletLogger } from '../src/logger';
 import { balancesOf, call, givenBalance, ledgerMatches, newUser, startWallet, tokenOf, useWallet, type WalletApp } from './harness';
 import { testServers } from '@mkt/infra';
 
@@ -268,7 +268,7 @@ describe('the checkout token is never written to the log', () => {
         done();
       },
     });
-    const logged = await startWallet({}, createWalletLogger('info', sink));
+    const logged = await startWallet({}, createLogger('wallet', 'info', sink));
     try {
       const user = newUser();
       const created = await topUp(user, topUpBody(), logged);
