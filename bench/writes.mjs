@@ -92,6 +92,8 @@ function percentile(sorted, p) {
 
 /** `connections` workers, each taking jobs from `next()` until it says null or time is up. */
 async function load(next, perform) {
+  // To stderr, for lining a profile or CPU samples up with the loaded window.
+  console.error(`# load window starts ${new Date().toISOString()}`);
   const latencies = [];
   const statuses = new Map();
   const deadline = Date.now() + seconds * 1_000;
@@ -107,6 +109,7 @@ async function load(next, perform) {
     }),
   );
   const elapsed = (performance.now() - started) / 1_000;
+  console.error(`# load window ends ${new Date().toISOString()}`);
   latencies.sort((a, b) => a - b);
   return {
     count: latencies.length,

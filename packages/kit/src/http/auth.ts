@@ -1,3 +1,4 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
 import { AccessClaims, JWT_AUDIENCE, JWT_ISSUER, type Role } from '@mkt/contracts';
@@ -21,6 +22,14 @@ declare global {
   }
 }
 
+// The PEM parsed once per key, not on every request (it showed in the services' profiles).
+const parsedKeys = new Map<string, KeyObject>();
+function publicKeyOf(pem: string): KeyObject {
+  let key = parsedKeys.get(pem);
+  if (!key) parsedKeys.set(pem, (key = createPublicKey(pem)));
+  return key;
+}
+
 /**
  * Verifies an access token: RS256 only (an `alg: none` token or an HS256 token signed with the
  * public key is refused), our issuer and audience, not expired. Throws Unauthenticated.
@@ -28,7 +37,7 @@ declare global {
 export function verifyAccessToken(token: string, publicKey: string): AuthenticatedUser {
   let payload: unknown;
   try {
-    payload = jwt.verify(token, publicKey, { algorithms: ['RS256'], issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
+    payload = jwt.verify(token, publicKeyOf(publicKey), { algorithms: ['RS256'], issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
   } catch (err) {
     const expired = err instanceof jwt.TokenExpiredError;
     throw new Unauthenticated(expired ? 'The access token has expired' : 'The access token is not valid');
