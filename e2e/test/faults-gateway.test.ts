@@ -19,8 +19,8 @@ describe('a service down and a service too slow', () => {
       slowHits += 1;
     });
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-    const stub = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
-    system = await startSystem({ upstreamOverrides: { review: stub }, envOf: { gateway: { UPSTREAM_TIMEOUT_MS: '1500' } } });
+    const slowReview = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    system = await startSystem({ upstreamOverrides: { review: slowReview }, envOf: { gateway: { UPSTREAM_TIMEOUT_MS: '1500' } } });
   }, 90_000);
   afterAll(async () => {
     await system?.stop();

@@ -5,7 +5,10 @@ import {
   CustomerListQuery,
   CustomerParams,
   HighValueQuery,
+  OwnRelationshipsResponse,
   RelationListQuery,
+  RelationshipCreatedResponse,
+  RelationshipUpdatedResponse,
   SellerParams,
   UpdateCustomerBody,
   ok,
@@ -28,6 +31,12 @@ const pick =
   <K extends keyof RelationshipView>(keys: K[]) =>
   (row: RelationshipView) =>
     Object.fromEntries(keys.map((key) => [key, row[key]])) as Pick<RelationshipView, K>;
+
+/** The fields a documented (strict) response holds, read off its schema: one list, not two. */
+const fieldsOf = (schema: { shape: object }) => pick(Object.keys(schema.shape) as Array<keyof RelationshipView>);
+const createdFields = fieldsOf(RelationshipCreatedResponse);
+const updatedFields = fieldsOf(RelationshipUpdatedResponse);
+const ownListFields = fieldsOf(OwnRelationshipsResponse.shape.customers.element);
 
 /** Each listing: its key in `data`, the fields the interface names, whose id the path holds. */
 const LISTINGS: Array<{
@@ -96,32 +105,14 @@ export function customersRouter(): Router {
     '/',
     withInput({ body: CreateCustomerBody }, async (input, req, res) => {
       const row = relationshipView({ doc: await createRelationship(currentUser(req), input.body), buyerName: null, sellerName: null });
-      res.json(
-        ok(
-          pick(['id', 'referenceId', 'sellerId', 'buyerId', 'status', 'customerType', 'isFollower', 'createdAt'])(row),
-          'Customer relationship created',
-        ),
-      );
+      res.json(ok(createdFields(row), 'Customer relationship created'));
     }),
   );
   router.get(
     '/',
     withInput({ query: CustomerListQuery }, async (input, req, res) => {
       const { rows, pagination } = await ownList(currentUser(req), input.query);
-      const fields = pick([
-        'id',
-        'referenceId',
-        'sellerId',
-        'buyerId',
-        'buyerName',
-        'sellerName',
-        'customerType',
-        'status',
-        'totalBookings',
-        'totalSpent',
-        'lastInteraction',
-      ]);
-      res.json(ok({ customers: rows.map(fields), pagination }));
+      res.json(ok({ customers: rows.map(ownListFields), pagination }));
     }),
   );
   router.get(
@@ -159,23 +150,7 @@ export function customersRouter(): Router {
         buyerName: null,
         sellerName: null,
       });
-      res.json(
-        ok(
-          pick([
-            'id',
-            'customerType',
-            'status',
-            'isFollower',
-            'isFavorite',
-            'notes',
-            'tags',
-            'followedAt',
-            'markedFavoriteAt',
-            'updatedAt',
-          ])(row),
-          'Customer relationship updated',
-        ),
-      );
+      res.json(ok(updatedFields(row), 'Customer relationship updated'));
     }),
   );
   router.delete(
