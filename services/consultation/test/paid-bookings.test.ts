@@ -1,22 +1,14 @@
+import mongoose from 'mongoose';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import mongoose from 'mongoose';
 import { makeEvent } from '@mkt/contracts';
 import { stopRuntime } from '@mkt/kit';
 import { Booking, SlotPlace } from '../src/db/booking.models';
 import { Pricing } from '../src/db/setup.models';
-import { as, bookingBody, daysAhead, givenOffer, newUser, startConsultation, type ConsultationApp } from './harness';
-import { balanceOf, bookingOf, deliverSession, eventually, holdOf, ledgerMatches, startPaidPair, stopPaidPair } from './paid-harness';
+import { as, bookingBody, daysAhead, givenOffer, newUser, startConsultation } from './harness';
+import { balanceOf, bookingOf, deliverSession, eventually, holdOf, ledgerMatches, usePaidPair } from './paid-harness';
 
-let pair: ConsultationApp;
-const app = () => pair;
-beforeAll(async () => {
-  pair = await startPaidPair();
-});
-afterAll(async () => {
-  await stopPaidPair(pair);
-  await mongoose.disconnect();
-});
+const app = usePaidPair();
 
 const book = (buyer = newUser(), offer: Awaited<ReturnType<typeof givenOffer>>, overrides: object = {}) =>
   as(app, buyer)('POST', '/consultations/bookings', bookingBody(offer, overrides));
@@ -110,7 +102,7 @@ describe('after the booking', () => {
       (b) => b.available === 500_00,
     );
     // The same fact delivered again (a redelivery is a copy with its own id at worst).
-    await pair.bus.publish(
+    await app().bus.publish(
       makeEvent(
         'consultation.session.completed',
         {
@@ -192,7 +184,7 @@ describe('after the booking', () => {
 
 describe('when the wallet does not answer in time', () => {
   test('the booking answers PaymentPending; after a restart the sweep confirms it, held once', async () => {
-    const hole = await blackHole(pair.wallet.url);
+    const hole = await blackHole(app().wallet.url);
     const cut = await startConsultation(`http://127.0.0.1:${(hole.address() as AddressInfo).port}`, undefined, {
       WALLET_TIMEOUT_MS: '500',
     });
@@ -210,8 +202,8 @@ describe('when the wallet does not answer in time', () => {
       // The consultation service dies here, between the hold and the confirm; another starts.
       await stopRuntime(cut.started);
       const later = new Date(Date.now() + 60_000);
-      await pair.parts.bookings.sweep(later);
-      await pair.parts.bookings.sweep(later);
+      await app().parts.bookings.sweep(later);
+      await app().parts.bookings.sweep(later);
       expect(await bookingOf(id)).toMatchObject({ status: 'Confirmed', payment: 'held' });
       expect(await balanceOf(buyer)).toEqual({ available: 200_00, held: 500_00 });
       expect((await as(app, buyer)('GET', `/consultations/bookings/${id}`)).body.data.status).toBe('Confirmed');
@@ -222,7 +214,7 @@ describe('when the wallet does not answer in time', () => {
   });
 
   test('past its deadline the sweep gives it up: voided at the wallet, Failed, its places back', async () => {
-    const hole = await blackHole(pair.wallet.url);
+    const hole = await blackHole(app().wallet.url);
     const cut = await startConsultation(`http://127.0.0.1:${(hole.address() as AddressInfo).port}`, undefined, {
       WALLET_TIMEOUT_MS: '300',
     });
@@ -236,7 +228,7 @@ describe('when the wallet does not answer in time', () => {
         () => holdOf(id),
         (h) => h?.status === 'Held',
       );
-      await pair.parts.bookings.sweep(new Date(Date.now() + 24 * 3_600_000));
+      await app().parts.bookings.sweep(new Date(Date.now() + 24 * 3_600_000));
       expect(await bookingOf(id)).toMatchObject({ status: 'Failed', payment: 'voided', released: true });
       expect(await balanceOf(buyer)).toEqual({ available: 700_00, held: 0 });
       expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
@@ -251,7 +243,7 @@ describe('when the wallet does not answer in time', () => {
 
 describe('a PaymentPending booking given up', () => {
   async function pendingBooking(buyer: ReturnType<typeof newUser>) {
-    const hole = await blackHole(pair.wallet.url);
+    const hole = await blackHole(app().wallet.url);
     const cut = await startConsultation(`http://127.0.0.1:${(hole.address() as AddressInfo).port}`, undefined, {
       WALLET_TIMEOUT_MS: '300',
     });
@@ -285,7 +277,7 @@ describe('a PaymentPending booking given up', () => {
     const { id } = await pendingBooking(buyer);
     // Another replica began giving it up (its deadline) while this one's hold answer was "held".
     await Booking.updateOne({ _id: id }, { $set: { payment: 'voiding' } });
-    await pair.parts.bookings.sweep(new Date(Date.now() + 60_000));
+    await app().parts.bookings.sweep(new Date(Date.now() + 60_000));
     expect(await bookingOf(id)).toMatchObject({ status: 'Failed', payment: 'voided' });
     expect(await balanceOf(buyer)).toEqual({ available: 600_00, held: 0 });
     expect(await ledgerMatches(buyer)).toBe(true);

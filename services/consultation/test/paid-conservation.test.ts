@@ -1,20 +1,11 @@
-import mongoose from 'mongoose';
 import type { TestUser } from '@mkt/infra';
 import { Booking, type BookingDoc } from '../src/db/booking.models';
 import { BookingHold } from '../../wallet/src/db/booking-hold.model';
 import { Wallet } from '../../wallet/src/db/wallet.model';
-import { as, bookingBody, daysAhead, givenOffer, newUser, type ConsultationApp, type Offer } from './harness';
-import { balanceOf, deliverSession, eventually, ledgerMatches, startPaidPair, stopPaidPair } from './paid-harness';
+import { as, bookingBody, daysAhead, givenOffer, newUser, type Offer } from './harness';
+import { balanceOf, deliverSession, eventually, ledgerMatches, usePaidPair } from './paid-harness';
 
-let pair: ConsultationApp;
-const app = () => pair;
-beforeAll(async () => {
-  pair = await startPaidPair();
-});
-afterAll(async () => {
-  await stopPaidPair(pair);
-  await mongoose.disconnect();
-});
+const app = usePaidPair();
 
 /** A small seeded generator (mulberry32): a failure can be replayed with its seed. */
 function random(seed: number) {

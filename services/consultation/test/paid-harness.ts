@@ -1,3 +1,4 @@
+import mongoose from 'mongoose';
 import { testServers, uniqueName, type TestUser } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit';
 import { Booking, Session, type BookingDoc } from '../src/db/booking.models';
@@ -29,6 +30,19 @@ export async function startPaidPair(
 export async function stopPaidPair(app: ConsultationApp): Promise<void> {
   await stopRuntime(app.started);
   await stopRuntime(app.wallet.started);
+}
+
+/** A paid pair for a test file: started before its tests, stopped (and the database let go) after. */
+export function usePaidPair(): () => ConsultationApp {
+  let pair: ConsultationApp;
+  beforeAll(async () => {
+    pair = await startPaidPair();
+  });
+  afterAll(async () => {
+    await stopPaidPair(pair);
+    await mongoose.disconnect();
+  });
+  return () => pair;
 }
 
 export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {

@@ -26,6 +26,12 @@ export const Count = (example = 1) =>
     .int()
     .min(0)
     .meta({ examples: [example] });
+/** An average of 1–5 ratings, 2 decimals; 0 when there are none. */
+export const AverageRating = z
+  .number()
+  .min(0)
+  .max(5)
+  .meta({ examples: [4.5] });
 export const CurrencyCode = z
   .string()
   .regex(/^[A-Z]{3}$/)

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BOOKING_STATUSES, DeliveryMode, SESSION_STATUSES, SessionType, WEEKDAYS } from '../consultation';
 import {
+  AverageRating,
   ClockTime,
   Count,
   CurrencyCode,
@@ -83,11 +84,7 @@ export const ConsultationResponse = z.strictObject({
   visibility: ConsultationVisibility,
   /** The price of the consultation's pricing record (null when that record is gone). */
   pricing: z.strictObject({ basePrice: Major(750), currency: CurrencyCode }).nullable(),
-  averageRating: z
-    .number()
-    .min(0)
-    .max(5)
-    .meta({ examples: [4.5] }),
+  averageRating: AverageRating,
   totalReviews: Count(2),
   createdAt: Timestamp,
   updatedAt: Timestamp,

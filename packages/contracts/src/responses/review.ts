@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Count, InternalId, PaginationResponse, Text, Timestamp, UnderscoreRef } from './common';
+import { AverageRating, Count, InternalId, PaginationResponse, Text, Timestamp, UnderscoreRef } from './common';
 
 const Rating = z
   .number()
@@ -31,11 +31,7 @@ export const ReviewsByEntityResponse = z.strictObject({
     }),
   ),
   /** Over the active reviews, 2 decimals; 0 when there are none. */
-  averageRating: z
-    .number()
-    .min(0)
-    .max(5)
-    .meta({ examples: [4.5] }),
+  averageRating: AverageRating,
   totalReviews: Count(2),
   pagination: PaginationResponse,
 });
