@@ -135,3 +135,26 @@ export const NonNegativeMoneyParam = z
 
 /** A positive integer of minor units (the /v1 group's `amount` and `price`). */
 export const PositiveMinorAmount = z.number().int('Minor units are whole numbers').positive().max(MAX_MINOR);
+
+/** `T` with each key of `K` renamed to `<key>Minor`, keeping its type (and optionality). */
+export type WithMinorNames<T, K extends keyof T & string> = {
+  [P in keyof T as P extends K ? `${P}Minor` : P]: T[P];
+};
+
+/**
+ * A body transform that renames the amounts a schema has just parsed to minor units, so the
+ * parsed value says what it holds: `{ basePrice: 75000 }` (from "750.00") becomes
+ * `{ basePriceMinor: 75000 }`. The client still sends and sees `basePrice`; only the code reads
+ * `*Minor`. Use after `.strict()` and any refinements: `.transform(withMinorNames(['basePrice']))`.
+ */
+export function withMinorNames<const K extends string>(keys: readonly K[]) {
+  return <T extends { [P in K]?: unknown }>(body: T): WithMinorNames<T, K & keyof T> => {
+    const renamed: Record<string, unknown> = { ...body };
+    for (const key of keys) {
+      if (!(key in renamed)) continue;
+      renamed[`${key}Minor`] = renamed[key];
+      delete renamed[key];
+    }
+    return renamed as WithMinorNames<T, K & keyof T>;
+  };
+}

@@ -9,7 +9,9 @@ import {
   parseMoney,
   PositiveDecimalString,
   PositiveMajorAmount,
+  withMinorNames,
 } from '@mkt/contracts';
+import { z } from 'zod';
 
 describe('parseMoney: the one money parser', () => {
   test.each([
@@ -191,5 +193,27 @@ describe('money', () => {
     expect(majorToMinor(Number.NaN)).toBeNull();
     expect(majorToMinor(Number.POSITIVE_INFINITY)).toBeNull();
     expect(decimalStringToMinor('1e5')).toBeNull();
+  });
+});
+
+describe('withMinorNames', () => {
+  const Body = z
+    .object({ price: NonNegativeMajorAmount, compare: NonNegativeMajorAmount.optional(), name: z.string() })
+    .strict()
+    .transform(withMinorNames(['price', 'compare']));
+
+  test('renames the parsed amounts and nothing else', () => {
+    const parsed: { priceMinor: number; compareMinor?: number; name: string } = Body.parse({ price: 12.5, compare: 20, name: 'x' });
+    expect(parsed).toEqual({ priceMinor: 1250, compareMinor: 2000, name: 'x' });
+  });
+
+  test('an absent optional amount stays absent', () => {
+    expect(Body.parse({ price: 1, name: 'x' })).toEqual({ priceMinor: 100, name: 'x' });
+  });
+
+  test('a bad amount is still reported under the name the client sent', () => {
+    const result = Body.safeParse({ price: 1.234, name: 'x' });
+    expect(result.success).toBe(false);
+    expect(result.error!.issues[0]!.path).toEqual(['price']);
   });
 });
