@@ -73,4 +73,30 @@ describe('wallet and catalog through the gateway', () => {
     expect(found.body.data.map((p: { id: string }) => p.id)).toContain(created.body.data.id);
     expect((await call(system.gateway, 'GET', '/physical-products/categories')).body.data.length).toBeGreaterThan(5);
   });
+
+  test('an unknown body or query key is refused with its name in the path, and changes nothing', async () => {
+    const seller = await register('seller');
+    const product = {
+      name: `Teff flour ${Math.random().toString(36).slice(2)}`,
+      sellingPrice: 120,
+      stock: 5,
+      shippingHandler: 'Seller',
+      categoryId: 'MKT-CAT-GROCERY0',
+    };
+    // A field the server does not own (here one an attacker might hope to set) is named, not ignored.
+    const created = await call(system.gateway, 'POST', '/physical-products/seller-products/', {
+      token: seller.token,
+      body: { ...product, sellerId: 'someone-else', featured: true },
+    });
+    expect(created.status).toBe(400);
+    expect(created.body.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'sellerId' }), expect.objectContaining({ path: 'featured' })]),
+    );
+    const mine = await call(system.gateway, 'GET', '/physical-products/seller-products/my', { token: seller.token });
+    expect(mine.body.data).toEqual([]);
+
+    const listed = await call(system.gateway, 'GET', '/consultations?page=1&colour=red', { token: seller.token });
+    expect(listed.status).toBe(400);
+    expect(listed.body.errors).toEqual([{ path: 'colour', code: 'invalid', message: "Unknown field 'colour'" }]);
+  });
 });

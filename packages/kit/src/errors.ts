@@ -94,14 +94,20 @@ function single(status: number, code: string, message: string, path = ''): HttpE
   return { status, body: errorBody(message, [{ path, code, message }]), headers: {}, internal: status >= 500 };
 }
 
+const joinPath = (path: readonly PropertyKey[]) => path.map(String).join('.');
+
+/** One envelope item per problem: an unknown key is named in its own item's `path`. */
+function issueItems(issue: ZodError['issues'][number]): ErrorItem[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({ path: joinPath([...issue.path, key]), code: ErrorCode.invalid, message: `Unknown field '${key}'` }));
+  }
+  return [{ path: joinPath(issue.path), code: ErrorCode.invalid, message: issue.message }];
+}
+
 /** Maps anything thrown to the error envelope. Pure: no logging, no I/O. */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof ZodError) {
-    const errors = err.issues.map((issue) => ({
-      path: issue.path.map(String).join('.'),
-      code: ErrorCode.invalid,
-      message: issue.message,
-    }));
+    const errors = err.issues.flatMap(issueItems);
     return { status: 400, body: errorBody('Validation failed', errors), headers: {}, internal: false };
   }
   if (err instanceof AppError) {

@@ -23,6 +23,20 @@ describe('toHttpError', () => {
     expect(mapped.body.errors.map((item) => item.path).sort()).toEqual(['amount', 'bank.code']);
     expect(mapped.body.errors.every((item) => item.code === 'invalid')).toBe(true);
   });
+  test('an unknown key is named in the path of its own item, nested ones with their parent', () => {
+    const Body = z.strictObject({ amount: z.number(), bank: z.strictObject({ code: z.string() }) });
+    const result = Body.safeParse({ amount: 1, colour: 'red', admin: true, bank: { code: 'x', iban: 'y' } });
+    const mapped = toHttpError(result.error);
+    expect(mapped.status).toBe(400);
+    expect(mapped.body.errors).toEqual(
+      expect.arrayContaining([
+        { path: 'colour', code: 'invalid', message: "Unknown field 'colour'" },
+        { path: 'admin', code: 'invalid', message: "Unknown field 'admin'" },
+        { path: 'bank.iban', code: 'invalid', message: "Unknown field 'iban'" },
+      ]),
+    );
+    expect(mapped.body.errors).toHaveLength(3);
+  });
   test.each([
     [new Unauthenticated(), 401, 'unauthenticated'],
     [new Forbidden(), 403, 'forbidden'],

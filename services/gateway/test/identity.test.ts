@@ -74,7 +74,7 @@ describe('identity', () => {
     const res = await register({ email: 'not-an-email', password: 'short', fullName: '', role: 'admin', extra: 1 });
     expect(res.status).toBe(400);
     const paths = res.body.errors.map((e: { path: string }) => e.path);
-    expect(paths).toEqual(expect.arrayContaining(['email', 'password', 'fullName', 'role']));
+    expect(paths).toEqual(expect.arrayContaining(['email', 'password', 'fullName', 'role', 'extra']));
   });
 
   test('a wrong password and an unknown email get the same 401', async () => {
