@@ -69,7 +69,7 @@ describe('eligibility', () => {
     expect(stranger.status).toBe(422);
     expect(stranger.body.errors[0].code).toBe('not_eligible');
     const before = await as(buyer)('GET', `/reviews/consultation/${c.ref}/status`);
-    expect(before.body.data).toEqual({ canReview: true, hasReviewed: false, sessionCompleted: true, consultationId: c.id });
+    expect(before.body.data).toEqual({ canReview: true, hasReviewed: false, sessionCompleted: true, consultationId: c.ref });
     const res = await as(buyer)('POST', '/reviews', review(c.ref, 4, '  Fish & chips <3 <b>not bold</b>  '));
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({
@@ -84,8 +84,13 @@ describe('eligibility', () => {
     expect(after.body.data).toEqual({ canReview: false, hasReviewed: true, sessionCompleted: true, consultationId: c.id });
     const listed = await as(undefined)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${c.id}`);
     expect(listed.body.data.reviews.map((r: { comment: string }) => r.comment)).toEqual(['Fish & chips <3 <b>not bold</b>']);
+    // Not eligible: the same form back, id for id and reference for reference.
     const nobody = await as(newUser())('GET', `/reviews/consultation/${c.id}/status`);
-    expect(nobody.body.data).toMatchObject({ canReview: false, hasReviewed: false, sessionCompleted: false });
+    expect(nobody.body.data).toEqual({ canReview: false, hasReviewed: false, sessionCompleted: false, consultationId: c.id });
+    const nobodyByRef = await as(newUser())('GET', `/reviews/consultation/${c.ref}/status`);
+    expect(nobodyByRef.body.data).toEqual({ canReview: false, hasReviewed: false, sessionCompleted: false, consultationId: c.ref });
+    const byRefAfter = await as(buyer)('GET', `/reviews/consultation/${c.ref}/status`);
+    expect(byRefAfter.body.data).toEqual({ canReview: false, hasReviewed: true, sessionCompleted: true, consultationId: c.ref });
   });
 
   test('through the broker: eligible within a second of the event', async () => {

@@ -28,6 +28,14 @@ export async function eligibilityOf(buyerId: string, consultationKey: string) {
   return Eligibility.findOne({ buyerId, $or: [{ consultationId: consultationKey }, { consultationReferenceId: consultationKey }] }).lean();
 }
 
+/**
+ * The internal id of a consultation named by id or reference. A reference is known here once a
+ * session of the consultation was completed by anyone; an unknown key is returned as it is.
+ */
+async function consultationIdOf(key: string): Promise<string> {
+  return (await Eligibility.findOne({ consultationReferenceId: key }, { consultationId: 1 }).lean())?.consultationId ?? key;
+}
+
 export class Reviews {
   constructor(
     private readonly outbox: OutboxRelay,
@@ -73,8 +81,7 @@ export class Reviews {
    * describe the same reviews.
    */
   async byEntity(entityType: string, entityKey: string, query: PageQuery) {
-    const entityId =
-      (await Eligibility.findOne({ consultationReferenceId: entityKey }, { consultationId: 1 }).lean())?.consultationId ?? entityKey;
+    const entityId = await consultationIdOf(entityKey);
     const filter = { entityType, entityId, isActive: true };
     const [page, ratings] = await Promise.all([
       Review.find(filter).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<ReviewDoc[]>(),
@@ -94,12 +101,22 @@ export class Reviews {
     return { reviews, averageRating, totalReviews: total, pagination: pagination(query, total) };
   }
 
+  /**
+   * The caller's review status for a consultation. `consultationId` is the key exactly as the
+   * caller sent it (id or reference), eligible or not: the answer never depends on, nor hints
+   * at, whether anyone else completed a session of it.
+   */
   async status(user: AuthenticatedUser, consultationKey: string) {
     const eligible = await eligibilityOf(user.id, consultationKey);
-    const consultationId = eligible?.consultationId ?? consultationKey;
     const hasReviewed =
-      (await Review.exists({ reviewerId: user.id, entityType: 'consultation_service', entityId: consultationId })) !== null;
-    return { canReview: eligible !== null && !hasReviewed, hasReviewed, sessionCompleted: eligible !== null, consultationId };
+      eligible !== null &&
+      (await Review.exists({ reviewerId: user.id, entityType: 'consultation_service', entityId: eligible.consultationId })) !== null;
+    return {
+      canReview: eligible !== null && !hasReviewed,
+      hasReviewed,
+      sessionCompleted: eligible !== null,
+      consultationId: consultationKey,
+    };
   }
 
   /**
