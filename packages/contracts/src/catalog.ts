@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Currency, NonNegativeMajorAmount, NonNegativeMoneyParam } from './money';
+import { Currency, NonNegativeMajorAmount, NonNegativeMoneyParam, withMinorNames } from './money';
 import { isCountryCode } from './countries';
 import { PageQuery } from './pagination';
 import { referenceOf } from './references';
@@ -40,8 +40,11 @@ function comparePriceAtLeastSelling(value: { sellingPrice?: number; comparePrice
   }
 }
 
+/** The amounts of a product body, parsed from major units and renamed `*Minor`. */
+const productAmounts = withMinorNames(['sellingPrice', 'comparePrice', 'deliveryCost']);
+
 /** A full product: create, and the PATCH that publishes a draft. Amounts arrive in major units. */
-export const CreateProductBody = z.object(productFields).strict().superRefine(comparePriceAtLeastSelling);
+export const CreateProductBody = z.object(productFields).strict().superRefine(comparePriceAtLeastSelling).transform(productAmounts);
 export type CreateProductBody = z.infer<typeof CreateProductBody>;
 
 /** A partial update of a product (the merged result is checked again by the service). */
@@ -50,7 +53,8 @@ export const UpdateProductBody = z
   .partial()
   .strict()
   .superRefine(comparePriceAtLeastSelling)
-  .refine((value) => Object.keys(value).length > 0, 'Send at least one field');
+  .refine((value) => Object.keys(value).length > 0, 'Send at least one field')
+  .transform(productAmounts);
 export type UpdateProductBody = z.infer<typeof UpdateProductBody>;
 
 export const VisibilityBody = z.object({ visibility: Visibility }).strict();
@@ -84,11 +88,13 @@ export const ProductRefParams = z.object({ referenceId: referenceOf('SELL-PROD')
 export const ProductListQuery = PageQuery.extend({
   q: z.string().trim().min(1).max(100).optional(),
   categoryId: referenceOf('CAT').optional(),
-  /** Minor units once parsed. */
+  /** Parsed to minor units as `minPriceMinor` and `maxPriceMinor`. */
   minPrice: NonNegativeMoneyParam.optional(),
   maxPrice: NonNegativeMoneyParam.optional(),
   sort: z.enum(['newest', 'price_asc', 'price_desc']).default('newest'),
-}).strict();
+})
+  .strict()
+  .transform(withMinorNames(['minPrice', 'maxPrice']));
 export type ProductListQuery = z.infer<typeof ProductListQuery>;
 
 export const MyProductsQuery = PageQuery.strict();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PageQuery } from './pagination';
-import { NonNegativeMoneyParam } from './money';
+import { NonNegativeMoneyParam, withMinorNames } from './money';
 
 export const RelationshipStatus = z.enum(['Active', 'Inactive', 'Blocked']);
 export const CustomerType = z.enum(['New', 'Regular', 'VIP']);
@@ -53,4 +53,6 @@ export const CustomerListQuery = PageQuery.extend({
   customerType: CustomerType.optional(),
 }).strict();
 export const RelationListQuery = PageQuery.strict();
-export const HighValueQuery = PageQuery.extend({ minLifetimeValue: NonNegativeMoneyParam.default(0) }).strict();
+export const HighValueQuery = PageQuery.extend({ minLifetimeValue: NonNegativeMoneyParam.default(0) })
+  .strict()
+  .transform(withMinorNames(['minLifetimeValue']));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Currency, PositiveDecimalString, PositiveMajorAmount, PositiveMinorAmount } from './money';
+import { Currency, PositiveDecimalString, PositiveMajorAmount, PositiveMinorAmount, withMinorNames } from './money';
 import { referenceOf } from './references';
 
 /** `Chapa` is the hosted-checkout provider the interface writes as `Gateway`. */
@@ -38,7 +38,8 @@ export const CreateTopUpBody = z
     redirectUrl: HttpUrl,
     notes: Notes.optional(),
   })
-  .strict();
+  .strict()
+  .transform(withMinorNames(['amount']));
 export type CreateTopUpBody = z.infer<typeof CreateTopUpBody>;
 
 export const CreatePayoutBody = z
@@ -49,7 +50,8 @@ export const CreatePayoutBody = z
     accountName: z.string().trim().min(1).max(120),
     reason: z.string().trim().min(1).max(500),
   })
-  .strict();
+  .strict()
+  .transform(withMinorNames(['amount']));
 export type CreatePayoutBody = z.infer<typeof CreatePayoutBody>;
 
 export const PayoutMoveBody = z.object({ adminNotes: Notes.optional() }).strict();

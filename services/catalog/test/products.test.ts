@@ -91,7 +91,7 @@ describe('creating a product', () => {
     [{ properties: [{ propertyId: WARRANTY, value: 'long' }] }, 'properties.0.value'],
     [{ properties: [{ propertyId: STORAGE, value: '3 GB' }] }, 'properties.0.value'],
     [{ visibility: 'Secret' }, 'visibility'],
-    [{ price: 5 }, ''],
+    [{ price: 5 }, 'price'],
   ])('%j is 400 on %s', async (overrides, path) => {
     const res = await create(newUser(), product(overrides));
     expect(res.status).toBe(400);

@@ -58,8 +58,8 @@ export class Products {
       filter.$or = [{ name: pattern }, { descriptionHtml: pattern }];
     }
     const price: Record<string, number> = {};
-    if (query.minPrice !== undefined) price.$gte = query.minPrice;
-    if (query.maxPrice !== undefined) price.$lte = query.maxPrice;
+    if (query.minPriceMinor !== undefined) price.$gte = query.minPriceMinor;
+    if (query.maxPriceMinor !== undefined) price.$lte = query.maxPriceMinor;
     if (Object.keys(price).length > 0) filter.sellingPriceMinor = price;
     return this.page(filter, query, SORTS[query.sort]);
   }
@@ -83,8 +83,8 @@ export class Products {
       return this.save(referenceId, { ...this.productFields(full), isDraft: false, metaData: null });
     }
     const merged = {
-      sellingPrice: body.sellingPrice ?? current.sellingPriceMinor!,
-      comparePrice: body.comparePrice ?? current.comparePriceMinor ?? undefined,
+      sellingPrice: body.sellingPriceMinor ?? current.sellingPriceMinor!,
+      comparePrice: body.comparePriceMinor ?? current.comparePriceMinor ?? undefined,
     };
     if (merged.comparePrice !== undefined && merged.comparePrice < merged.sellingPrice) {
       throw new InvalidProduct([{ path: 'comparePrice', code: ErrorCode.invalid, message: 'comparePrice must be at least sellingPrice' }]);
@@ -92,13 +92,13 @@ export class Products {
     const set: Partial<ProductDoc> = {};
     if (body.name !== undefined) set.name = body.name;
     if (body.description !== undefined) set.descriptionHtml = sanitizeDescription(body.description);
-    if (body.sellingPrice !== undefined) set.sellingPriceMinor = body.sellingPrice;
-    if (body.comparePrice !== undefined) set.comparePriceMinor = body.comparePrice;
+    if (body.sellingPriceMinor !== undefined) set.sellingPriceMinor = body.sellingPriceMinor;
+    if (body.comparePriceMinor !== undefined) set.comparePriceMinor = body.comparePriceMinor;
     if (body.stock !== undefined) set.stock = body.stock;
     if (body.discountCode !== undefined) set.discountCode = body.discountCode;
     if (body.discountPercentage !== undefined) set.discountPercentage = body.discountPercentage;
     if (body.shippingHandler !== undefined) set.shippingHandler = body.shippingHandler;
-    if (body.deliveryCost !== undefined) set.deliveryCostMinor = body.deliveryCost;
+    if (body.deliveryCostMinor !== undefined) set.deliveryCostMinor = body.deliveryCostMinor;
     if (body.visibility !== undefined) set.visibility = body.visibility;
     if (body.categoryId !== undefined || body.properties !== undefined) {
       set.categoryId = body.categoryId ?? current.categoryId;
@@ -147,13 +147,13 @@ export class Products {
     return {
       name: body.name,
       descriptionHtml: sanitizeDescription(body.description),
-      sellingPriceMinor: body.sellingPrice,
-      comparePriceMinor: body.comparePrice ?? null,
+      sellingPriceMinor: body.sellingPriceMinor,
+      comparePriceMinor: body.comparePriceMinor ?? null,
       stock: body.stock,
       discountCode: body.discountCode ?? null,
       discountPercentage: body.discountPercentage ?? 0,
       shippingHandler: body.shippingHandler,
-      deliveryCostMinor: body.deliveryCost ?? 0,
+      deliveryCostMinor: body.deliveryCostMinor ?? 0,
       categoryId: body.categoryId,
       properties: this.resolveProperties(body.categoryId, body.properties ?? []),
       visibility: body.visibility ?? 'Public',

@@ -221,10 +221,10 @@ export async function listing(
   user: AuthenticatedUser,
   listing: Listing,
   ownerKey: string,
-  query: PageQuery & { minLifetimeValue?: number },
+  query: PageQuery & { minLifetimeValueMinor?: number },
 ) {
   const owner = await ownerOf(user, ownerKey);
-  const filter = listingFilter(listing, owner, query.minLifetimeValue ?? 0);
+  const filter = listingFilter(listing, owner, query.minLifetimeValueMinor ?? 0);
   const page = await findPage(Relationship, filter, query, SORT[listing]);
   return {
     rows: (await withNames(page.items)).map((row) => relationshipView(row, user)),

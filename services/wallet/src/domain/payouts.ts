@@ -76,13 +76,13 @@ export class Payouts {
       if (earlier) return this.finishCreate(earlier);
     }
     const wallet = await openWallet(user.id, user.ref, this.referencePrefix);
-    if (wallet.availableMinor < body.amount) throw new InsufficientFunds();
+    if (wallet.availableMinor < body.amountMinor) throw new InsufficientFunds();
     const release = await this.limits.reserve(wallet.userId);
     const id = attempt?.resourceId ?? randomUUID();
     const fields = {
       referenceId: newReference('PAY-REQ', this.referencePrefix),
       userId: wallet.userId,
-      amountMinor: body.amount,
+      amountMinor: body.amountMinor,
       currency: wallet.currency,
     };
     let payout: PayoutDoc | null = null;
@@ -112,7 +112,7 @@ export class Payouts {
       throw err;
     }
     void this.outbox.flush(Payout, id);
-    this.log.info({ payoutId: id, amountMinor: body.amount }, 'payout requested');
+    this.log.info({ payoutId: id, amountMinor: body.amountMinor }, 'payout requested');
     return createdView(payout);
   }
 

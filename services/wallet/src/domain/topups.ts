@@ -54,10 +54,10 @@ export class TopUps {
   ) {}
 
   async create(user: AuthenticatedUser, userRef: string, body: CreateTopUpBody): Promise<TopUpCreated> {
-    if (body.amount > this.settings.maxAmountMinor) throw new AmountTooLarge(this.settings.maxAmountMinor);
+    if (body.amountMinor > this.settings.maxAmountMinor) throw new AmountTooLarge(this.settings.maxAmountMinor);
     if (!redirectAllowed(body.redirectUrl, this.settings.redirectOrigins)) throw new RedirectNotAllowed();
     const wallet = await walletForPath(user, userRef, this.settings.referencePrefix);
-    if (!this.fits(wallet, body.amount)) throw new BalanceCeilingExceeded();
+    if (!this.fits(wallet, body.amountMinor)) throw new BalanceCeilingExceeded();
     const release = await this.limits.reserve(wallet.userId);
     try {
       const id = randomUUID();
@@ -67,7 +67,7 @@ export class TopUps {
       const returnToken = randomBytes(24).toString('base64url');
       const session = await this.provider.initialize({
         referenceId,
-        amountMinor: body.amount,
+        amountMinor: body.amountMinor,
         currency: wallet.currency,
         email: user.email,
         fullName: user.name,
@@ -78,7 +78,7 @@ export class TopUps {
         referenceId,
         walletId: wallet._id,
         userId: wallet.userId,
-        amountMinor: body.amount,
+        amountMinor: body.amountMinor,
         currency: wallet.currency,
         paymentMethod: body.paymentMethod,
         provider: this.provider.name,
@@ -90,7 +90,7 @@ export class TopUps {
         returnTokenHash: hashToken(returnToken),
         expiresAt: new Date(Date.now() + this.settings.expiryMinutes * 60_000),
       });
-      this.log.info({ topUpId: id, referenceId, amountMinor: body.amount }, 'top-up created');
+      this.log.info({ topUpId: id, referenceId, amountMinor: body.amountMinor }, 'top-up created');
       return {
         id,
         referenceId,
