@@ -27,20 +27,6 @@ function parseParts<S extends RequestSchemas>(schemas: S, req: Request): { input
 }
 
 /**
- * Parses params, query and body with contracts schemas; the parsed values land in
- * `res.locals.params|query|body` (untyped), and a failure becomes a 400 with one item per field.
- * New handlers use `withInput`, which hands them the same values typed.
- */
-export function validate(schemas: RequestSchemas): RequestHandler {
-  return (req, res, next) => {
-    const parsed = parseParts(schemas, req);
-    if ('error' in parsed) return next(parsed.error);
-    Object.assign(res.locals, parsed.input);
-    next();
-  };
-}
-
-/**
  * A handler that receives its request's parts parsed and typed by the contracts schemas it
  * names: `input.body` is the schema's output type, so a renamed contract field breaks the build
  * where it is read. A part without a schema is not on `input` at all. Invalid input never
