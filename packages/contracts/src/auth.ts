@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Role } from './events';
 import { referenceOf } from './references';
+import { RULE } from './rules';
 
 export { Role };
 
@@ -9,7 +10,8 @@ const Email = z.string().trim().toLowerCase().max(254).pipe(z.email('Expected an
 const Password = z
   .string()
   .min(8, 'A password has at least 8 characters')
-  .refine((value) => Buffer.byteLength(value, 'utf8') <= 72, 'A password has at most 72 bytes');
+  .max(72, 'A password has at most 72 characters')
+  .refine((value) => Buffer.byteLength(value, 'utf8') <= 72, { message: 'A password has at most 72 bytes', params: RULE });
 
 export const RegisterBody = z
   .object({

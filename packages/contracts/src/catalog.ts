@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { Currency, NonNegativeMajorAmount, NonNegativeMoneyParam, withMinorNames } from './money';
-import { isCountryCode } from './countries';
+import { COUNTRY_CODE_LIST } from './countries';
 import { PageQuery } from './pagination';
 import { referenceOf } from './references';
+import { breakRule, RULE } from './rules';
 
 export const VISIBILITIES = ['Public', 'Hidden', 'Private'] as const;
 export const Visibility = z.enum(VISIBILITIES);
@@ -36,7 +37,7 @@ const productFields = {
 
 function comparePriceAtLeastSelling(value: { sellingPrice?: number; comparePrice?: number }, ctx: z.RefinementCtx): void {
   if (value.comparePrice !== undefined && value.sellingPrice !== undefined && value.comparePrice < value.sellingPrice) {
-    ctx.addIssue({ code: 'custom', path: ['comparePrice'], message: 'comparePrice must be at least sellingPrice' });
+    breakRule(ctx, ['comparePrice'], 'comparePrice must be at least sellingPrice');
   }
 }
 
@@ -62,14 +63,17 @@ export const VisibilityBody = z.object({ visibility: Visibility }).strict();
 const DraftForm = z
   .string()
   .max(100_000)
-  .refine((value) => {
-    try {
-      JSON.parse(value);
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'metaData.form must hold serialized JSON');
+  .refine(
+    (value) => {
+      try {
+        JSON.parse(value);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: 'metaData.form must hold serialized JSON', params: RULE },
+  );
 
 export const DraftBody = z
   .object({
@@ -108,11 +112,7 @@ export const CreateShopBody = z
       .toLowerCase()
       .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'A slug is lower-case letters and digits joined by single dashes')
       .max(60),
-    country: z
-      .string()
-      .trim()
-      .regex(/^[A-Z]{2}$/, 'Expected an ISO 3166-1 alpha-2 code such as ET')
-      .refine(isCountryCode, 'Not an ISO 3166-1 alpha-2 country code'),
+    country: z.enum(COUNTRY_CODE_LIST, { error: 'Expected an ISO 3166-1 alpha-2 country code such as ET' }),
     category: z.string().trim().min(1).max(60),
   })
   .strict();

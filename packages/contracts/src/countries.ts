@@ -13,7 +13,9 @@ const ALPHA2 = `
   TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW
 `;
 
-export const COUNTRY_CODES: ReadonlySet<string> = new Set(ALPHA2.split(/\s+/).filter(Boolean));
+/** The codes in alphabetical order (an enum in the OpenAPI document). */
+export const COUNTRY_CODE_LIST = ALPHA2.split(/\s+/).filter(Boolean) as [string, ...string[]];
+export const COUNTRY_CODES: ReadonlySet<string> = new Set(COUNTRY_CODE_LIST);
 
 /** True for an upper-case ISO 3166-1 alpha-2 code (`ET`), false for `et`, `ETH` or `XX`. */
 export function isCountryCode(code: string): boolean {

@@ -1,6 +1,7 @@
 export * from './envelope';
 export * from './pagination';
 export * from './error-codes';
+export * from './rules';
 export * from './references';
 export * from './money';
 export * from './countries';

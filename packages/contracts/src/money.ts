@@ -104,34 +104,24 @@ export const PositiveMajorAmount = majorAmount(1, 'The amount must be greater th
 export const NonNegativeMajorAmount = majorAmount(0, 'The amount cannot be negative');
 
 /** A positive decimal string with at most 2 decimals ("150.00"), parsed to minor units. */
-export const PositiveDecimalString = z
-  .string()
-  .trim()
-  .transform((value, ctx) => {
-    const minor = /^\d/.test(value) ? parseMoney(value) : null;
-    if (minor === null) {
-      ctx.addIssue({ code: 'custom', message: 'Expected a decimal string with at most 2 decimals, such as "150.00"' });
-      return z.NEVER;
-    }
-    if (minor <= 0) {
-      ctx.addIssue({ code: 'custom', message: 'The amount must be greater than zero' });
-      return z.NEVER;
-    }
-    return minor;
-  });
+export const PositiveDecimalString = z.string().transform((value, ctx) => {
+  const minor = /^\d/.test(value) ? parseMoney(value) : null;
+  if (minor === null) {
+    ctx.addIssue({ code: 'custom', message: 'Expected a decimal string with at most 2 decimals, such as "150.00"' });
+    return z.NEVER;
+  }
+  if (minor <= 0) {
+    ctx.addIssue({ code: 'custom', message: 'The amount must be greater than zero' });
+    return z.NEVER;
+  }
+  return minor;
+});
 
 /** A non-negative amount in a query string ("10", "9.99"), parsed by `parseMoney` to minor units. */
 export const NonNegativeMoneyParam = z
   .string()
-  .trim()
-  .transform((value, ctx) => {
-    const minor = /^\d/.test(value) ? parseMoney(value) : null;
-    if (minor === null) {
-      ctx.addIssue({ code: 'custom', message: 'Expected a non-negative amount with at most 2 decimals, such as "9.99"' });
-      return z.NEVER;
-    }
-    return minor;
-  });
+  .regex(/^[0-9]{1,13}(\.[0-9]{1,2})?$/, 'Expected a non-negative amount with at most 2 decimals, such as "9.99"')
+  .transform((value) => parseMoney(value)!);
 
 /** A positive integer of minor units (the /v1 group's `amount` and `price`). */
 export const PositiveMinorAmount = z.number().int('Minor units are whole numbers').positive().max(MAX_MINOR);

@@ -3,7 +3,6 @@ import { ErrorBody } from './envelope';
 import { ENDPOINTS, type Endpoint } from './api';
 import { IsoDate } from './consultation';
 import { MAX_EXACT_MAJOR_NUMBER, NonNegativeMajorAmount, PositiveDecimalString, PositiveMajorAmount } from './money';
-import { PREFIXED_KINDS, REFERENCE_SUFFIX_LENGTH, UNDERSCORE_KINDS } from './references';
 import { PaginationResponse } from './responses/common';
 
 type JsonSchema = Record<string, unknown>;
@@ -20,13 +19,6 @@ interface ZodInternals {
   };
 }
 
-const REFERENCE_MESSAGE = /^Expected a ([A-Z-]+) reference$/;
-const referencePattern = (kind: string) =>
-  (PREFIXED_KINDS as readonly string[]).includes(kind)
-    ? `^[A-Z][A-Z0-9]{1,9}-${kind}-[A-Z0-9]{${REFERENCE_SUFFIX_LENGTH}}$`
-    : (UNDERSCORE_KINDS as readonly string[]).includes(kind)
-      ? `^${kind}_[A-Z0-9]{${REFERENCE_SUFFIX_LENGTH}}$`
-      : null;
 /** What the wallet accepts as an Idempotency-Key. */
 const IDEMPOTENCY_KEY = '^[A-Za-z0-9_\\-:.]{1,200}$';
 /** A positive decimal string of at most 2 decimals that fits a safe integer of minor units. */
@@ -34,7 +26,7 @@ const POSITIVE_DECIMAL = '^([1-9][0-9]{0,12}(\\.[0-9]{1,2})?|0\\.(0[1-9]|[1-9][0
 
 /**
  * What the validators check but a plain JSON Schema conversion loses, put back so the document
- * is as strict as the validation: reference formats (a refinement), money with at most 2
+ * is as strict as the validation: money with at most 2
  * decimals (a transform), trimmed strings that must not be blank, e-mail formats behind a
  * `pipe`, real calendar dates, "send at least one field".
  */
@@ -65,8 +57,6 @@ function restoreConstraints(ctx: { zodSchema: unknown; jsonSchema: JsonSchema })
     }
     if (kind !== 'custom' || typeof error !== 'function') continue;
     const message = String((error as () => unknown)());
-    const reference = REFERENCE_MESSAGE.exec(message);
-    if (reference && referencePattern(reference[1]!)) json.pattern = referencePattern(reference[1]!);
     if (message === 'Send at least one field') json.minProperties = 1;
   }
 }

@@ -67,12 +67,17 @@ export function isReferenceOf(value: string, kind: PrefixedKind | UnderscoreKind
   return parseReference(value)?.kind === kind;
 }
 
-/** A zod schema accepting only references of one kind (any prefix). */
+/** The pattern of one kind's references (any prefix): what `referenceOf` checks, and documents. */
+export function referencePattern(kind: PrefixedKind | UnderscoreKind): RegExp {
+  const suffix = `[A-Z0-9]{${REFERENCE_SUFFIX_LENGTH}}`;
+  return (PREFIXED_KINDS as readonly string[]).includes(kind)
+    ? new RegExp(`^[A-Z][A-Z0-9]{1,9}-${kind}-${suffix}$`)
+    : new RegExp(`^${kind}_${suffix}$`);
+}
+
+/** A zod schema accepting only references of one kind (any prefix); its pattern is in the OpenAPI document. */
 export function referenceOf(kind: PrefixedKind | UnderscoreKind) {
-  return z
-    .string()
-    .trim()
-    .refine((value) => isReferenceOf(value, kind), { message: `Expected a ${kind} reference` });
+  return z.string().regex(referencePattern(kind), `Expected a ${kind} reference`);
 }
 
 export const Uuid = z.string().uuid();

@@ -26,10 +26,9 @@ export const PayoutMoveParams = PayoutRefParams.extend({ move: PayoutAdminMove }
 const Notes = z.string().trim().max(500);
 const HttpUrl = z
   .string()
-  .trim()
   .max(2048)
   .url()
-  .refine((value) => /^https?:\/\//i.test(value), 'Expected an http(s) URL');
+  .regex(/^[Hh][Tt][Tt][Pp][Ss]?:\/\//, 'Expected an http(s) URL');
 
 export const CreateTopUpBody = z
   .object({

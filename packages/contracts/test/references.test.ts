@@ -8,6 +8,9 @@ import {
   newUnderscoreReference,
   parseReference,
   referenceOf,
+  referencePattern,
+  type PrefixedKind,
+  type UnderscoreKind,
 } from '@mkt/contracts';
 
 describe('references', () => {
@@ -41,5 +44,18 @@ describe('references', () => {
   test('suffixes do not repeat', () => {
     const refs = new Set(Array.from({ length: 1000 }, () => newReference('CON')));
     expect(refs.size).toBe(1000);
+  });
+});
+
+describe('referencePattern', () => {
+  const kinds: Array<PrefixedKind | UnderscoreKind> = [...PREFIXED_KINDS, ...UNDERSCORE_KINDS];
+  test.each(kinds)('%s: the pattern and the parser agree', (kind) => {
+    const made = (PREFIXED_KINDS as readonly string[]).includes(kind)
+      ? newReference(kind as PrefixedKind, 'SHOP2')
+      : newUnderscoreReference(kind as UnderscoreKind);
+    expect(referencePattern(kind).test(made)).toBe(true);
+    expect(isReferenceOf(made, kind)).toBe(true);
+    expect(referencePattern(kind).test(` ${made}`)).toBe(false);
+    for (const other of kinds.filter((k) => k !== kind)) expect(referencePattern(other).test(made)).toBe(isReferenceOf(made, other));
   });
 });

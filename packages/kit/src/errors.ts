@@ -1,4 +1,4 @@
-import { ErrorCode, errorBody, type ErrorBody, type ErrorItem } from '@mkt/contracts';
+import { ErrorCode, errorBody, isRuleIssue, type ErrorBody, type ErrorItem } from '@mkt/contracts';
 import { ZodError } from 'zod';
 
 /** An error a client may see: a status, a stable code and a message (plus optional field items). */
@@ -18,6 +18,15 @@ export class AppError extends Error {
 export class BadRequest extends AppError {
   constructor(message: string, path = '') {
     super(400, ErrorCode.invalid, message, [{ path, code: ErrorCode.invalid, message }]);
+  }
+}
+/**
+ * 422 `invalid`: a field that matches its schema but is not acceptable here, by a rule between
+ * fields or against stored records (see contracts `RULE`): `No such category` on `categoryId`.
+ */
+export class InvalidField extends AppError {
+  constructor(message: string, path: string) {
+    super(422, ErrorCode.invalid, message, [{ path, code: ErrorCode.invalid, message }]);
   }
 }
 export class Unauthenticated extends AppError {
@@ -108,7 +117,9 @@ function issueItems(issue: ZodError['issues'][number]): ErrorItem[] {
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof ZodError) {
     const errors = err.issues.flatMap(issueItems);
-    return { status: 400, body: errorBody('Validation failed', errors), headers: {}, internal: false };
+    // Schema-valid but against a rule only when every issue is one; a malformed part wins (400).
+    const status = err.issues.every(isRuleIssue) ? 422 : 400;
+    return { status, body: errorBody('Validation failed', errors), headers: {}, internal: false };
   }
   if (err instanceof AppError) {
     const items = err.items.length > 0 ? err.items : [{ path: '', code: err.code, message: err.message }];

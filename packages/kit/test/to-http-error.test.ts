@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { breakRule } from '@mkt/contracts';
 import {
   type AppError,
   Conflict,
   Forbidden,
   foundOr404,
   MethodNotAllowed,
+  InvalidField,
   InvalidState,
   NotFound,
   PayloadTooLarge,
@@ -36,6 +38,22 @@ describe('toHttpError', () => {
       ]),
     );
     expect(mapped.body.errors).toHaveLength(3);
+  });
+  test('a schema-valid body that breaks only rules between fields is 422; any malformed part makes it 400', () => {
+    const Period = z.strictObject({ from: z.number(), to: z.number() }).superRefine((value, ctx) => {
+      if (value.to <= value.from) breakRule(ctx, ['to'], 'to must be after from');
+    });
+    const rule = toHttpError(Period.safeParse({ from: 2, to: 1 }).error);
+    expect(rule.status).toBe(422);
+    expect(rule.body.errors).toEqual([{ path: 'to', code: 'invalid', message: 'to must be after from' }]);
+    const malformed = toHttpError(Period.safeParse({ from: 'x', to: 1 }).error);
+    expect(malformed.status).toBe(400);
+    const unmarked = z.number().refine((n) => n > 0, 'positive');
+    expect(toHttpError(unmarked.safeParse(-1).error).status).toBe(400);
+    expect(toHttpError(new InvalidField('No such category', 'categoryId'))).toMatchObject({
+      status: 422,
+      body: { errors: [{ path: 'categoryId', code: 'invalid', message: 'No such category' }] },
+    });
   });
   test.each([
     [new Unauthenticated(), 401, 'unauthenticated'],

@@ -17,9 +17,10 @@ import { Product, type ProductDoc, type ProductProperty } from '../db/product.mo
 import { propertyValueProblem, type Category } from './categories';
 import { sanitizeDescription } from './sanitize';
 
+/** 422: well-formed fields that do not fit the category or each other (DESIGN §5, contracts `RULE`). */
 class InvalidProduct extends AppError {
   constructor(items: ErrorItem[]) {
-    super(400, ErrorCode.invalid, 'Validation failed', items);
+    super(422, ErrorCode.invalid, 'Validation failed', items);
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateTransferBody, TransferView } from '@mkt/contracts';
-import { BadRequest, NotFound, type AuthenticatedUser, type Logger } from '@mkt/kit';
+import { InvalidField, NotFound, type AuthenticatedUser, type Logger } from '@mkt/kit';
 import type { LedgerRelay } from '../db/ledger-relay';
 import { Transfer, type TransferDoc } from '../db/records.model';
 import { findWallet, openWallet } from '../db/wallet.model';
@@ -55,7 +55,7 @@ export class Transfers {
       if (earlier?.status === 'Failed') throw new InsufficientFunds();
       if (earlier) return this.carryOn(earlier);
     }
-    if (body.toUserId === user.id) throw new BadRequest('A transfer goes to another user', 'toUserId');
+    if (body.toUserId === user.id) throw new InvalidField('A transfer goes to another user', 'toUserId');
     if (body.amount > this.settings.maxAmountMinor) throw new AmountTooLarge(this.settings.maxAmountMinor);
     const from = await openWallet(user.id, user.ref, this.referencePrefix);
     if (from.currency !== body.currency) throw new CurrencyMismatch(from.currency);
