@@ -31,7 +31,8 @@ export async function waitFor<T>(check: () => T | Promise<T>, options: WaitOptio
 
 function shown(value: unknown): string {
   try {
-    const text = JSON.stringify(value) ?? String(value);
+    const text =
+      JSON.stringify(value, (_key, inner: unknown) => (inner instanceof Map ? Object.fromEntries(inner) : inner)) ?? String(value);
     return text.length > 500 ? `${text.slice(0, 500)}…` : text;
   } catch {
     return String(value);
