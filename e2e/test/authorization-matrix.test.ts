@@ -13,6 +13,7 @@ import {
   type Offer,
   type Session,
   type Slot,
+  waitFor,
 } from './fixtures';
 import { startSystem, type System } from './system';
 
@@ -595,22 +596,17 @@ beforeAll(async () => {
       ok(await sellerApi('POST', `/consultations/sessions/${sessionId}/end`, {}), 'end');
     }
     const buyerApi = apiOf(system, buyer);
-    for (let i = 0; ; i += 1) {
-      const status = await buyerApi('GET', `/reviews/consultation/${offer.id}/status`);
-      if (status.body.data?.canReview) break;
-      if (i > 200) throw new Error('the buyer never became eligible to review');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const eligible = (id: string) => () => buyerApi('GET', `/reviews/consultation/${id}/status`);
+    await waitFor('the buyer to become eligible to review', eligible(offer.id), (status) => status.body.data?.canReview === true);
     w.reviewId = ok(
       await buyerApi('POST', '/reviews', { entityType: 'consultation_service', entityId: offer.id, rating: 5, comment: 'Good' }),
       'review',
     ).reviewId!;
-    for (let i = 0; ; i += 1) {
-      const status = await buyerApi('GET', `/reviews/consultation/${reviewOffer.id}/status`);
-      if (status.body.data?.canReview) break;
-      if (i > 200) throw new Error('the buyer never became eligible to review the second consultation');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitFor(
+      'the buyer to become eligible to review the second consultation',
+      eligible(reviewOffer.id),
+      (status) => status.body.data?.canReview === true,
+    );
     world = w;
   } catch (err) {
     await system.stop();

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
-import { call, connectAmqp, type JsonResponse } from '@mkt/infra';
+import { call, connectAmqp, waitFor as waitUntil, type JsonResponse } from '@mkt/infra';
 import type { System } from './system';
 
 /** What the fault and load tests share: users, a bookable consultation, money, audits, reports. */
@@ -15,7 +15,6 @@ export interface Session {
 }
 
 export const ZONE = 'Africa/Addis_Ababa';
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export type Api = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<JsonResponse>;
 
@@ -253,19 +252,14 @@ export async function metric(url: string, name: string, labels: Record<string, s
   return sum;
 }
 
-/** Waits for a condition with a deadline; throws with `what` when it does not come. */
+/**
+ * Waits for a condition with a deadline; throws with `what` when it does not come. A probe that
+ * fails (a service restarting) is asked again, and the last answer it gave is kept.
+ */
 export async function waitFor<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
-  for (;;) {
-    last = await probe().catch(() => last);
-    if (last !== undefined && done(last)) return last;
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last, (_key, value: unknown) => (value instanceof Map ? Object.fromEntries(value) : value))}`,
-      );
-    await sleep(100);
-  }
+  const answer = async () => (last = await probe().catch(() => last));
+  return (await waitUntil(answer, { what, timeoutMs, intervalMs: 100, until: (value) => value !== undefined && done(value) })) as T;
 }
 
 /** Runs `tasks` with at most `concurrency` at once; results in order. */

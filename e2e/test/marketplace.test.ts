@@ -102,7 +102,6 @@ describe('the marketplace through the gateway', () => {
       // The relationship appears before its totals are recomputed: wait for the totals.
       (res) => res.body.data?.total === 1 && res.body.data.customers[0].totalBookings === 1,
     );
-    expect(crm.ms).toBeLessThan(1_000);
     expect(crm.value.body.data.customers[0]).toMatchObject({ buyerName: 'Sara Tesfaye', totalBookings: 1, totalSpent: 750 });
 
     const sessionId = booking.body.data.sessionId;
@@ -130,7 +129,7 @@ describe('the marketplace through the gateway', () => {
       () => api(buyer)('GET', `/reviews/consultation/${consultationId}/status`),
       (res) => res.body.data?.canReview === true,
     );
-    expect(eligible.ms).toBeLessThan(1_000);
+    expect(eligible.value.body.data).toMatchObject({ canReview: true, sessionCompleted: true });
     expect((await api(buyer)('POST', '/reviews', review)).status).toBe(200);
     expect((await api(stranger)('POST', '/reviews', review)).status).toBe(422);
     const listed = await api()('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${consultationId}`);

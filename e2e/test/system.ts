@@ -162,15 +162,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   }
   return { gateway: url('gateway'), admin, stop, namespace: run, mongoUrl, amqpUrl, dbName, processes };
 }
-export async function eventually<T>(
-  probe: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 5_000,
-): Promise<{ value: T; ms: number }> {
+export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<{ value: T }> {
   const started = Date.now();
   for (;;) {
     const value = await probe();
-    if (done(value) || Date.now() - started > timeoutMs) return { value, ms: Date.now() - started };
+    if (done(value) || Date.now() - started > timeoutMs) return { value };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -125,6 +125,7 @@ export function connectAmqp(url: string) {
   return amqp.connect(url);
 }
 export * from './testing';
+export * from './harness';
 export { freePort } from './process';
 export * from './service-basics';
 export * from './tools';

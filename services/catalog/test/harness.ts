@@ -1,20 +1,27 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { newReference, newUuid } from '@mkt/contracts';
 import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit';
-import { makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { testEnv, testIdentity, testServers, type TestUser } from '@mkt/infra';
 import { catalogService } from '../src/composition';
 import { loadConfig } from '../src/config';
 
-const keys = makeKeyPair();
+const identity = testIdentity();
+/** This file's database and broker namespace. */
+export const env = testEnv('catalog');
 
 /** The catalog as main.ts composes it, for one test file, against the real servers. */
 export function useCatalog(): () => string {
   let started: StartedRuntime;
   beforeAll(async () => {
     const { mongoUrl, amqpUrl } = testServers();
-    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey, PORT: '0' });
-    started = await startComponent(catalogService(config, pino({ level: 'silent' })), uniqueName('catalog'));
+    const config = loadConfig({
+      MONGO_URL: mongoUrl,
+      AMQP_URL: amqpUrl,
+      JWT_PUBLIC_KEY: identity.keys.publicKey,
+      PORT: '0',
+      BUS_NAMESPACE: env.namespace,
+    });
+    started = await startComponent(catalogService(config, pino({ level: 'silent' })), env.dbName);
   });
   afterAll(async () => {
     await stopRuntime(started);
@@ -23,10 +30,8 @@ export function useCatalog(): () => string {
   return () => started.url;
 }
 
-export function newUser(role: TestUser['role'] = 'seller'): TestUser {
-  return { id: newUuid(), ref: newReference('USR'), role };
-}
+export const newUser = (role: TestUser['role'] = 'seller'): TestUser => identity.newUser(role);
 
-export const tokenOf = (user: TestUser) => signTestToken(keys.privateKey, user);
+export const tokenOf = (user: TestUser) => identity.tokenOf(user);
 
 export { call } from '@mkt/infra';

@@ -32,7 +32,7 @@ describe('booking', () => {
       date: daysAhead(7),
       startTime: '10:00',
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await events.settle();
     expect(events.seen.filter((e) => e.data.bookingId === res.body.data.bookingId)).toHaveLength(1);
     await events.close();
 

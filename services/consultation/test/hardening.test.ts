@@ -62,10 +62,8 @@ describe('GET /consultations/{id}/slots is bounded', () => {
 
   test('the answer holds at most the earliest 500 slots and says it was cut', async () => {
     const offer = await givenBusyOffer();
-    const started = Date.now();
     const res = await as(app, undefined)('GET', `/consultations/${offer.consultationId}/slots?from=${daysAhead(1)}&to=${daysAhead(31)}`);
     expect(res.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(res.body.data.truncated).toBe(true);
     expect(res.body.data.slots).toHaveLength(MAX_SLOTS_PER_QUERY);
     const starts = res.body.data.slots.map((s: { startsAt: string }) => s.startsAt);

@@ -1,13 +1,12 @@
-import amqp from 'amqplib';
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { DateTime } from 'luxon';
-import { EVENTS_EXCHANGE, newReference, newUuid } from '@mkt/contracts';
 import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
-import { call, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
 import type { ConsultationParts } from '../src/app';
 import { consultationService } from '../src/composition';
 import { loadConfig } from '../src/config';
+import { Booking, Session } from '../src/db/booking.models';
 // The real wallet, in this process, for paid bookings (its own collections; consultation's code
 // only ever reaches it over HTTP).
 import { walletService } from '../../wallet/src/composition';
@@ -15,7 +14,12 @@ import { loadConfig as loadWalletConfig } from '../../wallet/src/config';
 import { applyWalletOp, openWallet } from '../../wallet/src/db/wallet.model';
 import type { AssembledWallet } from '../../wallet/src/parts';
 
-const keys = makeKeyPair();
+const identity = testIdentity();
+/**
+ * This file's database and broker namespace: every service a file starts (the consultation
+ * service, the wallet it pays through) shares them, and no other file sees their events.
+ */
+export const env = testEnv('consultation');
 export const log = pino({ level: 'silent' });
 export const ZONE = 'Africa/Addis_Ababa';
 
@@ -37,36 +41,38 @@ export interface ConsultationApp {
 }
 
 /** The wallet as its main.ts builds it (consumers and sweeps left to the test). */
-export async function startWalletSide(amqpUrl = testServers().amqpUrl, env: Record<string, string> = {}): Promise<WalletSide> {
+export async function startWalletSide(amqpUrl = testServers().amqpUrl, overrides: Record<string, string> = {}): Promise<WalletSide> {
   const config = loadWalletConfig({
     MONGO_URL: testServers().mongoUrl,
     AMQP_URL: amqpUrl,
-    JWT_PUBLIC_KEY: keys.publicKey,
+    JWT_PUBLIC_KEY: identity.keys.publicKey,
     PORT: '0',
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    ...env,
+    BUS_NAMESPACE: env.namespace,
+    ...overrides,
   });
   const service = walletService(config, log);
-  const started = await startComponent(service.options, uniqueName('consultation'));
+  const started = await startComponent(service.options, env.dbName);
   return { url: started.url, bus: started.runtime.bus, parts: service.parts(), started };
 }
 
 /** A consultation service talking to `walletUrl` (its consumers and sweeps left to the test). */
-export async function startConsultation(walletUrl: string, amqpUrl = testServers().amqpUrl, env: Record<string, string> = {}) {
+export async function startConsultation(walletUrl: string, amqpUrl = testServers().amqpUrl, overrides: Record<string, string> = {}) {
   const config = loadConfig({
     MONGO_URL: testServers().mongoUrl,
     AMQP_URL: amqpUrl,
-    JWT_PUBLIC_KEY: keys.publicKey,
+    JWT_PUBLIC_KEY: identity.keys.publicKey,
     PORT: '0',
+    BUS_NAMESPACE: env.namespace,
     WALLET_URL: walletUrl,
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     // A loaded test machine must not turn a slow answer into PaymentPending (tests that want
     // the timeout set their own).
     WALLET_TIMEOUT_MS: '20000',
-    ...env,
+    ...overrides,
   });
   const service = consultationService(config, log);
-  const started = await startComponent(service.options, uniqueName('consultation'));
+  const started = await startComponent(service.options, env.dbName);
   return { url: started.url, bus: started.runtime.bus, parts: service.parts(), started };
 }
 
@@ -92,11 +98,11 @@ export const DEFAULT_BUYER_BALANCE_MINOR = 1_000_000_00;
 
 /** A user; a buyer comes with DEFAULT_BUYER_BALANCE_MINOR in their wallet unless told otherwise. */
 export function newUser(role: TestUser['role'] = 'buyer', options: { balanceMinor?: number } = {}): TestUser {
-  const user = { id: newUuid(), ref: newReference('USR'), role, name: `${role} ${uniqueName('n')}` };
+  const user = identity.newUser(role, { name: `${role} ${uniqueName('n')}` });
   openingBalance.set(user.id, options.balanceMinor ?? (role === 'buyer' ? DEFAULT_BUYER_BALANCE_MINOR : 0));
   return user;
 }
-export const tokenOf = (user: TestUser) => signTestToken(keys.privateKey, user);
+export const tokenOf = (user: TestUser) => identity.tokenOf(user);
 export const admin = newUser('admin');
 
 /** Opens the user's wallet with its opening balance, once (as registration and a top-up would). */
@@ -123,7 +129,7 @@ export function ensureWallet(user: TestUser): Promise<void> {
 export function as(app: () => { url: string }, user: TestUser | undefined) {
   return async (method: string, path: string, body?: object) => {
     if (user) await ensureWallet(user);
-    return call(app().url, method, path, { token: user && tokenOf(user), body });
+    return identity.as(() => app().url, user)(method, path, body);
   };
 }
 
@@ -209,25 +215,29 @@ export function bookingBody(offer: Offer, overrides: object = {}) {
   };
 }
 
-/** Collects the events of some routing keys published from now on. */
+/** Collects the events of some routing keys this file's services publish from now on. */
 export async function listenFor(routingKeys: string[]) {
-  const connection = await amqp.connect(testServers().amqpUrl);
-  const channel = await connection.createChannel();
-  const { queue } = await channel.assertQueue('', { exclusive: true });
-  for (const key of routingKeys) await channel.bindQueue(queue, EVENTS_EXCHANGE, key);
-  const seen: Array<{ id: string; type: string; data: Record<string, unknown> }> = [];
-  await channel.consume(queue, (msg) => msg && seen.push(JSON.parse(msg.content.toString())), { noAck: true });
+  const listener = await listenForEvents(testServers().amqpUrl, env.events, routingKeys);
+  type Seen = { id: string; type: string; data: Record<string, unknown> };
   return {
-    seen,
-    async waitFor(predicate: (event: (typeof seen)[number]) => boolean, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        const found = seen.find(predicate);
-        if (found) return found;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      throw new Error('event not seen');
+    get seen(): Seen[] {
+      return listener.seen.map((message) => message.json);
     },
-    close: () => connection.close(),
+    async waitFor(predicate: (event: Seen) => boolean, timeoutMs?: number): Promise<Seen> {
+      return (await listener.waitFor((message) => predicate(message.json), `an event of ${routingKeys.join(', ')}`, timeoutMs)).json;
+    },
+    /**
+     * Returns once no event seen so far is left in an outbox (nothing of them is still to be
+     * published) and every event published before has arrived: what is seen then is all there is.
+     */
+    async settle(): Promise<void> {
+      const ids = listener.seen.map((message) => message.json.id as string);
+      const pending = { 'pendingEvents.id': { $in: ids } };
+      await waitFor(async () => !(await Booking.exists(pending)) && !(await Session.exists(pending)), {
+        what: 'the outboxes to let go of the events seen',
+      });
+      await listener.settle();
+    },
+    close: () => listener.close(),
   };
 }

@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { testServers, waitFor, type TestUser } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit';
 import { Booking, Session, type BookingDoc } from '../src/db/booking.models';
 import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
@@ -11,7 +11,7 @@ import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.co
 import { as, log, startConsultation, startWalletSide, type ConsultationApp } from './harness';
 
 /**
- * A consultation service and the wallet it pays through, on their own exchange and queues
+ * A consultation service and the wallet it pays through, on the file's exchange and queues
  * (BUS_NAMESPACE), with the consumers that carry a paid booking's money: the wallet's
  * (capture, refund) and the consultation's (refund completed). Sweeps are run by the tests.
  */
@@ -19,9 +19,8 @@ export async function startPaidPair(
   amqpUrl = testServers().amqpUrl,
   consultationEnv: Record<string, string> = {},
 ): Promise<ConsultationApp> {
-  const namespace = uniqueName('paid').toLowerCase();
-  const wallet = await startWalletSide(amqpUrl, { BUS_NAMESPACE: namespace });
-  const consultation = await startConsultation(wallet.url, amqpUrl, { BUS_NAMESPACE: namespace, ...consultationEnv });
+  const wallet = await startWalletSide(amqpUrl);
+  const consultation = await startConsultation(wallet.url, amqpUrl, consultationEnv);
   await wallet.bus.consume({ ...bookingEventsConsumer(() => wallet.parts.holds), retryDelaysMs: [200, 1_000] });
   await consultation.bus.consume({ ...walletPaymentsConsumer(() => consultation.parts.bookings), retryDelaysMs: [200, 1_000] });
   return { ...consultation, wallet };
@@ -45,14 +44,8 @@ export function usePaidPair(): () => ConsultationApp {
   return () => pair;
 }
 
-export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+export function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  return waitFor(probe, { what: 'the condition', until: done, timeoutMs });
 }
 
 export async function balanceOf(user: Pick<TestUser, 'id'>): Promise<{ available: number; held: number }> {

@@ -1,19 +1,16 @@
-import amqp from 'amqplib';
 import mongoose from 'mongoose';
 import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
-import { testServers, uniqueName } from '@mkt/infra';
+import { readQueue, testServers, uniqueName } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit';
 import { Consultation, RatingEntry } from '../src/db/setup.models';
 import { reviewsConsumer } from '../src/events/reviews.consumer';
 import { eventually } from './paid-harness';
-import { givenOffer, log, startConsultation } from './harness';
+import { env, givenOffer, log, startConsultation } from './harness';
 
-/** On a broker namespace of its own: the dead-letter queue read here is this file's alone. */
-const namespace = uniqueName('ratings').toLowerCase();
 let app: Awaited<ReturnType<typeof startConsultation>>;
 beforeAll(async () => {
   // No wallet: nothing here is booked.
-  app = await startConsultation('http://127.0.0.1:9', testServers().amqpUrl, { BUS_NAMESPACE: namespace });
+  app = await startConsultation('http://127.0.0.1:9');
 });
 afterAll(async () => {
   await stopRuntime(app.started);
@@ -93,13 +90,9 @@ describe('review.visibility_changed', () => {
       averageRating: 4,
       totalReviews: 1,
     });
-    const connection = await amqp.connect(testServers().amqpUrl);
-    const channel = await connection.createChannel();
-    const dead = await eventually(
-      () => channel.get(`${namespace}.consultation.reviews.dlq`, { noAck: true }),
-      (msg) => msg !== false && msg.content.toString().includes(poison.id),
-    );
-    await connection.close();
-    expect(JSON.parse((dead as amqp.GetMessage).content.toString()).id).toBe(poison.id);
+    const deadLetters = await readQueue(testServers().amqpUrl, env.queue('consultation.reviews.dlq'));
+    const dead = await deadLetters.waitFor((msg) => msg.json?.id === poison.id, 'the poison message');
+    await deadLetters.close();
+    expect(dead.json.data).toEqual({ reviewId: two.data.reviewId, isActive: 'no' });
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
-import { call, startWireCounter, testServers, type WireCounter } from '@mkt/infra';
+import { call, startWireCounter, testServers, waitFor, type WireCounter } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit';
 import { admin, bookingBody, ensureWallet, givenOffer, newUser, startConsultation, tokenOf } from './harness';
 
@@ -44,13 +44,10 @@ const appOf = () => app;
 /** Waits (reading around the counter) until the booking's events have left its outbox. */
 async function outboxDrained(bookingId: string): Promise<void> {
   const bookings = direct.db(mongoose.connection.db!.databaseName).collection<{ _id: string; pendingEvents: unknown[] }>('bookings');
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const booking = await bookings.findOne({ _id: bookingId });
-    if (booking && booking.pendingEvents.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`the events of ${bookingId} never left its outbox`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(async () => (await bookings.findOne({ _id: bookingId }))?.pendingEvents.length === 0, {
+    what: `the events of ${bookingId} to leave its outbox`,
+    intervalMs: 20,
+  });
 }
 
 async function book(offer: Awaited<ReturnType<typeof givenOffer>>, overrides: object = {}) {

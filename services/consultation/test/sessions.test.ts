@@ -47,7 +47,7 @@ describe('sessions', () => {
       bookingIds: [expect.stringMatching(/^bk_/)],
       endedAt: iso(startsAt!, 55),
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await events.settle();
     expect(events.seen.filter((e) => e.data.sessionId === sessionId)).toHaveLength(1);
     await events.close();
     const listed = await as(app, buyer)('GET', '/consultations/sessions?status=Completed');

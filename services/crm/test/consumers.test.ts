@@ -1,10 +1,8 @@
-import amqp from 'amqplib';
-import { EVENTS_EXCHANGE } from '@mkt/contracts';
-import { testServers } from '@mkt/infra';
+import { readQueue, testServers, waitFor } from '@mkt/infra';
 import { Relationship } from '../src/db/crm.models';
 import { rebuildAll } from '../src/domain/projection';
 import { bookingsConsumer } from '../src/events/consumers';
-import { cancelled, confirmed, event, log, newUser, registered, useCrm } from './harness';
+import { cancelled, confirmed, env, event, log, newUser, registered, useCrm } from './harness';
 import { usersConsumer } from '../src/events/consumers';
 
 const crm = useCrm();
@@ -103,25 +101,15 @@ describe('through the broker', () => {
     await bus.consume(usersConsumer);
     const seller = newUser('seller');
     const buyer = newUser();
-    await bus.publishRaw(
-      EVENTS_EXCHANGE,
-      'consultation.booking.confirmed',
-      Buffer.from(JSON.stringify({ ...confirmed(seller.id, buyer.id, 5), data: { totalAmountMinor: 'lots' } })),
-    );
+    const poison = { ...confirmed(seller.id, buyer.id, 5), data: { totalAmountMinor: 'lots' } };
+    await bus.publishRaw(bus.names.events, 'consultation.booking.confirmed', Buffer.from(JSON.stringify(poison)));
     await bus.publish(registered(buyer, 'Sara Tesfaye'));
     await bus.publish(confirmed(seller.id, buyer.id, 250_00));
-    for (let i = 0; i < 100 && (await totalsOf(seller.id, buyer.id))?.totalBookings !== 1; i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(async () => (await totalsOf(seller.id, buyer.id))?.totalBookings === 1, { what: 'the confirmed booking in the totals' });
     expect(await totalsOf(seller.id, buyer.id)).toEqual({ totalBookings: 1, totalSpentMinor: 250_00, lifetimeValueMinor: 250_00 });
-    const connection = await amqp.connect(testServers().amqpUrl);
-    const channel = await connection.createChannel();
-    let dead = null;
-    for (let i = 0; i < 50 && !dead; i += 1) {
-      const msg = await channel.get('crm.bookings.dlq', { noAck: true });
-      if (msg && msg.content.toString().includes('lots')) dead = msg;
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await connection.close();
-    expect(dead).not.toBeNull();
+    const deadLetters = await readQueue(testServers().amqpUrl, env.queue('crm.bookings.dlq'));
+    const dead = await deadLetters.waitFor((msg) => msg.json?.id === poison.id, 'the poison message');
+    await deadLetters.close();
+    expect(dead.json.data).toEqual({ totalAmountMinor: 'lots' });
   });
 });

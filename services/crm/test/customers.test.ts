@@ -1,5 +1,6 @@
 import { bookingsConsumer, usersConsumer } from '../src/events/consumers';
-import { Relationship } from '../src/db/crm.models';
+import { waitFor } from '@mkt/infra';
+import { KnownUser, Relationship } from '../src/db/crm.models';
 import { as, cancelled, confirmed, log, newUser, registered, useCrm } from './harness';
 
 const crm = useCrm();
@@ -201,9 +202,13 @@ describe('forged relationships (issue 12)', () => {
   test('a buyer whose registration event is still on its way is waited for (up to 2 s)', async () => {
     const seller = newUser('seller');
     const buyer = newUser();
+    const lookups = jest.spyOn(KnownUser, 'findOne');
     const pending = post(seller, { sellerId: seller.id, buyerId: buyer.ref });
-    // The event lands while the create is already waiting for it.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The event lands while the create is already waiting for it: after it has looked once.
+    await waitFor(() => lookups.mock.calls.some(([filter]) => JSON.stringify(filter).includes(buyer.ref)), {
+      what: 'the create to look for the buyer',
+    });
+    lookups.mockRestore();
     await apply(registered(buyer, 'Late Buyer'));
     const res = await pending;
     expect(res.status).toBe(200);

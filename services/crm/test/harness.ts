@@ -1,20 +1,28 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { makeEvent, newReference, newUuid, type EventData, type EventType } from '@mkt/contracts';
+import { makeEvent, type EventData, type EventType } from '@mkt/contracts';
 import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
-import { call, makeKeyPair, signTestToken, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { testEnv, testIdentity, testServers, uniqueName, type TestUser } from '@mkt/infra';
 import { crmService } from '../src/composition';
 import { loadConfig } from '../src/config';
 
-const keys = makeKeyPair();
+const identity = testIdentity();
+/** This file's database and broker namespace. */
+export const env = testEnv('crm');
 export const log = pino({ level: 'silent' });
 
 export function useCrm(): () => { url: string; bus: Bus } {
   let started: StartedRuntime;
   beforeAll(async () => {
     const { mongoUrl, amqpUrl } = testServers();
-    const config = loadConfig({ MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: keys.publicKey, PORT: '0' });
-    started = await startComponent(crmService(config, log), uniqueName('crm'));
+    const config = loadConfig({
+      MONGO_URL: mongoUrl,
+      AMQP_URL: amqpUrl,
+      JWT_PUBLIC_KEY: identity.keys.publicKey,
+      PORT: '0',
+      BUS_NAMESPACE: env.namespace,
+    });
+    started = await startComponent(crmService(config, log), env.dbName);
   });
   afterAll(async () => {
     await stopRuntime(started);
@@ -23,12 +31,9 @@ export function useCrm(): () => { url: string; bus: Bus } {
   return () => ({ url: started.url, bus: started.runtime.bus });
 }
 
-export function newUser(role: TestUser['role'] = 'buyer'): TestUser {
-  return { id: newUuid(), ref: newReference('USR'), role };
-}
-export const tokenOf = (user: TestUser) => signTestToken(keys.privateKey, user);
-export const as = (crm: () => { url: string }, user: TestUser | undefined) => (method: string, path: string, body?: object) =>
-  call(crm().url, method, path, { token: user && tokenOf(user), body });
+export const newUser = (role: TestUser['role'] = 'buyer'): TestUser => identity.newUser(role);
+export const tokenOf = (user: TestUser) => identity.tokenOf(user);
+export const as = (crm: () => { url: string }, user: TestUser | undefined) => identity.as(() => crm().url, user);
 
 export function event<T extends EventType>(type: T, data: EventData<T>, occurredAt?: string) {
   const made = makeEvent(type, data, { source: 'test' });

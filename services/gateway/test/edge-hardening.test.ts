@@ -5,7 +5,7 @@ import { createLogger, redactQuerySecrets } from '@mkt/kit';
 import { loadConfig } from '../src/config';
 import { startMetricsServer } from '../src/http/metrics-server';
 import { disconnectDatabase, rawRequest, startGateway, startUpstream, urlOf, type Gateway } from './harness';
-import { call, makeKeyPair, testServers, uniqueName } from './support';
+import { call, makeKeyPair, testServers, uniqueName, waitFor } from './support';
 
 const names = ['wallet', 'catalog', 'crm', 'consultation', 'review'] as const;
 let upstreams: Server[];
@@ -211,9 +211,9 @@ describe('access logs', () => {
     const logged = await startGateway({ ...targets }, makeKeyPair(), logger);
     try {
       await call(logged.url, 'GET', '/wallets/checkout/MKT-TOP-UP-AAAAAAAA?token=s3cr3t-checkout-token&lang=en');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const line = lines.find((l) => l.includes('/wallets/checkout/MKT-TOP-UP-AAAAAAAA'));
-      expect(line).toBeDefined();
+      const line = await waitFor(() => lines.find((l) => l.includes('/wallets/checkout/MKT-TOP-UP-AAAAAAAA')), {
+        what: 'the request log line',
+      });
       expect(line).toContain('token=[redacted]&lang=en');
       expect(lines.join('')).not.toContain('s3cr3t-checkout-token');
     } finally {
@@ -233,10 +233,15 @@ describe('access logs', () => {
     try {
       expect((await call(quiet.url, 'GET', '/reviews/by-entity?ok=1')).status).toBe(200);
       expect((await rawRequest(quiet.url, 'GET /wallets/../x')).status).toBe(404);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The failure's line comes after the success's would have: once it is there, the other is not coming.
+      await waitFor(
+        () => lines.some((l) => l.includes('"request completed"') && l.includes('/wallets/../x') && l.includes('"statusCode":404')),
+        {
+          what: 'the log line of the failed request',
+        },
+      );
       const requestLines = lines.filter((l) => l.includes('"request completed"'));
       expect(requestLines.some((l) => l.includes('/reviews/by-entity?ok=1'))).toBe(false);
-      expect(requestLines.some((l) => l.includes('/wallets/../x') && l.includes('"statusCode":404'))).toBe(true);
     } finally {
       await quiet.close();
     }

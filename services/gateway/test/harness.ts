@@ -3,12 +3,14 @@ import net, { type AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { connectMongo, ensureIndexes, isMongoReady, startComponent, stopRuntime, type Bus, type Logger } from '@mkt/kit';
-import { makeKeyPair, testServers, uniqueName, type KeyPair } from './support';
+import { makeKeyPair, testEnv, testServers, type KeyPair } from './support';
 import { gatewayService } from '../src/composition';
 import { loadConfig } from '../src/config';
 import type { Identity } from '../src/domain/identity';
 
 export const log = pino({ level: 'silent' });
+/** This file's database and broker namespace. */
+export const env = testEnv('gateway');
 
 /** A stand-in service: answers with what it received; `/__slow` waits, `/__broken` hangs up, `/__csp` sets its own CSP. */
 export function startUpstream(name: string): Promise<Server> {
@@ -42,7 +44,11 @@ export interface Gateway {
 }
 
 /** The gateway as main.ts composes it, on a free port, against the real servers. */
-export async function startGateway(env: Record<string, string>, keys: KeyPair = makeKeyPair(), logger: Logger = log): Promise<Gateway> {
+export async function startGateway(
+  overrides: Record<string, string>,
+  keys: KeyPair = makeKeyPair(),
+  logger: Logger = log,
+): Promise<Gateway> {
   const { mongoUrl, amqpUrl } = testServers();
   const config = loadConfig({
     MONGO_URL: mongoUrl,
@@ -54,14 +60,15 @@ export async function startGateway(env: Record<string, string>, keys: KeyPair = 
     PASSWORD_HASH_TIME_COST: '1',
     METRICS_PORT: '0',
     PORT: '0',
-    ...env,
+    BUS_NAMESPACE: env.namespace,
+    ...overrides,
   });
   const gateway = gatewayService(config, logger);
   // As main.ts does: the admin is seeded before the port opens.
-  if (!isMongoReady()) await connectMongo({ url: mongoUrl, dbName: uniqueName('gateway'), log: logger });
+  if (!isMongoReady()) await connectMongo({ url: mongoUrl, dbName: env.dbName, log: logger });
   await ensureIndexes(gateway.options.models);
   await gateway.seedAdmin();
-  const started = await startComponent(gateway.options, uniqueName('gateway'));
+  const started = await startComponent(gateway.options, env.dbName);
   return { url: started.url, keys, identity: gateway.identity, bus: started.runtime.bus, close: () => stopRuntime(started) };
 }
 

@@ -1,9 +1,7 @@
-import amqp from 'amqplib';
 import jwt from 'jsonwebtoken';
 import { createHmac, createPublicKey } from 'node:crypto';
-import { EVENTS_EXCHANGE } from '@mkt/contracts';
-import { disconnectDatabase, startGateway, type Gateway } from './harness';
-import { call, makeKeyPair, signTestToken, testServers, uniqueName } from './support';
+import { disconnectDatabase, env, startGateway, type Gateway } from './harness';
+import { call, listenForEvents, makeKeyPair, signTestToken, testServers, uniqueName } from './support';
 
 let gateway: Gateway;
 const password = 'correct horse battery';
@@ -39,21 +37,11 @@ describe('identity', () => {
   });
 
   test('registration publishes identity.user.registered through the outbox', async () => {
-    const connection = await amqp.connect(testServers().amqpUrl);
-    const channel = await connection.createChannel();
-    const { queue } = await channel.assertQueue('', { exclusive: true });
-    await channel.bindQueue(queue, EVENTS_EXCHANGE, 'identity.user.registered');
+    const events = await listenForEvents(testServers().amqpUrl, env.events, ['identity.user.registered']);
     const address = email();
     const registered = await register({ email: address, password, fullName: 'Sara T', role: 'buyer' });
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    let event: any;
-    for (let i = 0; i < 100 && !event; i += 1) {
-      const msg = await channel.get(queue, { noAck: true });
-      const parsed = msg ? JSON.parse(msg.content.toString()) : null;
-      if (parsed?.data?.email === address.toLowerCase()) event = parsed;
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await connection.close();
+    const event = (await events.waitFor((e) => e.json.data.email === address.toLowerCase(), `the registration of ${address}`)).json;
+    await events.close();
     expect(event).toMatchObject({
       type: 'identity.user.registered',
       version: 1,

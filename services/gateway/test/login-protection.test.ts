@@ -34,31 +34,25 @@ describe('password hashing off the event loop', () => {
     });
     try {
       let loginsDone = 0;
-      const started = Date.now();
       const logins = Array.from({ length: 30 }, (_, i) =>
         login(strong, { email: `nobody-${i}-${email()}`, password: 'wrong password!' }).then((res) => {
           loginsDone += 1;
           return res.status;
         }),
       );
-      const proxied: Array<{ status: number; ms: number; loginsDoneThen: number }> = [];
+      const proxied: Array<{ status: number; loginsDoneThen: number }> = [];
       for (let i = 0; i < 5; i += 1) {
-        const sent = Date.now();
         const res = await call(strong.url, 'GET', '/physical-products/categories');
-        proxied.push({ status: res.status, ms: Date.now() - sent, loginsDoneThen: loginsDone });
+        proxied.push({ status: res.status, loginsDoneThen: loginsDone });
       }
       const statuses = await Promise.all(logins);
-      const burstMs = Date.now() - started;
 
       expect(statuses).toEqual(Array(30).fill(401));
       expect(proxied.map((p) => p.status)).toEqual([200, 200, 200, 200, 200]);
-      // Every proxied answer arrived while logins were still being checked ...
+      // Every proxied answer arrived while logins were still being checked: with the hashes on
+      // the event loop, a request would wait behind the hashes queued before it. (Counted in
+      // logins, not milliseconds: how long a hash takes depends on the machine.)
       expect(proxied.every((p) => p.loginsDoneThen < 30)).toBe(true);
-      // ... and typically in a small part of the time the burst took: a stalled event loop makes
-      // them last about as long as the burst itself. (The first ones queue behind the logins'
-      // own request and database work, hence the median.)
-      const latencies = proxied.map((p) => p.ms).sort((a, b) => a - b);
-      expect(latencies[2]!).toBeLessThan(burstMs / 3);
     } finally {
       await strong.close();
     }

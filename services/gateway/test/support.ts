@@ -1,1 +1,13 @@
-export { call, freePort, makeKeyPair, signTestToken, testServers, uniqueName, type JsonResponse, type KeyPair } from '@mkt/infra';
+export {
+  call,
+  freePort,
+  listenForEvents,
+  makeKeyPair,
+  signTestToken,
+  testEnv,
+  testServers,
+  uniqueName,
+  type JsonResponse,
+  type KeyPair,
+  waitFor,
+} from '@mkt/infra';

@@ -1,12 +1,11 @@
-import amqp from 'amqplib';
-import { EVENTS_EXCHANGE, makeEvent } from '@mkt/contracts';
-import { testServers } from '@mkt/infra';
+import { makeEvent } from '@mkt/contracts';
+import { listenForEvents, testServers } from '@mkt/infra';
 import { BookingHold } from '../src/db/booking-hold.model';
 import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
 import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import { PLATFORM_USER_ID } from '../src/domain/booking-holds';
 import { settlementOf } from '../src/domain/settlement';
-import { balancesOf, call, givenBalance, ledgerMatches, log, newUser, uniqueName, useWallet } from './harness';
+import { balancesOf, call, env, givenBalance, ledgerMatches, log, newUser, uniqueName, useWallet } from './harness';
 
 const TOKEN = 'internal-token-for-the-tests-0123456789';
 const walletApp = useWallet({ INTERNAL_API_TOKEN: TOKEN, PLATFORM_FEE_BPS: '1000' });
@@ -55,22 +54,11 @@ async function parties(buyerMinor: number) {
 
 /** Events of one routing key published from now on, found by booking id. */
 async function listen(routingKey: string) {
-  const connection = await amqp.connect(testServers().amqpUrl);
-  const channel = await connection.createChannel();
-  const { queue } = await channel.assertQueue('', { exclusive: true });
-  await channel.bindQueue(queue, EVENTS_EXCHANGE, routingKey);
-  const seen: Array<{ type: string; data: { bookingId: string } }> = [];
-  await channel.consume(queue, (msg) => msg && seen.push(JSON.parse(msg.content.toString())), { noAck: true });
+  const events = await listenForEvents(testServers().amqpUrl, env.events, [routingKey]);
   return {
-    async waitFor(bookingId: string) {
-      for (let i = 0; i < 100; i += 1) {
-        const found = seen.find((e) => e.data.bookingId === bookingId);
-        if (found) return found;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      throw new Error(`no ${routingKey} for ${bookingId}`);
-    },
-    close: () => connection.close(),
+    waitFor: async (bookingId: string) =>
+      (await events.waitFor((e) => e.json.data.bookingId === bookingId, `${routingKey} for ${bookingId}`)).json,
+    close: events.close,
   };
 }
 

@@ -1,8 +1,7 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { newReference, newUuid } from '@mkt/contracts';
 import { startComponent, stopRuntime, type Bus, type Logger, type OutboxRelay } from '@mkt/kit';
-import { makeKeyPair, signTestToken, testServers, uniqueName, type KeyPair, type TestUser } from '@mkt/infra';
+import { testEnv, testIdentity, testServers, uniqueName, type TestUser } from '@mkt/infra';
 import { walletService } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
 import { LedgerRelay } from '../src/db/ledger-relay';
@@ -11,7 +10,9 @@ import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
 import type { AssembledWallet } from '../src/parts';
 
 export const log = pino({ level: 'silent' });
-const keys: KeyPair = makeKeyPair();
+const identity = testIdentity();
+/** This file's database and broker namespace (a wallet started with other env keys shares them). */
+export const env = testEnv('wallet');
 
 export interface WalletApp {
   url: string;
@@ -27,8 +28,9 @@ function baseEnv(): Record<string, string> {
   return {
     MONGO_URL: mongoUrl,
     AMQP_URL: amqpUrl,
-    JWT_PUBLIC_KEY: keys.publicKey,
+    JWT_PUBLIC_KEY: identity.keys.publicKey,
     PORT: '0',
+    BUS_NAMESPACE: env.namespace,
     LIMIT_DAILY: '10000',
     LIMIT_WEEKLY: '10000',
     LIMIT_MONTHLY: '10000',
@@ -40,7 +42,7 @@ function baseEnv(): Record<string, string> {
 export async function startWallet(env: Record<string, string> = {}, logger: Logger = log): Promise<WalletApp> {
   const config = loadConfig({ ...baseEnv(), ...env });
   const wallet = walletService(config, logger);
-  const started = await startComponent(wallet.options, uniqueName('wallet'));
+  const started = await startComponent(wallet.options, env.dbName);
   const { bus, outbox } = started.runtime;
   return { url: started.url, config, parts: wallet.parts(), bus, outbox, close: () => stopRuntime(started) };
 }
@@ -49,11 +51,10 @@ export async function disconnectDatabase(): Promise<void> {
   await mongoose.disconnect();
 }
 
-export function newUser(role: TestUser['role'] = 'buyer'): TestUser {
-  return { id: newUuid(), ref: newReference('USR'), role, email: `${uniqueName('u')}@example.test`, name: 'Test User' };
-}
+export const newUser = (role: TestUser['role'] = 'buyer'): TestUser =>
+  identity.newUser(role, { email: `${uniqueName('u')}@example.test`, name: 'Test User' });
 
-export const tokenOf = (user: TestUser) => signTestToken(keys.privateKey, user);
+export const tokenOf = (user: TestUser) => identity.tokenOf(user);
 
 /** Gives a user money the way a completed top-up does (a ledger entry with the balance). */
 export async function givenBalance(user: TestUser, minor: number): Promise<void> {

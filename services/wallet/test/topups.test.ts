@@ -1,9 +1,7 @@
-import amqp from 'amqplib';
-import { EVENTS_EXCHANGE } from '@mkt/contracts';
 import { TopUp } from '../src/db/records.model';
 import { Wallet } from '../src/db/wallet.model';
-import { balancesOf, call, ledgerMatches, newUser, startWallet, tokenOf, useWallet } from './harness';
-import { testServers } from '@mkt/infra';
+import { balancesOf, call, env, ledgerMatches, newUser, startWallet, tokenOf, useWallet } from './harness';
+import { listenForEvents, testServers } from '@mkt/infra';
 
 const walletApp = useWallet();
 
@@ -153,20 +151,17 @@ describe('the sandbox hosted checkout', () => {
   });
 
   test('completion publishes wallet.topup.completed', async () => {
-    const connection = await amqp.connect(testServers().amqpUrl);
-    const channel = await connection.createChannel();
-    const { queue } = await channel.assertQueue('', { exclusive: true });
-    await channel.bindQueue(queue, EVENTS_EXCHANGE, 'wallet.topup.completed');
+    const events = await listenForEvents(testServers().amqpUrl, env.events, ['wallet.topup.completed']);
     const { user, res } = await createTopUp();
     const { path, token } = checkoutParts(res.body.data.paymentUrl);
     await postForm(`${path}/pay`, token);
-    let event;
-    for (let i = 0; i < 100 && !event; i += 1) {
-      const msg = await channel.get(queue, { noAck: true });
-      if (msg) event = JSON.parse(msg.content.toString());
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await connection.close();
+    const event = (
+      await events.waitFor(
+        (e) => e.json.data.reference === res.body.data.referenceId,
+        `wallet.topup.completed of ${res.body.data.referenceId}`,
+      )
+    ).json;
+    await events.close();
     expect(event).toMatchObject({
       type: 'wallet.topup.completed',
       data: { reference: res.body.data.referenceId, userId: user.id, amountMinor: 15050, status: 'Completed' },

@@ -3,6 +3,7 @@ import { Transfer } from '../src/db/records.model';
 import { dropForgottenOps, openWallet } from '../src/db/wallet.model';
 import { userRegisteredConsumer } from '../src/events/user-registered.consumer';
 import { makeEvent } from '@mkt/contracts';
+import { waitFor } from '@mkt/infra';
 import { Wallet } from '../src/db/wallet.model';
 import { balancesOf, call, givenBalance, ledgerMatches, log, newUser, tokenOf, useWallet } from './harness';
 
@@ -143,8 +144,7 @@ describe('identity.user.registered', () => {
         { source: 'test' },
       ),
     );
-    for (let i = 0; i < 100 && !(await Wallet.exists({ userId: user.id })); i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(() => Wallet.exists({ userId: user.id }), { what: 'the wallet the registration opens' });
     expect(await Wallet.findOne({ userId: user.id }).lean()).toMatchObject({ userRef: user.ref, availableMinor: 0 });
   });
 });
