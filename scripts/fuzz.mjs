@@ -9,6 +9,11 @@
 //   FUZZ_URL       the gateway (default http://localhost:8080)
 //   FUZZ_EXAMPLES  test cases per operation (default 25)
 //   FUZZ_CHECKS    schemathesis checks (default all)
+//   FUZZ_RATE      requests per minute schemathesis sends (default 500/m), under the gateway's
+//                  default limits (1200/min per address, 600/min per user) so that every answer is
+//                  the operation's own, not a 429. For a faster run, start the system with the
+//                  limits raised (RATE_LIMIT_IP_PER_MIN=100000 RATE_LIMIT_USER_PER_MIN=100000
+//                  npm start) and set FUZZ_RATE=off.
 // Anything after `--` goes to `schemathesis run` as it is (e.g. --max-examples 5, --include-tag wallet).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,6 +28,7 @@ const bin = join(venv, process.platform === 'win32' ? 'Scripts' : 'bin');
 const base = (process.env.FUZZ_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
 const examples = process.env.FUZZ_EXAMPLES ?? '25';
 const checks = process.env.FUZZ_CHECKS ?? 'all';
+const rate = process.env.FUZZ_RATE ?? '500/m';
 
 const say = (message) => console.log(`[fuzz] ${message}`);
 function run(command, args) {
@@ -221,6 +227,7 @@ try {
     '--header',
     `Authorization: Bearer ${token}`,
     '--no-color',
+    ...(rate === 'off' ? [] : ['--rate-limit', rate]),
     ...process.argv.slice(2),
   ];
   say(`schemathesis ${args.filter((arg) => !arg.startsWith('Authorization')).join(' ')}`);
