@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Currency, NonNegativeMajorAmount, parseMoney } from './money';
+import { Currency, NonNegativeMajorAmount, parseMoney, withMinorNames } from './money';
 import { PageQuery } from './pagination';
 
 export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
@@ -166,14 +166,16 @@ export const CreateBookingBody = z
     startTime: ClockTime,
     endTime: ClockTime,
     participants: z.array(Participant).min(1).max(50),
-    /** Major units as the client saw them (at most 2 decimals), parsed to minor units. */
+    /** Major units as the client saw them (at most 2 decimals), parsed to minor units (`subTotalMinor`). */
     subTotal: NonNegativeMajorAmount,
+    /** Parsed to `totalAmountMinor`. */
     totalAmount: NonNegativeMajorAmount,
     currency: Currency,
     notes: z.string().max(2000).optional(),
     couponCode: z.string().trim().toUpperCase().min(1).max(40).optional(),
   })
-  .strict();
+  .strict()
+  .transform(withMinorNames(['subTotal', 'totalAmount']));
 export type CreateBookingBody = z.infer<typeof CreateBookingBody>;
 
 /** PaymentPending: places taken, the wallet's answer not yet in; Failed: not paid, places given back. */
@@ -186,10 +188,11 @@ export const CancelBookingBody = z
     refundRequested: z.boolean().default(true),
     notes: z.string().max(2000).optional(),
     cancellationType: z.string().trim().max(40).optional(),
-    /** Major units (at most 2 decimals), parsed to minor units. */
+    /** Major units (at most 2 decimals), parsed to minor units (`refundAmountMinor`). */
     refundAmount: NonNegativeMajorAmount.optional(),
   })
-  .strict();
+  .strict()
+  .transform(withMinorNames(['refundAmount']));
 export type CancelBookingBody = z.infer<typeof CancelBookingBody>;
 
 export const CreatePricingBody = z
@@ -205,7 +208,8 @@ export const CreatePricingBody = z
   .refine((body) => body.comparePrice === undefined || body.comparePrice >= body.basePrice, {
     message: 'comparePrice must be at least basePrice',
     path: ['comparePrice'],
-  });
+  })
+  .transform(withMinorNames(['basePrice', 'comparePrice']));
 export type CreatePricingBody = z.infer<typeof CreatePricingBody>;
 
 export const CreateDiscountBody = z
@@ -233,7 +237,14 @@ export const CreateDiscountBody = z
     if (body.discountType === 'Fixed' && parseMoney(body.discountValue) === null) {
       ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'A fixed discount is an amount with at most 2 decimals' });
     }
-  });
+  })
+  // A Fixed discount is money: parsed to minor units and named `discountValueMinor`; a
+  // percentage is not money and keeps its name.
+  .transform((body) =>
+    body.discountType === 'Fixed'
+      ? withMinorNames(['discountValue'])({ ...body, discountType: 'Fixed' as const, discountValue: parseMoney(body.discountValue)! })
+      : { ...body, discountType: 'Percentage' as const },
+  );
 export type CreateDiscountBody = z.infer<typeof CreateDiscountBody>;
 
 export const ValidateCouponBody = z

@@ -199,7 +199,7 @@ export class Bookings {
     const session = booking.sessionId ? await Session.findById(booking.sessionId, { status: 1 }).lean<SessionDoc>() : null;
     if (now >= booking.startsAt || (session && session.status !== 'Scheduled')) throw new CancellationClosed();
     // The contract parsed `refundAmount` to minor units (bad money never gets here: 400).
-    const requestedMinor = body.refundAmount;
+    const requestedMinor = body.refundAmountMinor;
     const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requestedMinor ?? booking.totalAmountMinor) : 0;
     if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
     const event = makeEvent(
@@ -322,8 +322,8 @@ export class Bookings {
     const quote = applyCoupon(subTotalMinor, discount);
     if (body.currency !== pricing.currency) throw new PriceMismatch('currency', pricing.currency);
     // The contract parsed both to minor units: compared exactly, never as floats.
-    if (body.subTotal !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
-    if (body.totalAmount !== quote.finalMinor) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
+    if (body.subTotalMinor !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
+    if (body.totalAmountMinor !== quote.finalMinor) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
     return {
       consultation,
       ruleSet,

@@ -1,29 +1,27 @@
-import { minorToMajor, newInternalId, newUnderscoreReference, parseMoney, type CreateDiscountBody } from '@mkt/contracts';
-import { BadRequest, Conflict, isDuplicateKey, type AuthenticatedUser } from '@mkt/kit';
+import { minorToMajor, newInternalId, newUnderscoreReference, type CreateDiscountBody } from '@mkt/contracts';
+import { Conflict, isDuplicateKey, type AuthenticatedUser } from '@mkt/kit';
 import { Discount, Pricing, type DiscountDoc } from '../db/setup.models';
 import { assertSeller, visibleConsultation } from './access';
 import { applyCoupon, countCouponCheck, couponProblem, UNUSABLE_COUPON } from './coupons';
 
-/** A fixed discount is kept in minor units (through the one money parser), a percentage as is. */
-function storedDiscountValue(body: CreateDiscountBody): number {
-  if (body.discountType !== 'Fixed') return body.discountValue;
-  const minor = parseMoney(body.discountValue);
-  if (minor === null) throw new BadRequest('A fixed discount is an amount with at most 2 decimals', 'discountValue');
-  return minor;
-}
-
+/** A fixed discount is stored in minor units (the contract parsed it), a percentage as is. */
 export async function createDiscount(user: AuthenticatedUser, body: CreateDiscountBody): Promise<DiscountDoc> {
   assertSeller(user);
-  const value = storedDiscountValue(body);
+  const value = body.discountType === 'Fixed' ? body.discountValueMinor : body.discountValue;
   try {
     const doc = await Discount.create({
       _id: newInternalId('pd'),
       referenceId: newUnderscoreReference('PD'),
       sellerId: user.id,
-      ...body,
+      name: body.name,
+      description: body.description,
+      discountType: body.discountType,
       discountValue: value,
       validFrom: new Date(body.validFrom),
       validTo: new Date(body.validTo),
+      couponCode: body.couponCode,
+      maxUses: body.maxUses,
+      isActive: body.isActive,
       uses: 0,
       usedBy: [],
     });
