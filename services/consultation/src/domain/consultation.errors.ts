@@ -1,5 +1,5 @@
 import { ErrorCode } from '@mkt/contracts';
-import { RuleViolation } from '@mkt/kit';
+import { AppError, RuleViolation } from '@mkt/kit';
 
 export class SlotUnavailable extends RuleViolation {
   constructor(message = 'This time is not bookable') {
@@ -26,9 +26,11 @@ export class RefundTooLarge extends RuleViolation {
     super('refund_too_large', 'refundAmount is more than was paid', 'refundAmount');
   }
 }
-export class ForeignRecord extends RuleViolation {
+/** Naming another seller's rule set or pricing is touching their record (DESIGN §4): 403. */
+export class ForeignRecord extends AppError {
   constructor(path: string, what: string) {
-    super('not_owned', `The ${what} belongs to another seller`, path);
+    const message = `The ${what} belongs to another seller`;
+    super(403, ErrorCode.forbidden, message, [{ path, code: ErrorCode.forbidden, message }]);
   }
 }
 /** The buyer's wallet could not hold the total: the booking is Failed, its places given back. */
