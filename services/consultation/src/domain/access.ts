@@ -2,6 +2,14 @@ import type { Model } from 'mongoose';
 import { byIdOrReference, Forbidden, NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { Consultation, type ConsultationDoc } from '../db/setup.models';
 
+/**
+ * How this instance writes `<PREFIX>-<KIND>-…` references (config `REF_PREFIX`). Lookups do not
+ * look at the prefix: a record keeps the reference it was made with, whatever the prefix is now.
+ */
+export interface References {
+  prefix: string;
+}
+
 /** Every record is found by its id or its referenceId. */
 export async function findByKey<T>(model: Model<T>, key: string): Promise<T | null> {
   return model.findOne(byIdOrReference(key)).lean<T>() as Promise<T | null>;
