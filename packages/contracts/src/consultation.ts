@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Currency, NonNegativeMajorAmount, parseMoney, withMinorNames } from './money';
 import { PageQuery } from './pagination';
+import { referenceOf } from './references';
 
 export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 export const Weekday = z.enum(WEEKDAYS);
@@ -20,6 +21,13 @@ const Text = (max: number) => z.string().trim().min(1).max(max);
 const Tags = z.array(z.string().trim().min(1).max(40)).max(20);
 /** An id or a reference of a record. */
 const RecordKey = z.string().trim().min(1).max(64);
+/**
+ * A user named in a body: their id (a uuid, compared without case) or their USR reference (any
+ * prefix). Anything else is 400: a misspelt name never silently means "nobody".
+ */
+export const UserKey = z.union([z.string().trim().toLowerCase().pipe(z.uuid()), referenceOf('USR')], {
+  error: 'Expected a user id (uuid) or a USR reference',
+});
 
 export const Interval = z
   .object({ start_time: TimeOfDay, end_time: TimeOfDay, enabled: z.boolean().default(true) })
@@ -248,7 +256,7 @@ export const CreateDiscountBody = z
 export type CreateDiscountBody = z.infer<typeof CreateDiscountBody>;
 
 export const ValidateCouponBody = z
-  .object({ couponCode: z.string().trim().toUpperCase().min(1).max(40), consultationId: RecordKey, userId: RecordKey.optional() })
+  .object({ couponCode: z.string().trim().toUpperCase().min(1).max(40), consultationId: RecordKey, userId: UserKey.optional() })
   .strict();
 
 export const VisibilityRule = z
@@ -279,7 +287,7 @@ export type CreateVisibilityRuleSetBody = z.infer<typeof CreateVisibilityRuleSet
 export const VisibilityStatusBody = z
   .object({
     consultationIds: z.array(RecordKey).min(1).max(100),
-    userId: RecordKey.optional(),
+    userId: UserKey.optional(),
     context: z
       .object({ userType: z.string().trim().max(40).optional(), location: z.string().trim().max(40).optional() })
       .strict()

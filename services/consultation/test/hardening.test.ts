@@ -160,6 +160,7 @@ describe('coupon validation', () => {
       originalPrice: 500,
       savings: 0,
       currency: 'ETB',
+      usedByUser: false,
     });
     for (const code of ['SLEEPY', 'STALE', 'LATER']) expect((await validate(buyer, code, offer.consultationId)).body.data).toEqual(unknown);
   });

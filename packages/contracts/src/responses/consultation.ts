@@ -310,6 +310,11 @@ export const CouponQuoteResponse = z.strictObject({
   originalPrice: Major(750),
   savings: Major(75),
   currency: CurrencyCode.nullable(),
+  /**
+   * The user the quote is for (`userId`, else the caller) already holds a use of this coupon
+   * through a booking of theirs; false for a code that cannot be used (it shows nothing of itself).
+   */
+  usedByUser: z.boolean(),
 });
 
 export const VisibilityRuleSetCreatedResponse = z.strictObject({

@@ -46,3 +46,23 @@ export async function visibleConsultation(user: AuthenticatedUser | undefined, k
     throw new NotFound('Consultation');
   return consultation;
 }
+
+/**
+ * The user an answer is for (`userId` of validate-coupon and visibility status): the caller when
+ * none is named. A user may name only themselves (by id or USR reference); an admin may name
+ * anyone. Naming someone else is 403 whether or not they exist, so the answer says nothing about
+ * them. `self` answers know the user's role from their token; others only by what the admin says.
+ */
+export interface Subject {
+  /** The named id or reference (the caller's id when none is named). */
+  key: string;
+  self: boolean;
+  /** Known only when the answer is for the caller (from their token). */
+  role?: AuthenticatedUser['role'];
+}
+
+export function subjectOf(user: AuthenticatedUser, userId: string | undefined): Subject {
+  if (userId === undefined || userId === user.id || userId === user.ref) return { key: user.id, self: true, role: user.role };
+  if (isAdmin(user)) return { key: userId, self: false };
+  throw new Forbidden('userId names another user: you may ask only for yourself');
+}

@@ -23,7 +23,7 @@ export function pricingRouter(): Router {
   router.post(
     '/pricing/promotional-discounts/validate-coupon',
     withInput({ body: ValidateCouponBody }, async (input, req, res) => {
-      res.json(ok(await validateCoupon(currentUser(req), input.body.couponCode, input.body.consultationId)));
+      res.json(ok(await validateCoupon(currentUser(req), input.body)));
     }),
   );
   return router;
