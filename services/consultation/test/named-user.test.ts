@@ -127,7 +127,7 @@ describe('visibility status userId', () => {
       expect(res.body.data.consultations[0]).toMatchObject({ visible: false, reason: expect.stringContaining('user_type buyer') });
     }
     const lie = await ask({ userId: buyer.id, context: { userType: 'seller' } });
-    expect(lie.status).toBe(400);
+    expect(lie.status).toBe(422);
     expect(lie.body.errors).toEqual([expect.objectContaining({ path: 'context.userType', code: 'invalid' })]);
     // Without userId the context is a preview of how such a user would see it.
     const preview = await ask({ context: { userType: 'seller' } });

@@ -1,7 +1,8 @@
 import { newInternalId, newUnderscoreReference, type CreateVisibilityRuleSetBody, type VisibilityStatusBody } from '@mkt/contracts';
-import { BadRequest, type AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit';
 import { Consultation, VisibilityRuleSet, type ConsultationDoc } from '../db/setup.models';
 import { assertSeller, isAdmin, isListed, subjectOf } from './access';
+import { ContradictsToken } from './consultation.errors';
 import { decideVisibility, ruleSetInForce, type VisibilityContext } from './visibility';
 
 export async function createVisibilityRuleSet(user: AuthenticatedUser, body: CreateVisibilityRuleSetBody) {
@@ -44,7 +45,7 @@ export async function visibilityStatus(user: AuthenticatedUser, body: Visibility
 
 /**
  * What `user_type` rules match. A `userId` naming the caller: their role from the token, not
- * what the body claims (a different `context.userType` is 400). An admin naming another user:
+ * what the body claims (a different `context.userType` is 422 `invalid`). An admin naming another user:
  * the context as the admin states it (this service keeps no directory of users' roles). No
  * `userId`: the context as sent — a preview of how such a user would see the consultations.
  */
@@ -54,6 +55,9 @@ function contextOf(user: AuthenticatedUser, body: VisibilityStatusBody): Visibil
   if (!subject.self) return body.context;
   const claimed = body.context.userType?.toLowerCase();
   if (claimed && claimed !== subject.role)
-    throw new BadRequest(`userId names you, a ${subject.role}: leave context.userType out or send ${subject.role}`, 'context.userType');
+    throw new ContradictsToken(
+      `userId names you, a ${subject.role}: leave context.userType out or send ${subject.role}`,
+      'context.userType',
+    );
   return { ...body.context, userType: subject.role };
 }
