@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { Currency, NonNegativeMajorAmount, parseMoney } from './money';
+import { Currency, NonNegativeMajorAmount, parseMoney, withMinorNames } from './money';
 import { PageQuery } from './pagination';
+import { referenceOf } from './references';
 
 export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 export const Weekday = z.enum(WEEKDAYS);
@@ -20,6 +21,13 @@ const Text = (max: number) => z.string().trim().min(1).max(max);
 const Tags = z.array(z.string().trim().min(1).max(40)).max(20);
 /** An id or a reference of a record. */
 const RecordKey = z.string().trim().min(1).max(64);
+/**
+ * A user named in a body: their id (a uuid, compared without case) or their USR reference (any
+ * prefix). Anything else is 400: a misspelt name never silently means "nobody".
+ */
+export const UserKey = z.union([z.string().trim().toLowerCase().pipe(z.uuid()), referenceOf('USR')], {
+  error: 'Expected a user id (uuid) or a USR reference',
+});
 
 export const Interval = z
   .object({ start_time: TimeOfDay, end_time: TimeOfDay, enabled: z.boolean().default(true) })
@@ -166,14 +174,16 @@ export const CreateBookingBody = z
     startTime: ClockTime,
     endTime: ClockTime,
     participants: z.array(Participant).min(1).max(50),
-    /** Major units as the client saw them (at most 2 decimals), parsed to minor units. */
+    /** Major units as the client saw them (at most 2 decimals), parsed to minor units (`subTotalMinor`). */
     subTotal: NonNegativeMajorAmount,
+    /** Parsed to `totalAmountMinor`. */
     totalAmount: NonNegativeMajorAmount,
     currency: Currency,
     notes: z.string().max(2000).optional(),
     couponCode: z.string().trim().toUpperCase().min(1).max(40).optional(),
   })
-  .strict();
+  .strict()
+  .transform(withMinorNames(['subTotal', 'totalAmount']));
 export type CreateBookingBody = z.infer<typeof CreateBookingBody>;
 
 /** PaymentPending: places taken, the wallet's answer not yet in; Failed: not paid, places given back. */
@@ -186,10 +196,11 @@ export const CancelBookingBody = z
     refundRequested: z.boolean().default(true),
     notes: z.string().max(2000).optional(),
     cancellationType: z.string().trim().max(40).optional(),
-    /** Major units (at most 2 decimals), parsed to minor units. */
+    /** Major units (at most 2 decimals), parsed to minor units (`refundAmountMinor`). */
     refundAmount: NonNegativeMajorAmount.optional(),
   })
-  .strict();
+  .strict()
+  .transform(withMinorNames(['refundAmount']));
 export type CancelBookingBody = z.infer<typeof CancelBookingBody>;
 
 export const CreatePricingBody = z
@@ -205,7 +216,8 @@ export const CreatePricingBody = z
   .refine((body) => body.comparePrice === undefined || body.comparePrice >= body.basePrice, {
     message: 'comparePrice must be at least basePrice',
     path: ['comparePrice'],
-  });
+  })
+  .transform(withMinorNames(['basePrice', 'comparePrice']));
 export type CreatePricingBody = z.infer<typeof CreatePricingBody>;
 
 export const CreateDiscountBody = z
@@ -233,11 +245,18 @@ export const CreateDiscountBody = z
     if (body.discountType === 'Fixed' && parseMoney(body.discountValue) === null) {
       ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'A fixed discount is an amount with at most 2 decimals' });
     }
-  });
+  })
+  // A Fixed discount is money: parsed to minor units and named `discountValueMinor`; a
+  // percentage is not money and keeps its name.
+  .transform((body) =>
+    body.discountType === 'Fixed'
+      ? withMinorNames(['discountValue'])({ ...body, discountType: 'Fixed' as const, discountValue: parseMoney(body.discountValue)! })
+      : { ...body, discountType: 'Percentage' as const },
+  );
 export type CreateDiscountBody = z.infer<typeof CreateDiscountBody>;
 
 export const ValidateCouponBody = z
-  .object({ couponCode: z.string().trim().toUpperCase().min(1).max(40), consultationId: RecordKey, userId: RecordKey.optional() })
+  .object({ couponCode: z.string().trim().toUpperCase().min(1).max(40), consultationId: RecordKey, userId: UserKey.optional() })
   .strict();
 
 export const VisibilityRule = z
@@ -268,7 +287,7 @@ export type CreateVisibilityRuleSetBody = z.infer<typeof CreateVisibilityRuleSet
 export const VisibilityStatusBody = z
   .object({
     consultationIds: z.array(RecordKey).min(1).max(100),
-    userId: RecordKey.optional(),
+    userId: UserKey.optional(),
     context: z
       .object({ userType: z.string().trim().max(40).optional(), location: z.string().trim().max(40).optional() })
       .strict()

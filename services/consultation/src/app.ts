@@ -40,8 +40,10 @@ export function createApp({ config, runtime }: AppDeps, parts: ConsultationParts
     readiness: runtime.readiness,
     routes: (app) => {
       app.use('/consultations', (req, res, next) => (isFixedPath(req.path) ? auth(req, res, next) : next()));
-      app.use('/consultations', bookingsRouter(parts.bookings, parts.sessions), setupRouter(auth));
-      app.use('/consultations', consultationsRouter(config.JWT_PUBLIC_KEY, auth));
+      // References this instance writes carry the configured prefix (CON, AVL-RST); lookups take any.
+      const references = { prefix: config.REF_PREFIX };
+      app.use('/consultations', bookingsRouter(parts.bookings, parts.sessions), setupRouter(auth, references));
+      app.use('/consultations', consultationsRouter(config.JWT_PUBLIC_KEY, auth, references));
     },
   });
 }

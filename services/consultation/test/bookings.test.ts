@@ -240,7 +240,6 @@ describe('coupons', () => {
       as(app, newUser())('POST', '/consultations/pricing/promotional-discounts/validate-coupon', {
         couponCode,
         consultationId: offer.consultationId,
-        userId: 'u1',
       });
     expect((await validate('launch20')).body.data).toMatchObject({
       valid: true,

@@ -66,8 +66,8 @@ describe('consultations', () => {
       ruleSetId: offer.ruleSetId,
       pricingId: ownPricing.body.data.id,
     });
-    expect(res.status).toBe(422);
-    expect(res.body.errors[0]).toMatchObject({ code: 'not_owned', path: 'ruleSetId' });
+    expect(res.status).toBe(403);
+    expect(res.body.errors[0]).toMatchObject({ code: 'forbidden', path: 'ruleSetId' });
     expect((await as(app, newUser('buyer'))('POST', '/consultations', { title: 'x' })).status).toBe(400);
   });
 

@@ -90,14 +90,14 @@ describe('an approved consultation edited on what a booking gets goes back to re
     expect((await as(app, undefined)('GET', `/consultations/${offer.consultationId}`)).body.data).toMatchObject(edit());
   });
 
-  test('a new rule set or pricing of the seller’s own sends it back too; another seller’s is 422, nothing changed', async () => {
+  test('a new rule set or pricing of the seller’s own sends it back too; another seller’s is 403, nothing changed', async () => {
     const offer = await givenOffer(app);
     const other = await givenOffer(app);
     const seller = as(app, offer.seller);
     for (const body of [{ pricingId: other.pricingId }, { ruleSetId: other.ruleSetId }]) {
       const res = await seller('PUT', `/consultations/${offer.consultationId}`, body);
-      expect(res.status).toBe(422);
-      expect(res.body.errors[0]).toMatchObject({ code: 'not_owned', path: Object.keys(body)[0] });
+      expect(res.status).toBe(403);
+      expect(res.body.errors[0]).toMatchObject({ code: 'forbidden', path: Object.keys(body)[0] });
     }
     expect((await Consultation.findById(offer.consultationId).lean())!).toMatchObject({
       currentStatus: 'Approved',
@@ -158,6 +158,7 @@ describe('coupon validation', () => {
       originalPrice: 500,
       savings: 0,
       currency: 'ETB',
+      usedByUser: false,
     });
     for (const code of ['SLEEPY', 'STALE', 'LATER']) expect((await validate(buyer, code, offer.consultationId)).body.data).toEqual(unknown);
   });

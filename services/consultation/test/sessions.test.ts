@@ -156,7 +156,7 @@ describe('visibility', () => {
     const offer = await givenOffer(app);
     const hidden = await givenOffer(app, { approve: false });
     const status = (context: object, ids = [offer.consultationId]) =>
-      as(app, newUser())('POST', '/consultations/visibility/status', { consultationIds: ids, userId: 'u1', context });
+      as(app, newUser())('POST', '/consultations/visibility/status', { consultationIds: ids, context });
     const before = await status({ userType: 'guest' }, [offer.consultationId, hidden.consultationId, 'con_missing']);
     expect(before.body.data.consultations).toEqual([
       { consultationId: offer.consultationId, visible: true, reason: 'Approved and published; no visibility rule set in force' },

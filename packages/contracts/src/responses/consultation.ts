@@ -24,6 +24,14 @@ const ConsultationVisibility = z.enum(['Hidden', 'Published']);
 const SessionStatusValue = z.enum(SESSION_STATUSES);
 const BookingStatusValue = z.enum(BOOKING_STATUSES);
 const RefundStatus = z.enum(['Pending', 'Refunded']).nullable();
+const CancelledBy = z.enum(['buyer', 'seller', 'admin']);
+/** What the cancel request said, kept with the booking. */
+const Cancellation = {
+  cancelledBy: CancelledBy,
+  reason: Text('Travelling that week').nullable(),
+  cancellationType: Text('buyer_request').nullable(),
+  notes: Text('Will book again').nullable(),
+};
 const Title = Text('Business plan review');
 const Minutes = (example: number) =>
   z
@@ -153,6 +161,9 @@ export const SessionNoShowResponse = z.strictObject({
   sessionId: InternalId('ses'),
   status: SessionStatusValue,
   markedAt: NullableTimestamp,
+  /** Whether the seller tried to reach the client, and how, as the no-show request said (null: not said). */
+  attemptedContact: z.boolean().nullable(),
+  contactMethod: Text('phone').nullable(),
 });
 
 export const BookingResponse = z.strictObject({
@@ -174,6 +185,10 @@ export const BookingResponse = z.strictObject({
   refundStatus: RefundStatus,
   refundAmount: Major(60).nullable(),
   cancelledAt: NullableTimestamp,
+  /** The buyer's notes sent with the booking (null: none). */
+  notes: Text('First session').nullable(),
+  /** Who cancelled and what they said; null while the booking is not cancelled. */
+  cancellation: z.strictObject({ ...Cancellation, cancelledBy: CancelledBy.nullable() }).nullable(),
 });
 
 export const BookingListResponse = z.strictObject({
@@ -200,6 +215,7 @@ export const BookingCancelledResponse = z.strictObject({
   refundStatus: RefundStatus,
   refundAmount: Major(60),
   cancelledAt: NullableTimestamp,
+  ...Cancellation,
 });
 
 export const RuleSetCreatedResponse = z.strictObject({
@@ -254,7 +270,11 @@ export const PricingCreatedResponse = z.strictObject({
   referenceId: UnderscoreRef('PR'),
   basePrice: Major(750),
   currency: CurrencyCode,
+  pricingStrategy: z.enum(['Fixed']),
+  /** The "was" price shown beside basePrice (null when not set). */
+  comparePrice: Major(900).nullable(),
   isOnSale: z.boolean(),
+  isActive: z.boolean(),
   createdAt: Timestamp,
 });
 
@@ -262,6 +282,7 @@ export const DiscountCreatedResponse = z.strictObject({
   id: InternalId('pd'),
   referenceId: UnderscoreRef('PD'),
   name: Text('Launch week'),
+  description: Text('10% off the first week'),
   couponCode: Text('LAUNCH10'),
   discountType: z.enum(['Percentage', 'Fixed']),
   /** A percentage, or major units for a Fixed discount. */
@@ -269,6 +290,9 @@ export const DiscountCreatedResponse = z.strictObject({
     .number()
     .positive()
     .meta({ examples: [10] }),
+  validFrom: Timestamp,
+  validTo: Timestamp,
+  maxUses: Count(100),
   isActive: z.boolean(),
 });
 
@@ -286,13 +310,30 @@ export const CouponQuoteResponse = z.strictObject({
   originalPrice: Major(750),
   savings: Major(75),
   currency: CurrencyCode.nullable(),
+  /**
+   * The user the quote is for (`userId`, else the caller) already holds a use of this coupon
+   * through a booking of theirs; false for a code that cannot be used (it shows nothing of itself).
+   */
+  usedByUser: z.boolean(),
 });
 
 export const VisibilityRuleSetCreatedResponse = z.strictObject({
   id: InternalId('vrs'),
   referenceId: UnderscoreRef('VRS'),
   name: Text('Buyers only'),
+  description: Text('Hidden from sellers browsing'),
+  isDefault: z.boolean(),
   isActive: z.boolean(),
+  validFrom: Timestamp,
+  validTo: Timestamp,
+  visibilityRules: z.array(
+    z.strictObject({
+      type: z.enum(['user_type', 'location']),
+      condition: Text('seller'),
+      action: z.enum(['show', 'hide']),
+      priority: Count(1),
+    }),
+  ),
   createdAt: Timestamp,
 });
 

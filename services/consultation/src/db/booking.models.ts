@@ -68,7 +68,10 @@ export interface BookingDoc {
   refundedAt: Date | null;
   cancelledBy: 'buyer' | 'seller' | 'admin' | null;
   cancelledAt: Date | null;
+  /** What the cancel request said: `reason`, `cancellationType` and `notes`. */
   cancelReason: string | null;
+  cancellationType: string | null;
+  cancelNotes: string | null;
   /** Whether the places (and session seat) of a cancelled booking were given back. */
   released: boolean;
   pendingEvents: IntegrationEvent[];
@@ -109,6 +112,8 @@ const bookingSchema = new Schema<BookingDoc>(
     cancelledBy: { type: String, default: null },
     cancelledAt: { type: Date, default: null },
     cancelReason: { type: String, default: null },
+    cancellationType: { type: String, default: null },
+    cancelNotes: { type: String, default: null },
     released: { type: Boolean, default: false },
     pendingEvents: pendingEventsField,
   },
@@ -133,6 +138,9 @@ export interface SessionDoc {
   markedAt: Date | null;
   duration: number | null;
   notes: string | null;
+  /** Marking a no-show: whether the seller tried to reach the client, and how (null: not said). */
+  attemptedContact: boolean | null;
+  contactMethod: string | null;
   sessionSummary: string | null;
   nextSteps: string | null;
   pendingEvents: IntegrationEvent[];
@@ -157,6 +165,8 @@ const sessionSchema = new Schema<SessionDoc>(
     markedAt: { type: Date, default: null },
     duration: { type: Number, default: null },
     notes: { type: String, default: null },
+    attemptedContact: { type: Boolean, default: null },
+    contactMethod: { type: String, default: null },
     sessionSummary: { type: String, default: null },
     nextSteps: { type: String, default: null },
     pendingEvents: pendingEventsField,

@@ -2,6 +2,14 @@ import type { Model } from 'mongoose';
 import { byIdOrReference, Forbidden, NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { Consultation, type ConsultationDoc } from '../db/setup.models';
 
+/**
+ * How this instance writes `<PREFIX>-<KIND>-…` references (config `REF_PREFIX`). Lookups do not
+ * look at the prefix: a record keeps the reference it was made with, whatever the prefix is now.
+ */
+export interface References {
+  prefix: string;
+}
+
 /** Every record is found by its id or its referenceId. */
 export async function findByKey<T>(model: Model<T>, key: string): Promise<T | null> {
   return model.findOne(byIdOrReference(key)).lean<T>() as Promise<T | null>;
@@ -37,4 +45,24 @@ export async function visibleConsultation(user: AuthenticatedUser | undefined, k
   if (!consultation || (!isListed(consultation) && user?.id !== consultation.sellerId && !isAdmin(user)))
     throw new NotFound('Consultation');
   return consultation;
+}
+
+/**
+ * The user an answer is for (`userId` of validate-coupon and visibility status): the caller when
+ * none is named. A user may name only themselves (by id or USR reference); an admin may name
+ * anyone. Naming someone else is 403 whether or not they exist, so the answer says nothing about
+ * them. `self` answers know the user's role from their token; others only by what the admin says.
+ */
+export interface Subject {
+  /** The named id or reference (the caller's id when none is named). */
+  key: string;
+  self: boolean;
+  /** Known only when the answer is for the caller (from their token). */
+  role?: AuthenticatedUser['role'];
+}
+
+export function subjectOf(user: AuthenticatedUser, userId: string | undefined): Subject {
+  if (userId === undefined || userId === user.id || userId === user.ref) return { key: user.id, self: true, role: user.role };
+  if (isAdmin(user)) return { key: userId, self: false };
+  throw new Forbidden('userId names another user: you may ask only for yourself');
 }

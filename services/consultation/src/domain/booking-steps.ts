@@ -54,9 +54,13 @@ export class BookingSteps {
    * confirm can succeed (it needs `payment: pending`), so a hold answered late on another
    * replica never confirms a booking whose money went back. False when it is no longer pending.
    */
-  async startVoiding(booking: BookingDoc, cancelledBy: BookingDoc['cancelledBy'] = null): Promise<boolean> {
+  async startVoiding(
+    booking: BookingDoc,
+    cancelledBy: BookingDoc['cancelledBy'] = null,
+    said: Partial<Pick<BookingDoc, 'cancelReason' | 'cancellationType' | 'cancelNotes'>> = {},
+  ): Promise<boolean> {
     const set: Record<string, unknown> = { payment: 'voiding' };
-    if (cancelledBy) set.cancelledBy = cancelledBy;
+    if (cancelledBy) Object.assign(set, { cancelledBy, ...said });
     const { modifiedCount } = await Booking.updateOne({ _id: booking._id, status: 'PaymentPending', payment: 'pending' }, { $set: set });
     if (modifiedCount === 1) return true;
     const current = await Booking.findById(booking._id, { status: 1, payment: 1 }).lean<BookingDoc>();

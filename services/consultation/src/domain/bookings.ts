@@ -57,6 +57,13 @@ interface Plan {
   totalAmountMinor: number;
 }
 
+export type CancellationSaid = Pick<BookingDoc, 'cancelReason' | 'cancellationType' | 'cancelNotes'>;
+
+/** What a cancel request said, kept with the booking (each null when not sent). */
+function cancellationSaid(body: CancelBookingBody): CancellationSaid {
+  return { cancelReason: body.reason ?? null, cancellationType: body.cancellationType ?? null, cancelNotes: body.notes ?? null };
+}
+
 /** Bookings: validated against the schedule and the price, then places taken race-free. */
 export class Bookings {
   private readonly steps: BookingSteps;
@@ -114,6 +121,8 @@ export class Bookings {
       cancelledBy: null,
       cancelledAt: null,
       cancelReason: null,
+      cancellationType: null,
+      cancelNotes: null,
       released: false,
       pendingEvents: [],
     };
@@ -194,12 +203,12 @@ export class Bookings {
     if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user))
       throw new Forbidden('This booking is someone else’s');
     const by = user.id === booking.buyerId ? 'buyer' : user.id === booking.sellerId ? 'seller' : 'admin';
-    if (booking.status === 'PaymentPending') return this.cancelUnpaid(booking, by);
+    if (booking.status === 'PaymentPending') return this.cancelUnpaid(booking, by, cancellationSaid(body));
     if (booking.status !== 'Confirmed') throw new InvalidState(`A ${booking.status} booking cannot be cancelled`);
     const session = booking.sessionId ? await Session.findById(booking.sessionId, { status: 1 }).lean<SessionDoc>() : null;
     if (now >= booking.startsAt || (session && session.status !== 'Scheduled')) throw new CancellationClosed();
     // The contract parsed `refundAmount` to minor units (bad money never gets here: 400).
-    const requestedMinor = body.refundAmount;
+    const requestedMinor = body.refundAmountMinor;
     const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requestedMinor ?? booking.totalAmountMinor) : 0;
     if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
     const event = makeEvent(
@@ -226,7 +235,7 @@ export class Bookings {
           refundAmountMinor: refund,
           cancelledAt: now,
           cancelledBy: by,
-          cancelReason: body.reason ?? body.cancellationType ?? null,
+          ...cancellationSaid(body),
         },
         $push: { pendingEvents: event },
       },
@@ -275,8 +284,9 @@ export class Bookings {
    * returns anything it held), Cancelled with nothing to refund. The wallet silent: 409, and the
    * sweep finishes the void (the booking ends Cancelled then).
    */
-  private async cancelUnpaid(booking: BookingDoc, by: 'buyer' | 'seller' | 'admin'): Promise<BookingDoc> {
-    if (!(await this.steps.startVoiding(booking, by))) throw new InvalidState('The booking’s payment has just been settled; try again');
+  private async cancelUnpaid(booking: BookingDoc, by: 'buyer' | 'seller' | 'admin', said: CancellationSaid): Promise<BookingDoc> {
+    if (!(await this.steps.startVoiding(booking, by, said)))
+      throw new InvalidState('The booking’s payment has just been settled; try again');
     if ((await this.wallet.void(booking._id)) !== 'voided')
       throw new InvalidState('The payment is being given up; the booking will be cancelled shortly');
     const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
@@ -322,8 +332,8 @@ export class Bookings {
     const quote = applyCoupon(subTotalMinor, discount);
     if (body.currency !== pricing.currency) throw new PriceMismatch('currency', pricing.currency);
     // The contract parsed both to minor units: compared exactly, never as floats.
-    if (body.subTotal !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
-    if (body.totalAmount !== quote.finalMinor) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
+    if (body.subTotalMinor !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
+    if (body.totalAmountMinor !== quote.finalMinor) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
     return {
       consultation,
       ruleSet,

@@ -1,5 +1,5 @@
 import { ErrorCode } from '@mkt/contracts';
-import { RuleViolation } from '@mkt/kit';
+import { AppError, RuleViolation } from '@mkt/kit';
 
 export class SlotUnavailable extends RuleViolation {
   constructor(message = 'This time is not bookable') {
@@ -26,9 +26,11 @@ export class RefundTooLarge extends RuleViolation {
     super('refund_too_large', 'refundAmount is more than was paid', 'refundAmount');
   }
 }
-export class ForeignRecord extends RuleViolation {
+/** Naming another seller's rule set or pricing is touching their record (DESIGN §4): 403. */
+export class ForeignRecord extends AppError {
   constructor(path: string, what: string) {
-    super('not_owned', `The ${what} belongs to another seller`, path);
+    const message = `The ${what} belongs to another seller`;
+    super(403, ErrorCode.forbidden, message, [{ path, code: ErrorCode.forbidden, message }]);
   }
 }
 /** The buyer's wallet could not hold the total: the booking is Failed, its places given back. */
@@ -53,5 +55,14 @@ export class PaymentGivenUp extends RuleViolation {
 export class CancellationClosed extends RuleViolation {
   constructor() {
     super('cancellation_closed', 'A booking can be cancelled only before its session starts');
+  }
+}
+/**
+ * A field that matches its schema but contradicts what the token says (a rule the published
+ * schema cannot carry): 422 `invalid` naming the field, as the contracts' `RULE` refinements are.
+ */
+export class ContradictsToken extends AppError {
+  constructor(message: string, path: string) {
+    super(422, ErrorCode.invalid, message, [{ path, code: ErrorCode.invalid, message }]);
   }
 }

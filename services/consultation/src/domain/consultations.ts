@@ -9,7 +9,7 @@ import {
 import { BadRequest, foundOr404, InvalidState, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
 import { SlotPlace, DayPlace } from '../db/booking.models';
 import { Consultation, Pricing, RuleSet, type ConsultationDoc, type PricingDoc, type RuleSetDoc } from '../db/setup.models';
-import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation } from './access';
+import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation, type References } from './access';
 import { ForeignRecord } from './consultation.errors';
 import { assertZone } from './rule-sets';
 import { localDateRange, localSlot, slotsBetween, type Schedule } from './slots';
@@ -28,7 +28,11 @@ export function scheduleOf(consultation: ConsultationDoc, ruleSet: RuleSetDoc): 
   };
 }
 
-export async function createConsultation(user: AuthenticatedUser, body: CreateConsultationBody): Promise<ConsultationDoc> {
+export async function createConsultation(
+  user: AuthenticatedUser,
+  body: CreateConsultationBody,
+  references: References,
+): Promise<ConsultationDoc> {
   assertSeller(user);
   assertZone(body.timezone, 'timezone');
   const [ruleSet, pricing] = await Promise.all([findByKey(RuleSet, body.ruleSetId), findByKey(Pricing, body.pricingId)]);
@@ -39,7 +43,7 @@ export async function createConsultation(user: AuthenticatedUser, body: CreateCo
   const doc = await Consultation.create({
     ...body,
     _id: newInternalId('con'),
-    referenceId: newReference('CON'),
+    referenceId: newReference('CON', references.prefix),
     sellerId: user.id,
     ruleSetId: ruleSet._id,
     pricingId: pricing._id,

@@ -10,10 +10,10 @@ export async function createPricing(user: AuthenticatedUser, body: CreatePricing
     _id: newInternalId('pr'),
     referenceId: newUnderscoreReference('PR'),
     sellerId: user.id,
-    basePriceMinor: body.basePrice,
+    basePriceMinor: body.basePriceMinor,
     currency: body.currency,
     pricingStrategy: body.pricingStrategy,
-    comparePriceMinor: body.comparePrice ?? null,
+    comparePriceMinor: body.comparePriceMinor ?? null,
     isOnSale: body.isOnSale,
     isActive: body.isActive,
   });

@@ -3,7 +3,7 @@ import { newReference, type CreateRuleSetBody, type PageQuery } from '@mkt/contr
 import { BadRequest, findPage, type AuthenticatedUser } from '@mkt/kit';
 import { Booking } from '../db/booking.models';
 import { Consultation, RuleSet, type ConsultationDoc, type RuleSetDoc } from '../db/setup.models';
-import { assertOwner, assertSeller, mustFind } from './access';
+import { assertOwner, assertSeller, mustFind, type References } from './access';
 import { countSlotsBetween, isValidZone } from './slots';
 
 // Availability rule sets: a seller's weekly intervals in a time zone, and how much they are used.
@@ -15,12 +15,12 @@ export function assertZone(zone: string, path: string): void {
   if (!isValidZone(zone)) throw new BadRequest('Not an IANA time zone such as Africa/Addis_Ababa', path);
 }
 
-export async function createRuleSet(user: AuthenticatedUser, body: CreateRuleSetBody): Promise<RuleSetDoc> {
+export async function createRuleSet(user: AuthenticatedUser, body: CreateRuleSetBody, references: References): Promise<RuleSetDoc> {
   assertSeller(user);
   assertZone(body.timezone, 'timezone');
   const doc = await RuleSet.create({
     _id: randomUUID(),
-    referenceId: newReference('AVL-RST'),
+    referenceId: newReference('AVL-RST', references.prefix),
     sellerId: user.id,
     status: 'Active',
     ...body,

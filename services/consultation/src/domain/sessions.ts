@@ -57,6 +57,8 @@ export function moveTime(
 export interface MoveDetails {
   at?: string;
   notes?: string;
+  attemptedContact?: boolean;
+  contactMethod?: string;
   sessionSummary?: string;
   nextSteps?: string;
 }
@@ -71,7 +73,11 @@ export function movedFields(
   const set: Record<string, unknown> = { status: SESSION_MOVES[move].to };
   if (details.notes !== undefined) set.notes = details.notes;
   if (move === 'start') set.startedAt = at;
-  if (move === 'no-show') set.markedAt = at;
+  if (move === 'no-show') {
+    set.markedAt = at;
+    if (details.attemptedContact !== undefined) set.attemptedContact = details.attemptedContact;
+    if (details.contactMethod !== undefined) set.contactMethod = details.contactMethod;
+  }
   if (move === 'end') {
     set.endedAt = at;
     set.duration = Math.max(0, Math.round((at.getTime() - (session.startedAt ?? session.startsAt).getTime()) / 60_000));

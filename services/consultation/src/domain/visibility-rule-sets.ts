@@ -1,8 +1,9 @@
 import { newInternalId, newUnderscoreReference, type CreateVisibilityRuleSetBody, type VisibilityStatusBody } from '@mkt/contracts';
 import type { AuthenticatedUser } from '@mkt/kit';
 import { Consultation, VisibilityRuleSet, type ConsultationDoc } from '../db/setup.models';
-import { assertSeller, isAdmin, isListed } from './access';
-import { decideVisibility, ruleSetInForce } from './visibility';
+import { assertSeller, isAdmin, isListed, subjectOf } from './access';
+import { ContradictsToken } from './consultation.errors';
+import { decideVisibility, ruleSetInForce, type VisibilityContext } from './visibility';
 
 export async function createVisibilityRuleSet(user: AuthenticatedUser, body: CreateVisibilityRuleSetBody) {
   assertSeller(user);
@@ -22,6 +23,7 @@ export async function createVisibilityRuleSet(user: AuthenticatedUser, body: Cre
  * one is: the same verdict and reason, so its existence does not leak.
  */
 export async function visibilityStatus(user: AuthenticatedUser, body: VisibilityStatusBody, now = new Date()) {
+  const context = contextOf(user, body);
   const ids = body.consultationIds;
   const found = await Consultation.find({ $or: [{ _id: { $in: ids } }, { referenceId: { $in: ids } }] }).lean<ConsultationDoc[]>();
   const consultations = ids.map((key) => found.find((c) => c._id === key || c.referenceId === key) ?? null);
@@ -37,6 +39,25 @@ export async function visibilityStatus(user: AuthenticatedUser, body: Visibility
       sets.filter((set) => set.sellerId === consultation.sellerId),
       now,
     );
-    return { consultationId, ...decideVisibility(isListed(consultation), inForce, body.context) };
+    return { consultationId, ...decideVisibility(isListed(consultation), inForce, context) };
   });
+}
+
+/**
+ * What `user_type` rules match. A `userId` naming the caller: their role from the token, not
+ * what the body claims (a different `context.userType` is 422 `invalid`). An admin naming another user:
+ * the context as the admin states it (this service keeps no directory of users' roles). No
+ * `userId`: the context as sent — a preview of how such a user would see the consultations.
+ */
+function contextOf(user: AuthenticatedUser, body: VisibilityStatusBody): VisibilityContext {
+  if (body.userId === undefined) return body.context;
+  const subject = subjectOf(user, body.userId);
+  if (!subject.self) return body.context;
+  const claimed = body.context.userType?.toLowerCase();
+  if (claimed && claimed !== subject.role)
+    throw new ContradictsToken(
+      `userId names you, a ${subject.role}: leave context.userType out or send ${subject.role}`,
+      'context.userType',
+    );
+  return { ...body.context, userType: subject.role };
 }

@@ -8,13 +8,12 @@ import {
   NoShowBody,
   SessionListQuery,
   StartSessionBody,
-  minorToMajor,
   ok,
 } from '@mkt/contracts';
 import { correlationIdOf, currentUser, serviceRouter, withInput } from '@mkt/kit';
 import type { Bookings } from '../domain/bookings';
 import type { Sessions } from '../domain/sessions';
-import { bookingListItem, bookingView, sessionListItem } from './views';
+import { bookingListItem, bookingView, cancelledView, noShowView, sessionListItem } from './views';
 
 /** `/consultations/bookings` and `/consultations/sessions` (behind a token). */
 export function bookingsRouter(bookings: Bookings, sessions: Sessions): Router {
@@ -44,15 +43,7 @@ export function bookingsRouter(bookings: Bookings, sessions: Sessions): Router {
   router.post(
     '/bookings/cancel',
     withInput({ body: CancelBookingBody }, async (input, req, res) => {
-      const b = await bookings.cancel(currentUser(req), input.body, correlationIdOf(req));
-      const data = {
-        bookingId: b._id,
-        status: b.status,
-        refundStatus: b.refundStatus,
-        refundAmount: minorToMajor(b.refundAmountMinor ?? 0),
-        cancelledAt: b.cancelledAt?.toISOString() ?? null,
-      };
-      res.json(ok(data, 'Booking cancelled'));
+      res.json(ok(cancelledView(await bookings.cancel(currentUser(req), input.body, correlationIdOf(req))), 'Booking cancelled'));
     }),
   );
 
@@ -83,8 +74,8 @@ export function bookingsRouter(bookings: Bookings, sessions: Sessions): Router {
   router.post(
     '/sessions/:id/no-show',
     withInput({ params: KeyParams, body: NoShowBody }, async (input, req, res) => {
-      const s = await sessions.move(currentUser(req), input.params.id, 'no-show', { notes: input.body.notes }, correlationIdOf(req));
-      res.json(ok({ sessionId: s._id, status: s.status, markedAt: s.markedAt?.toISOString() ?? null }, 'Session marked as no-show'));
+      const s = await sessions.move(currentUser(req), input.params.id, 'no-show', input.body, correlationIdOf(req));
+      res.json(ok(noShowView(s), 'Session marked as no-show'));
     }),
   );
   return router;

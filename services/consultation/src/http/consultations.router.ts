@@ -9,17 +9,18 @@ import {
   listConsultations,
   updateConsultation,
 } from '../domain/consultations';
+import type { References } from '../domain/access';
 import { consultationListItem, consultationView } from './views';
 
 /** `/consultations` itself: public reads, seller writes, admin approval. */
-export function consultationsRouter(publicKey: string, auth: RequestHandler): Router {
+export function consultationsRouter(publicKey: string, auth: RequestHandler, references: References): Router {
   const router = serviceRouter();
   const maybeAuth = authenticateOptional(publicKey);
   router.post(
     '/',
     auth,
     withInput({ body: CreateConsultationBody }, async (input, req, res) => {
-      const c = await createConsultation(currentUser(req), input.body);
+      const c = await createConsultation(currentUser(req), input.body, references);
       const { id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt } = consultationView(c, null);
       res.json(ok({ id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt }, 'Consultation created'));
     }),

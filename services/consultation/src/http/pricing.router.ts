@@ -1,8 +1,9 @@
 import type { Router } from 'express';
-import { CreateDiscountBody, CreatePricingBody, ValidateCouponBody, minorToMajor, ok } from '@mkt/contracts';
+import { CreateDiscountBody, CreatePricingBody, ValidateCouponBody, ok } from '@mkt/contracts';
 import { currentUser, serviceRouter, withInput } from '@mkt/kit';
 import { createDiscount, validateCoupon } from '../domain/discounts';
 import { createPricing } from '../domain/pricing';
+import { discountView, pricingView } from './views';
 
 /** Pricing and promotional discounts (coupons); behind the token `setupRouter` checks. */
 export function pricingRouter(): Router {
@@ -10,47 +11,19 @@ export function pricingRouter(): Router {
   router.post(
     '/pricing',
     withInput({ body: CreatePricingBody }, async (input, req, res) => {
-      const p = await createPricing(currentUser(req), input.body);
-      res.json(
-        ok(
-          {
-            id: p._id,
-            referenceId: p.referenceId,
-            basePrice: minorToMajor(p.basePriceMinor),
-            currency: p.currency,
-            isOnSale: p.isOnSale,
-            createdAt: p.createdAt.toISOString(),
-          },
-          'Pricing created',
-        ),
-      );
+      res.json(ok(pricingView(await createPricing(currentUser(req), input.body)), 'Pricing created'));
     }),
   );
   router.post(
     '/pricing/promotional-discounts',
     withInput({ body: CreateDiscountBody }, async (input, req, res) => {
-      const d = await createDiscount(currentUser(req), input.body);
-      const discountValue = d.discountType === 'Fixed' ? minorToMajor(d.discountValue) : d.discountValue;
-      res.json(
-        ok(
-          {
-            id: d._id,
-            referenceId: d.referenceId,
-            name: d.name,
-            couponCode: d.couponCode,
-            discountType: d.discountType,
-            discountValue,
-            isActive: d.isActive,
-          },
-          'Discount created',
-        ),
-      );
+      res.json(ok(discountView(await createDiscount(currentUser(req), input.body)), 'Discount created'));
     }),
   );
   router.post(
     '/pricing/promotional-discounts/validate-coupon',
     withInput({ body: ValidateCouponBody }, async (input, req, res) => {
-      res.json(ok(await validateCoupon(currentUser(req), input.body.couponCode, input.body.consultationId)));
+      res.json(ok(await validateCoupon(currentUser(req), input.body)));
     }),
   );
   return router;

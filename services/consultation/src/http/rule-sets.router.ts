@@ -1,17 +1,18 @@
 import type { Router } from 'express';
 import { CreateRuleSetBody, KeyParams, PageQuery, ok } from '@mkt/contracts';
 import { currentUser, serviceRouter, withInput } from '@mkt/kit';
+import type { References } from '../domain/access';
 import { createRuleSet, listRuleSets, ruleSetDetail } from '../domain/rule-sets';
 import { ruleSetView } from './views';
 
 /** Availability rule sets; behind the token `setupRouter` checks. */
-export function ruleSetsRouter(): Router {
+export function ruleSetsRouter(references: References): Router {
   const router = serviceRouter();
   const ruleSets = '/availability-rule-sets/rule-sets';
   router.post(
     ruleSets,
     withInput({ body: CreateRuleSetBody }, async (input, req, res) => {
-      const r = ruleSetView(await createRuleSet(currentUser(req), input.body));
+      const r = ruleSetView(await createRuleSet(currentUser(req), input.body, references));
       res.json(
         ok(
           { id: r.id, referenceId: r.referenceId, name: r.name, status: r.status, timezone: r.timezone, createdAt: r.createdAt },

@@ -1,8 +1,9 @@
 import { minorToMajor } from '@mkt/contracts';
 import type { BookingDoc, SessionDoc } from '../db/booking.models';
-import type { ConsultationDoc, PricingDoc, RuleSetDoc } from '../db/setup.models';
+import type { ConsultationDoc, DiscountDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../db/setup.models';
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
+const major = (minor: number | null | undefined) => (minor === null || minor === undefined ? null : minorToMajor(minor));
 
 export function consultationView(c: ConsultationDoc, pricing: PricingDoc | null) {
   return {
@@ -73,8 +74,38 @@ export function bookingView(b: BookingDoc) {
     sessionId: b.sessionId,
     paymentDeadline: iso(b.paymentDeadline),
     refundStatus: b.refundStatus ?? null,
-    refundAmount: b.refundAmountMinor === null || b.refundAmountMinor === undefined ? null : minorToMajor(b.refundAmountMinor),
+    refundAmount: major(b.refundAmountMinor),
     cancelledAt: iso(b.cancelledAt),
+    notes: b.notes ?? null,
+    cancellation: b.status === 'Cancelled' ? { cancelledBy: b.cancelledBy ?? null, ...cancellationSaid(b) } : null,
+  };
+}
+
+/** What the cancel request said, as it was kept (records from before it was kept: null). */
+function cancellationSaid(b: BookingDoc) {
+  return { reason: b.cancelReason ?? null, cancellationType: b.cancellationType ?? null, notes: b.cancelNotes ?? null };
+}
+
+/** The answer to a cancel: the refund, and who cancelled with what they said. */
+export function cancelledView(b: BookingDoc) {
+  return {
+    bookingId: b._id,
+    status: b.status,
+    refundStatus: b.refundStatus,
+    refundAmount: minorToMajor(b.refundAmountMinor ?? 0),
+    cancelledAt: iso(b.cancelledAt),
+    cancelledBy: b.cancelledBy!,
+    ...cancellationSaid(b),
+  };
+}
+
+export function noShowView(s: SessionDoc) {
+  return {
+    sessionId: s._id,
+    status: s.status,
+    markedAt: iso(s.markedAt),
+    attemptedContact: s.attemptedContact ?? null,
+    contactMethod: s.contactMethod ?? null,
   };
 }
 
@@ -106,5 +137,52 @@ export function ruleSetView(r: RuleSetDoc) {
     metaData: r.metaData,
     availabilityRules: r.availabilityRules,
     createdAt: iso(r.createdAt),
+  };
+}
+
+/** A pricing record with every field of the interface's Pricing resource. */
+export function pricingView(p: PricingDoc) {
+  return {
+    id: p._id,
+    referenceId: p.referenceId,
+    basePrice: minorToMajor(p.basePriceMinor),
+    currency: p.currency,
+    pricingStrategy: p.pricingStrategy,
+    comparePrice: major(p.comparePriceMinor),
+    isOnSale: p.isOnSale,
+    isActive: p.isActive,
+    createdAt: iso(p.createdAt),
+  };
+}
+
+/** A promotional discount as its seller sees it (a Fixed value in major units; no use counts). */
+export function discountView(d: DiscountDoc) {
+  return {
+    id: d._id,
+    referenceId: d.referenceId,
+    name: d.name,
+    description: d.description,
+    couponCode: d.couponCode,
+    discountType: d.discountType,
+    discountValue: d.discountType === 'Fixed' ? minorToMajor(d.discountValue) : d.discountValue,
+    validFrom: iso(d.validFrom),
+    validTo: iso(d.validTo),
+    maxUses: d.maxUses,
+    isActive: d.isActive,
+  };
+}
+
+export function visibilityRuleSetView(v: VisibilityRuleSetDoc) {
+  return {
+    id: v._id,
+    referenceId: v.referenceId,
+    name: v.name,
+    description: v.description,
+    isDefault: v.isDefault,
+    isActive: v.isActive,
+    validFrom: iso(v.validFrom),
+    validTo: iso(v.validTo),
+    visibilityRules: v.visibilityRules.map(({ type, condition, action, priority }) => ({ type, condition, action, priority })),
+    createdAt: iso(v.createdAt),
   };
 }

@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { CreateVisibilityRuleSetBody, VisibilityStatusBody, ok } from '@mkt/contracts';
 import { currentUser, serviceRouter, withInput } from '@mkt/kit';
 import { createVisibilityRuleSet, visibilityStatus } from '../domain/visibility-rule-sets';
+import { visibilityRuleSetView } from './views';
 
 /** Visibility rule sets and the visibility verdicts; behind the token `setupRouter` checks. */
 export function visibilityRouter(): Router {
@@ -10,12 +11,7 @@ export function visibilityRouter(): Router {
     '/visibility/rule-sets',
     withInput({ body: CreateVisibilityRuleSetBody }, async (input, req, res) => {
       const v = await createVisibilityRuleSet(currentUser(req), input.body);
-      res.json(
-        ok(
-          { id: v._id, referenceId: v.referenceId, name: v.name, isActive: v.isActive, createdAt: v.createdAt.toISOString() },
-          'Visibility rule set created',
-        ),
-      );
+      res.json(ok(visibilityRuleSetView(v), 'Visibility rule set created'));
     }),
   );
   router.post(
