@@ -17,12 +17,20 @@ beforeAll(async () => {
   inner.patch('/:id/note', (_req, res) => {
     res.json({ success: true, data: 'noted' });
   });
+  const orders = serviceRouter();
+  orders.post('/cancel', (_req, res) => {
+    res.json({ success: true, data: 'cancelled' });
+  });
+  orders.get('/:id', (req, res) => {
+    res.json({ success: true, data: `order ${req.params.id}` });
+  });
   const app = createService({
     name: 'routing-test',
     log: pino({ level: 'silent' }),
     readiness: [],
     routes: (a) => {
       a.use('/things', inner);
+      a.use('/orders', orders);
       a.get('/plain', (_req, res) => {
         res.json({ success: true, data: 'plain' });
       });
@@ -63,6 +71,26 @@ describe('a method not served on a served path', () => {
     expect({ status: param.status, allow: param.headers.get('allow') }).toEqual({ status: 405, allow: 'PATCH' });
     const plain = await call(server.url, 'PUT', '/plain');
     expect({ status: plain.status, allow: plain.headers.get('allow') }).toEqual({ status: 405, allow: 'GET, HEAD' });
+  });
+
+  test('a literal segment wins: a parameter route of another method never reads it as an id', async () => {
+    expect((await call(server.url, 'POST', '/orders/cancel')).body).toMatchObject({ data: 'cancelled' });
+    const got = await call(server.url, 'GET', '/orders/cancel');
+    expect({ status: got.status, allow: got.headers.get('allow') }).toEqual({ status: 405, allow: 'POST' });
+    // Other ids still reach the parameter route.
+    expect((await call(server.url, 'GET', '/orders/abc')).body).toMatchObject({ data: 'order abc' });
+  });
+
+  test('OPTIONS answers 204 with the Allow of the routes that own the path', async () => {
+    for (const [path, allow] of [
+      ['/orders/cancel', 'POST'],
+      ['/things/secret', 'DELETE, GET, HEAD'],
+      ['/orders/abc', 'GET, HEAD'],
+    ]) {
+      const res = await fetch(`${server.url}${path}`, { method: 'OPTIONS' });
+      expect({ path, status: res.status, allow: res.headers.get('allow') }).toEqual({ path, status: 204, allow });
+    }
+    expect((await fetch(`${server.url}/nothing`, { method: 'OPTIONS' })).status).toBe(404);
   });
 
   test('a path no route serves stays 404, in any method and any other spelling', async () => {

@@ -208,8 +208,8 @@ describe('a method a path does not serve', () => {
     expect((await as(undefined)('DELETE', '/reviews/by-entity')).status).toBe(401);
     const res = await as(newUser())('DELETE', '/reviews/by-entity?entityType=consultation_service&entityId=con_x');
     expect(res.status).toBe(405);
-    // PATCH: `/by-entity` also reads as a review id for `PATCH /reviews/{id}`.
-    expect(res.headers.get('allow')).toBe('GET, HEAD, PATCH');
+    // Not PATCH: the literal `/by-entity` is never read as a review id for `PATCH /reviews/{id}`.
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
     expect(res.body).toMatchObject({ success: false, errors: [{ code: 'method_not_allowed' }] });
   });
 });

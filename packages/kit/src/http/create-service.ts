@@ -4,7 +4,7 @@ import { ErrorCode, errorBody, ok } from '@mkt/contracts';
 import { NotFound, toHttpError } from '../errors';
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
-import { methodNotAllowed } from './method-not-allowed';
+import { literalPathsWin, methodNotAllowed } from './method-not-allowed';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
 
 export interface ReadinessCheck {
@@ -38,7 +38,8 @@ export function serviceRouter(): Router {
  * The express app every service shares: request id, one log line per request (secrets
  * redacted), metrics, health, a bounded JSON parser, the service's routes, then a 404 and one
  * error middleware that answers every failure with the envelope. A method not served on a path
- * that is served answers 405 with `Allow`. Routing is case-sensitive and
+ * that is served answers 405 with `Allow`, also where a parameter route of another method would
+ * match it (a literal segment wins). Routing is case-sensitive and
  * strict (as `serviceRouter`): `/WALLETS/...` is a 404, not the wallet.
  */
 export function createService(options: ServiceOptions): Express {
@@ -53,6 +54,8 @@ export function createService(options: ServiceOptions): Express {
   mountHealth(app, options.readiness);
   options.beforeBodyParser?.(app);
   app.use(express.json({ limit: options.bodyLimit ?? '1mb', strict: true, type: ['application/json', 'application/*+json'] }));
+  // Before the routes: a literal path's methods are its own (405 rather than a parameter route).
+  app.use(literalPathsWin(app));
   options.routes(app);
   app.use(methodNotAllowed(app));
   app.use(notFound());
