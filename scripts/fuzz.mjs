@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run fuzz [-- <schemathesis options>]`: property-based tests of the running system
-// (`npm start`) from its own OpenAPI document, with every check schemathesis has, responses
-// validated against the documented schemas. Installs schemathesis from PyPI into a venv under
+// (`npm start`) from its own OpenAPI document, with every check schemathesis has but one (a false
+// positive, see below), responses validated against the documented schemas. Installs schemathesis from PyPI into a venv under
 // .tools/ on first use; signs a new seller up to get a bearer token and seeds records of theirs
 // (a product, a draft, a shop, a consultation, a relationship, a top-up, a payout...) that the
 // operations on one record are pointed at, so that they reach their logic and real answers.
@@ -228,6 +228,11 @@ try {
     `Authorization: Bearer ${token}`,
     '--no-color',
     ...(rate === 'off' ? [] : ['--rate-limit', rate]),
+    // A false positive of schemathesis 4.32.5 (the newest): in a stateful scenario it deletes a
+    // product (DELETE 200), deletes it again (404, correct), and then reports the 404 as "created
+    // resource not found" against the POST that made it. Every other check stays on.
+    '--exclude-checks',
+    'ensure_resource_availability',
     ...process.argv.slice(2),
   ];
   say(`schemathesis ${args.filter((arg) => !arg.startsWith('Authorization')).join(' ')}`);
