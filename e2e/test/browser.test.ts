@@ -92,7 +92,7 @@ describe('in a real browser', () => {
     await Promise.all([page.waitForURL(`${shop.url}/done**`), page.click('button.cancel')]);
     expect(new URL(page.url()).searchParams.get('status')).toBe('Cancelled');
     const reopened = await page.goto(paymentUrl);
-    expect(reopened?.status()).toBe(410);
+    expect(reopened?.status()).toBe(409);
     await page.screenshot({ path: join(artifacts, 'checkout-closed.png') });
     await page.close();
     expect((await call(system.gateway, 'GET', `/wallets/topup/${reference}/status`, { token })).body.data.status).toBe('Cancelled');

@@ -90,7 +90,13 @@ export type UpdateDraftBody = z.infer<typeof UpdateDraftBody>;
 export const ProductRefParams = z.object({ referenceId: referenceOf('SELL-PROD') }).strict();
 
 export const ProductListQuery = PageQuery.extend({
-  q: z.string().trim().min(1).max(100).optional(),
+  /** Search text: no control characters (a NUL cannot even be sent to the database in a pattern). */
+  q: z
+    .string()
+    .trim()
+    .max(100)
+    .regex(/^[^\u0000-\u001f\u007f]*[^\s\u0000-\u001f\u007f][^\u0000-\u001f\u007f]*$/, 'Search text without control characters')
+    .optional(),
   categoryId: referenceOf('CAT').optional(),
   /** Parsed to minor units as `minPriceMinor` and `maxPriceMinor`. */
   minPrice: NonNegativeMoneyParam.optional(),

@@ -2,20 +2,21 @@ import { z } from 'zod';
 import { Currency, NonNegativeMajorAmount, parseMoney, withMinorNames } from './money';
 import { PageQuery } from './pagination';
 import { referenceOf } from './references';
+import { breakRule, RULE } from './rules';
 
 export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 export const Weekday = z.enum(WEEKDAYS);
 export type Weekday = z.infer<typeof Weekday>;
 
-const TimeOfDay = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/, 'Expected HH:MM:SS');
-const ClockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'Expected HH:MM');
+const TimeOfDay = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$/, 'Expected HH:MM:SS');
+const ClockTime = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'Expected HH:MM');
+/** A YYYY-MM-DD that names a real day (not 2030-02-30, which `Date` would roll into March). */
+const isCalendarDate = (value: string) =>
+  !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
 export const IsoDate = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'Expected YYYY-MM-DD')
-  .refine(
-    (value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value),
-    'Not a date',
-  );
+  .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/, 'Expected YYYY-MM-DD')
+  .refine(isCalendarDate, 'Not a date');
 const Timestamp = z.string().datetime({ offset: true });
 const Text = (max: number) => z.string().trim().min(1).max(max);
 const Tags = z.array(z.string().trim().min(1).max(40)).max(20);
@@ -32,7 +33,11 @@ export const UserKey = z.union([z.string().trim().toLowerCase().pipe(z.uuid()), 
 export const Interval = z
   .object({ start_time: TimeOfDay, end_time: TimeOfDay, enabled: z.boolean().default(true) })
   .strict()
-  .refine((interval) => interval.start_time < interval.end_time, { message: 'start_time must be before end_time', path: ['end_time'] });
+  .refine((interval) => interval.start_time < interval.end_time, {
+    message: 'start_time must be before end_time',
+    path: ['end_time'],
+    params: RULE,
+  });
 
 export const AvailabilityRule = z
   .object({ type: z.literal('weekly'), weekday: Weekday, intervals: z.array(Interval).min(1).max(24) })
@@ -40,8 +45,7 @@ export const AvailabilityRule = z
   .superRefine((rule, ctx) => {
     const sorted = [...rule.intervals].sort((a, b) => a.start_time.localeCompare(b.start_time));
     for (let i = 1; i < sorted.length; i += 1) {
-      if (sorted[i]!.start_time < sorted[i - 1]!.end_time)
-        ctx.addIssue({ code: 'custom', path: ['intervals'], message: `Intervals of ${rule.weekday} overlap` });
+      if (sorted[i]!.start_time < sorted[i - 1]!.end_time) breakRule(ctx, ['intervals'], `Intervals of ${rule.weekday} overlap`);
     }
   });
 export type AvailabilityRule = z.infer<typeof AvailabilityRule>;
@@ -66,7 +70,7 @@ export const CreateRuleSetBody = z
   .strict()
   .superRefine((body, ctx) => {
     const days = body.availabilityRules.map((rule) => rule.weekday);
-    if (new Set(days).size !== days.length) ctx.addIssue({ code: 'custom', path: ['availabilityRules'], message: 'One rule per weekday' });
+    if (new Set(days).size !== days.length) breakRule(ctx, ['availabilityRules'], 'One rule per weekday');
   });
 export type CreateRuleSetBody = z.infer<typeof CreateRuleSetBody>;
 
@@ -93,6 +97,7 @@ export const CreateConsultationBody = z
   .refine((body) => body.sessionType !== 'OneToOne' || body.maxCapacity === 1, {
     message: 'A OneToOne consultation has maxCapacity 1',
     path: ['maxCapacity'],
+    params: RULE,
   });
 export type CreateConsultationBody = z.infer<typeof CreateConsultationBody>;
 
@@ -127,10 +132,11 @@ export const SlotsQuery = z
   .object({ from: IsoDate, to: IsoDate })
   .strict()
   .superRefine(({ from, to }, ctx) => {
+    // A date that is not one is reported on its own; the range is only measured between real days.
+    if (!isCalendarDate(from) || !isCalendarDate(to)) return;
     const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
-    if (days < 1) ctx.addIssue({ code: 'custom', path: ['to'], message: 'to must not be before from' });
-    else if (days > MAX_SLOT_RANGE_DAYS)
-      ctx.addIssue({ code: 'custom', path: ['to'], message: `Ask for at most ${MAX_SLOT_RANGE_DAYS} days from from` });
+    if (days < 1) breakRule(ctx, ['to'], 'to must not be before from');
+    else if (days > MAX_SLOT_RANGE_DAYS) breakRule(ctx, ['to'], `Ask for at most ${MAX_SLOT_RANGE_DAYS} days from from`);
   });
 
 export const SESSION_STATUSES = ['Scheduled', 'In Progress', 'Completed', 'No Show'] as const;
@@ -158,10 +164,7 @@ export const Participant = z
   .object({
     fullName: Text(120),
     email: z.string().trim().toLowerCase().pipe(z.email()),
-    phone: z
-      .string()
-      .trim()
-      .regex(/^\+?[0-9 ()-]{6,20}$/, 'Expected a phone number'),
+    phone: z.string().regex(/^\+?[0-9(][0-9 ()-]{4,18}[0-9)]$/, 'Expected a phone number'),
   })
   .strict();
 
@@ -216,6 +219,7 @@ export const CreatePricingBody = z
   .refine((body) => body.comparePrice === undefined || body.comparePrice >= body.basePrice, {
     message: 'comparePrice must be at least basePrice',
     path: ['comparePrice'],
+    params: RULE,
   })
   .transform(withMinorNames(['basePrice', 'comparePrice']));
 export type CreatePricingBody = z.infer<typeof CreatePricingBody>;
@@ -238,12 +242,10 @@ export const CreateDiscountBody = z
   })
   .strict()
   .superRefine((body, ctx) => {
-    if (Date.parse(body.validFrom) >= Date.parse(body.validTo))
-      ctx.addIssue({ code: 'custom', path: ['validTo'], message: 'validTo must be after validFrom' });
-    if (body.discountType === 'Percentage' && body.discountValue > 100)
-      ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'A percentage is at most 100' });
+    if (Date.parse(body.validFrom) >= Date.parse(body.validTo)) breakRule(ctx, ['validTo'], 'validTo must be after validFrom');
+    if (body.discountType === 'Percentage' && body.discountValue > 100) breakRule(ctx, ['discountValue'], 'A percentage is at most 100');
     if (body.discountType === 'Fixed' && parseMoney(body.discountValue) === null) {
-      ctx.addIssue({ code: 'custom', path: ['discountValue'], message: 'A fixed discount is an amount with at most 2 decimals' });
+      breakRule(ctx, ['discountValue'], 'A fixed discount is an amount with at most 2 decimals');
     }
   })
   // A Fixed discount is money: parsed to minor units and named `discountValueMinor`; a
@@ -281,6 +283,7 @@ export const CreateVisibilityRuleSetBody = z
   .refine((body) => Date.parse(body.validFrom) < Date.parse(body.validTo), {
     message: 'validTo must be after validFrom',
     path: ['validTo'],
+    params: RULE,
   });
 export type CreateVisibilityRuleSetBody = z.infer<typeof CreateVisibilityRuleSetBody>;
 

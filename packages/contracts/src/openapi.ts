@@ -59,6 +59,9 @@ function restoreConstraints(ctx: { zodSchema: unknown; jsonSchema: JsonSchema })
     const message = String((error as () => unknown)());
     if (message === 'Send at least one field') json.minProperties = 1;
   }
+  // An e-mail address is what its pattern (the validator's own) says; `format: email` means a
+  // different, tool-dependent rule, under which a tool would call valid addresses invalid.
+  if (json.format === 'email' && typeof json.pattern === 'string') delete json.format;
 }
 
 const schema = (type: z.ZodType, io: Io = 'input'): JsonSchema => {
@@ -155,7 +158,8 @@ function success(endpoint: Endpoint): Record<string, unknown> {
     const body = schema(endpoint.data!, 'output');
     return { '200': { description: 'JSON Web Key Set', content: json(body, exampleOf(body)) } };
   }
-  if (endpoint.produces === 'html') return { '200': html('An HTML page'), '404': html('Not found'), '410': html('Closed or expired') };
+  const closed = html('Closed or expired: the top-up is no longer open');
+  if (endpoint.produces === 'html') return { '200': html('An HTML page'), '404': html('Not found'), '409': closed };
   if (endpoint.produces === 'redirect') {
     const redirect = {
       description: 'See Other: back to the client’s redirectUrl with status and reference',
@@ -165,7 +169,7 @@ function success(endpoint: Endpoint): Record<string, unknown> {
       ...(endpoint.method === 'get' ? { '200': html('The payment’s state, when the client’s address is no longer allowed') } : {}),
       '303': redirect,
       '404': html('Not found'),
-      '410': html('Closed or expired'),
+      '409': closed,
     };
   }
   if (endpoint.noData) {

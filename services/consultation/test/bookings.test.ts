@@ -103,12 +103,25 @@ describe('booking', () => {
     expect(await Booking.countDocuments({ consultationId: { $in: [pending.consultationId, offer.consultationId] } })).toBe(0);
   });
 
-  test('a seller does not book their own; bad bodies are 400', async () => {
+  test('a seller does not book their own; a SellerId or ruleSetId not the consultation’s is 422, a malformed body 400', async () => {
     const offer = await givenOffer(app);
+    const other = await givenOffer(app);
     expect((await as(app, offer.seller)('POST', '/consultations/bookings', bookingBody(offer))).status).toBe(403);
-    expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { SellerId: newUser().id }))).status).toBe(400);
-    expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { participants: [] }))).status).toBe(400);
+    // Schema-valid, but against the stored consultation: a rule (422).
+    for (const [path, overrides] of [
+      ['SellerId', { SellerId: newUser().id }],
+      ['ruleSetId', { ruleSetId: other.ruleSetId }],
+    ] as const) {
+      const res = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, overrides));
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual([expect.objectContaining({ path, code: 'invalid' })]);
+    }
+    // Against the schema (minItems 1): 400.
+    const noOne = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { participants: [] }));
+    expect(noOne.status).toBe(400);
+    expect(noOne.body.errors).toEqual([expect.objectContaining({ path: 'participants', code: 'invalid' })]);
     expect((await as(app, undefined)('POST', '/consultations/bookings', bookingBody(offer))).status).toBe(401);
+    expect(await Booking.countDocuments({ consultationId: offer.consultationId })).toBe(0);
   });
 
   test.each([
@@ -261,8 +274,16 @@ describe('coupons', () => {
     expect((await validate('OFF')).body.data).toMatchObject({ valid: false, reason: 'This coupon code cannot be used' });
     await givenCoupon(offer, { couponCode: 'BIG', discountType: 'Fixed', discountValue: 600 });
     expect((await validate('BIG')).body.data).toMatchObject({ valid: false });
-    expect((await givenCoupon(offer, { couponCode: 'PCT', discountValue: 120 })).status).toBe(400);
-    expect((await givenCoupon(offer, { couponCode: 'BACK', validTo: '2020-01-01T00:00:00Z' })).status).toBe(400);
+    // Schema-valid bodies that break a rule between fields: 422, naming the field, nothing created.
+    for (const [path, overrides] of [
+      ['discountValue', { couponCode: 'PCT', discountValue: 120 }],
+      ['validTo', { couponCode: 'BACK', validTo: '2020-01-01T00:00:00Z' }],
+    ] as const) {
+      const res = await givenCoupon(offer, overrides);
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual([expect.objectContaining({ path, code: 'invalid' })]);
+      expect((await validate(overrides.couponCode)).body.data).toMatchObject({ valid: false });
+    }
   });
 
   test('a booking pays the discounted price; racing bookings for the last use: one wins', async () => {

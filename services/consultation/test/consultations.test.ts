@@ -1,3 +1,4 @@
+import { Consultation, RuleSet } from '../src/db/setup.models';
 import { admin, as, givenOffer, newUser, useConsultationApp, weekdays, ZONE } from './harness';
 
 const app = useConsultationApp();
@@ -71,9 +72,9 @@ describe('consultations', () => {
     expect((await as(app, newUser('buyer'))('POST', '/consultations', { title: 'x' })).status).toBe(400);
   });
 
-  test('a OneToOne consultation has capacity 1; bad time zones are refused', async () => {
+  test('a OneToOne consultation has capacity 1; bad time zones are refused (422: rules, not schema)', async () => {
     const seller = newUser('seller');
-    const res = await as(app, seller)('POST', '/consultations', {
+    const body = {
       title: 'x',
       duration: 30,
       sessionType: 'OneToOne',
@@ -84,9 +85,19 @@ describe('consultations', () => {
       category: 'c',
       ruleSetId: 'a',
       pricingId: 'b',
-    });
-    expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { path: string }) => e.path)).toContain('maxCapacity');
+    };
+    const res = await as(app, seller)('POST', '/consultations', body);
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([expect.objectContaining({ path: 'maxCapacity', code: 'invalid' })]);
+    // The time zone is checked against the IANA list once the body is valid.
+    const zone = await as(app, seller)('POST', '/consultations', { ...body, maxCapacity: 1 });
+    expect(zone.status).toBe(422);
+    expect(zone.body.errors).toEqual([expect.objectContaining({ path: 'timezone', code: 'invalid' })]);
+    // A schema problem next to the rule: 400.
+    const mixed = await as(app, seller)('POST', '/consultations', { ...body, duration: 'half an hour' });
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.errors.map((e: { path: string }) => e.path)).toContain('duration');
+    expect(await Consultation.countDocuments({ sellerId: seller.id })).toBe(0);
   });
 });
 
@@ -121,8 +132,10 @@ describe('availability rule sets', () => {
     ).toBe(403);
   });
 
+  // 400: against the published schema; 422: schema-valid but against a rule (one field against
+  // another, or a time zone not in the IANA list); both at once: 400.
   test.each([
-    [{ timezone: 'Nowhere/City' }, 'timezone'],
+    [{ timezone: 'Nowhere/City' }, 422, 'timezone'],
     [
       {
         availabilityRules: [
@@ -132,21 +145,34 @@ describe('availability rule sets', () => {
           ]),
         ],
       },
+      422,
       'availabilityRules.0.intervals',
     ],
-    [{ availabilityRules: [rule('monday', [['12:00:00', '09:00:00']])] }, 'availabilityRules.0.intervals.0.end_time'],
-    [{ availabilityRules: [rule('monday', [['9:00', '12:00:00']])] }, 'availabilityRules.0.intervals.0.start_time'],
-    [{ availabilityRules: [rule('funday', [['09:00:00', '12:00:00']])] }, 'availabilityRules.0.weekday'],
-    [{ availabilityRules: [rule('monday', [['09:00:00', '10:00:00']]), rule('monday', [['11:00:00', '12:00:00']])] }, 'availabilityRules'],
-  ])('%j is 400 on %s', async (overrides, path) => {
-    const res = await as(app, newUser('seller'))('POST', '/consultations/availability-rule-sets/rule-sets', {
+    [{ availabilityRules: [rule('monday', [['12:00:00', '09:00:00']])] }, 422, 'availabilityRules.0.intervals.0.end_time'],
+    [{ availabilityRules: [rule('monday', [['9:00', '12:00:00']])] }, 400, 'availabilityRules.0.intervals.0.start_time'],
+    [{ availabilityRules: [rule('funday', [['09:00:00', '12:00:00']])] }, 400, 'availabilityRules.0.weekday'],
+    [
+      { availabilityRules: [rule('monday', [['09:00:00', '10:00:00']]), rule('monday', [['11:00:00', '12:00:00']])] },
+      422,
+      'availabilityRules',
+    ],
+    [
+      { availabilityRules: [rule('monday', [['12:00:00', '09:00:00']]), rule('funday', [['09:00:00', '12:00:00']])] },
+      400,
+      'availabilityRules.1.weekday',
+    ],
+  ])('%j is %i on %s', async (overrides, status, path) => {
+    const seller = newUser('seller');
+    const res = await as(app, seller)('POST', '/consultations/availability-rule-sets/rule-sets', {
       name: 'x',
       timezone: ZONE,
       availabilityRules: [rule('monday', [['09:00:00', '12:00:00']])],
       ...overrides,
     });
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(status);
     expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
+    expect(res.body.errors.every((e: { code: string }) => e.code === 'invalid')).toBe(true);
+    expect(await RuleSet.countDocuments({ sellerId: seller.id })).toBe(0);
   });
 
   test('the listing counts bookings and utilization', async () => {

@@ -41,7 +41,7 @@ async function givenBusyOffer(): Promise<Offer> {
 }
 
 describe('GET /consultations/{id}/slots is bounded', () => {
-  test('a range of more than 31 days, or one that ends before it starts, is 400 naming `to`', async () => {
+  test('a range of more than 31 days, or one that ends before it starts, is 422 naming `to`; a malformed date is 400', async () => {
     const offer = await givenOffer(app);
     const slots = (from: string, to: string) =>
       as(app, undefined)('GET', `/consultations/${offer.consultationId}/slots?from=${from}&to=${to}`);
@@ -51,9 +51,13 @@ describe('GET /consultations/{id}/slots is bounded', () => {
       [daysAhead(5), daysAhead(4)],
     ]) {
       const res = await slots(from!, to!);
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(422);
       expect(res.body).toMatchObject({ success: false, errors: [{ path: 'to', code: 'invalid' }] });
     }
+    const malformed = await slots(daysAhead(1), '2030-02-30');
+    expect(malformed.status).toBe(400);
+    // Only what is wrong: no range is measured to a day that does not exist.
+    expect(malformed.body.errors).toEqual([{ path: 'to', code: 'invalid', message: 'Not a date' }]);
     const month = await slots(daysAhead(1), daysAhead(31));
     expect(month.status).toBe(200);
     expect(month.body.data).toMatchObject({ truncated: false });
@@ -119,11 +123,16 @@ describe('an approved consultation edited on what a booking gets goes back to re
     expect(res.body.data).toMatchObject({ title: 'Career coaching, refreshed', currentStatus: 'Approved', visibility: 'Published' });
   });
 
-  test('a OneToOne consultation keeps maxCapacity 1 (400)', async () => {
+  test('a OneToOne consultation keeps maxCapacity 1 (422), and stays Approved', async () => {
     const offer = await givenOffer(app);
     const res = await as(app, offer.seller)('PUT', `/consultations/${offer.consultationId}`, { maxCapacity: 2 });
-    expect(res.status).toBe(400);
-    expect(res.body.errors[0]).toMatchObject({ path: 'maxCapacity' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([expect.objectContaining({ path: 'maxCapacity', code: 'invalid' })]);
+    expect((await Consultation.findById(offer.consultationId).lean())!).toMatchObject({
+      maxCapacity: 1,
+      currentStatus: 'Approved',
+      visibility: 'Published',
+    });
   });
 });
 
@@ -163,7 +172,7 @@ describe('coupon validation', () => {
     for (const code of ['SLEEPY', 'STALE', 'LATER']) expect((await validate(buyer, code, offer.consultationId)).body.data).toEqual(unknown);
   });
 
-  test('fixed discounts of 1.10 and 19.99 are exact amounts; sub-cent and exponent values are 400 naming discountValue', async () => {
+  test('fixed discounts of 1.10 and 19.99 are exact amounts; sub-cent and exponent values are 422 naming discountValue', async () => {
     const offer = await givenOffer(app);
     for (const [code, value, savings] of [
       ['DIME', 1.1, 1.1],
@@ -178,14 +187,22 @@ describe('coupon validation', () => {
         finalPrice: Number((500 - savings).toFixed(2)),
       });
     }
+    // The published schema of discountValue is a positive number (no multipleOf: a Percentage
+    // may have any decimals), so these match it; "a Fixed discount has at most 2 decimals" is a
+    // rule between discountType and discountValue: 422. Nothing is created.
     for (const [code, value] of [
       ['TINY', 2.6e-42],
       ['THIRD', 0.001],
     ] as const) {
       const res = await coupon(offer, code, { discountValue: value });
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(422);
       expect(res.body.errors).toEqual([expect.objectContaining({ path: 'discountValue', code: 'invalid' })]);
+      expect((await validate(newUser(), code, offer.consultationId)).body.data).toMatchObject({ valid: false });
     }
+    // Not a number at all: against the schema, 400.
+    const text = await coupon(offer, 'WORDS', { discountValue: '1.10' });
+    expect(text.status).toBe(400);
+    expect(text.body.errors).toEqual([expect.objectContaining({ path: 'discountValue', code: 'invalid' })]);
   });
 
   test('a hidden consultation is unknown to others: 404, no price', async () => {

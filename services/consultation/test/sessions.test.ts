@@ -116,23 +116,29 @@ describe('session times (a completed session makes its buyers eligible to review
     expect((await Session.findById(sessionId).lean())!.status).toBe('Scheduled');
   });
 
-  test('from 15 minutes before the slot it starts; a start time before that window or in the future is 400', async () => {
+  test('from 15 minutes before the slot it starts; a start time before that window or in the future is 422', async () => {
     const { sessionId, seller, startsAt } = await bookedSession(14 * 60_000);
     for (const actualStartTime of [iso(startsAt!, -16), iso(new Date(), 10)]) {
       const res = await seller('POST', `/consultations/sessions/${sessionId}/start`, { actualStartTime });
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(422);
       expect(res.body.errors[0]).toMatchObject({ path: 'actualStartTime', code: 'invalid' });
+      expect((await Session.findById(sessionId).lean())!.status).toBe('Scheduled');
     }
+    // Not a date-time at all: against the schema, 400.
+    const malformed = await seller('POST', `/consultations/sessions/${sessionId}/start`, { actualStartTime: 'soon' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errors[0]).toMatchObject({ path: 'actualStartTime', code: 'invalid' });
+    expect((await Session.findById(sessionId).lean())!.status).toBe('Scheduled');
     const started = await seller('POST', `/consultations/sessions/${sessionId}/start`, {});
     expect(started.body.data.status).toBe('In Progress');
   });
 
-  test('an end before (or at) the start, or in the future, is 400 and the session stays In Progress', async () => {
+  test('an end before (or at) the start, or in the future, is 422 and the session stays In Progress', async () => {
     const { sessionId, seller, startsAt } = await bookedSession(-30 * 60_000);
     await seller('POST', `/consultations/sessions/${sessionId}/start`, { actualStartTime: iso(startsAt!) });
     for (const actualEndTime of [iso(startsAt!, -1), iso(startsAt!), iso(new Date(), 10)]) {
       const res = await seller('POST', `/consultations/sessions/${sessionId}/end`, { actualEndTime });
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(422);
       expect(res.body.errors[0]).toMatchObject({ path: 'actualEndTime', code: 'invalid' });
     }
     expect((await Session.findById(sessionId).lean())!.status).toBe('In Progress');

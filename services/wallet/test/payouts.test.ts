@@ -58,12 +58,12 @@ describe('POST /wallets/users/:ref/payout-request', () => {
     expect(await balancesOf(user)).toEqual({ available: 500_00, held: 0 });
   });
 
-  test('an unknown bank and a wrong account length are 400', async () => {
+  test('an unknown bank and a wrong account length are 422', async () => {
     const user = newUser();
     await givenBalance(user, 500_00);
     expect((await request(user, { ...payout(), bankCode: 'NOPE' })).body.errors[0].path).toBe('bankCode');
     const short = await request(user, { ...payout(), accountNumber: '12345' });
-    expect(short.status).toBe(400);
+    expect(short.status).toBe(422);
     expect(short.body.errors[0].path).toBe('accountNumber');
     expect((await request(user, { ...payout(), bankCode: 'TELEBIRR', accountNumber: '0911223344' })).status).toBe(200);
   });

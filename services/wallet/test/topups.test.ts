@@ -112,9 +112,9 @@ describe('the sandbox hosted checkout', () => {
     expect(await balancesOf(user)).toEqual({ available: 15050, held: 0 });
 
     const replay = await postForm(`${path}/pay`, token);
-    expect(replay.status).toBe(410);
+    expect(replay.status).toBe(409);
     expect(await balancesOf(user)).toEqual({ available: 15050, held: 0 });
-    expect((await fetch(`${walletApp().url}${path}?token=${token}`)).status).toBe(410);
+    expect((await fetch(`${walletApp().url}${path}?token=${token}`)).status).toBe(409);
 
     const status = await call(walletApp().url, 'GET', `/wallets/topup/${res.body.data.referenceId}/status`, { token: tokenOf(user) });
     expect(status.body.data.status).toBe('Completed');
@@ -137,7 +137,7 @@ describe('the sandbox hosted checkout', () => {
     const cancelled = await postForm(`${path}/cancel`, token);
     expect(cancelled.status).toBe(303);
     expect(new URL(cancelled.headers.get('location')!).searchParams.get('status')).toBe('Cancelled');
-    expect((await postForm(`${path}/pay`, token)).status).toBe(410);
+    expect((await postForm(`${path}/pay`, token)).status).toBe(409);
     expect(await balancesOf(user)).toEqual({ available: 0, held: 0 });
   });
 
@@ -145,7 +145,7 @@ describe('the sandbox hosted checkout', () => {
     const { res } = await createTopUp();
     await TopUp.updateOne({ referenceId: res.body.data.referenceId }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
     const { path, token } = checkoutParts(res.body.data.paymentUrl);
-    expect((await fetch(`${walletApp().url}${path}?token=${token}`)).status).toBe(410);
+    expect((await fetch(`${walletApp().url}${path}?token=${token}`)).status).toBe(409);
     await walletApp().parts.topUps.reconcile(new Date(Date.now() + 120_000));
     expect((await TopUp.findOne({ referenceId: res.body.data.referenceId }).lean())?.status).toBe('Expired');
   });

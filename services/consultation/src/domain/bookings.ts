@@ -6,7 +6,7 @@ import {
   type CancelBookingBody,
   type CreateBookingBody,
 } from '@mkt/contracts';
-import { BadRequest, findPage, Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import { InvalidField, findPage, Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
 import { BookingSteps, type Taken } from './booking-steps';
 import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
@@ -309,14 +309,14 @@ export class Bookings {
     // would tell a stranger it is there); to those it is not bookable.
     const consultation = await visibleConsultation(user, body.consultationId);
     if (!isListed(consultation)) throw new NotBookable();
-    if (body.SellerId !== consultation.sellerId) throw new BadRequest('SellerId is not the seller of this consultation', 'SellerId');
+    if (body.SellerId !== consultation.sellerId) throw new InvalidField('SellerId is not the seller of this consultation', 'SellerId');
     if (user.id === consultation.sellerId) throw new Forbidden('Sellers do not book their own consultations');
     const [ruleSet, pricing] = await Promise.all([
       RuleSet.findById(consultation.ruleSetId).lean<RuleSetDoc>(),
       Pricing.findById(consultation.pricingId).lean<PricingDoc>(),
     ]);
     if (!ruleSet || (body.ruleSetId !== ruleSet._id && body.ruleSetId !== ruleSet.referenceId))
-      throw new BadRequest('ruleSetId is not the rule set of this consultation', 'ruleSetId');
+      throw new InvalidField('ruleSetId is not the rule set of this consultation', 'ruleSetId');
     if (!pricing?.isActive) throw new NotBookable('This consultation has no active price');
     const slot = findSlot(scheduleOf(consultation, ruleSet), consultation.timezone, body.date, body.startTime, body.endTime);
     if (!slot) throw new SlotUnavailable('This time is not one of the consultation’s slots');

@@ -6,7 +6,7 @@ import {
   type CreateConsultationBody,
   type UpdateConsultationBody,
 } from '@mkt/contracts';
-import { BadRequest, foundOr404, InvalidState, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
+import { InvalidField, foundOr404, InvalidState, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
 import { SlotPlace, DayPlace } from '../db/booking.models';
 import { Consultation, Pricing, RuleSet, type ConsultationDoc, type PricingDoc, type RuleSetDoc } from '../db/setup.models';
 import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation, type References } from './access';
@@ -84,7 +84,7 @@ export async function updateConsultation(user: AuthenticatedUser, key: string, b
   assertOwner(user, consultation.sellerId, 'consultation');
   const set: Record<string, unknown> = { ...body };
   if (body.maxCapacity !== undefined && consultation.sessionType === 'OneToOne' && body.maxCapacity !== 1)
-    throw new BadRequest('A OneToOne consultation has maxCapacity 1', 'maxCapacity');
+    throw new InvalidField('A OneToOne consultation has maxCapacity 1', 'maxCapacity');
   if (body.ruleSetId !== undefined) set.ruleSetId = (await ownRecord(RuleSet, body.ruleSetId, consultation.sellerId, 'ruleSetId'))._id;
   if (body.pricingId !== undefined) set.pricingId = (await ownRecord(Pricing, body.pricingId, consultation.sellerId, 'pricingId'))._id;
   const rebookable = BOOKABLE_CONSULTATION_FIELDS.some((field) => set[field] !== undefined && set[field] !== consultation[field]);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { newReference, type CreateRuleSetBody, type PageQuery } from '@mkt/contracts';
-import { BadRequest, findPage, type AuthenticatedUser } from '@mkt/kit';
+import { InvalidField, findPage, type AuthenticatedUser } from '@mkt/kit';
 import { Booking } from '../db/booking.models';
 import { Consultation, RuleSet, type ConsultationDoc, type RuleSetDoc } from '../db/setup.models';
 import { assertOwner, assertSeller, mustFind, type References } from './access';
@@ -12,7 +12,7 @@ import { countSlotsBetween, isValidZone } from './slots';
 const UTILIZATION_DAYS = 28;
 
 export function assertZone(zone: string, path: string): void {
-  if (!isValidZone(zone)) throw new BadRequest('Not an IANA time zone such as Africa/Addis_Ababa', path);
+  if (!isValidZone(zone)) throw new InvalidField('Not an IANA time zone such as Africa/Addis_Ababa', path);
 }
 
 export async function createRuleSet(user: AuthenticatedUser, body: CreateRuleSetBody, references: References): Promise<RuleSetDoc> {

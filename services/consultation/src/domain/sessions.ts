@@ -1,6 +1,6 @@
 import { makeEvent, type EventEnvelope, type SessionStatus } from '@mkt/contracts';
 import {
-  BadRequest,
+  InvalidField,
   InvalidState,
   NotFound,
   RuleViolation,
@@ -42,15 +42,16 @@ export function moveTime(
 ): Date {
   const at = given ? new Date(given) : now;
   const field = move === 'start' ? 'actualStartTime' : 'actualEndTime';
-  if (at.getTime() > now.getTime() + CLOCK_SKEW_MS) throw new BadRequest(`${field} is in the future`, field);
+  if (at.getTime() > now.getTime() + CLOCK_SKEW_MS) throw new InvalidField(`${field} is in the future`, field);
   if (move === 'start') {
     const earliest = new Date(session.startsAt.getTime() - startLeadMs);
     const lead = `${Math.round(startLeadMs / 60_000)} minutes`;
     if (now < earliest)
       throw new RuleViolation('too_early', `The session can be started from ${earliest.toISOString()} (${lead} before its slot)`);
-    if (at < earliest) throw new BadRequest(`actualStartTime is more than ${lead} before the slot`, field);
+    if (at < earliest) throw new InvalidField(`actualStartTime is more than ${lead} before the slot`, field);
   }
-  if (move === 'end' && session.startedAt && at <= session.startedAt) throw new BadRequest('actualEndTime must be after the start', field);
+  if (move === 'end' && session.startedAt && at <= session.startedAt)
+    throw new InvalidField('actualEndTime must be after the start', field);
   return at;
 }
 

@@ -1,5 +1,5 @@
 import { ErrorCode } from '@mkt/contracts';
-import { AppError, BadRequest, Conflict, RuleViolation } from '@mkt/kit';
+import { AppError, Conflict, InvalidField, RuleViolation } from '@mkt/kit';
 
 export class InsufficientFunds extends RuleViolation {
   constructor() {
@@ -20,7 +20,7 @@ export class AmountTooLarge extends RuleViolation {
   }
 }
 
-export class RedirectNotAllowed extends BadRequest {
+export class RedirectNotAllowed extends InvalidField {
   constructor() {
     super('redirectUrl must be on an allowed origin (CHECKOUT_REDIRECT_ORIGINS)', 'redirectUrl');
   }
@@ -32,13 +32,13 @@ export class CurrencyMismatch extends RuleViolation {
   }
 }
 
-export class UnknownBank extends BadRequest {
+export class UnknownBank extends InvalidField {
   constructor() {
     super('No active bank has this code', 'bankCode');
   }
 }
 
-export class BadAccountNumber extends BadRequest {
+export class BadAccountNumber extends InvalidField {
   constructor(length: number) {
     super(`The account number has ${length} digits at this bank`, 'accountNumber');
   }

@@ -20,9 +20,9 @@ function redirectBack(res: Response, redirectUrl: string, status: string, refere
 function closedPage(res: Response, lookup: Exclude<CheckoutLookup, { kind: 'open' }>): void {
   const [status, title, message] =
     lookup.kind === 'expired'
-      ? [410, 'Checkout expired', 'This payment link has expired. Start a new top-up from the app.']
+      ? [409, 'Checkout expired', 'This payment link has expired. Start a new top-up from the app.']
       : lookup.kind === 'used'
-        ? [410, 'Checkout closed', `This payment is already ${lookup.status.toLowerCase()}.`]
+        ? [409, 'Checkout closed', `This payment is already ${lookup.status.toLowerCase()}.`]
         : [404, 'Checkout not found', 'This payment link is not valid.'];
   res.status(status).type('html').send(checkoutMessagePage(title, message));
 }
