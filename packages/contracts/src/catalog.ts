@@ -95,6 +95,8 @@ export const ProductListQuery = PageQuery.extend({
     .string()
     .trim()
     .max(100)
+    // Matching control characters is the point here.
+    // eslint-disable-next-line no-control-regex
     .regex(/^[^\u0000-\u001f\u007f]*[^\s\u0000-\u001f\u007f][^\u0000-\u001f\u007f]*$/, 'Search text without control characters')
     .optional(),
   categoryId: referenceOf('CAT').optional(),
