@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import amqp, { type ChannelModel, type ConsumeMessage, type GetMessage } from 'amqplib';
 import type { SignOptions } from 'jsonwebtoken';
 import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, newReference } from '@mkt/contracts';
-import { call, makeKeyPair, signTestToken, uniqueName, type JsonResponse, type KeyPair, type TestUser } from './testing';
+import { call, makeKeyPair, signTestToken, testServers, uniqueName, type JsonResponse, type KeyPair, type TestUser } from './testing';
 
 export interface WaitOptions<T> {
   /** What is waited for, as the failure message should say it ("the booking's refund"). */
@@ -51,6 +51,11 @@ export interface TestEnv {
   deadLetter: string;
   /** A queue's name under the namespace: `queue('crm.bookings.dlq')`. */
   queue: (name: string) => string;
+  /**
+   * The environment a service of this file starts with: the shared servers, the public key its
+   * tokens are checked with, any free port and this namespace; `extra` adds or overrides.
+   */
+  serviceEnv: (publicKey: string, extra?: Record<string, string>) => Record<string, string>;
 }
 
 /**
@@ -66,7 +71,11 @@ export function testEnv(name: string): TestEnv {
       .slice(0, 20),
   );
   const queue = (queueName: string) => `${namespace}.${queueName}`;
-  return { dbName: namespace, namespace, events: queue(EVENTS_EXCHANGE), deadLetter: queue(DEAD_LETTER_EXCHANGE), queue };
+  const serviceEnv = (publicKey: string, extra: Record<string, string> = {}) => {
+    const { mongoUrl, amqpUrl } = testServers();
+    return { MONGO_URL: mongoUrl, AMQP_URL: amqpUrl, JWT_PUBLIC_KEY: publicKey, PORT: '0', BUS_NAMESPACE: namespace, ...extra };
+  };
+  return { dbName: namespace, namespace, events: queue(EVENTS_EXCHANGE), deadLetter: queue(DEAD_LETTER_EXCHANGE), queue, serviceEnv };
 }
 
 export interface TestIdentity {

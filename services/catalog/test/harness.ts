@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit';
-import { testEnv, testIdentity, testServers, type TestUser } from '@mkt/infra';
+import { testEnv, testIdentity, type TestUser } from '@mkt/infra';
 import { catalogService } from '../src/composition';
 import { loadConfig } from '../src/config';
 
@@ -13,14 +13,7 @@ export const env = testEnv('catalog');
 export function useCatalog(): () => string {
   let started: StartedRuntime;
   beforeAll(async () => {
-    const { mongoUrl, amqpUrl } = testServers();
-    const config = loadConfig({
-      MONGO_URL: mongoUrl,
-      AMQP_URL: amqpUrl,
-      JWT_PUBLIC_KEY: identity.keys.publicKey,
-      PORT: '0',
-      BUS_NAMESPACE: env.namespace,
-    });
+    const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
     started = await startComponent(catalogService(config, pino({ level: 'silent' })), env.dbName);
   });
   afterAll(async () => {

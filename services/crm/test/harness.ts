@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import pino from 'pino';
 import { makeEvent, type EventData, type EventType } from '@mkt/contracts';
 import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
-import { testEnv, testIdentity, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
 import { crmService } from '../src/composition';
 import { loadConfig } from '../src/config';
 
@@ -14,14 +14,7 @@ export const log = pino({ level: 'silent' });
 export function useCrm(): () => { url: string; bus: Bus } {
   let started: StartedRuntime;
   beforeAll(async () => {
-    const { mongoUrl, amqpUrl } = testServers();
-    const config = loadConfig({
-      MONGO_URL: mongoUrl,
-      AMQP_URL: amqpUrl,
-      JWT_PUBLIC_KEY: identity.keys.publicKey,
-      PORT: '0',
-      BUS_NAMESPACE: env.namespace,
-    });
+    const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
     started = await startComponent(crmService(config, log), env.dbName);
   });
   afterAll(async () => {

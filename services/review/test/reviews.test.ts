@@ -16,14 +16,7 @@ let url: string;
 let bus: Bus;
 
 beforeAll(async () => {
-  const { mongoUrl, amqpUrl } = testServers();
-  const config = loadConfig({
-    MONGO_URL: mongoUrl,
-    AMQP_URL: amqpUrl,
-    JWT_PUBLIC_KEY: identity.keys.publicKey,
-    PORT: '0',
-    BUS_NAMESPACE: env.namespace,
-  });
+  const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
   started = await startComponent(reviewService(config, log), env.dbName);
   ({ url } = started);
   bus = started.runtime.bus;

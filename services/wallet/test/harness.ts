@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { startComponent, stopRuntime, type Bus, type Logger, type OutboxRelay } from '@mkt/kit';
-import { testEnv, testIdentity, testServers, uniqueName, type TestUser } from '@mkt/infra';
+import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
 import { walletService } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
 import { LedgerRelay } from '../src/db/ledger-relay';
@@ -24,18 +24,12 @@ export interface WalletApp {
 }
 
 function baseEnv(): Record<string, string> {
-  const { mongoUrl, amqpUrl } = testServers();
-  return {
-    MONGO_URL: mongoUrl,
-    AMQP_URL: amqpUrl,
-    JWT_PUBLIC_KEY: identity.keys.publicKey,
-    PORT: '0',
-    BUS_NAMESPACE: env.namespace,
+  return env.serviceEnv(identity.keys.publicKey, {
     LIMIT_DAILY: '10000',
     LIMIT_WEEKLY: '10000',
     LIMIT_MONTHLY: '10000',
     CHECKOUT_REDIRECT_ORIGINS: 'https://shop.example',
-  };
+  });
 }
 
 /** The wallet as main.ts composes it (its consumers and sweeps left to the tests), on a free port. */
