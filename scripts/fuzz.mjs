@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // `npm run fuzz [-- <schemathesis options>]`: property-based tests of the running system
-// (`npm start`) from its own OpenAPI document, with every check schemathesis has but one (a false
-// positive, see below), responses validated against the documented schemas. Installs schemathesis from PyPI into a venv under
-// .tools/ on first use; signs a new seller up to get a bearer token and seeds records of theirs
-// (a product, a draft, a shop, a consultation, a relationship, a top-up, a payout...) that the
-// operations on one record are pointed at, so that they reach their logic and real answers.
+// (`npm start`) from its own OpenAPI document, with every check schemathesis has but one (a
+// false positive, see below), responses validated against the documented schemas. Installs
+// schemathesis from PyPI into a venv under .tools/ on first use; signs a new seller up to get a
+// bearer token and seeds records of theirs (a product, a draft, a shop, a consultation approved
+// by the admin and booked by a buyer, a relationship, a top-up, a payout...) that the operations
+// on one record are pointed at, so that they reach their logic and real answers.
 //
 //   FUZZ_URL       the gateway (default http://localhost:8080)
 //   FUZZ_EXAMPLES  test cases per operation (default 25)
 //   FUZZ_CHECKS    schemathesis checks (default all)
+//   FUZZ_ADMIN_EMAIL, FUZZ_ADMIN_PASSWORD  the admin that approves the seeded consultation
+//                  (default: `npm start`'s seeded admin)
 //   FUZZ_RATE      requests per minute schemathesis sends (default 500/m), under the gateway's
 //                  default limits (1200/min per address, 600/min per user) so that every answer is
 //                  the operation's own, not a 429. For a faster run, start the system with the
@@ -121,7 +124,11 @@ async function seed(seller) {
   const ruleSet = await as('POST', '/consultations/availability-rule-sets/rule-sets', {
     name: 'Mornings',
     timezone: 'Africa/Addis_Ababa',
-    availabilityRules: [{ type: 'weekly', weekday: 'monday', intervals: [{ start_time: '09:00:00', end_time: '12:00:00' }] }],
+    availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
+      type: 'weekly',
+      weekday,
+      intervals: [{ start_time: '09:00:00', end_time: '12:00:00' }],
+    })),
   });
   const pricing = await as('POST', '/consultations/pricing', { basePrice: 10, currency: 'ETB' });
   const consultation = await as('POST', '/consultations', {
@@ -138,18 +145,8 @@ async function seed(seller) {
   await until(() => api('GET', '/v1/wallet', buyer.token));
   const relationship = await until(() => as('POST', '/customers', { sellerId: seller.id, buyerId: buyer.id }));
   await until(() => as('GET', '/v1/wallet'));
-  const topUp = await as('POST', `/wallets/users/${seller.ref}/topup`, {
-    amount: 100,
-    paymentMethod: 'Chapa',
-    redirectUrl: 'http://localhost:3000/done',
-  });
-  const link = new URL(topUp.paymentUrl);
-  await fetch(`${base}${link.pathname}/pay`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: link.searchParams.get('token') }).toString(),
-  });
+  const sellerTopUp = await topUp(seller, 100);
+  const booked = await bookOnce(seller, buyer, consultation, ruleSet);
   const banks = await as('GET', '/wallets/banks');
   const bank = banks.find((b) => b.is_active);
   const payout = await as('POST', `/wallets/users/${seller.ref}/payout-request`, {
@@ -172,6 +169,14 @@ async function seed(seller) {
     'GET /consultations/{id}': { id: consultation.id },
     'PUT /consultations/{id}': { id: consultation.id },
     'GET /consultations/{id}/slots': { id: consultation.id },
+    ...(booked
+      ? {
+          'GET /consultations/bookings/{id}': { id: booked.bookingId },
+          ...Object.fromEntries(
+            ['start', 'end', 'no-show'].map((move) => [`POST /consultations/sessions/{id}/${move}`, { id: booked.sessionId }]),
+          ),
+        }
+      : {}),
     'GET /customers/{id}': { id: relationship.id },
     'PUT /customers/{id}': { id: relationship.id },
     'DELETE /customers/{id}': { id: relationship.id },
@@ -186,10 +191,68 @@ async function seed(seller) {
     ),
     'POST /wallets/users/{userReferenceId}/topup': { userReferenceId: seller.ref },
     'POST /wallets/users/{userReferenceId}/payout-request': { userReferenceId: seller.ref },
-    'GET /wallets/topup/{walletReferenceId}/status': { walletReferenceId: topUp.referenceId },
+    'GET /wallets/topup/{walletReferenceId}/status': { walletReferenceId: sellerTopUp.referenceId },
     'GET /wallets/payout-requests/{referenceId}/status': { referenceId: payout.referenceId },
     'POST /wallets/payout-requests/{referenceId}/cancel': { referenceId: payout.referenceId },
   };
+}
+
+/** Pays a sandbox top-up of `amount` into the user's wallet (the hosted checkout's pay form). */
+async function topUp(user, amount) {
+  const created = await api('POST', `/wallets/users/${user.ref}/topup`, user.token, {
+    amount,
+    paymentMethod: 'Chapa',
+    redirectUrl: 'http://localhost:3000/done',
+  });
+  const link = new URL(created.paymentUrl);
+  await fetch(`${base}${link.pathname}/pay`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: link.searchParams.get('token') }).toString(),
+  });
+  return created;
+}
+
+/**
+ * The consultation approved by the admin (FUZZ_ADMIN_EMAIL / FUZZ_ADMIN_PASSWORD, `npm start`'s
+ * seeded admin by default) and booked by the buyer, so that the session moves and the booking
+ * read reach their logic. Null, with a note, when the admin cannot log in.
+ */
+async function bookOnce(seller, buyer, consultation, ruleSet) {
+  const login = await fetch(`${base}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      email: process.env.FUZZ_ADMIN_EMAIL ?? 'admin@marketplace.local',
+      password: process.env.FUZZ_ADMIN_PASSWORD ?? 'admin-change-me',
+    }),
+  });
+  if (login.status !== 200) {
+    say(`the admin could not log in (${login.status}): session and booking operations get generated ids only`);
+    return null;
+  }
+  const admin = (await login.json()).data.accessToken;
+  await api('POST', `/consultations/${consultation.id}/approve`, admin, {});
+  await topUp(buyer, 100);
+  const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+  const { slots } = await api('GET', `/consultations/${consultation.id}/slots?from=${day(0)}&to=${day(7)}`, buyer.token);
+  const book = (slot) =>
+    api('POST', '/consultations/bookings', buyer.token, {
+      SellerId: seller.id,
+      consultationId: consultation.id,
+      ruleSetId: ruleSet.id,
+      date: slot.date,
+      startTime: slot.startTime,
+      endTime: slot.endTime,
+      participants: [{ fullName: 'Fuzz Buyer', email: 'buyer@example.com', phone: '+251911223344' }],
+      subTotal: 10,
+      totalAmount: 10,
+      currency: 'ETB',
+    });
+  const booking = await book(slots[0]);
+  say(`booked ${booking.referenceId} (session ${booking.sessionId}) for the session operations`);
+  return booking;
 }
 
 /** fuzz.toml with one `[[operations]]` block per seeded operation, written under .tools/. */
