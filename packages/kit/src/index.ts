@@ -12,3 +12,4 @@ export * from './http/auth';
 export * from './http/request-id';
 export * from './bus';
 export * from './http/method-not-allowed';
+export * from './windowed-counter';

@@ -2,7 +2,7 @@ import { periodicJob, type Logger, type RunOptions } from '@mkt/kit';
 import { assembleParts, createApp, type ConsultationParts } from './app';
 import type { ConsultationConfig } from './config';
 import { Booking, DayPlace, Session, SlotPlace } from './db/booking.models';
-import { Consultation, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from './db/setup.models';
+import { Consultation, CouponCheck, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from './db/setup.models';
 import { sweepCouponChecks } from './domain/coupons';
 import { reviewsConsumer } from './events/reviews.consumer';
 import { walletPaymentsConsumer } from './events/wallet-payments.consumer';
@@ -14,7 +14,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     name: 'consultation',
     config,
     log,
-    models: [RuleSet, Pricing, Discount, VisibilityRuleSet, Consultation, RatingEntry, SlotPlace, DayPlace, Booking, Session],
+    models: [RuleSet, Pricing, Discount, VisibilityRuleSet, Consultation, RatingEntry, CouponCheck, SlotPlace, DayPlace, Booking, Session],
     outboxSources: [
       { name: 'bookings', model: Booking },
       { name: 'sessions', model: Session },

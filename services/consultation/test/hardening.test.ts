@@ -1,7 +1,7 @@
-import { Consultation, CouponCheck } from '../src/db/setup.models';
+import { Consultation } from '../src/db/setup.models';
 import { MAX_SLOTS_PER_QUERY } from '../src/domain/consultations';
 import { countCouponCheck, sweepCouponChecks } from '../src/domain/coupons';
-import { admin, as, daysAhead, givenOffer, newUser, useConsultationApp, weekdays, ZONE, type Offer } from './harness';
+import { admin, as, couponChecksOf, daysAhead, givenOffer, newUser, useConsultationApp, weekdays, ZONE, type Offer } from './harness';
 
 const app = useConsultationApp();
 
@@ -213,16 +213,18 @@ describe('coupon validation', () => {
     expect((await validate(hidden.seller, 'ANY', hidden.consultationId)).body.data).toMatchObject({ originalPrice: 500 });
   });
 
-  test('20 checks per user and minute, counted atomically; the 21st is refused until the next minute', async () => {
+  test('20 checks per user and minute, taken atomically; the 21st is refused, not counted, until the next minute', async () => {
     const userId = newUser().id;
     const now = new Date('2030-05-01T10:00:45.000Z');
     const results = await Promise.allSettled(Array.from({ length: 21 }, () => countCouponCheck(userId, now)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
     const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason;
     expect(refused).toMatchObject({ status: 429, headers: { 'Retry-After': '15' } });
+    await expect(countCouponCheck(userId, new Date('2030-05-01T10:00:59.000Z'))).rejects.toMatchObject({ status: 429 });
+    expect(await couponChecksOf(userId)).toEqual([expect.objectContaining({ count: 20 })]);
     await expect(countCouponCheck(userId, new Date('2030-05-01T10:01:00.000Z'))).resolves.toBeUndefined();
     await sweepCouponChecks(new Date('2030-05-01T10:05:00.000Z'));
-    expect(await CouponCheck.countDocuments({ userId })).toBe(0);
+    expect(await couponChecksOf(userId)).toEqual([]);
   });
 
   test('over the limit the endpoint answers 429 with Retry-After; other users are unaffected', async () => {
@@ -230,13 +232,8 @@ describe('coupon validation', () => {
     const guesser = newUser();
     // The guesser has used up this minute and the next (the test may cross a minute's end).
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
-    await CouponCheck.insertMany(
-      [minute, minute + 60_000].map((start) => ({
-        _id: `${guesser.id}|${start}`,
-        userId: guesser.id,
-        windowStart: new Date(start),
-        count: 20,
-      })),
+    await Promise.all(
+      [minute, minute + 60_000].flatMap((start) => Array.from({ length: 20 }, () => countCouponCheck(guesser.id, new Date(start)))),
     );
     const refused = await validate(guesser, 'GUESS', offer.consultationId);
     expect(refused.status).toBe(429);

@@ -7,6 +7,7 @@ import type { ConsultationParts } from '../src/app';
 import { consultationService } from '../src/composition';
 import { loadConfig } from '../src/config';
 import { Booking, Session } from '../src/db/booking.models';
+import { CouponCheck } from '../src/db/setup.models';
 // The real wallet, in this process, for paid bookings (its own collections; consultation's code
 // only ever reaches it over HTTP).
 import { walletService } from '../../wallet/src/composition';
@@ -103,6 +104,9 @@ export function newUser(role: TestUser['role'] = 'buyer', options: { balanceMino
   return user;
 }
 export const tokenOf = (user: TestUser) => identity.tokenOf(user);
+
+/** The user's coupon-check counters, one per minute they checked in (`_id` = `user|minute`). */
+export const couponChecksOf = (userId: string) => CouponCheck.find({ _id: { $regex: `^${userId}\\|` } }).lean();
 export const admin = newUser('admin');
 
 /** Opens the user's wallet with its opening balance, once (as registration and a top-up would). */

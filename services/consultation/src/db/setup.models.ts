@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import type { AvailabilityRule } from '@mkt/contracts';
-import { freeFormArrayField } from '@mkt/kit';
+import { freeFormArrayField, windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit';
 
 const timestamps = { timestamps: true, versionKey: false } as const;
 
@@ -112,18 +112,8 @@ const discountSchema = new Schema<DiscountDoc>(
 discountSchema.index({ sellerId: 1, couponCode: 1 }, { unique: true });
 export const Discount = mongoose.model<DiscountDoc>('Discount', discountSchema, 'promotional_discounts');
 
-/** Coupon checks of one user in one minute (`_id` = user|window start), for the throttle. */
-export interface CouponCheckDoc {
-  _id: string;
-  userId: string;
-  windowStart: Date;
-  count: number;
-}
-export const CouponCheck = mongoose.model<CouponCheckDoc>(
-  'CouponCheck',
-  new Schema<CouponCheckDoc>({ _id: String, userId: String, windowStart: Date, count: Number }, { versionKey: false }),
-  'coupon_checks',
-);
+/** Coupon checks of one user in one minute (`_id` = `user|2030-05-01T10:00`), for the throttle. */
+export const CouponCheck = mongoose.model<WindowedCounterDoc>('CouponCheck', windowedCounterSchema(), 'coupon_checks');
 
 export interface VisibilityRuleDoc {
   type: 'user_type' | 'location';

@@ -1,35 +1,24 @@
-import { isDuplicateKey, RateLimited } from '@mkt/kit';
+import { calendarWindow, RateLimited, WindowedCounter } from '@mkt/kit';
 import { CouponCheck, type DiscountDoc } from '../db/setup.models';
 
-/** Coupon checks one user may make per minute; past it, 429 with Retry-After. */
+/** Coupon checks one user may make per calendar minute; past it, 429 with Retry-After. */
 export const COUPON_CHECKS_PER_MINUTE = 20;
-const WINDOW_MS = 60_000;
+
+const couponChecks = new WindowedCounter(CouponCheck);
 
 /**
- * Counts one coupon check of a user in the current minute and refuses it past the limit. The
- * counter is one document per user and minute, raised by `$inc` (atomic across instances);
- * two first checks racing to create it collide on `_id`, and the loser raises the winner's.
+ * Takes one of the user's coupon checks of the current minute, or refuses it (a refused check
+ * does not count, so a client that keeps asking is free again at the next minute).
  */
 export async function countCouponCheck(userId: string, now = new Date()): Promise<void> {
-  const windowStart = Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS;
-  const filter = { _id: `${userId}|${windowStart}` };
-  const raise = () =>
-    CouponCheck.findOneAndUpdate(
-      filter,
-      { $inc: { count: 1 }, $setOnInsert: { userId, windowStart: new Date(windowStart) } },
-      { upsert: true, new: true },
-    ).lean();
-  const counted = await raise().catch((err: unknown) => {
-    if (isDuplicateKey(err)) return raise();
-    throw err;
-  });
-  if ((counted?.count ?? 0) > COUPON_CHECKS_PER_MINUTE)
-    throw new RateLimited((windowStart + WINDOW_MS - now.getTime()) / 1000, 'Too many coupon checks; try again in a minute');
+  const minute = calendarWindow('minute', now);
+  if (!(await couponChecks.take(`${userId}|${minute.key}`, COUPON_CHECKS_PER_MINUTE, minute.endsAt)))
+    throw new RateLimited((minute.endsAt.getTime() - now.getTime()) / 1000, 'Too many coupon checks; try again in a minute');
 }
 
 /** Forgets the counters of past minutes (the server does not expire documents by itself). */
 export async function sweepCouponChecks(now = new Date()): Promise<void> {
-  await CouponCheck.deleteMany({ windowStart: { $lt: new Date(now.getTime() - 2 * WINDOW_MS) } });
+  await couponChecks.deleteExpired(now);
 }
 
 export interface PriceQuote {

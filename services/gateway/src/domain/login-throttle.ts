@@ -13,6 +13,9 @@ export interface ThrottleSettings {
  * Retry-After). Each attempt is counted *before* its password is checked and forgiven when it
  * succeeds, so 30 parallel guesses cannot all slip in before the first failure is written; a
  * success clears the count. Kept in the database: every gateway replica sees the same count.
+ * Not kit's WindowedCounter: that one's key names a calendar window, so a window never has to
+ * be reset; here the window starts at the first failure under a fixed key, and an ended window
+ * is reopened in place (a second guarded write), its end read back for Retry-After.
  */
 export class LoginThrottle {
   constructor(private readonly settings: ThrottleSettings) {}

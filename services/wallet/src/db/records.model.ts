@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import type { IntegrationEvent, PaymentMethod, PayoutStatus, TopUpStatus } from '@mkt/contracts';
-import { freeFormArrayField, pendingEventsField } from '@mkt/kit';
+import { freeFormArrayField, pendingEventsField, windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit';
 
 /** A wallet step a record still owes (applied to the wallet, or about to be). */
 export type StepState = 'none' | 'pending' | 'done';
@@ -146,21 +146,8 @@ const transferSchema = new Schema<TransferDoc>(
 );
 export const Transfer = mongoose.model<TransferDoc>('Transfer', transferSchema, 'transfers');
 
-/** One counter per user, window and period, e.g. `u1:daily:2026-11-21`. */
-export interface UsageDoc {
-  _id: string;
-  count: number;
-  expiresAt: Date;
-}
-const usageSchema = new Schema<UsageDoc>(
-  {
-    _id: { type: String, required: true },
-    count: { type: Number, required: true },
-    expiresAt: { type: Date, required: true, index: true },
-  },
-  { versionKey: false },
-);
-export const Usage = mongoose.model<UsageDoc>('Usage', usageSchema, 'usage_counters');
+/** One counter per user, window and period, e.g. `u1:daily:2026-11-21` (kit's WindowedCounter). */
+export const Usage = mongoose.model<WindowedCounterDoc>('Usage', windowedCounterSchema(), 'usage_counters');
 
 export interface IdempotencyDoc {
   _id: string;

@@ -1,34 +1,44 @@
 import type { RateLimitStats } from '@mkt/contracts';
-import { isDuplicateKey, RateLimited } from '@mkt/kit';
+import { calendarWindow, RateLimited, WindowedCounter, type CalendarUnit } from '@mkt/kit';
 import { Usage } from '../db/records.model';
-import { periodOf, secondsUntil, WINDOWS, type LimitWindow, type WindowPeriod } from './limits';
 
+/** Calendar windows in UTC: a day, an ISO week (Monday first) and a month. */
+export const WINDOWS = ['daily', 'weekly', 'monthly'] as const;
+export type LimitWindow = (typeof WINDOWS)[number];
 export type LimitSettings = Record<LimitWindow, number>;
 
-const counterId = (userId: string, period: WindowPeriod) => `${userId}:${period.window}:${period.key}`;
+const UNITS: Record<LimitWindow, CalendarUnit> = { daily: 'day', weekly: 'week', monthly: 'month' };
+
+function periodOf(userId: string, window: LimitWindow, now: Date) {
+  const period = calendarWindow(UNITS[window], now);
+  return { key: `${userId}:${window}:${period.key}`, endsAt: period.endsAt };
+}
 
 /**
  * Top-ups and payout requests count against a user's daily, weekly and monthly windows. A
- * place is reserved in all three before the work (atomically: the guard `count < limit` is in
- * the filter, and at the limit the upsert collides with the existing counter), and given back
- * when the work fails, so a refused request never counts.
+ * place is reserved in all three before the work (atomically, by kit's WindowedCounter), and
+ * given back when the work fails, so a refused request never counts.
  */
 export class Limits {
+  private readonly usage = new WindowedCounter(Usage);
+
   constructor(private readonly limits: LimitSettings) {}
 
   async reserve(userId: string, now = new Date()): Promise<() => Promise<void>> {
     const taken: string[] = [];
     const release = async () => {
-      for (const id of taken) await Usage.updateOne({ _id: id }, { $inc: { count: -1 } });
+      for (const key of taken) await this.usage.giveBack(key);
     };
     for (const window of WINDOWS) {
-      const period = periodOf(window, now);
-      const id = counterId(userId, period);
-      if (!(await this.take(id, this.limits[window], period.endsAt))) {
+      const period = periodOf(userId, window, now);
+      if (!(await this.usage.take(period.key, this.limits[window], period.endsAt))) {
         await release();
-        throw new RateLimited(secondsUntil(period.endsAt, now), `The ${window} limit of ${this.limits[window]} requests is reached`);
+        throw new RateLimited(
+          (period.endsAt.getTime() - now.getTime()) / 1000,
+          `The ${window} limit of ${this.limits[window]} requests is reached`,
+        );
       }
-      taken.push(id);
+      taken.push(period.key);
     }
     return release;
   }
@@ -36,8 +46,7 @@ export class Limits {
   async stats(userId: string, now = new Date()): Promise<RateLimitStats> {
     const entries = await Promise.all(
       WINDOWS.map(async (window) => {
-        const counter = await Usage.findById(counterId(userId, periodOf(window, now))).lean();
-        const count = counter?.count ?? 0;
+        const count = await this.usage.count(periodOf(userId, window, now).key);
         const limit = this.limits[window];
         return [window, { count, limit, remaining: Math.max(0, limit - count) }] as const;
       }),
@@ -46,21 +55,6 @@ export class Limits {
   }
 
   async deleteExpired(now = new Date()): Promise<void> {
-    await Usage.deleteMany({ expiresAt: { $lt: now } });
-  }
-
-  private async take(id: string, limit: number, endsAt: Date): Promise<boolean> {
-    if (limit <= 0) return false;
-    try {
-      await Usage.findOneAndUpdate(
-        { _id: id, count: { $lt: limit } },
-        { $inc: { count: 1 }, $setOnInsert: { expiresAt: endsAt } },
-        { upsert: true },
-      );
-      return true;
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
+    await this.usage.deleteExpired(now);
   }
 }

@@ -1,0 +1,98 @@
+import { Schema, type Model } from 'mongoose';
+import { isDuplicateKey } from './errors';
+
+/**
+ * One counter per key and window: the key names its window (`u1:daily:2026-11-21`), so a new
+ * window is a new document and no counter is ever reset in place. `expiresAt` is the window's
+ * end, for the sweep (the development server enforces no TTL index).
+ */
+export interface WindowedCounterDoc {
+  _id: string;
+  count: number;
+  expiresAt: Date;
+}
+
+/** The schema of a service's counter collection: `mongoose.model(name, windowedCounterSchema(), collection)`. */
+export function windowedCounterSchema(): Schema<WindowedCounterDoc> {
+  return new Schema<WindowedCounterDoc>(
+    {
+      _id: { type: String, required: true },
+      count: { type: Number, required: true },
+      expiresAt: { type: Date, required: true, index: true },
+    },
+    { versionKey: false },
+  );
+}
+
+/**
+ * Places in a window, taken atomically across instances: the guard `count < limit` is in the
+ * filter of an upsert, so a full counter does not match and the upsert collides with it on
+ * `_id` — the refusal. A refused take changes nothing.
+ */
+export class WindowedCounter {
+  constructor(private readonly model: Model<WindowedCounterDoc>) {}
+
+  /** Takes one place of `key` if fewer than `limit` are taken; `endsAt` is the window's end. */
+  async take(key: string, limit: number, endsAt: Date): Promise<boolean> {
+    if (limit <= 0) return false;
+    const guard = { _id: key, count: { $lt: limit } };
+    try {
+      await this.model.updateOne(guard, { $inc: { count: 1 }, $setOnInsert: { expiresAt: endsAt } }, { upsert: true });
+      return true;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    // The collision means the counter exists: it is full, or another first take created it
+    // between our match and our insert. The same guard, without the upsert, tells which.
+    const retried = await this.model.updateOne(guard, { $inc: { count: 1 } });
+    return retried.matchedCount === 1;
+  }
+
+  /** Gives back a place taken for work that then failed (never below zero). */
+  async giveBack(key: string): Promise<void> {
+    await this.model.updateOne({ _id: key, count: { $gt: 0 } }, { $inc: { count: -1 } });
+  }
+
+  /** The places taken in `key`'s window (0 for a window nobody used). */
+  async count(key: string): Promise<number> {
+    const counter = await this.model.findById(key, { count: 1 }).lean();
+    return counter?.count ?? 0;
+  }
+
+  /** Forgets the windows that ended before `now`; returns how many. */
+  async deleteExpired(now = new Date()): Promise<number> {
+    const { deletedCount } = await this.model.deleteMany({ expiresAt: { $lt: now } });
+    return deletedCount;
+  }
+}
+
+export type CalendarUnit = 'minute' | 'day' | 'week' | 'month';
+
+/** A calendar window: `key` names it (from its start) and `endsAt` is the next one's start. */
+export interface CalendarWindow {
+  key: string;
+  endsAt: Date;
+}
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The UTC calendar window of `unit` that holds `now`: a minute (`2026-11-21T10:04`), a day
+ * (`2026-11-21`), an ISO week from Monday 00:00 (`W2026-11-16`, its Monday) or a month from
+ * the 1st 00:00 (`2026-11`).
+ */
+export function calendarWindow(unit: CalendarUnit, now: Date): CalendarWindow {
+  if (unit === 'minute') {
+    const start = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS;
+    return { key: new Date(start).toISOString().slice(0, 16), endsAt: new Date(start + MINUTE_MS) };
+  }
+  const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  if (unit === 'day') return { key: new Date(day).toISOString().slice(0, 10), endsAt: new Date(day + DAY_MS) };
+  if (unit === 'week') {
+    const monday = day - ((now.getUTCDay() + 6) % 7) * DAY_MS;
+    return { key: `W${new Date(monday).toISOString().slice(0, 10)}`, endsAt: new Date(monday + 7 * DAY_MS) };
+  }
+  const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  return { key: first.toISOString().slice(0, 7), endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
+}

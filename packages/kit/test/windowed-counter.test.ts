@@ -1,0 +1,112 @@
+import mongoose from 'mongoose';
+import pino from 'pino';
+import { calendarWindow, connectMongo, WindowedCounter, windowedCounterSchema } from '@mkt/kit';
+import { testServers, uniqueName } from '@mkt/infra';
+
+const Counter = mongoose.model('WindowedCounter', windowedCounterSchema(), 'windowed_counters');
+const counter = new WindowedCounter(Counter);
+const at = (iso: string) => new Date(iso);
+
+beforeAll(async () => {
+  await connectMongo({ url: testServers().mongoUrl, dbName: uniqueName('kit_counter'), log: pino({ level: 'silent' }) });
+  await Counter.createIndexes();
+});
+afterAll(() => mongoose.disconnect());
+
+describe('WindowedCounter.take', () => {
+  test('60 takes racing on a new key with a limit of 20: exactly 20 are granted and counted', async () => {
+    const key = uniqueName('race');
+    const granted = await Promise.all(Array.from({ length: 60 }, () => counter.take(key, 20, at('2030-01-01T00:01:00Z'))));
+    expect(granted.filter(Boolean)).toHaveLength(20);
+    expect(await counter.count(key)).toBe(20);
+  });
+
+  test('takes racing on a counter that has places left: exactly the free places are granted', async () => {
+    const key = uniqueName('race');
+    for (let i = 0; i < 7; i += 1) await counter.take(key, 10, at('2030-01-01T00:01:00Z'));
+    const granted = await Promise.all(Array.from({ length: 30 }, () => counter.take(key, 10, at('2030-01-01T00:01:00Z'))));
+    expect(granted.filter(Boolean)).toHaveLength(3);
+    expect(await counter.count(key)).toBe(10);
+  });
+
+  test('a first take that loses the race to create the counter still gets a free place', async () => {
+    // The development server runs one write at a time, so the race real servers have (two first
+    // takes both miss the counter, one insert collides) is staged: another instance creates the
+    // counter just before this take's upsert, which then collides as it would on a real server.
+    const key = uniqueName('first');
+    let staged = false;
+    const racing = new Proxy(Counter, {
+      get(model, name, receiver) {
+        if (name !== 'updateOne' || staged) return Reflect.get(model, name, receiver);
+        staged = true;
+        return async () => {
+          await Counter.create({ _id: key, count: 1, expiresAt: at('2030-01-01T00:01:00Z') });
+          await Counter.create({ _id: key, count: 1, expiresAt: at('2030-01-01T00:01:00Z') });
+        };
+      },
+    });
+    expect(await new WindowedCounter(racing).take(key, 2, at('2030-01-01T00:01:00Z'))).toBe(true);
+    expect(await counter.count(key)).toBe(2);
+  });
+
+  test('a refused take does not count, and a limit of 0 refuses without writing', async () => {
+    const key = uniqueName('full');
+    expect(await counter.take(key, 1, at('2030-01-01T00:01:00Z'))).toBe(true);
+    expect(await counter.take(key, 1, at('2030-01-01T00:01:00Z'))).toBe(false);
+    expect(await counter.take(key, 1, at('2030-01-01T00:01:00Z'))).toBe(false);
+    expect(await counter.count(key)).toBe(1);
+    const unused = uniqueName('zero');
+    expect(await counter.take(unused, 0, at('2030-01-01T00:01:00Z'))).toBe(false);
+    expect(await Counter.exists({ _id: unused })).toBeNull();
+  });
+});
+
+describe('WindowedCounter.giveBack', () => {
+  test('a place given back can be taken again; giving back never goes below zero', async () => {
+    const key = uniqueName('back');
+    await counter.take(key, 2, at('2030-01-01T00:01:00Z'));
+    await counter.take(key, 2, at('2030-01-01T00:01:00Z'));
+    expect(await counter.take(key, 2, at('2030-01-01T00:01:00Z'))).toBe(false);
+    await counter.giveBack(key);
+    expect(await counter.count(key)).toBe(1);
+    expect(await counter.take(key, 2, at('2030-01-01T00:01:00Z'))).toBe(true);
+    for (let i = 0; i < 4; i += 1) await counter.giveBack(key);
+    expect(await counter.count(key)).toBe(0);
+    await counter.giveBack(uniqueName('never-taken'));
+  });
+});
+
+describe('windows', () => {
+  test('a full minute refuses until the next one, which is a new counter; expired windows are swept', async () => {
+    const user = uniqueName('user');
+    const take = (now: Date) => {
+      const minute = calendarWindow('minute', now);
+      return counter.take(`${user}|${minute.key}`, 2, minute.endsAt);
+    };
+    expect(await take(at('2030-05-01T10:00:01Z'))).toBe(true);
+    expect(await take(at('2030-05-01T10:00:30Z'))).toBe(true);
+    expect(await take(at('2030-05-01T10:00:59.999Z'))).toBe(false);
+    expect(await take(at('2030-05-01T10:01:00Z'))).toBe(true);
+    expect(await counter.count(`${user}|2030-05-01T10:00`)).toBe(2);
+
+    expect(await counter.deleteExpired(at('2030-05-01T10:01:00Z'))).toBeGreaterThanOrEqual(0);
+    expect(await counter.count(`${user}|2030-05-01T10:00`)).toBe(2); // ends at 10:01, not before
+    await counter.deleteExpired(at('2030-05-01T10:01:30Z'));
+    expect(await counter.count(`${user}|2030-05-01T10:00`)).toBe(0);
+    expect(await counter.count(`${user}|2030-05-01T10:01`)).toBe(1);
+    await counter.deleteExpired(at('2030-05-01T10:05:00Z'));
+    expect(await Counter.countDocuments({ _id: { $in: [`${user}|2030-05-01T10:00`, `${user}|2030-05-01T10:01`] } })).toBe(0);
+  });
+
+  test('calendar windows in UTC: minute, day, ISO week from Monday, month from the 1st', () => {
+    expect(calendarWindow('minute', at('2030-05-01T10:00:45.5Z'))).toEqual({ key: '2030-05-01T10:00', endsAt: at('2030-05-01T10:01:00Z') });
+    expect(calendarWindow('day', at('2031-08-31T23:59:59Z'))).toEqual({ key: '2031-08-31', endsAt: at('2031-09-01T00:00:00Z') });
+    // 2031-08-31 is a Sunday: still the week of Monday 08-25; Monday 09-01 starts the next.
+    expect(calendarWindow('week', at('2031-08-31T23:59:59Z'))).toEqual({ key: 'W2031-08-25', endsAt: at('2031-09-01T00:00:00Z') });
+    expect(calendarWindow('week', at('2031-09-01T00:00:00Z'))).toEqual({ key: 'W2031-09-01', endsAt: at('2031-09-08T00:00:00Z') });
+    // A week across a year's end keeps its Monday's date.
+    expect(calendarWindow('week', at('2031-01-01T12:00:00Z')).key).toBe('W2030-12-30');
+    expect(calendarWindow('month', at('2032-02-29T23:00:00Z'))).toEqual({ key: '2032-02', endsAt: at('2032-03-01T00:00:00Z') });
+    expect(calendarWindow('month', at('2031-12-31T23:59:59Z'))).toEqual({ key: '2031-12', endsAt: at('2032-01-01T00:00:00Z') });
+  });
+});
