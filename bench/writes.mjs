@@ -11,6 +11,8 @@
 //   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 npm start
 // then: npm run bench:writes   (BENCH_URL, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PRICE)
 // It exits non-zero when a rule does not hold. Node's fetch keeps its connections alive.
+import { payInSandbox } from '../scripts/sandbox-checkout.mjs';
+
 const base = process.env.BENCH_URL ?? 'http://localhost:8080';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -74,15 +76,7 @@ async function fund(user, amount) {
     token: user.token,
     body: { amount, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/bench' },
   });
-  const link = new URL(topUp.paymentUrl);
-  const paid = await fetch(`${base}${link.pathname}/pay`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: link.searchParams.get('token') }).toString(),
-  });
-  if (paid.status !== 303 || !paid.headers.get('location')?.includes('status=Completed'))
-    throw new Error(`sandbox payment of ${user.name} failed: ${paid.status} ${paid.headers.get('location')}`);
+  await payInSandbox(base, topUp.paymentUrl);
 }
 
 function percentile(sorted, p) {

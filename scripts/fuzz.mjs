@@ -10,8 +10,8 @@
 //   FUZZ_URL       the gateway (default http://localhost:8080)
 //   FUZZ_EXAMPLES  test cases per operation (default 25)
 //   FUZZ_CHECKS    schemathesis checks (default all)
-//   FUZZ_ADMIN_EMAIL, FUZZ_ADMIN_PASSWORD  the admin that approves the seeded consultation
-//                  (default: `npm start`'s seeded admin)
+//   ADMIN_EMAIL, ADMIN_PASSWORD  the admin that approves the seeded consultation (the same
+//                  variables `npm start` seeds it from, with the same defaults)
 //   FUZZ_RATE      requests per minute schemathesis sends (default 500/m), under the gateway's
 //                  default limits (1200/min per address, 600/min per user) so that every answer is
 //                  the operation's own, not a 429. For a faster run, start the system with the
@@ -23,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { payInSandbox } from './sandbox-checkout.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SCHEMATHESIS = 'schemathesis==4.32.5';
@@ -204,19 +205,13 @@ async function topUp(user, amount) {
     paymentMethod: 'Chapa',
     redirectUrl: 'http://localhost:3000/done',
   });
-  const link = new URL(created.paymentUrl);
-  await fetch(`${base}${link.pathname}/pay`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: link.searchParams.get('token') }).toString(),
-  });
+  await payInSandbox(base, created.paymentUrl);
   return created;
 }
 
 /**
- * The consultation approved by the admin (FUZZ_ADMIN_EMAIL / FUZZ_ADMIN_PASSWORD, `npm start`'s
- * seeded admin by default) and booked by the buyer, so that the session moves and the booking
+ * The consultation approved by the admin (ADMIN_EMAIL / ADMIN_PASSWORD, `npm start`'s seeded
+ * admin by default) and booked by the buyer, so that the session moves and the booking
  * read reach their logic. Null, with a note, when the admin cannot log in.
  */
 async function bookOnce(seller, buyer, consultation, ruleSet) {
@@ -224,8 +219,8 @@ async function bookOnce(seller, buyer, consultation, ruleSet) {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      email: process.env.FUZZ_ADMIN_EMAIL ?? 'admin@marketplace.local',
-      password: process.env.FUZZ_ADMIN_PASSWORD ?? 'admin-change-me',
+      email: process.env.ADMIN_EMAIL ?? 'admin@marketplace.local',
+      password: process.env.ADMIN_PASSWORD ?? 'admin-change-me',
     }),
   });
   if (login.status !== 200) {
