@@ -21,7 +21,7 @@
 import { Buffer } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { payInSandbox } from './sandbox-checkout.mjs';
@@ -148,18 +148,34 @@ async function seed(seller) {
   const relationship = await until(() => as('POST', '/customers', { sellerId: seller.id, buyerId: buyer.id }));
   await until(() => as('GET', '/v1/wallet'));
   const sellerTopUp = await topUp(seller, 100);
-  const booked = await bookOnce(seller, buyer, consultation, ruleSet);
+  const admin = await adminToken();
+  const booked = admin ? await bookOnce(admin, seller, buyer, consultation, ruleSet) : null;
   const banks = await as('GET', '/wallets/banks');
   const bank = banks.find((b) => b.is_active);
-  const payout = await as('POST', `/wallets/users/${seller.ref}/payout-request`, {
-    amount: '1.00',
-    bankCode: bank.code,
-    accountNumber: '1'.repeat(bank.account_length),
-    accountName: 'Fuzz Seller',
-    reason: 'Fuzz',
-  });
+  const requestPayout = () =>
+    as('POST', `/wallets/users/${seller.ref}/payout-request`, {
+      amount: '1.00',
+      bankCode: bank.code,
+      accountNumber: '1'.repeat(bank.account_length),
+      accountName: 'Fuzz Seller',
+      reason: 'Fuzz',
+    });
+  const payout = await requestPayout();
+  // The admin's operations, on records of their own: a second payout for its moves.
+  const moved = admin ? await requestPayout() : null;
+  const asAdmin = admin
+    ? {
+        'POST /consultations/{id}/approve': { id: consultation.id },
+        ...Object.fromEntries(
+          ['approve', 'reject', 'process', 'complete', 'fail'].map((move) => [
+            `POST /wallets/payout-requests/{referenceId}/${move}`,
+            { referenceId: moved.referenceId },
+          ]),
+        ),
+      }
+    : {};
   const products = '/physical-products/seller-products';
-  return {
+  const asSeller = {
     [`GET ${products}/{referenceId}`]: { referenceId: kept.id },
     [`PATCH ${products}/{referenceId}`]: { referenceId: kept.id },
     [`PATCH ${products}/{referenceId}/visibility`]: { referenceId: kept.id },
@@ -197,6 +213,7 @@ async function seed(seller) {
     'GET /wallets/payout-requests/{referenceId}/status': { referenceId: payout.referenceId },
     'POST /wallets/payout-requests/{referenceId}/cancel': { referenceId: payout.referenceId },
   };
+  return { seller: seller.token, admin, asSeller, asAdmin };
 }
 
 /** Pays a sandbox top-up of `amount` into the user's wallet (the hosted checkout's pay form). */
@@ -211,11 +228,10 @@ async function topUp(user, amount) {
 }
 
 /**
- * The consultation approved by the admin (ADMIN_EMAIL / ADMIN_PASSWORD, `npm start`'s seeded
- * admin by default) and booked by the buyer, so that the session moves and the booking
- * read reach their logic. Null, with a note, when the admin cannot log in.
+ * The admin's access token (ADMIN_EMAIL / ADMIN_PASSWORD, `npm start`'s seeded admin by
+ * default), or null, with a note, when the admin cannot log in.
  */
-async function bookOnce(seller, buyer, consultation, ruleSet) {
+async function adminToken() {
   const login = await fetch(`${base}/v1/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -224,11 +240,16 @@ async function bookOnce(seller, buyer, consultation, ruleSet) {
       password: process.env.ADMIN_PASSWORD ?? 'admin-change-me',
     }),
   });
-  if (login.status !== 200) {
-    say(`the admin could not log in (${login.status}): session and booking operations get generated ids only`);
-    return null;
-  }
-  const admin = (await login.json()).data.accessToken;
+  if (login.status === 200) return (await login.json()).data.accessToken;
+  say(`the admin could not log in (${login.status}): admin, session and booking operations get generated ids only`);
+  return null;
+}
+
+/**
+ * The consultation approved by the admin and booked by the buyer, so that the session moves and
+ * the booking read reach their logic.
+ */
+async function bookOnce(admin, seller, buyer, consultation, ruleSet) {
   await api('POST', `/consultations/${consultation.id}/approve`, admin, {});
   await topUp(buyer, 100);
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
@@ -251,16 +272,27 @@ async function bookOnce(seller, buyer, consultation, ruleSet) {
   return booking;
 }
 
-/** fuzz.toml with one `[[operations]]` block per seeded operation, written under .tools/. */
-function configWith(parameters) {
-  const blocks = Object.entries(parameters).map(
-    ([name, values]) =>
-      `\n[[operations]]\ninclude-name = ${JSON.stringify(name)}\nparameters = { ${Object.entries(values)
-        .map(([key, value]) => `${JSON.stringify(`path.${key}`)} = ${JSON.stringify(value)}`)
-        .join(', ')} }\n`,
-  );
+/**
+ * fuzz.toml plus the seeded run's settings, written under .tools/ (readable by its owner only: it
+ * holds the access tokens): the seller's token for every operation (top level), and one
+ * `[[operations]]` block per seeded operation, with the admin's token on the admin's own.
+ */
+function configWith({ seller, admin, asSeller, asAdmin }) {
+  const bearer = (token) => `headers = { Authorization = ${JSON.stringify(`Bearer ${token}`)} }\n`;
+  const block = (name, values, token) =>
+    `\n[[operations]]\ninclude-name = ${JSON.stringify(name)}\nparameters = { ${Object.entries(values)
+      .map(([key, value]) => `${JSON.stringify(`path.${key}`)} = ${JSON.stringify(value)}`)
+      .join(', ')} }\n${token ? bearer(token) : ''}`;
+  const blocks = [
+    ...Object.entries(asSeller).map(([name, values]) => block(name, values, null)),
+    ...Object.entries(asAdmin).map(([name, values]) => block(name, values, admin)),
+  ];
   const file = join(root, '.tools', 'fuzz.generated.toml');
-  writeFileSync(file, `${readFileSync(join(root, 'scripts', 'fuzz.toml'), 'utf8')}${blocks.join('')}`);
+  // Top-level keys first: TOML puts every key after a table header inside that table.
+  writeFileSync(file, `${bearer(seller)}\n${readFileSync(join(root, 'scripts', 'fuzz.toml'), 'utf8')}${blocks.join('')}`, {
+    mode: 0o600,
+  });
+  chmodSync(file, 0o600);
   return file;
 }
 
@@ -283,8 +315,6 @@ try {
     checks,
     '--max-examples',
     examples,
-    '--header',
-    `Authorization: Bearer ${token}`,
     '--no-color',
     ...(rate === 'off' ? [] : ['--rate-limit', rate]),
     // A false positive of schemathesis 4.32.5 (the newest): in a stateful scenario it deletes a
@@ -294,7 +324,7 @@ try {
     'ensure_resource_availability',
     ...process.argv.slice(2),
   ];
-  say(`schemathesis ${args.filter((arg) => !arg.startsWith('Authorization')).join(' ')}`);
+  say(`schemathesis ${args.join(' ')}`);
   const status = run(join(bin, 'schemathesis'), args);
   // The seller's access token is not refreshed during the run: past its expiry every request
   // is a 401 and the rest of the run tests nothing behind a token, which must not pass as green.
