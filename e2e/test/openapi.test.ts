@@ -123,6 +123,21 @@ describe('the OpenAPI document', () => {
     ]);
     expect(Object.keys(document.paths).length).toBeGreaterThan(60);
   });
+
+  test('a body is required exactly where an empty one would be refused (a missing body reads as {})', () => {
+    const document = buildOpenApi();
+    for (const endpoint of ENDPOINTS.filter((candidate) => candidate.body)) {
+      const { requestBody } = document.paths[endpoint.path]![endpoint.method] as { requestBody: { required: boolean } };
+      expect({ endpoint: key(endpoint), required: requestBody.required }).toEqual({
+        endpoint: key(endpoint),
+        required: !endpoint.body!.safeParse({}).success,
+      });
+    }
+    const approve = document.paths['/wallets/payout-requests/{referenceId}/approve']!.post as { requestBody: { required: boolean } };
+    expect(approve.requestBody.required).toBe(false);
+    const topUp = document.paths['/wallets/users/{userReferenceId}/topup']!.post as { requestBody: { required: boolean } };
+    expect(topUp.requestBody.required).toBe(true);
+  });
 });
 
 type Operation = {

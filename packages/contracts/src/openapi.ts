@@ -199,7 +199,8 @@ function success(endpoint: Endpoint): Record<string, unknown> {
 }
 
 function requestBody(endpoint: Endpoint) {
-  if (endpoint.body) return { required: true, content: json(schema(endpoint.body), endpoint.example) };
+  // Required unless an empty object would do: a missing body is read as `{}` (kit `withInput`).
+  if (endpoint.body) return { required: !endpoint.body.safeParse({}).success, content: json(schema(endpoint.body), endpoint.example) };
   if (endpoint.form) {
     return {
       required: true,
