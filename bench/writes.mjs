@@ -11,7 +11,7 @@
 //   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 npm start
 // then: npm run bench:writes   (BENCH_URL, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PRICE)
 // It exits non-zero when a rule does not hold. Node's fetch keeps its connections alive.
-import { payInSandbox } from '../scripts/sandbox-checkout.mjs';
+import { bookingBody, payInSandbox } from '../scripts/marketplace-client.mjs';
 
 const base = process.env.BENCH_URL ?? 'http://localhost:8080';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -164,18 +164,13 @@ async function benchBookings(adminToken) {
   }
   // The probe books from the end of the list; the load takes slots from the front, each twice.
   const probeSlots = slots.splice(slots.length - 200);
-  const booking = (buyer, slot) => ({
-    SellerId: seller.id,
-    consultationId: consultation.id,
-    ruleSetId: ruleSet.id,
-    date: slot.date,
-    startTime: slot.startTime,
-    endTime: slot.endTime,
-    participants: [{ fullName: buyer.name, email: `${buyer.ref.toLowerCase()}@example.com`, phone: '+251911000000' }],
-    subTotal: price,
-    totalAmount: price,
-    currency: 'ETB',
-  });
+  const booking = (buyer, slot) =>
+    bookingBody(
+      { seller, consultation, ruleSet },
+      slot,
+      { fullName: buyer.name, email: `${buyer.ref.toLowerCase()}@example.com`, phone: '+251911000000' },
+      price,
+    );
 
   let handedOut = 0;
   const confirmedBy = new Map();

@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { payInSandbox } from './sandbox-checkout.mjs';
+import { bookingBody, payInSandbox } from './marketplace-client.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SCHEMATHESIS = 'schemathesis==4.32.5';
@@ -254,20 +254,13 @@ async function bookOnce(admin, seller, buyer, consultation, ruleSet) {
   await topUp(buyer, 100);
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
   const { slots } = await api('GET', `/consultations/${consultation.id}/slots?from=${day(0)}&to=${day(7)}`, buyer.token);
-  const book = (slot) =>
-    api('POST', '/consultations/bookings', buyer.token, {
-      SellerId: seller.id,
-      consultationId: consultation.id,
-      ruleSetId: ruleSet.id,
-      date: slot.date,
-      startTime: slot.startTime,
-      endTime: slot.endTime,
-      participants: [{ fullName: 'Fuzz Buyer', email: 'buyer@example.com', phone: '+251911223344' }],
-      subTotal: 10,
-      totalAmount: 10,
-      currency: 'ETB',
-    });
-  const booking = await book(slots[0]);
+  const participant = { fullName: 'Fuzz Buyer', email: 'buyer@example.com', phone: '+251911223344' };
+  const booking = await api(
+    'POST',
+    '/consultations/bookings',
+    buyer.token,
+    bookingBody({ seller, consultation, ruleSet }, slots[0], participant, 10),
+  );
   say(`booked ${booking.referenceId} (session ${booking.sessionId}) for the session operations`);
   return booking;
 }

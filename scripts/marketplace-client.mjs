@@ -1,5 +1,5 @@
-// The sandbox hosted checkout as a payer uses it, for the scripts that need paid top-ups
-// (`npm run fuzz`, `npm run bench:writes`).
+// What the scripts that drive a running system (`npm run fuzz`, `npm run bench:writes`) do as a
+// client would: pay a top-up on the sandbox hosted checkout, book a slot.
 
 /**
  * Presses Pay on the checkout page of a top-up: `paymentUrl` is the link its creation answered,
@@ -17,4 +17,23 @@ export async function payInSandbox(base, paymentUrl) {
   const location = paid.headers.get('location') ?? '';
   if (paid.status !== 303 || !location.includes('status=Completed'))
     throw new Error(`sandbox payment of ${link.pathname} failed: ${paid.status} ${location}`);
+}
+
+/**
+ * The body of `POST /consultations/bookings` for one slot (as `GET …/slots` lists it) of a
+ * consultation on `ruleSet` sold by `seller`, for one participant, at `price` ETB.
+ */
+export function bookingBody({ seller, consultation, ruleSet }, slot, participant, price) {
+  return {
+    SellerId: seller.id,
+    consultationId: consultation.id,
+    ruleSetId: ruleSet.id,
+    date: slot.date,
+    startTime: slot.startTime,
+    endTime: slot.endTime,
+    participants: [participant],
+    subTotal: price,
+    totalAmount: price,
+    currency: 'ETB',
+  };
 }
