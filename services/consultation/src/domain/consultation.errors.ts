@@ -57,12 +57,3 @@ export class CancellationClosed extends RuleViolation {
     super('cancellation_closed', 'A booking can be cancelled only before its session starts');
   }
 }
-/**
- * A field that matches its schema but contradicts what the token says (a rule the published
- * schema cannot carry): 422 `invalid` naming the field, as the contracts' `RULE` refinements are.
- */
-export class ContradictsToken extends AppError {
-  constructor(message: string, path: string) {
-    super(422, ErrorCode.invalid, message, [{ path, code: ErrorCode.invalid, message }]);
-  }
-}

@@ -1,8 +1,7 @@
 import { newInternalId, newUnderscoreReference, type CreateVisibilityRuleSetBody, type VisibilityStatusBody } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import { InvalidField, type AuthenticatedUser } from '@mkt/kit';
 import { Consultation, VisibilityRuleSet, type ConsultationDoc } from '../db/setup.models';
 import { assertSeller, isAdmin, isListed, subjectOf } from './access';
-import { ContradictsToken } from './consultation.errors';
 import { decideVisibility, ruleSetInForce, type VisibilityContext } from './visibility';
 
 export async function createVisibilityRuleSet(user: AuthenticatedUser, body: CreateVisibilityRuleSetBody) {
@@ -55,9 +54,6 @@ function contextOf(user: AuthenticatedUser, body: VisibilityStatusBody): Visibil
   if (!subject.self) return body.context;
   const claimed = body.context.userType?.toLowerCase();
   if (claimed && claimed !== subject.role)
-    throw new ContradictsToken(
-      `userId names you, a ${subject.role}: leave context.userType out or send ${subject.role}`,
-      'context.userType',
-    );
+    throw new InvalidField(`userId names you, a ${subject.role}: leave context.userType out or send ${subject.role}`, 'context.userType');
   return { ...body.context, userType: subject.role };
 }
