@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { startComponent, stopRuntime, type Bus, type Logger, type OutboxRelay } from '@mkt/kit';
@@ -6,6 +7,7 @@ import { walletService } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
 import { LedgerRelay } from '../src/db/ledger-relay';
 import { LedgerEntryModel } from '../src/db/ledger.model';
+import { Transfer } from '../src/db/records.model';
 import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
 import type { AssembledWallet } from '../src/parts';
 
@@ -80,6 +82,36 @@ export async function ledgerMatches(user: TestUser): Promise<boolean> {
 }
 
 export { call, uniqueName } from '@mkt/infra';
+
+/**
+ * A transfer between two users' wallets as a process that died between its debit and its
+ * credit leaves it: the record Pending, the sender debited, the recipient not yet credited.
+ * Resolves with the transfer's id.
+ */
+export async function transferDebitedThenCrashed(
+  app: WalletApp,
+  from: TestUser,
+  to: TestUser,
+  amountMinor: number,
+  id: string = randomUUID(),
+): Promise<string> {
+  const fromWallet = await openWallet(from.id, from.ref, 'MKT');
+  const toWallet = await openWallet(to.id, to.ref, 'MKT');
+  const record = (
+    await Transfer.create({
+      _id: id,
+      fromWalletId: fromWallet._id,
+      toWalletId: toWallet._id,
+      fromUserId: from.id,
+      toUserId: to.id,
+      amountMinor,
+      currency: 'ETB',
+      status: 'Pending',
+    })
+  ).toObject();
+  await app.parts.transfers.debit(record);
+  return id;
+}
 
 /** A wallet app for the test file: started before its tests, stopped after. */
 export function useWallet(env: Record<string, string> = {}): () => WalletApp {

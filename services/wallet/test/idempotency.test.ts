@@ -2,7 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { IdempotencyRecord, Payout, Transfer } from '../src/db/records.model';
 import { openWallet } from '../src/db/wallet.model';
 import { IDEMPOTENCY_LEASE_MS, idempotent, requestFingerprint } from '../src/domain/idempotency';
-import { balancesOf, call, givenBalance, ledgerMatches, newUser, tokenOf, uniqueName, useWallet } from './harness';
+import {
+  balancesOf,
+  call,
+  givenBalance,
+  ledgerMatches,
+  newUser,
+  tokenOf,
+  transferDebitedThenCrashed,
+  uniqueName,
+  useWallet,
+} from './harness';
 
 const walletApp = useWallet();
 type User = ReturnType<typeof newUser>;
@@ -87,21 +97,7 @@ describe('Idempotency-Key after a failure', () => {
     const body = { toUserId: to.id, amount: 40_00, currency: 'ETB' };
     const key = uniqueName('k');
     const resourceId = randomUUID();
-    const fromWallet = await openWallet(from.id, from.ref, 'MKT');
-    const toWallet = await openWallet(to.id, to.ref, 'MKT');
-    const record = (
-      await Transfer.create({
-        _id: resourceId,
-        fromWalletId: fromWallet._id,
-        toWalletId: toWallet._id,
-        fromUserId: from.id,
-        toUserId: to.id,
-        amountMinor: 40_00,
-        currency: 'ETB',
-        status: 'Pending',
-      })
-    ).toObject();
-    await walletApp().parts.transfers.debit(record);
+    await transferDebitedThenCrashed(walletApp(), from, to, 40_00, resourceId);
     await leftByDeadProcess(`${from.id}:transfer:${key}`, requestFingerprint(body), resourceId);
     const retry = await transfer(from, body, key);
     expect(retry.status).toBe(200);

@@ -5,7 +5,7 @@ import { userRegisteredConsumer } from '../src/events/user-registered.consumer';
 import { makeEvent } from '@mkt/contracts';
 import { waitFor } from '@mkt/infra';
 import { Wallet } from '../src/db/wallet.model';
-import { balancesOf, call, givenBalance, ledgerMatches, log, newUser, tokenOf, useWallet } from './harness';
+import { balancesOf, call, givenBalance, ledgerMatches, log, newUser, tokenOf, transferDebitedThenCrashed, useWallet } from './harness';
 
 const walletApp = useWallet();
 
@@ -74,27 +74,13 @@ describe('POST /v1/wallet/transfers', () => {
 
   test('a transfer that died between debit and credit is completed by the sweeper, once', async () => {
     const { from, to } = await pair();
-    const fromWallet = await openWallet(from.id, from.ref, 'MKT');
-    const toWallet = await openWallet(to.id, to.ref, 'MKT');
-    const record = (
-      await Transfer.create({
-        _id: randomUUID(),
-        fromWalletId: fromWallet._id,
-        toWalletId: toWallet._id,
-        fromUserId: from.id,
-        toUserId: to.id,
-        amountMinor: 40_00,
-        currency: 'ETB',
-        status: 'Pending',
-      })
-    ).toObject();
-    await walletApp().parts.transfers.debit(record); // ...and the process dies here
+    const id = await transferDebitedThenCrashed(walletApp(), from, to, 40_00); // ...and the process dies here
     expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
     expect(await balancesOf(to)).toEqual({ available: 0, held: 0 });
     const later = new Date(Date.now() + 60_000);
     await walletApp().parts.transfers.resume(later);
     await walletApp().parts.transfers.resume(later);
-    expect((await Transfer.findById(record._id).lean())?.status).toBe('Completed');
+    expect((await Transfer.findById(id).lean())?.status).toBe('Completed');
     expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
     expect(await balancesOf(to)).toEqual({ available: 40_00, held: 0 });
     expect(await ledgerMatches(to)).toBe(true);
