@@ -57,6 +57,12 @@ export const SessionCompletedData = z.object({
   endedAt: IsoTime,
   /** Added in place (compatible): the session's Confirmed bookings (the wallet captures their holds). */
   bookingIds: z.array(z.string().min(1)).optional(),
+  /**
+   * Added in place (compatible): the buyers of `buyerIds` who paid for their place (a Confirmed
+   * booking with a total above 0). A review by a buyer who only booked free does not count in
+   * the public rating. Absent (an older producer): every buyer counts as paying.
+   */
+  paidBuyerIds: z.array(z.string().min(1)).optional(),
 });
 
 export const SessionNoShowData = z.object({
@@ -88,6 +94,11 @@ export const BookingRefundCompletedData = z.object({
   refundAmountMinor: Minor.nonnegative(),
   capturedAmountMinor: Minor.nonnegative(),
   currency: z.string().length(3),
+  /**
+   * Added in place (compatible): true when an admin voided the hold by hand (no cancellation
+   * came first): the whole amount went back to the buyer; the consultation cancels the booking.
+   */
+  voidedByAdmin: z.boolean().optional(),
 });
 
 /** A paid booking was delivered (session completed or no-show): its hold went to the seller. */
@@ -105,6 +116,8 @@ export const ReviewCreatedData = z.object({
   entityType: z.string().min(1),
   entityId: z.string().min(1),
   rating: z.number().int().min(1).max(5),
+  /** Added in place (compatible): false for a review from a free booking, left out of the rating. Absent: true. */
+  countsInRating: z.boolean().optional(),
 });
 
 /**
@@ -120,6 +133,8 @@ export const ReviewVisibilityChangedData = z.object({
   rating: z.number().int().min(1).max(5),
   isActive: z.boolean(),
   sequence: z.number().int().positive(),
+  /** Added in place (compatible): as in `review.created`. Absent: true. */
+  countsInRating: z.boolean().optional(),
 });
 
 /** Every event type with the schema of its `data`. */

@@ -184,6 +184,11 @@ export const CreateBookingHoldBody = z
     sellerId: z.string().trim().min(1).max(100),
     amountMinor: PositiveMinorAmount,
     currency: Currency,
+    /**
+     * Added (optional, so a consultation of the previous release still holds): when the booked
+     * slot ends. The wallet captures the hold no earlier than this, whatever the session says.
+     */
+    endsAt: z.string().datetime({ offset: true }).optional(),
   })
   .strict();
 export type CreateBookingHoldBody = z.infer<typeof CreateBookingHoldBody>;
