@@ -30,7 +30,7 @@ export async function connectMongo({ url, dbName, log, startTimeoutMs = 60_000 }
       return mongoose;
     } catch (err) {
       if (Date.now() + delay > deadline) throw err;
-      log.warn({ err: (err as Error).message, retryInMs: delay }, 'mongo not reachable yet');
+      log.warn({ err, retryInMs: delay }, 'mongo not reachable yet');
       await sleep(delay);
       delay = Math.min(delay * 2, 5_000);
     }

@@ -69,7 +69,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
   for (const consumer of options.consumers ?? []) await bus.consume(consumer);
   const connected = bus.start(options.brokerTimeoutMs ?? 60_000);
   if (options.brokerTimeoutMs !== undefined) await connected;
-  else connected.catch((err: Error) => log.warn({ err: err.message }, 'broker still not connected; retrying'));
+  else connected.catch((err: Error) => log.warn({ err }, 'broker still not connected; retrying'));
   bus.on('connected', () => void outbox.sweep());
   outbox.start();
   const stopJobs = (options.jobs ?? []).map((job) => job(runtime));

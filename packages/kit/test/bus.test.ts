@@ -5,7 +5,9 @@ import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
 import { Bus, OutboxRelay, connectMongo, ensureOutboxIndexes, pendingEventsField } from '@mkt/kit';
 import { startDisposableBroker, testEnv, testServers, uniqueName, waitFor, type BrokerHandle } from '@mkt/infra';
 
-const log = pino({ level: 'silent' });
+/** What the bus logs at warn and above, kept to check what a line carries. */
+const logged: Array<{ msg?: string; err?: { message?: string; stack?: string } }> = [];
+const log = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
 const { mongoUrl, amqpUrl } = testServers();
 /** A namespace of this file's own: no other file's review.created reaches its queue, nor its dead letters. */
 const env = testEnv('kit_bus');
@@ -146,6 +148,9 @@ describe('event bus', () => {
       return dead.some((m) => m.content.includes(event.id));
     });
     expect(attempts.get(entity)).toBe(3); // the first try and two retries
+    // The log keeps the error itself, stack included: a message alone says nothing of where it broke.
+    const line = logged.find((entry) => entry.msg === 'message dead-lettered' && entry.err?.message === 'handler broke');
+    expect(line?.err.stack).toContain('bus.test.ts');
     // No try after the dead letter: a later failing event goes the whole way (every retry queue
     // after this one's) to the dead letters, and by then this one has still had three.
     const later = reviewEvent(uniqueName('failing'));

@@ -156,7 +156,7 @@ export class Bus extends EventEmitter {
         return;
       } catch (err) {
         delay = Math.min(Math.max(delay * 2, this.options.minReconnectDelayMs ?? 200), maxDelay);
-        this.log.warn({ err: (err as Error).message, retryInMs: delay }, 'broker not reachable');
+        this.log.warn({ err, retryInMs: delay }, 'broker not reachable');
       }
     }
   }
@@ -175,10 +175,10 @@ export class Bus extends EventEmitter {
   private async connectOnce(): Promise<void> {
     const connection = await amqp.connect(this.options.url, { timeout: 5_000 });
     try {
-      connection.on('error', (err: Error) => this.log.warn({ err: err.message }, 'broker connection error'));
+      connection.on('error', (err: Error) => this.log.warn({ err }, 'broker connection error'));
       connection.on('close', () => this.onConnectionLost(connection));
       const channel = await connection.createConfirmChannel();
-      channel.on('error', (err: Error) => this.log.warn({ err: err.message }, 'publish channel error'));
+      channel.on('error', (err: Error) => this.log.warn({ err }, 'publish channel error'));
       channel.on('close', () => {
         if (this.publishChannel !== channel) return;
         this.publishChannel = null;

@@ -51,7 +51,7 @@ export class Consumer {
   async start(connection: ChannelModel): Promise<void> {
     if (this.stopped) return;
     const channel = await connection.createChannel();
-    channel.on('error', (err: Error) => this.log.warn({ err: err.message, queue: this.queue }, 'consumer channel error'));
+    channel.on('error', (err: Error) => this.log.warn({ err, queue: this.queue }, 'consumer channel error'));
     await assertConsumerQueues(channel, this.queue, Object.keys(this.spec.handlers), this.retryDelays, this.bus.names);
     await channel.prefetch(this.spec.prefetch ?? 10);
     const { consumerTag } = await channel.consume(this.queue, (msg) => {
@@ -87,11 +87,11 @@ export class Consumer {
       metrics.inc({ queue: this.queue, type, outcome: 'acked' });
     } catch (err) {
       if (err instanceof PoisonMessage || attempt >= this.retryDelays.length) {
-        log.error({ err: (err as Error).message }, 'message dead-lettered');
+        log.error({ err }, 'message dead-lettered');
         await this.deadLetter(channel, msg, (err as Error).message);
         metrics.inc({ queue: this.queue, type, outcome: 'dead_lettered' });
       } else {
-        log.warn({ err: (err as Error).message, retryInMs: this.retryDelays[attempt] }, 'handler failed; will retry');
+        log.warn({ err, retryInMs: this.retryDelays[attempt] }, 'handler failed; will retry');
         await this.retry(channel, msg, attempt + 1);
         metrics.inc({ queue: this.queue, type, outcome: 'retried' });
       }
@@ -149,7 +149,7 @@ export class Consumer {
       });
       ackQuietly(channel, msg);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, queue: this.queue }, 'could not forward message; it will be redelivered');
+      this.log.warn({ err, queue: this.queue }, 'could not forward message; it will be redelivered');
       try {
         channel.nack(msg, false, true);
       } catch {

@@ -74,7 +74,7 @@ export class OutboxRelay {
       const doc = typeof target === 'string' ? await model.findById(target, { pendingEvents: 1 }).lean<OutboxDocument>() : target;
       if (doc?.pendingEvents?.length) await this.publishDocument(model, doc);
     } catch (err) {
-      this.options.log.warn({ err: (err as Error).message }, 'outbox flush failed; the sweeper will retry');
+      this.options.log.warn({ err }, 'outbox flush failed; the sweeper will retry');
     }
   }
 
@@ -104,7 +104,7 @@ export class OutboxRelay {
           if (doc.pendingEvents?.some((event) => event.occurredAt <= cutoff)) await this.publishDocument(model, doc);
         }
       } catch (err) {
-        this.options.log.warn({ err: (err as Error).message, source: name }, 'outbox sweep failed');
+        this.options.log.warn({ err, source: name }, 'outbox sweep failed');
       }
     }
   }
