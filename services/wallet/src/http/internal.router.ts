@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Router, type RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { BookingHoldParams, CreateBookingHoldBody, ok, type BookingHoldView } from '@mkt/contracts';
-import { correlationIdOf, Unauthenticated, withInput } from '@mkt/kit';
+import { correlationIdOf, Unauthenticated, withInput, serviceRouter } from '@mkt/kit';
 import type { BookingHoldDoc } from '../db/booking-hold.model';
 import type { BookingHolds } from '../domain/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
@@ -34,7 +34,7 @@ function holdView(record: BookingHoldDoc): BookingHoldView {
 
 /** `/internal/holds`: the hold of a paid booking (idempotent by bookingId) and its void. */
 export function internalRouter(holds: BookingHolds, token: string): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.use(requireServiceToken(token));
   router.post(
     '/holds',
