@@ -110,7 +110,8 @@ export const PayoutHistoryItem = z.object({
   action: z.string(),
   from: z.string().nullable(),
   to: z.string(),
-  byUserId: z.string(),
+  /** Who moved it; null in the owner's view of a move by someone else (an admin): `byRole` says who. */
+  byUserId: z.string().nullable(),
   byRole: z.string(),
   at: z.string(),
   notes: z.string().nullable(),

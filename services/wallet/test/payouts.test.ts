@@ -128,6 +128,21 @@ describe('payout moves', () => {
     expect(await ledgerMatches(user)).toBe(true);
   });
 
+  test('the owner’s history shows that an admin moved the payout, never the admin’s id; the admin sees who', async () => {
+    const { user, reference } = await pending();
+    await move(reference, 'approve', admin, { adminNotes: 'checked' });
+    const statusAs = (viewer: typeof user) =>
+      call(walletApp().url, 'GET', `/wallets/payout-requests/${reference}/status`, { token: tokenOf(viewer) });
+    const own = await statusAs(user);
+    expect(own.body.data.history).toEqual([
+      expect.objectContaining({ action: 'request', byUserId: user.id, byRole: 'buyer' }),
+      expect.objectContaining({ action: 'approve', byUserId: null, byRole: 'admin', notes: 'checked' }),
+    ]);
+    expect(JSON.stringify(own.body)).not.toContain(admin.id);
+    const audit = await statusAs(admin);
+    expect(audit.body.data.history[1]).toMatchObject({ action: 'approve', byUserId: admin.id, byRole: 'admin' });
+  });
+
   test('reject and fail give the hold back', async () => {
     const first = await pending();
     await move(first.reference, 'reject', admin, { adminNotes: 'wrong name' });

@@ -54,7 +54,8 @@ export const PayoutStatusResponse = z.strictObject({
       action: Text('approve'),
       from: PayoutStatusValue.nullable(),
       to: PayoutStatusValue,
-      byUserId: UserId,
+      /** Null in the owner's view of a move by someone else (an admin): `byRole` says who. */
+      byUserId: UserId.nullable(),
       byRole: z.enum(['buyer', 'seller', 'admin']),
       at: Timestamp,
       notes: Text('Account checked').nullable(),
