@@ -47,6 +47,7 @@ import {
 import { PageQuery } from './pagination';
 import { CreateReviewBody, ReviewParams, ReviewsByEntityQuery, UpdateReviewBody } from './review';
 import {
+  BookingHoldParams,
   CancelPayoutBody,
   CheckoutForm,
   CheckoutQuery,
@@ -57,6 +58,7 @@ import {
   PayoutRefParams,
   TopUpRefParams,
   UserRefParams,
+  VoidBookingHoldBody,
 } from './wallet';
 import { AuthSessionResponse, AuthUserResponse, JwksDocument } from './responses/auth';
 import {
@@ -111,6 +113,7 @@ import {
 import { ReviewCreatedResponse, ReviewStatusResponse, ReviewUpdatedResponse, ReviewsByEntityResponse } from './responses/review';
 import {
   BanksResponse,
+  BookingHoldAdminResponse,
   PayoutCreatedResponse,
   PayoutStatusResponse,
   RateLimitStatsResponse,
@@ -287,6 +290,16 @@ export const ENDPOINTS: Endpoint[] = [
   e('post', '/wallets/webhooks/chapa', 'wallet', 'signature', 'Chapa webhook (HMAC-SHA256 of the raw body)', {
     example: { tx_ref: 'MKT-TOP-UP-7Q2M9XKD', status: 'success' },
     data: WebhookResponse,
+  }),
+  e('get', '/wallets/booking-holds/{bookingId}', 'wallet', 'admin', 'A paid booking’s hold', {
+    params: BookingHoldParams,
+    data: BookingHoldAdminResponse,
+  }),
+  e('post', '/wallets/booking-holds/{bookingId}/void', 'wallet', 'admin', 'Void a Held hold by hand: all back to the buyer', {
+    params: BookingHoldParams,
+    body: VoidBookingHoldBody,
+    example: { reason: 'The session never took place' },
+    data: BookingHoldAdminResponse,
   }),
   e('get', '/v1/wallet', 'wallet', 'bearer', 'The caller’s wallet', { data: WalletResponse }),
   e('post', '/v1/wallet/transfers', 'wallet', 'bearer', 'Transfer minor units to another user', {

@@ -14,6 +14,14 @@ export const ErrorCode = {
   slotUnavailable: 'slot_unavailable',
   notEligible: 'not_eligible',
   couponInvalid: 'coupon_invalid',
+  /** Wallet: the amount's currency is not the wallet's. */
+  currencyMismatch: 'currency_mismatch',
+  /** Wallet: a credit would take a balance past its ceiling. */
+  balanceLimitExceeded: 'balance_limit_exceeded',
+  /** Wallet: one top-up or transfer over its maximum. */
+  amountTooLarge: 'amount_too_large',
+  /** Wallet (502): the payment provider failed or answered nonsense. */
+  paymentProviderFailed: 'payment_provider_failed',
   badGateway: 'bad_gateway',
   unavailable: 'unavailable',
   gatewayTimeout: 'gateway_timeout',

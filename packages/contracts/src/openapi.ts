@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorBody } from './envelope';
+import { ErrorCode } from './error-codes';
 import { ENDPOINTS, type Endpoint } from './api';
 import { IsoDate } from './consultation';
 import { MAX_EXACT_MAJOR_NUMBER, NonNegativeMajorAmount, PositiveDecimalString, PositiveMajorAmount } from './money';
@@ -260,6 +261,17 @@ export function successBodySchema(endpoint: Endpoint): z.ZodType | null {
   });
 }
 
+/** The error envelope, its `code` listing the stable codes clients may branch on. */
+function errorBodySchema(): JsonSchema {
+  const body = schema(ErrorBody) as { properties: { errors: { items: { properties: { code: JsonSchema } } } } };
+  body.properties.errors.items.properties.code = {
+    ...body.properties.errors.items.properties.code,
+    description: 'A stable error code; clients branch on it, never on the message.',
+    examples: Object.values(ErrorCode),
+  };
+  return body;
+}
+
 /** The OpenAPI 3.1 document of every endpoint behind the gateway, built from the zod schemas. */
 export function buildOpenApi(serverUrl = '/') {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -277,7 +289,7 @@ export function buildOpenApi(serverUrl = '/') {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (RS256), from /v1/auth/login' } },
       schemas: {
         ErrorBody: {
-          ...schema(ErrorBody),
+          ...errorBodySchema(),
           example: {
             success: false,
             message: 'Validation failed',

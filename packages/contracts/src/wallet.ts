@@ -110,7 +110,8 @@ export const PayoutHistoryItem = z.object({
   action: z.string(),
   from: z.string().nullable(),
   to: z.string(),
-  byUserId: z.string(),
+  /** Who moved it; null in the owner's view of a move by someone else (an admin): `byRole` says who. */
+  byUserId: z.string().nullable(),
   byRole: z.string(),
   at: z.string(),
   notes: z.string().nullable(),
@@ -207,3 +208,20 @@ export const BookingHoldView = z.object({
 });
 export type BookingHoldView = z.infer<typeof BookingHoldView>;
 export const BookingHoldParams = z.object({ bookingId: z.string().trim().min(1).max(100) }).strict();
+
+/** An admin's void of a hold that never ends: why, for the hold's history (required, bounded). */
+export const VoidBookingHoldBody = z.object({ reason: z.string().trim().min(1).max(500) }).strict();
+export type VoidBookingHoldBody = z.infer<typeof VoidBookingHoldBody>;
+
+/** A hold as an admin sees it: where its money stands, when a capture may move it, who changed it by hand. */
+export const BookingHoldAdminView = BookingHoldView.extend({
+  buyerId: z.string(),
+  sellerId: z.string(),
+  /** The booked slot's end: no capture before it (null: a hold from before the wallet knew). */
+  endsAt: z.string().nullable(),
+  /** A decided capture waiting for the slot's end moves its money then (null: at once). */
+  dueAt: z.string().nullable(),
+  settledAt: z.string().nullable(),
+  history: z.array(z.object({ action: z.literal('void'), by: z.string(), at: z.string(), reason: z.string() })),
+});
+export type BookingHoldAdminView = z.infer<typeof BookingHoldAdminView>;

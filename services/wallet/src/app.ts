@@ -7,6 +7,7 @@ import type { Payouts } from './domain/payouts';
 import type { TopUps } from './domain/topups';
 import type { Transfers } from './domain/transfers';
 import { v1WalletRouter, walletInfoRouter } from './http/account.router';
+import { bookingHoldsRouter } from './http/booking-holds.router';
 import { checkoutRouter } from './http/checkout.router';
 import { internalRouter } from './http/internal.router';
 import { payoutsRouter } from './http/payouts.router';
@@ -39,7 +40,14 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
     },
     routes: (app) => {
       const auth = authenticate(config.JWT_PUBLIC_KEY);
-      app.use('/wallets', auth, walletInfoRouter(parts.limits), topUpsRouter(parts.topUps), payoutsRouter(parts.payouts));
+      app.use(
+        '/wallets',
+        auth,
+        walletInfoRouter(parts.limits),
+        topUpsRouter(parts.topUps),
+        payoutsRouter(parts.payouts),
+        bookingHoldsRouter(parts.holds),
+      );
       app.use('/v1/wallet', auth, v1WalletRouter(parts.transfers, config.REF_PREFIX));
       // Service to service only: a service credential, and no gateway route leads here.
       app.use('/internal', internalRouter(parts.holds, config.INTERNAL_API_TOKEN));

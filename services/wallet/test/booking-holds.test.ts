@@ -5,7 +5,7 @@ import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
 import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import { PLATFORM_USER_ID } from '../src/domain/booking-holds';
 import { settlementOf } from '../src/domain/settlement';
-import { balancesOf, call, env, givenBalance, ledgerMatches, log, newUser, uniqueName, useWallet } from './harness';
+import { balancesOf, call, env, givenBalance, ledgerMatches, log, newUser, tokenOf, uniqueName, useWallet } from './harness';
 
 const TOKEN = 'internal-token-for-the-tests-0123456789';
 const walletApp = useWallet({ INTERNAL_API_TOKEN: TOKEN, PLATFORM_FEE_BPS: '1000' });
@@ -19,18 +19,18 @@ const holdBody = (buyer: User, seller: User, amountMinor: number, bookingId = un
   amountMinor,
   currency: 'ETB',
 });
-const hold = (body: object, token = TOKEN) =>
-  call(walletApp().url, 'POST', '/internal/holds', { body, headers: token ? { 'x-internal-token': token } : {} });
+const hold = (body: object, token = TOKEN, headers: Record<string, string> = {}) =>
+  call(walletApp().url, 'POST', '/internal/holds', { body, headers: { ...(token ? { 'x-internal-token': token } : {}), ...headers } });
 const voidHold = (bookingId: string) =>
   call(walletApp().url, 'POST', `/internal/holds/${bookingId}/void`, { headers: { 'x-internal-token': TOKEN } });
 
 const handlers = bookingEventsConsumer(() => walletApp().parts.holds).handlers;
-const completed = (bookingIds: string[], sellerId: string) =>
+const completed = (bookingIds: string[], sellerId: string, correlationId?: string) =>
   handlers['consultation.session.completed']!(
     makeEvent(
       'consultation.session.completed',
       { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], endedAt: new Date().toISOString(), bookingIds },
-      { source: 'test' },
+      { source: 'test', correlationId },
     ),
     { log },
   );
@@ -283,10 +283,11 @@ describe('voiding and faults', () => {
     expect(await ledgerMatches(buyer)).toBe(true);
   });
 
-  test('a settlement interrupted after its first step is finished by the sweep, once', async () => {
+  test('a settlement interrupted after its first step is finished by the sweep, once, under the booking’s correlation id', async () => {
+    const captured = await listen('wallet.booking_payment.captured');
     const { buyer, seller } = await parties(300_00);
     const body = holdBody(buyer, seller, 100_00);
-    await hold(body);
+    await hold(body, TOKEN, { 'x-correlation-id': 'booking-request-3' });
     const holds = walletApp().parts.holds;
     // Decide and apply only the buyer's step, as a process that died before the seller's credit.
     await BookingHold.updateOne(
@@ -317,5 +318,126 @@ describe('voiding and faults', () => {
     expect((await BookingHold.findById(body.bookingId).lean())!.status).toBe('Settled');
     expect(await ledgerMatches(buyer)).toBe(true);
     expect(await ledgerMatches(seller)).toBe(true);
+    // A decision stored without its own correlation id (as before this release): the booking's.
+    expect((await captured.waitFor(body.bookingId)).correlationId).toBe('booking-request-3');
+    await captured.close();
+  });
+});
+
+describe('a capture waits for the booked slot’s end (issue 20)', () => {
+  const HOUR = 3_600_000;
+
+  test('a session ended early is decided at once but paid only once the slot is over, by the sweep', async () => {
+    const captured = await listen('wallet.booking_payment.captured');
+    const { buyer, seller } = await parties(500_00);
+    const endsAt = new Date(Date.now() + HOUR);
+    const body = { ...holdBody(buyer, seller, 300_00), endsAt: endsAt.toISOString() };
+    expect((await hold(body, TOKEN, { 'x-correlation-id': 'booking-request-1' })).body.data.status).toBe('Held');
+    await completed([body.bookingId], seller.id, 'session-end-1');
+    // Decided: a capture. Nothing moves yet, and nothing else can be decided meanwhile.
+    expect(await BookingHold.findById(body.bookingId).lean()).toMatchObject({
+      status: 'Settling',
+      settlement: { kind: 'capture' },
+      dueAt: endsAt,
+      correlationId: 'booking-request-1',
+    });
+    await cancelled(body.bookingId, buyer, seller, 300_00);
+    await walletApp().parts.holds.resume(new Date(Date.now() + 60_000));
+    expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 300_00 });
+    expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+
+    await walletApp().parts.holds.resume(new Date(endsAt.getTime() + 60_000));
+    expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 270_00, held: 0 });
+    expect((await BookingHold.findById(body.bookingId).lean())!.status).toBe('Settled');
+    const event = await captured.waitFor(body.bookingId);
+    expect(event).toMatchObject({ correlationId: 'session-end-1', data: { amountMinor: 300_00 } });
+    expect(await ledgerMatches(buyer)).toBe(true);
+    expect(await ledgerMatches(seller)).toBe(true);
+    await captured.close();
+  });
+});
+
+describe('an admin voids a hold by hand (issue 20)', () => {
+  const admin = newUser('admin');
+  const as = (user: User) => ({
+    get: (bookingId: string) => call(walletApp().url, 'GET', `/wallets/booking-holds/${bookingId}`, { token: tokenOf(user) }),
+    void: (bookingId: string, body: object = { reason: 'The session never took place' }) =>
+      call(walletApp().url, 'POST', `/wallets/booking-holds/${bookingId}/void`, { token: tokenOf(user), body }),
+  });
+
+  test('a Held hold goes back to the buyer in full, on the record and in a refund event that says so', async () => {
+    const refunded = await listen('wallet.booking_refund.completed');
+    const { buyer, seller } = await parties(500_00);
+    const body = holdBody(buyer, seller, 200_00);
+    await hold(body, TOKEN, { 'x-correlation-id': 'booking-request-2' });
+    const res = await as(admin).void(body.bookingId);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      bookingId: body.bookingId,
+      status: 'Settled',
+      settlement: 'void',
+      amountMinor: 200_00,
+      buyerId: buyer.id,
+      sellerId: seller.id,
+      endsAt: null,
+      history: [{ action: 'void', by: admin.id, at: expect.any(String), reason: 'The session never took place' }],
+    });
+    expect((await as(admin).get(body.bookingId)).body.data).toEqual(res.body.data);
+    expect(await balancesOf(buyer)).toEqual({ available: 500_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+    const event = await refunded.waitFor(body.bookingId);
+    expect(event.data).toEqual({
+      bookingId: body.bookingId,
+      buyerId: buyer.id,
+      sellerId: seller.id,
+      refundAmountMinor: 200_00,
+      capturedAmountMinor: 0,
+      currency: 'ETB',
+      voidedByAdmin: true,
+    });
+    const again = await as(admin).void(body.bookingId);
+    expect(again.status).toBe(409);
+    expect(again.body.errors[0].code).toBe('invalid_state');
+    await completed([body.bookingId], seller.id); // too late: the void stands
+    expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+    await refunded.close();
+  });
+
+  test('only a Held hold: a capture decided and waiting for its slot’s end is 409, and stays', async () => {
+    const { buyer, seller } = await parties(500_00);
+    const body = { ...holdBody(buyer, seller, 100_00), endsAt: new Date(Date.now() + 3_600_000).toISOString() };
+    await hold(body);
+    await completed([body.bookingId], seller.id);
+    const res = await as(admin).void(body.bookingId);
+    expect(res.status).toBe(409);
+    expect(res.body.errors[0].code).toBe('invalid_state');
+    expect((await as(admin).get(body.bookingId)).body.data).toMatchObject({
+      status: 'Settling',
+      settlement: 'capture',
+      dueAt: body.endsAt,
+      history: [],
+    });
+  });
+
+  test('attack: neither the buyer nor the seller can void (or read) a hold; unknown is 404; the reason is required', async () => {
+    const { buyer, seller } = await parties(500_00);
+    const body = holdBody(buyer, seller, 100_00);
+    await hold(body);
+    for (const user of [buyer, seller]) {
+      const res = await as(user).void(body.bookingId);
+      expect(res.status).toBe(403);
+      expect(res.body.errors[0].code).toBe('forbidden');
+      expect((await as(user).get(body.bookingId)).status).toBe(403);
+    }
+    expect((await as(buyer).void('bk_does_not_exist')).status).toBe(403);
+    expect((await as(admin).void('bk_does_not_exist')).status).toBe(404);
+    expect((await as(admin).get('bk_does_not_exist')).status).toBe(404);
+    expect((await as(admin).void(body.bookingId, {})).status).toBe(400);
+    expect((await as(admin).void(body.bookingId, { reason: '   ' })).status).toBe(400);
+    expect((await as(admin).void(body.bookingId, { reason: 'x'.repeat(501) })).status).toBe(400);
+    expect(await balancesOf(buyer)).toEqual({ available: 400_00, held: 100_00 });
+    expect((await as(admin).get(body.bookingId)).body.data).toMatchObject({ status: 'Held', history: [] });
   });
 });

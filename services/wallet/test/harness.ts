@@ -35,9 +35,10 @@ function baseEnv(): Record<string, string> {
 }
 
 /** The wallet as main.ts composes it (its consumers and sweeps left to the tests), on a free port. */
-export async function startWallet(env: Record<string, string> = {}, logger: Logger = log): Promise<WalletApp> {
-  const config = loadConfig({ ...baseEnv(), ...env });
+export async function startWallet(overrides: Record<string, string> = {}, logger: Logger = log): Promise<WalletApp> {
+  const config = loadConfig({ ...baseEnv(), ...overrides });
   const wallet = walletService(config, logger);
+  // This file's own database: a parameter named `env` here once hid it, and every file shared the default one.
   const started = await startComponent(wallet.options, env.dbName);
   const { bus, outbox } = started.runtime;
   return { url: started.url, config, parts: wallet.parts(), bus, outbox, close: () => stopRuntime(started) };
@@ -114,10 +115,10 @@ export async function transferDebitedThenCrashed(
 }
 
 /** A wallet app for the test file: started before its tests, stopped after. */
-export function useWallet(env: Record<string, string> = {}): () => WalletApp {
+export function useWallet(overrides: Record<string, string> = {}): () => WalletApp {
   let app: WalletApp;
   beforeAll(async () => {
-    app = await startWallet(env);
+    app = await startWallet(overrides);
   });
   afterAll(async () => {
     await app.close();

@@ -1,7 +1,13 @@
+import mongoose from 'mongoose';
 import { Payout, Usage } from '../src/db/records.model';
-import { balancesOf, call, givenBalance, ledgerMatches, newUser, tokenOf, useWallet } from './harness';
+import { balancesOf, call, env, givenBalance, ledgerMatches, newUser, tokenOf, useWallet } from './harness';
 
 const walletApp = useWallet();
+
+test('the wallet under test works in this file’s own database, not the driver’s default', () => {
+  expect(walletApp().url).toBeTruthy();
+  expect(mongoose.connection.db?.databaseName).toBe(env.dbName);
+});
 
 const payout = (amount = '150.00') => ({
   amount,
@@ -120,6 +126,21 @@ describe('payout moves', () => {
     expect(Date.parse(done.body.data.processedAt)).not.toBeNaN();
     expect(await balancesOf(user)).toEqual({ available: 350_00, held: 0 });
     expect(await ledgerMatches(user)).toBe(true);
+  });
+
+  test('the owner’s history shows that an admin moved the payout, never the admin’s id; the admin sees who', async () => {
+    const { user, reference } = await pending();
+    await move(reference, 'approve', admin, { adminNotes: 'checked' });
+    const statusAs = (viewer: typeof user) =>
+      call(walletApp().url, 'GET', `/wallets/payout-requests/${reference}/status`, { token: tokenOf(viewer) });
+    const own = await statusAs(user);
+    expect(own.body.data.history).toEqual([
+      expect.objectContaining({ action: 'request', byUserId: user.id, byRole: 'buyer' }),
+      expect.objectContaining({ action: 'approve', byUserId: null, byRole: 'admin', notes: 'checked' }),
+    ]);
+    expect(JSON.stringify(own.body)).not.toContain(admin.id);
+    const audit = await statusAs(admin);
+    expect(audit.body.data.history[1]).toMatchObject({ action: 'approve', byUserId: admin.id, byRole: 'admin' });
   });
 
   test('reject and fail give the hold back', async () => {

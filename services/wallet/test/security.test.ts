@@ -284,3 +284,18 @@ describe('the checkout token is never written to the log', () => {
     }
   });
 });
+
+describe('paths reach a handler only as their route spells them (issue 20)', () => {
+  test('another case or a trailing slash is 404/405, never the handler', async () => {
+    const user = newUser();
+    const as = (method: string, path: string, body?: object) => call(walletApp().url, method, path, { token: tokenOf(user), body });
+    for (const path of [`/wallets/USERS/${user.ref}/topup`, `/wallets/users/${user.ref}/TOPUP`, `/wallets/users/${user.ref}/topup/`]) {
+      expect([404, 405]).toContain((await as('POST', path, topUpBody())).status);
+    }
+    expect([404, 405]).toContain((await as('POST', '/v1/wallet/TRANSFERS', { toUserId: newUser().id, amount: 1, currency: 'ETB' })).status);
+    expect((await as('GET', '/wallets/BANKS')).status).toBe(404);
+    expect((await as('GET', '/wallets/CHECKOUT/MKT-TOP-UP-AAAAAAAA?token=x')).status).toBe(404);
+    expect(await TopUp.countDocuments({ userId: user.id })).toBe(0);
+    expect((await topUp(user, topUpBody())).status).toBe(200);
+  });
+});

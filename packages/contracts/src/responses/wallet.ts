@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PAYOUT_STATUSES, TOPUP_STATUSES } from '../wallet';
+import { BOOKING_HOLD_STATUSES, PAYOUT_STATUSES, TOPUP_STATUSES } from '../wallet';
 import { Count, CurrencyCode, Major, NullableTimestamp, PrefixedRef, Text, Timestamp, UserId, Uuid } from './common';
 
 const PaymentMethodValue = z.enum(['Chapa', 'Bank_Transfer', 'Mobile_Money', 'Card']);
@@ -54,7 +54,8 @@ export const PayoutStatusResponse = z.strictObject({
       action: Text('approve'),
       from: PayoutStatusValue.nullable(),
       to: PayoutStatusValue,
-      byUserId: UserId,
+      /** Null in the owner's view of a move by someone else (an admin): `byRole` says who. */
+      byUserId: UserId.nullable(),
       byRole: z.enum(['buyer', 'seller', 'admin']),
       at: Timestamp,
       notes: Text('Account checked').nullable(),
@@ -110,4 +111,26 @@ export const TransferResponse = z.strictObject({
   status: z.enum(['Pending', 'Debited', 'Completed', 'Failed']),
   createdAt: Timestamp,
   completedAt: NullableTimestamp,
+});
+
+/** A paid booking's hold (admins). Ids and currency are plain text: a void marker for a booking never held has them empty. */
+export const BookingHoldAdminResponse = z.strictObject({
+  bookingId: Text('bk_k2j4h6g8f0d2s4a6'),
+  status: z.enum(BOOKING_HOLD_STATUSES),
+  settlement: z.enum(['capture', 'cancel', 'void']).nullable(),
+  amountMinor: Count(120000),
+  currency: Text('ETB'),
+  buyerId: Text('3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01'),
+  sellerId: Text('9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d'),
+  endsAt: NullableTimestamp,
+  dueAt: NullableTimestamp,
+  settledAt: NullableTimestamp,
+  history: z.array(
+    z.strictObject({
+      action: z.literal('void'),
+      by: UserId,
+      at: Timestamp,
+      reason: Text('The session never took place'),
+    }),
+  ),
 });

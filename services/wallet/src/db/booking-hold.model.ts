@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import type { BookingHoldStatus, IntegrationEvent } from '@mkt/contracts';
-import { pendingEventsField } from '@mkt/kit';
+import { freeFormArrayField, pendingEventsField } from '@mkt/kit';
 import type { StepState } from './records.model';
 
 export type SettlementKind = 'capture' | 'cancel' | 'void';
@@ -12,6 +12,18 @@ export interface Settlement {
   captureMinor: number;
   feeMinor: number;
   decidedAt: Date;
+  /** The correlation id of what decided it (the event or request); the sweep's late steps carry it on. */
+  correlationId?: string;
+  /** An admin voided the hold by hand (its refund event says so: the consultation cancels the booking). */
+  byAdmin?: boolean;
+}
+
+/** A hand-made change of a hold, for the audit: who, when, why. */
+export interface BookingHoldHistoryEntry {
+  action: 'void';
+  by: string;
+  at: Date;
+  reason: string;
 }
 
 /**
@@ -28,6 +40,13 @@ export interface BookingHoldDoc {
   amountMinor: number;
   currency: string;
   status: BookingHoldStatus;
+  /** The booked slot's end (null from a consultation of the previous release): no capture before it. */
+  endsAt: Date | null;
+  /** When a decided settlement's money may move: the slot's end for a capture decided before it; null: at once. */
+  dueAt: Date | null;
+  /** The booking's correlation id (consultation's `x-correlation-id` on the hold): its events and logs carry it. */
+  correlationId: string | null;
+  history: BookingHoldHistoryEntry[];
   hold: StepState;
   settlement: Settlement | null;
   release: StepState;
@@ -50,6 +69,10 @@ const holdSchema = new Schema<BookingHoldDoc>(
     amountMinor: { type: Number, required: true },
     currency: { type: String, required: true },
     status: { type: String, required: true, index: true },
+    endsAt: { type: Date, default: null },
+    dueAt: { type: Date, default: null },
+    correlationId: { type: String, default: null },
+    history: freeFormArrayField,
     hold: { type: String, default: 'none' },
     settlement: { type: Schema.Types.Mixed, default: null },
     release: { type: String, default: 'none' },

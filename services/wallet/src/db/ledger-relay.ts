@@ -49,7 +49,7 @@ export class LedgerRelay {
       // Marked done already by a racing run of the same step (or nothing to mark): only the pull.
       await Wallet.collection.updateOne({ _id: walletId } as object, pull as object);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, walletId }, 'ledger move failed; the sweep will retry');
+      this.log.warn({ err, walletId }, 'ledger move failed; the sweep will retry');
       if (doneOpId) await forgetWalletOp(walletId, doneOpId);
     }
   }
@@ -59,7 +59,7 @@ export class LedgerRelay {
       const wallet = await Wallet.findById(walletId, { pendingEntries: 1 }).lean<WalletDoc>();
       if (wallet) await drainPendingItems(Wallet, wallet._id, 'pendingEntries', wallet.pendingEntries, appendEntry);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, walletId }, 'ledger flush failed; the sweep will retry');
+      this.log.warn({ err, walletId }, 'ledger flush failed; the sweep will retry');
     }
   }
 

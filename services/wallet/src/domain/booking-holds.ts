@@ -1,10 +1,16 @@
-import { makeEvent, type CreateBookingHoldBody } from '@mkt/contracts';
-import { Conflict, isDuplicateKey, NotFound, type Logger, type OutboxRelay } from '@mkt/kit';
-import { BookingHold, type BookingHoldDoc, type Settlement, type SettlementKind } from '../db/booking-hold.model';
+import type { CreateBookingHoldBody } from '@mkt/contracts';
+import { Conflict, InvalidState, isDuplicateKey, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import {
+  BookingHold,
+  type BookingHoldDoc,
+  type BookingHoldHistoryEntry,
+  type Settlement,
+  type SettlementKind,
+} from '../db/booking-hold.model';
 import type { LedgerRelay } from '../db/ledger-relay';
 import { dropWalletOps, findWallet, FORGET_OPS_AFTER_MS, openWallet, Wallet, type WalletDoc, type WalletOp } from '../db/wallet.model';
 import { applyOp } from './wallet-step';
-import { settlementOf } from './settlement';
+import { isSettlementDue, settlementDueAt, settlementEvent, settlementOf } from './settlement';
 import { BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
 
 export interface BookingHoldSettings {
@@ -20,6 +26,12 @@ const RESUME_GRACE_MS = 30_000;
 const ABANDON_AFTER_MS = 60 * 60_000;
 /** Ended holds are checked for a hold op applied after their end for this long. */
 const STRAY_WINDOW_MS = 24 * 3_600_000;
+
+/**
+ * The correlation id a sweep carries a hold's late steps on: the decision's, else the
+ * booking's; a hold from before either was stored has only its booking id.
+ */
+const correlationIdOf = (record: BookingHoldDoc) => record.settlement?.correlationId ?? record.correlationId ?? record._id;
 
 const holdOpId = (bookingId: string) => `booking:${bookingId}:hold`;
 const unholdOpId = (bookingId: string) => `booking:${bookingId}:unhold`;
@@ -40,8 +52,11 @@ export class BookingHolds {
     private readonly log: Logger,
   ) {}
 
-  /** Holds the booking's total on the buyer's wallet, once; a repeat answers the same. */
-  async hold(body: CreateBookingHoldBody): Promise<BookingHoldDoc> {
+  /**
+   * Holds the booking's total on the buyer's wallet, once; a repeat answers the same.
+   * `correlationId` is the booking's (consultation's): the hold's events and logs carry it.
+   */
+  async hold(body: CreateBookingHoldBody, correlationId: string): Promise<BookingHoldDoc> {
     const wallet = await openWallet(body.buyerId, body.buyerRef, this.settings.referencePrefix);
     if (wallet.currency !== body.currency) throw new CurrencyMismatch(wallet.currency);
     const record = await this.upsert(body.bookingId, {
@@ -52,6 +67,8 @@ export class BookingHolds {
       currency: body.currency,
       status: 'Pending',
       hold: 'pending',
+      endsAt: body.endsAt ? new Date(body.endsAt) : null,
+      correlationId,
     });
     if (record.status === 'Voided') return record;
     if (record.buyerId !== body.buyerId || record.sellerId !== body.sellerId || record.amountMinor !== body.amountMinor)
@@ -77,33 +94,59 @@ export class BookingHolds {
 
   /**
    * Decides how a Held hold ends (the first decision wins; a repeat or a later event changes
-   * nothing) and carries the settlement out. Returns the record; null when there is no hold
-   * (a free booking).
+   * nothing) and carries the settlement out — a capture decided before the slot's end only
+   * once it has passed (`dueAt`, the sweep moves it). The decision stands meanwhile: a
+   * cancellation or a void arriving between changes nothing.
    */
-  async settle(bookingId: string, kind: SettlementKind, requestedRefundMinor: number, correlationId: string): Promise<BookingHoldDoc> {
+  async settle(
+    bookingId: string,
+    kind: SettlementKind,
+    requestedRefundMinor: number,
+    correlationId: string,
+    now = new Date(),
+  ): Promise<BookingHoldDoc> {
     const current = await this.find(bookingId);
     if (!current) throw new NotFound('Hold');
     if (current.status === 'Held') {
-      const settlement: Settlement = {
-        ...settlementOf(kind, current.amountMinor, requestedRefundMinor, this.settings.feeBps),
-        decidedAt: new Date(),
-      };
-      await BookingHold.updateOne(
-        { _id: bookingId, status: 'Held', settlement: null },
-        {
-          $set: {
-            status: 'Settling',
-            settlement,
-            release: 'pending',
-            credit: settlement.captureMinor - settlement.feeMinor > 0 ? 'pending' : 'none',
-            fee: settlement.feeMinor > 0 ? 'pending' : 'none',
-          },
-        },
-      );
+      const split = settlementOf(kind, current.amountMinor, requestedRefundMinor, this.settings.feeBps);
+      await this.decide(bookingId, { ...split, decidedAt: now, correlationId }, settlementDueAt(kind, current.endsAt ?? null, now));
     }
     const decided = (await this.find(bookingId))!;
-    if (decided.status === 'Settling') return this.carryOn(decided, correlationId);
-    return decided;
+    if (decided.status !== 'Settling') return decided;
+    if (!isSettlementDue(decided.dueAt ?? null, now))
+      this.log.info({ bookingId, correlationId, dueAt: decided.dueAt }, 'capture decided before the slot ends: the money moves then');
+    return this.carryOn(decided, correlationId, now);
+  }
+
+  /**
+   * An admin's last resort for a hold that never ends: the whole amount back to the buyer, the
+   * admin and the reason on the hold's history, and `wallet.booking_refund.completed` with
+   * `voidedByAdmin` (the consultation cancels the booking from it). Only a Held hold: one
+   * already decided (a capture waiting for the slot's end included), settling or settled is
+   * 409 — the guard is in the write, so a racing event and the admin cannot both decide.
+   */
+  async voidByAdmin(bookingId: string, admin: AuthenticatedUser, reason: string, correlationId: string): Promise<BookingHoldDoc> {
+    const current = await this.find(bookingId);
+    if (!current) throw new NotFound('Hold');
+    const now = new Date();
+    const split = settlementOf('void', current.amountMinor, 0, this.settings.feeBps);
+    const decided =
+      current.status === 'Held' &&
+      (await this.decide(bookingId, { ...split, decidedAt: now, correlationId, byAdmin: true }, null, {
+        action: 'void',
+        by: admin.id,
+        at: now,
+        reason,
+      }));
+    if (!decided) throw new InvalidState(`Only a Held hold can be voided; this one is ${(await this.find(bookingId))!.status}`);
+    this.log.warn({ bookingId, adminId: admin.id, correlationId, amountMinor: current.amountMinor, reason }, 'hold voided by an admin');
+    return this.carryOn((await this.find(bookingId))!, correlationId, now);
+  }
+
+  async get(bookingId: string): Promise<BookingHoldDoc> {
+    const record = await this.find(bookingId);
+    if (!record) throw new NotFound('Hold');
+    return record;
   }
 
   async find(bookingId: string): Promise<BookingHoldDoc | null> {
@@ -113,15 +156,39 @@ export class BookingHolds {
   /** Finishes settlements a crash interrupted and gives back holds whose record never took them. */
   async resume(now = new Date()): Promise<void> {
     const cutoff = new Date(now.getTime() - RESUME_GRACE_MS);
-    for (const record of await BookingHold.find({ status: 'Settling', updatedAt: { $lt: cutoff } })
+    // A capture waiting for its slot's end (`dueAt` later than now) is left until then.
+    for (const record of await BookingHold.find({ status: 'Settling', updatedAt: { $lt: cutoff }, dueAt: { $not: { $gt: now } } })
       .limit(100)
       .lean<BookingHoldDoc[]>()) {
-      await this.carryOn(record, record._id).catch((err: unknown) =>
-        this.log.warn({ err: (err as Error).message, bookingId: record._id }, 'hold settlement still waits'),
+      const correlationId = correlationIdOf(record);
+      await this.carryOn(record, correlationId, now).catch((err: unknown) =>
+        this.log.warn({ err, bookingId: record._id, correlationId }, 'hold settlement still waits'),
       );
     }
     await this.reconcileStrayHolds(now);
     await this.forgetSettledOps(now);
+  }
+
+  /**
+   * Records a decision in one conditional write (`Held → Settling`; the first wins). True when
+   * this one was recorded.
+   */
+  private async decide(bookingId: string, settlement: Settlement, dueAt: Date | null, entry?: BookingHoldHistoryEntry): Promise<boolean> {
+    const written = await BookingHold.updateOne(
+      { _id: bookingId, status: 'Held', settlement: null },
+      {
+        $set: {
+          status: 'Settling',
+          settlement,
+          dueAt,
+          release: 'pending',
+          credit: settlement.captureMinor - settlement.feeMinor > 0 ? 'pending' : 'none',
+          fee: settlement.feeMinor > 0 ? 'pending' : 'none',
+        },
+        ...(entry ? { $push: { history: entry } } : {}),
+      },
+    );
+    return written.modifiedCount === 1;
   }
 
   /** Inserts the record unless it exists; either way answers the stored one. */
@@ -165,7 +232,7 @@ export class BookingHolds {
     if (fresh.hold === 'done') {
       // The op id stays on the wallet until the settlement is long over (FORGET_OPS_AFTER_MS).
       if (entries) await this.ledger.moveAfterStep(record.buyerWalletId!, entries);
-      this.log.info({ bookingId: record._id, amountMinor: record.amountMinor }, 'booking amount held');
+      this.log.info({ bookingId: record._id, correlationId: record.correlationId, amountMinor: record.amountMinor }, 'booking amount held');
     } else {
       // Voided or refused while this hold was being applied: the money goes straight back.
       await this.unholdIfApplied(fresh);
@@ -240,8 +307,12 @@ export class BookingHolds {
     }
   }
 
-  /** The settlement's steps, in order: the buyer's held money first, then the credits. */
-  private async carryOn(record: BookingHoldDoc, correlationId: string): Promise<BookingHoldDoc> {
+  /**
+   * The settlement's steps, in order: the buyer's held money first, then the credits; nothing
+   * before the settlement is due (a capture before its slot's end).
+   */
+  private async carryOn(record: BookingHoldDoc, correlationId: string, now = new Date()): Promise<BookingHoldDoc> {
+    if (!isSettlementDue(record.dueAt ?? null, now)) return record;
     const s = record.settlement!;
     // Applied (once: its op id), then recorded; the op id is forgotten only long after the end.
     const step = async (field: 'release' | 'credit' | 'fee', walletId: string, op: Omit<WalletOp, 'reference'>) => {
@@ -296,42 +367,17 @@ export class BookingHolds {
   private async finish(bookingId: string, correlationId: string): Promise<BookingHoldDoc> {
     const record = (await this.find(bookingId))!;
     const s = record.settlement!;
-    const origin = { source: 'wallet', correlationId };
-    const event =
-      s.kind === 'cancel'
-        ? makeEvent(
-            'wallet.booking_refund.completed',
-            {
-              bookingId,
-              buyerId: record.buyerId,
-              sellerId: record.sellerId,
-              refundAmountMinor: s.refundMinor,
-              capturedAmountMinor: s.captureMinor,
-              currency: record.currency,
-            },
-            origin,
-          )
-        : s.kind === 'capture'
-          ? makeEvent(
-              'wallet.booking_payment.captured',
-              {
-                bookingId,
-                buyerId: record.buyerId,
-                sellerId: record.sellerId,
-                amountMinor: s.captureMinor,
-                feeMinor: s.feeMinor,
-                currency: record.currency,
-              },
-              origin,
-            )
-          : null;
+    const event = settlementEvent(record, correlationId);
     const done = await BookingHold.findOneAndUpdate(
       { _id: bookingId, status: 'Settling', release: 'done', credit: { $ne: 'pending' }, fee: { $ne: 'pending' } },
       { $set: { status: 'Settled', settledAt: new Date() }, ...(event ? { $push: { pendingEvents: event } } : {}) },
       { new: true },
     ).lean<BookingHoldDoc>();
     if (!done) return record;
-    this.log.info({ bookingId, kind: s.kind, refundMinor: s.refundMinor, captureMinor: s.captureMinor }, 'booking hold settled');
+    this.log.info(
+      { bookingId, correlationId, kind: s.kind, refundMinor: s.refundMinor, captureMinor: s.captureMinor },
+      'booking hold settled',
+    );
     if (event) void this.outbox.flush(BookingHold, bookingId);
     return done;
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { formatMinor, makeEvent, newReference, type CreatePayoutBody, type PayoutCreated, type PayoutStatusView } from '@mkt/contracts';
 import { Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import type { LedgerRelay } from '../db/ledger-relay';
-import { Payout, type PayoutDoc } from '../db/records.model';
+import { Payout, type PayoutDoc, type PayoutHistoryEntry } from '../db/records.model';
 import { assertOwnerOrAdmin } from './access';
 import { openWallet } from '../db/wallet.model';
 import { accountNumberFits, activeBank } from './banks';
@@ -29,6 +29,16 @@ function statusEvent(
 /** One line of a payout's audit trail: who did what, when, with which notes. */
 function historyEntry(user: AuthenticatedUser, action: PayoutMove | 'request', from: string | null, to: string, notes: string | undefined) {
   return { action, from, to, byUserId: user.id, byRole: user.role, at: new Date(), notes: notes ?? null };
+}
+
+/**
+ * A line of the trail as `viewer` may see it: an admin sees who made every move; the owner
+ * sees the role of whoever moved their payout but not another user's id (an admin's id is not
+ * theirs to know).
+ */
+function historyView(viewer: AuthenticatedUser, entry: PayoutHistoryEntry): PayoutStatusView['history'][number] {
+  const byUserId = viewer.role === 'admin' || entry.byUserId === viewer.id ? entry.byUserId : null;
+  return { ...entry, byUserId, at: entry.at.toISOString() };
 }
 
 /** Payout requests: the amount is held at creation and released or paid out at the end. */
@@ -139,7 +149,7 @@ export class Payouts {
       status: payout.status,
       processedAt: payout.processedAt?.toISOString() ?? null,
       adminNotes: payout.adminNotes,
-      history: (payout.history ?? []).map((entry) => ({ ...entry, at: entry.at.toISOString() })),
+      history: (payout.history ?? []).map((entry) => historyView(user, entry)),
     };
   }
 

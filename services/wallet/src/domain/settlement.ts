@@ -1,4 +1,5 @@
-import type { Settlement, SettlementKind } from '../db/booking-hold.model';
+import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
+import type { BookingHoldDoc, Settlement, SettlementKind } from '../db/booking-hold.model';
 
 /**
  * How a hold of `amountMinor` is split when it ends. capture: all to the seller; void: all
@@ -18,4 +19,46 @@ export function settlementOf(
   const whole = Math.floor(captureMinor / 10_000);
   const feeMinor = whole * feeBps + Math.floor(((captureMinor - whole * 10_000) * feeBps) / 10_000);
   return { kind, refundMinor, captureMinor, feeMinor };
+}
+
+/**
+ * When a settlement decided at `now` may move its money. A capture waits for the booked slot's
+ * end: a seller who starts and ends the session early is paid only once the time the buyer
+ * bought is over (an audit found sellers paid, and paid out, 15 minutes into an hour). A hold
+ * without `endsAt` (booked through a consultation of the previous release) and every refund
+ * move at once. Null: at once.
+ */
+export function settlementDueAt(kind: SettlementKind, endsAt: Date | null, now: Date): Date | null {
+  return kind === 'capture' && endsAt && endsAt.getTime() > now.getTime() ? endsAt : null;
+}
+
+export function isSettlementDue(dueAt: Date | null, now: Date): boolean {
+  return !dueAt || dueAt.getTime() <= now.getTime();
+}
+
+/** What a finished settlement tells the others: captured, or refunded (an admin's void says so). */
+export function settlementEvent(record: BookingHoldDoc, correlationId: string): IntegrationEvent | null {
+  const s = record.settlement!;
+  const origin = { source: 'wallet', correlationId };
+  const parties = { bookingId: record._id, buyerId: record.buyerId, sellerId: record.sellerId };
+  if (s.kind === 'capture')
+    return makeEvent(
+      'wallet.booking_payment.captured',
+      { ...parties, amountMinor: s.captureMinor, feeMinor: s.feeMinor, currency: record.currency },
+      origin,
+    );
+  // A void the consultation asked for needs no answer (it gave the booking up itself); an
+  // admin's void does: the consultation cancels the booking from it.
+  if (s.kind === 'void' && !s.byAdmin) return null;
+  return makeEvent(
+    'wallet.booking_refund.completed',
+    {
+      ...parties,
+      refundAmountMinor: s.refundMinor,
+      capturedAmountMinor: s.captureMinor,
+      currency: record.currency,
+      ...(s.byAdmin ? { voidedByAdmin: true } : {}),
+    },
+    origin,
+  );
 }

@@ -10,13 +10,13 @@ export class InsufficientFunds extends RuleViolation {
 /** A credit that would take a wallet past its balance ceiling (or an amount over a maximum). */
 export class BalanceCeilingExceeded extends RuleViolation {
   constructor(message = 'The wallet balance would pass its ceiling', path = 'amount') {
-    super('balance_limit_exceeded', message, path);
+    super(ErrorCode.balanceLimitExceeded, message, path);
   }
 }
 
 export class AmountTooLarge extends RuleViolation {
   constructor(maxMinor: number) {
-    super('amount_too_large', `The amount is more than the maximum of ${(maxMinor / 100).toFixed(2)}`, 'amount');
+    super(ErrorCode.amountTooLarge, `The amount is more than the maximum of ${(maxMinor / 100).toFixed(2)}`, 'amount');
   }
 }
 
@@ -28,7 +28,7 @@ export class RedirectNotAllowed extends InvalidField {
 
 export class CurrencyMismatch extends RuleViolation {
   constructor(expected: string) {
-    super('currency_mismatch', `The wallet holds ${expected}`, 'currency');
+    super(ErrorCode.currencyMismatch, `The wallet holds ${expected}`, 'currency');
   }
 }
 
@@ -58,6 +58,6 @@ export class IdempotentRequestInFlight extends Conflict {
 
 export class PaymentProviderFailed extends AppError {
   constructor(message: string) {
-    super(502, 'payment_provider_failed', message);
+    super(502, ErrorCode.paymentProviderFailed, message);
   }
 }

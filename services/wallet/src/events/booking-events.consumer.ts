@@ -13,7 +13,7 @@ async function settleIfHeld(
   // A free booking has no hold: nothing to move.
   if (!(await holds.find(bookingId))) return;
   const record = await holds.settle(bookingId, kind, refundMinor, correlationId);
-  log.info({ bookingId, kind, status: record.status }, 'booking hold settling');
+  log.info({ bookingId, correlationId, kind, status: record.status, dueAt: record.dueAt }, 'booking hold decided');
 }
 
 /**

@@ -1,6 +1,6 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { CreateTransferBody, ok } from '@mkt/contracts';
-import { currentUser, withInput } from '@mkt/kit';
+import { currentUser, withInput, serviceRouter } from '@mkt/kit';
 import { ownWalletView } from '../domain/access';
 import { BANKS } from '../domain/banks';
 import { idempotent } from '../domain/idempotency';
@@ -9,7 +9,7 @@ import { toTransferView, type Transfers } from '../domain/transfers';
 
 /** `/wallets/banks`, `/wallets/rate-limit/stats`. */
 export function walletInfoRouter(limits: Limits): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.get('/banks', (_req, res) => {
     res.json(ok(BANKS, 'Banks retrieved'));
   });
@@ -21,7 +21,7 @@ export function walletInfoRouter(limits: Limits): Router {
 
 /** `/v1/wallet` and `/v1/wallet/transfers` (integer minor units). */
 export function v1WalletRouter(transfers: Transfers, referencePrefix: string): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.get('/', async (req, res) => {
     res.json(ok(await ownWalletView(currentUser(req), referencePrefix)));
   });

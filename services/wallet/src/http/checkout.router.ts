@@ -1,7 +1,7 @@
-import express, { Router, type Response } from 'express';
+import express, { type Response, type Router } from 'express';
 import { z } from 'zod';
 import { CheckoutForm, CheckoutQuery, TopUpRefParams } from '@mkt/contracts';
-import { correlationIdOf, Unauthenticated, withInput } from '@mkt/kit';
+import { correlationIdOf, Unauthenticated, withInput, serviceRouter } from '@mkt/kit';
 import type { TopUps, CheckoutLookup } from '../domain/topups';
 import { checkoutMessagePage, checkoutPage } from '../payments/checkout-page';
 import type { PaymentProvider } from '../payments/provider';
@@ -32,7 +32,7 @@ function closedPage(res: Response, lookup: Exclude<CheckoutLookup, { kind: 'open
  * and its webhook. The checkout token in the link is the only key; it dies with the payment.
  */
 export function checkoutRouter(topUps: TopUps, provider: PaymentProvider, merchant: string): Router {
-  const router = Router();
+  const router = serviceRouter();
   const form = express.urlencoded({ extended: false, limit: '8kb' });
   router.param('walletReferenceId', (_req, res, next) => {
     res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');

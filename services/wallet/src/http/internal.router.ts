@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Router, type RequestHandler } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
 import { BookingHoldParams, CreateBookingHoldBody, ok, type BookingHoldView } from '@mkt/contracts';
-import { correlationIdOf, Unauthenticated, withInput } from '@mkt/kit';
+import { correlationIdOf, Unauthenticated, withInput, serviceRouter } from '@mkt/kit';
 import type { BookingHoldDoc } from '../db/booking-hold.model';
 import type { BookingHolds } from '../domain/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
@@ -22,6 +22,19 @@ export function requireServiceToken(token: string): RequestHandler {
   };
 }
 
+/** What the kit accepts as a request id, for the same reason: bounded, safe in a log line. */
+const CORRELATION_ID = /^[\w\-.:]{1,128}$/;
+
+/**
+ * The booking's correlation id, which the consultation sends in `x-correlation-id` (the request
+ * that made the booking): the hold keeps it, so its events and the sweeps' logs follow the
+ * booking. Absent or unusable: this request's own id.
+ */
+function bookingCorrelationId(req: Request): string {
+  const given = req.header('x-correlation-id');
+  return given && CORRELATION_ID.test(given) ? given : correlationIdOf(req);
+}
+
 function holdView(record: BookingHoldDoc): BookingHoldView {
   return {
     bookingId: record._id,
@@ -34,12 +47,12 @@ function holdView(record: BookingHoldDoc): BookingHoldView {
 
 /** `/internal/holds`: the hold of a paid booking (idempotent by bookingId) and its void. */
 export function internalRouter(holds: BookingHolds, token: string): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.use(requireServiceToken(token));
   router.post(
     '/holds',
-    withInput({ body: CreateBookingHoldBody }, async (input, _req, res) => {
-      const record = await holds.hold(input.body);
+    withInput({ body: CreateBookingHoldBody }, async (input, req, res) => {
+      const record = await holds.hold(input.body, bookingCorrelationId(req));
       // Refused for want of funds: the same answer however often it is asked.
       if (record.status === 'Rejected') throw new InsufficientFunds();
       res.json(ok(holdView(record), record.status === 'Voided' ? 'The booking was given up' : 'Amount held'));
@@ -48,7 +61,7 @@ export function internalRouter(holds: BookingHolds, token: string): Router {
   router.post(
     '/holds/:bookingId/void',
     withInput({ params: BookingHoldParams }, async (input, req, res) => {
-      res.json(ok(holdView(await holds.void(input.params.bookingId, correlationIdOf(req))), 'Hold voided'));
+      res.json(ok(holdView(await holds.void(input.params.bookingId, bookingCorrelationId(req))), 'Hold voided'));
     }),
   );
   return router;

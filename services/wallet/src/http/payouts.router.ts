@@ -1,11 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { CancelPayoutBody, CreatePayoutBody, PayoutMoveBody, PayoutMoveParams, PayoutRefParams, UserRefParams, ok } from '@mkt/contracts';
-import { correlationIdOf, currentUser, withInput } from '@mkt/kit';
+import { correlationIdOf, currentUser, withInput, serviceRouter } from '@mkt/kit';
 import { idempotent } from '../domain/idempotency';
 import type { Payouts } from '../domain/payouts';
 
 export function payoutsRouter(payouts: Payouts): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.post(
     '/users/:userReferenceId/payout-request',
     withInput({ params: UserRefParams, body: CreatePayoutBody }, async (input, req, res) => {

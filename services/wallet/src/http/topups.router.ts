@@ -1,11 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { CreateTopUpBody, TopUpRefParams, UserRefParams, ok } from '@mkt/contracts';
-import { currentUser, withInput } from '@mkt/kit';
+import { currentUser, withInput, serviceRouter } from '@mkt/kit';
 import { idempotent } from '../domain/idempotency';
 import type { TopUps } from '../domain/topups';
 
 export function topUpsRouter(topUps: TopUps): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.post(
     '/users/:userReferenceId/topup',
     withInput({ params: UserRefParams, body: CreateTopUpBody }, async (input, req, res) => {
