@@ -4,11 +4,16 @@ import type { IncomingMessage } from 'node:http';
 export const REQUEST_ID_HEADER = 'x-request-id';
 const acceptable = /^[\w\-.:]{1,128}$/;
 
+/** An id sent in `header` when it is sane (bounded, safe in a log line); undefined otherwise. */
+export function saneIdHeader(req: IncomingMessage, header: string): string | undefined {
+  const given = req.headers[header];
+  const value = Array.isArray(given) ? given[0] : given;
+  return value && acceptable.test(value) ? value : undefined;
+}
+
 /** Keeps a client's request id when it is sane, else makes one. */
 export function requestIdOf(req: IncomingMessage): string {
-  const given = req.headers[REQUEST_ID_HEADER];
-  const value = Array.isArray(given) ? given[0] : given;
-  return value && acceptable.test(value) ? value : randomUUID();
+  return saneIdHeader(req, REQUEST_ID_HEADER) ?? randomUUID();
 }
 
 /** The id pino-http gave the request (the client's x-request-id when sane): events carry it. */

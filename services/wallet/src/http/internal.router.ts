@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Router } from 'express';
 import { BookingHoldParams, CreateBookingHoldBody, ok, type BookingHoldView } from '@mkt/contracts';
-import { correlationIdOf, Unauthenticated, withInput, serviceRouter } from '@mkt/kit';
+import { correlationIdOf, saneIdHeader, Unauthenticated, withInput, serviceRouter } from '@mkt/kit';
 import type { BookingHoldDoc } from '../db/booking-hold.model';
 import type { BookingHolds } from '../domain/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
@@ -22,17 +22,13 @@ export function requireServiceToken(token: string): RequestHandler {
   };
 }
 
-/** What the kit accepts as a request id, for the same reason: bounded, safe in a log line. */
-const CORRELATION_ID = /^[\w\-.:]{1,128}$/;
-
 /**
  * The booking's correlation id, which the consultation sends in `x-correlation-id` (the request
  * that made the booking): the hold keeps it, so its events and the sweeps' logs follow the
  * booking. Absent or unusable: this request's own id.
  */
 function bookingCorrelationId(req: Request): string {
-  const given = req.header('x-correlation-id');
-  return given && CORRELATION_ID.test(given) ? given : correlationIdOf(req);
+  return saneIdHeader(req, 'x-correlation-id') ?? correlationIdOf(req);
 }
 
 function holdView(record: BookingHoldDoc): BookingHoldView {
