@@ -1,4 +1,8 @@
-/** Stable error codes. Clients branch on these, never on messages. */
+/**
+ * Stable error codes. Clients branch on these, never on messages. The general ones first, then
+ * the business rules (422 unless said) the services answer; the OpenAPI document names, per
+ * operation, the ones it may answer (api.ts `errors`).
+ */
 export const ErrorCode = {
   invalid: 'invalid',
   unauthenticated: 'unauthenticated',
@@ -11,9 +15,21 @@ export const ErrorCode = {
   unsupportedMediaType: 'unsupported_media_type',
   rateLimited: 'rate_limited',
   insufficientFunds: 'insufficient_funds',
+  currencyMismatch: 'currency_mismatch',
+  amountTooLarge: 'amount_too_large',
+  balanceLimitExceeded: 'balance_limit_exceeded',
   slotUnavailable: 'slot_unavailable',
-  notEligible: 'not_eligible',
+  notBookable: 'not_bookable',
+  priceMismatch: 'price_mismatch',
   couponInvalid: 'coupon_invalid',
+  paymentDeclined: 'payment_declined',
+  paymentFailed: 'payment_failed',
+  cancellationClosed: 'cancellation_closed',
+  refundTooLarge: 'refund_too_large',
+  tooEarly: 'too_early',
+  notEligible: 'not_eligible',
+  /** 502 from the wallet itself: the payment provider failed to answer. */
+  paymentProviderFailed: 'payment_provider_failed',
   badGateway: 'bad_gateway',
   unavailable: 'unavailable',
   gatewayTimeout: 'gateway_timeout',
