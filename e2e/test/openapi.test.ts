@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import pino from 'pino';
-import { ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, errorAnswers, type Endpoint, type Service } from '@mkt/contracts';
+import { CreateDiscountBody, ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, errorAnswers, type Endpoint, type Service } from '@mkt/contracts';
 import { Bus, OutboxRelay } from '@mkt/kit';
 import { makeKeyPair } from '@mkt/infra';
 import { createApp as catalogApp } from '../../services/catalog/src/app';
@@ -294,5 +294,29 @@ describe('the documented error answers', () => {
       expect(booking).toContain(`\`${code}\``);
     expect(responsesOf('post', '/v1/wallet/transfers')['422']!.description).toContain('`currency_mismatch`');
     expect(errorAnswers(ENDPOINTS.find((endpoint) => endpoint.path === '/v1/wallet/transfers')!).get(422)).toContain('currency_mismatch');
+  });
+
+  test('a coupon code is documented as accepted, in either case, and said to be upper-cased', () => {
+    const discount = buildOpenApi().paths['/consultations/pricing/promotional-discounts']!.post as unknown as {
+      requestBody: {
+        content: { 'application/json': { schema: { properties: { couponCode: { pattern: string; description: string } } } } };
+      };
+    };
+    const { pattern, description } = discount.requestBody.content['application/json'].schema.properties.couponCode;
+    const body = (couponCode: string) => ({
+      name: 'Launch',
+      discountType: 'Percentage',
+      discountValue: 10,
+      validFrom: '2026-12-01T00:00:00.000Z',
+      validTo: '2026-12-31T00:00:00.000Z',
+      couponCode,
+      maxUses: 5,
+    });
+    // The pattern and the validator agree: what one admits, the other accepts.
+    for (const code of ['speca18463', 'LAUNCH10', 'Mixed_Case-1', 'ab', 'ßßß', 'ﬀﬀﬀ', 'with space']) {
+      expect([code, new RegExp(pattern).test(code)]).toEqual([code, CreateDiscountBody.safeParse(body(code)).success]);
+    }
+    expect(CreateDiscountBody.parse(body('speca18463')).couponCode).toBe('SPECA18463');
+    expect(description).toMatch(/upper-cased/);
   });
 });
