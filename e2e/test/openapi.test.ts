@@ -248,10 +248,9 @@ describe('the documented error answers', () => {
     expect(statusesOf('post', '/v1/auth/register')).toEqual(expect.arrayContaining(['400', '409', '413', '422', '429', '503']));
     expect(statusesOf('get', '/wallets/banks').sort()).toEqual(['200', '401', '405', '429', '502', '503', '504']);
     expect(statusesOf('get', '/physical-products/categories')).not.toContain('401');
-    // A listing of the caller's own is 403 for someone else's, never 404; a public read that
-    // verifies a token when one is sent is 401 for a bad one.
+    // A listing of the caller's own is 403 for someone else's; a public read that verifies a
+    // token when one is sent is 401 for a bad one.
     expect(statusesOf('get', '/customers/seller/{sellerId}')).toEqual(expect.arrayContaining(['403']));
-    expect(statusesOf('get', '/customers/seller/{sellerId}')).not.toContain('404');
     expect(statusesOf('get', '/consultations/{id}')).toEqual(expect.arrayContaining(['401', '404']));
     expect(statusesOf('post', '/wallets/payout-requests/{referenceId}/approve')).toEqual(expect.arrayContaining(['403', '409']));
   });

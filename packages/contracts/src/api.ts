@@ -199,8 +199,8 @@ const PRODUCT = {
 const PAYOUT_NOTES = { adminNotes: 'Account checked' };
 /** A public read that still verifies a token when one is sent: a token that is not valid is 401. */
 const READS_A_TOKEN = { 401: true } as const;
-/** A listing of one user's (the path's): the caller's own, or anyone's for an admin; never a 404. */
-const OWN_LISTING = { 403: true, 404: false } as const;
+/** A listing of one user's (the path's): the caller's own, or anyone's for an admin; else 403. */
+const OWN_LISTING = { 403: true } as const;
 
 export const ENDPOINTS: Endpoint[] = [
   e('post', '/v1/auth/register', 'gateway', 'public', 'Register a buyer or seller', {
@@ -248,7 +248,7 @@ export const ENDPOINTS: Endpoint[] = [
     data: TopUpStatusResponse,
   }),
   e('post', '/wallets/users/{userReferenceId}/payout-request', 'wallet', 'bearer', 'Request a payout', {
-    errors: { 403: true, 404: false, 422: ['invalid', 'insufficient_funds'] },
+    errors: { 403: true, 422: ['invalid', 'insufficient_funds'] },
     params: UserRefParams,
     body: CreatePayoutBody,
     example: {
@@ -714,7 +714,6 @@ export const ENDPOINTS: Endpoint[] = [
     data: ReviewsByEntityResponse,
   }),
   e('get', '/reviews/consultation/{id}/status', 'review', 'bearer', 'May the caller review?', {
-    errors: { 404: false },
     params: ReviewParams,
     data: ReviewStatusResponse,
   }),

@@ -258,9 +258,10 @@ const HEADERS: Record<string, { description: string; schema: JsonSchema }> = {
 /**
  * The error statuses an operation may answer and the codes each carries: what its entry implies
  * — 400 for validated input, 401 behind credentials, 403 for admins only, 404 for a path
- * parameter, 405 for another method on its path, 409 for an Idempotency-Key, 413 and 415 for a
- * body, 429 for the gateway's per-client limits, 502/503/504 for a service behind the gateway
- * (503 also for the gateway's own database) — merged with the entry's own `errors`.
+ * parameter (also for a value that is no path segment, such as `..`, which the gateway refuses),
+ * 405 for another method on its path, 409 for an Idempotency-Key, 413 and 415 for a body, 429
+ * for the gateway's per-client limits, 502/503/504 for a service behind the gateway (503 also
+ * for the gateway's own database) — merged with the entry's own `errors`.
  */
 export function errorAnswers(endpoint: Endpoint): Map<ErrorStatus, ErrorCode[]> {
   const takesBody = Boolean(endpoint.body || endpoint.form || endpoint.example);
