@@ -1,4 +1,4 @@
-import { ENDPOINTS, successBodySchema, type Endpoint } from '@mkt/contracts';
+import { ENDPOINTS, errorAnswers, successBodySchema, type Endpoint, type ErrorStatus } from '@mkt/contracts';
 import { call, type JsonResponse } from '@mkt/infra';
 import { book, dayFromNow, fund, loginAdmin, nearSlots, register, slotsOf, type Offer, type Session } from './fixtures';
 import { eventually, startSystem, type System } from './system';
@@ -18,6 +18,8 @@ const NOT_DRIVEN: Record<string, string> = {
 const keyOf = (endpoint: Pick<Endpoint, 'method' | 'path'>) => `${endpoint.method.toUpperCase()} ${endpoint.path}`;
 const answers = new Map<string, JsonResponse>();
 let system: System;
+/** Who the flows ran as and what they made, for the refusals below. */
+let parties: { admin: Session; seller: Session; buyer: Session; offer: Offer };
 
 /** The schema of a whole success body of an operation, as the OpenAPI document describes it. */
 const bodySchema = (endpoint: Endpoint) => successBodySchema(endpoint)!;
@@ -363,6 +365,7 @@ beforeAll(async () => {
   await consultationFlow(seller, buyer, offer);
   await reviewFlow(buyer, offer);
   await crmFlow(seller, buyer);
+  parties = { admin, seller, buyer, offer };
 }, 180_000);
 afterAll(() => system?.stop(), 60_000);
 
@@ -415,4 +418,82 @@ test('the check fails on an undocumented field and on a missing one', () => {
   expect(bodySchema(endpoint).safeParse({ ...body, data: { ...body.data, internalNote: 'x' } }).success).toBe(false);
   const { heldBalance: _held, ...withoutHeld } = body.data;
   expect(bodySchema(endpoint).safeParse({ ...body, data: withoutHeld }).success).toBe(false);
+});
+
+/**
+ * Refusals of the running system, each of the operation named (a 405: of another method on its
+ * path): the status, and every code of the answer's `errors`, are among those the document
+ * lists for it.
+ */
+const REFUSALS: Array<[operation: string, status: ErrorStatus, send: () => Promise<JsonResponse>]> = [
+  [
+    'POST /v1/auth/register',
+    409,
+    () =>
+      call(system.gateway, 'POST', '/v1/auth/register', {
+        body: { email: parties.seller.email, password: 'a long password', fullName: 'Again', role: 'seller' },
+      }),
+  ],
+  [
+    'POST /v1/auth/login',
+    401,
+    () => call(system.gateway, 'POST', '/v1/auth/login', { body: { email: parties.buyer.email, password: 'not the password' } }),
+  ],
+  ['GET /v1/auth/me', 401, () => call(system.gateway, 'GET', '/v1/auth/me', { token: 'not-a-token' })],
+  ['GET /wallets/banks', 401, () => call(system.gateway, 'GET', '/wallets/banks')],
+  ['GET /wallets/banks', 405, () => call(system.gateway, 'PUT', '/wallets/banks', { token: parties.buyer.token, body: {} })],
+  [
+    'POST /v1/wallet/transfers',
+    422,
+    () =>
+      call(system.gateway, 'POST', '/v1/wallet/transfers', {
+        token: parties.buyer.token,
+        body: { toUserId: parties.seller.id, amount: 100, currency: 'USD' },
+      }),
+  ],
+  [
+    'GET /physical-products/seller-products/',
+    401,
+    () => call(system.gateway, 'GET', '/physical-products/seller-products/', { token: 'not-a-token' }),
+  ],
+  [
+    'GET /customers/seller/{sellerId}',
+    403,
+    () => call(system.gateway, 'GET', `/customers/seller/${parties.seller.id}`, { token: parties.buyer.token }),
+  ],
+  ['GET /consultations/{id}', 404, () => call(system.gateway, 'GET', '/consultations/MKT-CON-ZZZZZZZZ')],
+  [
+    'POST /consultations/{id}/approve',
+    409,
+    () => call(system.gateway, 'POST', `/consultations/${parties.offer.id}/approve`, { token: parties.admin.token }),
+  ],
+  [
+    'POST /consultations/bookings',
+    422,
+    () => {
+      const { offer, buyer } = parties;
+      return book(system, buyer, { ...offer, priceMajor: offer.priceMajor + 1 }, slotsOf(offer, dayFromNow(4))[0]!);
+    },
+  ],
+  [
+    'POST /reviews',
+    409,
+    () =>
+      call(system.gateway, 'POST', '/reviews', {
+        token: parties.buyer.token,
+        body: { entityType: 'consultation_service', entityId: parties.offer.id, rating: 3 },
+      }),
+  ],
+];
+
+describe.each(REFUSALS)('%s refused with %d', (operation, status, send) => {
+  test('is documented for the operation, with the codes it carries', async () => {
+    const [method, path] = operation.split(' ') as [string, string];
+    const res = await send();
+    expect(res.status).toBe(status);
+    const documented: readonly string[] = errorAnswers(endpointOf(method, path)).get(status) ?? [];
+    expect(documented).not.toEqual([]);
+    const codes = (res.body as { errors: Array<{ code: string }> }).errors.map((item) => item.code);
+    expect(codes.filter((code) => !documented.includes(code))).toEqual([]);
+  });
 });

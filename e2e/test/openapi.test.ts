@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import pino from 'pino';
-import { ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, type Endpoint, type Service } from '@mkt/contracts';
+import { CreateDiscountBody, ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, errorAnswers, type Endpoint, type Service } from '@mkt/contracts';
 import { Bus, OutboxRelay } from '@mkt/kit';
 import { makeKeyPair } from '@mkt/infra';
 import { createApp as catalogApp } from '../../services/catalog/src/app';
@@ -234,5 +234,88 @@ describe('the documented responses and examples', () => {
     ]);
     const slots = document.paths['/consultations/{id}/slots']!.get as unknown as { parameters: Array<{ name: string; required: boolean }> };
     expect(slots.parameters.filter((parameter) => parameter.required).map((parameter) => parameter.name)).toEqual(['id', 'from', 'to']);
+  });
+});
+
+type Responses = Record<string, { $ref?: string; description?: string; headers?: Record<string, { required?: boolean }> }>;
+const responsesOf = (method: Endpoint['method'], path: string) =>
+  (buildOpenApi().paths[path]![method] as unknown as { responses: Responses }).responses;
+const statusesOf = (method: Endpoint['method'], path: string) => Object.keys(responsesOf(method, path));
+
+describe('the documented error answers', () => {
+  test('are those the operation can give: no 401 where no credentials are read, no 409 where nothing conflicts', () => {
+    expect(statusesOf('post', '/v1/auth/register')).not.toContain('401');
+    expect(statusesOf('post', '/v1/auth/register')).toEqual(expect.arrayContaining(['400', '409', '413', '422', '429', '503']));
+    expect(statusesOf('get', '/wallets/banks').sort()).toEqual(['200', '401', '405', '429', '502', '503', '504']);
+    expect(statusesOf('get', '/physical-products/categories')).not.toContain('401');
+    // A listing of the caller's own is 403 for someone else's; a public read that verifies a
+    // token when one is sent is 401 for a bad one.
+    expect(statusesOf('get', '/customers/seller/{sellerId}')).toEqual(expect.arrayContaining(['403']));
+    expect(statusesOf('get', '/consultations/{id}')).toEqual(expect.arrayContaining(['401', '404']));
+    expect(statusesOf('post', '/wallets/payout-requests/{referenceId}/approve')).toEqual(expect.arrayContaining(['403', '409']));
+  });
+
+  test('405 and the gateway’s 502/503/504 are shared responses every proxied operation refers to', () => {
+    const document = buildOpenApi();
+    const shared = document.components.responses as Record<string, { headers?: Record<string, { required?: boolean }> }>;
+    for (const endpoint of ENDPOINTS.filter((candidate) => candidate.service !== 'gateway')) {
+      const responses = responsesOf(endpoint.method, endpoint.path);
+      expect([
+        key(endpoint),
+        ['405', '502', '503', '504'].map((status) => responses[status]?.$ref ?? responses[status]?.description),
+      ]).toEqual([
+        key(endpoint),
+        [
+          '#/components/responses/MethodNotAllowed',
+          expect.stringMatching(/BadGateway$|bad_gateway/),
+          '#/components/responses/Unavailable',
+          '#/components/responses/GatewayTimeout',
+        ],
+      ]);
+    }
+    expect(shared.MethodNotAllowed!.headers!.Allow!.required).toBe(true);
+    expect(shared.RateLimited!.headers!['Retry-After']!.required).toBe(true);
+    // The gateway's own endpoints have no upstream: no 502 or 504; JWKS reads no database.
+    expect(statusesOf('post', '/v1/auth/login')).not.toEqual(expect.arrayContaining(['502']));
+    expect(statusesOf('get', '/v1/auth/.well-known/jwks.json').sort()).toEqual(['200', '405', '429']);
+  });
+
+  test('every reference resolves, and an operation’s own response names the codes it may carry', () => {
+    const document = buildOpenApi();
+    for (const endpoint of ENDPOINTS) {
+      for (const [status, response] of Object.entries(responsesOf(endpoint.method, endpoint.path))) {
+        if (response.$ref) expect(document.components.responses).toHaveProperty(response.$ref.split('/').pop()!);
+        else expect([key(endpoint), status, response.description]).toEqual([key(endpoint), status, expect.any(String)]);
+      }
+    }
+    const booking = responsesOf('post', '/consultations/bookings')['422']!.description!;
+    for (const code of ['insufficient_funds', 'slot_unavailable', 'coupon_invalid', 'price_mismatch'])
+      expect(booking).toContain(`\`${code}\``);
+    expect(responsesOf('post', '/v1/wallet/transfers')['422']!.description).toContain('`currency_mismatch`');
+    expect(errorAnswers(ENDPOINTS.find((endpoint) => endpoint.path === '/v1/wallet/transfers')!).get(422)).toContain('currency_mismatch');
+  });
+
+  test('a coupon code is documented as accepted, in either case, and said to be upper-cased', () => {
+    const discount = buildOpenApi().paths['/consultations/pricing/promotional-discounts']!.post as unknown as {
+      requestBody: {
+        content: { 'application/json': { schema: { properties: { couponCode: { pattern: string; description: string } } } } };
+      };
+    };
+    const { pattern, description } = discount.requestBody.content['application/json'].schema.properties.couponCode;
+    const body = (couponCode: string) => ({
+      name: 'Launch',
+      discountType: 'Percentage',
+      discountValue: 10,
+      validFrom: '2026-12-01T00:00:00.000Z',
+      validTo: '2026-12-31T00:00:00.000Z',
+      couponCode,
+      maxUses: 5,
+    });
+    // The pattern and the validator agree: what one admits, the other accepts.
+    for (const code of ['speca18463', 'LAUNCH10', 'Mixed_Case-1', 'ab', 'ßßß', 'ﬀﬀﬀ', 'with space']) {
+      expect([code, new RegExp(pattern).test(code)]).toEqual([code, CreateDiscountBody.safeParse(body(code)).success]);
+    }
+    expect(CreateDiscountBody.parse(body('speca18463')).couponCode).toBe('SPECA18463');
+    expect(description).toMatch(/upper-cased/);
   });
 });

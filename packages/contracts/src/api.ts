@@ -44,6 +44,7 @@ import {
   SellerParams,
   UpdateCustomerBody,
 } from './crm';
+import type { ErrorCode } from './error-codes';
 import { PageQuery } from './pagination';
 import { CreateReviewBody, ReviewParams, ReviewsByEntityQuery, UpdateReviewBody } from './review';
 import {
@@ -126,6 +127,8 @@ import {
 
 export type Service = 'gateway' | 'wallet' | 'catalog' | 'crm' | 'consultation' | 'review';
 export type Access = 'public' | 'bearer' | 'admin' | 'signature';
+/** The error statuses an operation may answer (DESIGN §5). */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 502 | 503 | 504;
 
 /** One endpoint of the public API: the source of the OpenAPI document and of its tests. */
 export interface Endpoint {
@@ -159,6 +162,13 @@ export interface Endpoint {
    * from this answer, e.g. `$response.body#/data/id`): a fuzzer follows them with real records.
    */
   links?: Record<string, Record<string, string>>;
+  /**
+   * Error answers the rest of the entry does not imply (openapi.ts `errorAnswers` derives the
+   * others: 400 from inputs, 401 from access, 404 from a path parameter, 409 from
+   * `idempotent`...): a status → the codes it carries (`true`: its usual code), or `false` for a
+   * derived one this operation never answers.
+   */
+  errors?: Partial<Record<ErrorStatus, readonly ErrorCode[] | boolean>>;
 }
 
 /** Links from a create to the operations on what it made, the id read at `pointer` of the answer. */
@@ -190,19 +200,26 @@ const PRODUCT = {
   properties: [{ propertyId: 'MKT-PRO-GRORGANC', value: true }],
 };
 const PAYOUT_NOTES = { adminNotes: 'Account checked' };
+/** A public read that still verifies a token when one is sent: a token that is not valid is 401. */
+const READS_A_TOKEN = { 401: true } as const;
+/** A listing of one user's (the path's): the caller's own, or anyone's for an admin; else 403. */
+const OWN_LISTING = { 403: true } as const;
 
 export const ENDPOINTS: Endpoint[] = [
   e('post', '/v1/auth/register', 'gateway', 'public', 'Register a buyer or seller', {
+    errors: { 409: true, 422: ['invalid'] },
     body: RegisterBody,
     example: { email: 'sara@example.com', password: 'a long password', fullName: 'Sara Tesfaye', role: 'buyer' },
     data: AuthSessionResponse,
   }),
   e('post', '/v1/auth/login', 'gateway', 'public', 'Log in', {
+    errors: { 401: true },
     body: LoginBody,
     example: { email: 'sara@example.com', password: 'a long password' },
     data: AuthSessionResponse,
   }),
   e('post', '/v1/auth/refresh', 'gateway', 'public', 'Rotate a refresh token', {
+    errors: { 401: true },
     body: RefreshBody,
     example: { refreshToken: 'rt_8Jc3Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a' },
     data: AuthSessionResponse,
@@ -212,10 +229,15 @@ export const ENDPOINTS: Endpoint[] = [
     example: { refreshToken: 'rt_8Jc3Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a' },
     data: z.null(),
   }),
-  e('get', '/v1/auth/me', 'gateway', 'bearer', 'The caller', { data: AuthUserResponse }),
-  e('get', '/v1/auth/.well-known/jwks.json', 'gateway', 'public', 'The public key (JWKS)', { produces: 'jwks', data: JwksDocument }),
+  e('get', '/v1/auth/me', 'gateway', 'bearer', 'The caller', { errors: { 404: true }, data: AuthUserResponse }),
+  e('get', '/v1/auth/.well-known/jwks.json', 'gateway', 'public', 'The public key (JWKS)', {
+    errors: { 503: false },
+    produces: 'jwks',
+    data: JwksDocument,
+  }),
 
   e('post', '/wallets/users/{userReferenceId}/topup', 'wallet', 'bearer', 'Create a top-up (hosted checkout)', {
+    errors: { 403: true, 422: ['invalid', 'amount_too_large', 'balance_limit_exceeded'], 502: ['bad_gateway', 'payment_provider_failed'] },
     params: UserRefParams,
     body: CreateTopUpBody,
     example: { amount: 300, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/done', notes: 'For bookings' },
@@ -224,10 +246,12 @@ export const ENDPOINTS: Endpoint[] = [
     links: linksTo('/data/referenceId', 'walletReferenceId', 'get /wallets/topup/{walletReferenceId}/status'),
   }),
   e('get', '/wallets/topup/{walletReferenceId}/status', 'wallet', 'bearer', 'Top-up status', {
+    errors: { 403: true },
     params: TopUpRefParams,
     data: TopUpStatusResponse,
   }),
   e('post', '/wallets/users/{userReferenceId}/payout-request', 'wallet', 'bearer', 'Request a payout', {
+    errors: { 403: true, 422: ['invalid', 'insufficient_funds'] },
     params: UserRefParams,
     body: CreatePayoutBody,
     example: {
@@ -247,10 +271,12 @@ export const ENDPOINTS: Endpoint[] = [
     ),
   }),
   e('get', '/wallets/payout-requests/{referenceId}/status', 'wallet', 'bearer', 'Payout status', {
+    errors: { 403: true },
     params: PayoutRefParams,
     data: PayoutStatusResponse,
   }),
   e('post', '/wallets/payout-requests/{referenceId}/cancel', 'wallet', 'bearer', 'Cancel a pending payout', {
+    errors: { 403: true, 409: ['invalid_state'] },
     params: PayoutRefParams,
     body: CancelPayoutBody,
     example: { reason: 'Changed my mind' },
@@ -258,6 +284,7 @@ export const ENDPOINTS: Endpoint[] = [
   }),
   ...(['approve', 'reject', 'process', 'complete', 'fail'] as const).map((move) =>
     e('post', `/wallets/payout-requests/{referenceId}/${move}`, 'wallet', 'admin', `Payout: ${move}`, {
+      errors: { 409: ['invalid_state'] },
       params: PayoutRefParams,
       body: PayoutMoveBody,
       example: PAYOUT_NOTES,
@@ -267,17 +294,20 @@ export const ENDPOINTS: Endpoint[] = [
   e('get', '/wallets/rate-limit/stats', 'wallet', 'bearer', 'Request limits of the caller', { data: RateLimitStatsResponse }),
   e('get', '/wallets/banks', 'wallet', 'bearer', 'Banks and mobile-money providers', { data: BanksResponse }),
   e('get', '/wallets/checkout/{walletReferenceId}', 'wallet', 'public', 'Sandbox hosted checkout page', {
+    errors: { 409: true },
     params: TopUpRefParams,
     query: CheckoutQuery,
     produces: 'html',
   }),
   e('post', '/wallets/checkout/{walletReferenceId}/pay', 'wallet', 'public', 'Pay (sandbox checkout form)', {
+    errors: { 409: true },
     params: TopUpRefParams,
     form: CheckoutForm,
     example: { token: 'Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a8Jc3' },
     produces: 'redirect',
   }),
   e('post', '/wallets/checkout/{walletReferenceId}/cancel', 'wallet', 'public', 'Cancel (sandbox checkout form)', {
+    errors: { 409: true },
     params: TopUpRefParams,
     form: CheckoutForm,
     example: { token: 'Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a8Jc3' },
@@ -288,6 +318,7 @@ export const ENDPOINTS: Endpoint[] = [
     produces: 'redirect',
   }),
   e('post', '/wallets/webhooks/chapa', 'wallet', 'signature', 'Chapa webhook (HMAC-SHA256 of the raw body)', {
+    errors: { 404: true },
     example: { tx_ref: 'MKT-TOP-UP-7Q2M9XKD', status: 'success' },
     data: WebhookResponse,
   }),
@@ -299,10 +330,12 @@ export const ENDPOINTS: Endpoint[] = [
     params: BookingHoldParams,
     body: VoidBookingHoldBody,
     example: { reason: 'The session never took place' },
+    errors: { 409: true },
     data: BookingHoldAdminResponse,
   }),
   e('get', '/v1/wallet', 'wallet', 'bearer', 'The caller’s wallet', { data: WalletResponse }),
   e('post', '/v1/wallet/transfers', 'wallet', 'bearer', 'Transfer minor units to another user', {
+    errors: { 404: true, 422: ['invalid', 'insufficient_funds', 'amount_too_large', 'currency_mismatch', 'balance_limit_exceeded'] },
     body: CreateTransferBody,
     example: { toUserId: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01', amount: 12000, currency: 'ETB' },
     data: TransferResponse,
@@ -311,6 +344,7 @@ export const ENDPOINTS: Endpoint[] = [
 
   e('get', '/physical-products/categories', 'catalog', 'public', 'Categories and their properties', { data: CategoriesResponse }),
   e('post', '/physical-products/seller-products/', 'catalog', 'bearer', 'Create a product', {
+    errors: { 403: true, 422: ['invalid'] },
     body: CreateProductBody,
     example: PRODUCT,
     data: ProductCreatedResponse,
@@ -324,6 +358,7 @@ export const ENDPOINTS: Endpoint[] = [
     ),
   }),
   e('get', '/physical-products/seller-products/', 'catalog', 'public', 'Public products', {
+    errors: READS_A_TOKEN,
     query: ProductListQuery,
     data: ProductListResponse,
     paged: true,
@@ -334,26 +369,31 @@ export const ENDPOINTS: Endpoint[] = [
     paged: true,
   }),
   e('get', '/physical-products/seller-products/{referenceId}', 'catalog', 'public', 'A product', {
+    errors: READS_A_TOKEN,
     params: ProductRefParams,
     data: ProductOrDraftResponse,
   }),
   e('patch', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'Update (or publish a draft)', {
+    errors: { 403: true, 422: ['invalid'] },
     params: ProductRefParams,
     body: UpdateProductBody,
     example: { sellingPrice: 850, stock: 35 },
     data: ProductOrDraftResponse,
   }),
   e('patch', '/physical-products/seller-products/{referenceId}/visibility', 'catalog', 'bearer', 'Set visibility', {
+    errors: { 403: true },
     params: ProductRefParams,
     body: VisibilityBody,
     example: { visibility: 'Hidden' },
     data: ProductOrDraftResponse,
   }),
   e('delete', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'Delete a product', {
+    errors: { 403: true },
     params: ProductRefParams,
     noData: true,
   }),
   e('post', '/physical-products/seller-products/draft', 'catalog', 'bearer', 'Save a draft', {
+    errors: { 403: true, 422: ['invalid'] },
     body: DraftBody,
     example: { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{"name":"Yirgacheffe coffee"}' } },
     data: DraftResponse,
@@ -365,12 +405,14 @@ export const ENDPOINTS: Endpoint[] = [
     ),
   }),
   e('patch', '/physical-products/seller-products/draft/{referenceId}', 'catalog', 'bearer', 'Update a draft', {
+    errors: { 403: true, 409: ['invalid_state'], 422: ['invalid'] },
     params: ProductRefParams,
     body: UpdateDraftBody,
     example: { metaData: { form: '{"name":"Yirgacheffe coffee","stock":40}' } },
     data: DraftResponse,
   }),
   e('post', '/v1/shops', 'catalog', 'bearer', 'Create a shop', {
+    errors: { 403: true, 409: true },
     body: CreateShopBody,
     example: { name: 'Abebe Coffee', slug: 'abebe-coffee', country: 'ET', category: 'Coffee' },
     data: ShopResponse,
@@ -378,6 +420,7 @@ export const ENDPOINTS: Endpoint[] = [
   }),
   e('get', '/v1/shops/{shopId}', 'catalog', 'bearer', 'A shop', { params: ShopParams, data: ShopResponse }),
   e('post', '/v1/products', 'catalog', 'bearer', 'Create a product (minor units)', {
+    errors: { 403: true, 409: true },
     body: CreateV1ProductBody,
     example: { title: 'Green beans 5 kg', price: 250000, currency: 'ETB', sku: 'BEANS-5KG', inventory: 12 },
     data: V1ProductResponse,
@@ -387,6 +430,7 @@ export const ENDPOINTS: Endpoint[] = [
   e('get', '/v1/products', 'catalog', 'bearer', 'Products', { query: V1ProductListQuery, data: V1ProductListResponse, paged: true }),
 
   e('post', '/customers', 'crm', 'bearer', 'Create a relationship', {
+    errors: { 403: true, 404: true, 409: true },
     body: CreateCustomerBody,
     example: {
       sellerId: '8a7b6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
@@ -404,55 +448,73 @@ export const ENDPOINTS: Endpoint[] = [
     links: linksTo('/data/id', 'id', 'get /customers/{id}', 'put /customers/{id}', 'delete /customers/{id}'),
   }),
   e('get', '/customers', 'crm', 'bearer', 'The caller’s relationships', { query: CustomerListQuery, data: OwnRelationshipsResponse }),
-  e('get', '/customers/{id}', 'crm', 'bearer', 'A relationship', { params: CustomerParams, data: RelationshipResponse }),
+  e('get', '/customers/{id}', 'crm', 'bearer', 'A relationship', {
+    errors: { 403: true },
+    params: CustomerParams,
+    data: RelationshipResponse,
+  }),
   e('put', '/customers/{id}', 'crm', 'bearer', 'Update a relationship', {
+    errors: { 403: true },
     params: CustomerParams,
     body: UpdateCustomerBody,
     example: { customerType: 'Regular', isFavorite: true, notes: 'Books every month', tags: ['coffee', 'monthly'] },
     data: RelationshipUpdatedResponse,
   }),
-  e('delete', '/customers/{id}', 'crm', 'bearer', 'Delete a relationship', { params: CustomerParams, data: RelationshipDeletedResponse }),
+  e('delete', '/customers/{id}', 'crm', 'bearer', 'Delete a relationship', {
+    errors: { 403: true },
+    params: CustomerParams,
+    data: RelationshipDeletedResponse,
+  }),
   e('get', '/customers/seller/{sellerId}', 'crm', 'bearer', 'A seller’s customers', {
+    errors: OWN_LISTING,
     params: SellerParams,
     query: RelationListQuery,
     data: SellerCustomersResponse,
   }),
   e('get', '/customers/seller/{sellerId}/followers', 'crm', 'bearer', 'A seller’s followers', {
+    errors: OWN_LISTING,
     params: SellerParams,
     query: RelationListQuery,
     data: SellerFollowersResponse,
   }),
   e('get', '/customers/seller/{sellerId}/favorites', 'crm', 'bearer', 'A seller’s favourites', {
+    errors: OWN_LISTING,
     params: SellerParams,
     query: RelationListQuery,
     data: SellerFavoritesResponse,
   }),
   e('get', '/customers/seller/{sellerId}/high-value', 'crm', 'bearer', 'High-value customers', {
+    errors: OWN_LISTING,
     params: SellerParams,
     query: HighValueQuery,
     data: HighValueCustomersResponse,
   }),
   e('get', '/customers/seller/{sellerId}/analytics', 'crm', 'bearer', 'Seller analytics', {
+    errors: OWN_LISTING,
     params: SellerParams,
     data: SellerAnalyticsResponse,
   }),
   e('get', '/customers/buyer/{buyerId}', 'crm', 'bearer', 'A buyer’s relationships', {
+    errors: OWN_LISTING,
     params: BuyerParams,
     query: RelationListQuery,
     data: BuyerRelationshipsResponse,
   }),
   e('get', '/customers/buyer/{buyerId}/following', 'crm', 'bearer', 'Sellers a buyer follows', {
+    errors: OWN_LISTING,
     params: BuyerParams,
     query: RelationListQuery,
     data: BuyerFollowingResponse,
   }),
   e('get', '/customers/buyer/{buyerId}/customers', 'crm', 'bearer', 'Sellers a buyer booked', {
+    errors: OWN_LISTING,
     params: BuyerParams,
     query: RelationListQuery,
     data: BuyerSellersResponse,
   }),
 
   e('post', '/consultations', 'consultation', 'bearer', 'Create a consultation', {
+    errors: { 403: true, 404: true, 422: ['invalid'] },
     body: CreateConsultationBody,
     example: {
       title: 'Business plan review',
@@ -472,34 +534,44 @@ export const ENDPOINTS: Endpoint[] = [
     data: ConsultationCreatedResponse,
     links: linksTo('/data/id', 'id', 'get /consultations/{id}', 'put /consultations/{id}', 'get /consultations/{id}/slots'),
   }),
-  e('get', '/consultations', 'consultation', 'public', 'Consultations', { query: ConsultationListQuery, data: ConsultationListResponse }),
+  e('get', '/consultations', 'consultation', 'public', 'Consultations', {
+    errors: READS_A_TOKEN,
+    query: ConsultationListQuery,
+    data: ConsultationListResponse,
+  }),
   e('get', '/consultations/{id}', 'consultation', 'public', 'A consultation with its price', {
+    errors: READS_A_TOKEN,
     params: KeyParams,
     data: ConsultationResponse,
   }),
   e('put', '/consultations/{id}', 'consultation', 'bearer', 'Update a consultation', {
+    errors: { 403: true, 422: ['invalid'] },
     params: KeyParams,
     body: UpdateConsultationBody,
     example: { title: 'Business plan review (90 min)', duration: 90, tags: ['planning', 'finance'] },
     data: ConsultationUpdatedResponse,
   }),
   e('post', '/consultations/{id}/approve', 'consultation', 'admin', 'Approve and publish', {
+    errors: { 409: ['invalid_state'] },
     params: KeyParams,
     data: ConsultationApprovedResponse,
   }),
   e('get', '/consultations/{id}/slots', 'consultation', 'public', 'Free slots', {
+    errors: { ...READS_A_TOKEN, 422: ['invalid'] },
     params: KeyParams,
     query: SlotsQuery,
     data: SlotsResponse,
   }),
   e('get', '/consultations/sessions', 'consultation', 'bearer', 'Sessions', { query: SessionListQuery, data: SessionListResponse }),
   e('post', '/consultations/sessions/{id}/start', 'consultation', 'bearer', 'Start a session', {
+    errors: { 403: true, 409: ['invalid_state'], 422: ['invalid', 'too_early'] },
     params: KeyParams,
     body: StartSessionBody,
     example: { actualStartTime: '2026-11-26T06:00:00.000Z', notes: 'Started on time' },
     data: SessionStartedResponse,
   }),
   e('post', '/consultations/sessions/{id}/end', 'consultation', 'bearer', 'End a session', {
+    errors: { 403: true, 409: ['invalid_state'], 422: ['invalid'] },
     params: KeyParams,
     body: EndSessionBody,
     example: {
@@ -511,12 +583,28 @@ export const ENDPOINTS: Endpoint[] = [
     data: SessionEndedResponse,
   }),
   e('post', '/consultations/sessions/{id}/no-show', 'consultation', 'bearer', 'Mark a no-show', {
+    errors: { 403: true, 409: ['invalid_state'] },
     params: KeyParams,
     body: NoShowBody,
     example: { notes: 'Nobody joined', attemptedContact: true, contactMethod: 'phone' },
     data: SessionNoShowResponse,
   }),
   e('post', '/consultations/bookings', 'consultation', 'bearer', 'Book a slot', {
+    errors: {
+      403: true,
+      404: true,
+      409: ['invalid_state'],
+      422: [
+        'invalid',
+        'not_bookable',
+        'slot_unavailable',
+        'coupon_invalid',
+        'price_mismatch',
+        'insufficient_funds',
+        'payment_declined',
+        'payment_failed',
+      ],
+    },
     body: CreateBookingBody,
     example: {
       SellerId: '8a7b6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
@@ -537,6 +625,7 @@ export const ENDPOINTS: Endpoint[] = [
   e('get', '/consultations/bookings/{id}', 'consultation', 'bearer', 'A booking', { params: KeyParams, data: BookingResponse }),
   e('get', '/consultations/bookings', 'consultation', 'bearer', 'Bookings', { query: BookingListQuery, data: BookingListResponse }),
   e('post', '/consultations/bookings/cancel', 'consultation', 'bearer', 'Cancel a booking', {
+    errors: { 403: true, 404: true, 409: ['invalid_state'], 422: ['cancellation_closed', 'refund_too_large'] },
     body: CancelBookingBody,
     example: {
       bookingId: 'BK_7Q2M9XKD',
@@ -549,6 +638,7 @@ export const ENDPOINTS: Endpoint[] = [
     data: BookingCancelledResponse,
   }),
   e('post', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'Create a rule set', {
+    errors: { 403: true, 422: ['invalid'] },
     body: CreateRuleSetBody,
     example: {
       name: 'Mornings',
@@ -572,15 +662,18 @@ export const ENDPOINTS: Endpoint[] = [
     paged: true,
   }),
   e('get', '/consultations/availability-rule-sets/rule-sets/{id}', 'consultation', 'bearer', 'A rule set', {
+    errors: { 403: true },
     params: KeyParams,
     data: RuleSetResponse,
   }),
   e('post', '/consultations/pricing', 'consultation', 'bearer', 'Create pricing', {
+    errors: { 403: true, 422: ['invalid'] },
     body: CreatePricingBody,
     example: { basePrice: 750, currency: 'ETB', pricingStrategy: 'Fixed', comparePrice: 900, isOnSale: true, isActive: true },
     data: PricingCreatedResponse,
   }),
   e('post', '/consultations/pricing/promotional-discounts', 'consultation', 'bearer', 'Create a discount', {
+    errors: { 403: true, 409: true, 422: ['invalid'] },
     body: CreateDiscountBody,
     example: {
       name: 'Launch week',
@@ -595,11 +688,13 @@ export const ENDPOINTS: Endpoint[] = [
     data: DiscountCreatedResponse,
   }),
   e('post', '/consultations/pricing/promotional-discounts/validate-coupon', 'consultation', 'bearer', 'Validate a coupon', {
+    errors: { 403: true, 404: true },
     body: ValidateCouponBody,
     example: { couponCode: 'LAUNCH10', consultationId: 'MKT-CON-7Q2M9XKD' },
     data: CouponQuoteResponse,
   }),
   e('post', '/consultations/visibility/rule-sets', 'consultation', 'bearer', 'Create a visibility rule set', {
+    errors: { 403: true, 422: ['invalid'] },
     body: CreateVisibilityRuleSetBody,
     example: {
       name: 'Buyers only',
@@ -615,12 +710,14 @@ export const ENDPOINTS: Endpoint[] = [
     data: VisibilityRuleSetCreatedResponse,
   }),
   e('post', '/consultations/visibility/status', 'consultation', 'bearer', 'Visibility of consultations', {
+    errors: { 403: true, 422: ['invalid'] },
     body: VisibilityStatusBody,
     example: { consultationIds: ['MKT-CON-7Q2M9XKD'], context: { userType: 'buyer', location: 'ET' } },
     data: VisibilityStatusResponse,
   }),
 
   e('post', '/reviews', 'review', 'bearer', 'Review a consultation', {
+    errors: { 409: true, 422: ['not_eligible'] },
     body: CreateReviewBody,
     example: { entityType: 'consultation_service', entityId: 'MKT-CON-7Q2M9XKD', rating: 5, comment: 'Clear and practical' },
     data: ReviewCreatedResponse,
@@ -635,6 +732,7 @@ export const ENDPOINTS: Endpoint[] = [
     data: ReviewStatusResponse,
   }),
   e('patch', '/reviews/{id}', 'review', 'bearer', 'Switch a review on or off', {
+    errors: { 403: true, 409: ['invalid_state'] },
     params: ReviewParams,
     body: UpdateReviewBody,
     example: { isActive: false },

@@ -232,11 +232,14 @@ export const CreateDiscountBody = z
     discountValue: z.number().positive(),
     validFrom: Timestamp,
     validTo: Timestamp,
+    // Checked as sent, in either case, before it is upper-cased: the document's pattern is what
+    // is accepted (`launch10` is), and no letter outside A-Z can become one by upper-casing.
     couponCode: z
       .string()
       .trim()
+      .regex(/^[A-Za-z0-9_-]{3,40}$/, 'A coupon code is 3 to 40 letters, digits, dashes or underscores')
       .toUpperCase()
-      .regex(/^[A-Z0-9_-]{3,40}$/, 'A coupon code is 3 to 40 letters, digits, dashes or underscores'),
+      .describe('3 to 40 letters (either case), digits, dashes or underscores; stored and answered upper-cased (launch10 is LAUNCH10)'),
     maxUses: z.number().int().min(1).max(1_000_000),
     isActive: z.boolean().default(true),
   })

@@ -1,4 +1,8 @@
-/** Stable error codes. Clients branch on these, never on messages. */
+/**
+ * Stable error codes. Clients branch on these, never on messages. The general ones first, then
+ * the business rules (422 unless said) the services answer; the OpenAPI document names, per
+ * operation, the ones it may answer (api.ts `errors`).
+ */
 export const ErrorCode = {
   invalid: 'invalid',
   unauthenticated: 'unauthenticated',
@@ -11,16 +15,23 @@ export const ErrorCode = {
   unsupportedMediaType: 'unsupported_media_type',
   rateLimited: 'rate_limited',
   insufficientFunds: 'insufficient_funds',
-  slotUnavailable: 'slot_unavailable',
-  notEligible: 'not_eligible',
-  couponInvalid: 'coupon_invalid',
   /** Wallet: the amount's currency is not the wallet's. */
   currencyMismatch: 'currency_mismatch',
-  /** Wallet: a credit would take a balance past its ceiling. */
-  balanceLimitExceeded: 'balance_limit_exceeded',
   /** Wallet: one top-up or transfer over its maximum. */
   amountTooLarge: 'amount_too_large',
-  /** Wallet (502): the payment provider failed or answered nonsense. */
+  /** Wallet: a credit would take a balance past its ceiling. */
+  balanceLimitExceeded: 'balance_limit_exceeded',
+  slotUnavailable: 'slot_unavailable',
+  notBookable: 'not_bookable',
+  priceMismatch: 'price_mismatch',
+  couponInvalid: 'coupon_invalid',
+  paymentDeclined: 'payment_declined',
+  paymentFailed: 'payment_failed',
+  cancellationClosed: 'cancellation_closed',
+  refundTooLarge: 'refund_too_large',
+  tooEarly: 'too_early',
+  notEligible: 'not_eligible',
+  /** 502 from the wallet itself: the payment provider failed to answer. */
   paymentProviderFailed: 'payment_provider_failed',
   badGateway: 'bad_gateway',
   unavailable: 'unavailable',

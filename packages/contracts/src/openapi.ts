@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorBody } from './envelope';
+import { ENDPOINTS, type Endpoint, type ErrorStatus } from './api';
 import { ErrorCode } from './error-codes';
-import { ENDPOINTS, type Endpoint } from './api';
 import { IsoDate } from './consultation';
 import { MAX_EXACT_MAJOR_NUMBER, NonNegativeMajorAmount, PositiveDecimalString, PositiveMajorAmount } from './money';
 import { PaginationResponse } from './responses/common';
@@ -150,7 +150,6 @@ const html = (
   description,
   content: { 'text/html': { schema: { type: 'string' }, example } },
 });
-const ERRORS = { description: 'The error envelope', content: json({ $ref: '#/components/schemas/ErrorBody' }) };
 const PAGINATION_EXAMPLE = { page: 1, limit: 20, total: 1 };
 
 /** The success answer: the envelope around `data` (strict), or another kind of body. */
@@ -159,8 +158,7 @@ function success(endpoint: Endpoint): Record<string, unknown> {
     const body = schema(endpoint.data!, 'output');
     return { '200': { description: 'JSON Web Key Set', content: json(body, exampleOf(body)) } };
   }
-  const closed = html('Closed or expired: the top-up is no longer open');
-  if (endpoint.produces === 'html') return { '200': html('An HTML page'), '404': html('Not found'), '409': closed };
+  if (endpoint.produces === 'html') return { '200': html('An HTML page') };
   if (endpoint.produces === 'redirect') {
     const redirect = {
       description: 'See Other: back to the client’s redirectUrl with status and reference',
@@ -169,8 +167,6 @@ function success(endpoint: Endpoint): Record<string, unknown> {
     return {
       ...(endpoint.method === 'get' ? { '200': html('The payment’s state, when the client’s address is no longer allowed') } : {}),
       '303': redirect,
-      '404': html('Not found'),
-      '409': closed,
     };
   }
   if (endpoint.noData) {
@@ -227,11 +223,102 @@ function links(endpoint: Endpoint) {
   );
 }
 
+/** Each error status: the shared response of `components.responses`, its usual code, what it means. */
+const ERROR_STATUSES: Record<ErrorStatus, { name: string; code: ErrorCode; description: string; header?: string }> = {
+  400: { name: 'Invalid', code: 'invalid', description: 'The request does not match its schema: one `errors` item per offending field' },
+  401: { name: 'Unauthenticated', code: 'unauthenticated', description: 'No valid credentials' },
+  403: { name: 'Forbidden', code: 'forbidden', description: 'Someone else’s record, or a role the caller lacks' },
+  404: { name: 'NotFound', code: 'not_found', description: 'No such record, or none the caller may know of' },
+  405: {
+    name: 'MethodNotAllowed',
+    code: 'method_not_allowed',
+    description: 'The path does not serve this method; `Allow` lists those it serves',
+    header: 'Allow',
+  },
+  409: { name: 'Conflict', code: 'conflict', description: 'A duplicate, or a move the current state does not allow' },
+  413: { name: 'PayloadTooLarge', code: 'payload_too_large', description: 'The body is larger than the limit' },
+  415: { name: 'UnsupportedMediaType', code: 'unsupported_media_type', description: 'The body’s content encoding is not supported' },
+  422: { name: 'RuleBroken', code: 'invalid', description: 'The request matches its schema but breaks a rule' },
+  429: {
+    name: 'RateLimited',
+    code: 'rate_limited',
+    description: 'Too many requests; `Retry-After` says when to try again',
+    header: 'Retry-After',
+  },
+  502: { name: 'BadGateway', code: 'bad_gateway', description: 'A service behind the gateway failed to answer' },
+  503: { name: 'Unavailable', code: 'unavailable', description: 'A service or its database is unavailable; try again shortly' },
+  504: { name: 'GatewayTimeout', code: 'gateway_timeout', description: 'The service behind the gateway did not answer in time' },
+};
+
+const HEADERS: Record<string, { description: string; schema: JsonSchema }> = {
+  Allow: { description: 'The methods this path serves', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait', schema: { type: 'string', pattern: '^[0-9]+$' } },
+};
+
+/**
+ * The error statuses an operation may answer and the codes each carries: what its entry implies
+ * — 400 for validated input, 401 behind credentials, 403 for admins only, 404 for a path
+ * parameter (also for a value that is no path segment, such as `..`, which the gateway refuses),
+ * 405 for another method on its path, 409 for an Idempotency-Key, 413 and 415 for a body, 429
+ * for the gateway's per-client limits, 502/503/504 for a service behind the gateway (503 also
+ * for the gateway's own database) — merged with the entry's own `errors`.
+ */
+export function errorAnswers(endpoint: Endpoint): Map<ErrorStatus, ErrorCode[]> {
+  const takesBody = Boolean(endpoint.body || endpoint.form || endpoint.example);
+  const proxied = endpoint.service !== 'gateway';
+  const implied: Array<[ErrorStatus, boolean]> = [
+    [400, Boolean(endpoint.params || endpoint.query || endpoint.body || endpoint.form)],
+    [401, endpoint.access !== 'public'],
+    [403, endpoint.access === 'admin'],
+    [404, /\{\w+\}/.test(endpoint.path)],
+    [405, true],
+    [409, Boolean(endpoint.idempotent)],
+    [413, takesBody],
+    [415, takesBody],
+    [429, true],
+    [502, proxied],
+    [503, true],
+    [504, proxied],
+  ];
+  const answers = new Map<ErrorStatus, Set<ErrorCode>>();
+  for (const [status, applies] of implied) if (applies) answers.set(status, new Set([ERROR_STATUSES[status].code]));
+  for (const [key, codes] of Object.entries(endpoint.errors ?? {})) {
+    const status = Number(key) as ErrorStatus;
+    if (codes === false) answers.delete(status);
+    else answers.set(status, new Set([...(answers.get(status) ?? []), ...(codes === true ? [ERROR_STATUSES[status].code] : codes)]));
+  }
+  return new Map([...answers].sort(([a], [b]) => a - b).map(([status, codes]) => [status, [...codes]]));
+}
+
+/** A shared error response, with the header its status always carries. */
+function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]) {
+  const { description, header } = ERROR_STATUSES[status];
+  return {
+    description: `${description} (${codes.map((code) => `\`${code}\``).join(', ')})`,
+    ...(header ? { headers: { [header]: { required: true, ...HEADERS[header] } } } : {}),
+    content: json({ $ref: '#/components/schemas/ErrorBody' }),
+  };
+}
+
+/**
+ * The error responses of an operation: a reference to the shared response where the status
+ * carries its usual code, else its own naming the codes. The checkout pages answer 404 and 409
+ * with an HTML page.
+ */
+function errorResponses(endpoint: Endpoint): Record<string, unknown> {
+  const pages = endpoint.produces === 'html' || endpoint.produces === 'redirect';
+  return Object.fromEntries(
+    [...errorAnswers(endpoint)].map(([status, codes]) => {
+      if (pages && status === 404) return [status, html('Not found: no such top-up, or a token that is not its own')];
+      if (pages && status === 409) return [status, html('Closed or expired: the top-up is no longer open')];
+      const usual = codes.length === 1 && codes[0] === ERROR_STATUSES[status].code;
+      return [status, usual ? { $ref: `#/components/responses/${ERROR_STATUSES[status].name}` } : errorResponse(status, codes)];
+    }),
+  );
+}
+
 function operation(endpoint: Endpoint) {
   const body = requestBody(endpoint);
-  const errors = Object.fromEntries(
-    ['400', '401', '403', '404', '409', ...(body ? ['413'] : []), '422', '429'].map((status) => [status, ERRORS]),
-  );
   return {
     tags: [endpoint.service],
     summary: endpoint.summary,
@@ -240,7 +327,7 @@ function operation(endpoint: Endpoint) {
     ...(endpoint.access === 'admin' ? { description: 'Admins only.' } : {}),
     parameters: parameters(endpoint),
     ...(body ? { requestBody: body } : {}),
-    responses: { ...errors, ...success(endpoint) },
+    responses: { ...success(endpoint), ...errorResponses(endpoint) },
   };
 }
 
@@ -286,6 +373,9 @@ export function buildOpenApi(serverUrl = '/') {
     servers: [{ url: serverUrl }],
     tags: ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'].map((name) => ({ name })),
     components: {
+      responses: Object.fromEntries(
+        Object.entries(ERROR_STATUSES).map(([status, { name, code }]) => [name, errorResponse(Number(status) as ErrorStatus, [code])]),
+      ),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (RS256), from /v1/auth/login' } },
       schemas: {
         ErrorBody: {
