@@ -1,11 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody, ok } from '@mkt/contracts';
-import { authenticate, correlationIdOf, currentUser, withInput } from '@mkt/kit';
+import { authenticate, correlationIdOf, currentUser, serviceRouter, withInput } from '@mkt/kit';
 import type { Identity } from '../domain/identity';
 import { jwks, type SigningKeys } from '../domain/tokens';
 
 export function authRouter(identity: Identity, keys: SigningKeys): Router {
-  const router = Router();
+  const router = serviceRouter();
   router.post(
     '/register',
     withInput({ body: RegisterBody }, async (input, req, res) => {
