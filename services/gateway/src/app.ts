@@ -10,6 +10,7 @@ import { docsRouter } from './http/docs.router';
 import { createEdge } from './http/edge';
 import { FixedWindowLimiter, limitRegistrations, TokenUsers } from './http/rate-limit';
 import { securityHeaders } from './http/security-headers';
+import { SharedMinuteLimit } from './http/shared-limit';
 import { createForward } from './proxy/forward';
 
 export interface GatewayDeps {
@@ -48,6 +49,7 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
         config.RATE_LIMIT_USER_PER_MIN > 0
           ? { limiter: new FixedWindowLimiter(config.RATE_LIMIT_USER_PER_MIN, 60_000), tokens: new TokenUsers(keys.publicKey) }
           : null,
+      slotsPerIp: config.RATE_LIMIT_SLOTS_PER_MIN > 0 ? new SharedMinuteLimit('slots', config.RATE_LIMIT_SLOTS_PER_MIN, runtime.log) : null,
       trustProxyHops: config.TRUST_PROXY,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       forward: createForward({

@@ -1,7 +1,8 @@
-import { periodicJob, type Logger, type OutboxRelay, type RunOptions } from '@mkt/kit';
+import { periodicJob, WindowedCounter, type Logger, type OutboxRelay, type RunOptions } from '@mkt/kit';
 import { createApp } from './app';
 import type { GatewayConfig } from './config';
 import { LoginAttempt } from './db/login-attempt.model';
+import { RateLimitCounter } from './db/rate-limit-counter.model';
 import { RefreshToken } from './db/refresh-token.model';
 import { User } from './db/user.model';
 import { Identity } from './domain/identity';
@@ -41,7 +42,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     name: 'gateway',
     config,
     log,
-    models: [User, RefreshToken, LoginAttempt],
+    models: [User, RefreshToken, LoginAttempt, RateLimitCounter],
     outboxSources: [{ name: 'users', model: User }],
     createApp: (runtime) => {
       relay = runtime.outbox;
@@ -51,6 +52,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     jobs: [
       periodicJob('refresh-token-expiry', 3_600_000, () => identity.deleteExpiredRefreshTokens()),
       periodicJob('login-attempt-expiry', 3_600_000, () => throttle.deleteEnded()),
+      periodicJob('rate-limit-counter-expiry', 3_600_000, () => new WindowedCounter(RateLimitCounter).deleteExpired()),
       ...(config.METRICS_PORT > 0 ? [metricsListener(config.METRICS_PORT, config.METRICS_HOST)] : []),
     ],
   };

@@ -31,6 +31,8 @@ export const GatewayEnv = serviceEnv(8080).extend({
   RATE_LIMIT_IP_PER_MIN: count.default(1200),
   RATE_LIMIT_USER_PER_MIN: count.default(600),
   RATE_LIMIT_REGISTER_IP_PER_HOUR: count.default(30),
+  /** `GET /consultations/{id}/slots` per client address and minute, across every replica. */
+  RATE_LIMIT_SLOTS_PER_MIN: count.default(60),
   /** Proxies in front of the gateway whose X-Forwarded-For is believed (0: none, the socket's address counts). */
   TRUST_PROXY: count.max(10).default(0),
   /** Unset: `*` in development; required (and never `*`) in production. */
