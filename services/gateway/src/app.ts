@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { createService, type Runtime } from '@mkt/kit';
+import { createService, WindowedCounter, type Runtime } from '@mkt/kit';
 import { corsOrigins, type GatewayConfig } from './config';
+import { RateLimitCounter } from './db/rate-limit-counter.model';
 import type { Identity } from './domain/identity';
 import type { SigningKeys } from './domain/tokens';
 import { AccessLog } from './http/access-log';
@@ -49,7 +50,10 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
         config.RATE_LIMIT_USER_PER_MIN > 0
           ? { limiter: new FixedWindowLimiter(config.RATE_LIMIT_USER_PER_MIN, 60_000), tokens: new TokenUsers(keys.publicKey) }
           : null,
-      slotsPerIp: config.RATE_LIMIT_SLOTS_PER_MIN > 0 ? new SharedMinuteLimit('slots', config.RATE_LIMIT_SLOTS_PER_MIN, runtime.log) : null,
+      slotsPerIp:
+        config.RATE_LIMIT_SLOTS_PER_MIN > 0
+          ? new SharedMinuteLimit('slots', config.RATE_LIMIT_SLOTS_PER_MIN, new WindowedCounter(RateLimitCounter), runtime.log)
+          : null,
       trustProxyHops: config.TRUST_PROXY,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       forward: createForward({

@@ -1,5 +1,4 @@
-import { calendarWindow, RateLimited, WindowedCounter, type Logger } from '@mkt/kit';
-import { RateLimitCounter } from '../db/rate-limit-counter.model';
+import { calendarWindow, RateLimited, type Logger, type WindowedCounter } from '@mkt/kit';
 
 // `GET /consultations/{id}/slots`, spelled as the consultation service's router matches it
 // (case-sensitive, strict): any other spelling is a 404 there and costs nothing.
@@ -17,7 +16,6 @@ export function isSlotsQuery(method: string | undefined, path: string): boolean 
  * so a client hammering past the limit costs this replica no further database writes.
  */
 export class SharedMinuteLimit {
-  private readonly counter = new WindowedCounter(RateLimitCounter);
   private readonly full = new Map<string, number>();
   /** The draft-7 `RateLimit-Policy` header value. */
   readonly policy: string;
@@ -25,6 +23,7 @@ export class SharedMinuteLimit {
   constructor(
     private readonly name: string,
     readonly limit: number,
+    private readonly counter: WindowedCounter,
     private readonly log: Logger,
     private readonly maxRemembered = 10_000,
   ) {
