@@ -45,7 +45,7 @@ function apps(): Record<Service, Express> {
           refreshTtlDays: 1,
           referencePrefix: 'MKT',
           passwords: new PasswordHasher({ memoryKib: 1024, timeCost: 1, concurrency: 1, maxWaiting: 1 }),
-          throttle: new LoginThrottle({ maxFailures: 5, windowMs: 60_000 }),
+          throttle: new LoginThrottle({ maxFailuresPerAddress: 5, windowMs: 60_000, freeFailuresPerAccount: 10, maxDelayMs: 60_000 }),
         },
         outbox,
         log,

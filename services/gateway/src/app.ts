@@ -35,7 +35,7 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
     bodyLimit: `${config.BODY_LIMIT_BYTES}b`,
     routes: (app) => {
       app.use('/v1/auth/register', limitRegistrations(config.RATE_LIMIT_REGISTER_IP_PER_HOUR, config.TRUST_PROXY));
-      app.use('/v1/auth', authRouter(identity, keys));
+      app.use('/v1/auth', authRouter(identity, keys, config.TRUST_PROXY));
       app.use(docsRouter());
     },
   });

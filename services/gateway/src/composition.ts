@@ -1,7 +1,7 @@
 import { periodicJob, WindowedCounter, type Logger, type OutboxRelay, type RunOptions } from '@mkt/kit';
 import { createApp } from './app';
 import type { GatewayConfig } from './config';
-import { LoginAttempt } from './db/login-attempt.model';
+import { LoginAccount, LoginAttempt } from './db/login-attempt.model';
 import { RateLimitCounter } from './db/rate-limit-counter.model';
 import { RefreshToken } from './db/refresh-token.model';
 import { User } from './db/user.model';
@@ -23,7 +23,12 @@ export function signingKeys(config: Readonly<GatewayConfig>): SigningKeys {
 /** How the gateway is put together (main.ts and the component tests). */
 export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
   const keys = signingKeys(config);
-  const throttle = new LoginThrottle({ maxFailures: config.LOGIN_MAX_FAILURES, windowMs: config.LOGIN_LOCK_MINUTES * 60_000 });
+  const throttle = new LoginThrottle({
+    maxFailuresPerAddress: config.LOGIN_MAX_FAILURES,
+    windowMs: config.LOGIN_LOCK_MINUTES * 60_000,
+    freeFailuresPerAccount: config.LOGIN_ACCOUNT_FREE_FAILURES,
+    maxDelayMs: config.LOGIN_DELAY_MAX_SECONDS * 1000,
+  });
   const passwords = new PasswordHasher({
     memoryKib: config.PASSWORD_HASH_MEMORY_KIB,
     timeCost: config.PASSWORD_HASH_TIME_COST,
@@ -42,7 +47,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     name: 'gateway',
     config,
     log,
-    models: [User, RefreshToken, LoginAttempt, RateLimitCounter],
+    models: [User, RefreshToken, LoginAttempt, LoginAccount, RateLimitCounter],
     outboxSources: [{ name: 'users', model: User }],
     createApp: (runtime) => {
       relay = runtime.outbox;
