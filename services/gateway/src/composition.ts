@@ -27,6 +27,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     maxFailuresPerAddress: config.LOGIN_MAX_FAILURES,
     windowMs: config.LOGIN_LOCK_MINUTES * 60_000,
     freeFailuresPerAccount: config.LOGIN_ACCOUNT_FREE_FAILURES,
+    accountMemoryMs: config.LOGIN_ACCOUNT_MEMORY_HOURS * 3_600_000,
     maxDelayMs: config.LOGIN_DELAY_MAX_SECONDS * 1000,
   });
   const passwords = new PasswordHasher({

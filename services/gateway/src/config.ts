@@ -24,6 +24,8 @@ export const GatewayEnv = serviceEnv(8080).extend({
   LOGIN_ACCOUNT_FREE_FAILURES: z.coerce.number().int().min(1).default(10),
   /** The cap of that wait (it doubles from 1 s). */
   LOGIN_DELAY_MAX_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+  /** How long an account's failures are remembered after the last one. */
+  LOGIN_ACCOUNT_MEMORY_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   ADMIN_EMAIL: z.string().email().optional(),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   ADMIN_NAME: z.string().min(1).default('Administrator'),

@@ -5,10 +5,15 @@ import { LoginAccount, LoginAttempt, type LoginAccountDoc } from '../db/login-at
 export interface ThrottleSettings {
   /** Failures of one account from one address within `windowMs` that lock that address out of it. */
   maxFailuresPerAddress: number;
-  /** The per-address window, and how long an account's failures are remembered after the last one. */
+  /** The per-address window. */
   windowMs: number;
   /** Failures of one account (every address) before its attempts must wait. */
   freeFailuresPerAccount: number;
+  /**
+   * How long an account's failures are remembered after the last one: long, or a guesser who
+   * pauses until they are forgotten gets the free failures and the short waits again.
+   */
+  accountMemoryMs: number;
   /** The longest wait between two attempts of one lane of an account. */
   maxDelayMs: number;
 }
@@ -44,8 +49,8 @@ export function delayAfter(failures: number, free: number, maxDelayMs: number): 
  * - Per account *and* client address: `maxFailuresPerAddress` failures within `windowMs` of the
  *   first lock that address out of that account until the window ends. An attacker's failures
  *   from their address do not touch the owner's address.
- * - Per account across addresses: after `freeFailuresPerAccount` failures (remembered `windowMs`
- *   after the last), each attempt makes the next one wait `delayAfter` (1 s doubling, capped at
+ * - Per account across addresses: after `freeFailuresPerAccount` failures (remembered
+ *   `accountMemoryMs` after the last), each attempt makes the next one wait `delayAfter` (1 s doubling, capped at
  *   `maxDelayMs`), so online guessing stays slow however many addresses guess. The wait is kept
  *   in two lanes: addresses new to the account, and addresses that already failed on it. An
  *   attacker's failing addresses only push back their own lane; to hold back an owner signing
@@ -122,10 +127,10 @@ export class LoginThrottle {
 
   /** Counts the attempt against the account in its lane; the wait it set on the lane, if any. */
   private async countForAccount(key: string, lane: Lane): Promise<Date | null> {
-    const { windowMs, freeFailuresPerAccount: free, maxDelayMs } = this.settings;
+    const { accountMemoryMs, freeFailuresPerAccount: free, maxDelayMs } = this.settings;
     for (let tries = 0; tries < MAX_TRIES; tries += 1) {
       const now = new Date();
-      const forgetAt = new Date(now.getTime() + Math.max(windowMs, maxDelayMs));
+      const forgetAt = new Date(now.getTime() + Math.max(accountMemoryMs, maxDelayMs));
       // Below the free failures, with the lane open: a plain count.
       const counted = await LoginAccount.updateOne(
         { _id: key, forgetAt: { $gt: now }, failures: { $lt: free }, [lane]: { $lte: now } },
