@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { createService, serviceRouter } from '@mkt/kit';
+import { createService, getMetrics, NotFound, serviceRouter } from '@mkt/kit';
 import { call, listenOnFreePort, type Listening } from '@mkt/infra';
 
 let server: Listening;
@@ -21,7 +21,8 @@ beforeAll(async () => {
   orders.post('/cancel', (_req, res) => {
     res.json({ success: true, data: 'cancelled' });
   });
-  orders.get('/:id', (req, res) => {
+  orders.get('/:id', (req, res, next) => {
+    if (req.params.id === 'missing') return next(new NotFound('Order'));
     res.json({ success: true, data: `order ${req.params.id}` });
   });
   const app = createService({
@@ -103,5 +104,20 @@ describe('a method not served on a served path', () => {
       const res = await call(server.url, method, path);
       expect({ method, path, status: res.status, allow: res.headers.get('allow') }).toEqual({ method, path, status: 404, allow: null });
     }
+  });
+});
+
+describe('the HTTP duration metric', () => {
+  test("an error answered by the app's error handler keeps its route's full label", async () => {
+    expect((await call(server.url, 'GET', '/orders/o1')).status).toBe(200);
+    expect((await call(server.url, 'GET', '/orders/missing')).status).toBe(404);
+    const { values } = await getMetrics().httpDuration.get();
+    const routesOf = (status: string) =>
+      values
+        .filter((v) => v.metricName === 'http_request_duration_seconds_count' && v.labels.method === 'GET' && v.labels.status === status)
+        .map((v) => v.labels.route);
+    expect(routesOf('200')).toContain('/orders/:id');
+    expect(routesOf('404')).toContain('/orders/:id');
+    expect(routesOf('404')).not.toContain('/:id');
   });
 });

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { createService, type Runtime } from '@mkt/kit';
+import { createService, WindowedCounter, type Runtime } from '@mkt/kit';
 import { corsOrigins, type GatewayConfig } from './config';
+import { RateLimitCounter } from './db/rate-limit-counter.model';
 import type { Identity } from './domain/identity';
 import type { SigningKeys } from './domain/tokens';
 import { AccessLog } from './http/access-log';
@@ -10,6 +11,7 @@ import { docsRouter } from './http/docs.router';
 import { createEdge } from './http/edge';
 import { FixedWindowLimiter, limitRegistrations, TokenUsers } from './http/rate-limit';
 import { securityHeaders } from './http/security-headers';
+import { SharedMinuteLimit } from './http/shared-limit';
 import { createForward } from './proxy/forward';
 
 export interface GatewayDeps {
@@ -33,7 +35,7 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
     bodyLimit: `${config.BODY_LIMIT_BYTES}b`,
     routes: (app) => {
       app.use('/v1/auth/register', limitRegistrations(config.RATE_LIMIT_REGISTER_IP_PER_HOUR, config.TRUST_PROXY));
-      app.use('/v1/auth', authRouter(identity, keys));
+      app.use('/v1/auth', authRouter(identity, keys, config.TRUST_PROXY));
       app.use(docsRouter());
     },
   });
@@ -47,6 +49,10 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
       perUser:
         config.RATE_LIMIT_USER_PER_MIN > 0
           ? { limiter: new FixedWindowLimiter(config.RATE_LIMIT_USER_PER_MIN, 60_000), tokens: new TokenUsers(keys.publicKey) }
+          : null,
+      slotsPerIp:
+        config.RATE_LIMIT_SLOTS_PER_MIN > 0
+          ? new SharedMinuteLimit('slots', config.RATE_LIMIT_SLOTS_PER_MIN, new WindowedCounter(RateLimitCounter), runtime.log)
           : null,
       trustProxyHops: config.TRUST_PROXY,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,

@@ -1,7 +1,8 @@
-import { periodicJob, type Logger, type OutboxRelay, type RunOptions } from '@mkt/kit';
+import { periodicJob, WindowedCounter, type Logger, type OutboxRelay, type RunOptions } from '@mkt/kit';
 import { createApp } from './app';
 import type { GatewayConfig } from './config';
-import { LoginAttempt } from './db/login-attempt.model';
+import { LoginAccount, LoginAttempt } from './db/login-attempt.model';
+import { RateLimitCounter } from './db/rate-limit-counter.model';
 import { RefreshToken } from './db/refresh-token.model';
 import { User } from './db/user.model';
 import { Identity } from './domain/identity';
@@ -22,7 +23,13 @@ export function signingKeys(config: Readonly<GatewayConfig>): SigningKeys {
 /** How the gateway is put together (main.ts and the component tests). */
 export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
   const keys = signingKeys(config);
-  const throttle = new LoginThrottle({ maxFailures: config.LOGIN_MAX_FAILURES, windowMs: config.LOGIN_LOCK_MINUTES * 60_000 });
+  const throttle = new LoginThrottle({
+    maxFailuresPerAddress: config.LOGIN_MAX_FAILURES,
+    windowMs: config.LOGIN_LOCK_MINUTES * 60_000,
+    freeFailuresPerAccount: config.LOGIN_ACCOUNT_FREE_FAILURES,
+    accountMemoryMs: config.LOGIN_ACCOUNT_MEMORY_HOURS * 3_600_000,
+    maxDelayMs: config.LOGIN_DELAY_MAX_SECONDS * 1000,
+  });
   const passwords = new PasswordHasher({
     memoryKib: config.PASSWORD_HASH_MEMORY_KIB,
     timeCost: config.PASSWORD_HASH_TIME_COST,
@@ -41,7 +48,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     name: 'gateway',
     config,
     log,
-    models: [User, RefreshToken, LoginAttempt],
+    models: [User, RefreshToken, LoginAttempt, LoginAccount, RateLimitCounter],
     outboxSources: [{ name: 'users', model: User }],
     createApp: (runtime) => {
       relay = runtime.outbox;
@@ -51,6 +58,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     jobs: [
       periodicJob('refresh-token-expiry', 3_600_000, () => identity.deleteExpiredRefreshTokens()),
       periodicJob('login-attempt-expiry', 3_600_000, () => throttle.deleteEnded()),
+      periodicJob('rate-limit-counter-expiry', 3_600_000, () => new WindowedCounter(RateLimitCounter).deleteExpired()),
       ...(config.METRICS_PORT > 0 ? [metricsListener(config.METRICS_PORT, config.METRICS_HOST)] : []),
     ],
   };

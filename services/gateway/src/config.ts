@@ -17,8 +17,15 @@ export const GatewayEnv = serviceEnv(8080).extend({
   PASSWORD_HASH_TIME_COST: z.coerce.number().int().min(1).max(10).default(2),
   PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   PASSWORD_HASH_MAX_WAITING: z.coerce.number().int().min(0).default(200),
+  /** Failed logins of one account from one address within LOGIN_LOCK_MINUTES that lock that address out of it. */
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(5),
   LOGIN_LOCK_MINUTES: z.coerce.number().int().min(1).default(15),
+  /** Failed logins of one account, from every address, before each further attempt must wait. */
+  LOGIN_ACCOUNT_FREE_FAILURES: z.coerce.number().int().min(1).default(10),
+  /** The cap of that wait (it doubles from 1 s). */
+  LOGIN_DELAY_MAX_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+  /** How long an account's failures are remembered after the last one. */
+  LOGIN_ACCOUNT_MEMORY_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   ADMIN_EMAIL: z.string().email().optional(),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   ADMIN_NAME: z.string().min(1).default('Administrator'),
@@ -31,6 +38,8 @@ export const GatewayEnv = serviceEnv(8080).extend({
   RATE_LIMIT_IP_PER_MIN: count.default(1200),
   RATE_LIMIT_USER_PER_MIN: count.default(600),
   RATE_LIMIT_REGISTER_IP_PER_HOUR: count.default(30),
+  /** `GET /consultations/{id}/slots` per client address and minute, across every replica. */
+  RATE_LIMIT_SLOTS_PER_MIN: count.default(60),
   /** Proxies in front of the gateway whose X-Forwarded-For is believed (0: none, the socket's address counts). */
   TRUST_PROXY: count.max(10).default(0),
   /** Unset: `*` in development; required (and never `*`) in production. */

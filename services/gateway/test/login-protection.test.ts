@@ -1,9 +1,11 @@
 import type { Server } from 'node:http';
 import { hash as bcryptHash } from '@node-rs/bcrypt';
 import { User } from '../src/db/user.model';
+import { delayAfter } from '../src/domain/login-throttle';
 import { PasswordHasher, PasswordHashingBusy } from '../src/domain/passwords';
 import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } from './harness';
 import { call, uniqueName } from './support';
+import { randomInt } from 'node:crypto';
 
 const password = 'correct horse battery';
 const email = () => `${uniqueName('login')}@example.com`;
@@ -130,5 +132,116 @@ describe('per-account failed-login throttle', () => {
     expect((await login(gateway, { email: address, password })).status).toBe(200);
     for (let i = 0; i < 4; i += 1) expect((await login(gateway, { email: address, password: 'wrong password!' })).status).toBe(401);
     expect((await login(gateway, { email: address, password })).status).toBe(200);
+  });
+});
+
+describe('failed logins are counted per account and client address', () => {
+  // Behind one trusted proxy, as in k8s: X-Forwarded-For names the client.
+  const behindProxy = (extra: Record<string, string> = {}) =>
+    startGateway({ CATALOG_URL: urlOf(upstream), RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_USER_PER_MIN: '0', TRUST_PROXY: '1', ...extra });
+  const newAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+  const loginFrom = (target: Gateway, address: string, body: object) =>
+    call(target.url, 'POST', '/v1/auth/login', { body, headers: { 'x-forwarded-for': address } });
+  const registered = async (target: Gateway) => {
+    const address = email();
+    expect((await register(target, address)).status).toBe(200);
+    return address;
+  };
+  const register = (target: Gateway, address: string) =>
+    call(target.url, 'POST', '/v1/auth/register', { body: { email: address, password, fullName: 'T', role: 'buyer' } });
+  const sleepSeconds = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000 + 100));
+
+  let proxied: Gateway;
+  beforeAll(async () => {
+    proxied = await behindProxy();
+  });
+  afterAll(() => proxied.close());
+
+  test("an attacker's failures from one address do not keep the owner out from another, the admin included", async () => {
+    const adminEmail = `${uniqueName('admin')}@example.com`;
+    const adminPassword = 'admin password 1234';
+    const admin = await behindProxy({ ADMIN_EMAIL: adminEmail, ADMIN_PASSWORD: adminPassword });
+    try {
+      const accounts = [
+        [proxied, await registered(proxied), password],
+        [admin, adminEmail, adminPassword],
+      ] as const;
+      for (const [target, account, secret] of accounts) {
+        const attacker = newAddress();
+        const statuses = [];
+        for (let i = 0; i < 6; i += 1)
+          statuses.push((await loginFrom(target, attacker, { email: account, password: `guess ${i}` })).status);
+        expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+        // Locked out of this account from the attacker's address, even with the right password...
+        expect((await loginFrom(target, attacker, { email: account, password: secret })).status).toBe(429);
+        // ...while the owner, from an address that has not been failing, gets in at once.
+        expect((await loginFrom(target, newAddress(), { email: account, password: secret })).status).toBe(200);
+      }
+    } finally {
+      await admin.close();
+    }
+  });
+
+  test('the per-address lock holds across gateway replicas', async () => {
+    const other = await behindProxy();
+    try {
+      const account = await registered(proxied);
+      const attacker = newAddress();
+      const statuses = [];
+      for (let i = 0; i < 6; i += 1)
+        statuses.push((await loginFrom(i % 2 ? other : proxied, attacker, { email: account, password: `guess ${i}` })).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+      expect((await loginFrom(other, newAddress(), { email: account, password })).status).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('past the free failures of an account, guesses from new addresses wait a doubling delay; the owner waits at most the cap', async () => {
+    const slow = await behindProxy({ LOGIN_ACCOUNT_FREE_FAILURES: '3', LOGIN_DELAY_MAX_SECONDS: '2' });
+    try {
+      const account = await registered(slow);
+      const guess = (address = newAddress()) => loginFrom(slow, address, { email: account, password: 'a wrong guess' });
+      for (let i = 0; i < 3; i += 1) expect((await guess()).status).toBe(401);
+      expect((await guess()).status).toBe(401); // the 4th failure: the next one waits 1 s
+      const early = await guess();
+      expect(early.status).toBe(429);
+      expect(early.body).toMatchObject({ success: false, errors: [{ code: 'rate_limited' }] });
+      expect(Number(early.headers.get('retry-after'))).toBe(1);
+
+      await sleepSeconds(1);
+      expect((await guess()).status).toBe(401); // the 5th: 2 s, the cap
+      const owner = newAddress();
+      const held = await loginFrom(slow, owner, { email: account, password });
+      expect(held.status).toBe(429);
+      const wait = Number(held.headers.get('retry-after'));
+      expect(wait).toBeLessThanOrEqual(2);
+      await sleepSeconds(wait);
+      expect((await loginFrom(slow, owner, { email: account, password })).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test("an attacker's failing addresses wait in a lane of their own: the owner's new address is not held back by them", async () => {
+    const slow = await behindProxy({ LOGIN_ACCOUNT_FREE_FAILURES: '2', LOGIN_DELAY_MAX_SECONDS: '60' });
+    try {
+      const account = await registered(slow);
+      const attacker = newAddress();
+      const guess = () => loginFrom(slow, attacker, { email: account, password: 'a wrong guess' });
+      expect([(await guess()).status, (await guess()).status, (await guess()).status]).toEqual([401, 401, 401]);
+      const waiting = await guess();
+      expect(waiting.status).toBe(429);
+      expect(Number(waiting.headers.get('retry-after'))).toBe(1);
+      expect((await loginFrom(slow, newAddress(), { email: account, password })).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('the delay doubles from 1 s past the free failures, up to the cap', () => {
+    expect([10, 11, 12, 13, 19, 20, 50, 10_000].map((n) => delayAfter(n, 10, 300_000))).toEqual([
+      0, 1_000, 2_000, 4_000, 256_000, 300_000, 300_000, 300_000,
+    ]);
   });
 });

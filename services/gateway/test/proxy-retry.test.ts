@@ -40,6 +40,8 @@ beforeAll(async () => {
     REVIEW_URL: urlOf(service.server),
     RATE_LIMIT_IP_PER_MIN: '0',
     RATE_LIMIT_USER_PER_MIN: '0',
+    // A resent request whose body is gone would wait this long for it (a 504, not a 502).
+    UPSTREAM_TIMEOUT_MS: '5000',
   });
 });
 afterAll(async () => {
@@ -66,5 +68,27 @@ describe('a pooled socket the service hung up on', () => {
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ success: false, errors: [{ code: 'bad_gateway' }] });
     expect(service.requests() - before).toBe(1);
+  });
+
+  test('a PUT with a body is not sent again (its body was streamed and is gone): 502, not a 504 after the timeout', async () => {
+    await fetch(`${gateway.url}/reviews/by-entity?warm=2`);
+    const before = service.requests();
+    const res = await fetch(`${gateway.url}/reviews/r1`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rating: 4 }),
+    });
+    expect(res.status).toBe(502);
+    expect(await res.json()).toMatchObject({ success: false, errors: [{ code: 'bad_gateway' }] });
+    expect(service.requests() - before).toBe(1);
+  });
+
+  test('a DELETE without a body is sent again, once, and answered', async () => {
+    await fetch(`${gateway.url}/reviews/by-entity?warm=3`);
+    const before = service.requests();
+    const res = await fetch(`${gateway.url}/reviews/r1`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: unknown }).data).toEqual({ method: 'DELETE' });
+    expect(service.requests() - before).toBe(2);
   });
 });

@@ -1,4 +1,4 @@
-import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { Router, type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { ErrorCode, errorBody, ok } from '@mkt/contracts';
 import { NotFound, toHttpError } from '../errors';
@@ -87,12 +87,33 @@ function recordDuration(): RequestHandler {
   const { httpDuration } = getMetrics();
   return (req, res, next) => {
     const end = httpDuration.startTimer();
+    const routeLabel = trackRouteLabel(req);
     res.on('finish', () => {
-      const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-      end({ method: req.method, route, status: String(res.statusCode) });
+      end({ method: req.method, route: routeLabel(), status: String(res.statusCode) });
     });
     next();
   };
+}
+
+/**
+ * The label of the route that handles `req` (`/v1/auth/register`), fixed when the router picks
+ * the route. Read at `finish` it would be wrong for errors: an error leaving a mounted router
+ * restores `req.baseUrl` before the app's error handler answers, so the 409 of
+ * `/v1/auth/register` was labelled `/register` beside its 200's full path.
+ */
+function trackRouteLabel(req: Request): () => string {
+  let label = 'unmatched';
+  let route: unknown = req.route;
+  Object.defineProperty(req, 'route', {
+    configurable: true,
+    enumerable: true,
+    get: () => route,
+    set: (value: { path?: unknown } | undefined) => {
+      route = value;
+      if (value?.path !== undefined) label = `${req.baseUrl}${String(value.path)}`;
+    },
+  });
+  return () => label;
 }
 
 function mountHealth(app: Express, checks: ReadinessCheck[]): void {

@@ -39,9 +39,10 @@ export class Identity {
     return this.startSession(user);
   }
 
-  async login(body: LoginBody): Promise<AuthSession> {
+  /** Signs in; `address` is the client's address key, for the failed-login throttle. */
+  async login(body: LoginBody, address: string): Promise<AuthSession> {
     const { passwords, throttle } = this.settings;
-    await throttle.begin(body.email);
+    const ticket = await throttle.begin(body.email, address);
     const user = await User.findOne({ email: body.email }).lean<UserDoc>();
     this.dummyHash ??= passwords.hash(randomUUID()).catch((err: unknown) => {
       this.dummyHash = undefined;
@@ -49,7 +50,7 @@ export class Identity {
     });
     const matches = await passwords.verify(user?.passwordHash ?? (await this.dummyHash), body.password);
     if (!user || !matches) throw new InvalidCredentials();
-    await throttle.succeeded(body.email);
+    await throttle.succeeded(ticket);
     if (passwords.needsRehash(user.passwordHash)) await this.rehash(user, body.password);
     return this.startSession(user);
   }

@@ -1,11 +1,13 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody, ok } from '@mkt/contracts';
-import { authenticate, correlationIdOf, currentUser, withInput } from '@mkt/kit';
+import { authenticate, correlationIdOf, currentUser, serviceRouter, withInput } from '@mkt/kit';
 import type { Identity } from '../domain/identity';
 import { jwks, type SigningKeys } from '../domain/tokens';
+import { addressKey, clientAddress } from './rate-limit';
 
-export function authRouter(identity: Identity, keys: SigningKeys): Router {
-  const router = Router();
+/** `trustProxyHops`: as the edge's, so the login throttle sees the address the limits see. */
+export function authRouter(identity: Identity, keys: SigningKeys, trustProxyHops: number): Router {
+  const router = serviceRouter();
   router.post(
     '/register',
     withInput({ body: RegisterBody }, async (input, req, res) => {
@@ -14,8 +16,8 @@ export function authRouter(identity: Identity, keys: SigningKeys): Router {
   );
   router.post(
     '/login',
-    withInput({ body: LoginBody }, async (input, _req, res) => {
-      res.json(ok(await identity.login(input.body), 'Logged in'));
+    withInput({ body: LoginBody }, async (input, req, res) => {
+      res.json(ok(await identity.login(input.body, addressKey(clientAddress(req, trustProxyHops))), 'Logged in'));
     }),
   );
   router.post(

@@ -1,4 +1,5 @@
-import { Router, static as serveStatic } from 'express';
+import { static as serveStatic, type Router } from 'express';
+import { serviceRouter } from '@mkt/kit';
 import { buildOpenApi } from '@mkt/contracts';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
 
@@ -13,7 +14,7 @@ const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swag
 
 /** `/openapi.json` (built once from the contracts) and `/docs` (Swagger UI served from npm, no CDN). */
 export function docsRouter(): Router {
-  const router = Router();
+  const router = serviceRouter();
   const document = buildOpenApi();
   router.get('/openapi.json', (_req, res) => {
     res.json(document);

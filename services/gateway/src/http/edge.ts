@@ -8,6 +8,7 @@ import type { Forward, UpstreamFailure } from '../proxy/forward';
 import type { AccessLog } from './access-log';
 import { addressKey, clientAddress, limitOutcome, type FixedWindowLimiter, type TokenUsers } from './rate-limit';
 import { setHeaders, type HeaderList } from './security-headers';
+import { isSlotsQuery, type SharedMinuteLimit } from './shared-limit';
 
 export interface EdgeOptions {
   /** `['*']` or the allowed origins. */
@@ -15,6 +16,8 @@ export interface EdgeOptions {
   securityHeaders: HeaderList;
   perIp: FixedWindowLimiter | null;
   perUser: { limiter: FixedWindowLimiter; tokens: TokenUsers } | null;
+  /** `GET /consultations/{id}/slots` per client address, shared by every replica. */
+  slotsPerIp: SharedMinuteLimit | null;
   trustProxyHops: number;
   bodyLimitBytes: number;
   forward: Forward;
@@ -35,7 +38,8 @@ const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
  *    segments and `/metrics` with the 404 envelope; `/healthz` and `/readyz` go straight on;
  * 2. request id (the client's when sane), precomputed security headers, CORS (the `cors`
  *    package runs only when a browser sends `Origin`; otherwise its answer is precomputed too);
- * 3. inbound `x-user-*` headers removed; per-IP and per-user limits; body size;
+ * 3. inbound `x-user-*` headers removed; per-IP and per-user limits; body size; the slots
+ *    query's own per-IP limit (in the database, so the one asynchronous step);
  * 4. the route is matched once: a service's prefix → streamed there; anything else → the
  *    gateway's own endpoints (next handler).
  */
@@ -70,7 +74,13 @@ export function createEdge(options: EdgeOptions): RequestHandler {
       const problem = refused ?? (length > options.bodyLimitBytes ? new PayloadTooLarge(options.bodyLimitBytes) : null);
       if (problem || upstream) options.accessLog.track(req, res, reqId, upstream);
       if (problem) return sendError(res, headers, problem);
-      if (upstream) return options.forward(req, res, upstream, headers, (failure) => sendFailure(res, headers, failure));
+      if (upstream) {
+        const send = () => options.forward(req, res, upstream, headers, (failure) => sendFailure(res, headers, failure));
+        if (!options.slotsPerIp || !isSlotsQuery(req.method, path)) return send();
+        return void limitSlots(req, res, headers, options, options.slotsPerIp, send).catch((err: unknown) =>
+          sendError(res, headers, err as Error),
+        );
+      }
       for (const name in headers) res.setHeader(name, headers[name]!);
       next();
     };
@@ -101,6 +111,24 @@ function applyLimits(req: IncomingMessage, headers: OutgoingHttpHeaders, options
     if (outcome.refused) return outcome.refused;
   }
   return null;
+}
+
+/** The tighter limit of the slots query, then `send` — unless the client left meanwhile. */
+async function limitSlots(
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: OutgoingHttpHeaders,
+  options: EdgeOptions,
+  limit: SharedMinuteLimit,
+  send: () => void,
+): Promise<void> {
+  const refused = await limit.take(addressKey(clientAddress(req, options.trustProxyHops)));
+  if (res.destroyed) return;
+  if (refused) {
+    headers['ratelimit-policy'] = limit.policy;
+    return sendError(res, headers, refused);
+  }
+  send();
 }
 
 function sendError(res: ServerResponse, headers: OutgoingHttpHeaders, err: Error): void {

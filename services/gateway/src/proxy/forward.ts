@@ -29,6 +29,14 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EH
 // must not close the pooled socket to the service).
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authorization'];
 
+/** An idempotent method (RFC 9110 §9.2.2) whose request has no body to stream again. */
+function isResendable(req: IncomingMessage): boolean {
+  if (!IDEMPOTENT.has(req.method ?? '')) return false;
+  if (req.headers['transfer-encoding'] !== undefined) return false;
+  const length = req.headers['content-length'];
+  return length === undefined || Number(length) === 0;
+}
+
 /** What one proxied exchange carries from the edge to the proxy's events. */
 interface Exchange {
   upstream: Upstream;
@@ -76,8 +84,10 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
       const { upstream } = exchange;
       // The connection was reset before any answer: a pooled socket the service closed just as
       // we sent on it (its idle timeout won, or it is shutting down), or a new one still in its
-      // listen queue when it stopped listening. An idempotent request goes again, once.
-      if (err.code === 'ECONNRESET' && !exchange.retried && !res.headersSent && IDEMPOTENT.has(req.method ?? '')) {
+      // listen queue when it stopped listening. An idempotent request without a body goes
+      // again, once: a body was streamed from the client and is gone, so a resent PUT would
+      // leave the service waiting for bytes that never come (a 504 after the timeout).
+      if (err.code === 'ECONNRESET' && !exchange.retried && !res.headersSent && isResendable(req)) {
         exchange.retried = true;
         send(req, res, exchange);
         return;

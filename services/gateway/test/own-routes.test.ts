@@ -1,0 +1,56 @@
+import { getMetrics } from '@mkt/kit';
+import { disconnectDatabase, startGateway, type Gateway } from './harness';
+import { call, uniqueName } from './support';
+
+let gateway: Gateway;
+const password = 'correct horse battery';
+
+beforeAll(async () => {
+  gateway = await startGateway({ RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_USER_PER_MIN: '0' });
+});
+afterAll(async () => {
+  await gateway.close();
+  await disconnectDatabase();
+});
+
+const register = (path: string, email: string) =>
+  call(gateway.url, 'POST', path, { body: { email, password, fullName: 'Routes', role: 'buyer' } });
+
+describe("the gateway's own routes match as written (case-sensitive, strict)", () => {
+  test.each(['/v1/AUTH/login', '/v1/auth/LOGIN', '/v1/auth/login/', '/V1/auth/login'])(
+    '%s does not reach the login handler, even with the right password',
+    async (path) => {
+      const email = `${uniqueName('case')}@example.com`;
+      expect((await register('/v1/auth/register', email)).status).toBe(200);
+      const res = await call(gateway.url, 'POST', path, { body: { email, password } });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false, errors: [{ code: 'not_found' }] });
+    },
+  );
+
+  test('/v1/auth/REGISTER registers nobody (it would pass beside the per-address registration limit)', async () => {
+    const email = `${uniqueName('case')}@example.com`;
+    expect((await register('/v1/auth/REGISTER', email)).status).toBe(404);
+    expect((await register('/v1/auth/register', email)).status).toBe(200);
+  });
+
+  test('/DOCS is not the documentation', async () => {
+    expect((await call(gateway.url, 'GET', '/docs')).status).toBe(200);
+    expect((await call(gateway.url, 'GET', '/DOCS')).status).toBe(404);
+  });
+});
+
+describe('HTTP metrics', () => {
+  test('the 200 and the 409 of register share one route label, the full path', async () => {
+    const email = `${uniqueName('metrics')}@example.com`;
+    expect((await register('/v1/auth/register', email)).status).toBe(200);
+    expect((await register('/v1/auth/register', email)).status).toBe(409);
+    const { values } = await getMetrics().httpDuration.get();
+    const routesOf = (status: string) =>
+      values
+        .filter((v) => v.metricName === 'http_request_duration_seconds_count' && v.labels.method === 'POST' && v.labels.status === status)
+        .map((v) => v.labels.route);
+    expect(routesOf('200')).toContain('/v1/auth/register');
+    expect(routesOf('409')).toEqual(['/v1/auth/register']);
+  });
+});
