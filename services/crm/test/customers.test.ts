@@ -56,6 +56,10 @@ describe('relationships', () => {
       notes: 'met at the fair',
       tags: ['fair'],
       buyerName: 'Sara Tesfaye',
+      // From the booking that let the seller name the buyer.
+      totalBookings: 1,
+      totalSpent: 100,
+      lifetimeValue: 100,
     });
     const updated = await as(crm, seller)('PUT', `/customers/${created.body.data.referenceId}`, {
       customerType: 'VIP',

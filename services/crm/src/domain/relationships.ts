@@ -21,6 +21,7 @@ import {
   findPage,
 } from '@mkt/kit';
 import { BookingFact, KnownUser, Relationship, type RelationshipDoc, type UserDoc } from '../db/crm.models';
+import { recomputeTotals } from './projection';
 import { analyticsOf } from './totals';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
@@ -173,7 +174,10 @@ export async function createRelationship(user: AuthenticatedUser, body: CreateCu
       followedAt: follow ? now : null,
       markedFavoriteAt: body.isFavorite ? now : null,
     });
-    return doc.toObject();
+    // The pair has booked (that is what lets it be named): its totals follow from those bookings
+    // at once, as they would in the relationship the events open.
+    await recomputeTotals(pair.sellerId, pair.buyerId);
+    return foundOr404(await Relationship.findById(doc._id).lean<RelationshipDoc>(), 'Customer relationship');
   } catch (err) {
     if (isDuplicateKey(err)) throw new Conflict('This seller and buyer have a relationship already');
     throw err;
