@@ -42,6 +42,8 @@ interface World {
   system: System;
   users: Record<Exclude<Persona, 'anonymous'>, Session>;
   recipient: Session;
+  /** A third buyer who booked with the seller: the one a seller may name in `POST /customers`. */
+  customer: Session;
   offer: Offer;
   reviewOffer: Offer;
   setups: Record<'seller' | 'otherSeller' | 'admin', { ruleSetId: string; pricingId: string }>;
@@ -134,10 +136,18 @@ async function newSession(w: World, started: boolean, shared?: string): Promise<
 }
 const mayMove = (as: Persona) => as === 'seller' || as === 'admin';
 
+/**
+ * The relationship of the seller and its customer (who booked with it): the one the booking
+ * opened or an earlier call made while it is there, else made again by the seller (a seller may
+ * name only a buyer who booked with it).
+ */
 async function newRelationship(w: World): Promise<string> {
-  const buyer = await register(w.system, 'buyer');
   const seller = w.users.seller;
-  return ok(await apiOf(w.system, seller)('POST', '/customers', { sellerId: seller.id, buyerId: buyer.id }), 'relationship').id!;
+  const sellerApi = apiOf(w.system, seller);
+  const created = await sellerApi('POST', '/customers', { sellerId: seller.id, buyerId: w.customer.id });
+  if (created.status === 200) return ok(created, 'relationship').id!;
+  const listed = await sellerApi('GET', `/customers/seller/${seller.id}?limit=100`);
+  return (listed.body.data.customers as Array<{ id: string; buyerId: string }>).find((row) => row.buyerId === w.customer.id)!.id;
 }
 
 async function newConsultation(w: World): Promise<string> {
@@ -308,10 +318,14 @@ const MATRIX: Record<string, Row> = {
   'GET /v1/products/{productId}': { expect: SIGNED_IN, request: (w) => ({ path: `/v1/products/${w.v1ProductId}` }) },
   'GET /v1/products': { expect: SIGNED_IN, request: () => ({ path: '/v1/products' }) },
 
-  // A relationship is created by its seller, for itself (or by an admin).
+  // A relationship is created by its seller, for itself (or by an admin), naming a buyer who
+  // booked with it: the customer's, removed first so that a create may make it again.
   'POST /customers': {
     expect: SELLERS_OWN,
-    request: async (w) => ({ path: '/customers', body: { sellerId: w.users.seller.id, buyerId: (await register(w.system, 'buyer')).id } }),
+    request: async (w) => {
+      ok(await apiOf(w.system, w.users.seller)('DELETE', `/customers/${await newRelationship(w)}`), 'relationship removed');
+      return { path: '/customers', body: { sellerId: w.users.seller.id, buyerId: w.customer.id } };
+    },
   },
   'GET /customers': { expect: SIGNED_IN, request: () => ({ path: '/customers' }) },
   // Both sides of a relationship may read it; only its seller changes it.
@@ -501,14 +515,15 @@ beforeAll(async () => {
   const system = await startSystem({ envOf: { wallet: { LIMIT_DAILY: '1000', LIMIT_WEEKLY: '1000', LIMIT_MONTHLY: '1000' } } });
   try {
     const admin = await loginAdmin(system);
-    const [buyer, otherBuyer, seller, otherSeller, recipient] = await Promise.all([
+    const [buyer, otherBuyer, seller, otherSeller, recipient, customer] = await Promise.all([
       register(system, 'buyer', 'Buyer'),
       register(system, 'buyer', 'Other Buyer'),
       register(system, 'seller', 'Seller'),
       register(system, 'seller', 'Other Seller'),
       register(system, 'buyer', 'Recipient'),
+      register(system, 'buyer', 'Customer'),
     ]);
-    await fund(system, [buyer, otherBuyer, seller, otherSeller, admin], 2_000);
+    await fund(system, [buyer, otherBuyer, seller, otherSeller, admin, customer], 2_000);
     const allDay = { priceMajor: 10, duration: 5, from: '00:00:00', to: '23:59:59' };
     const [offer, reviewOffer, ...soon] = await Promise.all([0, 1, 2, 3, 4, 5].map(() => offerConsultation(system, seller, admin, allDay)));
     const near = soon.flatMap((o) => nearSlots(o).map((slot) => ({ offer: o, slot })));
@@ -531,6 +546,7 @@ beforeAll(async () => {
       system,
       users: { buyer, otherBuyer, seller, otherSeller, admin },
       recipient,
+      customer,
       offer,
       reviewOffer,
       setups: { seller: await setup(seller), otherSeller: await setup(otherSeller), admin: await setup(admin) },
@@ -582,9 +598,15 @@ beforeAll(async () => {
       }),
       'discount',
     );
-    // Before any booking of the pair, which would make the CRM open the relationship itself.
-    w.relationshipId = ok(await sellerApi('POST', '/customers', { sellerId: seller.id, buyerId: buyer.id }), 'relationship').id!;
     w.bookingId = (await newBooking(w)).bookingId;
+    ok(await book(system, customer, offer, w.nextSlot()), 'the customer’s booking');
+    // The bookings open the pairs' relationships in the CRM (a seller may name only a buyer who booked).
+    const opened = await waitFor(
+      'the CRM to open the pairs’ relationships',
+      () => sellerApi('GET', `/customers/seller/${seller.id}?limit=100`),
+      (res) => [buyer.id, customer.id].every((id) => res.body.data?.customers?.some((row: { buyerId: string }) => row.buyerId === id)),
+    );
+    w.relationshipId = (opened.body.data.customers as Array<{ id: string; buyerId: string }>).find((row) => row.buyerId === buyer.id)!.id;
     w.topUp = await newTopUp(w);
     w.payoutRef = await newPayout(w, 'Pending');
     // The buyer completed a session of each consultation: reviewed the first, may review the second.

@@ -310,19 +310,14 @@ async function crmFlow(seller: Session, buyer: Session): Promise<void> {
   );
   const own = await call(system.gateway, 'GET', `/customers/seller/${seller.id}`, { token: seller.token });
   const pair = (own.body.data.customers as Array<{ id: string; buyerId: string }>).find((row) => row.buyerId === buyer.id)!;
-  await call(system.gateway, 'PUT', `/customers/${pair.id}`, {
-    token: seller.token,
-    body: { isFollower: true, followStatus: 'Following' },
-  });
-  const other = await register(system, 'buyer', 'Other Buyer');
-  const created = await drive(seller, 'POST', '/customers', '/customers', { sellerId: seller.id, buyerId: other.id, tags: ['new'] });
+  // A create names one of the seller's buyers: this one, once the relationship the booking
+  // opened is gone (its seller may remove it).
+  await drive(seller, 'DELETE', '/customers/{id}', `/customers/${pair.id}`);
+  const created = await drive(seller, 'POST', '/customers', '/customers', { sellerId: seller.id, buyerId: buyer.id, tags: ['new'] });
   const id = created.body.data.id as string;
-  await drive(seller, 'PUT', '/customers/{id}', `/customers/${id}`, {
-    isFollower: true,
-    followStatus: 'Following',
-    isFavorite: true,
-    tags: ['vip'],
-  });
+  // Following is the buyer's to set; the rest of the relationship is the seller's.
+  await drive(buyer, 'PUT', '/customers/{id}', `/customers/${id}`, { isFollower: true, followStatus: 'Following' });
+  await drive(seller, 'PUT', '/customers/{id}', `/customers/${id}`, { isFavorite: true, tags: ['vip'] });
   await drive(seller, 'GET', '/customers/{id}', `/customers/${id}`);
   await drive(seller, 'GET', '/customers', '/customers');
   for (const listing of ['', '/followers', '/favorites', '/high-value', '/analytics'])

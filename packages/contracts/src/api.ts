@@ -437,8 +437,9 @@ export const ENDPOINTS: Endpoint[] = [
       buyerId: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01',
       status: 'Active',
       customerType: 'New',
-      isFollower: true,
-      followStatus: 'Following',
+      // Following is the buyer's to set: a seller's create leaves it off.
+      isFollower: false,
+      followStatus: 'NotFollowing',
       notificationPreference: 'All',
       notes: 'Met at the coffee fair',
       tags: ['coffee'],

@@ -17,6 +17,11 @@ export const ProductPropertyInput = z
   .object({
     propertyId: referenceOf('PRO'),
     value: PropertyValue,
+    /**
+     * Accepted and ignored: the service fills the name from the category. A GET returns it, so
+     * a client may send back the properties it read.
+     */
+    propertyNameSnapshot: z.string().max(200).optional(),
   })
   .strict();
 

@@ -211,6 +211,23 @@ describe('updating and deleting', () => {
     expect((await call(catalog(), 'PATCH', `${base}/${ref}`, { token: tokenOf(seller), body: {} })).status).toBe(400);
   });
 
+  test('the properties a GET returned may be sent back: the names in them are ignored, the service fills its own', async () => {
+    const seller = newUser();
+    const ref = (await create(seller)).body.data.id;
+    const read = (await call(catalog(), 'GET', `${base}/${ref}`, { token: tokenOf(seller) })).body.data;
+    const properties = [...read.properties, { propertyId: WARRANTY, value: 12, propertyNameSnapshot: 'Forged name' }];
+    const res = await call(catalog(), 'PATCH', `${base}/${ref}`, { token: tokenOf(seller), body: { properties } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.properties).toEqual([
+      { propertyId: BRAND, value: 'Tecno', propertyNameSnapshot: 'Brand' },
+      { propertyId: STORAGE, value: '128 GB', propertyNameSnapshot: 'Storage' },
+      { propertyId: WARRANTY, value: 12, propertyNameSnapshot: 'Warranty' },
+    ]);
+    expect((await call(catalog(), 'GET', `${base}/${ref}`, { token: tokenOf(seller) })).body.data.properties).toEqual(
+      res.body.data.properties,
+    );
+  });
+
   test('delete is permanent and the owner’s (or an admin’s)', async () => {
     const seller = newUser();
     const ref = (await create(seller)).body.data.id;

@@ -17,10 +17,19 @@ afterAll(async () => {
   await mongoose.disconnect();
 });
 
-const created = (entityId: string, rating: number, reviewId = uniqueName('rev')) =>
-  makeEvent('review.created', { reviewId, entityType: 'consultation_service', entityId, rating }, { source: 'test' });
-const visibility = (review: IntegrationEvent<'review.created'>, isActive: boolean, sequence: number) =>
-  makeEvent('review.visibility_changed', { ...review.data, isActive, sequence }, { source: 'test' });
+/** `countsInRating` left out is an older producer's event: the review counts. */
+const created = (entityId: string, rating: number, reviewId = uniqueName('rev'), countsInRating?: boolean) =>
+  makeEvent(
+    'review.created',
+    { reviewId, entityType: 'consultation_service', entityId, rating, ...(countsInRating === undefined ? {} : { countsInRating }) },
+    { source: 'test' },
+  );
+const visibility = (review: IntegrationEvent<'review.created'>, isActive: boolean, sequence: number, countsInRating?: boolean) =>
+  makeEvent(
+    'review.visibility_changed',
+    { ...review.data, isActive, sequence, ...(countsInRating === undefined ? {} : { countsInRating }) },
+    { source: 'test' },
+  );
 const handle = (event: IntegrationEvent<'review.created'> | IntegrationEvent<'review.visibility_changed'>) => {
   const handler = (reviewsConsumer.handlers as Record<string, (e: unknown, ctx: { log: typeof log }) => Promise<void>>)[event.type]!;
   return handler(event, { log });
@@ -94,5 +103,40 @@ describe('review.visibility_changed', () => {
     const dead = await deadLetters.waitFor((msg) => msg.json?.id === poison.id, 'the poison message');
     await deadLetters.close();
     expect(dead.json.data).toEqual({ reviewId: two.data.reviewId, isActive: 'no' });
+  });
+});
+
+describe('reviews that do not count in the rating (issue 20: farmed reviews)', () => {
+  test('free places’ 5★ reviews leave the average and count as they were; a paying buyer’s review moves them', async () => {
+    const offer = await givenOffer(() => app);
+    await handle(created(offer.consultationId, 2, uniqueName('rev'), true));
+    const farm = [1, 2, 3].map(() => created(offer.referenceId, 5, uniqueName('rev'), false));
+    for (const event of farm) await handle(event);
+    // Hiding and showing a farmed review again does not let it in either.
+    await handle(visibility(farm[0]!, false, 1, false));
+    await handle(visibility(farm[0]!, true, 2, false));
+    expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 2, totalReviews: 1 });
+    expect(await RatingEntry.countDocuments({ _id: { $in: farm.map((e) => e.data.reviewId) } })).toBe(0);
+    await handle(created(offer.consultationId, 4, uniqueName('rev'), true));
+    expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 3, totalReviews: 2 });
+  });
+
+  test('a review that starts to count (its buyer paid since) comes in by its numbered change, in the state it has', async () => {
+    const offer = await givenOffer(() => app);
+    await handle(created(offer.consultationId, 2));
+    const [shown, hidden] = [
+      created(offer.consultationId, 5, uniqueName('rev'), false),
+      created(offer.consultationId, 1, uniqueName('rev'), false),
+    ];
+    await handle(shown);
+    await handle(hidden);
+    await handle(visibility(hidden, false, 1, false));
+    expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 2, totalReviews: 1 });
+    await handle(visibility(shown, true, 1, true));
+    await handle(visibility(hidden, false, 2, true));
+    expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 3.5, totalReviews: 2 });
+    // Its late review.created (saying it did not count then) takes nothing away.
+    await handle(shown);
+    expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 3.5, totalReviews: 2 });
   });
 });

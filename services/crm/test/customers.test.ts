@@ -1,6 +1,5 @@
 import { bookingsConsumer, usersConsumer } from '../src/events/consumers';
-import { waitFor } from '@mkt/infra';
-import { KnownUser, Relationship } from '../src/db/crm.models';
+import { Relationship } from '../src/db/crm.models';
 import { as, cancelled, confirmed, log, newUser, registered, useCrm } from './harness';
 
 const crm = useCrm();
@@ -8,20 +7,33 @@ const apply = async (e: { type: string }) => {
   const spec = e.type === 'identity.user.registered' ? usersConsumer : bookingsConsumer;
   await (spec.handlers as Record<string, (event: unknown, ctx: { log: typeof log }) => Promise<void>>)[e.type]!(e, { log });
 };
+type User = ReturnType<typeof newUser>;
+/** A registered buyer with a confirmed booking of the seller's (which opens their relationship). */
+const booked = async (seller: User, buyer: User, name = 'Buyer') => {
+  await apply(registered(buyer, name));
+  await apply(confirmed(seller.id, buyer.id, 100_00));
+};
+/** As `booked`, with the relationship the booking opened removed (as its seller or buyer may): a create may make it again. */
+const bookedWithoutRelationship = async (seller: User, buyer: User, name = 'Buyer') => {
+  await booked(seller, buyer, name);
+  await Relationship.deleteOne({ sellerId: seller.id, buyerId: buyer.id });
+};
+const relationshipOf = async (seller: User, buyer: User) =>
+  (await Relationship.findOne({ sellerId: seller.id, buyerId: buyer.id }).lean())!._id;
 
 describe('relationships', () => {
   test('the seller creates one per buyer (409 for a second) and reads, updates and deletes it', async () => {
     const seller = newUser('seller');
     const buyer = newUser();
-    await apply(registered(buyer, 'Sara Tesfaye'));
+    await bookedWithoutRelationship(seller, buyer, 'Sara Tesfaye');
     const create = () =>
       as(crm, seller)('POST', '/customers', {
         sellerId: seller.id,
         buyerId: buyer.id,
         status: 'Active',
         customerType: 'New',
-        isFollower: true,
-        followStatus: 'Following',
+        isFollower: false,
+        followStatus: 'NotFollowing',
         notificationPreference: 'All',
         notes: 'met at the fair',
         tags: ['fair'],
@@ -33,7 +45,7 @@ describe('relationships', () => {
       buyerId: buyer.id,
       status: 'Active',
       customerType: 'New',
-      isFollower: true,
+      isFollower: false,
     });
     expect(created.body.data.referenceId).toMatch(/^CUS_[A-Z0-9]{8}$/);
     expect((await create()).status).toBe(409);
@@ -43,11 +55,11 @@ describe('relationships', () => {
       id,
       notes: 'met at the fair',
       tags: ['fair'],
-      totalBookings: 0,
-      totalSpent: 0,
-      lifetimeValue: 0,
-      lastInteraction: null,
       buyerName: 'Sara Tesfaye',
+      // From the booking that let the seller name the buyer.
+      totalBookings: 1,
+      totalSpent: 100,
+      lifetimeValue: 100,
     });
     const updated = await as(crm, seller)('PUT', `/customers/${created.body.data.referenceId}`, {
       customerType: 'VIP',
@@ -65,8 +77,8 @@ describe('relationships', () => {
   test('authorization: seller, buyer, another seller, admin, anonymous', async () => {
     const seller = newUser('seller');
     const buyer = newUser();
-    await apply(registered(buyer, 'Buyer'));
-    const id = (await as(crm, seller)('POST', '/customers', { sellerId: seller.id, buyerId: buyer.id })).body.data.id;
+    await booked(seller, buyer);
+    const id = await relationshipOf(seller, buyer);
     const cases: Array<[string, ReturnType<typeof newUser> | undefined, number, number, number]> = [
       ['seller', seller, 200, 200, 200],
       ['buyer', buyer, 200, 403, 403],
@@ -100,10 +112,14 @@ describe('listings and analytics on a known data set', () => {
     await apply(confirmed(seller.id, b.id, 200_00, 'bk_b1'));
     await apply(confirmed(seller.id, b.id, 100_00, 'bk_b2'));
     await apply(cancelled(seller.id, b.id, 'bk_b2', 100_00));
-    await as(crm, seller)('POST', '/customers', { sellerId: seller.id, buyerId: c.id, isFollower: true, status: 'Inactive' });
+    // Chaltu booked and cancelled in full (no booking, nothing spent), then followed the seller.
+    await apply(confirmed(seller.id, c.id, 50_00, 'bk_c1'));
+    await apply(cancelled(seller.id, c.id, 'bk_c1', 50_00));
     const rel = await as(crm, seller)('GET', `/customers/seller/${seller.id}`);
-    const aId = rel.body.data.customers.find((r: { buyerId: string }) => r.buyerId === a.id).id;
-    await as(crm, seller)('PUT', `/customers/${aId}`, { isFavorite: true });
+    const idOf = (user: User) => rel.body.data.customers.find((r: { buyerId: string }) => r.buyerId === user.id).id;
+    await as(crm, seller)('PUT', `/customers/${idOf(a)}`, { isFavorite: true });
+    await as(crm, seller)('PUT', `/customers/${idOf(c)}`, { status: 'Inactive' });
+    await as(crm, c)('PUT', `/customers/${idOf(c)}`, { isFollower: true });
   });
 
   test('analytics', async () => {
@@ -166,7 +182,7 @@ describe('listings and analytics on a known data set', () => {
 });
 
 describe('forged relationships (issue 12)', () => {
-  const post = (user: ReturnType<typeof newUser>, body: object) => as(crm, user)('POST', '/customers', body);
+  const post = (user: User, body: object) => as(crm, user)('POST', '/customers', body);
 
   test('a seller records relationships for itself only; buyers and admins-for-unknown-sellers cannot', async () => {
     const seller = newUser('seller');
@@ -174,8 +190,8 @@ describe('forged relationships (issue 12)', () => {
     const buyer = newUser();
     await apply(registered(seller, 'Seller'));
     await apply(registered(victim, 'Victim'));
-    await apply(registered(buyer, 'Buyer'));
-    const forged = await post(seller, { sellerId: victim.id, buyerId: buyer.id, isFollower: true });
+    await bookedWithoutRelationship(victim, buyer);
+    const forged = await post(seller, { sellerId: victim.id, buyerId: buyer.id });
     expect(forged.status).toBe(403);
     // A buyer naming itself as the seller used to put itself in the victim's "following".
     const selfMade = await post(buyer, { sellerId: buyer.id, buyerId: victim.id, isFollower: true });
@@ -190,35 +206,10 @@ describe('forged relationships (issue 12)', () => {
     expect(unknownSeller.body.errors[0]).toMatchObject({ path: 'sellerId', code: 'not_found' });
   });
 
-  test('the buyer must be a registered user: unknown is 404 naming buyerId, nothing created', async () => {
-    const seller = newUser('seller');
-    const ghost = newUser();
-    const res = await post(seller, { sellerId: seller.id, buyerId: ghost.id });
-    expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ success: false, errors: [{ path: 'buyerId', code: 'not_found' }] });
-    expect(await Relationship.countDocuments({ buyerId: ghost.id })).toBe(0);
-  });
-
-  test('a buyer whose registration event is still on its way is waited for (up to 2 s)', async () => {
-    const seller = newUser('seller');
-    const buyer = newUser();
-    const lookups = jest.spyOn(KnownUser, 'findOne');
-    const pending = post(seller, { sellerId: seller.id, buyerId: buyer.ref });
-    // The event lands while the create is already waiting for it: after it has looked once.
-    await waitFor(() => lookups.mock.calls.some(([filter]) => JSON.stringify(filter).includes(buyer.ref)), {
-      what: 'the create to look for the buyer',
-    });
-    lookups.mockRestore();
-    await apply(registered(buyer, 'Late Buyer'));
-    const res = await pending;
-    expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ sellerId: seller.id, buyerId: buyer.id });
-  });
-
   test('ids or USR references both name the seller and the buyer; stored by id', async () => {
     const seller = newUser('seller');
     const buyer = newUser();
-    await apply(registered(buyer, 'Buyer'));
+    await bookedWithoutRelationship(seller, buyer);
     const res = await post(seller, { sellerId: seller.ref, buyerId: buyer.ref });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ sellerId: seller.id, buyerId: buyer.id });
@@ -232,8 +223,9 @@ describe('forged relationships (issue 12)', () => {
   test('the buyer named may remove it; another user may not', async () => {
     const seller = newUser('seller');
     const buyer = newUser();
-    await apply(registered(buyer, 'Buyer'));
-    const id = (await post(seller, { sellerId: seller.id, buyerId: buyer.id, isFollower: true })).body.data.id;
+    await booked(seller, buyer);
+    const id = await relationshipOf(seller, buyer);
+    expect((await as(crm, buyer)('PUT', `/customers/${id}`, { isFollower: true })).status).toBe(200);
     expect((await as(crm, newUser())('DELETE', `/customers/${id}`)).status).toBe(403);
     expect((await as(crm, newUser('seller'))('DELETE', `/customers/${id}`)).status).toBe(403);
     expect((await as(crm, buyer)('DELETE', `/customers/${id}`)).body.data).toEqual({ id, deleted: true });
@@ -243,7 +235,7 @@ describe('forged relationships (issue 12)', () => {
   test('a buyer reads the relationship without the seller’s private notes and tags', async () => {
     const seller = newUser('seller');
     const buyer = newUser();
-    await apply(registered(buyer, 'Buyer'));
+    await bookedWithoutRelationship(seller, buyer);
     const id = (await post(seller, { sellerId: seller.id, buyerId: buyer.id, notes: 'haggles a lot', tags: ['difficult'] })).body.data.id;
     const asBuyer = await as(crm, buyer)('GET', `/customers/${id}`);
     expect(asBuyer.status).toBe(200);
@@ -251,6 +243,88 @@ describe('forged relationships (issue 12)', () => {
     expect(JSON.stringify(asBuyer.body)).not.toMatch(/haggles|difficult/);
     expect((await as(crm, seller)('GET', `/customers/${id}`)).body.data).toMatchObject({ notes: 'haggles a lot', tags: ['difficult'] });
     expect((await as(crm, newUser('admin'))('GET', `/customers/${id}`)).body.data).toMatchObject({ notes: 'haggles a lot' });
+  });
+});
+
+describe('named customers (issue 20): only the seller’s own buyers, one answer for everyone else', () => {
+  const post = (user: User, body: object) => as(crm, user)('POST', '/customers', body);
+
+  test('the admin, a rival seller, the seller itself, a buyer who never booked with it, an unknown user: one 422, nothing created, no name shown; a buyer who booked (even cancelled since) is fine', async () => {
+    const seller = newUser('seller');
+    const rival = newUser('seller');
+    const admin = newUser('admin');
+    const stranger = newUser();
+    const othersBuyer = newUser();
+    await apply(registered(seller, 'Seller'));
+    await apply(registered(rival, 'Rival Seller'));
+    await apply(registered(admin, 'The Admin'));
+    await apply(registered(stranger, 'Stranger Buyer'));
+    // A buyer of the rival's, not of this seller's.
+    await booked(rival, othersBuyer, 'Rival Customer');
+    const named = [admin.id, rival.ref, seller.id, stranger.id, othersBuyer.ref, newUser().id];
+    const answers = [];
+    for (const buyerId of named) answers.push(await post(seller, { sellerId: seller.id, buyerId }));
+    for (const res of answers) {
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual({
+        success: false,
+        message: 'Name a buyer who has booked with this seller',
+        errors: [{ path: 'buyerId', code: 'not_eligible', message: 'Name a buyer who has booked with this seller' }],
+      });
+    }
+    expect(await Relationship.countDocuments({ sellerId: seller.id })).toBe(0);
+    const listed = await as(crm, seller)('GET', `/customers/seller/${seller.id}`);
+    expect(listed.body.data.total).toBe(0);
+    expect(JSON.stringify(listed.body)).not.toMatch(/Admin|Rival|Stranger/);
+    // An admin is held to the same rule: the rival's buyer is not this seller's customer.
+    expect((await post(admin, { sellerId: seller.id, buyerId: othersBuyer.id })).status).toBe(422);
+
+    // A buyer who booked with the seller is one, even with the booking cancelled since.
+    const buyer = newUser();
+    await apply(registered(buyer, 'Buyer'));
+    const booking = confirmed(seller.id, buyer.id, 100_00);
+    await apply(booking);
+    await apply(cancelled(seller.id, buyer.id, booking.data.bookingId, 100_00));
+    await Relationship.deleteOne({ sellerId: seller.id, buyerId: buyer.id });
+    expect((await post(seller, { sellerId: seller.id, buyerId: buyer.ref })).status).toBe(200);
+  });
+
+  test('following is the buyer’s: a seller cannot make a buyer follow it, nor unfollow them; the buyer can', async () => {
+    const seller = newUser('seller');
+    const buyer = newUser();
+    await bookedWithoutRelationship(seller, buyer);
+    for (const follow of [{ isFollower: true }, { followStatus: 'Following' }]) {
+      const res = await post(seller, { sellerId: seller.id, buyerId: buyer.id, ...follow });
+      expect(res.status).toBe(403);
+      expect(res.body.errors[0]).toMatchObject({ path: 'isFollower', code: 'forbidden' });
+    }
+    const id = (await post(seller, { sellerId: seller.id, buyerId: buyer.id, isFollower: false, followStatus: 'NotFollowing' })).body.data
+      .id;
+    const followers = async () => (await as(crm, seller)('GET', `/customers/seller/${seller.id}/followers`)).body.data.total;
+    for (const follow of [{ isFollower: true }, { followStatus: 'Following' }, { isFollower: true, isFavorite: true }])
+      expect((await as(crm, seller)('PUT', `/customers/${id}`, follow)).status).toBe(403);
+    expect(await followers()).toBe(0);
+    // Sending back what it read changes nothing and is fine.
+    expect((await as(crm, seller)('PUT', `/customers/${id}`, { isFollower: false, notes: 'kind' })).status).toBe(200);
+
+    expect((await as(crm, buyer)('PUT', `/customers/${id}`, { notes: 'mine now' })).status).toBe(403);
+    expect((await as(crm, buyer)('PUT', `/customers/${id}`, { isFollower: true, followStatus: 'NotFollowing' })).status).toBe(422);
+    const followed = await as(crm, buyer)('PUT', `/customers/${id}`, { followStatus: 'Following' });
+    expect(followed.status).toBe(200);
+    const read = (await as(crm, seller)('GET', `/customers/${id}`)).body.data;
+    expect(read).toMatchObject({ isFollower: true, followStatus: 'Following', notes: 'kind' });
+    expect(Date.parse(read.followedAt)).not.toBeNaN();
+    expect(await followers()).toBe(1);
+    expect((await as(crm, seller)('PUT', `/customers/${id}`, { isFollower: false })).status).toBe(403);
+    expect((await as(crm, seller)('PUT', `/customers/${id}`, { isFollower: true, customerType: 'VIP' })).status).toBe(200);
+    expect((await as(crm, buyer)('PUT', `/customers/${id}`, { isFollower: false })).status).toBe(200);
+    expect(await followers()).toBe(0);
+    expect((await as(crm, seller)('GET', `/customers/${id}`)).body.data).toMatchObject({
+      isFollower: false,
+      followStatus: 'NotFollowing',
+      followedAt: null,
+      customerType: 'VIP',
+    });
   });
 });
 

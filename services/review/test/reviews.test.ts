@@ -28,7 +28,8 @@ afterAll(async () => {
 
 const newUser = (role: TestUser['role'] = 'buyer', name = 'Sara T'): TestUser => identity.newUser(role, { name });
 const as = (user: TestUser | undefined) => identity.as(() => url, user);
-const completed = (consultationId: string, consultationReferenceId: string, buyerIds: string[]) =>
+/** A completed session; `paidBuyerIds` left out is an older producer's event (everyone paid). */
+const completed = (consultationId: string, consultationReferenceId: string, buyerIds: string[], paidBuyerIds?: string[]) =>
   makeEvent(
     'consultation.session.completed',
     {
@@ -37,6 +38,7 @@ const completed = (consultationId: string, consultationReferenceId: string, buye
       consultationReferenceId,
       sellerId: 'seller-1',
       buyerIds,
+      ...(paidBuyerIds ? { paidBuyerIds } : {}),
       endedAt: new Date().toISOString(),
     },
     { source: 'test' },
@@ -159,7 +161,13 @@ describe('reviews', () => {
     expect(res.body).toMatchObject({ success: true });
     const event = (await events.waitFor((e) => e.json.data.reviewId === res.body.data.reviewId, 'its review.created')).json;
     await events.close();
-    expect(event?.data).toEqual({ reviewId: res.body.data.reviewId, entityType: 'consultation_service', entityId: c.id, rating: 3 });
+    expect(event?.data).toEqual({
+      reviewId: res.body.data.reviewId,
+      entityType: 'consultation_service',
+      entityId: c.id,
+      rating: 3,
+      countsInRating: true,
+    });
   });
 
   test('hiding and restoring publish review.visibility_changed through the outbox, numbered; a no-op PATCH publishes nothing', async () => {
@@ -180,7 +188,7 @@ describe('reviews', () => {
     });
     await events.settle();
     const ours = events.seen.filter((e) => e.json.data.reviewId === reviewId).map((e) => e.json);
-    const base = { reviewId, entityType: 'consultation_service', entityId: c.id, rating: 2 };
+    const base = { reviewId, entityType: 'consultation_service', entityId: c.id, rating: 2, countsInRating: true };
     expect(ours.map((e) => e.data)).toEqual([
       { ...base, isActive: false, sequence: 1 },
       { ...base, isActive: true, sequence: 2 },
@@ -193,6 +201,75 @@ describe('reviews', () => {
   test('posting needs a token; reading by entity does not', async () => {
     expect((await as(undefined)('POST', '/reviews', review('con_x'))).status).toBe(401);
     expect((await as(undefined)('GET', '/reviews/consultation/con_x/status')).status).toBe(401);
+  });
+});
+
+describe('reviews from free places (issue 20: farmed reviews)', () => {
+  const byEntity = async (key: string) =>
+    (await as(undefined)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${key}`)).body.data;
+
+  test('a farm of free bookings is listed, marked, and moves neither the average nor the count; a paying buyer does', async () => {
+    const c = consultation();
+    const farm = [newUser('buyer', 'Farm 1'), newUser('buyer', 'Farm 2'), newUser('buyer', 'Farm 3')];
+    const payer = newUser('buyer', 'Payer');
+    // Each farm account had its place for free (a 100 % coupon); the payer paid for theirs.
+    for (const fake of farm) await handleCompleted(completed(c.id, c.ref, [fake.id], []));
+    await handleCompleted(completed(c.id, c.ref, [payer.id], [payer.id]));
+    for (const fake of farm) expect((await as(fake)('POST', '/reviews', review(c.id, 5))).status).toBe(200);
+    const farmed = await byEntity(c.ref);
+    expect(farmed).toMatchObject({ averageRating: 0, totalReviews: 0, pagination: { total: 3 } });
+    expect(farmed.reviews.map((r: { countsInRating: boolean }) => r.countsInRating)).toEqual([false, false, false]);
+
+    expect((await as(payer)('POST', '/reviews', review(c.ref, 2))).status).toBe(200);
+    const after = await byEntity(c.id);
+    expect(after).toMatchObject({ averageRating: 2, totalReviews: 1, pagination: { total: 4 } });
+    expect(after.reviews[0]).toMatchObject({ reviewerName: 'Payer', rating: 2, countsInRating: true });
+  });
+
+  test('review.created says whether it counts; a buyer who later pays has their review counted, told by a numbered change', async () => {
+    const events = await listenForEvents(testServers().amqpUrl, env.events, ['review.created', 'review.visibility_changed']);
+    const c = consultation();
+    const buyer = newUser();
+    await handleCompleted(completed(c.id, c.ref, [buyer.id], []));
+    const reviewId = (await as(buyer)('POST', '/reviews', review(c.id, 4))).body.data.reviewId;
+    const created = await events.waitFor((e) => e.json.type === 'review.created' && e.json.data.reviewId === reviewId, 'review.created');
+    expect(created.json.data).toMatchObject({ rating: 4, countsInRating: false });
+
+    // Another free session changes nothing; the paid one (delivered twice) counts the review once.
+    await handleCompleted(completed(c.id, c.ref, [buyer.id], []));
+    expect(await byEntity(c.id)).toMatchObject({ averageRating: 0, totalReviews: 0 });
+    const paid = completed(c.id, c.ref, [buyer.id, newUser().id], [buyer.id]);
+    await handleCompleted(paid);
+    await handleCompleted(paid);
+    expect(await byEntity(c.id)).toMatchObject({ averageRating: 4, totalReviews: 1, reviews: [{ countsInRating: true }] });
+    // A free place after the paid one takes nothing back.
+    await handleCompleted(completed(c.id, c.ref, [buyer.id], []));
+    expect(await byEntity(c.id)).toMatchObject({ averageRating: 4, totalReviews: 1 });
+    expect((await Eligibility.findOne({ consultationId: c.id, buyerId: buyer.id }).lean())!.paid).toBe(true);
+
+    const changed = await events.waitFor(
+      (e) => e.json.type === 'review.visibility_changed' && e.json.data.reviewId === reviewId,
+      'the change that counts it',
+    );
+    expect(changed.json.data).toEqual({
+      reviewId,
+      entityType: 'consultation_service',
+      entityId: c.id,
+      rating: 4,
+      isActive: true,
+      sequence: 1,
+      countsInRating: true,
+    });
+    expect((await Review.findById(reviewId).lean())!.visibilityChanges).toBe(1);
+    await events.close();
+  });
+
+  test('an older producer’s event without paidBuyerIds: every buyer counts', async () => {
+    const c = consultation();
+    const buyer = newUser();
+    await handleCompleted(completed(c.id, c.ref, [buyer.id]));
+    await as(buyer)('POST', '/reviews', review(c.id, 3));
+    expect(await byEntity(c.id)).toMatchObject({ averageRating: 3, totalReviews: 1, reviews: [{ countsInRating: true }] });
   });
 });
 

@@ -27,11 +27,14 @@ export const ReviewsByEntityResponse = z.strictObject({
       rating: Rating,
       comment: Text('Clear and practical'),
       reviewerName: Text('Sara Tesfaye'),
+      /** False for a review by a buyer who only had free places: listed, but not in the average or `totalReviews`. */
+      countsInRating: z.boolean(),
       createdAt: Timestamp,
     }),
   ),
-  /** Over the active reviews, 2 decimals; 0 when there are none. */
+  /** Over the active reviews that count in the rating, 2 decimals; 0 when there are none. */
   averageRating: AverageRating,
+  /** The active reviews that count in the rating (`pagination.total`: all listed). */
   totalReviews: Count(2),
   pagination: PaginationResponse,
 });

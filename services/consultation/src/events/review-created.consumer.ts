@@ -23,8 +23,21 @@ export async function reviewedConsultation(data: { entityType: string; entityId:
   return consultation?._id ?? null;
 }
 
-/** One rating entry per review (an entry a visibility change made first is kept as it is). */
+/**
+ * Whether a review event may touch the rating: a review from a buyer who only had free places
+ * (`countsInRating: false`) never does — farmed free bookings cannot lift a consultation's
+ * rating. A review starts to count only later (never stops), by a newer visibility change.
+ */
+export function countsInRating(data: { countsInRating?: boolean }): boolean {
+  return data.countsInRating !== false;
+}
+
+/**
+ * One rating entry per counting review (an entry a visibility change made first is kept as it
+ * is); a review that does not count gets none.
+ */
 export async function onReviewCreated(event: IntegrationEvent<'review.created'>, { log }: { log: Logger }): Promise<void> {
+  if (!countsInRating(event.data)) return;
   const consultationId = await reviewedConsultation(event.data, log);
   if (!consultationId) return;
   try {

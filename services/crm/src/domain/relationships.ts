@@ -13,12 +13,15 @@ import {
   Conflict,
   Forbidden,
   foundOr404,
+  InvalidField,
   isDuplicateKey,
   NotFound,
+  RuleViolation,
   type AuthenticatedUser,
   findPage,
 } from '@mkt/kit';
-import { KnownUser, Relationship, type RelationshipDoc, type UserDoc } from '../db/crm.models';
+import { BookingFact, KnownUser, Relationship, type RelationshipDoc, type UserDoc } from '../db/crm.models';
+import { recomputeTotals } from './projection';
 import { analyticsOf } from './totals';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
@@ -89,49 +92,76 @@ async function knownUser(key: string): Promise<UserDoc | null> {
   return KnownUser.findOne(byIdOrReference(key)).lean<UserDoc>();
 }
 
-/** How long a create waits for a user registered a moment ago (its event may still be on its way). */
-export const REGISTRATION_WAIT_MS = 2_000;
-const REGISTRATION_POLL_MS = 100;
-
-/** `knownUser`, waiting a little for one whose registration event has not arrived yet. */
-async function registeredUser(key: string): Promise<UserDoc | null> {
-  const deadline = Date.now() + REGISTRATION_WAIT_MS;
-  for (;;) {
-    const user = await knownUser(key);
-    if (user || Date.now() >= deadline) return user;
-    await new Promise((resolve) => setTimeout(resolve, REGISTRATION_POLL_MS));
-  }
+function unknownSeller(): AppError {
+  const message = 'No seller with this id or reference is known';
+  return new AppError(404, ErrorCode.notFound, message, [{ path: 'sellerId', code: ErrorCode.notFound, message }]);
 }
 
-function unknownUser(path: 'sellerId' | 'buyerId'): AppError {
-  const message = `No ${path === 'sellerId' ? 'seller' : 'user'} with this id or reference is known`;
-  return new AppError(404, ErrorCode.notFound, message, [{ path, code: ErrorCode.notFound, message }]);
+/**
+ * The one answer for every buyer a seller may not name: unknown, not a buyer (the admin, a rival
+ * seller, the seller itself) or a buyer who never booked with this seller. It says nothing about
+ * which, so it cannot be used to find out who exists or what role they have.
+ */
+function notACustomer(): AppError {
+  return new RuleViolation(ErrorCode.notEligible, 'Name a buyer who has booked with this seller', 'buyerId');
+}
+
+/**
+ * The buyer of a new relationship: a user with the buyer role (`identity.user.registered`) who
+ * has a confirmed booking with this seller (`consultation.booking.confirmed`; cancelled since
+ * or not). Both lookups run for every key, so the refusals do not differ in the work done.
+ */
+async function customerOf(sellerId: string, buyerKey: string): Promise<string> {
+  const user = await knownUser(buyerKey);
+  const booked = await BookingFact.exists({ sellerId, buyerId: user?._id ?? buyerKey, confirmedAt: { $ne: null } });
+  if (!user || user.role !== 'buyer' || !booked) throw notACustomer();
+  return user._id;
 }
 
 /**
  * A seller records relationships for itself only: `sellerId` (id or reference) must be the
- * caller; an admin may name any known seller. The buyer must be a user the CRM knows from
- * `identity.user.registered` (404 naming `buyerId` otherwise). Both are stored by user id.
+ * caller; an admin may name any known seller. Stored by user id.
  */
-async function resolvePair(user: AuthenticatedUser, body: CreateCustomerBody): Promise<{ sellerId: string; buyerId: string }> {
-  let sellerId: string;
+async function resolveSeller(user: AuthenticatedUser, body: CreateCustomerBody): Promise<string> {
   if (isAdmin(user)) {
-    const seller = await registeredUser(body.sellerId);
-    if (!seller || seller.role !== 'seller') throw unknownUser('sellerId');
-    sellerId = seller._id;
-  } else {
-    if (user.role !== 'seller') throw new Forbidden('Only sellers record customer relationships');
-    if (body.sellerId !== user.id && body.sellerId !== user.ref) throw new Forbidden('A seller records relationships for itself only');
-    sellerId = user.id;
+    const seller = await knownUser(body.sellerId);
+    if (!seller || seller.role !== 'seller') throw unknownSeller();
+    return seller._id;
   }
-  const buyer = await registeredUser(body.buyerId);
-  if (!buyer) throw unknownUser('buyerId');
-  if (buyer._id === sellerId) throw new Conflict('A seller is not their own customer');
-  return { sellerId, buyerId: buyer._id };
+  if (user.role !== 'seller') throw new Forbidden('Only sellers record customer relationships');
+  if (body.sellerId !== user.id && body.sellerId !== user.ref) throw new Forbidden('A seller records relationships for itself only');
+  return user.id;
+}
+
+/**
+ * Whether a body asks for following, from `isFollower` or `followStatus` (kept as one fact);
+ * undefined when it names neither. The two saying opposite things is 422.
+ */
+function requestedFollow(body: { isFollower?: boolean; followStatus?: string }): boolean | undefined {
+  const byStatus = body.followStatus === undefined ? undefined : body.followStatus === 'Following';
+  if (body.isFollower !== undefined && byStatus !== undefined && body.isFollower !== byStatus)
+    throw new InvalidField('followStatus says the opposite of isFollower', 'followStatus');
+  return body.isFollower ?? byStatus;
+}
+
+/**
+ * Following is the buyer's choice: a seller that could set it would list any buyer among its
+ * "followers". A seller's create or update that would change it (a new relationship starts not
+ * following) is 403; sending the value it has, as a client does that sends back what it read,
+ * changes nothing. An admin may set it.
+ */
+function assertFollowUnchangedBy(user: AuthenticatedUser, follow: boolean | undefined, current: boolean): void {
+  if (isAdmin(user) || follow === undefined || follow === current) return;
+  const message = 'Only the buyer follows or unfollows a seller';
+  throw new AppError(403, ErrorCode.forbidden, message, [{ path: 'isFollower', code: ErrorCode.forbidden, message }]);
 }
 
 export async function createRelationship(user: AuthenticatedUser, body: CreateCustomerBody): Promise<RelationshipDoc> {
-  const pair = await resolvePair(user, body);
+  const sellerId = await resolveSeller(user, body);
+  // The schema defaults `isFollower` to false: only a true one is a request, which `followStatus` may contradict.
+  const follow = requestedFollow({ isFollower: body.isFollower || undefined, followStatus: body.followStatus }) ?? false;
+  assertFollowUnchangedBy(user, follow, false);
+  const pair = { sellerId, buyerId: await customerOf(sellerId, body.buyerId) };
   const now = new Date();
   try {
     const doc = await Relationship.create({
@@ -139,11 +169,15 @@ export async function createRelationship(user: AuthenticatedUser, body: CreateCu
       referenceId: newUnderscoreReference('CUS'),
       ...body,
       ...pair,
-      followStatus: body.followStatus ?? (body.isFollower ? 'Following' : 'NotFollowing'),
-      followedAt: body.isFollower ? now : null,
+      isFollower: follow,
+      followStatus: follow ? 'Following' : 'NotFollowing',
+      followedAt: follow ? now : null,
       markedFavoriteAt: body.isFavorite ? now : null,
     });
-    return doc.toObject();
+    // The pair has booked (that is what lets it be named): its totals follow from those bookings
+    // at once, as they would in the relationship the events open.
+    await recomputeTotals(pair.sellerId, pair.buyerId);
+    return foundOr404(await Relationship.findById(doc._id).lean<RelationshipDoc>(), 'Customer relationship');
   } catch (err) {
     if (isDuplicateKey(err)) throw new Conflict('This seller and buyer have a relationship already');
     throw err;
@@ -156,15 +190,30 @@ export async function readRelationship(user: AuthenticatedUser, id: string): Pro
   return (await withNames([doc]))[0]!;
 }
 
-/** Flags turning on stamp `followedAt` / `markedFavoriteAt`; turning off clears them. */
+/**
+ * Its seller (or an admin) changes the relationship, except following, which is its buyer's
+ * (`assertFollowUnchangedBy`); its buyer may change only that. Flags turning on stamp
+ * `followedAt` / `markedFavoriteAt`; turning off clears them.
+ */
 export async function updateRelationship(user: AuthenticatedUser, id: string, body: UpdateCustomerBody): Promise<RelationshipDoc> {
   const current = await findRelationship(id);
-  assertSellerSide(user, current.sellerId);
-  const set: Record<string, unknown> = { ...body };
+  const { isFollower: _isFollower, followStatus: _followStatus, ...sellerFields } = body;
+  let follow = requestedFollow(body);
+  if (user.id === current.buyerId) {
+    if (Object.keys(sellerFields).length > 0) throw new Forbidden('A buyer changes only whether they follow the seller');
+  } else {
+    assertSellerSide(user, current.sellerId);
+    assertFollowUnchangedBy(user, follow, current.isFollower);
+    // The value it already had, sent back by a seller, is not written: a buyer's unfollow
+    // landing meanwhile must stand.
+    if (!isAdmin(user)) follow = undefined;
+  }
+  const set: Record<string, unknown> = { ...sellerFields };
   const now = new Date();
-  if (body.isFollower !== undefined && body.isFollower !== current.isFollower) {
-    set.followedAt = body.isFollower ? now : null;
-    set.followStatus ??= body.isFollower ? 'Following' : 'NotFollowing';
+  if (follow !== undefined) {
+    set.isFollower = follow;
+    set.followStatus = follow ? 'Following' : 'NotFollowing';
+    if (follow !== current.isFollower) set.followedAt = follow ? now : null;
   }
   if (body.isFavorite !== undefined && body.isFavorite !== current.isFavorite) set.markedFavoriteAt = body.isFavorite ? now : null;
   return foundOr404(

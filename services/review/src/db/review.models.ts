@@ -13,6 +13,12 @@ export interface ReviewDoc {
   rating: number;
   comment: string;
   isActive: boolean;
+  /**
+   * False for a review by a buyer who has only had free places of the consultation: listed, but
+   * out of the public average and count. Turns true once the buyer completes a paid session.
+   * Absent (written before the rule): counts.
+   */
+  countsInRating?: boolean;
   /** How many times `isActive` changed: the `sequence` of `review.visibility_changed`. */
   visibilityChanges: number;
   pendingEvents: IntegrationEvent[];
@@ -30,6 +36,7 @@ const reviewSchema = new Schema<ReviewDoc>(
     rating: { type: Number, required: true },
     comment: { type: String, default: '' },
     isActive: { type: Boolean, default: true },
+    countsInRating: { type: Boolean },
     visibilityChanges: { type: Number, default: 0 },
     pendingEvents: pendingEventsField,
   },
@@ -47,6 +54,11 @@ export interface EligibilityDoc {
   consultationReferenceId: string | null;
   buyerId: string;
   sessionIds: string[];
+  /**
+   * Whether the buyer paid for a place in any completed session of the consultation (from
+   * `paidBuyerIds`); once true it stays. Absent (recorded before the rule): paid.
+   */
+  paid?: boolean;
 }
 const eligibilitySchema = new Schema<EligibilityDoc>(
   {
@@ -55,6 +67,7 @@ const eligibilitySchema = new Schema<EligibilityDoc>(
     consultationReferenceId: { type: String, default: null },
     buyerId: { type: String, index: true },
     sessionIds: { type: [String], default: [] },
+    paid: { type: Boolean },
   },
   { versionKey: false },
 );

@@ -36,6 +36,47 @@ async function consultationIdOf(key: string): Promise<string> {
   return (await Eligibility.findOne({ consultationReferenceId: key }, { consultationId: 1 }).lean())?.consultationId ?? key;
 }
 
+/** A review counts in the public rating unless it was written by a buyer who had only free places. */
+function countsInRating(review: Pick<ReviewDoc, 'countsInRating'>): boolean {
+  return review.countsInRating !== false;
+}
+
+/**
+ * A buyer who has now completed a paid session of the consultation: their review written after
+ * free places only starts to count, told to the consultation as a numbered visibility change
+ * (its state kept, `countsInRating: true`) in the same write (outbox; the relay's sweep sends it).
+ * A racing visibility change makes the guarded update miss: the error lets the event be retried.
+ */
+export async function countReviewOfPayingBuyer(consultationId: string, buyerId: string, correlationId: string): Promise<void> {
+  const review = await Review.findOne({
+    reviewerId: buyerId,
+    entityType: 'consultation_service',
+    entityId: consultationId,
+    countsInRating: false,
+  }).lean<ReviewDoc>();
+  if (!review) return;
+  const sequence = (review.visibilityChanges ?? 0) + 1;
+  const event = makeEvent(
+    'review.visibility_changed',
+    {
+      reviewId: review._id,
+      entityType: review.entityType,
+      entityId: review.entityId,
+      rating: review.rating,
+      isActive: review.isActive,
+      sequence,
+      countsInRating: true,
+    },
+    { source: 'review', correlationId },
+  );
+  const changed = await Review.updateOne(
+    { _id: review._id, countsInRating: false, visibilityChanges: review.visibilityChanges },
+    { $set: { countsInRating: true, visibilityChanges: sequence }, $push: { pendingEvents: event } },
+  );
+  if (changed.modifiedCount === 0 && (await Review.exists({ _id: review._id, countsInRating: false })))
+    throw new InvalidState('The review changed meanwhile; try again');
+}
+
 export class Reviews {
   constructor(
     private readonly outbox: OutboxRelay,
@@ -47,10 +88,11 @@ export class Reviews {
     if (!eligible)
       throw new RuleViolation(ErrorCode.notEligible, 'Only a buyer who completed a session of this consultation may review it');
     const entityId = eligible.consultationId;
+    const countsInRating = eligible.paid !== false;
     const id = newInternalId('rev');
     const event = makeEvent(
       'review.created',
-      { reviewId: id, entityType: body.entityType, entityId, rating: body.rating },
+      { reviewId: id, entityType: body.entityType, entityId, rating: body.rating, countsInRating },
       { source: 'review', correlationId },
     );
     try {
@@ -64,10 +106,18 @@ export class Reviews {
         rating: body.rating,
         // Plain text as written: escaping belongs to whoever renders it (HTML, a PDF, a push).
         comment: body.comment,
+        countsInRating,
         pendingEvents: [event],
       });
       void this.outbox.flush(Review, review.toObject());
-      this.log.info({ reviewId: id, entityId, rating: body.rating }, 'review created');
+      this.log.info({ reviewId: id, entityId, rating: body.rating, countsInRating }, 'review created');
+      if (countsInRating) return review.toObject();
+      // A paid session completed while this was being written found no review to count: look
+      // again now that it is stored (each side writes, then reads what the other wrote).
+      if ((await eligibilityOf(user.id, entityId))?.paid === true) {
+        await countReviewOfPayingBuyer(entityId, user.id, correlationId);
+        return foundOr404(await Review.findById(id).lean<ReviewDoc>(), 'Review');
+      }
       return review.toObject();
     } catch (err) {
       if (isDuplicateKey(err)) throw new Conflict('You have reviewed this already');
@@ -76,29 +126,32 @@ export class Reviews {
   }
 
   /**
-   * Active reviews, newest first, with names; the average (2 decimals) over all active ones.
-   * Not `findPage`: the total is counted from the same read as the average, so the two always
-   * describe the same reviews.
+   * Active reviews, newest first, with names, each saying whether it `countsInRating`; the
+   * average (2 decimals) and `totalReviews` over the active ones that count, `pagination.total`
+   * over all listed. Not `findPage`: the totals are counted from the same read as the average,
+   * so they always describe the same reviews.
    */
   async byEntity(entityType: string, entityKey: string, query: PageQuery) {
     const entityId = await consultationIdOf(entityKey);
     const filter = { entityType, entityId, isActive: true };
     const [page, ratings] = await Promise.all([
       Review.find(filter).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<ReviewDoc[]>(),
-      Review.find(filter, { rating: 1 }).lean<Array<{ rating: number }>>(),
+      Review.find(filter, { rating: 1, countsInRating: 1 }).lean<Array<Pick<ReviewDoc, 'rating' | 'countsInRating'>>>(),
     ]);
     const names = new Map((await Reviewer.find({ _id: { $in: page.map((r) => r.reviewerId) } }).lean()).map((u) => [u._id, u.fullName]));
-    const total = ratings.length;
-    const averageRating = total === 0 ? 0 : Math.round((ratings.reduce((sum, r) => sum + r.rating, 0) / total) * 100) / 100;
+    const counting = ratings.filter(countsInRating);
+    const totalReviews = counting.length;
+    const averageRating = totalReviews === 0 ? 0 : Math.round((counting.reduce((sum, r) => sum + r.rating, 0) / totalReviews) * 100) / 100;
     const reviews = page.map((r) => ({
       id: r._id,
       referenceId: r.referenceId,
       rating: r.rating,
       comment: r.comment,
       reviewerName: names.get(r.reviewerId) ?? r.reviewerNameSnapshot,
+      countsInRating: countsInRating(r),
       createdAt: r.createdAt.toISOString(),
     }));
-    return { reviews, averageRating, totalReviews: total, pagination: pagination(query, total) };
+    return { reviews, averageRating, totalReviews, pagination: pagination(query, ratings.length) };
   }
 
   /**
@@ -134,7 +187,15 @@ export class Reviews {
     const sequence = (review.visibilityChanges ?? 0) + 1;
     const event = makeEvent(
       'review.visibility_changed',
-      { reviewId: review._id, entityType: review.entityType, entityId: review.entityId, rating: review.rating, isActive, sequence },
+      {
+        reviewId: review._id,
+        entityType: review.entityType,
+        entityId: review.entityId,
+        rating: review.rating,
+        isActive,
+        sequence,
+        countsInRating: countsInRating(review),
+      },
       { source: 'review', correlationId },
     );
     // Guarded by the state read: of two racing changes one applies, the other finds it moved.
