@@ -136,27 +136,38 @@ export async function freeSlots(user: AuthenticatedUser | undefined, key: string
     MAX_SLOTS_PER_QUERY + 1,
   );
   const truncated = found.length > MAX_SLOTS_PER_QUERY;
-  const slots = found.slice(0, MAX_SLOTS_PER_QUERY);
-  // Only the counters of the asked range, not every day the consultation ever had.
-  const dayKeys = [...new Set(slots.map((slot) => dayKey(consultation._id, slot.startsAt, ruleSet.timezone)))];
-  const [places, days] = await Promise.all([
-    SlotPlace.find({ _id: { $in: slots.map((slot) => slotKey(consultation._id, slot.startsAt)) } }).lean(),
-    DayPlace.find({ _id: { $in: dayKeys } }).lean(),
-  ]);
-  const booked = new Map(places.map((place) => [place._id, place.booked]));
-  const dayBooked = new Map(days.map((day) => [day._id, day.booked]));
-  const items = slots.map((slot) => {
-    const dayFull = (dayBooked.get(dayKey(consultation._id, slot.startsAt, ruleSet.timezone)) ?? 0) >= ruleSet.metaData.maxBookingsPerDay;
-    const remaining = dayFull ? 0 : Math.max(0, consultation.maxCapacity - (booked.get(slotKey(consultation._id, slot.startsAt)) ?? 0));
-    return {
-      ...localSlot(slot, consultation.timezone),
-      startsAt: slot.startsAt.toISOString(),
-      endsAt: slot.endsAt.toISOString(),
-      capacity: consultation.maxCapacity,
-      remaining,
-    };
+  const slots = found.slice(0, MAX_SLOTS_PER_QUERY).map((slot) => {
+    const local = localSlot(slot, consultation.timezone);
+    // The day counter is per local day of the rule set's zone (usually the consultation's own).
+    const day = ruleSet.timezone === consultation.timezone ? local.date : localSlot(slot, ruleSet.timezone).date;
+    const startsAt = slot.startsAt.toISOString();
+    return { local, day, startsAt, endsAt: slot.endsAt.toISOString() };
+  });
+  const [booked, dayBooked] = slots.length === 0 ? [new Map(), new Map()] : await placesTaken(consultation._id, slots);
+  const items = slots.map(({ local, day, startsAt, endsAt }) => {
+    const dayFull = (dayBooked.get(day) ?? 0) >= ruleSet.metaData.maxBookingsPerDay;
+    const remaining = dayFull ? 0 : Math.max(0, consultation.maxCapacity - (booked.get(startsAt) ?? 0));
+    const { date, startTime, endTime } = local;
+    return { date, startTime, endTime, startsAt, endsAt, capacity: consultation.maxCapacity, remaining };
   });
   return { slots: items, truncated };
+}
+
+/**
+ * Places booked per slot start (ISO) and per local day of the listed slots: one range query on
+ * the counters' keys each (`<consultation>|<ISO start>`, `<consultation>|<date>`, which sort as
+ * their times), not a key per slot — only the counters of the asked range are read.
+ */
+async function placesTaken(consultationId: string, slots: Array<{ day: string; startsAt: string }>) {
+  const days = slots.map((slot) => slot.day).sort();
+  const range = (first: string, last: string) => ({ _id: { $gte: `${consultationId}|${first}`, $lte: `${consultationId}|${last}` } });
+  const [places, dayPlaces] = await Promise.all([
+    SlotPlace.find(range(slots[0]!.startsAt, slots.at(-1)!.startsAt), { booked: 1 }).lean(),
+    DayPlace.find(range(days[0]!, days.at(-1)!), { booked: 1 }).lean(),
+  ]);
+  const byStart = (docs: Array<{ _id: string; booked: number }>) =>
+    new Map(docs.map((doc) => [doc._id.slice(consultationId.length + 1), doc.booked]));
+  return [byStart(places), byStart(dayPlaces)] as const;
 }
 
 export const slotKey = (consultationId: string, startsAt: Date) => `${consultationId}|${startsAt.toISOString()}`;
