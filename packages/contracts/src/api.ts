@@ -19,6 +19,7 @@ import {
   CancelBookingBody,
   ConsultationListQuery,
   CreateBookingBody,
+  ApproveConsultationBody,
   CreateConsultationBody,
   CreateDiscountBody,
   CreatePricingBody,
@@ -470,8 +471,10 @@ export const ENDPOINTS: Endpoint[] = [
     example: { title: 'Business plan review (90 min)', duration: 90, tags: ['planning', 'finance'] },
     data: ConsultationUpdatedResponse,
   }),
-  e('post', '/consultations/{id}/approve', 'consultation', 'admin', 'Approve and publish', {
+  e('post', '/consultations/{id}/approve', 'consultation', 'admin', 'Approve and publish, or approve a pending edit', {
     params: KeyParams,
+    body: ApproveConsultationBody,
+    example: { revisionId: '9b2e4c1a-7d3f-4e8b-a6c5-1f0d2e3b4a59' },
     data: ConsultationApprovedResponse,
   }),
   e('get', '/consultations/{id}/slots', 'consultation', 'public', 'Free slots', {
