@@ -1,15 +1,8 @@
-import type { Model } from 'mongoose';
-import {
-  BOOKABLE_CONSULTATION_FIELDS,
-  newInternalId,
-  newReference,
-  type CreateConsultationBody,
-  type UpdateConsultationBody,
-} from '@mkt/contracts';
-import { InvalidField, foundOr404, InvalidState, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
+import { newInternalId, newReference, type CreateConsultationBody } from '@mkt/contracts';
+import { foundOr404, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
 import { SlotPlace, DayPlace } from '../db/booking.models';
 import { Consultation, Pricing, RuleSet, type ConsultationDoc, type PricingDoc, type RuleSetDoc } from '../db/setup.models';
-import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation, type References } from './access';
+import { assertSeller, findByKey, isAdmin, visibleConsultation, type References } from './access';
 import { ForeignRecord } from './consultation.errors';
 import { assertZone } from './rule-sets';
 import { localDateRange, localSlot, slotsBetween, type Schedule } from './slots';
@@ -72,51 +65,6 @@ export async function consultationDetail(
 ): Promise<{ consultation: ConsultationDoc; pricing: PricingDoc | null }> {
   const consultation = await visibleConsultation(user, key);
   return { consultation, pricing: await Pricing.findById(consultation.pricingId).lean<PricingDoc>() };
-}
-
-/**
- * The owner edits a consultation. A change of what a booking gets (duration, capacity, rule
- * set, pricing) sends an Approved consultation back to Pending and Hidden, in the same write:
- * it is off the market until an admin approves it again. Other edits keep its state.
- */
-export async function updateConsultation(user: AuthenticatedUser, key: string, body: UpdateConsultationBody): Promise<ConsultationDoc> {
-  const consultation = await mustFind(Consultation, key, 'Consultation');
-  assertOwner(user, consultation.sellerId, 'consultation');
-  const set: Record<string, unknown> = { ...body };
-  if (body.maxCapacity !== undefined && consultation.sessionType === 'OneToOne' && body.maxCapacity !== 1)
-    throw new InvalidField('A OneToOne consultation has maxCapacity 1', 'maxCapacity');
-  if (body.ruleSetId !== undefined) set.ruleSetId = (await ownRecord(RuleSet, body.ruleSetId, consultation.sellerId, 'ruleSetId'))._id;
-  if (body.pricingId !== undefined) set.pricingId = (await ownRecord(Pricing, body.pricingId, consultation.sellerId, 'pricingId'))._id;
-  const rebookable = BOOKABLE_CONSULTATION_FIELDS.some((field) => set[field] !== undefined && set[field] !== consultation[field]);
-  if (rebookable) Object.assign(set, { currentStatus: 'Pending', visibility: 'Hidden' });
-  return foundOr404(
-    await Consultation.findOneAndUpdate({ _id: consultation._id }, { $set: set }, { new: true }).lean<ConsultationDoc>(),
-    'Consultation',
-  );
-}
-
-async function ownRecord<T extends { _id: string; sellerId: string }>(
-  model: Model<T>,
-  key: string,
-  sellerId: string,
-  path: 'ruleSetId' | 'pricingId',
-): Promise<T> {
-  const what = path === 'ruleSetId' ? 'rule set' : 'pricing';
-  const found = await findByKey(model, key);
-  if (!found) throw new NotFound(what === 'rule set' ? 'Rule set' : 'Pricing');
-  if (found.sellerId !== sellerId) throw new ForeignRecord(path, what);
-  return found;
-}
-
-export async function approveConsultation(key: string): Promise<ConsultationDoc> {
-  const consultation = await mustFind(Consultation, key, 'Consultation');
-  const approved = await Consultation.findOneAndUpdate(
-    { _id: consultation._id, currentStatus: 'Pending' },
-    { $set: { currentStatus: 'Approved', visibility: 'Published' } },
-    { new: true },
-  ).lean<ConsultationDoc>();
-  if (!approved) throw new InvalidState(`A ${consultation.currentStatus} consultation cannot be approved`);
-  return approved;
 }
 
 /**
