@@ -9,7 +9,8 @@
 // `GET /consultations/{id}` while 8 clients ask for slots at once (what the audit saw go to a
 // median of 650 ms).
 //   node bench/slots.mjs   (BENCH_SLOTS_REQUESTS, default 200; BENCH_SECONDS, default 5;
-//                           BENCH_SERVICE_NODE_ARGS, node options of the service, e.g. --cpu-prof)
+//                           BENCH_SERVICE_NODE_ARGS, node options of the service, e.g. --cpu-prof;
+//                           BENCH_SERVICE_MAIN, the entry of another build to compare with)
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,6 +24,8 @@ const requests = Number(process.env.BENCH_SLOTS_REQUESTS ?? 200);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const ZONE = 'America/New_York';
 const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+/** The service's entry: another build (e.g. of the commit before a change) to compare with. */
+const serviceMain = process.env.BENCH_SERVICE_MAIN ?? join(root, 'services/consultation/dist/main.js');
 /** Node options of the service process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a CPU profile. */
 const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,7 +43,7 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(
 async function startConsultation(infra, identity) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...nodeArgs, join(root, 'services/consultation/dist/main.js')], {
+  const child = spawn(process.execPath, [...nodeArgs, serviceMain], {
     env: {
       ...process.env,
       MONGO_URL: infra.mongoUrl,
