@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { WEEKDAYS, type AvailabilityRule } from '@mkt/contracts';
-import { countSlotsBetween, localSlot, slotsBetween, wallClock, type Schedule, type Slot } from '../src/domain/slots';
+import { countSlotsBetween, localDateRange, localSlot, slotsBetween, wallClock, type Schedule, type Slot } from '../src/domain/slots';
 import { zoneClock } from '../src/domain/zone-clock';
 
 /**
@@ -140,6 +140,23 @@ describe('slots by arithmetic on ordinary days agree with the luxon way', () => 
 });
 
 describe('the zone clock', () => {
+  test('a range of local dates runs from the first one’s start to the start of the day after the last, as luxon says (not the last one’s start plus a day of wall clock)', () => {
+    const cases: Array<[string, string, string]> = [
+      ['America/New_York', '2026-03-08', '2026-03-08'],
+      ['America/New_York', '2026-10-31', '2026-11-01'],
+      ['America/Santiago', '2026-09-06', '2026-09-06'], // midnight does not exist: the day starts at 01:00
+      ['America/Santiago', '2026-04-04', '2026-04-05'],
+      ['Australia/Sydney', '2026-04-05', '2026-10-04'],
+      ['Africa/Addis_Ababa', '2026-06-01', '2026-07-01'],
+    ];
+    for (const [zone, from, to] of cases) {
+      const range = localDateRange(from, to, zone);
+      const start = DateTime.fromISO(from, { zone }).startOf('day');
+      const end = DateTime.fromISO(to, { zone }).plus({ days: 1 }).startOf('day');
+      expect([zone, from, range.start.getTime(), range.end.getTime()]).toEqual([zone, from, start.toMillis(), end.toMillis()]);
+    }
+  });
+
   test('reads instants as luxon does, every 30 minutes through the changes of a year', () => {
     for (const zone of ['America/New_York', 'Australia/Sydney', 'America/Santiago', 'Australia/Lord_Howe', 'Asia/Kathmandu']) {
       const clock = zoneClock(zone);

@@ -185,8 +185,10 @@ function slotsAround(schedule: Schedule, startsAt: Date): Slot | null {
 }
 
 /**
- * Midnight to midnight of local dates `from`..`to` (inclusive) in `zone`; by arithmetic on
- * ordinary days, through luxon when clocks change that day (midnight may not exist then).
+ * Midnight to midnight of local dates `from`..`to` (inclusive) in `zone`: from the start of
+ * `from` to the start of the day after `to` — by arithmetic on ordinary days, through luxon when
+ * clocks change that day (midnight may not exist then: America/Santiago's spring day starts at
+ * 01:00, and the day after it at 00:00 again, not 24 wall-clock hours after its start).
  */
 export function localDateRange(from: string, to: string, zone: string): { start: Date; end: Date } {
   const clock = zoneClock(zone);
