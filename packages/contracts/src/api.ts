@@ -19,6 +19,7 @@ import {
   CancelBookingBody,
   ConsultationListQuery,
   CreateBookingBody,
+  ApproveConsultationBody,
   CreateConsultationBody,
   CreateDiscountBody,
   CreatePricingBody,
@@ -546,15 +547,17 @@ export const ENDPOINTS: Endpoint[] = [
     data: ConsultationResponse,
   }),
   e('put', '/consultations/{id}', 'consultation', 'bearer', 'Update a consultation', {
-    errors: { 403: true, 422: ['invalid'] },
+    errors: { 403: true, 409: ['conflict'], 422: ['invalid'] },
     params: KeyParams,
     body: UpdateConsultationBody,
     example: { title: 'Business plan review (90 min)', duration: 90, tags: ['planning', 'finance'] },
     data: ConsultationUpdatedResponse,
   }),
-  e('post', '/consultations/{id}/approve', 'consultation', 'admin', 'Approve and publish', {
-    errors: { 409: ['invalid_state'] },
+  e('post', '/consultations/{id}/approve', 'consultation', 'admin', 'Approve and publish, or approve a pending edit', {
+    errors: { 409: ['invalid_state'], 422: ['invalid'] },
     params: KeyParams,
+    body: ApproveConsultationBody,
+    example: { revisionId: '9b2e4c1a-7d3f-4e8b-a6c5-1f0d2e3b4a59' },
     data: ConsultationApprovedResponse,
   }),
   e('get', '/consultations/{id}/slots', 'consultation', 'public', 'Free slots', {

@@ -120,6 +120,15 @@ export const UpdateConsultationBody = z
   .refine((body) => Object.keys(body).length > 0, 'Send at least one field');
 export type UpdateConsultationBody = z.infer<typeof UpdateConsultationBody>;
 
+/**
+ * `POST /consultations/{id}/approve`: an Approved consultation with an edit of its public text
+ * waiting (`pendingRevision` of the detail) is approved by naming that revision, so an admin
+ * approves exactly the text they read, never a later one sent meanwhile. A Pending consultation
+ * takes no body.
+ */
+export const ApproveConsultationBody = z.object({ revisionId: z.string().trim().min(1).max(64).optional() }).strict();
+export type ApproveConsultationBody = z.infer<typeof ApproveConsultationBody>;
+
 export const CONSULTATION_STATUSES = ['Pending', 'Approved'] as const;
 export const ConsultationListQuery = PageQuery.extend({
   status: z.enum(CONSULTATION_STATUSES).optional(),

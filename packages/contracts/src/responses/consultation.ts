@@ -71,6 +71,27 @@ export const ConsultationListResponse = z.strictObject({
   pagination: PaginationResponse,
 });
 
+/**
+ * An edit of the public text of an Approved consultation, waiting for an admin: only its seller
+ * and admins see it (absent for everyone else); the live text stays until it is approved.
+ * `changes` holds the fields it would change.
+ */
+const PendingRevision = z
+  .strictObject({
+    id: Uuid,
+    submittedAt: Timestamp,
+    changes: z.strictObject({
+      title: Title.optional(),
+      description: Text('An hour on your plan: market, numbers, next steps').optional(),
+      category: Text('Business').optional(),
+      subcategory: z.array(Text('Start-ups')).optional(),
+      tags: z.array(Text('planning')).optional(),
+      language: Text('Amharic').optional(),
+    }),
+  })
+  .nullable()
+  .optional();
+
 export const ConsultationResponse = z.strictObject({
   id: ConsultationId,
   referenceId: PrefixedRef('CON'),
@@ -96,6 +117,7 @@ export const ConsultationResponse = z.strictObject({
   totalReviews: Count(2),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+  pendingRevision: PendingRevision,
 });
 
 export const ConsultationUpdatedResponse = z.strictObject({
@@ -105,6 +127,7 @@ export const ConsultationUpdatedResponse = z.strictObject({
   currentStatus: CurrentStatus,
   visibility: ConsultationVisibility,
   updatedAt: Timestamp,
+  pendingRevision: PendingRevision,
 });
 
 export const ConsultationApprovedResponse = z.strictObject({

@@ -175,8 +175,19 @@ export interface ConsultationDoc {
   visibility: 'Hidden' | 'Published';
   averageRating: number;
   totalReviews: number;
+  /** An edit of the public text of an Approved consultation, waiting for an admin (see `decideEdit`). */
+  pendingRevision?: PendingRevisionDoc | null;
   createdAt: Date;
   updatedAt: Date;
+}
+/** The public text of a consultation: what an edit of an Approved one sends to review first. */
+export const PUBLIC_TEXT_FIELDS = ['title', 'description', 'category', 'subcategory', 'tags', 'language'] as const;
+export type PublicText = Partial<Pick<ConsultationDoc, (typeof PUBLIC_TEXT_FIELDS)[number]>>;
+export interface PendingRevisionDoc {
+  id: string;
+  submittedAt: Date;
+  /** The fields it changes, with their new values. */
+  changes: PublicText;
 }
 const consultationSchema = new Schema<ConsultationDoc>(
   {
@@ -200,6 +211,7 @@ const consultationSchema = new Schema<ConsultationDoc>(
     visibility: { type: String, default: 'Hidden' },
     averageRating: { type: Number, default: 0 },
     totalReviews: { type: Number, default: 0 },
+    pendingRevision: { type: Schema.Types.Mixed, default: undefined },
   },
   timestamps,
 );

@@ -34,6 +34,10 @@ export function assertSeller(user: AuthenticatedUser): void {
   if (user.role !== 'seller' && user.role !== 'admin') throw new Forbidden('Only sellers do this');
 }
 
+/** Its seller and admins: who may see what is not public of a consultation (a pending revision). */
+export const mayReview = (user: AuthenticatedUser | undefined, c: ConsultationDoc) =>
+  user !== undefined && (user.id === c.sellerId || isAdmin(user));
+
 export const isListed = (c: ConsultationDoc) => c.currentStatus === 'Approved' && c.visibility === 'Published';
 
 /**

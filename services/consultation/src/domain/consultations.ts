@@ -1,15 +1,8 @@
-import type { Model } from 'mongoose';
-import {
-  BOOKABLE_CONSULTATION_FIELDS,
-  newInternalId,
-  newReference,
-  type CreateConsultationBody,
-  type UpdateConsultationBody,
-} from '@mkt/contracts';
-import { InvalidField, foundOr404, InvalidState, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
+import { newInternalId, newReference, type CreateConsultationBody } from '@mkt/contracts';
+import { foundOr404, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
 import { SlotPlace, DayPlace } from '../db/booking.models';
 import { Consultation, Pricing, RuleSet, type ConsultationDoc, type PricingDoc, type RuleSetDoc } from '../db/setup.models';
-import { assertOwner, assertSeller, findByKey, isAdmin, mustFind, visibleConsultation, type References } from './access';
+import { assertSeller, findByKey, isAdmin, visibleConsultation, type References } from './access';
 import { ForeignRecord } from './consultation.errors';
 import { assertZone } from './rule-sets';
 import { localDateRange, localSlot, slotsBetween, type Schedule } from './slots';
@@ -75,51 +68,6 @@ export async function consultationDetail(
 }
 
 /**
- * The owner edits a consultation. A change of what a booking gets (duration, capacity, rule
- * set, pricing) sends an Approved consultation back to Pending and Hidden, in the same write:
- * it is off the market until an admin approves it again. Other edits keep its state.
- */
-export async function updateConsultation(user: AuthenticatedUser, key: string, body: UpdateConsultationBody): Promise<ConsultationDoc> {
-  const consultation = await mustFind(Consultation, key, 'Consultation');
-  assertOwner(user, consultation.sellerId, 'consultation');
-  const set: Record<string, unknown> = { ...body };
-  if (body.maxCapacity !== undefined && consultation.sessionType === 'OneToOne' && body.maxCapacity !== 1)
-    throw new InvalidField('A OneToOne consultation has maxCapacity 1', 'maxCapacity');
-  if (body.ruleSetId !== undefined) set.ruleSetId = (await ownRecord(RuleSet, body.ruleSetId, consultation.sellerId, 'ruleSetId'))._id;
-  if (body.pricingId !== undefined) set.pricingId = (await ownRecord(Pricing, body.pricingId, consultation.sellerId, 'pricingId'))._id;
-  const rebookable = BOOKABLE_CONSULTATION_FIELDS.some((field) => set[field] !== undefined && set[field] !== consultation[field]);
-  if (rebookable) Object.assign(set, { currentStatus: 'Pending', visibility: 'Hidden' });
-  return foundOr404(
-    await Consultation.findOneAndUpdate({ _id: consultation._id }, { $set: set }, { new: true }).lean<ConsultationDoc>(),
-    'Consultation',
-  );
-}
-
-async function ownRecord<T extends { _id: string; sellerId: string }>(
-  model: Model<T>,
-  key: string,
-  sellerId: string,
-  path: 'ruleSetId' | 'pricingId',
-): Promise<T> {
-  const what = path === 'ruleSetId' ? 'rule set' : 'pricing';
-  const found = await findByKey(model, key);
-  if (!found) throw new NotFound(what === 'rule set' ? 'Rule set' : 'Pricing');
-  if (found.sellerId !== sellerId) throw new ForeignRecord(path, what);
-  return found;
-}
-
-export async function approveConsultation(key: string): Promise<ConsultationDoc> {
-  const consultation = await mustFind(Consultation, key, 'Consultation');
-  const approved = await Consultation.findOneAndUpdate(
-    { _id: consultation._id, currentStatus: 'Pending' },
-    { $set: { currentStatus: 'Approved', visibility: 'Published' } },
-    { new: true },
-  ).lean<ConsultationDoc>();
-  if (!approved) throw new InvalidState(`A ${consultation.currentStatus} consultation cannot be approved`);
-  return approved;
-}
-
-/**
  * Future slots between two local dates (the consultation's zone) with the places left. The
  * range (≤ 31 days) is checked by `SlotsQuery`; the answer holds the earliest
  * `MAX_SLOTS_PER_QUERY`, and the work stops there too: a wide query of short slots costs no
@@ -136,27 +84,38 @@ export async function freeSlots(user: AuthenticatedUser | undefined, key: string
     MAX_SLOTS_PER_QUERY + 1,
   );
   const truncated = found.length > MAX_SLOTS_PER_QUERY;
-  const slots = found.slice(0, MAX_SLOTS_PER_QUERY);
-  // Only the counters of the asked range, not every day the consultation ever had.
-  const dayKeys = [...new Set(slots.map((slot) => dayKey(consultation._id, slot.startsAt, ruleSet.timezone)))];
-  const [places, days] = await Promise.all([
-    SlotPlace.find({ _id: { $in: slots.map((slot) => slotKey(consultation._id, slot.startsAt)) } }).lean(),
-    DayPlace.find({ _id: { $in: dayKeys } }).lean(),
-  ]);
-  const booked = new Map(places.map((place) => [place._id, place.booked]));
-  const dayBooked = new Map(days.map((day) => [day._id, day.booked]));
-  const items = slots.map((slot) => {
-    const dayFull = (dayBooked.get(dayKey(consultation._id, slot.startsAt, ruleSet.timezone)) ?? 0) >= ruleSet.metaData.maxBookingsPerDay;
-    const remaining = dayFull ? 0 : Math.max(0, consultation.maxCapacity - (booked.get(slotKey(consultation._id, slot.startsAt)) ?? 0));
-    return {
-      ...localSlot(slot, consultation.timezone),
-      startsAt: slot.startsAt.toISOString(),
-      endsAt: slot.endsAt.toISOString(),
-      capacity: consultation.maxCapacity,
-      remaining,
-    };
+  const slots = found.slice(0, MAX_SLOTS_PER_QUERY).map((slot) => {
+    const local = localSlot(slot, consultation.timezone);
+    // The day counter is per local day of the rule set's zone (usually the consultation's own).
+    const day = ruleSet.timezone === consultation.timezone ? local.date : localSlot(slot, ruleSet.timezone).date;
+    const startsAt = slot.startsAt.toISOString();
+    return { local, day, startsAt, endsAt: slot.endsAt.toISOString() };
+  });
+  const [booked, dayBooked] = slots.length === 0 ? [new Map(), new Map()] : await placesTaken(consultation._id, slots);
+  const items = slots.map(({ local, day, startsAt, endsAt }) => {
+    const dayFull = (dayBooked.get(day) ?? 0) >= ruleSet.metaData.maxBookingsPerDay;
+    const remaining = dayFull ? 0 : Math.max(0, consultation.maxCapacity - (booked.get(startsAt) ?? 0));
+    const { date, startTime, endTime } = local;
+    return { date, startTime, endTime, startsAt, endsAt, capacity: consultation.maxCapacity, remaining };
   });
   return { slots: items, truncated };
+}
+
+/**
+ * Places booked per slot start (ISO) and per local day of the listed slots: one range query on
+ * the counters' keys each (`<consultation>|<ISO start>`, `<consultation>|<date>`, which sort as
+ * their times), not a key per slot — only the counters of the asked range are read.
+ */
+async function placesTaken(consultationId: string, slots: Array<{ day: string; startsAt: string }>) {
+  const days = slots.map((slot) => slot.day).sort();
+  const range = (first: string, last: string) => ({ _id: { $gte: `${consultationId}|${first}`, $lte: `${consultationId}|${last}` } });
+  const [places, dayPlaces] = await Promise.all([
+    SlotPlace.find(range(slots[0]!.startsAt, slots.at(-1)!.startsAt), { booked: 1 }).lean(),
+    DayPlace.find(range(days[0]!, days.at(-1)!), { booked: 1 }).lean(),
+  ]);
+  const byStart = (docs: Array<{ _id: string; booked: number }>) =>
+    new Map(docs.map((doc) => [doc._id.slice(consultationId.length + 1), doc.booked]));
+  return [byStart(places), byStart(dayPlaces)] as const;
 }
 
 export const slotKey = (consultationId: string, startsAt: Date) => `${consultationId}|${startsAt.toISOString()}`;

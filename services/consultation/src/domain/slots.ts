@@ -1,5 +1,6 @@
 import { DateTime, IANAZone } from 'luxon';
 import { WEEKDAYS, type AvailabilityRule } from '@mkt/contracts';
+import { DAY_MS, clockTime, zoneClock, type LocalDay } from './zone-clock';
 
 /** What makes a consultation's bookable times. Intervals are wall-clock times in `timezone`. */
 export interface Schedule {
@@ -18,8 +19,8 @@ export function isValidZone(zone: string): boolean {
   return IANAZone.isValidZone(zone);
 }
 
+const MINUTE = 60_000;
 const minutesOf = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
-const pad = (n: number) => String(n).padStart(2, '0');
 
 /**
  * The wall-clock instant of `date` at `minutes` past midnight in `zone`, or null when that
@@ -27,7 +28,7 @@ const pad = (n: number) => String(n).padStart(2, '0');
  * (clocks go back), the first is taken.
  */
 export function wallClock(date: string, minutes: number, zone: string): DateTime | null {
-  const time = `${pad(Math.floor(minutes / 60))}:${pad(minutes % 60)}`;
+  const time = clockTime(minutes);
   const local = DateTime.fromISO(`${date}T${time}`, { zone });
   const wanted = `${date} ${time}`;
   if (!local.isValid || local.toFormat('yyyy-MM-dd HH:mm') !== wanted) return null;
@@ -39,6 +40,72 @@ export function wallClock(date: string, minutes: number, zone: string): DateTime
   return local;
 }
 
+/** Per schedule and changing day, its slots (instants), computed once with the full tz rules. */
+const changingDays = new Map<string, Array<[number, number]>>();
+const MAX_CHANGING_DAYS = 10_000;
+
+/** The wall-clock start (minutes past midnight) of each slot the intervals are cut into. */
+function eachStart(schedule: Schedule, intervals: AvailabilityRule['intervals'], visit: (start: number) => void) {
+  const { durationMinutes, bufferMinutes } = schedule;
+  for (const interval of intervals) {
+    const end = minutesOf(interval.end_time);
+    for (let start = minutesOf(interval.start_time); start + durationMinutes <= end; start += durationMinutes + bufferMinutes) visit(start);
+  }
+}
+
+/**
+ * Calls `visit` with the start and end (ms) of each slot a local day makes. An ordinary day is
+ * plain arithmetic: wall-clock minute m is its local midnight plus m minutes. A day whose offset
+ * changes goes through luxon (`wallClock`): a start that does not exist that day (clocks
+ * forward) is skipped, one that exists twice (clocks back) is its first occurrence. That day's
+ * answer depends only on the schedule, the zone and the date, so it is kept under those (a
+ * changed schedule is another key; tz data does not change while the process runs).
+ */
+function eachSlotOfDay(schedule: Schedule, rule: AvailabilityRule | undefined, day: LocalDay, visit: (start: number, end: number) => void) {
+  const { timezone, durationMinutes, bufferMinutes } = schedule;
+  const length = durationMinutes * MINUTE;
+  const intervals = (rule?.intervals ?? []).filter((interval) => interval.enabled);
+  if (intervals.length === 0) return;
+  const midnight = day.startMs;
+  if (midnight !== null)
+    return eachStart(schedule, intervals, (start) => visit(midnight + start * MINUTE, midnight + start * MINUTE + length));
+  const key = JSON.stringify([timezone, day.date, durationMinutes, bufferMinutes, intervals]);
+  let slots = changingDays.get(key);
+  if (!slots) {
+    const found: Array<[number, number]> = [];
+    eachStart(schedule, intervals, (start) => {
+      const at = wallClock(day.date, start, timezone)?.toMillis();
+      if (at !== undefined) found.push([at, at + length]);
+    });
+    if (changingDays.size >= MAX_CHANGING_DAYS) changingDays.clear();
+    changingDays.set(key, found);
+    slots = found;
+  }
+  for (const [start, end] of slots) visit(start, end);
+}
+
+/**
+ * Slots starting in [from, to), day by local day (see `eachSlotOfDay`), while `more()` says so:
+ * days come in order and a slot starts on its own day, so stopping after a day loses no earlier
+ * slot.
+ */
+function eachSlotBetween(schedule: Schedule, from: Date, to: Date, visit: (start: number, end: number) => void, more: () => boolean) {
+  const clock = zoneClock(schedule.timezone);
+  const byDay = new Map(schedule.rules.map((rule) => [rule.weekday, rule]));
+  const fromMs = from.getTime();
+  const toMs = to.getTime();
+  if (!(fromMs < toMs)) return;
+  // A day before and after: a local day reaches up to 14 hours past either side of a UTC one.
+  const first = clock.wallOf(fromMs).date;
+  const days = Math.round((Date.parse(clock.wallOf(toMs).date) - Date.parse(first)) / DAY_MS);
+  for (let i = -1; i <= days + 1 && more(); i += 1) {
+    const day = clock.localDay(first, i);
+    eachSlotOfDay(schedule, byDay.get(WEEKDAYS[day.weekdayIndex]!), day, (start, end) => {
+      if (start >= fromMs && start < toMs) visit(start, end);
+    });
+  }
+}
+
 /**
  * Slots starting in [from, to): for each local day, each enabled interval of its weekday is cut
  * into `duration` minutes with `buffer` minutes between, by the wall clock — a 09:00 slot is
@@ -47,68 +114,38 @@ export function wallClock(date: string, minutes: number, zone: string): DateTime
  * `limit` slots, and no day is cut past the one that reached it.
  */
 export function slotsBetween(schedule: Schedule, from: Date, to: Date, limit = Number.POSITIVE_INFINITY): Slot[] {
-  const { timezone, durationMinutes, bufferMinutes } = schedule;
-  const byDay = new Map(schedule.rules.map((rule) => [rule.weekday, rule]));
-  const slots: Slot[] = [];
-  let day = DateTime.fromJSDate(from, { zone: timezone }).startOf('day').minus({ days: 1 });
-  const lastDay = DateTime.fromJSDate(to, { zone: timezone }).startOf('day').plus({ days: 1 });
-  while (day <= lastDay) {
-    const rule = byDay.get(WEEKDAYS[day.weekday - 1]!);
-    const date = day.toFormat('yyyy-MM-dd');
-    for (const interval of rule?.intervals ?? []) {
-      if (!interval.enabled) continue;
-      const end = minutesOf(interval.end_time);
-      for (let start = minutesOf(interval.start_time); start + durationMinutes <= end; start += durationMinutes + bufferMinutes) {
-        const local = wallClock(date, start, timezone);
-        if (!local) continue;
-        const startsAt = local.toJSDate();
-        if (startsAt >= from && startsAt < to) slots.push({ startsAt, endsAt: local.plus({ minutes: durationMinutes }).toJSDate() });
-      }
-    }
-    // Days come in order and a slot starts on its own day: past the limit, later days add nothing.
-    if (slots.length >= limit) break;
-    day = day.plus({ days: 1 });
-  }
-  return slots.sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime()).slice(0, limit);
+  const found: Array<[number, number]> = [];
+  eachSlotBetween(
+    schedule,
+    from,
+    to,
+    (start, end) => found.push([start, end]),
+    () => found.length < limit,
+  );
+  return found
+    .sort((a, b) => a[0] - b[0])
+    .slice(0, limit)
+    .map(([start, end]) => ({ startsAt: new Date(start), endsAt: new Date(end) }));
 }
 
-/**
- * How many slots `slotsBetween` would list, without listing them (rule-set utilization counts a
- * month of slots for each consultation on every listing). Each local day's slots start within
- * that day, so days are counted one by one: on a day of 24 hours a slot's instant is the day's
- * start plus its wall-clock minutes, plain arithmetic; a day whose clocks change is listed.
- */
+/** How many slots `slotsBetween` would list, without listing them (rule-set utilization counts a month for each consultation). */
 export function countSlotsBetween(schedule: Schedule, from: Date, to: Date): number {
-  const { timezone, durationMinutes, bufferMinutes } = schedule;
-  const byDay = new Map(schedule.rules.map((rule) => [rule.weekday, rule]));
-  const fromMs = from.getTime();
-  const toMs = to.getTime();
   let count = 0;
-  for (let day = DateTime.fromJSDate(from, { zone: timezone }).startOf('day'); day.toMillis() < toMs;) {
-    const next = day.plus({ days: 1 });
-    const dayStart = day.toMillis();
-    if (next.toMillis() - dayStart !== 86_400_000) {
-      count += slotsBetween(schedule, new Date(Math.max(fromMs, dayStart)), new Date(Math.min(toMs, next.toMillis()))).length;
-    } else {
-      for (const interval of byDay.get(WEEKDAYS[day.weekday - 1]!)?.intervals ?? []) {
-        if (!interval.enabled) continue;
-        const end = minutesOf(interval.end_time);
-        for (let start = minutesOf(interval.start_time); start + durationMinutes <= end; start += durationMinutes + bufferMinutes) {
-          const at = dayStart + start * 60_000;
-          if (at >= fromMs && at < toMs) count += 1;
-        }
-      }
-    }
-    day = next;
-  }
+  eachSlotBetween(
+    schedule,
+    from,
+    to,
+    () => (count += 1),
+    () => true,
+  );
   return count;
 }
 
 /** How a slot reads in a time zone: `date` YYYY-MM-DD, `startTime`/`endTime` HH:MM. */
 export function localSlot(slot: Slot, zone: string) {
-  const start = DateTime.fromJSDate(slot.startsAt, { zone });
-  const end = DateTime.fromJSDate(slot.endsAt, { zone });
-  return { date: start.toFormat('yyyy-MM-dd'), startTime: start.toFormat('HH:mm'), endTime: end.toFormat('HH:mm') };
+  const clock = zoneClock(zone);
+  const start = clock.wallOf(slot.startsAt.getTime());
+  return { date: start.date, startTime: start.time, endTime: clock.wallOf(slot.endsAt.getTime()).time };
 }
 
 /**
@@ -147,9 +184,15 @@ function slotsAround(schedule: Schedule, startsAt: Date): Slot | null {
   return found.find((candidate) => candidate.startsAt.getTime() === startsAt.getTime()) ?? null;
 }
 
-/** Midnight to midnight of local dates `from`..`to` (inclusive) in `zone`. */
+/**
+ * Midnight to midnight of local dates `from`..`to` (inclusive) in `zone`: from the start of
+ * `from` to the start of the day after `to` — by arithmetic on ordinary days, through luxon when
+ * clocks change that day (midnight may not exist then: America/Santiago's spring day starts at
+ * 01:00, and the day after it at 00:00 again, not 24 wall-clock hours after its start).
+ */
 export function localDateRange(from: string, to: string, zone: string): { start: Date; end: Date } {
-  const start = DateTime.fromISO(from, { zone }).startOf('day');
-  const end = DateTime.fromISO(to, { zone }).startOf('day').plus({ days: 1 });
-  return { start: start.toJSDate(), end: end.toJSDate() };
+  const clock = zoneClock(zone);
+  const midnight = (date: string, days: number) =>
+    clock.localDay(date, days).startMs ?? DateTime.fromISO(date, { zone }).plus({ days }).startOf('day').toMillis();
+  return { start: new Date(midnight(from, 0)), end: new Date(midnight(to, 1)) };
 }

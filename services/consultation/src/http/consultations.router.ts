@@ -1,15 +1,17 @@
 import type { RequestHandler, Router } from 'express';
-import { ConsultationListQuery, CreateConsultationBody, KeyParams, SlotsQuery, UpdateConsultationBody, ok } from '@mkt/contracts';
-import { authenticateOptional, currentUser, requireRole, serviceRouter, withInput } from '@mkt/kit';
 import {
-  approveConsultation,
-  consultationDetail,
-  createConsultation,
-  freeSlots,
-  listConsultations,
-  updateConsultation,
-} from '../domain/consultations';
-import type { References } from '../domain/access';
+  ApproveConsultationBody,
+  ConsultationListQuery,
+  CreateConsultationBody,
+  KeyParams,
+  SlotsQuery,
+  UpdateConsultationBody,
+  ok,
+} from '@mkt/contracts';
+import { authenticateOptional, currentUser, requireRole, serviceRouter, withInput } from '@mkt/kit';
+import { consultationDetail, createConsultation, freeSlots, listConsultations } from '../domain/consultations';
+import { mayReview, type References } from '../domain/access';
+import { approveConsultation, updateConsultation } from '../domain/consultation-edits';
 import { consultationListItem, consultationView } from './views';
 
 /** `/consultations` itself: public reads, seller writes, admin approval. */
@@ -38,7 +40,7 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler, ref
     maybeAuth,
     withInput({ params: KeyParams }, async (input, req, res) => {
       const { consultation, pricing } = await consultationDetail(req.user, input.params.id);
-      res.json(ok(consultationView(consultation, pricing)));
+      res.json(ok(consultationView(consultation, pricing, mayReview(req.user, consultation))));
     }),
   );
   router.put(
@@ -46,18 +48,23 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler, ref
     auth,
     withInput({ params: KeyParams, body: UpdateConsultationBody }, async (input, req, res) => {
       const c = await updateConsultation(currentUser(req), input.params.id, input.body);
-      const { id, title, duration, currentStatus, visibility, updatedAt } = consultationView(c, null);
-      res.json(ok({ id, title, duration, currentStatus, visibility, updatedAt }, 'Consultation updated'));
+      // The caller owns it (or is an admin): the answer says what waits for review.
+      const { id, title, duration, currentStatus, visibility, updatedAt, pendingRevision } = consultationView(c, null, true);
+      const message = pendingRevision ? 'Consultation updated; the new text is live once an admin approves it' : 'Consultation updated';
+      res.json(ok({ id, title, duration, currentStatus, visibility, updatedAt, pendingRevision }, message));
     }),
   );
   router.post(
     '/:id/approve',
     auth,
     requireRole('admin'),
-    withInput({ params: KeyParams }, async (input, _req, res) => {
-      const c = await approveConsultation(input.params.id);
+    withInput({ params: KeyParams, body: ApproveConsultationBody }, async (input, _req, res) => {
+      const { consultation: c, revised } = await approveConsultation(input.params.id, input.body.revisionId);
       res.json(
-        ok({ id: c._id, referenceId: c.referenceId, currentStatus: c.currentStatus, visibility: c.visibility }, 'Consultation approved'),
+        ok(
+          { id: c._id, referenceId: c.referenceId, currentStatus: c.currentStatus, visibility: c.visibility },
+          revised ? 'Revision approved' : 'Consultation approved',
+        ),
       );
     }),
   );

@@ -1,11 +1,15 @@
 import { minorToMajor } from '@mkt/contracts';
 import type { BookingDoc, SessionDoc } from '../db/booking.models';
-import type { ConsultationDoc, DiscountDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../db/setup.models';
+import type { ConsultationDoc, DiscountDoc, PendingRevisionDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../db/setup.models';
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 const major = (minor: number | null | undefined) => (minor === null || minor === undefined ? null : minorToMajor(minor));
 
-export function consultationView(c: ConsultationDoc, pricing: PricingDoc | null) {
+/**
+ * A consultation. `withRevision` (its seller and admins only) adds `pendingRevision`: an edit of
+ * its public text waiting for review, or null. Nobody else learns of one.
+ */
+export function consultationView(c: ConsultationDoc, pricing: PricingDoc | null, withRevision = false) {
   return {
     id: c._id,
     referenceId: c.referenceId,
@@ -30,7 +34,12 @@ export function consultationView(c: ConsultationDoc, pricing: PricingDoc | null)
     totalReviews: c.totalReviews,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
+    ...(withRevision ? { pendingRevision: pendingRevisionView(c.pendingRevision) } : {}),
   };
+}
+
+function pendingRevisionView(revision: PendingRevisionDoc | null | undefined) {
+  return revision ? { id: revision.id, submittedAt: iso(revision.submittedAt), changes: revision.changes } : null;
 }
 
 export function consultationListItem(c: ConsultationDoc) {

@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+// CPU per request of the public slots query (issue 20 item 1): `GET /consultations/{id}/slots`
+// for 31 days of 5-minute slots in a daylight-saving zone (America/New_York, a range that
+// crosses the March change), against the consultation service alone, started from its build
+// (`pnpm build` first) as a child process on the infra `scripts/infra.mjs` would use (MONGO_URL
+// and AMQP_URL when set and reachable, else it finds or starts them). Prints a markdown table:
+// CPU of the service process per request (from /proc/<pid>/stat, so the load generator's own
+// work is not counted), the requests' p50/p99 one at a time, and the p50/p99 of an unrelated
+// `GET /consultations/{id}` while 8 clients ask for slots at once (what the audit saw go to a
+// median of 650 ms).
+//   node bench/slots.mjs   (BENCH_SLOTS_REQUESTS, default 200; BENCH_SECONDS, default 5;
+//                           BENCH_SERVICE_NODE_ARGS, node options of the service, e.g. --cpu-prof;
+//                           BENCH_SERVICE_MAIN, the entry of another build to compare with)
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { provideInfra, freePort, testIdentity, uniqueName, call } = require(join(root, 'packages/infra/dist/index.js'));
+const requests = Number(process.env.BENCH_SLOTS_REQUESTS ?? 200);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const ZONE = 'America/New_York';
+const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+/** The service's entry: another build (e.g. of the commit before a change) to compare with. */
+const serviceMain = process.env.BENCH_SERVICE_MAIN ?? join(root, 'services/consultation/dist/main.js');
+/** Node options of the service process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a CPU profile. */
+const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** User + system CPU time of a process so far, in milliseconds (Linux). */
+function cpuMsOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+
+async function startConsultation(infra, identity) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [...nodeArgs, serviceMain], {
+    env: {
+      ...process.env,
+      MONGO_URL: infra.mongoUrl,
+      AMQP_URL: infra.amqpUrl,
+      MONGO_DB: uniqueName('bench_slots'),
+      BUS_NAMESPACE: uniqueName('bench'),
+      JWT_PUBLIC_KEY: identity.keys.publicKey,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (const deadline = Date.now() + 60_000; ;) {
+    const ready = await call(url, 'GET', '/readyz').catch(() => null);
+    if (ready?.status === 200) return { url, child };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the consultation service did not start');
+    await sleep(200);
+  }
+}
+
+/** An approved 5-minute consultation on a rule set in ZONE open `from`..`to` every day. */
+async function givenConsultation(url, identity, [from, to]) {
+  const seller = identity.newUser('seller');
+  const admin = identity.newUser('admin');
+  const asSeller = identity.as(url, seller);
+  const ruleSet = await asSeller('POST', '/consultations/availability-rule-sets/rule-sets', {
+    name: 'Bench',
+    timezone: ZONE,
+    metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
+    availabilityRules: WEEK.map((weekday) => ({
+      type: 'weekly',
+      weekday,
+      intervals: [{ start_time: from, end_time: to, enabled: true }],
+    })),
+  });
+  const pricing = await asSeller('POST', '/consultations/pricing', {
+    basePrice: 10,
+    currency: 'ETB',
+    pricingStrategy: 'Fixed',
+    isOnSale: false,
+    isActive: true,
+  });
+  const created = await asSeller('POST', '/consultations', {
+    title: 'Quick questions',
+    description: 'Five minutes',
+    duration: 5,
+    sessionType: 'OneToOne',
+    maxCapacity: 1,
+    deliveryMode: 'Online',
+    timezone: ZONE,
+    language: 'English',
+    category: 'Business',
+    ruleSetId: ruleSet.body.data.id,
+    pricingId: pricing.body.data.id,
+  });
+  const id = created.body.data.id;
+  await identity.as(url, admin)('POST', `/consultations/${id}/approve`);
+  return id;
+}
+
+/** 31 days around the next March change in New York (always in the future). */
+function marchRange() {
+  const year = new Date().getUTCMonth() >= 2 ? new Date().getUTCFullYear() + 1 : new Date().getUTCFullYear();
+  return { from: `${year}-03-01`, to: `${year}-03-31` };
+}
+
+/** CPU of the service per request and latency, `requests` requests one after another. */
+async function measureSequential(service, path) {
+  for (let i = 0; i < 20; i += 1) await call(service.url, 'GET', path); // warm-up (JIT, caches)
+  const latencies = [];
+  let slots = 0;
+  const before = cpuMsOf(service.child.pid);
+  for (let i = 0; i < requests; i += 1) {
+    const started = performance.now();
+    const res = await call(service.url, 'GET', path);
+    latencies.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    slots = res.body.data.slots?.length ?? '–';
+  }
+  const cpu = (cpuMsOf(service.child.pid) - before) / requests;
+  latencies.sort((a, b) => a - b);
+  return { cpu, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), slots };
+}
+
+/** The p50/p99 of a detail read while `clients` clients ask for slots without pause. */
+async function measureDetailUnderLoad(service, slotsPath, detailPath, clients = 8) {
+  const stopAt = Date.now() + seconds * 1000;
+  const load = Array.from({ length: clients }, async () => {
+    while (Date.now() < stopAt) await call(service.url, 'GET', slotsPath);
+  });
+  const latencies = [];
+  while (Date.now() < stopAt) {
+    const started = performance.now();
+    await call(service.url, 'GET', detailPath);
+    latencies.push(performance.now() - started);
+    await sleep(20);
+  }
+  await Promise.all(load);
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+}
+
+const infra = await provideInfra({ say: (line) => console.error(line) });
+const identity = testIdentity();
+const service = await startConsultation(infra, identity);
+try {
+  const { from, to } = marchRange();
+  const cases = [
+    { name: '1 h a day: 12 slots × 31 days (372, crosses the March change)', hours: ['09:00:00', '10:00:00'] },
+    { name: 'all day: the first 500 (truncated)', hours: ['00:00:00', '23:59:00'] },
+  ];
+  const rows = [];
+  let detailPath;
+  for (const c of cases) {
+    const id = await givenConsultation(service.url, identity, c.hours);
+    const slotsPath = `/consultations/${id}/slots?from=${from}&to=${to}`;
+    const sequential = await measureSequential(service, slotsPath);
+    detailPath = `/consultations/${id}`;
+    const underLoad = await measureDetailUnderLoad(service, slotsPath, detailPath);
+    rows.push(
+      `| ${c.name} | ${sequential.slots} | ${sequential.cpu.toFixed(1)} | ${sequential.p50.toFixed(1)} | ${sequential.p99.toFixed(1)} | ${underLoad.p50.toFixed(1)} | ${underLoad.p99.toFixed(1)} |`,
+    );
+  }
+  // The floor: a plain public read of the same service (token-less, one document and its price).
+  const detail = await measureSequential(service, detailPath);
+  rows.push(
+    `| for comparison: GET /consultations/{id} | – | ${detail.cpu.toFixed(1)} | ${detail.p50.toFixed(1)} | ${detail.p99.toFixed(1)} | – | – |`,
+  );
+  console.log(`\nGET /consultations/{id}/slots?from=${from}&to=${to}, ${ZONE}, 5-minute slots (${new Date().toISOString()}):\n`);
+  console.log('| case | slots | CPU ms / request | p50 ms | p99 ms | detail p50 ms, 8 slot clients | detail p99 ms |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const row of rows) console.log(row);
+} finally {
+  // Waits for the service to drain and exit (and to write its profile, when asked for one).
+  const exited = new Promise((resolve) => service.child.once('exit', resolve));
+  service.child.kill('SIGTERM');
+  await exited;
+  await infra.stop();
+}
