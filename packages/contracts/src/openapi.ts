@@ -214,11 +214,11 @@ const operationId = (endpoint: Pick<Endpoint, 'method' | 'path'>) =>
 /** OpenAPI links of a success: to the operations on the record it made. */
 function links(endpoint: Endpoint) {
   return Object.fromEntries(
-    Object.entries(endpoint.links ?? {}).map(([target, parameters]) => {
+    Object.entries(endpoint.links ?? {}).map(([target, linkParameters]) => {
       const [method, path] = target.split(' ');
       const found = ENDPOINTS.find((candidate) => candidate.method === method && candidate.path === path);
       if (!found) throw new Error(`A link of ${endpoint.method} ${endpoint.path} leads to ${target}, which the table does not have`);
-      return [operationId(found), { operationId: operationId(found), parameters }];
+      return [operationId(found), { operationId: operationId(found), parameters: linkParameters }];
     }),
   );
 }

@@ -167,8 +167,8 @@ describe('listings and analytics on a known data set', () => {
     const following = await as(crm, c)('GET', `/customers/buyer/${c.id}/following`);
     expect(following.body.data).toMatchObject({ total: 1, following: [{ sellerName: 'Abebe Kebede', totalBookings: 0 }] });
     expect((await as(crm, c)('GET', `/customers/buyer/${c.id}/customers`)).body.data.total).toBe(0);
-    const booked = await as(crm, a)('GET', `/customers/buyer/${a.id}/customers`);
-    expect(booked.body.data.customers[0]).toMatchObject({
+    const boughtFrom = await as(crm, a)('GET', `/customers/buyer/${a.id}/customers`);
+    expect(boughtFrom.body.data.customers[0]).toMatchObject({
       sellerName: 'Abebe Kebede',
       totalBookings: 2,
       totalSpent: 800,

@@ -237,8 +237,8 @@ export async function deleteRelationship(user: AuthenticatedUser, id: string): P
 export type Listing = 'customers' | 'followers' | 'favorites' | 'high-value' | 'relationships' | 'following' | 'buyer-customers';
 
 /** The filters of every listing; the side (seller or buyer) decides who may read it. */
-function listingFilter(listing: Listing, ownerId: string, minLifetimeMinor: number): Record<string, unknown> {
-  switch (listing) {
+function listingFilter(kind: Listing, ownerId: string, minLifetimeMinor: number): Record<string, unknown> {
+  switch (kind) {
     case 'customers':
       return { sellerId: ownerId };
     case 'followers':
@@ -268,13 +268,13 @@ const SORT: Record<Listing, Record<string, 1 | -1>> = {
 
 export async function listing(
   user: AuthenticatedUser,
-  listing: Listing,
+  kind: Listing,
   ownerKey: string,
   query: PageQuery & { minLifetimeValueMinor?: number },
 ) {
   const owner = await ownerOf(user, ownerKey);
-  const filter = listingFilter(listing, owner, query.minLifetimeValueMinor ?? 0);
-  const page = await findPage(Relationship, filter, query, SORT[listing]);
+  const filter = listingFilter(kind, owner, query.minLifetimeValueMinor ?? 0);
+  const page = await findPage(Relationship, filter, query, SORT[kind]);
   return {
     rows: (await withNames(page.items)).map((row) => relationshipView(row, user)),
     total: page.pagination.total,
