@@ -110,11 +110,7 @@ export class IdempotentRequests {
       const mapped = toHttpError(err);
       // Freed only while still ours (a retry may have taken over a slow attempt).
       if (mapped.status >= 500 || mapped.status === 429) await this.model.deleteOne({ _id: id, state: 'in_progress', leaseUntil });
-      else
-        await this.model.updateOne(
-          { _id: id },
-          { $set: { state: 'done', status: mapped.status, body: mapped.body, leaseUntil: null } },
-        );
+      else await this.model.updateOne({ _id: id }, { $set: { state: 'done', status: mapped.status, body: mapped.body, leaseUntil: null } });
       throw err;
     }
   }
