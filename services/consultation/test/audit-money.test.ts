@@ -333,14 +333,18 @@ describe('Idempotency-Key on POST /consultations/bookings', () => {
     expect((await keyed(stranger, 'retry-1', body)).body.data.bookingId).not.toBe(first.body.data.bookingId);
   });
 
-  test('a refusal is replayed too (the same key never books later)', async () => {
+  test('a refusal is replayed too: the same key does not book later, when the slot has come free', async () => {
     const offer = await givenOffer(api);
+    const holder = newUser();
+    const taken = await book(holder, offer);
     const buyer = newUser();
     await ensureWallet(buyer);
-    const refused = await keyed(buyer, 'wrong-total', bookingBody(offer, { totalAmount: 1 }));
+    const refused = await keyed(buyer, 'full-slot', bookingBody(offer));
     expect(refused.status).toBe(422);
-    const again = await keyed(buyer, 'wrong-total', bookingBody(offer, { totalAmount: 1 }));
+    await as(api, holder)('POST', '/consultations/bookings/cancel', { bookingId: taken.body.data.bookingId });
+    const again = await keyed(buyer, 'full-slot', bookingBody(offer));
     expect(again).toMatchObject({ status: 422, body: refused.body });
+    expect(await Booking.countDocuments({ buyerId: buyer.id })).toBe(0);
   });
 });
 
