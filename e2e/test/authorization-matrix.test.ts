@@ -528,7 +528,18 @@ beforeAll(async () => {
     );
     // Three for the sessions the `end` row ends, the rest for the near slots of other rows.
     const [forEnd, soon] = [others.slice(0, 3), others.slice(3)];
-    const near = soon.flatMap((o) => nearSlots(o).map((slot) => ({ offer: o, slot })));
+    // Near slots are picked when asked for: the set-up waits for slots to begin, which may pass the earliest.
+    const usedNear = new Set<string>();
+    const nextNear = () => {
+      for (const o of soon)
+        for (const slot of nearSlots(o)) {
+          const key = `${o.id}|${slot.date}|${slot.startTime}`;
+          if (usedNear.has(key)) continue;
+          usedNear.add(key);
+          return { offer: o, slot };
+        }
+      throw new Error('no near slot left');
+    };
     const setup = async (user: Session) => {
       const api = apiOf(system, user);
       const ruleSet = ok(
@@ -558,7 +569,7 @@ beforeAll(async () => {
       couponCode: `SAVE${unique()}`.toUpperCase(),
       bank: { code: '', length: 0 },
       nextSlot: () => slots[slotIndex++]!,
-      nextNear: () => near.shift()!,
+      nextNear,
       endable: [],
       shared: new Map(),
     };
