@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { ENDPOINTS } from '@mkt/contracts';
 import { call } from '@mkt/infra';
 import {
@@ -14,6 +15,8 @@ import {
   type Session,
   type Slot,
   waitFor,
+  waitForSlotStart,
+  ZONE,
 } from './fixtures';
 import { startSystem, type System } from './system';
 
@@ -61,6 +64,8 @@ interface World {
   nextSlot: () => Slot;
   /** A slot starting soon (sessions start at the earliest 15 minutes before), of some consultation. */
   nextNear: () => { offer: Offer; slot: Slot };
+  /** Started sessions whose slot has begun (a session ends only then), made before the tests. */
+  endable: string[];
   shared: Map<string, Promise<string>>;
 }
 
@@ -133,6 +138,14 @@ async function newSession(w: World, started: boolean, shared?: string): Promise<
   const { sessionId } = ok(await book(w.system, w.users.buyer, offer, slot), 'booking') as { sessionId: string };
   if (started) ok(await apiOf(w.system, w.users.seller)('POST', `/consultations/sessions/${sessionId}/start`, {}), 'start');
   return sessionId;
+}
+/** A started session whose slot has begun, for `end`; `shared` as in newSession. */
+async function endableSession(w: World, shared?: string): Promise<string> {
+  if (shared) {
+    if (!w.shared.has(shared)) w.shared.set(shared, endableSession(w));
+    return w.shared.get(shared)!;
+  }
+  return w.endable.shift()!;
 }
 const mayMove = (as: Persona) => as === 'seller' || as === 'admin';
 
@@ -391,7 +404,7 @@ const MATRIX: Record<string, Row> = {
   'POST /consultations/sessions/{id}/end': {
     expect: SELLERS_OWN,
     request: async (w, as) => ({
-      path: `/consultations/sessions/${await newSession(w, true, mayMove(as) ? undefined : 'end')}/end`,
+      path: `/consultations/sessions/${await endableSession(w, mayMove(as) ? undefined : 'end')}/end`,
       body: { sessionSummary: 'Done' },
     }),
   },
@@ -525,8 +538,23 @@ beforeAll(async () => {
     ]);
     await fund(system, [buyer, otherBuyer, seller, otherSeller, admin, customer], 2_000);
     const allDay = { priceMajor: 10, duration: 5, from: '00:00:00', to: '23:59:59' };
-    const [offer, reviewOffer, ...soon] = await Promise.all([0, 1, 2, 3, 4, 5].map(() => offerConsultation(system, seller, admin, allDay)));
-    const near = soon.flatMap((o) => nearSlots(o).map((slot) => ({ offer: o, slot })));
+    const [offer, reviewOffer, ...others] = await Promise.all(
+      [0, 1, 2, 3, 4, 5, 6, 7, 8].map(() => offerConsultation(system, seller, admin, allDay)),
+    );
+    // Three for the sessions the `end` row ends, the rest for the near slots of other rows.
+    const [forEnd, soon] = [others.slice(0, 3), others.slice(3)];
+    // Near slots are picked when asked for: the set-up waits for slots to begin, which may pass the earliest.
+    const usedNear = new Set<string>();
+    const nextNear = () => {
+      for (const o of soon)
+        for (const slot of nearSlots(o)) {
+          const key = `${o.id}|${slot.date}|${slot.startTime}`;
+          if (usedNear.has(key)) continue;
+          usedNear.add(key);
+          return { offer: o, slot };
+        }
+      throw new Error('no near slot left');
+    };
     const setup = async (user: Session) => {
       const api = apiOf(system, user);
       const ruleSet = ok(
@@ -557,7 +585,8 @@ beforeAll(async () => {
       couponCode: `SAVE${unique()}`.toUpperCase(),
       bank: { code: '', length: 0 },
       nextSlot: () => slots[slotIndex++]!,
-      nextNear: () => near.shift()!,
+      nextNear,
+      endable: [],
       shared: new Map(),
     };
     const w = partial as World;
@@ -610,13 +639,20 @@ beforeAll(async () => {
     w.topUp = await newTopUp(w);
     w.payoutRef = await newPayout(w, 'Pending');
     // The buyer completed a session of each consultation: reviewed the first, may review the second.
-    for (const reviewed of [offer, reviewOffer]) {
-      const { sessionId } = ok(await book(system, buyer, reviewed, nearSlots(reviewed)[0]!), 'booking') as {
-        sessionId: string;
-      };
+    // Sessions end only once their slot has begun: these, and those the `end` row ends, are booked
+    // and started now, then (after the wait for their slot) the first two are ended.
+    const startedAt: Date[] = [];
+    const startSoonSession = async (consultation: Offer) => {
+      const slot = nearSlots(consultation)[0]!;
+      startedAt.push(DateTime.fromFormat(`${slot.date} ${slot.startTime}`, 'yyyy-MM-dd HH:mm', { zone: ZONE }).toJSDate());
+      const { sessionId } = ok(await book(system, buyer, consultation, slot), 'booking') as { sessionId: string };
       ok(await sellerApi('POST', `/consultations/sessions/${sessionId}/start`, {}), 'start');
-      ok(await sellerApi('POST', `/consultations/sessions/${sessionId}/end`, {}), 'end');
-    }
+      return sessionId;
+    };
+    const reviewedSessions = [await startSoonSession(offer), await startSoonSession(reviewOffer)];
+    for (const consultation of forEnd) w.endable.push(await startSoonSession(consultation));
+    await waitForSlotStart(new Date(Math.max(...startedAt.map((at) => at.getTime()))));
+    for (const sessionId of reviewedSessions) ok(await sellerApi('POST', `/consultations/sessions/${sessionId}/end`, {}), 'end');
     const buyerApi = apiOf(system, buyer);
     const eligible = (id: string) => () => buyerApi('GET', `/reviews/consultation/${id}/status`);
     await waitFor('the buyer to become eligible to review', eligible(offer.id), (status) => status.body.data?.canReview === true);
@@ -634,7 +670,7 @@ beforeAll(async () => {
     await system.stop();
     throw err;
   }
-}, 180_000);
+}, 600_000);
 afterAll(() => world?.system.stop(), 60_000);
 
 const keyOf = (method: string, path: string) => `${method.toUpperCase()} ${path}`;

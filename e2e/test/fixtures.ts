@@ -53,13 +53,22 @@ export async function offerConsultation(
   system: System,
   seller: Session,
   admin: Session,
-  options: { priceMajor?: number; duration?: number; capacity?: number; from?: string; to?: string; maxBookingsPerDay?: number } = {},
+  options: {
+    priceMajor?: number;
+    duration?: number;
+    capacity?: number;
+    from?: string;
+    to?: string;
+    maxBookingsPerDay?: number;
+    timezone?: string;
+  } = {},
 ): Promise<Offer> {
   const { priceMajor = 100, duration = 30, capacity = 1, from = '06:00:00', to = '18:00:00', maxBookingsPerDay = 1000 } = options;
+  const timezone = options.timezone ?? ZONE;
   const api = apiOf(system, seller);
   const ruleSet = await api('POST', '/consultations/availability-rule-sets/rule-sets', {
     name: 'Every day',
-    timezone: ZONE,
+    timezone,
     metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay },
     availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
       type: 'weekly',
@@ -74,7 +83,7 @@ export async function offerConsultation(
     sessionType: capacity === 1 ? 'OneToOne' : 'Group',
     maxCapacity: capacity,
     deliveryMode: 'Online',
-    timezone: ZONE,
+    timezone,
     language: 'English',
     category: 'Business',
     ruleSetId: ruleSet.body.data?.id,
@@ -379,4 +388,51 @@ export function nearSlots(offer: Offer): Slot[] {
     at = at.plus({ minutes: offer.duration });
   }
   return slots;
+}
+
+/** Zones a soon slot may be in: the first where it is far from midnight (the slot must fit its day). */
+const SOON_ZONES = ['Africa/Addis_Ababa', 'America/New_York', 'Asia/Tokyo', 'Pacific/Honolulu'];
+
+export interface SoonSlot {
+  offer: Offer;
+  slot: Slot;
+  startsAt: Date;
+}
+
+/**
+ * A consultation whose one slot starts at the first whole minute at least `leadSeconds` from now
+ * (rule-set intervals are wall-clock `HH:MM:SS`, slots are cut on whole minutes): it can be
+ * booked at once, started at once (a session starts from 15 minutes before its slot), and ended
+ * once it has begun (`waitForSlotStart`) — a session is never ended before its slot starts.
+ */
+export async function offerSoonSlot(
+  system: System,
+  seller: Session,
+  admin: Session,
+  options: { priceMajor?: number; capacity?: number; leadSeconds?: number } = {},
+): Promise<SoonSlot> {
+  const duration = 5;
+  const timezone = SOON_ZONES.find((zone) => DateTime.now().setZone(zone).hour >= 1 && DateTime.now().setZone(zone).hour <= 22)!;
+  const start = DateTime.now()
+    .setZone(timezone)
+    .plus({ seconds: options.leadSeconds ?? 10, minutes: 1 })
+    .startOf('minute');
+  const end = start.plus({ minutes: duration });
+  const offer = await offerConsultation(system, seller, admin, {
+    ...options,
+    duration,
+    timezone,
+    from: start.toFormat('HH:mm:ss'),
+    to: end.toFormat('HH:mm:ss'),
+  });
+  return {
+    offer,
+    slot: { date: start.toFormat('yyyy-MM-dd'), startTime: start.toFormat('HH:mm'), endTime: end.toFormat('HH:mm') },
+    startsAt: start.toJSDate(),
+  };
+}
+
+/** Sleeps until a slot has begun (and a little more, for clocks). */
+export async function waitForSlotStart(startsAt: Date): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startsAt.getTime() - Date.now() + 500)));
 }

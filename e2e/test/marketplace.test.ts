@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { call } from '@mkt/infra';
-import { topUp } from './fixtures';
+import { topUp, waitForSlotStart } from './fixtures';
 import { eventually, startSystem, type System } from './system';
 
 let system: System;
@@ -28,12 +28,21 @@ async function register(role: 'buyer' | 'seller', fullName: string): Promise<Ses
 
 const SLOT_MINUTES = 5;
 
-/** The one slot of a rule set: a few minutes from now (the next day's 00:00 when that would cross midnight). */
+/**
+ * The one slot of a rule set: the first whole minute at least 20 s from now, time enough to set
+ * up and book it (the next day's 00:00 when that would cross midnight). A session ends only once
+ * its slot has begun.
+ */
 function soonSlot(zone: string) {
-  let start = DateTime.now().setZone(zone).plus({ minutes: 3 }).startOf('minute').plus({ minutes: 1 });
+  let start = DateTime.now().setZone(zone).plus({ seconds: 20, minutes: 1 }).startOf('minute');
   if (start.plus({ minutes: SLOT_MINUTES }).toISODate() !== start.toISODate()) start = start.plus({ days: 1 }).startOf('day');
   const end = start.plus({ minutes: SLOT_MINUTES });
-  return { date: start.toFormat('yyyy-MM-dd'), startTime: start.toFormat('HH:mm:ss'), endTime: end.toFormat('HH:mm:ss') };
+  return {
+    date: start.toFormat('yyyy-MM-dd'),
+    startTime: start.toFormat('HH:mm:ss'),
+    endTime: end.toFormat('HH:mm:ss'),
+    startsAt: start.toJSDate(),
+  };
 }
 
 const walletOf = async (session: Session) => (await api(session)('GET', '/v1/wallet')).body.data;
@@ -45,14 +54,15 @@ describe('the marketplace through the gateway', () => {
     const seller = await register('seller', 'Abebe Kebede');
     const buyer = await register('buyer', 'Sara Tesfaye');
     const zone = 'Africa/Addis_Ababa';
-    // A session is started from 15 minutes before its slot: the slot begins in a few minutes.
-    const slot = soonSlot(zone);
     // Bookings are paid: the buyer tops up through the sandbox hosted checkout first.
     await eventually(
       () => api(buyer)('GET', '/v1/wallet'),
       (res) => res.status === 200,
     );
     await topUp(system, buyer, 1000);
+    // A session is started from 15 minutes before its slot and ended once it has begun: the slot
+    // begins in under a minute and a half.
+    const slot = soonSlot(zone);
 
     const ruleSet = await api(seller)('POST', '/consultations/availability-rule-sets/rule-sets', {
       name: 'Every day',
@@ -106,6 +116,7 @@ describe('the marketplace through the gateway', () => {
 
     const sessionId = booking.body.data.sessionId;
     expect((await api(seller)('POST', `/consultations/sessions/${sessionId}/start`, {})).body.data.status).toBe('In Progress');
+    await waitForSlotStart(slot.startsAt);
     expect((await api(seller)('POST', `/consultations/sessions/${sessionId}/end`, { sessionSummary: 'Good plan' })).body.data.status).toBe(
       'Completed',
     );
@@ -143,7 +154,7 @@ describe('the marketplace through the gateway', () => {
       (res) => res.body.data?.totalReviews === 1,
     );
     expect(rated.value.body.data).toMatchObject({ averageRating: 5, totalReviews: 1 });
-  });
+  }, 180_000);
 
   test('a cancelled booking leaves exact totals in the CRM', async () => {
     const login = await api()('POST', '/v1/auth/login', system.admin);

@@ -1,6 +1,17 @@
 import { ENDPOINTS, errorAnswers, successBodySchema, type Endpoint, type ErrorStatus } from '@mkt/contracts';
 import { call, type JsonResponse } from '@mkt/infra';
-import { book, dayFromNow, fund, loginAdmin, nearSlots, register, slotsOf, type Offer, type Session } from './fixtures';
+import {
+  book,
+  dayFromNow,
+  fund,
+  loginAdmin,
+  offerSoonSlot,
+  register,
+  slotsOf,
+  waitForSlotStart,
+  type Offer,
+  type Session,
+} from './fixtures';
 import { eventually, startSystem, type System } from './system';
 
 // Real answers of the running system, through the gateway, against the response schemas the
@@ -224,7 +235,8 @@ async function offerFlow(seller: Session, admin: Session): Promise<Offer> {
   return { id, referenceId: consultation.body.data.referenceId, ruleSetId, sellerId: seller.id, priceMajor: 10, duration: 5, capacity: 1 };
 }
 
-async function consultationFlow(seller: Session, buyer: Session, offer: Offer): Promise<void> {
+/** Returns the consultation whose session the buyer completed (the one to review). */
+async function consultationFlow(seller: Session, buyer: Session, offer: Offer, admin: Session): Promise<Offer> {
   const coupon = `SAVE${unique()}`.toUpperCase();
   await drive(seller, 'POST', '/consultations/pricing/promotional-discounts', '/consultations/pricing/promotional-discounts', {
     name: 'Launch',
@@ -273,15 +285,19 @@ async function consultationFlow(seller: Session, buyer: Session, offer: Offer): 
     reason: 'Travelling',
     refundAmount: 5,
   });
-  const soon = await book(system, buyer, offer, nearSlots(offer)[0]!);
+  // A session ends only once its slot has begun: a slot of its own that begins in about a minute.
+  const soonSlot = await offerSoonSlot(system, seller, admin, { priceMajor: offer.priceMajor });
+  const soon = await book(system, buyer, soonSlot.offer, soonSlot.slot);
   if (soon.status !== 200) throw new Error(`booking a near slot: ${soon.status} ${JSON.stringify(soon.body)}`);
   const sessionId = soon.body.data.sessionId as string;
   await drive(seller, 'GET', '/consultations/sessions', '/consultations/sessions');
   await drive(seller, 'POST', '/consultations/sessions/{id}/start', `/consultations/sessions/${sessionId}/start`, { notes: 'On time' });
+  await waitForSlotStart(soonSlot.startsAt);
   await drive(seller, 'POST', '/consultations/sessions/{id}/end', `/consultations/sessions/${sessionId}/end`, {
     sessionSummary: 'Done',
     nextSteps: 'Follow up',
   });
+  return soonSlot.offer;
 }
 
 async function reviewFlow(buyer: Session, offer: Offer): Promise<void> {
@@ -357,11 +373,11 @@ beforeAll(async () => {
   await fund(system, [buyer], 200);
   await catalogFlow(seller);
   const offer = await offerFlow(seller, admin);
-  await consultationFlow(seller, buyer, offer);
-  await reviewFlow(buyer, offer);
+  const delivered = await consultationFlow(seller, buyer, offer, admin);
+  await reviewFlow(buyer, delivered);
   await crmFlow(seller, buyer);
   parties = { admin, seller, buyer, offer };
-}, 180_000);
+}, 300_000);
 afterAll(() => system?.stop(), 60_000);
 
 test('every operation is driven to a success here, or listed with the reason it cannot be', () => {

@@ -148,7 +148,11 @@ export const SlotsQuery = z
     else if (days > MAX_SLOT_RANGE_DAYS) breakRule(ctx, ['to'], `Ask for at most ${MAX_SLOT_RANGE_DAYS} days from from`);
   });
 
-export const SESSION_STATUSES = ['Scheduled', 'In Progress', 'Completed', 'No Show'] as const;
+/**
+ * Expired: the slot ended (plus a grace) and nobody moved the session (issue 20): its bookings
+ * are cancelled in full, so no hold stays open for ever.
+ */
+export const SESSION_STATUSES = ['Scheduled', 'In Progress', 'Completed', 'No Show', 'Expired'] as const;
 export const SessionStatus = z.enum(SESSION_STATUSES);
 export type SessionStatus = z.infer<typeof SessionStatus>;
 export const SessionListQuery = PageQuery.extend({ status: SessionStatus.optional() }).strict();

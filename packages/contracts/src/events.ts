@@ -45,6 +45,12 @@ export const BookingCancelledData = z.object({
   /** Added in place (compatible): who cancelled, and what the booking cost. */
   cancelledBy: z.enum(['buyer', 'seller', 'admin']).optional(),
   totalAmountMinor: Minor.nonnegative().optional(),
+  /**
+   * Added in place (compatible): why the service itself cancelled, when nobody asked —
+   * `session_expired` (the session was never held: full refund) or `voided_by_admin` (the wallet
+   * already gave the whole amount back). A free string, so a later cause breaks no consumer.
+   */
+  cause: z.string().min(1).max(40).optional(),
 });
 
 export const SessionCompletedData = z.object({

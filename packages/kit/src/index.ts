@@ -13,3 +13,4 @@ export * from './http/request-id';
 export * from './bus';
 export * from './http/method-not-allowed';
 export * from './windowed-counter';
+export * from './idempotency';

@@ -27,7 +27,10 @@ export function assembleParts(runtime: AppDeps['runtime'], config: Readonly<Cons
   const payments = { deadlineMs: config.PAYMENT_DEADLINE_MINUTES * 60_000 };
   return {
     bookings: new Bookings(runtime.outbox, runtime.log, wallet, payments),
-    sessions: new Sessions(runtime.outbox, runtime.log, { startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000 }),
+    sessions: new Sessions(runtime.outbox, runtime.log, {
+      startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000,
+      expiryGraceMs: config.SESSION_EXPIRY_GRACE_MINUTES * 60_000,
+    }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { periodicJob, type Logger, type RunOptions } from '@mkt/kit';
 import { assembleParts, createApp, type ConsultationParts } from './app';
 import type { ConsultationConfig } from './config';
-import { Booking, DayPlace, Session, SlotPlace } from './db/booking.models';
+import { Booking, BookingRequestKey, DayPlace, Session, SlotPlace } from './db/booking.models';
 import { Consultation, CouponCheck, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from './db/setup.models';
 import { sweepCouponChecks } from './domain/coupons';
 import { reviewsConsumer } from './events/reviews.consumer';
@@ -14,7 +14,20 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     name: 'consultation',
     config,
     log,
-    models: [RuleSet, Pricing, Discount, VisibilityRuleSet, Consultation, RatingEntry, CouponCheck, SlotPlace, DayPlace, Booking, Session],
+    models: [
+      RuleSet,
+      Pricing,
+      Discount,
+      VisibilityRuleSet,
+      Consultation,
+      RatingEntry,
+      CouponCheck,
+      SlotPlace,
+      DayPlace,
+      Booking,
+      Session,
+      BookingRequestKey,
+    ],
     outboxSources: [
       { name: 'bookings', model: Booking },
       { name: 'sessions', model: Session },
@@ -26,6 +39,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     },
     jobs: [
       periodicJob('booking-sweep', 10_000, () => parts!.bookings.sweep()),
+      periodicJob('session-sweep', 60_000, () => parts!.sessions.sweep()),
       periodicJob('coupon-check-sweep', 60_000, sweepCouponChecks),
     ],
   };

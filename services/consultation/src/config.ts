@@ -19,6 +19,12 @@ export const ConsultationEnv = serviceEnv(8084).extend({
    * to review). 15 in production; test systems that book days ahead may raise it.
    */
   SESSION_START_LEAD_MINUTES: z.coerce.number().int().min(0).max(43_200).default(15),
+  /**
+   * How long after its slot's end a session nobody moved is ended by the sweep: never started →
+   * Expired with every booking refunded in full; never ended → Completed (its holds captured).
+   * So every hold ends Captured or Released, never open for ever.
+   */
+  SESSION_EXPIRY_GRACE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
 });
 export type ConsultationConfig = z.infer<typeof ConsultationEnv>;
 

@@ -45,6 +45,7 @@ describe('sessions', () => {
       sellerId: offer.seller.id,
       buyerIds: [buyer.id],
       bookingIds: [expect.stringMatching(/^bk_/)],
+      paidBuyerIds: [buyer.id],
       endedAt: iso(startsAt!, 55),
     });
     await events.settle();
@@ -60,7 +61,9 @@ describe('sessions', () => {
     await seller('POST', `/consultations/sessions/${sessionId}/start`, {});
     expect((await seller('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(409);
     expect((await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {})).status).toBe(409);
-    await seller('POST', `/consultations/sessions/${sessionId}/end`, {});
+    // An end waits for the slot to start: time passes.
+    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - 60_000) } });
+    expect((await seller('POST', `/consultations/sessions/${sessionId}/end`, {})).status).toBe(200);
     for (const move of ['start', 'end', 'no-show'])
       expect((await seller('POST', `/consultations/sessions/${sessionId}/${move}`, {})).status).toBe(409);
   });

@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import type { IntegrationEvent, SessionStatus } from '@mkt/contracts';
-import { freeFormArrayField, pendingEventsField } from '@mkt/kit';
+import { freeFormArrayField, idempotencyRecordSchema, pendingEventsField, type IdempotencyRecordDoc } from '@mkt/kit';
 
 /**
  * Places are counted on one document per slot (and per day), keyed by what they count: the
@@ -13,9 +13,17 @@ export interface PlaceDoc {
   consultationId: string;
   booked: number;
   bookingIds: string[];
+  /** The slot's session left Scheduled (started, no-show, expired): it takes no booking again. */
+  closed?: boolean;
 }
 const placeSchema = new Schema<PlaceDoc>(
-  { _id: String, consultationId: String, booked: { type: Number, default: 0 }, bookingIds: { type: [String], default: [] } },
+  {
+    _id: String,
+    consultationId: String,
+    booked: { type: Number, default: 0 },
+    bookingIds: { type: [String], default: [] },
+    closed: { type: Boolean, default: false },
+  },
   { versionKey: false },
 );
 export const SlotPlace = mongoose.model<PlaceDoc>('SlotPlace', placeSchema, 'slot_places');
@@ -72,6 +80,10 @@ export interface BookingDoc {
   cancelReason: string | null;
   cancellationType: string | null;
   cancelNotes: string | null;
+  /** Why the service cancelled it by itself (`session_expired`, `voided_by_admin`); null when someone asked. */
+  cancelCause: string | null;
+  /** The correlation id of the request that made it: its later events and the sweep's logs carry it. */
+  correlationId: string | null;
   /** Whether the places (and session seat) of a cancelled booking were given back. */
   released: boolean;
   pendingEvents: IntegrationEvent[];
@@ -114,6 +126,8 @@ const bookingSchema = new Schema<BookingDoc>(
     cancelReason: { type: String, default: null },
     cancellationType: { type: String, default: null },
     cancelNotes: { type: String, default: null },
+    cancelCause: { type: String, default: null },
+    correlationId: { type: String, default: null },
     released: { type: Boolean, default: false },
     pendingEvents: pendingEventsField,
   },
@@ -129,6 +143,8 @@ export interface SessionDoc {
   consultationTitle: string;
   startsAt: Date;
   endsAt: Date;
+  /** The slot's place counter, closed when the session leaves Scheduled (older sessions: none stored). */
+  slotKey: string | null;
   status: SessionStatus;
   bookingIds: string[];
   buyerIds: string[];
@@ -143,6 +159,10 @@ export interface SessionDoc {
   contactMethod: string | null;
   sessionSummary: string | null;
   nextSteps: string | null;
+  /** When the sweep found it never moved (status Expired). */
+  expiredAt: Date | null;
+  /** An Expired session whose Confirmed bookings are all cancelled (the sweep resumes until then). */
+  expiryFinished: boolean;
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
@@ -156,6 +176,7 @@ const sessionSchema = new Schema<SessionDoc>(
     consultationTitle: String,
     startsAt: { type: Date, required: true },
     endsAt: Date,
+    slotKey: { type: String, default: null },
     status: { type: String, default: 'Scheduled' },
     bookingIds: { type: [String], default: [] },
     buyerIds: { type: [String], default: [] },
@@ -169,9 +190,18 @@ const sessionSchema = new Schema<SessionDoc>(
     contactMethod: { type: String, default: null },
     sessionSummary: { type: String, default: null },
     nextSteps: { type: String, default: null },
+    expiredAt: { type: Date, default: null },
+    expiryFinished: { type: Boolean, default: false },
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },
 );
 sessionSchema.index({ consultationId: 1, startsAt: 1 }, { unique: true });
 export const Session = mongoose.model<SessionDoc>('Session', sessionSchema, 'sessions');
+
+/** `Idempotency-Key`s of booking requests (`_id` = `user:booking:key`), kit's idempotent requests. */
+export const BookingRequestKey = mongoose.model<IdempotencyRecordDoc>(
+  'BookingRequestKey',
+  idempotencyRecordSchema(),
+  'booking_request_keys',
+);

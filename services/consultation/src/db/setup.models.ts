@@ -158,6 +158,8 @@ export interface ConsultationDoc {
   _id: string;
   referenceId: string;
   sellerId: string;
+  /** The seller's USR reference (from their token at creation): a booking may name the seller by it. Null on older records. */
+  sellerRef?: string | null;
   title: string;
   description: string;
   duration: number;
@@ -194,6 +196,7 @@ const consultationSchema = new Schema<ConsultationDoc>(
     _id: String,
     referenceId: { type: String, required: true, unique: true },
     sellerId: { type: String, required: true, index: true },
+    sellerRef: { type: String, default: null },
     title: String,
     description: String,
     duration: Number,

@@ -1,9 +1,23 @@
+import { randomUUID } from 'node:crypto';
 import { makeEvent, newInternalId, newUnderscoreReference } from '@mkt/contracts';
 import { InvalidState, isDuplicateKey, type Logger, type OutboxRelay } from '@mkt/kit';
 import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
 import type { ConsultationDoc } from '../db/setup.models';
 import type { HoldAnswer } from '../payments/wallet.client';
+import { SlotUnavailable } from './consultation.errors';
 import { releaseCouponUse, releasePlaces } from './places';
+
+/** Why the service cancels a booking by itself, as `cause` says in `consultation.booking.cancelled`. */
+export type CancelCause = 'session_expired' | 'voided_by_admin';
+
+/**
+ * The correlation id of the request that made the booking: what its later events (sent by a
+ * sweep or a consumer) and logs carry. Bookings made before it was stored get a fresh one,
+ * never the booking id passed off as a correlation id.
+ */
+export function correlationOf(booking: Pick<BookingDoc, 'correlationId'>): string {
+  return booking.correlationId ?? randomUUID();
+}
 
 /** Which of its counters a booking being made has taken a place (or use) of so far. */
 export interface Taken {
@@ -106,8 +120,10 @@ export class BookingSteps {
   async joinSession(booking: Omit<BookingDoc, 'createdAt' | 'updatedAt'>, consultation: ConsultationDoc): Promise<SessionDoc> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
+        // Only a Scheduled session takes a booking: one that started or ended does not match,
+        // and the upsert then collides with it (unique consultation + start) — refused below.
         const session = await Session.findOneAndUpdate(
-          { consultationId: consultation._id, startsAt: booking.startsAt, bookingIds: { $ne: booking._id } },
+          { consultationId: consultation._id, startsAt: booking.startsAt, bookingIds: { $ne: booking._id }, status: 'Scheduled' },
           {
             $setOnInsert: {
               _id: newInternalId('ses'),
@@ -115,7 +131,7 @@ export class BookingSteps {
               sellerId: consultation.sellerId,
               consultationTitle: consultation.title,
               endsAt: booking.endsAt,
-              status: 'Scheduled',
+              slotKey: booking.slotKey,
             },
             $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
             $inc: { participantCount: booking.places },
@@ -125,15 +141,61 @@ export class BookingSteps {
         return session!;
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
-        const joined = await Session.findOne({
-          consultationId: consultation._id,
-          startsAt: booking.startsAt,
-          bookingIds: booking._id,
-        }).lean<SessionDoc>();
-        if (joined) return joined;
+        const existing = await Session.findOne({ consultationId: consultation._id, startsAt: booking.startsAt }).lean<SessionDoc>();
+        if (existing?.bookingIds.includes(booking._id)) return existing;
+        if (existing && existing.status !== 'Scheduled') throw new SlotUnavailable('The session of this time has already started or ended');
       }
     }
     throw new InvalidState('Could not join the session; try again');
+  }
+
+  /**
+   * Cancels a Confirmed booking nobody asked to cancel, for the whole amount, with
+   * `booking.cancelled` (so the wallet refunds and the CRM adjusts) and its places back:
+   * `session_expired` — the seller never held the session; `voided_by_admin` — the wallet already
+   * gave the money back (Refunded at once). Guarded by Confirmed: a repeat changes nothing (null).
+   */
+  async cancelBySystem(booking: BookingDoc, cause: CancelCause, now: Date): Promise<BookingDoc | null> {
+    const paid = booking.payment === 'held';
+    const refunded = !paid || cause === 'voided_by_admin';
+    const correlationId = correlationOf(booking);
+    const event = makeEvent(
+      'consultation.booking.cancelled',
+      {
+        bookingId: booking._id,
+        sellerId: booking.sellerId,
+        buyerId: booking.buyerId,
+        refundAmountMinor: booking.totalAmountMinor,
+        totalAmountMinor: booking.totalAmountMinor,
+        ...(cause === 'voided_by_admin' ? { cancelledBy: 'admin' as const } : {}),
+        cause,
+      },
+      { source: 'consultation', correlationId },
+    );
+    const cancelled = await Booking.findOneAndUpdate(
+      { _id: booking._id, status: 'Confirmed' },
+      {
+        $set: {
+          status: 'Cancelled',
+          refundStatus: refunded ? 'Refunded' : 'Pending',
+          refundedAt: refunded ? now : null,
+          refundAmountMinor: booking.totalAmountMinor,
+          cancelledAt: now,
+          cancelledBy: cause === 'voided_by_admin' ? 'admin' : null,
+          cancelCause: cause,
+        },
+        $push: { pendingEvents: event },
+      },
+      { new: true },
+    ).lean<BookingDoc>();
+    if (!cancelled) return null;
+    await this.release(cancelled);
+    void this.outbox.flush(Booking, cancelled);
+    this.log.info(
+      { bookingId: booking._id, cause, correlationId, refundAmountMinor: booking.totalAmountMinor },
+      'booking cancelled by the service',
+    );
+    return cancelled;
   }
 
   async leaveSession(booking: BookingDoc): Promise<void> {

@@ -6,10 +6,21 @@ import {
   type CancelBookingBody,
   type CreateBookingBody,
 } from '@mkt/contracts';
-import { InvalidField, findPage, Forbidden, InvalidState, NotFound, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import {
+  InvalidField,
+  findPage,
+  Forbidden,
+  IdempotentRequests,
+  InvalidState,
+  NotFound,
+  type Attempt,
+  type AuthenticatedUser,
+  type Logger,
+  type OutboxRelay,
+} from '@mkt/kit';
 import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
-import { BookingSteps, type Taken } from './booking-steps';
-import { Booking, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
+import { BookingSteps, correlationOf, type Taken } from './booking-steps';
+import { Booking, BookingRequestKey, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
 import {
   Consultation,
   Pricing,
@@ -32,7 +43,7 @@ import {
   SlotUnavailable,
 } from './consultation.errors';
 import { dayKey, isListed, scheduleOf, slotKey } from './consultations';
-import { applyCoupon, couponProblem } from './coupons';
+import { applyCoupon, countCouponCheck, couponProblem, UNUSABLE_COUPON } from './coupons';
 import { takeCouponUse, takePlaces } from './places';
 import { sellerCoupon } from './discounts';
 import { findSlot } from './slots';
@@ -56,6 +67,13 @@ interface Plan {
   subTotalMinor: number;
   totalAmountMinor: number;
 }
+
+/**
+ * `Idempotency-Key` of `POST /consultations/bookings`, per user: a retry replays the first answer
+ * and never holds twice. The key's attempt names the booking, so a retry that takes over a dead
+ * attempt finds the booking it made.
+ */
+export const bookingRequests = new IdempotentRequests(BookingRequestKey, () => newInternalId('bk'));
 
 export type CancellationSaid = Pick<BookingDoc, 'cancelReason' | 'cancellationType' | 'cancelNotes'>;
 
@@ -82,10 +100,23 @@ export class Bookings {
    * the total before confirming. Short of funds: the places go back and the booking is Failed
    * (422). The wallet silent: the booking stays PaymentPending and the sweep finishes it.
    */
-  async create(user: AuthenticatedUser, body: CreateBookingBody, correlationId: string, now = new Date()): Promise<BookingDoc> {
+  async create(
+    user: AuthenticatedUser,
+    body: CreateBookingBody,
+    correlationId: string,
+    attempt: Attempt = { resourceId: newInternalId('bk'), retaken: false },
+    now = new Date(),
+  ): Promise<BookingDoc> {
+    const id = attempt.resourceId;
+    if (attempt.retaken) {
+      // An earlier attempt under the same Idempotency-Key died: its booking, if it made one, is the answer.
+      const earlier = await Booking.findById(id).lean<BookingDoc>();
+      if (earlier?.status === 'Pending') throw new InvalidState('The booking is still being made; try again shortly');
+      if (earlier?.status === 'Failed') throw failureOf(earlier);
+      if (earlier) return earlier;
+    }
     const plan = await this.plan(user, body, now);
     const { consultation, ruleSet } = plan;
-    const id = newInternalId('bk');
     const places = body.participants.length;
     const booking: Omit<BookingDoc, 'createdAt' | 'updatedAt'> = {
       _id: id,
@@ -123,6 +154,8 @@ export class Bookings {
       cancelReason: null,
       cancellationType: null,
       cancelNotes: null,
+      cancelCause: null,
+      correlationId,
       released: false,
       pendingEvents: [],
     };
@@ -152,13 +185,8 @@ export class Bookings {
     ).lean<BookingDoc>();
     if (!waiting) throw new InvalidState('The booking was given up while it was being made');
     const answer = await this.askWallet(waiting);
-    const settled = await this.steps.applyAnswer(waiting, answer, consultation, correlationId);
-    if (settled.status === 'Failed')
-      throw settled.payment === 'refused'
-        ? new InsufficientFunds()
-        : settled.payment === 'declined'
-          ? new PaymentDeclined()
-          : new PaymentGivenUp();
+    const settled = await this.settle(waiting, answer, consultation, correlationId);
+    if (settled.status === 'Failed') throw failureOf(settled);
     return settled;
   }
 
@@ -170,7 +198,7 @@ export class Bookings {
     taken.slot = await takePlaces(SlotPlace, booking.slotKey, consultation._id, booking._id, booking.places, consultation.maxCapacity);
     if (!taken.slot) throw new SlotUnavailable('No places left at this time');
     taken.coupon = discount !== null && (await takeCouponUse(discount._id, discount.maxUses, booking._id));
-    if (discount && !taken.coupon) throw new CouponInvalid('The coupon has been used up');
+    if (discount && !taken.coupon) throw new CouponInvalid(UNUSABLE_COUPON);
   }
 
   /** One booking of the caller's (buyer, seller, admin): how clients follow a PaymentPending one. */
@@ -184,6 +212,17 @@ export class Bookings {
   /** The refund of a cancelled paid booking reached the buyer's wallet (wallet event). */
   async markRefunded(bookingId: string, at: Date): Promise<void> {
     await Booking.updateOne({ _id: bookingId, refundStatus: 'Pending' }, { $set: { refundStatus: 'Refunded', refundedAt: at } });
+  }
+
+  /**
+   * An admin voided the hold at the wallet by hand: the whole amount is back with the buyer, so
+   * a Confirmed booking is Cancelled (Refunded, places back, `booking.cancelled` for the CRM);
+   * one already cancelled just becomes Refunded. Repeats change nothing.
+   */
+  async cancelVoidedByAdmin(bookingId: string, at: Date): Promise<void> {
+    const booking = await Booking.findById(bookingId).lean<BookingDoc>();
+    if (booking?.status === 'Confirmed') await this.steps.cancelBySystem(booking, 'voided_by_admin', at);
+    await this.markRefunded(bookingId, at);
   }
 
   async list(user: AuthenticatedUser, query: { page: number; limit: number; status?: string }) {
@@ -203,7 +242,7 @@ export class Bookings {
     if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user))
       throw new Forbidden('This booking is someone else’s');
     const by = user.id === booking.buyerId ? 'buyer' : user.id === booking.sellerId ? 'seller' : 'admin';
-    if (booking.status === 'PaymentPending') return this.cancelUnpaid(booking, by, cancellationSaid(body));
+    if (booking.status === 'PaymentPending') return this.cancelUnpaid(booking, by, cancellationSaid(body), correlationId);
     if (booking.status !== 'Confirmed') throw new InvalidState(`A ${booking.status} booking cannot be cancelled`);
     const session = booking.sessionId ? await Session.findById(booking.sessionId, { status: 1 }).lean<SessionDoc>() : null;
     if (now >= booking.startsAt || (session && session.status !== 'Scheduled')) throw new CancellationClosed();
@@ -264,11 +303,11 @@ export class Bookings {
       try {
         const late = booking.payment === 'voiding' || (booking.paymentDeadline !== null && now >= booking.paymentDeadline);
         if (late && !(await this.steps.startVoiding(booking))) continue;
-        const answer = late ? await this.wallet.void(booking._id) : await this.askWallet(booking);
+        const answer = late ? await this.wallet.void(booking._id, correlationOf(booking)) : await this.askWallet(booking);
         const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
-        if (consultation) await this.steps.applyAnswer(booking, answer, consultation, booking._id);
+        if (consultation) await this.settle(booking, answer, consultation, correlationOf(booking));
       } catch (err) {
-        this.log.warn({ err: (err as Error).message, bookingId: booking._id }, 'payment of a booking still waits');
+        this.log.warn({ err, bookingId: booking._id, correlationId: booking.correlationId }, 'payment of a booking still waits');
       }
     }
     for (const booking of await Booking.find({ status: 'Cancelled', released: false }).limit(100).lean<BookingDoc[]>())
@@ -277,6 +316,7 @@ export class Bookings {
       await this.steps.giveBackAll(booking);
       await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
     }
+    await bookingRequests.deleteExpired(now);
   }
 
   /**
@@ -284,24 +324,55 @@ export class Bookings {
    * returns anything it held), Cancelled with nothing to refund. The wallet silent: 409, and the
    * sweep finishes the void (the booking ends Cancelled then).
    */
-  private async cancelUnpaid(booking: BookingDoc, by: 'buyer' | 'seller' | 'admin', said: CancellationSaid): Promise<BookingDoc> {
+  private async cancelUnpaid(
+    booking: BookingDoc,
+    by: 'buyer' | 'seller' | 'admin',
+    said: CancellationSaid,
+    correlationId: string,
+  ): Promise<BookingDoc> {
     if (!(await this.steps.startVoiding(booking, by, said)))
       throw new InvalidState('The booking’s payment has just been settled; try again');
-    if ((await this.wallet.void(booking._id)) !== 'voided')
+    if ((await this.wallet.void(booking._id, correlationId)) !== 'voided')
       throw new InvalidState('The payment is being given up; the booking will be cancelled shortly');
     const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
-    return this.steps.applyAnswer(booking, 'voided', consultation!, booking._id);
+    return this.steps.applyAnswer(booking, 'voided', consultation!, correlationId);
+  }
+
+  /**
+   * The wallet's answer applied. A hold whose session has left Scheduled meanwhile (the seller
+   * started it while the wallet answered) cannot be confirmed: the payment is given up — voided
+   * at the wallet, the booking Failed and its places back (the wallet silent: the sweep finishes
+   * the void) — and the client gets 422 `slot_unavailable`. Nothing stays held for a session
+   * that will never include the booking.
+   */
+  private async settle(booking: BookingDoc, answer: HoldAnswer, consultation: ConsultationDoc, correlationId: string): Promise<BookingDoc> {
+    try {
+      return await this.steps.applyAnswer(booking, answer, consultation, correlationId);
+    } catch (err) {
+      if (!(err instanceof SlotUnavailable)) throw err;
+      if (await this.steps.startVoiding(booking)) {
+        const voided = await this.wallet.void(booking._id, correlationId);
+        if (voided === 'voided') await this.steps.applyAnswer(booking, voided, consultation, correlationId);
+      }
+      this.log.info({ bookingId: booking._id, correlationId }, 'held booking refused: its session has left Scheduled; payment voided');
+      throw err;
+    }
   }
 
   private askWallet(booking: BookingDoc): Promise<HoldAnswer> {
-    return this.wallet.hold({
-      bookingId: booking._id,
-      buyerId: booking.buyerId,
-      buyerRef: booking.buyerRef,
-      sellerId: booking.sellerId,
-      amountMinor: booking.totalAmountMinor,
-      currency: booking.currency,
-    });
+    return this.wallet.hold(
+      {
+        bookingId: booking._id,
+        buyerId: booking.buyerId,
+        buyerRef: booking.buyerRef,
+        sellerId: booking.sellerId,
+        amountMinor: booking.totalAmountMinor,
+        currency: booking.currency,
+        // The wallet captures no earlier than the slot's end, whatever a session move says.
+        endsAt: booking.endsAt.toISOString(),
+      },
+      correlationOf(booking),
+    );
   }
 
   private async plan(user: AuthenticatedUser, body: CreateBookingBody, now: Date): Promise<Plan> {
@@ -309,7 +380,8 @@ export class Bookings {
     // would tell a stranger it is there); to those it is not bookable.
     const consultation = await visibleConsultation(user, body.consultationId);
     if (!isListed(consultation)) throw new NotBookable();
-    if (body.SellerId !== consultation.sellerId) throw new InvalidField('SellerId is not the seller of this consultation', 'SellerId');
+    if (!namesSeller(body.SellerId, consultation))
+      throw new InvalidField('SellerId is not the seller of this consultation (give their user id or USR reference)', 'SellerId');
     if (user.id === consultation.sellerId) throw new Forbidden('Sellers do not book their own consultations');
     const [ruleSet, pricing] = await Promise.all([
       RuleSet.findById(consultation.ruleSetId).lean<RuleSetDoc>(),
@@ -326,14 +398,17 @@ export class Bookings {
     let discount: DiscountDoc | null = null;
     if (body.couponCode) {
       discount = await sellerCoupon(consultation.sellerId, body.couponCode);
-      const problem = couponProblem(discount, subTotalMinor, now);
-      if (problem) throw new CouponInvalid(problem);
+      if (couponProblem(discount, subTotalMinor, now)) await refuseCouponGuess(user, new CouponInvalid(UNUSABLE_COUPON), now);
     }
     const quote = applyCoupon(subTotalMinor, discount);
     if (body.currency !== pricing.currency) throw new PriceMismatch('currency', pricing.currency);
     // The contract parsed both to minor units: compared exactly, never as floats.
     if (body.subTotalMinor !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
-    if (body.totalAmountMinor !== quote.finalMinor) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
+    if (body.totalAmountMinor !== quote.finalMinor) {
+      if (!discount) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
+      // The expected total after a coupon would tell a guesser the code is right and its discount.
+      await refuseCouponGuess(user, new PriceMismatch('totalAmount', null), now);
+    }
     return {
       consultation,
       ruleSet,
@@ -345,4 +420,26 @@ export class Bookings {
       totalAmountMinor: quote.finalMinor,
     };
   }
+}
+
+/** `SellerId` of a booking names the consultation's seller by user id (any case) or USR reference. */
+function namesSeller(key: string, consultation: Pick<ConsultationDoc, 'sellerId' | 'sellerRef'>): boolean {
+  return key.toLowerCase() === consultation.sellerId.toLowerCase() || (!!consultation.sellerRef && key === consultation.sellerRef);
+}
+
+/**
+ * A booking whose coupon failed is a coupon check like validate-coupon's and counts against the
+ * same per-user throttle: past it, 429 instead of the answer, so codes cannot be guessed through
+ * bookings faster than through validation (issue 20).
+ */
+async function refuseCouponGuess(user: AuthenticatedUser, refusal: Error, now: Date): Promise<never> {
+  await countCouponCheck(user.id, now);
+  throw refusal;
+}
+
+/** What the client is told of a booking that ended Failed for want of payment. */
+function failureOf(booking: Pick<BookingDoc, 'payment'>): Error {
+  if (booking.payment === 'refused') return new InsufficientFunds();
+  if (booking.payment === 'declined') return new PaymentDeclined();
+  return new PaymentGivenUp();
 }

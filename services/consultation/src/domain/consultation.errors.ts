@@ -11,9 +11,13 @@ export class CouponInvalid extends RuleViolation {
     super(ErrorCode.couponInvalid, reason, 'couponCode');
   }
 }
+/**
+ * `expected` null: the right figure is not told — after a coupon it would reveal the discount
+ * of a guessed code (issue 20).
+ */
 export class PriceMismatch extends RuleViolation {
-  constructor(field: 'subTotal' | 'totalAmount' | 'currency', expected: string) {
-    super('price_mismatch', `${field} must be ${expected}`, field);
+  constructor(field: 'subTotal' | 'totalAmount' | 'currency', expected: string | null) {
+    super('price_mismatch', expected === null ? `${field} does not match the price` : `${field} must be ${expected}`, field);
   }
 }
 export class NotBookable extends RuleViolation {

@@ -38,6 +38,7 @@ export async function createConsultation(
     _id: newInternalId('con'),
     referenceId: newReference('CON', references.prefix),
     sellerId: user.id,
+    sellerRef: user.ref,
     ruleSetId: ruleSet._id,
     pricingId: pricing._id,
     currentStatus: 'Pending',

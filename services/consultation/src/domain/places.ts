@@ -21,7 +21,7 @@ export async function takePlaces(
   if (places > capacity) return false;
   try {
     await model.findOneAndUpdate(
-      { _id: key, booked: { $lte: capacity - places }, bookingIds: { $ne: bookingId } },
+      { _id: key, booked: { $lte: capacity - places }, bookingIds: { $ne: bookingId }, closed: { $ne: true } },
       { $inc: { booked: places }, $push: { bookingIds: bookingId }, $setOnInsert: { consultationId } },
       { upsert: true },
     );
@@ -29,6 +29,22 @@ export async function takePlaces(
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
     return false;
+  }
+}
+
+/**
+ * Closes a slot for good once its session has left Scheduled: from here `takePlaces` refuses it
+ * (a closed counter does not match and the upsert collides with it). Written before the session
+ * moves, so a booking that takes a place after the move cannot exist; one that took it just
+ * before finds the session no longer Scheduled and is refused there (`joinSession`).
+ */
+export async function closeSlot(model: Model<PlaceDoc>, key: string, consultationId: string): Promise<void> {
+  try {
+    await model.updateOne({ _id: key }, { $set: { closed: true }, $setOnInsert: { consultationId } }, { upsert: true });
+  } catch (err) {
+    // A booking created the counter between our match and our insert: now it exists.
+    if (!isDuplicateKey(err)) throw err;
+    await model.updateOne({ _id: key }, { $set: { closed: true } });
   }
 }
 

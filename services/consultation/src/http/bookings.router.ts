@@ -11,7 +11,7 @@ import {
   ok,
 } from '@mkt/contracts';
 import { correlationIdOf, currentUser, serviceRouter, withInput } from '@mkt/kit';
-import type { Bookings } from '../domain/bookings';
+import { bookingRequests, type Bookings } from '../domain/bookings';
 import type { Sessions } from '../domain/sessions';
 import { bookingListItem, bookingView, cancelledView, noShowView, sessionListItem } from './views';
 
@@ -21,10 +21,15 @@ export function bookingsRouter(bookings: Bookings, sessions: Sessions): Router {
   router.post(
     '/bookings',
     withInput({ body: CreateBookingBody }, async (input, req, res) => {
-      const booking = await bookings.create(currentUser(req), input.body, correlationIdOf(req));
-      // The wallet did not answer in time: the booking's current status, finished by the sweep.
-      const message = booking.status === 'Confirmed' ? 'Booking confirmed' : 'Booking payment pending';
-      res.json(ok(bookingView(booking), message));
+      const user = currentUser(req);
+      // It moves money: a retry under the same Idempotency-Key gets the first answer, never a second hold.
+      const answer = await bookingRequests.run('booking', user.id, req.header('idempotency-key'), req.body, async (attempt) => {
+        const booking = await bookings.create(user, input.body, correlationIdOf(req), attempt);
+        // The wallet did not answer in time: the booking's current status, finished by the sweep.
+        const message = booking.status === 'Confirmed' ? 'Booking confirmed' : 'Booking payment pending';
+        return { status: 200, body: ok(bookingView(booking), message) };
+      });
+      res.status(answer.status).json(answer.body);
     }),
   );
   router.get(

@@ -7,6 +7,8 @@ export interface HoldRequest {
   sellerId: string;
   amountMinor: number;
   currency: string;
+  /** The slot's end (ISO): the wallet captures the hold no earlier than this. */
+  endsAt: string;
 }
 
 /**
@@ -38,8 +40,9 @@ export class WalletClient {
     private readonly log: Logger,
   ) {}
 
-  async hold(request: HoldRequest): Promise<HoldAnswer> {
-    const res = await this.post('/internal/holds', request);
+  /** `correlationId`: the booking request's, sent on so the wallet's logs and events carry it. */
+  async hold(request: HoldRequest, correlationId: string): Promise<HoldAnswer> {
+    const res = await this.post('/internal/holds', request, correlationId);
     if (!res) return 'unreachable';
     if (res.status === 422 && res.body.errors?.[0]?.code === 'insufficient_funds') return 'refused';
     if (res.status === 422 || res.status === 400) {
@@ -53,8 +56,8 @@ export class WalletClient {
   }
 
   /** Gives a booking's payment up: whatever the wallet held goes back, a late hold holds nothing. */
-  async void(bookingId: string): Promise<'voided' | 'unreachable'> {
-    const res = await this.post(`/internal/holds/${encodeURIComponent(bookingId)}/void`, {});
+  async void(bookingId: string, correlationId: string): Promise<'voided' | 'unreachable'> {
+    const res = await this.post(`/internal/holds/${encodeURIComponent(bookingId)}/void`, {}, correlationId);
     if (!res) return 'unreachable';
     if (res.status === 200) return 'voided';
     return this.unusable(bookingId, res.status) as 'unreachable';
@@ -66,17 +69,17 @@ export class WalletClient {
     return 'unreachable';
   }
 
-  private async post(path: string, body: object): Promise<{ status: number; body: HoldBody } | null> {
+  private async post(path: string, body: object, correlationId: string): Promise<{ status: number; body: HoldBody } | null> {
     try {
       const res = await fetch(`${this.settings.url}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-internal-token': this.settings.token },
+        headers: { 'content-type': 'application/json', 'x-internal-token': this.settings.token, 'x-correlation-id': correlationId },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(this.settings.timeoutMs),
       });
       return { status: res.status, body: (await res.json().catch(() => ({}))) as HoldBody };
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, path }, 'wallet not reachable; the booking waits for the sweep');
+      this.log.warn({ err, path, correlationId }, 'wallet not reachable; the booking waits for the sweep');
       return null;
     }
   }

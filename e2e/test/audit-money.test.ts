@@ -1,0 +1,125 @@
+import {
+  apiOf,
+  book,
+  fund,
+  loginAdmin,
+  nearSlots,
+  offerConsultation,
+  offerSoonSlot,
+  register,
+  slotsOf,
+  dayFromNow,
+  type Session,
+} from './fixtures';
+import { startSystem, type System } from './system';
+
+/** Issue 20's attacks on the consultation's money and trust, replayed through the gateway. */
+let system: System;
+let admin: Session;
+beforeAll(async () => {
+  system = await startSystem();
+  admin = await loginAdmin(system);
+}, 120_000);
+afterAll(() => system?.stop());
+
+const walletOf = async (user: Session) => (await apiOf(system, user)('GET', '/v1/wallet')).body.data;
+
+test('a booking of a slot whose session has started is refused, and the buyer’s wallet holds nothing', async () => {
+  const seller = await register(system, 'seller');
+  const [first, late] = await Promise.all([register(system, 'buyer'), register(system, 'buyer')]);
+  await fund(system, [first, late], 500);
+  const { offer, slot } = await offerSoonSlot(system, seller, admin, { capacity: 5, leadSeconds: 30 });
+  const booked = await book(system, first, offer, slot);
+  expect(booked.body.data.status).toBe('Confirmed');
+  const started = await apiOf(system, seller)('POST', `/consultations/sessions/${booked.body.data.sessionId}/start`, {});
+  expect(started.status).toBe(200);
+  const refused = await book(system, late, offer, slot);
+  expect(refused.status).toBe(422);
+  expect(refused.body.errors[0]).toMatchObject({ code: 'slot_unavailable' });
+  expect(await walletOf(late)).toMatchObject({ etbAvailableBalance: 500, heldBalance: 0 });
+});
+
+test('a session cannot be ended before its slot starts (the seller would be paid for nothing)', async () => {
+  const seller = await register(system, 'seller');
+  const buyer = await register(system, 'buyer');
+  await fund(system, [buyer], 500);
+  const offer = await offerConsultation(system, seller, admin, { duration: 5, from: '00:00:00', to: '23:59:59' });
+  const booked = await book(system, buyer, offer, nearSlots(offer)[0]!);
+  const sessionId = booked.body.data.sessionId as string;
+  expect((await apiOf(system, seller)('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(200);
+  const ended = await apiOf(system, seller)('POST', `/consultations/sessions/${sessionId}/end`, { sessionSummary: 'Done' });
+  expect(ended.status).toBe(422);
+  expect(ended.body.errors[0]).toMatchObject({ code: 'too_early' });
+  const sessions = await apiOf(system, seller)('GET', '/consultations/sessions?status=In%20Progress');
+  expect(sessions.body.data.sessions.map((s: { id: string }) => s.id)).toContain(sessionId);
+});
+
+test('coupon codes cannot be guessed through bookings: one answer for every bad code, no discount told, throttled', async () => {
+  const seller = await register(system, 'seller');
+  const guesser = await register(system, 'buyer');
+  const offer = await offerConsultation(system, seller, admin, { priceMajor: 100 });
+  const created = await apiOf(system, seller)('POST', '/consultations/pricing/promotional-discounts', {
+    name: 'Secret',
+    discountType: 'Percentage',
+    discountValue: 30,
+    couponCode: 'SECRET30',
+    maxUses: 100,
+    validFrom: new Date(Date.now() - 86_400_000).toISOString(),
+    validTo: new Date(Date.now() + 86_400_000).toISOString(),
+  });
+  expect(created.status).toBe(200);
+  const slot = slotsOf(offer, dayFromNow(3))[0]!;
+  const guess = (couponCode: string) =>
+    apiOf(system, guesser)('POST', '/consultations/bookings', {
+      SellerId: offer.sellerId,
+      consultationId: offer.id,
+      ruleSetId: offer.ruleSetId,
+      ...slot,
+      participants: [{ fullName: 'A guesser', email: guesser.email, phone: '+251911223344' }],
+      subTotal: 100,
+      totalAmount: 100,
+      currency: 'ETB',
+      couponCode,
+    });
+  const right = await guess('SECRET30');
+  expect(right.status).toBe(422);
+  expect(right.body.errors[0]).toMatchObject({ code: 'price_mismatch' });
+  expect(JSON.stringify(right.body)).not.toContain('70');
+  // At most 20 checks a minute (the limit of validate-coupon); the test may cross a minute's end.
+  const answers: Array<{ status: number; message?: string }> = [];
+  for (let i = 0; i < 45 && !answers.some((a) => a.status === 429); i += 1) {
+    const res = await guess(`WRONG${i}`);
+    answers.push({ status: res.status, message: res.body.errors?.[0]?.message });
+  }
+  expect(answers.at(-1)!.status).toBe(429);
+  expect(answers.length).toBeLessThanOrEqual(41);
+  expect(new Set(answers.filter((a) => a.status === 422).map((a) => a.message))).toEqual(new Set(['This coupon code cannot be used']));
+});
+
+test('a retried booking with the same Idempotency-Key returns the first answer and holds once', async () => {
+  const seller = await register(system, 'seller');
+  const buyer = await register(system, 'buyer');
+  await fund(system, [buyer], 500);
+  const offer = await offerConsultation(system, seller, admin, { priceMajor: 100, capacity: 5 });
+  const body = {
+    SellerId: seller.ref,
+    consultationId: offer.id,
+    ruleSetId: offer.ruleSetId,
+    ...slotsOf(offer, dayFromNow(3))[0]!,
+    participants: [{ fullName: 'A buyer', email: buyer.email, phone: '+251911223344' }],
+    subTotal: 100,
+    totalAmount: 100,
+    currency: 'ETB',
+  };
+  const key = { 'Idempotency-Key': `retry-${Date.now()}` };
+  const first = await apiOf(system, buyer)('POST', '/consultations/bookings', body, key);
+  expect(first.status).toBe(200);
+  const retried = await apiOf(system, buyer)('POST', '/consultations/bookings', body, key);
+  expect(retried.status).toBe(200);
+  expect(retried.body).toEqual(first.body);
+  expect(await walletOf(buyer)).toMatchObject({ etbAvailableBalance: 400, heldBalance: 100 });
+  const listed = await apiOf(system, buyer)('GET', '/consultations/bookings');
+  expect(listed.body.data.bookings).toHaveLength(1);
+  const reused = await apiOf(system, buyer)('POST', '/consultations/bookings', { ...body, notes: 'another' }, key);
+  expect(reused.status).toBe(409);
+});
