@@ -11,6 +11,7 @@ import {
   as,
   bookingBody,
   couponChecksOf,
+  daysAhead,
   DEFAULT_BUYER_BALANCE_MINOR,
   ensureWallet,
   givenOffer,
@@ -104,6 +105,10 @@ describe('a paid booking joins only a Scheduled session (issue 20, HIGH)', () =>
     expect(await balanceOf(late)).toEqual({ available: DEFAULT_BUYER_BALANCE_MINOR, held: 0 });
     expect(await Booking.countDocuments({ buyerId: late.id, status: { $in: ['Confirmed', 'PaymentPending'] } })).toBe(0);
     expect((await Session.findById(first.body.data.sessionId).lean())!.buyerIds).toHaveLength(1);
+    // Nor is the slot offered: the listing shows it full, though four of its five places are free.
+    const date = daysAhead(7);
+    const listed = await as(api, late)('GET', `/consultations/${offer.consultationId}/slots?from=${date}&to=${date}`);
+    expect(listed.body.data.slots.find((slot: { startTime: string }) => slot.startTime === '10:00')).toMatchObject({ remaining: 0 });
   });
 
   test('a hold answered after the session started is voided: 422, the booking Failed, the money and the place back', async () => {

@@ -111,11 +111,12 @@ async function placesTaken(consultationId: string, slots: Array<{ day: string; s
   const days = slots.map((slot) => slot.day).sort();
   const range = (first: string, last: string) => ({ _id: { $gte: `${consultationId}|${first}`, $lte: `${consultationId}|${last}` } });
   const [places, dayPlaces] = await Promise.all([
-    SlotPlace.find(range(slots[0]!.startsAt, slots.at(-1)!.startsAt), { booked: 1 }).lean(),
+    SlotPlace.find(range(slots[0]!.startsAt, slots.at(-1)!.startsAt), { booked: 1, closed: 1 }).lean(),
     DayPlace.find(range(days[0]!, days.at(-1)!), { booked: 1 }).lean(),
   ]);
-  const byStart = (docs: Array<{ _id: string; booked: number }>) =>
-    new Map(docs.map((doc) => [doc._id.slice(consultationId.length + 1), doc.booked]));
+  // A slot whose session has left Scheduled is closed: listed as full, as booking it is refused.
+  const byStart = (docs: Array<{ _id: string; booked: number; closed?: boolean }>) =>
+    new Map(docs.map((doc) => [doc._id.slice(consultationId.length + 1), doc.closed ? Number.MAX_SAFE_INTEGER : doc.booked]));
   return [byStart(places), byStart(dayPlaces)] as const;
 }
 
