@@ -50,17 +50,46 @@ const restrict = (patterns, paths = []) => ({
 // wallet in the same process (its composition and models), a test of the two together.
 const CROSS_SERVICE_EXCEPTIONS = { consultation: ['services/consultation/test/**'] };
 
+/**
+ * Routers come from kit's `serviceRouter()` (case-sensitive, strict, as `createService`
+ * promises): a plain `express.Router()` let `/wallets/USERS/X/topup` reach its handler (issue 20).
+ */
+const NO_EXPRESS_ROUTER = {
+  name: 'express',
+  importNames: ['Router'],
+  message: 'Use serviceRouter() from @mkt/kit: case-sensitive and strict like the app (issue 20).',
+};
+
 const layering = SERVICES.flatMap((service) => [
   {
     files: [`services/${service}/**/*.ts`],
     ignores: CROSS_SERVICE_EXCEPTIONS[service] ?? [],
-    rules: restrict(otherServices(service)),
+    rules: restrict(otherServices(service), [NO_EXPRESS_ROUTER]),
   },
   ...Object.entries(LAYERS).map(([layer, rule]) => ({
     files: [`services/${service}/src/${layer}/**/*.ts`],
-    rules: restrict([...rule.patterns, ...otherServices(service)], rule.paths),
+    rules: restrict([...rule.patterns, ...otherServices(service)], [...rule.paths, NO_EXPRESS_ROUTER]),
   })),
 ]);
+
+/** Syntax no code may use: each entry names the incident that made it a rule. */
+const FORBIDDEN_SYNTAX = [
+  {
+    selector: "Property[key.name='err'][value.type='MemberExpression'][value.property.name='message']",
+    message: 'Log the error object ({ err }): its message alone drops the stack (issue 20).',
+  },
+  {
+    selector: "Property[key.name='err'] > ChainExpression > MemberExpression[property.name='message']",
+    message: 'Log the error object ({ err }): its message alone drops the stack (issue 20).',
+  },
+];
+const FORBIDDEN_IN_SERVICES = [
+  ...FORBIDDEN_SYNTAX,
+  {
+    selector: "CallExpression[callee.object.name='express'][callee.property.name='Router']",
+    message: 'Use serviceRouter() from @mkt/kit: case-sensitive and strict like the app (issue 20).',
+  },
+];
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.tools/**', '.dev/**', 'coverage/**'] },
@@ -73,8 +102,12 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'no-console': 'error',
       eqeqeq: ['error', 'always'],
+      'no-shadow': 'off',
+      '@typescript-eslint/no-shadow': 'error',
+      'no-restricted-syntax': ['error', ...FORBIDDEN_SYNTAX],
     },
   },
+  { files: ['services/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...FORBIDDEN_IN_SERVICES] } },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     languageOptions: {
