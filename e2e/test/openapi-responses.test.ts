@@ -103,14 +103,14 @@ async function walletFlow(buyer: Session, seller: Session, admin: Session): Prom
   const payoutPath = `/wallets/users/${buyer.ref}/payout-request`;
   const payout = async () =>
     (await drive(buyer, 'POST', '/wallets/users/{userReferenceId}/payout-request', payoutPath, payoutBody)).body.data.referenceId;
-  const move = (ref: string, to: string) =>
-    drive(admin, 'POST', `/wallets/payout-requests/{referenceId}/${to}`, `/wallets/payout-requests/${ref}/${to}`, {
+  const move = (payoutRef: string, to: string) =>
+    drive(admin, 'POST', `/wallets/payout-requests/{referenceId}/${to}`, `/wallets/payout-requests/${payoutRef}/${to}`, {
       adminNotes: 'Checked',
     });
   const [completed, failed, rejected, cancelled] = [await payout(), await payout(), await payout(), await payout()];
-  for (const ref of [completed, failed]) {
-    await move(ref, 'approve');
-    await move(ref, 'process');
+  for (const payoutRef of [completed, failed]) {
+    await move(payoutRef, 'approve');
+    await move(payoutRef, 'process');
   }
   await move(completed, 'complete');
   await move(failed, 'fail');

@@ -114,7 +114,7 @@ export class Identity {
       await User.updateOne({ _id: user._id, passwordHash: user.passwordHash }, { $set: { passwordHash } });
       this.log.info({ userId: user._id }, 'password hash upgraded');
     } catch (err) {
-      this.log.warn({ userId: user._id, err: (err as Error).message }, 'password hash upgrade failed');
+      this.log.warn({ userId: user._id, err }, 'password hash upgrade failed');
     }
   }
 

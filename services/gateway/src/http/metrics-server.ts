@@ -33,7 +33,7 @@ export function metricsListener(port: number, host: string): (runtime: Pick<Runt
         return server;
       },
       (err: Error) => {
-        log.error({ err: err.message, port }, 'metrics listener could not start');
+        log.error({ err, port }, 'metrics listener could not start');
         return null;
       },
     );

@@ -98,10 +98,7 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
           ? [503, ErrorCode.unavailable, `The ${upstream} service is unavailable`]
           : [502, ErrorCode.badGateway, `The ${upstream} service failed to answer`];
       if (res.writableEnded || res.destroyed) return;
-      log.warn(
-        { upstream, err: err.message, code: err.code, status: failure[0], reqId: exchange.headers['x-request-id'] },
-        'upstream failure',
-      );
+      log.warn({ upstream, err, status: failure[0], reqId: exchange.headers['x-request-id'] }, 'upstream failure');
       if (res.headersSent) res.destroy();
       else exchange.fail(failure);
     },
@@ -123,7 +120,7 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
   function send(req: ProxiedRequest, res: ServerResponse, exchange: Exchange): void {
     const { upstream } = exchange;
     void proxies[upstream](req, res, (err?: unknown) => {
-      log.warn({ upstream, err: (err as Error | undefined)?.message }, 'proxy could not start');
+      log.warn({ upstream, err }, 'proxy could not start');
       exchange.fail([502, ErrorCode.badGateway, `The ${upstream} service failed to answer`]);
     });
   }

@@ -88,11 +88,11 @@ export class Reviews {
     if (!eligible)
       throw new RuleViolation(ErrorCode.notEligible, 'Only a buyer who completed a session of this consultation may review it');
     const entityId = eligible.consultationId;
-    const countsInRating = eligible.paid !== false;
+    const counts = eligible.paid !== false;
     const id = newInternalId('rev');
     const event = makeEvent(
       'review.created',
-      { reviewId: id, entityType: body.entityType, entityId, rating: body.rating, countsInRating },
+      { reviewId: id, entityType: body.entityType, entityId, rating: body.rating, countsInRating: counts },
       { source: 'review', correlationId },
     );
     try {
@@ -106,12 +106,12 @@ export class Reviews {
         rating: body.rating,
         // Plain text as written: escaping belongs to whoever renders it (HTML, a PDF, a push).
         comment: body.comment,
-        countsInRating,
+        countsInRating: counts,
         pendingEvents: [event],
       });
       void this.outbox.flush(Review, review.toObject());
-      this.log.info({ reviewId: id, entityId, rating: body.rating, countsInRating }, 'review created');
-      if (countsInRating) return review.toObject();
+      this.log.info({ reviewId: id, entityId, rating: body.rating, countsInRating: counts }, 'review created');
+      if (counts) return review.toObject();
       // A paid session completed while this was being written found no review to count: look
       // again now that it is stored (each side writes, then reads what the other wrote).
       if ((await eligibilityOf(user.id, entityId))?.paid === true) {
