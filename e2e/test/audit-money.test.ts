@@ -10,8 +10,9 @@ import {
   slotsOf,
   dayFromNow,
   type Session,
+  waitForSlotStart,
 } from './fixtures';
-import { startSystem, type System } from './system';
+import { eventually, startSystem, type System } from './system';
 
 /** Issue 20's attacks on the consultation's money and trust, replayed through the gateway. */
 let system: System;
@@ -123,3 +124,62 @@ test('a retried booking with the same Idempotency-Key returns the first answer a
   const reused = await apiOf(system, buyer)('POST', '/consultations/bookings', { ...body, notes: 'another' }, key);
   expect(reused.status).toBe(409);
 });
+
+test('a review farm (100 % coupon, fresh empty wallets, 5★ each) leaves the public rating as it was; a paying buyer’s review counts', async () => {
+  const seller = await register(system, 'seller');
+  const farm = await Promise.all([0, 1, 2].map(() => register(system, 'buyer')));
+  const payer = await register(system, 'buyer');
+  await fund(system, [payer], 100);
+  const { offer, slot, startsAt } = await offerSoonSlot(system, seller, admin, { priceMajor: 100, capacity: 4, leadSeconds: 40 });
+  const coupon = await apiOf(system, seller)('POST', '/consultations/pricing/promotional-discounts', {
+    name: 'Free',
+    discountType: 'Percentage',
+    discountValue: 100,
+    couponCode: 'FREE100',
+    maxUses: 10,
+    validFrom: new Date(Date.now() - 86_400_000).toISOString(),
+    validTo: new Date(Date.now() + 86_400_000).toISOString(),
+  });
+  expect(coupon.status).toBe(200);
+  const bookFree = (buyer: Session) =>
+    apiOf(system, buyer)('POST', '/consultations/bookings', {
+      SellerId: offer.sellerId,
+      consultationId: offer.id,
+      ruleSetId: offer.ruleSetId,
+      ...slot,
+      participants: [{ fullName: 'A farmer', email: buyer.email, phone: '+251911223344' }],
+      subTotal: 100,
+      totalAmount: 0,
+      currency: 'ETB',
+      couponCode: 'FREE100',
+    });
+  for (const buyer of farm) expect((await bookFree(buyer)).body.data).toMatchObject({ status: 'Confirmed', totalAmount: 0 });
+  const paid = await book(system, payer, offer, slot);
+  expect(paid.body.data).toMatchObject({ status: 'Confirmed', totalAmount: 100 });
+  const sessionId = paid.body.data.sessionId as string;
+  const sellerApi = apiOf(system, seller);
+  expect((await sellerApi('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(200);
+  await waitForSlotStart(startsAt);
+  expect((await sellerApi('POST', `/consultations/sessions/${sessionId}/end`, {})).status).toBe(200);
+
+  const review = async (buyer: Session, rating: number) => {
+    await eventually(
+      async () => (await apiOf(system, buyer)('GET', `/reviews/consultation/${offer.id}/status`)).body.data?.canReview,
+      (canReview) => canReview === true,
+      15_000,
+    );
+    const res = await apiOf(system, buyer)('POST', '/reviews', { entityType: 'consultation_service', entityId: offer.id, rating });
+    expect(res.status).toBe(200);
+  };
+  for (const buyer of farm) await review(buyer, 5);
+  const listed = await apiOf(system)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${offer.id}`);
+  expect(listed.body.data.reviews).toHaveLength(3);
+  expect(listed.body.data.reviews.every((r: { countsInRating: boolean }) => r.countsInRating === false)).toBe(true);
+  expect(listed.body.data).toMatchObject({ averageRating: 0, totalReviews: 0 });
+  const publicRating = async () => (await apiOf(system)('GET', `/consultations/${offer.id}`)).body.data;
+  expect(await publicRating()).toMatchObject({ totalReviews: 0 });
+
+  await review(payer, 2);
+  const { value } = await eventually(publicRating, (data) => data.totalReviews === 1, 15_000);
+  expect(value).toMatchObject({ averageRating: 2, totalReviews: 1 });
+}, 120_000);

@@ -1,4 +1,3 @@
-import { DateTime } from 'luxon';
 import { startDisposableBroker, type BrokerHandle } from '@mkt/infra';
 import {
   apiOf,
@@ -8,16 +7,14 @@ import {
   dayFromNow,
   loginAdmin,
   metric,
-  offerConsultation,
+  offerSoonSlot,
   pool,
   register,
   report,
-  nearSlots,
   slotsOf,
   topUp,
   waitFor,
   waitForSlotStart,
-  ZONE,
   type Offer,
   type Session,
   type Slot,
@@ -48,12 +45,11 @@ test('a broker outage during bookings, session ends and transfers loses nothing 
   const sellers = await Promise.all([register(system, 'seller', 'Seller A'), register(system, 'seller', 'Seller B')]);
   const buyers = await Promise.all([0, 1, 2, 3].map((i) => register(system, 'buyer', `Buyer ${i}`)));
   // Group sessions open all day: the buyers who end up with a completed session share one slot
-  // that starts soon (a session starts at the earliest 15 minutes before its slot).
-  const offers = await Promise.all(
-    sellers.map((seller) =>
-      offerConsultation(system, seller, admin, { priceMajor: PRICE, capacity: 4, duration: 5, from: '00:00:00', to: '23:59:59' }),
-    ),
+  // that starts a minute or two from now (booked and started before it, ended once it begins).
+  const soon = await Promise.all(
+    sellers.map((seller) => offerSoonSlot(system, seller, admin, { priceMajor: PRICE, capacity: 4, allDay: true, leadSeconds: 90 })),
   );
+  const offers = soon.map(({ offer }) => offer);
   for (const buyer of buyers) await topUp(system, buyer, 3_000);
   const auditQueue = `${system.namespace}.test-audit.outage`;
   const before = await auditEvents(system, { keys: ['consultation.#'], queue: auditQueue });
@@ -69,7 +65,7 @@ test('a broker outage during bookings, session ends and transfers loses nothing 
   // Bookings: each buyer books BOOKINGS_PER_PAIR slots of each seller's consultation; the first
   // is the soon-starting slot for every buyer of seller A and the first two of seller B.
   const date = dayFromNow(4);
-  const near = offers.map((offer) => nearSlots(offer)[0]!);
+  const near = soon.map(({ slot }) => slot);
   const completes = (b: number, o: number) => o === 0 || b < 2;
   const work: Array<{ buyer: Session; offer: Offer; slot: Slot }> = [];
   buyers.forEach((buyer, b) =>
@@ -115,8 +111,7 @@ test('a broker outage during bookings, session ends and transfers loses nothing 
   }
   expect((await Promise.all(cancels)).map((res) => res.status)).toEqual(cancels.map(() => 200));
   // A session ends only once its slot has begun (still during the outage).
-  const slotStart = (slot: Slot) => DateTime.fromFormat(`${slot.date} ${slot.startTime}`, 'yyyy-MM-dd HH:mm', { zone: ZONE }).toJSDate();
-  await waitForSlotStart(new Date(Math.max(...near.map((slot) => slotStart(slot).getTime()))));
+  await waitForSlotStart(new Date(Math.max(...soon.map(({ startsAt }) => startsAt.getTime()))));
   for (const { seller, sessionId } of toEnd) {
     const ended = await apiOf(system, seller)('POST', `/consultations/sessions/${sessionId}/end`, { sessionSummary: 'Done' });
     expect(ended.status).toBe(200);
@@ -217,4 +212,4 @@ test('a broker outage during bookings, session ends and transfers loses nothing 
   expect(wallets.availableMinor + wallets.heldMinor).toBe(wallets.completedTopUpsMinor - wallets.settledPayoutsMinor);
   expect(wallets.completedTopUpsMinor).toBe(buyers.length * 3_000_00);
   await audit.close();
-}, 600_000);
+}, 300_000);

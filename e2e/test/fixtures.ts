@@ -61,6 +61,8 @@ export async function offerConsultation(
     to?: string;
     maxBookingsPerDay?: number;
     timezone?: string;
+    /** Every day's intervals, `[start, end]` wall clock; `from`–`to` when not given. */
+    intervals?: Array<[string, string]>;
   } = {},
 ): Promise<Offer> {
   const { priceMajor = 100, duration = 30, capacity = 1, from = '06:00:00', to = '18:00:00', maxBookingsPerDay = 1000 } = options;
@@ -73,7 +75,7 @@ export async function offerConsultation(
     availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
       type: 'weekly',
       weekday,
-      intervals: [{ start_time: from, end_time: to, enabled: true }],
+      intervals: (options.intervals ?? [[from, to]]).map(([start, end]) => ({ start_time: start, end_time: end, enabled: true })),
     })),
   });
   const pricing = await api('POST', '/consultations/pricing', { basePrice: priceMajor, currency: 'ETB' });
@@ -360,7 +362,7 @@ export async function checkWallets(system: System): Promise<WalletCheck> {
       mismatched,
       availableMinor: wallets.reduce((sum, wallet) => sum + (wallet.availableMinor as number), 0),
       heldMinor: wallets.reduce((sum, wallet) => sum + (wallet.heldMinor as number), 0),
-      completedTopUpsMinor: topUps.reduce((sum, topUp) => sum + (topUp.amountMinor as number), 0),
+      completedTopUpsMinor: topUps.reduce((sum, completed) => sum + (completed.amountMinor as number), 0),
       settledPayoutsMinor: payouts.reduce((sum, payout) => sum + (payout.amountMinor as number), 0),
       transfersByStatus,
     };
@@ -409,21 +411,33 @@ export async function offerSoonSlot(
   system: System,
   seller: Session,
   admin: Session,
-  options: { priceMajor?: number; capacity?: number; leadSeconds?: number } = {},
+  options: { priceMajor?: number; capacity?: number; leadSeconds?: number; allDay?: boolean } = {},
 ): Promise<SoonSlot> {
   const duration = 5;
-  const timezone = SOON_ZONES.find((zone) => DateTime.now().setZone(zone).hour >= 1 && DateTime.now().setZone(zone).hour <= 22)!;
+  // All day: the soon slot is cut from an interval of its own, and the day's other slots keep
+  // their grid from midnight (`slotsOf`) up to it, so it must come after the morning's (09:00).
+  const [earliest, latest] = options.allDay ? [9, 21] : [1, 22];
+  const timezone = SOON_ZONES.find((zone) => {
+    const hour = DateTime.now().setZone(zone).hour;
+    return hour >= earliest && hour <= latest;
+  })!;
   const start = DateTime.now()
     .setZone(timezone)
     .plus({ seconds: options.leadSeconds ?? 10, minutes: 1 })
     .startOf('minute');
   const end = start.plus({ minutes: duration });
+  const soon = start.toFormat('HH:mm:ss');
   const offer = await offerConsultation(system, seller, admin, {
-    ...options,
+    priceMajor: options.priceMajor,
+    capacity: options.capacity,
     duration,
     timezone,
-    from: start.toFormat('HH:mm:ss'),
-    to: end.toFormat('HH:mm:ss'),
+    intervals: options.allDay
+      ? [
+          ['00:00:00', soon],
+          [soon, '23:59:59'],
+        ]
+      : [[soon, end.toFormat('HH:mm:ss')]],
   });
   return {
     offer,

@@ -95,7 +95,7 @@ describe('a method not served on a served path', () => {
   });
 
   test('a path no route serves stays 404, in any method and any other spelling', async () => {
-    for (const [method, path] of [
+    for (const [method, path] of <Array<[string, string]>>[
       ['POST', '/nothing'],
       ['POST', '/things/SECRET'],
       ['PUT', '/plain/'],
