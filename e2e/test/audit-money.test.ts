@@ -130,7 +130,7 @@ test('a review farm (100 % coupon, fresh empty wallets, 5★ each) leaves the pu
   const farm = await Promise.all([0, 1, 2].map(() => register(system, 'buyer')));
   const payer = await register(system, 'buyer');
   await fund(system, [payer], 100);
-  const { offer, slot, startsAt } = await offerSoonSlot(system, seller, admin, { priceMajor: 100, capacity: 4, leadSeconds: 40 });
+  const { offer, slot, startsAt } = await offerSoonSlot(system, seller, admin, { priceMajor: 100, capacity: 4, leadSeconds: 20 });
   const coupon = await apiOf(system, seller)('POST', '/consultations/pricing/promotional-discounts', {
     name: 'Free',
     discountType: 'Percentage',

@@ -1,6 +1,13 @@
 import mongoose, { Schema } from 'mongoose';
 import type { IntegrationEvent, PaymentMethod, PayoutStatus, TopUpStatus } from '@mkt/contracts';
-import { freeFormArrayField, pendingEventsField, windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit';
+import {
+  freeFormArrayField,
+  idempotencyRecordSchema,
+  pendingEventsField,
+  windowedCounterSchema,
+  type IdempotencyRecordDoc,
+  type WindowedCounterDoc,
+} from '@mkt/kit';
 
 /** A wallet step a record still owes (applied to the wallet, or about to be). */
 export type StepState = 'none' | 'pending' | 'done';
@@ -149,29 +156,4 @@ export const Transfer = mongoose.model<TransferDoc>('Transfer', transferSchema, 
 /** One counter per user, window and period, e.g. `u1:daily:2026-11-21` (kit's WindowedCounter). */
 export const Usage = mongoose.model<WindowedCounterDoc>('Usage', windowedCounterSchema(), 'usage_counters');
 
-export interface IdempotencyDoc {
-  _id: string;
-  requestHash: string;
-  state: 'in_progress' | 'done';
-  /** The id the operation gives what it creates, the same for every attempt under this key. */
-  resourceId: string | null;
-  /** Until when the attempt in progress owns the key; a later retry may take it over. */
-  leaseUntil: Date | null;
-  status: number | null;
-  body: unknown;
-  createdAt: Date;
-}
-const idempotencySchema = new Schema<IdempotencyDoc>(
-  {
-    _id: { type: String, required: true },
-    requestHash: { type: String, required: true },
-    state: { type: String, required: true },
-    resourceId: { type: String, default: null },
-    leaseUntil: { type: Date, default: null },
-    status: { type: Number, default: null },
-    body: { type: Schema.Types.Mixed, default: null },
-    createdAt: { type: Date, required: true, index: true },
-  },
-  { versionKey: false },
-);
-export const IdempotencyRecord = mongoose.model<IdempotencyDoc>('IdempotencyRecord', idempotencySchema, 'idempotency_keys');
+export const IdempotencyRecord = mongoose.model<IdempotencyRecordDoc>('IdempotencyRecord', idempotencyRecordSchema(), 'idempotency_keys');

@@ -1,5 +1,5 @@
 import { ErrorCode } from '@mkt/contracts';
-import { AppError, Conflict, InvalidField, RuleViolation } from '@mkt/kit';
+import { AppError, InvalidField, RuleViolation } from '@mkt/kit';
 
 export class InsufficientFunds extends RuleViolation {
   constructor() {
@@ -41,18 +41,6 @@ export class UnknownBank extends InvalidField {
 export class BadAccountNumber extends InvalidField {
   constructor(length: number) {
     super(`The account number has ${length} digits at this bank`, 'accountNumber');
-  }
-}
-
-export class IdempotencyKeyReused extends Conflict {
-  constructor() {
-    super('This Idempotency-Key was used with another request');
-  }
-}
-
-export class IdempotentRequestInFlight extends Conflict {
-  constructor() {
-    super('A request with this Idempotency-Key is still being processed');
   }
 }
 
