@@ -15,7 +15,7 @@
 //   FUZZ_RATE      requests per minute schemathesis sends (default 500/m), under the gateway's
 //                  default limits (1200/min per address, 600/min per user) so that every answer is
 //                  the operation's own, not a 429. For a faster run, start the system with the
-//                  limits raised (RATE_LIMIT_IP_PER_MIN=100000 RATE_LIMIT_USER_PER_MIN=100000
+//                  limits raised (RATE_LIMIT_IP_PER_MIN=100000 RATE_LIMIT_USER_PER_MIN=100000 RATE_LIMIT_SLOTS_PER_MIN=0
 //                  npm start) and set FUZZ_RATE=off.
 // Anything after `--` goes to `schemathesis run` as it is (e.g. --max-examples 5, --include-tag wallet).
 import { Buffer } from 'node:buffer';

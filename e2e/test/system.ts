@@ -105,6 +105,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       BCRYPT_ROUNDS: '4',
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_USER_PER_MIN: '0',
+      RATE_LIMIT_SLOTS_PER_MIN: '0',
       ...Object.fromEntries(SERVICES.map((name) => [`${name.toUpperCase()}_URL`, options.upstreamOverrides?.[name] ?? url(name)])),
     },
   };
