@@ -42,6 +42,22 @@ function countsInRating(review: Pick<ReviewDoc, 'countsInRating'>): boolean {
 }
 
 /**
+ * A review's next visibility change: its number, the numbered `review.visibility_changed`, and
+ * the guard that no other change came first (a racing one makes the guarded write miss).
+ */
+function visibilityChange(review: ReviewDoc, change: { isActive: boolean; countsInRating: boolean }, correlationId: string) {
+  const sequence = (review.visibilityChanges ?? 0) + 1;
+  const event = makeEvent(
+    'review.visibility_changed',
+    { reviewId: review._id, entityType: review.entityType, entityId: review.entityId, rating: review.rating, ...change, sequence },
+    { source: 'review', correlationId },
+  );
+  // Reviews written before the count existed have no field: their first change is 1.
+  const unchanged = { visibilityChanges: review.visibilityChanges === undefined ? { $exists: false } : review.visibilityChanges };
+  return { sequence, event, unchanged };
+}
+
+/**
  * A buyer who has now completed a paid session of the consultation: their review written after
  * free places only starts to count, told to the consultation as a numbered visibility change
  * (its state kept, `countsInRating: true`) in the same write (outbox; the relay's sweep sends it).
@@ -55,22 +71,9 @@ export async function countReviewOfPayingBuyer(consultationId: string, buyerId: 
     countsInRating: false,
   }).lean<ReviewDoc>();
   if (!review) return;
-  const sequence = (review.visibilityChanges ?? 0) + 1;
-  const event = makeEvent(
-    'review.visibility_changed',
-    {
-      reviewId: review._id,
-      entityType: review.entityType,
-      entityId: review.entityId,
-      rating: review.rating,
-      isActive: review.isActive,
-      sequence,
-      countsInRating: true,
-    },
-    { source: 'review', correlationId },
-  );
+  const { sequence, event, unchanged } = visibilityChange(review, { isActive: review.isActive, countsInRating: true }, correlationId);
   const changed = await Review.updateOne(
-    { _id: review._id, countsInRating: false, visibilityChanges: review.visibilityChanges },
+    { _id: review._id, countsInRating: false, ...unchanged },
     { $set: { countsInRating: true, visibilityChanges: sequence }, $push: { pendingEvents: event } },
   );
   if (changed.modifiedCount === 0 && (await Review.exists({ _id: review._id, countsInRating: false })))
@@ -184,28 +187,10 @@ export class Reviews {
     if (!admin && user.id !== review.reviewerId) throw new Forbidden('This review is someone else’s');
     if (!admin && isActive) throw new Forbidden('Only an admin restores a review');
     if (review.isActive === isActive) return review;
-    const sequence = (review.visibilityChanges ?? 0) + 1;
-    const event = makeEvent(
-      'review.visibility_changed',
-      {
-        reviewId: review._id,
-        entityType: review.entityType,
-        entityId: review.entityId,
-        rating: review.rating,
-        isActive,
-        sequence,
-        countsInRating: countsInRating(review),
-      },
-      { source: 'review', correlationId },
-    );
+    const { sequence, event, unchanged } = visibilityChange(review, { isActive, countsInRating: countsInRating(review) }, correlationId);
     // Guarded by the state read: of two racing changes one applies, the other finds it moved.
     const changed = await Review.findOneAndUpdate(
-      {
-        _id: review._id,
-        isActive: review.isActive,
-        // Reviews written before the count existed have no field: their first change is 1.
-        visibilityChanges: review.visibilityChanges === undefined ? { $exists: false } : review.visibilityChanges,
-      },
+      { _id: review._id, isActive: review.isActive, ...unchanged },
       { $set: { isActive, visibilityChanges: sequence }, $push: { pendingEvents: event } },
       { new: true },
     ).lean<ReviewDoc>();

@@ -3,16 +3,13 @@ import { BookingHoldParams, ok, VoidBookingHoldBody, type BookingHoldAdminView }
 import { correlationIdOf, currentUser, requireRole, serviceRouter, withInput } from '@mkt/kit';
 import type { BookingHoldDoc } from '../db/booking-hold.model';
 import type { BookingHolds } from '../domain/booking-holds';
+import { holdView } from './internal.router';
 
 const iso = (date: Date | null | undefined) => date?.toISOString() ?? null;
 
 function holdAdminView(record: BookingHoldDoc): BookingHoldAdminView {
   return {
-    bookingId: record._id,
-    status: record.status,
-    settlement: record.settlement?.kind ?? null,
-    amountMinor: record.amountMinor,
-    currency: record.currency,
+    ...holdView(record),
     buyerId: record.buyerId,
     sellerId: record.sellerId,
     endsAt: iso(record.endsAt),

@@ -31,7 +31,8 @@ function bookingCorrelationId(req: Request): string {
   return saneIdHeader(req, 'x-correlation-id') ?? correlationIdOf(req);
 }
 
-function holdView(record: BookingHoldDoc): BookingHoldView {
+/** A hold as the consultation reads it (the admin's view adds to it). */
+export function holdView(record: BookingHoldDoc): BookingHoldView {
   return {
     bookingId: record._id,
     status: record.status,
