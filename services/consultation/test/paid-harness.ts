@@ -70,12 +70,17 @@ export const holdOf = (bookingId: string) => BookingHold.findById(bookingId).lea
 export const bookingOf = (bookingId: string) => Booking.findById(bookingId).lean<BookingDoc>();
 
 /**
- * Starts and ends a booking's session as its seller. Its slot is moved to now first: a session
- * can only be started from 15 minutes before its slot, and bookings are always in the future.
+ * Starts and ends a booking's session as its seller. Its slot is moved to just before now
+ * first, as time would (bookings are always in the future): a session is started from 15
+ * minutes before its slot and ended once it has begun, and the wallet captures a hold once its
+ * slot has ended, so the holds' `endsAt` moves with it.
  */
 export async function deliverSession(app: () => ConsultationApp, seller: TestUser, sessionId: string) {
   const startsAt = new Date(Date.now() - 60_000);
-  await Session.updateOne({ _id: sessionId }, { $set: { startsAt } });
+  const endsAt = new Date(Date.now() - 1_000);
+  await Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt } });
+  const bookingIds = (await Booking.find({ sessionId }, { _id: 1 }).lean()).map((booking) => booking._id);
+  await BookingHold.updateMany({ _id: { $in: bookingIds } }, { $set: { endsAt } });
   const started = await as(app, seller)('POST', `/consultations/sessions/${sessionId}/start`, {
     actualStartTime: new Date(Date.now() - 30_000).toISOString(),
   });
