@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // Finds or starts MongoDB and RabbitMQ (DESIGN §8), prints what it used and the URLs, and keeps
 // whatever it started running until Ctrl-C. Needs `pnpm install` and `pnpm build` first
-// (`npm start` and `npm test` do both).
+// (`npm start` and `npm test` do both). Only the KEY=value lines go to stdout (`> infra.env`).
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { provideInfra } = require('../packages/infra/dist/index.js');
 
-const infra = await provideInfra({ say: (line) => console.log(line) });
+const infra = await provideInfra({ say: (line) => console.error(line) });
 console.log(`MONGO_URL=${infra.mongoUrl}`);
 console.log(`AMQP_URL=${infra.amqpUrl}`);
 const stop = async () => {

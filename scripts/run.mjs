@@ -21,7 +21,8 @@ const SERVICES = [
   { name: 'review', port: 8085 },
 ];
 
-const say = (line) => console.log(`[run] ${line}`);
+// Every line of ours goes to stderr: stdout carries only what a caller redirects (`env > .env`).
+const say = (line) => console.error(`[run] ${line}`);
 
 function sh(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
@@ -79,30 +80,14 @@ function devKeys() {
   return { privateKey: readFileSync(privatePath, 'utf8'), publicKey: readFileSync(publicPath, 'utf8') };
 }
 
-function startChild(name, script, env) {
-  // stdout goes straight to ours: every log line is JSON naming its `service`, and copying each
-  // line through this process cost CPU on every request (issue 15). stderr (a crash) is prefixed.
-  // SERVICE_NODE_ARGS: extra node flags for every service process (e.g. `--cpu-prof
-  // --cpu-prof-dir=/tmp/prof` to profile them under a bench; node refuses those in NODE_OPTIONS).
-  const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: root, env, stdio: ['ignore', 'inherit', 'pipe'] });
-  const prefix = `[${name}] `.padEnd(15);
-  let rest = '';
-  child.stderr.on('data', (chunk) => {
-    const lines = (rest + chunk.toString()).split('\n');
-    rest = lines.pop();
-    for (const line of lines) if (line) process.stderr.write(prefix + line + '\n');
-  });
-  return child;
-}
-
-async function start() {
-  prepare();
-  const infra = await provide({ kind: 'file', path: join(root, '.dev/data/mongo.h2') });
-  const keys = devKeys();
+/** The environment of every service, and the gateway's on top (URLs, keys, the admin). */
+function serviceSet(infra, keys) {
   const base = {
     ...process.env,
     NODE_ENV: process.env.NODE_ENV ?? 'development',
+    // A laptop's services answer this machine only (issue 20): containers keep kit's default of
+    // every interface, as they must to be reached.
+    HOST: process.env.HOST ?? '127.0.0.1',
     MONGO_URL: infra.mongoUrl,
     AMQP_URL: infra.amqpUrl,
     JWT_PUBLIC_KEY: keys.publicKey,
@@ -110,54 +95,59 @@ async function start() {
     INTERNAL_API_TOKEN: process.env.INTERNAL_API_TOKEN ?? randomBytes(32).toString('hex'),
     WALLET_URL: process.env.WALLET_URL ?? `http://127.0.0.1:${SERVICES.find(({ name }) => name === 'wallet').port}`,
   };
-  const children = SERVICES.map(({ name, port }) =>
-    startChild(name, `services/${name}/dist/main.js`, { ...base, PORT: String(port), MONGO_DB: name }),
-  );
-  const admin = {
-    ADMIN_EMAIL: process.env.ADMIN_EMAIL ?? 'admin@marketplace.local',
-    ADMIN_PASSWORD: process.env.ADMIN_PASSWORD ?? 'admin-change-me',
-  };
+  const script = (name) => join(root, `services/${name}/dist/main.js`);
+  const services = SERVICES.map(({ name, port }) => ({
+    name,
+    script: script(name),
+    env: { ...base, PORT: String(port), MONGO_DB: name },
+  }));
   const gatewayEnv = {
     ...base,
-    ...admin,
+    ...ADMIN,
     PORT: process.env.PORT ?? '8080',
+    METRICS_HOST: process.env.METRICS_HOST ?? '127.0.0.1',
     MONGO_DB: 'gateway',
     JWT_PRIVATE_KEY: keys.privateKey,
     ...Object.fromEntries(SERVICES.map(({ name, port }) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`])),
   };
-  children.push(startChild('gateway', 'services/gateway/dist/main.js', gatewayEnv));
-  say(
-    `gateway on http://localhost:${gatewayEnv.PORT}; admin ${admin.ADMIN_EMAIL} (password from ADMIN_PASSWORD, default "admin-change-me")`,
-  );
-  say('Ctrl-C stops everything');
-  let stopping = false;
-  const stop = async (code) => {
-    if (stopping) return;
-    stopping = true;
-    say('stopping');
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            child.once('exit', resolve);
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
-    await infra.stop();
-    process.exit(code);
-  };
-  process.on('SIGINT', () => void stop(0));
-  process.on('SIGTERM', () => void stop(0));
-  for (const child of children) {
-    child.once('exit', (code) => {
-      if (!stopping) {
-        say(`a service exited (code ${code}); stopping the rest`);
-        void stop(1);
-      }
-    });
-  }
+  return [...services, { name: 'gateway', script: script('gateway'), env: gatewayEnv }];
+}
+
+const ADMIN = {
+  ADMIN_EMAIL: process.env.ADMIN_EMAIL ?? 'admin@marketplace.local',
+  ADMIN_PASSWORD: process.env.ADMIN_PASSWORD ?? 'admin-change-me',
+};
+
+/**
+ * Runs the services until Ctrl-C or until one dies, then stops everything and exits (non-zero
+ * after a death: the service's code, or 128 + the signal that killed it). `.dev/run.json` names
+ * every process of the run, so a start after a killed one stops what that one left behind.
+ */
+async function start() {
+  prepare();
+  const { runDevelopment, StartRefused } = require(join(root, 'packages/infra/dist/index.js'));
+  const keys = devKeys();
+  const code = await runDevelopment({
+    recordFile: join(root, '.dev/run.json'),
+    say,
+    cwd: root,
+    // SERVICE_NODE_ARGS: extra node flags for every service process (e.g. `--cpu-prof
+    // --cpu-prof-dir=/tmp/prof` to profile them under a bench; node refuses those in NODE_OPTIONS).
+    nodeArgs: (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    startInfra: () => provide({ kind: 'file', path: join(root, '.dev/data/mongo.h2') }),
+    services: (infra) => serviceSet(infra, keys),
+    onRunning: () => {
+      say(
+        `gateway on http://localhost:${process.env.PORT ?? '8080'}; admin ${ADMIN.ADMIN_EMAIL} (password from ADMIN_PASSWORD, default "admin-change-me")`,
+      );
+      say('Ctrl-C stops everything (a second Ctrl-C at once)');
+    },
+  }).catch((err) => {
+    // A refusal or a server that would not start explains itself; a stack trace would not help.
+    say(err instanceof StartRefused ? err.message : `could not start: ${err.message}`);
+    return 1;
+  });
+  process.exit(code);
 }
 
 async function test() {
@@ -176,21 +166,41 @@ async function test() {
   process.exit(code);
 }
 
+/**
+ * For docker compose: `node scripts/run.mjs env > .env`, KEY=value lines only (the development
+ * key pair, one line each). Compose runs production, so no payment provider is chosen here:
+ * the sandbox, whose Pay button creates money, only with `--sandbox-payments`, asked for by name.
+ */
+function printComposeEnv(args) {
+  const unknown = args.filter((arg) => arg !== '--sandbox-payments');
+  if (unknown.length > 0) {
+    console.error(`[run] env: unknown argument ${unknown.join(' ')} (only --sandbox-payments)`);
+    process.exit(2);
+  }
+  const keys = devKeys();
+  const lines = [
+    `JWT_PRIVATE_KEY=${JSON.stringify(keys.privateKey)}`,
+    `JWT_PUBLIC_KEY=${JSON.stringify(keys.publicKey)}`,
+    `INTERNAL_API_TOKEN=${randomBytes(32).toString('hex')}`,
+    // compose runs the gateway in production, which refuses a published admin password: a random one (read it in .env).
+    `ADMIN_PASSWORD=${randomBytes(18).toString('base64url')}`,
+  ];
+  if (args.includes('--sandbox-payments')) lines.push('PAYMENT_PROVIDER=sandbox', 'ALLOW_SANDBOX_PAYMENTS=true');
+  else {
+    say(
+      'no payment provider written: compose stops until PAYMENT_PROVIDER is set. For top-ups on this machine, ' +
+        'run `node scripts/run.mjs env --sandbox-payments > .env` (its Pay button creates money), or add ' +
+        'PAYMENT_PROVIDER=chapa with CHAPA_SECRET_KEY and CHAPA_WEBHOOK_SECRET to .env',
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 if (mode === 'start') await start();
 else if (mode === 'test') await test();
 else if (mode === 'lint') sh(pnpm(), ['run', 'lint']);
-else if (mode === 'env') {
-  // For docker compose: `node scripts/run.mjs env > .env` (the development key pair, one line each).
-  const keys = devKeys();
-  console.log(`JWT_PRIVATE_KEY=${JSON.stringify(keys.privateKey)}`);
-  console.log(`JWT_PUBLIC_KEY=${JSON.stringify(keys.publicKey)}`);
-  // A laptop's choice, written out so compose never runs the sandbox silently (its Pay button creates money).
-  console.log('PAYMENT_PROVIDER=sandbox');
-  console.log('ALLOW_SANDBOX_PAYMENTS=true');
-  console.log(`INTERNAL_API_TOKEN=${randomBytes(32).toString('hex')}`);
-  // compose runs the gateway in production, which refuses a published admin password: a random one (read it in .env).
-  console.log(`ADMIN_PASSWORD=${randomBytes(18).toString('base64url')}`);
-} else {
-  console.error('usage: node scripts/run.mjs start|test|lint|env [jest arguments]');
+else if (mode === 'env') printComposeEnv(process.argv.slice(3));
+else {
+  console.error('usage: node scripts/run.mjs start|test|lint|env [--sandbox-payments]|[jest arguments]');
   process.exit(2);
 }

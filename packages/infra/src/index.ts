@@ -2,9 +2,9 @@ import amqp from 'amqplib';
 import { dockerAnswers, startMongoContainer, startRabbitContainer } from './docker';
 import { startLocalMongo, type LocalServer, type MongoStorage } from './mongo';
 import { ensureRabbitBinary, rabbitAlreadyRunning, startLocalRabbit, waitForAmqp, type BrokerHandle } from './rabbit';
-import { isPortOpen, type Say } from './process';
+import { isPortOpen, type OwnProcess, type Say } from './process';
 
-export type { BrokerHandle, LocalServer, MongoStorage, Say };
+export type { BrokerHandle, LocalServer, MongoStorage, OwnProcess, Say };
 export { workspaceRoot } from './mongo';
 
 export interface Infra {
@@ -13,6 +13,8 @@ export interface Infra {
   /** What was used, one line each, for the log. */
   used: string[];
   stop: () => Promise<void>;
+  /** The local processes of the servers it started (for `npm start`'s pid file). */
+  processes: () => OwnProcess[];
 }
 
 export interface InfraOptions {
@@ -54,7 +56,7 @@ export async function provideInfra({
   env = process.env,
   mongoStorage = { kind: 'memory' },
 }: InfraOptions = {}): Promise<Infra> {
-  const started: Array<{ stop: () => Promise<void> }> = [];
+  const started: Array<{ stop: () => Promise<void>; processes?: () => OwnProcess[] }> = [];
   const used: string[] = [];
   const stop = async () => {
     for (const server of started.reverse()) await server.stop().catch(() => undefined);
@@ -100,7 +102,8 @@ export async function provideInfra({
       }
     }
     for (const line of used) say(`infra: ${line}`);
-    return { mongoUrl, amqpUrl, used, stop };
+    const processes = () => started.flatMap((server) => server.processes?.() ?? []);
+    return { mongoUrl, amqpUrl, used, stop, processes };
   } catch (err) {
     await stop();
     throw err;
@@ -127,6 +130,9 @@ export function connectAmqp(url: string) {
 export * from './testing';
 export * from './harness';
 export { freePort } from './process';
+export * from './dev-runner';
+export { StartRefused, readRunRecord, recoverLeftovers, type RecordedProcess, type RunRecord } from './run-record';
+export { identifyProcess } from './process-tree';
 export * from './service-basics';
 export * from './tools';
 export * from './wire-counter';

@@ -2,12 +2,15 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { freePort, isRoot, run, startProcess, stopProcess, waitForPort, which, type Say } from './process';
+import { freePort, isRoot, run, startProcess, stopProcess, waitForPort, which, type OwnProcess, type Say } from './process';
+import { findProcessesMentioning } from './process-tree';
 
 export interface LocalServer {
   url: string;
   description: string;
   stop: () => Promise<void>;
+  /** The local process it runs as (none for a container). */
+  processes?: () => OwnProcess[];
 }
 
 /**
@@ -44,6 +47,7 @@ async function startMongod(path: string, storage: MongoStorage, port: number): P
   return {
     url: `mongodb://127.0.0.1:${port}/`,
     description: `mongod (${path}) on 127.0.0.1:${port}, data in ${dir}`,
+    processes: () => (child.pid === undefined ? [] : [{ name: 'mongod', pid: child.pid }]),
     stop: async () => {
       await stopProcess(child);
       if (temporary) rmSync(dir, { recursive: true, force: true });
@@ -109,14 +113,37 @@ async function startMongoJavaServer(command: string[], storage: MongoStorage, po
     await waitForPort(port, 60_000, child);
   } catch (err) {
     await stopProcess(child);
+    if (storage.kind === 'file' && /The file is locked/.test(output())) throw new Error(await describeLockedFile(storage.path));
     throw new Error(`mongo-java-server did not start: ${(err as Error).message}\n${output()}`);
   }
   const where = storage.kind === 'memory' ? 'in memory' : `data in ${storage.path}`;
   return {
     url: `mongodb://127.0.0.1:${port}/`,
     description: `mongo-java-server (embedded development server) on 127.0.0.1:${port}, ${where}`,
+    processes: () => (child.pid === undefined ? [] : [{ name: 'mongo-java-server', pid: child.pid }]),
     stop: () => stopProcess(child),
   };
+}
+
+/**
+ * H2 locks its file while a server has it open: the usual holder is a server an earlier
+ * `npm start` left running when it was killed. Says which process that is and how to stop it,
+ * instead of Java's stack trace.
+ */
+async function describeLockedFile(path: string): Promise<string> {
+  const holders = await findProcessesMentioning(path);
+  const lines = [`mongo-java-server cannot open ${path}: another process has it open.`];
+  if (holders.length === 0) {
+    lines.push(`Find it with \`ps -ef | grep ${path}\` and stop it, or move the file away to start with empty databases.`);
+    return lines.join('\n');
+  }
+  for (const { pid, args } of holders) lines.push(`  process ${pid}: ${args.length > 160 ? `${args.slice(0, 160)}…` : args}`);
+  const pids = holders.map(({ pid }) => pid).join(' ');
+  lines.push(
+    `Most likely a server left running by an earlier \`npm start\` that was killed. Stop it with \`kill ${pids}\` ` +
+      `(\`kill -9 ${pids}\` if it is still there after a few seconds) and start again.`,
+  );
+  return lines.join('\n');
 }
 
 /**

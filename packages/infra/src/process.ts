@@ -5,6 +5,12 @@ import { delimiter, join } from 'node:path';
 
 export type Say = (message: string) => void;
 
+/** A process a server runs as, for the pid file of `npm start` (`name`: which server it is). */
+export interface OwnProcess {
+  name: string;
+  pid: number;
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs a command; resolves with its output, rejects with it on a non-zero exit. */

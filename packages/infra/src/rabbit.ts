@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import amqp from 'amqplib';
-import { freePort, isRoot, run, sleep, startProcess, stopProcess, waitForPort, which, type Say } from './process';
+import { freePort, isRoot, run, sleep, startProcess, stopProcess, waitForPort, which, type OwnProcess, type Say } from './process';
 
 export interface BrokerHandle {
   url: string;
@@ -12,6 +12,8 @@ export interface BrokerHandle {
   startBroker: () => Promise<void>;
   /** Stops it for good and removes its data. */
   stop: () => Promise<void>;
+  /** The local process it runs as while it runs (none for a container). */
+  processes?: () => OwnProcess[];
 }
 
 /**
@@ -90,6 +92,10 @@ export async function startLocalRabbit(binary: string): Promise<BrokerHandle> {
   return {
     url,
     description: `rabbitmq-server (${binary}) node ${nodeName} on 127.0.0.1:${port}`,
+    processes: () => {
+      const pid = current?.child.pid;
+      return pid === undefined ? [] : [{ name: 'rabbitmq-server', pid }];
+    },
     startBroker,
     stopBroker,
     stop: async () => {

@@ -34,6 +34,21 @@ describe('the local MongoDB-compatible server', () => {
     });
   }, 120_000);
 
+  test('a data file another server holds: the start fails naming that process and how to stop it, not with a Java trace', async () => {
+    const storage = { kind: 'file' as const, path: join(dir, 'held.h2') };
+    const holder = (await startLocalMongo(storage, () => undefined))!;
+    try {
+      const [{ pid }] = holder.processes!();
+      const second = startLocalMongo(storage, () => undefined);
+      await expect(second).rejects.toThrow(`mongo-java-server cannot open ${storage.path}: another process has it open.`);
+      await expect(second).rejects.toThrow(`process ${pid}: `);
+      await expect(second).rejects.toThrow(`\`kill ${pid}\``);
+      await expect(second).rejects.not.toThrow('Exception');
+    } finally {
+      await holder.stop();
+    }
+  }, 120_000);
+
   test('with memory storage (tests), a restart starts empty', async () => {
     const first = await startLocalMongo({ kind: 'memory' }, () => undefined);
     await withServer(first!, (db) => db.collection('things').insertOne({ _id: 't1' as never }));

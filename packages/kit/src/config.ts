@@ -4,6 +4,8 @@ import { ReferencePrefix } from '@mkt/contracts';
 /** What every service reads from its environment; a service extends it with its own keys. */
 export const BaseEnv = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** The address the HTTP port binds; unset: every interface (a container must be reachable). */
+  HOST: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   MONGO_URL: z.string().min(1),
   MONGO_DB: z.string().min(1).optional(),

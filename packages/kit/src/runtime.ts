@@ -10,6 +10,8 @@ import { handleShutdown } from './shutdown';
 
 export interface RuntimeConfig {
   PORT: number;
+  /** Unset: every interface; `npm start` says 127.0.0.1. */
+  HOST?: string;
   MONGO_URL: string;
   MONGO_DB?: string;
   AMQP_URL: string;
@@ -28,7 +30,7 @@ export interface Runtime {
 /** Everything of a service above its (already connected) database. */
 export interface RuntimeOptions {
   name: string;
-  config: Pick<RuntimeConfig, 'PORT' | 'AMQP_URL' | 'BUS_NAMESPACE'>;
+  config: Pick<RuntimeConfig, 'PORT' | 'HOST' | 'AMQP_URL' | 'BUS_NAMESPACE'>;
   log: Logger;
   outboxSources?: OutboxSource[];
   consumers?: ConsumerSpec[];
@@ -81,7 +83,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new Error(`${options.name} cannot listen on port ${config.PORT}: ${err.code ?? err.message}`)),
     );
-    server.listen(config.PORT, resolve);
+    server.listen({ port: config.PORT, host: config.HOST }, resolve);
   }).catch(async (err: unknown) => {
     await outbox.stop();
     await bus.close();

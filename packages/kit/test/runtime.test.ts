@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import pino from 'pino';
-import { startRuntime } from '@mkt/kit';
+import { parseConfig, serviceEnv, startRuntime } from '@mkt/kit';
 import { freePort, testServers } from '@mkt/infra';
 
 describe('startRuntime', () => {
@@ -24,5 +24,22 @@ describe('startRuntime', () => {
       brokerTimeoutMs: 30_000,
     });
     await expect(start).rejects.toThrow(`squatted cannot listen on port ${port}: EADDRINUSE`);
+  });
+
+  test('HOST binds that address only (npm start: 127.0.0.1, never every interface of a laptop)', async () => {
+    const env = { MONGO_URL: 'unused', AMQP_URL: testServers().amqpUrl, JWT_PUBLIC_KEY: 'unused', HOST: '127.0.0.1' };
+    const started = await startRuntime({
+      name: 'local',
+      config: parseConfig(serviceEnv(0), env),
+      log: pino({ level: 'silent' }),
+      createApp: () => express(),
+      brokerTimeoutMs: 30_000,
+    });
+    try {
+      expect(started.server.address()).toMatchObject({ address: '127.0.0.1' });
+    } finally {
+      await new Promise((resolve) => started.server.close(resolve));
+      for (const close of started.closers) await close();
+    }
   });
 });
