@@ -72,7 +72,7 @@ function start(recordFile: string, services: DevService[], stopTimeoutMs = 60_00
 async function whenRunning(run: Started, count: number): Promise<RunRecord> {
   const record = await waitFor(() => readRunRecord(run.recordFile), {
     what: `${count} processes in ${run.recordFile}`,
-    until: (record) => record?.runner.pid === process.pid && record.processes.length === count,
+    until: (read) => read?.runner.pid === process.pid && read.processes.length === count,
   });
   return record!;
 }

@@ -38,7 +38,7 @@ describe('the local MongoDB-compatible server', () => {
     const storage = { kind: 'file' as const, path: join(dir, 'held.h2') };
     const holder = (await startLocalMongo(storage, () => undefined))!;
     try {
-      const [{ pid }] = holder.processes!();
+      const { pid } = holder.processes!()[0]!;
       const second = startLocalMongo(storage, () => undefined);
       await expect(second).rejects.toThrow(`mongo-java-server cannot open ${storage.path}: another process has it open.`);
       await expect(second).rejects.toThrow(`process ${pid}: `);

@@ -1,4 +1,3 @@
-import mongoose from 'mongoose';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeEvent } from '@mkt/contracts';
@@ -6,7 +5,7 @@ import { stopRuntime } from '@mkt/kit';
 import { Booking, SlotPlace } from '../src/db/booking.models';
 import { Pricing } from '../src/db/setup.models';
 import { as, bookingBody, daysAhead, givenOffer, newUser, startConsultation } from './harness';
-import { balanceOf, bookingOf, deliverSession, eventually, holdOf, ledgerMatches, usePaidPair } from './paid-harness';
+import { balanceOf, bookingOf, deliverSession, eventually, holdOf, ledgerMatches, passSlotOf, usePaidPair } from './paid-harness';
 
 const app = usePaidPair();
 
@@ -133,9 +132,7 @@ describe('after the booking', () => {
     const offer = await givenOffer(app);
     const buyer = newUser('buyer', { balanceMinor: 500_00 });
     const booked = await book(buyer, offer);
-    await mongoose.connection
-      .collection('sessions')
-      .updateOne({ _id: booked.body.data.sessionId }, { $set: { startsAt: new Date(Date.now() - 60_000) } });
+    await passSlotOf(booked.body.data.sessionId);
     expect((await as(app, offer.seller)('POST', `/consultations/sessions/${booked.body.data.sessionId}/no-show`, {})).status).toBe(200);
     await eventually(
       () => balanceOf(offer.seller),

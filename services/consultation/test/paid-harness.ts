@@ -69,6 +69,15 @@ export async function ledgerMatches(user: Pick<TestUser, 'id'>): Promise<boolean
 export const holdOf = (bookingId: string) => BookingHold.findById(bookingId).lean();
 export const bookingOf = (bookingId: string) => Booking.findById(bookingId).lean<BookingDoc>();
 
+/** A session's slot moved to just before now, as time would, and with it its holds' `endsAt`. */
+export async function passSlotOf(sessionId: string): Promise<void> {
+  const startsAt = new Date(Date.now() - 60_000);
+  const endsAt = new Date(Date.now() - 1_000);
+  await Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt } });
+  const bookingIds = (await Booking.find({ sessionId }, { _id: 1 }).lean()).map((booking) => booking._id);
+  await BookingHold.updateMany({ _id: { $in: bookingIds } }, { $set: { endsAt } });
+}
+
 /**
  * Starts and ends a booking's session as its seller. Its slot is moved to just before now
  * first, as time would (bookings are always in the future): a session is started from 15
@@ -76,11 +85,7 @@ export const bookingOf = (bookingId: string) => Booking.findById(bookingId).lean
  * slot has ended, so the holds' `endsAt` moves with it.
  */
 export async function deliverSession(app: () => ConsultationApp, seller: TestUser, sessionId: string) {
-  const startsAt = new Date(Date.now() - 60_000);
-  const endsAt = new Date(Date.now() - 1_000);
-  await Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt } });
-  const bookingIds = (await Booking.find({ sessionId }, { _id: 1 }).lean()).map((booking) => booking._id);
-  await BookingHold.updateMany({ _id: { $in: bookingIds } }, { $set: { endsAt } });
+  await passSlotOf(sessionId);
   const started = await as(app, seller)('POST', `/consultations/sessions/${sessionId}/start`, {
     actualStartTime: new Date(Date.now() - 30_000).toISOString(),
   });
