@@ -75,9 +75,10 @@ export function requestFingerprint(request: unknown): string {
 
 /**
  * Runs keyed creates once per (user, scope, Idempotency-Key). While an attempt runs, a duplicate
- * is 409 `conflict` (answered at once; the client retries later). A failure of ours (5xx) or a
- * throttle (429) frees the key — a retry could succeed; other client errors are kept and
- * replayed. An attempt whose process died before storing its answer is taken over by the first
+ * is 409 `conflict` (answered at once; the client retries later). A throttle (429) frees the key;
+ * a failure of ours (5xx) ends the attempt's lease, so the next retry takes it over with the same
+ * resource id (what the failed attempt did is found and finished, not done again); other client
+ * errors are kept and replayed. An attempt whose process died before storing its answer is taken over by the first
  * retry after its lease, with the same `resourceId`, so the operation finds what the dead
  * attempt created and finishes it instead of doing it twice.
  */
@@ -108,8 +109,14 @@ export class IdempotentRequests {
       return response;
     } catch (err) {
       const mapped = toHttpError(err);
-      // Freed only while still ours (a retry may have taken over a slow attempt).
-      if (mapped.status >= 500 || mapped.status === 429) await this.model.deleteOne({ _id: id, state: 'in_progress', leaseUntil });
+      // Only while still ours (a retry may have taken over a slow attempt). A throttle (429)
+      // refused before anything was done: the key is freed. A failure of ours (5xx), or an
+      // attempt that says its work is still under way, may have done part of its work (a hold
+      // taken before the database went away): its lease ends now, so the next retry takes it
+      // over with the same resource id and finishes that work — never a second one.
+      if (mapped.status === 429) await this.model.deleteOne({ _id: id, state: 'in_progress', leaseUntil });
+      else if (mapped.status >= 500 || err instanceof IdempotentRequestInFlight)
+        await this.model.updateOne({ _id: id, state: 'in_progress', leaseUntil }, { $set: { leaseUntil: new Date(0) } });
       else await this.model.updateOne({ _id: id }, { $set: { state: 'done', status: mapped.status, body: mapped.body, leaseUntil: null } });
       throw err;
     }

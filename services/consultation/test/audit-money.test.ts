@@ -312,6 +312,18 @@ describe('coupon codes cannot be guessed through bookings (issue 20, LOW)', () =
     await book(guesser, offer, { couponCode: 'GUESS2' });
     expect(await checks()).toBe(2);
   });
+
+  test('past the limit a right code answers 429 like a wrong one, even when another field is wrong (no 422 shows it through)', async () => {
+    const offer = await givenOffer(api);
+    await givenCoupon(offer, 'RIGHT30', 30);
+    const guesser = newUser();
+    // A wrong currency is refused after the coupon is read: it must not tell a right code apart.
+    const probe = (couponCode: string) => book(guesser, offer, { couponCode, currency: 'USD' });
+    for (let i = 0; i < 30; i += 1) if ((await probe(`WRONG${i}`)).status === 429) break;
+    const right = await probe('RIGHT30');
+    expect(right.status).toBe(429);
+    expect(right.body.errors[0]).toMatchObject({ code: 'rate_limited' });
+  });
 });
 
 describe('Idempotency-Key on POST /consultations/bookings', () => {

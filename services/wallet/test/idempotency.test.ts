@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IdempotencyRecord, Payout, Transfer } from '../src/db/records.model';
 import { openWallet } from '../src/db/wallet.model';
-import { IDEMPOTENCY_LEASE_MS, idempotent, requestFingerprint } from '../src/domain/idempotency';
+import { IDEMPOTENCY_LEASE_MS, idempotent, requestFingerprint, type Attempt } from '../src/domain/idempotency';
 import {
   balancesOf,
   call,
@@ -41,18 +41,23 @@ async function leftByDeadProcess(id: string, requestHash: string, resourceId: st
 }
 
 describe('Idempotency-Key after a failure', () => {
-  test('a 5xx frees the key: the retry runs, and its answer is then replayed', async () => {
+  test('a 5xx ends the attempt: the retry takes it over at once with the same resource id, and its answer is then replayed', async () => {
     const user = newUser();
     const key = uniqueName('k');
     let runs = 0;
-    const run = async () => {
+    const attempts: Attempt[] = [];
+    const run = async (attempt: Attempt) => {
       runs += 1;
+      attempts.push(attempt);
+      // Part of the work may be done before the failure (a hold taken, then the database went
+      // away): a retry under a fresh id would do it a second time (issue 20's review).
       if (runs === 1) throw new Error('the database went away');
       return { status: 200, body: { run: runs } };
     };
     await expect(idempotent('test', user.id, key, { a: 1 }, run)).rejects.toThrow('the database went away');
-    expect(await IdempotencyRecord.findById(`${user.id}:test:${key}`).lean()).toBeNull();
+    expect(await IdempotencyRecord.findById(`${user.id}:test:${key}`).lean()).toMatchObject({ state: 'in_progress' });
     expect(await idempotent('test', user.id, key, { a: 1 }, run)).toEqual({ status: 200, body: { run: 2 } });
+    expect(attempts[1]).toEqual({ resourceId: attempts[0]!.resourceId, retaken: true });
     expect(await idempotent('test', user.id, key, { a: 1 }, run)).toEqual({ status: 200, body: { run: 2 } });
     expect(runs).toBe(2);
   });

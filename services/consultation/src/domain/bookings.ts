@@ -11,6 +11,7 @@ import {
   findPage,
   Forbidden,
   IdempotentRequests,
+  IdempotentRequestInFlight,
   InvalidState,
   NotFound,
   type Attempt,
@@ -111,7 +112,8 @@ export class Bookings {
     if (attempt.retaken) {
       // An earlier attempt under the same Idempotency-Key died: its booking, if it made one, is the answer.
       const earlier = await Booking.findById(id).lean<BookingDoc>();
-      if (earlier?.status === 'Pending') throw new InvalidState('The booking is still being made; try again shortly');
+      // Still under way (the sweep settles it): answered 409 without being kept as the key's answer.
+      if (earlier?.status === 'Pending') throw new IdempotentRequestInFlight();
       if (earlier?.status === 'Failed') throw failureOf(earlier);
       if (earlier) return earlier;
     }
@@ -397,17 +399,21 @@ export class Bookings {
     const subTotalMinor = pricing.basePriceMinor * body.participants.length;
     let discount: DiscountDoc | null = null;
     if (body.couponCode) {
+      // Every booking that names a coupon is a coupon check like validate-coupon's, counted
+      // before the code is looked up: past the limit the answer is 429 whether the code is right
+      // or wrong, so codes cannot be guessed through bookings faster than through validation
+      // (issue 20; counting only failures let a 422 for a right code show through the 429s).
+      await countCouponCheck(user.id, now);
       discount = await sellerCoupon(consultation.sellerId, body.couponCode);
-      if (couponProblem(discount, subTotalMinor, now)) await refuseCouponGuess(user, new CouponInvalid(UNUSABLE_COUPON), now);
+      if (couponProblem(discount, subTotalMinor, now)) throw new CouponInvalid(UNUSABLE_COUPON);
     }
     const quote = applyCoupon(subTotalMinor, discount);
     if (body.currency !== pricing.currency) throw new PriceMismatch('currency', pricing.currency);
     // The contract parsed both to minor units: compared exactly, never as floats.
     if (body.subTotalMinor !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
     if (body.totalAmountMinor !== quote.finalMinor) {
-      if (!discount) throw new PriceMismatch('totalAmount', formatMinor(quote.finalMinor));
       // The expected total after a coupon would tell a guesser the code is right and its discount.
-      await refuseCouponGuess(user, new PriceMismatch('totalAmount', null), now);
+      throw new PriceMismatch('totalAmount', discount ? null : formatMinor(quote.finalMinor));
     }
     return {
       consultation,
@@ -425,16 +431,6 @@ export class Bookings {
 /** `SellerId` of a booking names the consultation's seller by user id (any case) or USR reference. */
 function namesSeller(key: string, consultation: Pick<ConsultationDoc, 'sellerId' | 'sellerRef'>): boolean {
   return key.toLowerCase() === consultation.sellerId.toLowerCase() || (!!consultation.sellerRef && key === consultation.sellerRef);
-}
-
-/**
- * A booking whose coupon failed is a coupon check like validate-coupon's and counts against the
- * same per-user throttle: past it, 429 instead of the answer, so codes cannot be guessed through
- * bookings faster than through validation (issue 20).
- */
-async function refuseCouponGuess(user: AuthenticatedUser, refusal: Error, now: Date): Promise<never> {
-  await countCouponCheck(user.id, now);
-  throw refusal;
 }
 
 /** What the client is told of a booking that ended Failed for want of payment. */
