@@ -42,6 +42,7 @@ function soonSlot(zone: string) {
     startTime: start.toFormat('HH:mm:ss'),
     endTime: end.toFormat('HH:mm:ss'),
     startsAt: start.toJSDate(),
+    endsAt: end.toJSDate(),
   };
 }
 
@@ -120,14 +121,16 @@ describe('the marketplace through the gateway', () => {
     expect((await api(seller)('POST', `/consultations/sessions/${sessionId}/end`, { sessionSummary: 'Good plan' })).body.data.status).toBe(
       'Completed',
     );
-    // Delivered: the held 750 is captured for the seller.
-    const paid = await eventually(
-      () => walletOf(seller),
-      (wallet) => wallet?.etbAvailableBalance === 750,
+    // Delivered: the capture of the held 750 is decided at once and carried out once the slot has
+    // ended (issue 20: a seller is never paid before the slot is over), by the wallet's sweep.
+    const hold = await eventually(
+      () => api(admin)('GET', `/wallets/booking-holds/${booking.body.data.bookingId}`),
+      (res) => res.body.data?.settlement === 'capture',
       15_000,
     );
-    expect(paid.value).toMatchObject({ etbAvailableBalance: 750, heldBalance: 0 });
-    expect(await walletOf(buyer)).toMatchObject({ etbAvailableBalance: 250, heldBalance: 0 });
+    expect(hold.value.body.data).toMatchObject({ status: 'Settling', amountMinor: 750_00, dueAt: slot.endsAt.toISOString() });
+    expect(await walletOf(seller)).toMatchObject({ etbAvailableBalance: 0, heldBalance: 0 });
+    expect(await walletOf(buyer)).toMatchObject({ etbAvailableBalance: 250, heldBalance: 750 });
 
     const stranger = await register('buyer', 'Someone Else');
     const review = {
