@@ -358,6 +358,20 @@ describe('a capture waits for the booked slot’s end (issue 20)', () => {
   });
 });
 
+test('a settlement the sweep cannot carry out is touched, so it waits its turn and cannot hold the others back', async () => {
+  const { buyer, seller } = await parties(500_00);
+  const body = holdBody(buyer, seller, 100_00);
+  expect((await hold(body)).body.data.status).toBe('Held');
+  // The seller's wallet is gone: the credit fails every time (as at the balance ceiling).
+  await Wallet.deleteOne({ userId: seller.id });
+  await expect(completed([body.bookingId], seller.id)).rejects.toThrow('Seller wallet');
+  const before = (await BookingHold.findById(body.bookingId).lean())!;
+  await walletApp().parts.holds.resume(new Date(Date.now() + 60_000));
+  const after = (await BookingHold.findById(body.bookingId).lean())!;
+  expect(after).toMatchObject({ status: 'Settling', resumeFailures: 1 });
+  expect(after.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
+});
+
 describe('an admin voids a hold by hand (issue 20)', () => {
   const admin = newUser('admin');
   const as = (user: User) => ({

@@ -53,6 +53,8 @@ export interface BookingHoldDoc {
   credit: StepState;
   fee: StepState;
   settledAt: Date | null;
+  /** Tries of the sweep that failed to carry the settlement out (each one moves `updatedAt` on). */
+  resumeFailures?: number;
   /** The wallets have forgotten this booking's op ids (long after the settlement ended). */
   opsForgotten?: boolean;
   pendingEvents: IntegrationEvent[];
@@ -80,6 +82,7 @@ const holdSchema = new Schema<BookingHoldDoc>(
     fee: { type: String, default: 'none' },
     settledAt: { type: Date, default: null },
     opsForgotten: { type: Boolean, default: false },
+    resumeFailures: { type: Number, default: 0 },
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },

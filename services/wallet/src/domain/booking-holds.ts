@@ -157,13 +157,18 @@ export class BookingHolds {
   async resume(now = new Date()): Promise<void> {
     const cutoff = new Date(now.getTime() - RESUME_GRACE_MS);
     // A capture waiting for its slot's end (`dueAt` later than now) is left until then.
+    // Oldest first; one that fails is touched (its `updatedAt` moves on), so it waits a grace
+    // before its next try and a hundred that keep failing (a seller at the balance ceiling)
+    // cannot hold every other settlement back.
     for (const record of await BookingHold.find({ status: 'Settling', updatedAt: { $lt: cutoff }, dueAt: { $not: { $gt: now } } })
+      .sort({ updatedAt: 1 })
       .limit(100)
       .lean<BookingHoldDoc[]>()) {
       const correlationId = correlationIdOf(record);
-      await this.carryOn(record, correlationId, now).catch((err: unknown) =>
-        this.log.warn({ err, bookingId: record._id, correlationId }, 'hold settlement still waits'),
-      );
+      await this.carryOn(record, correlationId, now).catch(async (err: unknown) => {
+        this.log.warn({ err, bookingId: record._id, correlationId }, 'hold settlement still waits');
+        await BookingHold.updateOne({ _id: record._id, status: 'Settling' }, { $inc: { resumeFailures: 1 } });
+      });
     }
     await this.reconcileStrayHolds(now);
     await this.forgetSettledOps(now);
