@@ -193,6 +193,29 @@ describe('nothing is held without an end: the session sweep (issue 20, HIGH)', (
 });
 
 describe('an admin’s void of a hold (wallet.booking_refund.completed voidedByAdmin)', () => {
+  test('a booking whose confirm has not landed yet can no longer be confirmed: no Confirmed booking without its money', async () => {
+    const offer = await givenOffer(api);
+    const buyer = newUser();
+    const { bookingId } = (await book(buyer, offer)).body.data;
+    // As if the wallet had answered Held and the admin voided it before the confirm was written.
+    await Booking.updateOne({ _id: bookingId }, { $set: { status: 'PaymentPending', payment: 'pending' } });
+    const refund = makeEvent(
+      'wallet.booking_refund.completed',
+      {
+        bookingId,
+        buyerId: buyer.id,
+        sellerId: offer.seller.id,
+        refundAmountMinor: 500_00,
+        capturedAmountMinor: 0,
+        currency: 'ETB',
+        voidedByAdmin: true,
+      },
+      { source: 'wallet' },
+    );
+    await walletPaymentsConsumer(() => app.parts.bookings).handlers['wallet.booking_refund.completed']!(refund, { log } as never);
+    expect(await bookingOf(bookingId)).toMatchObject({ status: 'PaymentPending', payment: 'voiding' });
+  });
+
   test('cancels the booking in full, Refunded, its place back, once', async () => {
     const events = await listenFor(['consultation.booking.cancelled']);
     const offer = await givenOffer(api);

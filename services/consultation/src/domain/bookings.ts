@@ -223,6 +223,9 @@ export class Bookings {
    */
   async cancelVoidedByAdmin(bookingId: string, at: Date): Promise<void> {
     const booking = await Booking.findById(bookingId).lean<BookingDoc>();
+    // Voided before this booking's confirm was written: no confirm may land now (it needs
+    // `payment: pending`), and the sweep gives the booking up (the wallet answers `voided`).
+    if (booking?.status === 'PaymentPending') await this.steps.startVoiding(booking);
     if (booking?.status === 'Confirmed') await this.steps.cancelBySystem(booking, 'voided_by_admin', at);
     await this.markRefunded(bookingId, at);
   }
