@@ -30,7 +30,8 @@ const keyOf = (endpoint: Pick<Endpoint, 'method' | 'path'>) => `${endpoint.metho
 const answers = new Map<string, JsonResponse>();
 let system: System;
 /** Who the flows ran as and what they made, for the refusals below. */
-let parties: { admin: Session; seller: Session; buyer: Session; offer: Offer };
+/** Who the refusals are sent as; `delivered` is the consultation whose session the buyer completed (and reviewed). */
+let parties: { admin: Session; seller: Session; buyer: Session; offer: Offer; delivered: Offer };
 
 /** The schema of a whole success body of an operation, as the OpenAPI document describes it. */
 const bodySchema = (endpoint: Endpoint) => successBodySchema(endpoint)!;
@@ -297,6 +298,12 @@ async function consultationFlow(seller: Session, buyer: Session, offer: Offer, a
     sessionSummary: 'Done',
     nextSteps: 'Follow up',
   });
+  // An admin voids a hold by hand, then reads it with the void in its history.
+  const toVoid = await book(system, buyer, offer, slotsOf(offer, dayFromNow(3))[1]!);
+  if (toVoid.status !== 200) throw new Error(`booking to void: ${toVoid.status} ${JSON.stringify(toVoid.body)}`);
+  const voided = `/wallets/booking-holds/${toVoid.body.data.bookingId}`;
+  await drive(admin, 'POST', '/wallets/booking-holds/{bookingId}/void', `${voided}/void`, { reason: 'The session never took place' });
+  await drive(admin, 'GET', '/wallets/booking-holds/{bookingId}', voided);
   return soonSlot.offer;
 }
 
@@ -376,7 +383,7 @@ beforeAll(async () => {
   const delivered = await consultationFlow(seller, buyer, offer, admin);
   await reviewFlow(buyer, delivered);
   await crmFlow(seller, buyer);
-  parties = { admin, seller, buyer, offer };
+  parties = { admin, seller, buyer, offer, delivered };
 }, 300_000);
 afterAll(() => system?.stop(), 60_000);
 
@@ -476,7 +483,12 @@ const REFUSALS: Array<[operation: string, status: ErrorStatus, send: () => Promi
   [
     'POST /consultations/{id}/approve',
     409,
-    () => call(system.gateway, 'POST', `/consultations/${parties.offer.id}/approve`, { token: parties.admin.token }),
+    // An approved consultation with an edit pending (the flow updated it): naming another revision.
+    () =>
+      call(system.gateway, 'POST', `/consultations/${parties.offer.id}/approve`, {
+        token: parties.admin.token,
+        body: { revisionId: '00000000-0000-4000-8000-000000000000' },
+      }),
   ],
   [
     'POST /consultations/bookings',
@@ -492,7 +504,7 @@ const REFUSALS: Array<[operation: string, status: ErrorStatus, send: () => Promi
     () =>
       call(system.gateway, 'POST', '/reviews', {
         token: parties.buyer.token,
-        body: { entityType: 'consultation_service', entityId: parties.offer.id, rating: 3 },
+        body: { entityType: 'consultation_service', entityId: parties.delivered.id, rating: 3 },
       }),
   ],
 ];

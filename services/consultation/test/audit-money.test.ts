@@ -192,6 +192,22 @@ describe('nothing is held without an end: the session sweep (issue 20, HIGH)', (
   });
 });
 
+/** What the wallet publishes when an admin voids a 500 ETB booking's hold by hand. */
+const adminVoidOf = (bookingId: string, buyer: TestUser, offer: Offer) =>
+  makeEvent(
+    'wallet.booking_refund.completed',
+    {
+      bookingId,
+      buyerId: buyer.id,
+      sellerId: offer.seller.id,
+      refundAmountMinor: 500_00,
+      capturedAmountMinor: 0,
+      currency: 'ETB',
+      voidedByAdmin: true,
+    },
+    { source: 'wallet' },
+  );
+
 describe('an admin’s void of a hold (wallet.booking_refund.completed voidedByAdmin)', () => {
   test('a booking whose confirm has not landed yet can no longer be confirmed: no Confirmed booking without its money', async () => {
     const offer = await givenOffer(api);
@@ -199,19 +215,7 @@ describe('an admin’s void of a hold (wallet.booking_refund.completed voidedByA
     const { bookingId } = (await book(buyer, offer)).body.data;
     // As if the wallet had answered Held and the admin voided it before the confirm was written.
     await Booking.updateOne({ _id: bookingId }, { $set: { status: 'PaymentPending', payment: 'pending' } });
-    const refund = makeEvent(
-      'wallet.booking_refund.completed',
-      {
-        bookingId,
-        buyerId: buyer.id,
-        sellerId: offer.seller.id,
-        refundAmountMinor: 500_00,
-        capturedAmountMinor: 0,
-        currency: 'ETB',
-        voidedByAdmin: true,
-      },
-      { source: 'wallet' },
-    );
+    const refund = adminVoidOf(bookingId, buyer, offer);
     await walletPaymentsConsumer(() => app.parts.bookings).handlers['wallet.booking_refund.completed']!(refund, { log } as never);
     expect(await bookingOf(bookingId)).toMatchObject({ status: 'PaymentPending', payment: 'voiding' });
   });
@@ -221,19 +225,7 @@ describe('an admin’s void of a hold (wallet.booking_refund.completed voidedByA
     const offer = await givenOffer(api);
     const buyer = newUser();
     const { bookingId } = (await book(buyer, offer)).body.data;
-    const refund = makeEvent(
-      'wallet.booking_refund.completed',
-      {
-        bookingId,
-        buyerId: buyer.id,
-        sellerId: offer.seller.id,
-        refundAmountMinor: 500_00,
-        capturedAmountMinor: 0,
-        currency: 'ETB',
-        voidedByAdmin: true,
-      },
-      { source: 'wallet' },
-    );
+    const refund = adminVoidOf(bookingId, buyer, offer);
     const handle = walletPaymentsConsumer(() => app.parts.bookings).handlers['wallet.booking_refund.completed']!;
     await handle(refund, { log } as never);
     await handle(refund, { log } as never);

@@ -10,6 +10,16 @@ import { releaseCouponUse, releasePlaces } from './places';
 /** Why the service cancels a booking by itself, as `cause` says in `consultation.booking.cancelled`. */
 export type CancelCause = 'session_expired' | 'voided_by_admin';
 
+/** How a Confirmed booking is cancelled: what goes back, by whom, why, and what was said. */
+export interface Cancellation {
+  refundMinor: number;
+  by: BookingDoc['cancelledBy'];
+  cause?: CancelCause;
+  /** Nothing is owed back (a free booking, or a hold already given back): Refunded at once. */
+  settled: boolean;
+  said?: Partial<Pick<BookingDoc, 'cancelReason' | 'cancellationType' | 'cancelNotes'>>;
+}
+
 /**
  * The correlation id of the request that made the booking: what its later events (sent by a
  * sweep or a consumer) and logs carry. Bookings made before it was stored get a fresh one,
@@ -156,19 +166,44 @@ export class BookingSteps {
    * gave the money back (Refunded at once). Guarded by Confirmed: a repeat changes nothing (null).
    */
   async cancelBySystem(booking: BookingDoc, cause: CancelCause, now: Date): Promise<BookingDoc | null> {
-    const paid = booking.payment === 'held';
-    const refunded = !paid || cause === 'voided_by_admin';
     const correlationId = correlationOf(booking);
+    const cancelled = await this.cancelConfirmed(
+      booking,
+      {
+        refundMinor: booking.totalAmountMinor,
+        by: cause === 'voided_by_admin' ? 'admin' : null,
+        cause,
+        // Nothing owed back: a free booking, or a hold the wallet has already given back.
+        settled: booking.payment !== 'held' || cause === 'voided_by_admin',
+      },
+      correlationId,
+      now,
+    );
+    if (cancelled)
+      this.log.info(
+        { bookingId: booking._id, cause, correlationId, refundAmountMinor: booking.totalAmountMinor },
+        'booking cancelled by the service',
+      );
+    return cancelled;
+  }
+
+  /**
+   * A Confirmed booking Cancelled with its refund, in one write with `booking.cancelled` (the
+   * wallet refunds from it), then its places and seat given back. Null when it is no longer
+   * Confirmed (another move came first).
+   */
+  async cancelConfirmed(booking: BookingDoc, cancellation: Cancellation, correlationId: string, now: Date): Promise<BookingDoc | null> {
+    const { refundMinor, by, cause, settled, said = {} } = cancellation;
     const event = makeEvent(
       'consultation.booking.cancelled',
       {
         bookingId: booking._id,
         sellerId: booking.sellerId,
         buyerId: booking.buyerId,
-        refundAmountMinor: booking.totalAmountMinor,
+        refundAmountMinor: refundMinor,
         totalAmountMinor: booking.totalAmountMinor,
-        ...(cause === 'voided_by_admin' ? { cancelledBy: 'admin' as const } : {}),
-        cause,
+        ...(by ? { cancelledBy: by } : {}),
+        ...(cause ? { cause } : {}),
       },
       { source: 'consultation', correlationId },
     );
@@ -177,12 +212,13 @@ export class BookingSteps {
       {
         $set: {
           status: 'Cancelled',
-          refundStatus: refunded ? 'Refunded' : 'Pending',
-          refundedAt: refunded ? now : null,
-          refundAmountMinor: booking.totalAmountMinor,
+          refundStatus: settled ? 'Refunded' : 'Pending',
+          refundedAt: settled ? now : null,
+          refundAmountMinor: refundMinor,
           cancelledAt: now,
-          cancelledBy: cause === 'voided_by_admin' ? 'admin' : null,
-          cancelCause: cause,
+          cancelledBy: by,
+          ...(cause ? { cancelCause: cause } : {}),
+          ...said,
         },
         $push: { pendingEvents: event },
       },
@@ -191,12 +227,9 @@ export class BookingSteps {
     if (!cancelled) return null;
     await this.release(cancelled);
     void this.outbox.flush(Booking, cancelled);
-    this.log.info(
-      { bookingId: booking._id, cause, correlationId, refundAmountMinor: booking.totalAmountMinor },
-      'booking cancelled by the service',
-    );
     return cancelled;
   }
+
 
   async leaveSession(booking: BookingDoc): Promise<void> {
     await Session.updateOne(

@@ -1,6 +1,5 @@
 import {
   formatMinor,
-  makeEvent,
   newInternalId,
   newUnderscoreReference,
   type CancelBookingBody,
@@ -255,39 +254,14 @@ export class Bookings {
     const requestedMinor = body.refundAmountMinor;
     const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requestedMinor ?? booking.totalAmountMinor) : 0;
     if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
-    const event = makeEvent(
-      'consultation.booking.cancelled',
-      {
-        bookingId: booking._id,
-        sellerId: booking.sellerId,
-        buyerId: booking.buyerId,
-        refundAmountMinor: refund,
-        cancelledBy: by,
-        totalAmountMinor: booking.totalAmountMinor,
-      },
-      { source: 'consultation', correlationId },
+    const cancelled = await this.steps.cancelConfirmed(
+      booking,
+      // Nothing was paid for a free booking: nothing is owed back.
+      { refundMinor: refund, by, settled: booking.payment !== 'held', said: cancellationSaid(body) },
+      correlationId,
+      now,
     );
-    const paid = booking.payment === 'held';
-    const cancelled = await Booking.findOneAndUpdate(
-      { _id: booking._id, status: 'Confirmed' },
-      {
-        $set: {
-          status: 'Cancelled',
-          // Nothing was paid for a free booking: nothing is owed back.
-          refundStatus: paid ? 'Pending' : 'Refunded',
-          refundedAt: paid ? null : now,
-          refundAmountMinor: refund,
-          cancelledAt: now,
-          cancelledBy: by,
-          ...cancellationSaid(body),
-        },
-        $push: { pendingEvents: event },
-      },
-      { new: true },
-    ).lean<BookingDoc>();
     if (!cancelled) throw new InvalidState('The booking is no longer Confirmed');
-    await this.steps.release(cancelled);
-    void this.outbox.flush(Booking, cancelled);
     return cancelled;
   }
 
