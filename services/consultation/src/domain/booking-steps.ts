@@ -230,7 +230,6 @@ export class BookingSteps {
     return cancelled;
   }
 
-
   async leaveSession(booking: BookingDoc): Promise<void> {
     await Session.updateOne(
       { consultationId: booking.consultationId, startsAt: booking.startsAt, bookingIds: booking._id },

@@ -1,10 +1,4 @@
-import {
-  formatMinor,
-  newInternalId,
-  newUnderscoreReference,
-  type CancelBookingBody,
-  type CreateBookingBody,
-} from '@mkt/contracts';
+import { formatMinor, newInternalId, newUnderscoreReference, type CancelBookingBody, type CreateBookingBody } from '@mkt/contracts';
 import {
   InvalidField,
   findPage,
