@@ -9,7 +9,9 @@ import {
   register,
   slotsOf,
   dayFromNow,
+  type Offer,
   type Session,
+  type Slot,
   waitForSlotStart,
 } from './fixtures';
 import { eventually, startSystem, type System } from './system';
@@ -24,6 +26,34 @@ beforeAll(async () => {
 afterAll(() => system?.stop());
 
 const walletOf = async (user: Session) => (await apiOf(system, user)('GET', '/v1/wallet')).body.data;
+
+/** A percentage coupon of the seller's, valid from yesterday to tomorrow. */
+async function givenCoupon(seller: Session, couponCode: string, discountValue: number, maxUses: number): Promise<void> {
+  const created = await apiOf(system, seller)('POST', '/consultations/pricing/promotional-discounts', {
+    name: couponCode,
+    discountType: 'Percentage',
+    discountValue,
+    couponCode,
+    maxUses,
+    validFrom: new Date(Date.now() - 86_400_000).toISOString(),
+    validTo: new Date(Date.now() + 86_400_000).toISOString(),
+  });
+  expect(created.status).toBe(200);
+}
+
+/** A booking of one place at 100 ETB naming a coupon, with the total the client claims. */
+const bookWithCoupon = (buyer: Session, offer: Offer, slot: Slot, couponCode: string, totalAmount: number) =>
+  apiOf(system, buyer)('POST', '/consultations/bookings', {
+    SellerId: offer.sellerId,
+    consultationId: offer.id,
+    ruleSetId: offer.ruleSetId,
+    ...slot,
+    participants: [{ fullName: 'A buyer', email: buyer.email, phone: '+251911223344' }],
+    subTotal: 100,
+    totalAmount,
+    currency: 'ETB',
+    couponCode,
+  });
 
 test('a booking of a slot whose session has started is refused, and the buyer’s wallet holds nothing', async () => {
   const seller = await register(system, 'seller');
@@ -59,29 +89,9 @@ test('coupon codes cannot be guessed through bookings: one answer for every bad 
   const seller = await register(system, 'seller');
   const guesser = await register(system, 'buyer');
   const offer = await offerConsultation(system, seller, admin, { priceMajor: 100 });
-  const created = await apiOf(system, seller)('POST', '/consultations/pricing/promotional-discounts', {
-    name: 'Secret',
-    discountType: 'Percentage',
-    discountValue: 30,
-    couponCode: 'SECRET30',
-    maxUses: 100,
-    validFrom: new Date(Date.now() - 86_400_000).toISOString(),
-    validTo: new Date(Date.now() + 86_400_000).toISOString(),
-  });
-  expect(created.status).toBe(200);
+  await givenCoupon(seller, 'SECRET30', 30, 100);
   const slot = slotsOf(offer, dayFromNow(3))[0]!;
-  const guess = (couponCode: string) =>
-    apiOf(system, guesser)('POST', '/consultations/bookings', {
-      SellerId: offer.sellerId,
-      consultationId: offer.id,
-      ruleSetId: offer.ruleSetId,
-      ...slot,
-      participants: [{ fullName: 'A guesser', email: guesser.email, phone: '+251911223344' }],
-      subTotal: 100,
-      totalAmount: 100,
-      currency: 'ETB',
-      couponCode,
-    });
+  const guess = (couponCode: string) => bookWithCoupon(guesser, offer, slot, couponCode, 100);
   const right = await guess('SECRET30');
   expect(right.status).toBe(422);
   expect(right.body.errors[0]).toMatchObject({ code: 'price_mismatch' });
@@ -131,28 +141,8 @@ test('a review farm (100 % coupon, fresh empty wallets, 5★ each) leaves the pu
   const payer = await register(system, 'buyer');
   await fund(system, [payer], 100);
   const { offer, slot, startsAt } = await offerSoonSlot(system, seller, admin, { priceMajor: 100, capacity: 4, leadSeconds: 20 });
-  const coupon = await apiOf(system, seller)('POST', '/consultations/pricing/promotional-discounts', {
-    name: 'Free',
-    discountType: 'Percentage',
-    discountValue: 100,
-    couponCode: 'FREE100',
-    maxUses: 10,
-    validFrom: new Date(Date.now() - 86_400_000).toISOString(),
-    validTo: new Date(Date.now() + 86_400_000).toISOString(),
-  });
-  expect(coupon.status).toBe(200);
-  const bookFree = (buyer: Session) =>
-    apiOf(system, buyer)('POST', '/consultations/bookings', {
-      SellerId: offer.sellerId,
-      consultationId: offer.id,
-      ruleSetId: offer.ruleSetId,
-      ...slot,
-      participants: [{ fullName: 'A farmer', email: buyer.email, phone: '+251911223344' }],
-      subTotal: 100,
-      totalAmount: 0,
-      currency: 'ETB',
-      couponCode: 'FREE100',
-    });
+  await givenCoupon(seller, 'FREE100', 100, 10);
+  const bookFree = (buyer: Session) => bookWithCoupon(buyer, offer, slot, 'FREE100', 0);
   for (const buyer of farm) expect((await bookFree(buyer)).body.data).toMatchObject({ status: 'Confirmed', totalAmount: 0 });
   const paid = await book(system, payer, offer, slot);
   expect(paid.body.data).toMatchObject({ status: 'Confirmed', totalAmount: 100 });

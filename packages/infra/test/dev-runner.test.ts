@@ -14,7 +14,7 @@ const readyDir = mkdtempSync(join(tmpdir(), 'dev-runner-ready-'));
 const spawned: ChildProcess[] = [];
 
 /** A real process standing for a service or a server; killed in afterAll whatever happens. */
-function startFake(mode: 'plain' | 'stubborn' = 'plain'): ChildProcess {
+function startFake(mode: 'plain' | 'deaf-to-sigterm' = 'plain'): ChildProcess {
   const child = spawn(process.execPath, [FAKE, mode], { stdio: 'ignore', env: { ...process.env, FAKE_READY_DIR: readyDir } });
   spawned.push(child);
   return child;
@@ -116,7 +116,7 @@ describe('npm start when a service dies', () => {
     await expect(calm.outcome).resolves.toBe(0);
     await expectAllGone(calmRecord.processes.map(({ pid }) => pid));
 
-    const stuck = start(join(dir, 'stuck.json'), [service('crm', 'stubborn')], 600_000);
+    const stuck = start(join(dir, 'stuck.json'), [service('crm', 'deaf-to-sigterm')], 600_000);
     const stuckRecord = await whenRunning(stuck, 2);
     for (const { pid } of stuckRecord.processes) await whenReady(pid);
     stuck.signals.emit('SIGINT');
@@ -142,7 +142,7 @@ describe('npm start after an earlier one was killed', () => {
   test('what it left running (services, then servers) is stopped, and the start goes on', async () => {
     const file = join(dir, 'stale.json');
     const oldServer = startFake();
-    const oldService = startFake('stubborn');
+    const oldService = startFake('deaf-to-sigterm');
     await whenReady(oldService.pid!);
     const runner = await givenKilledRunner(file, [
       { name: 'infra:mongo-java-server', child: oldServer },
