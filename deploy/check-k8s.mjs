@@ -1,0 +1,215 @@
+#!/usr/bin/env node
+// Renders the kustomize overlays and checks them offline, the way CI does (deploy/test/manifests.test.ts):
+//   kubeconform -strict against the Kubernetes schemas and the operators' CRD schemas, and kube-score.
+// Tools are pinned Go modules, installed with `go install` into .tools/go/<module>@<version>/ (once);
+// the schemas are converted from the k8s.io/kubernetes and operator modules (Go module proxy) into
+// .tools/k8s-schemas/ (once). Nothing is fetched from GitHub.
+//
+//   node deploy/check-k8s.mjs                      # both overlays, human summary
+//   node deploy/check-k8s.mjs --json               # both overlays, one JSON document
+//   node deploy/check-k8s.mjs --json --file x.yaml # a manifest file instead of the overlays
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { writeCrdSchemas, writeKubernetesSchemas } from './k8s-schemas.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+// Pinned: the versions CI checks against. Change them here (and in k8s/README.md).
+export const KUBERNETES_VERSION = '1.33.4';
+export const TOOLS = {
+  kustomize: { module: 'sigs.k8s.io/kustomize/kustomize/v5', version: 'v5.7.1' },
+  kubeconform: { module: 'github.com/yannh/kubeconform/cmd/kubeconform', version: 'v0.7.0' },
+  'kube-score': { module: 'github.com/zegl/kube-score/cmd/kube-score', version: 'v1.20.0' },
+};
+// Where the CRDs come from. MongoDB Controllers for Kubernetes (github.com/mongodb/mongodb-kubernetes) is
+// not served by the Go module proxy (403); it serves the MongoDBCommunity CRD it took over from the
+// community operator's last release, whose module is served: the same group, version and schema.
+export const CRD_SOURCES = [
+  {
+    module: 'github.com/mongodb/mongodb-kubernetes-operator',
+    version: 'v0.13.0',
+    files: ['config/crd/bases/mongodbcommunity.mongodb.com_mongodbcommunity.yaml'],
+  },
+  { module: 'github.com/rabbitmq/cluster-operator/v2', version: 'v2.16.0', files: ['config/crd/bases/rabbitmq.com_rabbitmqclusters.yaml'] },
+];
+const OVERLAYS = ['dev', 'prod'];
+
+const tools = join(root, '.tools');
+const log = (message) => process.stderr.write(`check-k8s: ${message}\n`);
+const run = (file, args, options = {}) =>
+  execFileSync(file, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'], ...options });
+
+function go() {
+  for (const candidate of [process.env.GO, '/usr/local/go/bin/go', 'go'].filter(Boolean)) {
+    try {
+      run(candidate, ['version']);
+      return candidate;
+    } catch {
+      // next
+    }
+  }
+  throw new Error('Go is needed to install kustomize, kubeconform and kube-score (https://go.dev/dl/)');
+}
+
+const goEnv = () => ({ ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'local' });
+
+/** The pinned tool's binary, installed into .tools/go/<name>@<version>/ when missing. */
+export function ensureTool(name) {
+  const { module, version } = TOOLS[name];
+  const bin = join(tools, 'go', `${name}@${version}`);
+  const file = join(bin, name);
+  if (existsSync(file)) return file;
+  log(`installing ${module}@${version}`);
+  mkdirSync(bin, { recursive: true });
+  run(go(), ['install', `${module}@${version}`], { env: { ...goEnv(), GOBIN: bin }, cwd: tmpdir() });
+  return file;
+}
+
+/** A module's source directory in the Go module cache (downloaded through the module proxy when missing). */
+function moduleDir(module, version) {
+  const info = JSON.parse(run(go(), ['mod', 'download', '-json', `${module}@${version}`], { env: goEnv(), cwd: tmpdir() }));
+  if (info.Error) throw new Error(`go mod download ${module}@${version}: ${info.Error}`);
+  return info.Dir;
+}
+
+/** Schemas for kubeconform, made once per (Kubernetes version, CRD sources, converter). */
+export function ensureSchemas() {
+  const converter = readFileSync(join(root, 'deploy', 'k8s-schemas.mjs'), 'utf8');
+  const key = createHash('sha256').update(JSON.stringify({ KUBERNETES_VERSION, CRD_SOURCES, converter })).digest('hex').slice(0, 12);
+  const dir = join(tools, 'k8s-schemas', key);
+  if (existsSync(join(dir, 'done'))) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  log(`making the Kubernetes ${KUBERNETES_VERSION} and CRD schemas in ${dir}`);
+  const kubernetes = moduleDir('k8s.io/kubernetes', `v${KUBERNETES_VERSION}`);
+  writeKubernetesSchemas(join(kubernetes, 'api', 'openapi-spec', 'swagger.json'), dir, KUBERNETES_VERSION);
+  for (const source of CRD_SOURCES) {
+    const sourceDir = moduleDir(source.module, source.version);
+    writeCrdSchemas(
+      source.files.map((file) => join(sourceDir, file)),
+      join(dir, 'crds'),
+    );
+  }
+  writeFileSync(join(dir, 'done'), new Date().toISOString());
+  return dir;
+}
+
+export function render(overlay) {
+  return run(ensureTool('kustomize'), ['build', join(root, 'k8s', 'overlays', overlay)]);
+}
+
+/** kubeconform -strict, no network: every object valid against its schema, none without one. */
+export function kubeconform(yaml, schemas) {
+  const output = run(
+    ensureTool('kubeconform'),
+    [
+      '-strict',
+      '-verbose',
+      '-output',
+      'json',
+      '-kubernetes-version',
+      KUBERNETES_VERSION,
+      '-schema-location',
+      join(schemas, '{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json'),
+      '-schema-location',
+      join(schemas, 'crds', '{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json'),
+      '-',
+    ],
+    { input: yaml },
+  );
+  return output;
+}
+
+function kubeconformResults(yaml, schemas) {
+  let stdout;
+  try {
+    stdout = kubeconform(yaml, schemas);
+  } catch (err) {
+    // kubeconform exits 1 when something is invalid; its report is still on stdout.
+    stdout = err.stdout;
+    if (!stdout) throw err;
+  }
+  const { resources } = JSON.parse(stdout);
+  return resources.map((r) => ({
+    kind: r.kind,
+    name: r.name,
+    status: r.status.replace(/^status/, '').toLowerCase(),
+    msg: r.msg,
+    errors: (r.validationErrors ?? []).map((e) => `${e.path}: ${e.msg}`),
+  }));
+}
+
+const GRADES = { 1: 'CRITICAL', 5: 'WARNING', 7: 'ALMOST_OK', 10: 'OK' };
+
+/** kube-score's CRITICAL and WARNING findings: [{object: "Kind/name", check, grade, comments}]. */
+export function kubeScore(yaml) {
+  let stdout;
+  try {
+    stdout = run(
+      ensureTool('kube-score'),
+      ['score', '--output-format', 'json', '--kubernetes-version', `v${KUBERNETES_VERSION.split('.').slice(0, 2).join('.')}`, '-'],
+      {
+        input: yaml,
+      },
+    );
+  } catch (err) {
+    stdout = err.stdout; // exits 1 when anything is CRITICAL
+    // It could not read the objects at all: that is a finding too, never allowed.
+    if (!stdout) return [{ object: '-', check: 'kube-score-failed', grade: 'CRITICAL', comments: [String(err.stderr).trim()] }];
+  }
+  const findings = [];
+  for (const object of JSON.parse(stdout)) {
+    for (const check of object.checks) {
+      if (check.skipped || check.grade > 5) continue;
+      findings.push({
+        object: `${object.type_meta.kind}/${object.object_meta.name}`,
+        check: check.check.id,
+        grade: GRADES[check.grade],
+        comments: (check.comments ?? []).map((c) => [c.path, c.summary].filter(Boolean).join(': ')),
+      });
+    }
+  }
+  return findings;
+}
+
+export function check(yaml) {
+  const schemas = ensureSchemas();
+  const objects = parseAllDocuments(yaml).filter((doc) => doc.contents !== null).length;
+  return { objects, kubeconform: kubeconformResults(yaml, schemas), kubeScore: kubeScore(yaml) };
+}
+
+function main() {
+  const args = process.argv.slice(2);
+  const json = args.includes('--json');
+  const fileAt = args.indexOf('--file');
+  const started = Date.now();
+  const inputs =
+    fileAt >= 0 ? { [args[fileAt + 1]]: readFileSync(args[fileAt + 1], 'utf8') } : Object.fromEntries(OVERLAYS.map((o) => [o, render(o)]));
+  const results = Object.fromEntries(Object.entries(inputs).map(([name, yaml]) => [name, { yaml, ...check(yaml) }]));
+  const tally = (r) => ({
+    valid: r.kubeconform.filter((x) => x.status === 'valid').length,
+    invalid: r.kubeconform.filter((x) => x.status !== 'valid').length,
+    critical: r.kubeScore.filter((x) => x.grade === 'CRITICAL').length,
+    warning: r.kubeScore.filter((x) => x.grade === 'WARNING').length,
+  });
+  if (json) {
+    process.stdout.write(JSON.stringify({ kubernetesVersion: KUBERNETES_VERSION, ms: Date.now() - started, results }));
+    return;
+  }
+  for (const [name, r] of Object.entries(results)) {
+    const t = tally(r);
+    console.log(
+      `${name}: ${r.objects} objects; kubeconform ${t.valid} valid, ${t.invalid} not; kube-score ${t.critical} CRITICAL, ${t.warning} WARNING`,
+    );
+    for (const x of r.kubeconform.filter((x) => x.status !== 'valid'))
+      console.log(`  kubeconform ${x.status} ${x.kind}/${x.name}: ${x.msg}`);
+    for (const x of r.kubeScore) console.log(`  kube-score ${x.grade} ${x.object} ${x.check}: ${x.comments.join('; ')}`);
+  }
+  console.log(`(${Date.now() - started} ms)`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) main();
