@@ -49,7 +49,8 @@ function inline(node, definitions, stack) {
   if (!node || typeof node !== 'object') return node;
   if (typeof node.$ref === 'string') {
     const name = refName(node.$ref);
-    const { $ref: _ref, ...siblings } = node;
+    const siblings = { ...node };
+    delete siblings.$ref;
     if (name === 'io.k8s.apimachinery.pkg.api.resource.Quantity') return { ...siblings, ...QUANTITY() };
     if (stack.includes(name)) return { ...siblings };
     const target = definitions[name];

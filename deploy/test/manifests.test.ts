@@ -1,47 +1,73 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { ensureKustomize } from '@mkt/infra';
 
+// deploy/check-k8s.mjs renders the overlays (kustomize) and checks them offline: kubeconform -strict
+// against the Kubernetes schemas and the operators' CRD schemas, and kube-score. It installs its
+// pinned tools into .tools/ the first time (a few minutes of `go install`), later runs take seconds.
 const root = join(__dirname, '..', '..');
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
-// Custom resources of the operators: their schemas are not bundled; the operators validate them.
-const CUSTOM_KINDS = ['MongoDBCommunity', 'RabbitmqCluster'];
+const OVERLAYS = ['dev', 'prod'] as const;
+const NAMESPACE = { dev: 'marketplace-dev', prod: 'marketplace' } as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any };
-const rendered: Record<string, { yaml: string; objects: K8sObject[] }> = {};
+type Conform = { kind: string; name: string; status: string; msg: string; errors: string[] };
+type Finding = { object: string; check: string; grade: string; comments: string[] };
+type Checked = { yaml: string; objects: number; kubeconform: Conform[]; kubeScore: Finding[] };
 
-beforeAll(async () => {
-  const kustomize = await ensureKustomize();
-  for (const overlay of ['dev', 'prod']) {
-    const yaml = execFileSync(kustomize, ['build', join(root, 'k8s', 'overlays', overlay)], { encoding: 'utf8' });
-    rendered[overlay] = { yaml, objects: parseAllDocuments(yaml).map((doc) => doc.toJS() as K8sObject) };
+const checkK8s = (...args: string[]) =>
+  (
+    JSON.parse(
+      execFileSync(process.execPath, [join(root, 'deploy', 'check-k8s.mjs'), '--json', ...args], {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    ) as { results: Record<string, Checked> }
+  ).results;
+
+const rendered: Record<string, { yaml: string; objects: K8sObject[]; checked: Checked }> = {};
+
+beforeAll(() => {
+  const results = checkK8s();
+  for (const overlay of OVERLAYS) {
+    const checked = results[overlay]!;
+    rendered[overlay] = { yaml: checked.yaml, objects: parseAllDocuments(checked.yaml).map((doc) => doc.toJS() as K8sObject), checked };
   }
-}, 300_000);
+}, 900_000);
 
 const byKind = (overlay: string, kind: string) => rendered[overlay]!.objects.filter((o) => o.kind === kind);
+const one = (overlay: string, kind: string, name: string) => byKind(overlay, kind).find((o) => o.metadata.name === name)!;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const container = (overlay: string, name: string): any => one(overlay, 'Deployment', name).spec.template.spec.containers[0];
+const envOf = (overlay: string, name: string) =>
+  container(overlay, name).env as Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
 
-describe.each(['dev', 'prod'])('the %s overlay', (overlay) => {
-  test('every object is valid against the official Kubernetes schemas (offline)', () => {
-    const output = execFileSync(process.execPath, [join(root, 'deploy', 'validate-k8s.mjs')], {
-      input: rendered[overlay]!.yaml,
-      encoding: 'utf8',
-      cwd: join(root, 'deploy'),
-    });
-    const results = output
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { kind: string; valid: boolean | null; errors: string[] });
-    expect(results.length).toBe(rendered[overlay]!.objects.length);
-    expect(results.filter((r) => r.valid === false)).toEqual([]);
-    expect(
-      results
-        .filter((r) => r.valid === null)
-        .map((r) => r.kind)
-        .every((kind) => CUSTOM_KINDS.includes(kind)),
-    ).toBe(true);
+type Allowed = { check: string; overlays: string[]; objects: string[] };
+const allowList = parse(readFileSync(join(root, 'k8s', 'kube-score-allow.yaml'), 'utf8')) as Allowed[];
+const allows = (entry: Allowed, overlay: string, finding: Finding) =>
+  entry.check === finding.check &&
+  entry.overlays.includes(overlay) &&
+  entry.objects.some(
+    (pattern) => pattern === finding.object || (pattern.endsWith('/*') && finding.object.startsWith(pattern.slice(0, -1))),
+  );
+
+describe.each(OVERLAYS)('the %s overlay', (overlay) => {
+  test("kubeconform -strict: every object valid against the Kubernetes 1.33 and the operators' CRD schemas", () => {
+    const { checked, objects } = rendered[overlay]!;
+    expect(checked.kubeconform).toHaveLength(objects.length);
+    expect(checked.kubeconform.filter((r) => r.status !== 'valid')).toEqual([]);
+  });
+
+  test('kube-score: nothing CRITICAL or WARNING beyond the justified exceptions, and no stale exception', () => {
+    const findings = rendered[overlay]!.checked.kubeScore;
+    expect(findings.filter((f) => !allowList.some((entry) => allows(entry, overlay, f)))).toEqual([]);
+    for (const entry of allowList.filter((e) => e.overlays.includes(overlay))) {
+      expect({ entry, used: findings.some((f) => allows(entry, overlay, f)) }).toEqual({ entry, used: true });
+    }
   });
 
   test('each service has its Deployment, Service, ServiceAccount, HPA and PodDisruptionBudget', () => {
@@ -53,33 +79,62 @@ describe.each(['dev', 'prod'])('the %s overlay', (overlay) => {
     ).toBe(true);
   });
 
-  test('pods are hardened: non-root, read-only root file system, no privilege, resources, probes', () => {
-    for (const deployment of byKind(overlay, 'Deployment')) {
-      const pod = deployment.spec.template.spec;
+  test('pods are hardened: non-root, read-only root file system, no privilege, resources, pinned images', () => {
+    for (const workload of [...byKind(overlay, 'Deployment'), ...byKind(overlay, 'StatefulSet')]) {
+      const pod = workload.spec.template.spec;
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       expect(pod.automountServiceAccountToken).toBe(false);
-      for (const container of pod.containers) {
-        expect(container.securityContext).toMatchObject({
+      for (const c of pod.containers) {
+        expect(c.securityContext).toMatchObject({
           allowPrivilegeEscalation: false,
           readOnlyRootFilesystem: true,
           capabilities: { drop: ['ALL'] },
         });
-        expect(container.resources.requests).toBeDefined();
-        expect(container.resources.limits).toBeDefined();
-        expect(container.readinessProbe.httpGet.path).toBe('/readyz');
-        expect(container.livenessProbe.httpGet.path).toBe('/healthz');
-        expect(JSON.stringify(container.env)).not.toMatch(/"value":"-----BEGIN/);
+        for (const bound of ['requests', 'limits']) {
+          expect(Object.keys(c.resources[bound]).sort()).toEqual(['cpu', 'ephemeral-storage', 'memory']);
+        }
+        expect(c.image).toMatch(/:[0-9][\w.-]*$/); // a version, never :latest nor untagged
+        expect(JSON.stringify(c.env ?? [])).not.toMatch(/"value":"-----BEGIN/);
       }
+      // The only writable place, bounded.
+      expect(pod.volumes.find((v: { name: string }) => v.name === 'tmp')).toMatchObject({ emptyDir: { sizeLimit: expect.any(String) } });
     }
   });
 
-  test('only the gateway is reachable from outside; services only from the gateway', () => {
+  test('probes: startup and liveness on the process (/healthz), readiness on /readyz; SIGTERM drains before the kubelet kills', () => {
+    for (const deployment of byKind(overlay, 'Deployment')) {
+      const pod = deployment.spec.template.spec;
+      const c = pod.containers[0];
+      expect(c.startupProbe.httpGet.path).toBe('/healthz');
+      expect(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold).toBeGreaterThanOrEqual(120);
+      expect(c.livenessProbe.httpGet.path).toBe('/healthz');
+      expect(c.livenessProbe.initialDelaySeconds ?? 0).toBe(0); // the startup probe holds liveness back
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      const env = Object.fromEntries((c.env as Array<{ name: string; value?: string }>).map((e) => [e.name, e.value]));
+      const preStop = c.lifecycle.preStop.sleep.seconds as number;
+      const grace = Number(env.SHUTDOWN_GRACE_MS) / 1000;
+      const timeout = Number(env.SHUTDOWN_TIMEOUT_MS) / 1000;
+      expect(preStop).toBeGreaterThan(0);
+      expect(grace).toBeGreaterThan(0);
+      expect(timeout).toBeGreaterThan(grace);
+      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(preStop + grace + timeout);
+    }
+  });
+
+  test('the HPA owns the replica count; pods spread over nodes and zones', () => {
+    for (const deployment of byKind(overlay, 'Deployment')) {
+      expect(deployment.spec.replicas).toBeUndefined();
+      const hpa = byKind(overlay, 'HorizontalPodAutoscaler').find((h) => h.spec.scaleTargetRef.name === deployment.metadata.name)!;
+      expect(hpa.spec.scaleTargetRef.kind).toBe('Deployment');
+      const spread = deployment.spec.template.spec.topologySpreadConstraints as Array<{ topologyKey: string; labelSelector: unknown }>;
+      expect(spread.map((s) => s.topologyKey).sort()).toEqual(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+      for (const s of spread) expect(s.labelSelector).toEqual({ matchLabels: deployment.spec.selector.matchLabels });
+    }
+  });
+
+  test('only the gateway is reachable from outside; every Service is ClusterIP', () => {
     const policies = byKind(overlay, 'NetworkPolicy');
-    expect(policies.find((p) => p.metadata.name === 'default-deny-ingress')?.spec.podSelector).toEqual({});
-    const gateway = policies.find((p) => p.metadata.name === 'gateway-from-ingress')!;
-    expect(gateway.spec.ingress[0].from[0].namespaceSelector.matchLabels).toEqual({ 'kubernetes.io/metadata.name': 'ingress-nginx' });
-    const services = policies.find((p) => p.metadata.name === 'services-from-gateway')!;
-    expect(services.spec.ingress[0].from).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }]);
+    expect(policies.find((p) => p.metadata.name === 'default-deny')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
     const ingresses = byKind(overlay, 'Ingress');
     expect(
       ingresses.flatMap((i) =>
@@ -92,6 +147,130 @@ describe.each(['dev', 'prod'])('the %s overlay', (overlay) => {
   });
 });
 
+// NetworkPolicy semantics, small: does a connection from one pod to another pass both the source's
+// egress and the destination's ingress policies of the marketplace's namespace?
+type Pod = { ns: string; labels: Record<string, string> };
+type Selector = { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values: string[] }> };
+type Peer = { podSelector?: Selector; namespaceSelector?: Selector; ipBlock?: unknown };
+type Rule = { from?: Peer[]; to?: Peer[]; ports?: Array<{ port: number; endPort?: number; protocol?: string }> };
+
+const matches = (selector: Selector, labels: Record<string, string>) =>
+  Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+  (selector.matchExpressions ?? []).every((e) => e.operator === 'In' && e.values.includes(labels[e.key]!));
+const peerMatches = (peer: Peer, pod: Pod, policyNs: string) => {
+  if (peer.ipBlock) return false;
+  const nsOk = peer.namespaceSelector ? matches(peer.namespaceSelector, { 'kubernetes.io/metadata.name': pod.ns }) : pod.ns === policyNs;
+  return nsOk && (peer.podSelector ? matches(peer.podSelector, pod.labels) : true);
+};
+const portMatches = (rule: Rule, port: number) =>
+  !rule.ports ||
+  rule.ports.some((p) => (p.protocol ?? 'TCP') === 'TCP' && (p.endPort ? port >= p.port && port <= p.endPort : port === p.port));
+
+function allowed(overlay: (typeof OVERLAYS)[number], from: Pod, to: Pod, port: number): boolean {
+  const ns = NAMESPACE[overlay];
+  const policies = byKind(overlay, 'NetworkPolicy');
+  const side = (pod: Pod, type: 'Ingress' | 'Egress', other: Pod) => {
+    if (pod.ns !== ns) return true; // outside the marketplace's namespace: not ours to police
+    const selecting = policies.filter((p) => p.spec.policyTypes.includes(type) && matches(p.spec.podSelector, pod.labels));
+    if (selecting.length === 0) return true;
+    const key = type === 'Ingress' ? 'ingress' : 'egress';
+    const peers = type === 'Ingress' ? 'from' : 'to';
+    return selecting.some((p) =>
+      ((p.spec[key] ?? []) as Rule[]).some(
+        (rule) => portMatches(rule, port) && (!rule[peers] || rule[peers]!.some((peer) => peerMatches(peer, other, ns))),
+      ),
+    );
+  };
+  return side(from, 'Egress', to) && side(to, 'Ingress', from);
+}
+
+describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it", (overlay) => {
+  const ns = NAMESPACE[overlay];
+  const app = (name: string): Pod => ({ ns, labels: one(overlay, 'Deployment', name).spec.template.metadata.labels });
+  const dns: Pod = { ns: 'kube-system', labels: { 'k8s-app': 'kube-dns' } };
+  const ingressController: Pod = { ns: 'ingress-nginx', labels: { 'app.kubernetes.io/name': 'ingress-nginx' } };
+  const prometheus: Pod = { ns: 'monitoring', labels: { 'app.kubernetes.io/name': 'prometheus' } };
+  const stranger: Pod = { ns: 'default', labels: { app: 'stranger' } };
+  const port = (name: string) => Number(envOf(overlay, name).find((e) => e.name === 'PORT')!.value);
+  // The data pods, labelled as whoever makes them labels them: the dev StatefulSets; in prod the
+  // operators (mongodb-kubernetes: app=<name>-svc; cluster-operator: app.kubernetes.io/name=<name>,
+  // component=rabbitmq, part-of=rabbitmq — read from their sources).
+  const data = () => {
+    if (overlay === 'dev') {
+      const labels = (name: string) => one('dev', 'StatefulSet', name).spec.template.metadata.labels;
+      return { mongo: [{ ns, labels: labels('mongo') }], rabbit: [{ ns, labels: labels('rabbitmq') }] };
+    }
+    const mdbc = byKind('prod', 'MongoDBCommunity')[0]!.metadata.name;
+    const rmq = byKind('prod', 'RabbitmqCluster')[0]!.metadata.name;
+    const mongo = { ns, labels: { app: `${mdbc}-svc` } };
+    const rabbit = {
+      ns,
+      labels: { 'app.kubernetes.io/name': rmq, 'app.kubernetes.io/component': 'rabbitmq', 'app.kubernetes.io/part-of': 'rabbitmq' },
+    };
+    return { mongo: [mongo, { ...mongo }], rabbit: [rabbit, { ...rabbit }] };
+  };
+
+  test('the ingress controller reaches the gateway and nothing else; strangers reach nothing', () => {
+    expect(allowed(overlay, ingressController, app('gateway'), 8080)).toBe(true);
+    for (const name of SERVICES.slice(1)) {
+      expect(allowed(overlay, ingressController, app(name), port(name))).toBe(false);
+      expect(allowed(overlay, stranger, app(name), port(name))).toBe(false);
+    }
+    expect(allowed(overlay, stranger, app('gateway'), 8080)).toBe(false);
+  });
+
+  test('the gateway reaches every service; consultation reaches the wallet; no other service-to-service path', () => {
+    for (const name of SERVICES.slice(1)) expect(allowed(overlay, app('gateway'), app(name), port(name))).toBe(true);
+    expect(allowed(overlay, app('consultation'), app('wallet'), 8081)).toBe(true);
+    expect(allowed(overlay, app('catalog'), app('wallet'), 8081)).toBe(false);
+    expect(allowed(overlay, app('wallet'), app('consultation'), 8084)).toBe(false);
+  });
+
+  test('every pod resolves names; the gateway and the services reach MongoDB and RabbitMQ', () => {
+    const { mongo, rabbit } = data();
+    for (const name of SERVICES) {
+      expect(allowed(overlay, app(name), dns, 53)).toBe(true);
+      expect(allowed(overlay, app(name), mongo[0]!, 27017)).toBe(true);
+      expect(allowed(overlay, app(name), rabbit[0]!, 5672)).toBe(true);
+    }
+    expect(allowed(overlay, stranger, mongo[0]!, 27017)).toBe(false);
+    expect(allowed(overlay, stranger, rabbit[0]!, 5672)).toBe(false);
+  });
+
+  test("Prometheus (namespace monitoring) scrapes each service's HTTP port and the gateway's metrics port only", () => {
+    for (const name of SERVICES.slice(1)) expect(allowed(overlay, prometheus, app(name), port(name))).toBe(true);
+    const metricsPort = Number(envOf(overlay, 'gateway').find((e) => e.name === 'METRICS_PORT')!.value);
+    expect(allowed(overlay, prometheus, app('gateway'), metricsPort)).toBe(true);
+    expect(allowed(overlay, prometheus, app('gateway'), 8080)).toBe(false);
+  });
+
+  if (overlay === 'prod') {
+    test('the replica set members reach each other, the RabbitMQ nodes cluster, the operators reach their pods', () => {
+      const { mongo, rabbit } = data();
+      expect(allowed('prod', mongo[0]!, mongo[1]!, 27017)).toBe(true);
+      for (const p of [4369, 25672, 5672, 15672, 35672]) expect(allowed('prod', rabbit[0]!, rabbit[1]!, p)).toBe(true);
+      const rabbitOperator: Pod = { ns: 'rabbitmq-system', labels: { 'app.kubernetes.io/name': 'rabbitmq-cluster-operator' } };
+      const mongoOperator: Pod = {
+        ns: 'mongodb',
+        labels: { 'app.kubernetes.io/name': 'mongodb-kubernetes-operator', 'app.kubernetes.io/component': 'controller' },
+      };
+      expect(allowed('prod', rabbitOperator, rabbit[0]!, 15672)).toBe(true);
+      expect(allowed('prod', mongoOperator, mongo[0]!, 27017)).toBe(true);
+      expect(allowed('prod', prometheus, rabbit[0]!, 15692)).toBe(true);
+      // A service is no cluster member.
+      expect(allowed('prod', app('catalog'), rabbit[0]!, 25672)).toBe(false);
+    });
+
+    test('the wallet, alone, reaches the payment provider on 443', () => {
+      const egress = byKind('prod', 'NetworkPolicy').filter(
+        (p) => p.spec.policyTypes.includes('Egress') && (p.spec.egress ?? []).some((r: Rule) => r.to?.some((peer) => peer.ipBlock)),
+      );
+      expect(egress.map((p) => p.spec.podSelector)).toEqual([{ matchLabels: { 'app.kubernetes.io/name': 'wallet' } }]);
+      expect(egress[0]!.spec.egress.flatMap((r: Rule) => r.ports)).toEqual([{ protocol: 'TCP', port: 443 }]);
+    });
+  }
+});
+
 describe('the overlays differ where they should', () => {
   test('dev runs MongoDB and RabbitMQ as StatefulSets; prod through the operators, with more replicas', () => {
     expect(
@@ -99,11 +278,73 @@ describe('the overlays differ where they should', () => {
         .map((s) => s.metadata.name)
         .sort(),
     ).toEqual(['mongo', 'rabbitmq']);
-    expect(byKind('prod', 'MongoDBCommunity')[0]!.spec.members).toBe(3);
+    expect(byKind('prod', 'MongoDBCommunity')[0]!.spec).toMatchObject({ members: 3, type: 'ReplicaSet' });
     expect(byKind('prod', 'RabbitmqCluster')[0]!.spec.replicas).toBe(3);
-    expect(byKind('prod', 'Deployment').every((d) => d.spec.replicas === 3)).toBe(true);
+    expect(byKind('prod', 'RabbitmqCluster')[0]!.spec.image).toMatch(/^rabbitmq:4\.\d+\.\d+-management$/);
+    expect(container('dev', 'wallet').image).not.toMatch(/:latest$/);
+    expect(byKind('prod', 'HorizontalPodAutoscaler').every((h) => h.spec.minReplicas === 3)).toBe(true);
     expect(byKind('prod', 'PodDisruptionBudget').every((p) => p.spec.minAvailable === 2)).toBe(true);
     expect(byKind('prod', 'Secret')).toEqual([]);
+  });
+
+  test("prod: MONGO_URL is the operator's connection string Secret, AMQP_URL the cluster operator's default user", () => {
+    const mdbc = byKind('prod', 'MongoDBCommunity')[0]!;
+    const user = mdbc.spec.users[0];
+    const rmq = byKind('prod', 'RabbitmqCluster')[0]!;
+    for (const name of SERVICES) {
+      const env = envOf('prod', name);
+      expect(env.find((e) => e.name === 'MONGO_URL')?.valueFrom?.secretKeyRef).toEqual({
+        name: `${mdbc.metadata.name}-${user.db}-${user.name}`,
+        key: 'connectionString.standard',
+      });
+      expect(env.find((e) => e.name === 'AMQP_URL')?.valueFrom?.secretKeyRef).toEqual({
+        name: `${rmq.metadata.name}-default-user`,
+        key: 'connection_string',
+      });
+    }
+    // The user may use each service's database, and only those.
+    expect(user.roles.map((r: { db: string }) => r.db).sort()).toEqual([...SERVICES].sort());
+  });
+});
+
+describe('the checks refuse what is wrong (so a green run means something)', () => {
+  test('an unknown field, a wrong type, bad custom resources and an unhardened Deployment are all reported', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'check-k8s-'));
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(
+      file,
+      [
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: typo }\nspec:\n  replica: 2\n  selector: { matchLabels: { a: b } }\n  template:\n    metadata: { labels: { a: b } }\n    spec:\n      containers: [{ name: c, image: "x:1" }]',
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: wrong-type }\ndata: { replicas: 3 }',
+        'apiVersion: rabbitmq.com/v1beta1\nkind: RabbitmqCluster\nmetadata: { name: r }\nspec: { replica: 3 }',
+        'apiVersion: mongodbcommunity.mongodb.com/v1\nkind: MongoDBCommunity\nmetadata: { name: m }\nspec: { members: "three", type: ReplicaSet, version: "8.0.12", security: { authentication: { modes: [SCRAM] } }, users: [] }',
+      ].join('\n---\n'),
+    );
+    const result = checkK8s('--file', file)[file]!;
+    const status = Object.fromEntries(result.kubeconform.map((r) => [r.kind, r]));
+    expect(Object.fromEntries(Object.entries(status).map(([kind, r]) => [kind, r.status]))).toEqual({
+      Deployment: 'invalid',
+      ConfigMap: 'invalid',
+      RabbitmqCluster: 'invalid',
+      MongoDBCommunity: 'invalid',
+    });
+    expect(status.Deployment!.msg).toContain("'replica' not allowed");
+    expect(status.RabbitmqCluster!.msg).toContain("'replica' not allowed");
+    expect(result.kubeScore.filter((f) => f.object === 'Deployment/typo').map((f) => f.check)).toEqual(
+      expect.arrayContaining([
+        'container-resources',
+        'container-ephemeral-storage-request-and-limit',
+        'container-security-context-readonlyrootfilesystem',
+      ]),
+    );
+  }, 120_000);
+
+  test('every accepted kube-score finding is justified in k8s/README.md', () => {
+    const readme = readFileSync(join(root, 'k8s', 'README.md'), 'utf8');
+    const at = readme.indexOf('## kube-score exceptions');
+    expect(at).toBeGreaterThan(0);
+    const section = readme.slice(at);
+    for (const entry of allowList) expect(section).toContain(`\`${entry.check}\``);
   });
 });
 
