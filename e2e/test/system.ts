@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { openSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, freePort, makeKeyPair, testServers, uniqueName } from '@mkt/infra';
+import { startBalancer, type Balancer } from './tcp-balancer';
 
 const root = join(__dirname, '..', '..');
 const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review'] as const;
@@ -33,6 +34,13 @@ export interface SystemOptions {
   upstreamOverrides?: Partial<Record<ServiceName, string>>;
   /** How long to wait for every process to be ready (a broker that is down makes `/readyz` fail). */
   readyTimeoutMs?: number;
+  /**
+   * Instances of every service and of the gateway (default 1). With more than one, each
+   * service's instances are reached through a round-robin TCP balancer (tcp-balancer.ts, a
+   * Kubernetes Service's stand-in): the gateways' upstream URLs and the consultation's
+   * WALLET_URL point at the balancers; the gateways are listed in `gateways`.
+   */
+  instances?: number;
 }
 
 export interface System {
@@ -45,7 +53,14 @@ export interface System {
   amqpUrl: string;
   /** The database of a process (`MONGO_DB`). */
   dbName: (name: ProcessName) => string;
+  /** The first instance of each process. */
   processes: Record<ProcessName, ServiceProcess>;
+  /** Every instance of each process (one each unless `instances` was given). */
+  replicas: Record<ProcessName, ServiceProcess[]>;
+  /** Every gateway's address (`gateway` is the first). */
+  gateways: string[];
+  /** The balancers in front of each service's instances (`instances` > 1 only). */
+  balancers: Partial<Record<ServiceName, Balancer>>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -70,11 +85,20 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   const run = uniqueName('e2e');
   const admin = { email: `admin-${run}@marketplace.test`, password: 'admin-password-1' };
   const names: ProcessName[] = [...SERVICES, 'gateway'];
-  const ports = Object.fromEntries(await Promise.all(names.map(async (name) => [name, await freePort()] as const))) as Record<
-    ProcessName,
+  const instances = Math.max(1, options.instances ?? 1);
+  const indexes = Array.from({ length: instances }, (_, i) => i);
+  // `wallet` for the first instance (as with one), `wallet-2`, ... for the others.
+  const unitsOf = (name: ProcessName) => indexes.map((i) => (i === 0 ? name : `${name}-${i + 1}`));
+  const units = names.flatMap(unitsOf);
+  const ports = Object.fromEntries(await Promise.all(units.map(async (unit) => [unit, await freePort()] as const))) as Record<
+    string,
     number
   >;
-  const url = (name: ProcessName) => `http://127.0.0.1:${ports[name]}`;
+  const url = (unit: string) => `http://127.0.0.1:${ports[unit]}`;
+  const balancers: Partial<Record<ServiceName, Balancer>> = {};
+  if (instances > 1) for (const name of SERVICES) balancers[name] = await startBalancer(unitsOf(name).map((unit) => ports[unit]!));
+  /** Where a service is reached: its one instance, or the balancer in front of its instances. */
+  const serviceUrl = (name: ServiceName) => balancers[name]?.url ?? url(name);
   const dbName = (name: ProcessName) => `${run}_${name}`;
   // Its own exchange and queues: the system never competes with other test files for their events.
   const base = {
@@ -90,14 +114,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   };
   const envOf: Record<ProcessName, Record<string, string>> = {
     ...(Object.fromEntries(
-      SERVICES.map((name): [string, Record<string, string>] => [
-        name,
-        { PORT: String(ports[name]), MONGO_DB: dbName(name), PUBLIC_URL: url('gateway') },
-      ]),
+      SERVICES.map((name): [string, Record<string, string>] => [name, { MONGO_DB: dbName(name), PUBLIC_URL: url('gateway') }]),
     ) as Record<ServiceName, Record<string, string>>),
-    consultation: { PORT: String(ports.consultation), MONGO_DB: dbName('consultation'), WALLET_URL: url('wallet') },
+    consultation: { MONGO_DB: dbName('consultation'), WALLET_URL: serviceUrl('wallet') },
     gateway: {
-      PORT: String(ports.gateway),
       MONGO_DB: dbName('gateway'),
       JWT_PRIVATE_KEY: keys.privateKey,
       ADMIN_EMAIL: admin.email,
@@ -106,22 +126,22 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       RATE_LIMIT_IP_PER_MIN: '0',
       RATE_LIMIT_USER_PER_MIN: '0',
       RATE_LIMIT_SLOTS_PER_MIN: '0',
-      ...Object.fromEntries(SERVICES.map((name) => [`${name.toUpperCase()}_URL`, options.upstreamOverrides?.[name] ?? url(name)])),
+      ...Object.fromEntries(SERVICES.map((name) => [`${name.toUpperCase()}_URL`, options.upstreamOverrides?.[name] ?? serviceUrl(name)])),
     },
   };
-  const children = new Map<ProcessName, ChildProcess>();
-  const spawnProcess = (name: ProcessName) => {
+  const children = new Map<string, ChildProcess>();
+  const spawnProcess = (name: ProcessName, unit: string) => {
     // E2E_LOG_DIR keeps each process's log (pino on stdout) for a failure's post-mortem.
     const logDir = process.env.E2E_LOG_DIR;
-    const out = logDir ? openSync(join(logDir, `${run}-${name}.log`), 'a') : 'ignore';
+    const out = logDir ? openSync(join(logDir, `${run}-${unit}.log`), 'a') : 'ignore';
     const child = spawn(process.execPath, [join(root, 'services', name, 'dist', 'main.js')], {
-      env: { ...base, ...envOf[name], ...options.envOf?.[name] },
+      env: { ...base, ...envOf[name], PORT: String(ports[unit]), ...options.envOf?.[name] },
       stdio: ['ignore', out, 'inherit'],
     });
-    children.set(name, child);
+    children.set(unit, child);
   };
-  const kill = (name: ProcessName, signal: NodeJS.Signals = 'SIGTERM') => {
-    const child = children.get(name);
+  const kill = (unit: string, signal: NodeJS.Signals = 'SIGTERM') => {
+    const child = children.get(unit);
     if (!child || child.exitCode !== null || child.signalCode !== null)
       return Promise.resolve(child?.exitCode ?? child?.signalCode ?? null);
     return new Promise<number | string | null>((resolve) => {
@@ -130,38 +150,52 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     });
   };
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
-  const processes = Object.fromEntries(
-    names.map((name) => [
-      name,
-      {
-        name,
-        url: url(name),
-        pid: () => children.get(name)?.pid,
-        running: () => {
-          const child = children.get(name);
-          return !!child && child.exitCode === null && child.signalCode === null;
-        },
-        kill: (signal?: NodeJS.Signals) => kill(name, signal),
-        start: async () => {
-          await kill(name, 'SIGKILL');
-          spawnProcess(name);
-          await waitReady(url(name), name, Date.now() + readyTimeoutMs, () => children.get(name) ?? null);
-        },
-      } satisfies ServiceProcess,
-    ]),
-  ) as Record<ProcessName, ServiceProcess>;
-  for (const name of names) spawnProcess(name);
+  const processOf = (name: ProcessName, unit: string): ServiceProcess => ({
+    name,
+    url: url(unit),
+    pid: () => children.get(unit)?.pid,
+    running: () => {
+      const child = children.get(unit);
+      return !!child && child.exitCode === null && child.signalCode === null;
+    },
+    kill: (signal?: NodeJS.Signals) => kill(unit, signal),
+    start: async () => {
+      await kill(unit, 'SIGKILL');
+      spawnProcess(name, unit);
+      await waitReady(url(unit), unit, Date.now() + readyTimeoutMs, () => children.get(unit) ?? null);
+    },
+  });
+  const replicas = Object.fromEntries(names.map((name) => [name, unitsOf(name).map((unit) => processOf(name, unit))])) as Record<
+    ProcessName,
+    ServiceProcess[]
+  >;
+  const processes = Object.fromEntries(names.map((name) => [name, replicas[name][0]!])) as Record<ProcessName, ServiceProcess>;
+  for (const name of names) for (const unit of unitsOf(name)) spawnProcess(name, unit);
   const stop = async () => {
-    await Promise.all(names.map((name) => kill(name, 'SIGTERM')));
+    await Promise.all(units.map((unit) => kill(unit, 'SIGTERM')));
+    await Promise.all(Object.values(balancers).map((balancer) => balancer.close()));
   };
   const deadline = Date.now() + readyTimeoutMs;
   try {
-    for (const name of names) await waitReady(url(name), name, deadline, () => children.get(name) ?? null);
+    for (const unit of units) await waitReady(url(unit), unit, deadline, () => children.get(unit) ?? null);
   } catch (err) {
-    await Promise.all(names.map((name) => kill(name, 'SIGKILL')));
+    await Promise.all(units.map((unit) => kill(unit, 'SIGKILL')));
+    await Promise.all(Object.values(balancers).map((balancer) => balancer.close()));
     throw err;
   }
-  return { gateway: url('gateway'), admin, stop, namespace: run, mongoUrl, amqpUrl, dbName, processes };
+  return {
+    gateway: url('gateway'),
+    gateways: unitsOf('gateway').map(url),
+    admin,
+    stop,
+    namespace: run,
+    mongoUrl,
+    amqpUrl,
+    dbName,
+    processes,
+    replicas,
+    balancers,
+  };
 }
 export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<{ value: T }> {
   const started = Date.now();

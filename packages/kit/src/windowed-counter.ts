@@ -34,18 +34,32 @@ export class WindowedCounter {
 
   /** Takes one place of `key` if fewer than `limit` are taken; `endsAt` is the window's end. */
   async take(key: string, limit: number, endsAt: Date): Promise<boolean> {
-    if (limit <= 0) return false;
-    const guard = { _id: key, count: { $lt: limit } };
+    return (await this.takeCounting(key, limit, endsAt)) !== null;
+  }
+
+  /**
+   * Takes `places` places of `key` at once if that many are free (a batch one instance hands out
+   * itself), answering the places taken in the window with these (for a `RateLimit` header's
+   * `remaining`), or null when they were not free — then nothing is taken. One guarded upsert.
+   */
+  async takeCounting(key: string, limit: number, endsAt: Date, places = 1): Promise<number | null> {
+    if (limit <= 0 || places > limit) return null;
+    const guard = { _id: key, count: { $lte: limit - places } };
+    const projection = { count: 1 };
     try {
-      await this.model.updateOne(guard, { $inc: { count: 1 }, $setOnInsert: { expiresAt: endsAt } }, { upsert: true });
-      return true;
+      const taken = await this.model.findOneAndUpdate(
+        guard,
+        { $inc: { count: places }, $setOnInsert: { expiresAt: endsAt } },
+        { upsert: true, new: true, projection },
+      );
+      return taken?.count ?? places;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
     }
     // The collision means the counter exists: it is full, or another first take created it
     // between our match and our insert. The same guard, without the upsert, tells which.
-    const retried = await this.model.updateOne(guard, { $inc: { count: 1 } });
-    return retried.matchedCount === 1;
+    const retried = await this.model.findOneAndUpdate(guard, { $inc: { count: places } }, { new: true, projection });
+    return retried?.count ?? null;
   }
 
   /** Gives back a place taken for work that then failed (never below zero). */
@@ -66,7 +80,7 @@ export class WindowedCounter {
   }
 }
 
-export type CalendarUnit = 'minute' | 'day' | 'week' | 'month';
+export type CalendarUnit = 'minute' | 'hour' | 'day' | 'week' | 'month';
 
 /** A calendar window: `key` names it (from its start) and `endsAt` is the next one's start. */
 export interface CalendarWindow {
@@ -75,10 +89,12 @@ export interface CalendarWindow {
 }
 
 const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /**
- * The UTC calendar window of `unit` that holds `now`: a minute (`2026-11-21T10:04`), a day
+ * The UTC calendar window of `unit` that holds `now`: a minute (`2026-11-21T10:04`), an hour
+ * (`2026-11-21T10`), a day
  * (`2026-11-21`), an ISO week from Monday 00:00 (`W2026-11-16`, its Monday) or a month from
  * the 1st 00:00 (`2026-11`).
  */
@@ -86,6 +102,10 @@ export function calendarWindow(unit: CalendarUnit, now: Date): CalendarWindow {
   if (unit === 'minute') {
     const start = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS;
     return { key: new Date(start).toISOString().slice(0, 16), endsAt: new Date(start + MINUTE_MS) };
+  }
+  if (unit === 'hour') {
+    const start = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
+    return { key: new Date(start).toISOString().slice(0, 13), endsAt: new Date(start + HOUR_MS) };
   }
   const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   if (unit === 'day') return { key: new Date(day).toISOString().slice(0, 10), endsAt: new Date(day + DAY_MS) };

@@ -37,7 +37,7 @@ describe('WindowedCounter.take', () => {
     let staged = false;
     const racing = new Proxy(Counter, {
       get(model, name, receiver) {
-        if (name !== 'updateOne' || staged) return Reflect.get(model, name, receiver);
+        if (name !== 'findOneAndUpdate' || staged) return Reflect.get(model, name, receiver);
         staged = true;
         return async () => {
           await Counter.create({ _id: key, count: 1, expiresAt: at('2030-01-01T00:01:00Z') });
@@ -58,6 +58,26 @@ describe('WindowedCounter.take', () => {
     const unused = uniqueName('zero');
     expect(await counter.take(unused, 0, at('2030-01-01T00:01:00Z'))).toBe(false);
     expect(await Counter.exists({ _id: unused })).toBeNull();
+  });
+});
+
+describe('WindowedCounter.takeCounting', () => {
+  test('answers the places taken with this one, and null once the window is full', async () => {
+    const key = uniqueName('counting');
+    const counts = [];
+    for (let i = 0; i < 4; i += 1) counts.push(await counter.takeCounting(key, 3, at('2030-01-01T00:01:00Z')));
+    expect(counts).toEqual([1, 2, 3, null]);
+    expect(await counter.count(key)).toBe(3);
+  });
+
+  test('takes several places at once only while that many are free', async () => {
+    const key = uniqueName('batch');
+    const endsAt = at('2030-01-01T00:01:00Z');
+    expect(await counter.takeCounting(key, 10, endsAt, 4)).toBe(4);
+    expect(await counter.takeCounting(key, 10, endsAt, 4)).toBe(8);
+    expect(await counter.takeCounting(key, 10, endsAt, 4)).toBeNull();
+    expect(await counter.takeCounting(key, 10, endsAt, 2)).toBe(10);
+    expect(await counter.count(key)).toBe(10);
   });
 });
 
@@ -98,8 +118,9 @@ describe('windows', () => {
     expect(await Counter.countDocuments({ _id: { $in: [`${user}|2030-05-01T10:00`, `${user}|2030-05-01T10:01`] } })).toBe(0);
   });
 
-  test('calendar windows in UTC: minute, day, ISO week from Monday, month from the 1st', () => {
+  test('calendar windows in UTC: minute, hour, day, ISO week from Monday, month from the 1st', () => {
     expect(calendarWindow('minute', at('2030-05-01T10:00:45.5Z'))).toEqual({ key: '2030-05-01T10:00', endsAt: at('2030-05-01T10:01:00Z') });
+    expect(calendarWindow('hour', at('2030-05-01T23:59:59.9Z'))).toEqual({ key: '2030-05-01T23', endsAt: at('2030-05-02T00:00:00Z') });
     expect(calendarWindow('day', at('2031-08-31T23:59:59Z'))).toEqual({ key: '2031-08-31', endsAt: at('2031-09-01T00:00:00Z') });
     // 2031-08-31 is a Sunday: still the week of Monday 08-25; Monday 09-01 starts the next.
     expect(calendarWindow('week', at('2031-08-31T23:59:59Z'))).toEqual({ key: 'W2031-08-25', endsAt: at('2031-09-01T00:00:00Z') });

@@ -9,9 +9,9 @@ import { AccessLog } from './http/access-log';
 import { authRouter } from './http/auth.router';
 import { docsRouter } from './http/docs.router';
 import { createEdge } from './http/edge';
-import { FixedWindowLimiter, limitRegistrations, TokenUsers } from './http/rate-limit';
+import { limitRegistrations, TokenUsers } from './http/rate-limit';
 import { securityHeaders } from './http/security-headers';
-import { SharedMinuteLimit } from './http/shared-limit';
+import { SharedLimit, type SharedLimitOptions } from './http/shared-limit';
 import { createForward } from './proxy/forward';
 
 export interface GatewayDeps {
@@ -28,13 +28,30 @@ export interface GatewayDeps {
  * its JSON parser, request log and error envelope.
  */
 export function createApp({ config, runtime, identity, keys }: GatewayDeps): Express {
+  // Every limit is counted in the gateway's database, so N replicas enforce one budget. When the
+  // database cannot be asked, the limits in front of proxied traffic let requests through (the
+  // services behind have limits and databases of their own; refusing everything would make a
+  // hiccup of the gateway's database an outage of every route), while registration, whose work
+  // needs the database anyway, is refused (503). The login throttle is the identity's
+  // (domain/login-throttle.ts) and fails closed the same way: no attempt is checked uncounted.
+  const counter = new WindowedCounter(RateLimitCounter);
+  const limit = (
+    name: string,
+    perWindow: number,
+    window: SharedLimitOptions['window'],
+    whenUnavailable: SharedLimitOptions['whenUnavailable'],
+  ) => (perWindow > 0 ? new SharedLimit({ name, limit: perWindow, window, whenUnavailable }, counter, runtime.log) : null);
+  const perUser = limit('user', config.RATE_LIMIT_USER_PER_MIN, 'minute', 'allow');
   const service = createService({
     name: 'gateway',
     log: runtime.log,
     readiness: runtime.readiness,
     bodyLimit: `${config.BODY_LIMIT_BYTES}b`,
     routes: (app) => {
-      app.use('/v1/auth/register', limitRegistrations(config.RATE_LIMIT_REGISTER_IP_PER_HOUR, config.TRUST_PROXY));
+      app.use(
+        '/v1/auth/register',
+        limitRegistrations(limit('register', config.RATE_LIMIT_REGISTER_IP_PER_HOUR, 'hour', 'refuse'), config.TRUST_PROXY),
+      );
       app.use('/v1/auth', authRouter(identity, keys, config.TRUST_PROXY));
       app.use(docsRouter());
     },
@@ -45,15 +62,9 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
     createEdge({
       origins: corsOrigins(config),
       securityHeaders: securityHeaders(),
-      perIp: config.RATE_LIMIT_IP_PER_MIN > 0 ? new FixedWindowLimiter(config.RATE_LIMIT_IP_PER_MIN, 60_000) : null,
-      perUser:
-        config.RATE_LIMIT_USER_PER_MIN > 0
-          ? { limiter: new FixedWindowLimiter(config.RATE_LIMIT_USER_PER_MIN, 60_000), tokens: new TokenUsers(keys.publicKey) }
-          : null,
-      slotsPerIp:
-        config.RATE_LIMIT_SLOTS_PER_MIN > 0
-          ? new SharedMinuteLimit('slots', config.RATE_LIMIT_SLOTS_PER_MIN, new WindowedCounter(RateLimitCounter), runtime.log)
-          : null,
+      perIp: limit('ip', config.RATE_LIMIT_IP_PER_MIN, 'minute', 'allow'),
+      perUser: perUser ? { limiter: perUser, tokens: new TokenUsers(keys.publicKey) } : null,
+      slotsPerIp: limit('slots', config.RATE_LIMIT_SLOTS_PER_MIN, 'minute', 'allow'),
       trustProxyHops: config.TRUST_PROXY,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       forward: createForward({

@@ -6,18 +6,19 @@ import { NotFound, PayloadTooLarge, requestIdOf, toHttpError } from '@mkt/kit';
 import { upstreamFor } from '../proxy/routes';
 import type { Forward, UpstreamFailure } from '../proxy/forward';
 import type { AccessLog } from './access-log';
-import { addressKey, clientAddress, limitOutcome, type FixedWindowLimiter, type TokenUsers } from './rate-limit';
+import { addressKey, clientAddress, type TokenUsers } from './rate-limit';
 import { setHeaders, type HeaderList } from './security-headers';
-import { isSlotsQuery, type SharedMinuteLimit } from './shared-limit';
+import { isSlotsQuery, type LimitOutcome, type SharedLimit } from './shared-limit';
 
 export interface EdgeOptions {
   /** `['*']` or the allowed origins. */
   origins: string[];
   securityHeaders: HeaderList;
-  perIp: FixedWindowLimiter | null;
-  perUser: { limiter: FixedWindowLimiter; tokens: TokenUsers } | null;
-  /** `GET /consultations/{id}/slots` per client address, shared by every replica. */
-  slotsPerIp: SharedMinuteLimit | null;
+  /** Every limit is counted in the database, shared by every replica (shared-limit.ts). */
+  perIp: SharedLimit | null;
+  perUser: { limiter: SharedLimit; tokens: TokenUsers } | null;
+  /** `GET /consultations/{id}/slots` per client address. */
+  slotsPerIp: SharedLimit | null;
   trustProxyHops: number;
   bodyLimitBytes: number;
   forward: Forward;
@@ -38,8 +39,9 @@ const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
  *    segments and `/metrics` with the 404 envelope; `/healthz` and `/readyz` go straight on;
  * 2. request id (the client's when sane), precomputed security headers, CORS (the `cors`
  *    package runs only when a browser sends `Origin`; otherwise its answer is precomputed too);
- * 3. inbound `x-user-*` headers removed; per-IP and per-user limits; body size; the slots
- *    query's own per-IP limit (in the database, so the one asynchronous step);
+ * 3. inbound `x-user-*` headers removed; per-IP and per-user limits (in the database, shared
+ *    by every replica: the one asynchronous step, both asked at once); body size; the slots
+ *    query's own per-IP limit;
  * 4. the route is matched once: a service's prefix → streamed there; anything else → the
  *    gateway's own endpoints (next handler).
  */
@@ -69,20 +71,18 @@ export function createEdge(options: EdgeOptions): RequestHandler {
     const upstream = upstreamFor(path);
 
     const proceed = () => {
-      const refused = applyLimits(req, headers, options);
       const length = Number(req.headers['content-length'] ?? 0);
-      const problem = refused ?? (length > options.bodyLimitBytes ? new PayloadTooLarge(options.bodyLimitBytes) : null);
-      if (problem || upstream) options.accessLog.track(req, res, reqId, upstream);
-      if (problem) return sendError(res, headers, problem);
-      if (upstream) {
-        const send = () => options.forward(req, res, upstream, headers, (failure) => sendFailure(res, headers, failure));
-        if (!options.slotsPerIp || !isSlotsQuery(req.method, path)) return send();
-        return void limitSlots(req, res, headers, options, options.slotsPerIp, send).catch((err: unknown) =>
-          sendError(res, headers, err as Error),
-        );
-      }
-      for (const name in headers) res.setHeader(name, headers[name]!);
-      next();
+      const slots = upstream && options.slotsPerIp && isSlotsQuery(req.method, path) ? options.slotsPerIp : null;
+      const decide = (refused: Error | null) => {
+        if (res.destroyed) return;
+        const problem = refused ?? (length > options.bodyLimitBytes ? new PayloadTooLarge(options.bodyLimitBytes) : null);
+        if (problem || upstream) options.accessLog.track(req, res, reqId, upstream);
+        if (problem) return sendError(res, headers, problem);
+        if (upstream) return options.forward(req, res, upstream, headers, (failure) => sendFailure(res, headers, failure));
+        for (const name in headers) res.setHeader(name, headers[name]!);
+        next();
+      };
+      applyLimits(req, headers, options, slots).then(decide, (err: unknown) => decide(err as Error));
     };
     if (req.headers.origin === undefined) return proceed();
     setHeaders(res, options.securityHeaders);
@@ -96,39 +96,36 @@ function isRoutable(target: string, path: string): boolean {
   );
 }
 
-/** Per-IP, then per-user (a verified token's `sub`); the later limit's headers are the ones sent. */
-function applyLimits(req: IncomingMessage, headers: OutgoingHttpHeaders, options: EdgeOptions): Error | null {
-  const keys: Array<[FixedWindowLimiter, string]> = [];
-  if (options.perIp) keys.push([options.perIp, addressKey(clientAddress(req, options.trustProxyHops))]);
+/**
+ * Per-IP and per-user (a verified token's `sub`), asked of the database at once; then, for a
+ * slots query that passed them, its own limit. The headers sent are the per-user limit's when
+ * there is one (a refused slots query: the slots limit's).
+ */
+async function applyLimits(
+  req: IncomingMessage,
+  headers: OutgoingHttpHeaders,
+  options: EdgeOptions,
+  slots: SharedLimit | null,
+): Promise<Error | null> {
+  const address = options.perIp || slots ? addressKey(clientAddress(req, options.trustProxyHops)) : '';
+  const asked: Array<Promise<LimitOutcome>> = [];
+  if (options.perIp) asked.push(options.perIp.take(address));
   if (options.perUser && req.headers.authorization) {
     const user = options.perUser.tokens.userOf(req.headers.authorization);
-    if (user) keys.push([options.perUser.limiter, user]);
+    if (user) asked.push(options.perUser.limiter.take(user));
   }
-  for (const [limiter, key] of keys) {
-    const outcome = limitOutcome(limiter, key);
+  for (const outcome of asked.length === 0 ? [] : await Promise.all(asked)) {
     headers['ratelimit-policy'] = outcome.headers.policy;
     headers.ratelimit = outcome.headers.value;
     if (outcome.refused) return outcome.refused;
   }
-  return null;
-}
-
-/** The tighter limit of the slots query, then `send` — unless the client left meanwhile. */
-async function limitSlots(
-  req: IncomingMessage,
-  res: ServerResponse,
-  headers: OutgoingHttpHeaders,
-  options: EdgeOptions,
-  limit: SharedMinuteLimit,
-  send: () => void,
-): Promise<void> {
-  const refused = await limit.take(addressKey(clientAddress(req, options.trustProxyHops)));
-  if (res.destroyed) return;
+  if (!slots) return null;
+  const { headers: slotHeaders, refused } = await slots.take(address);
   if (refused) {
-    headers['ratelimit-policy'] = limit.policy;
-    return sendError(res, headers, refused);
+    headers['ratelimit-policy'] = slotHeaders.policy;
+    headers.ratelimit = slotHeaders.value;
   }
-  send();
+  return refused;
 }
 
 function sendError(res: ServerResponse, headers: OutgoingHttpHeaders, err: Error): void {

@@ -2,38 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { RequestHandler } from 'express';
-import { bearerToken, RateLimited, verifyAccessToken } from '@mkt/kit';
-
-/**
- * Counts hits per key in fixed windows of `windowMs` (all keys share the window, as
- * express-rate-limit's memory store does), in memory: with N gateway replicas the effective
- * limit is N times the setting. Made for the hot path: one Map lookup and increment per hit.
- */
-export class FixedWindowLimiter {
-  private counts = new Map<string, number>();
-  private windowEndsAt: number;
-  /** The draft-7 `RateLimit-Policy` header value. */
-  readonly policy: string;
-
-  constructor(
-    readonly limit: number,
-    private readonly windowMs: number,
-  ) {
-    this.windowEndsAt = Date.now() + windowMs;
-    this.policy = `${limit};w=${Math.round(windowMs / 1000)}`;
-  }
-
-  /** Counts a hit; the hits left in this window (negative: over the limit) and seconds to its end. */
-  hit(key: string, now = Date.now()): { remaining: number; resetSeconds: number } {
-    if (now >= this.windowEndsAt) {
-      this.counts = new Map();
-      this.windowEndsAt = now + this.windowMs;
-    }
-    const count = (this.counts.get(key) ?? 0) + 1;
-    this.counts.set(key, count);
-    return { remaining: this.limit - count, resetSeconds: Math.max(1, Math.ceil((this.windowEndsAt - now) / 1000)) };
-  }
-}
+import { bearerToken, verifyAccessToken } from '@mkt/kit';
+import type { SharedLimit } from './shared-limit';
 
 /**
  * The client's address: the socket's, or with `hops` trusted proxies in front, the address the
@@ -56,21 +26,6 @@ export function clientAddress(req: IncomingMessage, hops: number): string {
 export function addressKey(address: string): string {
   if (address.startsWith('::ffff:') && !address.includes(':', 7)) return address.slice(7);
   return isIPv6(address) ? ipKeyGenerator(address) : address;
-}
-
-export interface LimitHeaders {
-  policy: string;
-  value: string;
-}
-
-/** A limit's answer for one request: the draft-7 `RateLimit` headers, or a 429 to send. */
-export function limitOutcome(limiter: FixedWindowLimiter, key: string): { headers: LimitHeaders; refused: RateLimited | null } {
-  const { remaining, resetSeconds } = limiter.hit(key);
-  const headers = {
-    policy: limiter.policy,
-    value: `limit=${limiter.limit}, remaining=${Math.max(0, remaining)}, reset=${resetSeconds}`,
-  };
-  return { headers, refused: remaining < 0 ? new RateLimited(resetSeconds) : null };
 }
 
 /**
@@ -109,18 +64,19 @@ function expiryOf(token: string): number {
 }
 
 /**
- * Registrations per client address and hour (an express middleware for that one route); 0: off.
- * A taken email is answered with 409 (the caller gets a session at once, so there is no answer
- * that would not tell); this limit keeps that from becoming an email-enumeration service.
+ * Registrations per client address and hour (an express middleware for that one route); null
+ * limit: off. A taken email is answered with 409 (the caller gets a session at once, so there
+ * is no answer that would not tell); this limit keeps that from becoming an email-enumeration
+ * service.
  */
-export function limitRegistrations(perHour: number, trustProxyHops: number): RequestHandler {
-  if (perHour === 0) return (_req, _res, next) => next();
-  const limiter = new FixedWindowLimiter(perHour, 3_600_000);
+export function limitRegistrations(limit: SharedLimit | null, trustProxyHops: number): RequestHandler {
+  if (!limit) return (_req, _res, next) => next();
   return (req, res, next) => {
     if (req.method !== 'POST') return next();
-    const { headers, refused } = limitOutcome(limiter, addressKey(clientAddress(req, trustProxyHops)));
-    res.setHeader('ratelimit-policy', headers.policy);
-    res.setHeader('ratelimit', headers.value);
-    next(refused ?? undefined);
+    limit.take(addressKey(clientAddress(req, trustProxyHops))).then(({ headers, refused }) => {
+      res.setHeader('ratelimit-policy', headers.policy);
+      res.setHeader('ratelimit', headers.value);
+      next(refused ?? undefined);
+    }, next);
   };
 }

@@ -1,4 +1,5 @@
-import { calendarWindow, RateLimited, type Logger, type WindowedCounter } from '@mkt/kit';
+import { ErrorCode } from '@mkt/contracts';
+import { AppError, calendarWindow, isMongoReady, RateLimited, type Logger, type WindowedCounter } from '@mkt/kit';
 
 // `GET /consultations/{id}/slots`, spelled as the consultation service's router matches it
 // (case-sensitive, strict): any other spelling is a 404 there and costs nothing.
@@ -9,50 +10,156 @@ export function isSlotsQuery(method: string | undefined, path: string): boolean 
   return (method === 'GET' || method === 'HEAD') && SLOTS_PATH.test(path);
 }
 
-/**
- * `limit` hits per key and calendar minute, counted in the gateway's database (kit's
- * WindowedCounter: a guarded upsert), so every replica counts into the same window and the
- * limit holds however many gateways run. A key found full is remembered until its window ends,
- * so a client hammering past the limit costs this replica no further database writes.
- */
-export class SharedMinuteLimit {
-  private readonly full = new Map<string, number>();
+/** A limit that must hold could not be checked (the database is away): 503, try again shortly. */
+export class LimitUnchecked extends AppError {
+  constructor() {
+    super(503, ErrorCode.unavailable, 'The request limit cannot be checked; try again shortly', [], { 'Retry-After': '1' });
+  }
+}
+
+export interface LimitHeaders {
   /** The draft-7 `RateLimit-Policy` header value. */
+  policy: string;
+  /** The draft-7 `RateLimit` header value. */
+  value: string;
+}
+
+/** A limit's answer for one hit: its headers, and the 429 (or 503) to send when refused. */
+export interface LimitOutcome {
+  headers: LimitHeaders;
+  refused: RateLimited | LimitUnchecked | null;
+}
+
+export interface SharedLimitOptions {
+  /** Names the limit's counters (`ip`, `user`, `slots`, `register`). */
+  name: string;
+  /** Hits per key and window. */
+  limit: number;
+  window: 'minute' | 'hour';
+  /**
+   * When the database cannot be asked: `allow` lets the hit through (logged) — for limits that
+   * protect capacity, where refusing everything would turn a database hiccup into an outage of
+   * every route; `refuse` answers 503 — for limits in front of work that needs the database
+   * anyway (a registration cannot succeed without it, and must not pass its limit unnoticed).
+   */
+  whenUnavailable: 'allow' | 'refuse';
+}
+
+const WINDOW_SECONDS = { minute: 60, hour: 3600 } as const;
+const MAX_LEASE = 16;
+
+/**
+ * `limit` hits per key and calendar window, counted in the gateway's database (kit's
+ * WindowedCounter: one guarded upsert per hit), so every replica counts into the same window
+ * and the limit holds however many gateways run — an attacker who spreads requests over N
+ * replicas gets one budget, not N. Every limit of the gateway is one of these.
+ *
+ * A replica takes places in small leases (`leaseSize`), and remembers a key found full until
+ * its window ends, so a busy client costs one write per lease and one hammering past the limit
+ * costs no further writes. The counter's key carries the limit, so a new
+ * setting rolled out replica by replica starts a count of its own.
+ */
+export class SharedLimit {
+  private readonly full = new Map<string, number>();
+  /** Places taken from the shared counter and not handed out yet, per counter. */
+  private readonly leases = new Map<string, { left: number; count: number; endsAt: number }>();
+  /** The one request to the database per counter in flight; the others wait for its lease. */
+  private readonly asking = new Map<string, Promise<'taken' | 'full' | 'unchecked'>>();
   readonly policy: string;
+  /** The current window, worked out once per window rather than per request. */
+  private window = { key: '', endsAt: new Date(0) };
+  /**
+   * Places taken from the database at once: 1 % of the limit, at most MAX_LEASE. Then only one
+   * request in `leaseSize` of a busy key costs a database write. The budget is never exceeded
+   * (a lease is taken only while that many places are free, then one at a time); places a
+   * replica leased and did not hand out before the window ends are lost, so a client may be
+   * refused up to (replicas × (leaseSize − 1)) hits early — under 2 % of the limit with two
+   * replicas. Limits under 200 are counted exactly, one write per hit.
+   */
+  readonly leaseSize: number;
 
   constructor(
-    private readonly name: string,
-    readonly limit: number,
+    private readonly options: SharedLimitOptions,
     private readonly counter: WindowedCounter,
     private readonly log: Logger,
     private readonly maxRemembered = 10_000,
   ) {
-    this.policy = `${limit};w=60`;
+    this.policy = `${options.limit};w=${WINDOW_SECONDS[options.window]}`;
+    this.leaseSize = Math.min(MAX_LEASE, Math.max(1, Math.floor(options.limit / 100)));
   }
 
-  /**
-   * Counts one hit of `key`; a RateLimited to answer when the minute's hits are used up. When
-   * the database cannot be asked the hit is let through (logged): the per-IP limit still
-   * applies, and a database hiccup should not take the endpoint down with it.
-   */
-  async take(key: string, now = new Date()): Promise<RateLimited | null> {
-    const window = calendarWindow('minute', now);
-    const id = `${this.name}:${key}:${window.key}`;
-    const refusal = () => new RateLimited((window.endsAt.getTime() - now.getTime()) / 1000);
-    if ((this.full.get(id) ?? 0) > now.getTime()) return refusal();
-    try {
-      if (await this.counter.take(id, this.limit, window.endsAt)) return null;
-    } catch (err) {
-      this.log.warn({ err, limit: this.name }, 'shared rate limit not checked');
-      return null;
+  /** Counts one hit of `key`: the headers to send and, when the window's hits are used up, the refusal. */
+  async take(key: string, now = new Date()): Promise<LimitOutcome> {
+    const { limit, name } = this.options;
+    if (now.getTime() >= this.window.endsAt.getTime()) this.window = calendarWindow(this.options.window, now);
+    const window = this.window;
+    const id = `${name}:${limit}:${key}:${window.key}`;
+    const reset = Math.max(1, Math.ceil((window.endsAt.getTime() - now.getTime()) / 1000));
+    const answer = (count: number | null, refused: LimitOutcome['refused'] = null): LimitOutcome => ({
+      headers: {
+        policy: this.policy,
+        value: `limit=${limit}, remaining=${count === null ? 0 : Math.max(0, limit - count)}, reset=${reset}`,
+      },
+      refused: refused ?? (count === null ? new RateLimited(reset) : null),
+    });
+    for (;;) {
+      const lease = this.leases.get(id);
+      if (lease && lease.left > 0) {
+        lease.left -= 1;
+        // The next lease is asked for while half of this one is left: a busy key's requests do
+        // not queue behind the database.
+        if (this.leaseSize > 1 && lease.left <= this.leaseSize / 2) this.ask(id, window.endsAt, now.getTime());
+        return answer(lease.count - lease.left);
+      }
+      if ((this.full.get(id) ?? 0) > now.getTime()) return answer(null);
+      if ((await (this.asking.get(id) ?? this.ask(id, window.endsAt, now.getTime()))) !== 'unchecked') continue;
+      if (this.options.whenUnavailable === 'allow') return answer(0);
+      return answer(0, new LimitUnchecked());
     }
-    if (this.full.size >= this.maxRemembered) this.forgetEnded(now.getTime());
-    this.full.set(id, window.endsAt.getTime());
-    return refusal();
+  }
+
+  /** The request for a lease of `id` in flight, or a new one. */
+  private ask(id: string, endsAt: Date, now: number): Promise<'taken' | 'full' | 'unchecked'> {
+    const pending = this.asking.get(id);
+    if (pending) return pending;
+    const asked = this.lease(id, endsAt, now).finally(() => this.asking.delete(id));
+    this.asking.set(id, asked);
+    return asked;
+  }
+
+  /** Takes a lease of places from the database (one at a time near the limit). */
+  private async lease(id: string, endsAt: Date, now: number): Promise<'taken' | 'full' | 'unchecked'> {
+    let places = this.leaseSize;
+    let count: number | null;
+    try {
+      // Not connected: no wait for a server selection on every request.
+      if (!isMongoReady()) throw new Error('database not connected');
+      count = await this.counter.takeCounting(id, this.options.limit, endsAt, places);
+      if (count === null && places > 1) {
+        places = 1;
+        count = await this.counter.takeCounting(id, this.options.limit, endsAt, places);
+      }
+    } catch (err) {
+      this.log.warn({ err, limit: this.options.name }, 'shared rate limit not checked');
+      return 'unchecked';
+    }
+    if (this.full.size >= this.maxRemembered || this.leases.size >= this.maxRemembered) this.forgetEnded(now);
+    if (count === null) {
+      this.full.set(id, endsAt.getTime());
+      return 'full';
+    }
+    const lease = this.leases.get(id);
+    if (lease) {
+      lease.left += places;
+      lease.count = count;
+    } else this.leases.set(id, { left: places, count, endsAt: endsAt.getTime() });
+    return 'taken';
   }
 
   private forgetEnded(now: number): void {
     for (const [id, endsAt] of this.full) if (endsAt <= now) this.full.delete(id);
+    for (const [id, lease] of this.leases) if (lease.endsAt <= now) this.leases.delete(id);
     if (this.full.size >= this.maxRemembered) this.full.clear();
+    if (this.leases.size >= this.maxRemembered) this.leases.clear();
   }
 }
