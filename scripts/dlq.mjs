@@ -11,7 +11,9 @@
 // goes back to the queue. `replay` sends each message to the consuming queue only (not to the
 // exchange, whose other consumers already have it), its retry count reset, and removes it from
 // the dead-letter queue after the broker confirmed the copy. Consumers are idempotent, so a
-// replay of something that was applied after all changes nothing.
+// replay of something that was applied after all changes nothing. The queues are quorum queues
+// (docs/rabbitmq-queues.md): each look counts as a delivery, and `<queue>.dlq` is declared with a
+// delivery limit out of reach so that listing never drops a dead letter.
 import { createRequire } from 'node:module';
 import { URL, fileURLToPath } from 'node:url';
 

@@ -56,11 +56,19 @@ test('a broker outage during bookings, session ends and transfers loses nothing 
   await before.close(false);
 
   await broker.stopBroker();
-  await waitFor(
+  // Still ready: the outbox keeps the events, and `/readyz` only reports the broker.
+  const noticed = await waitFor(
     'the services to notice the broker is gone',
-    async () => (await fetch(`${system.processes.consultation.url}/readyz`)).status,
-    (status) => status === 503,
+    async () =>
+      Promise.all(
+        (['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'] as const).map(async (name) => {
+          const res = await fetch(`${system.processes[name].url}/readyz`);
+          return { status: res.status, broker: ((await res.json()) as { data?: { checks?: { broker?: string } } }).data?.checks?.broker };
+        }),
+      ),
+    (all) => all.every((r) => r.broker === 'down'),
   );
+  expect(noticed.map((r) => r.status)).toEqual(noticed.map(() => 200));
 
   // Bookings: each buyer books BOOKINGS_PER_PAIR slots of each seller's consultation; the first
   // is the soon-starting slot for every buyer of seller A and the first two of seller B.

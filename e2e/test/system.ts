@@ -19,7 +19,7 @@ export interface ServiceProcess {
   running: () => boolean;
   /** Sends a signal and waits for the process to exit; resolves with its exit code or signal. */
   kill: (signal?: NodeJS.Signals) => Promise<number | string | null>;
-  /** Starts it again (same port, database and namespace) and waits until `/readyz` answers 200. */
+  /** Starts it again (same port, database and namespace) and waits until `/readyz` answers 200 with the broker up. */
   start: () => Promise<void>;
 }
 
@@ -32,7 +32,7 @@ export interface SystemOptions {
   envOf?: Partial<Record<ProcessName, Record<string, string>>>;
   /** Where the gateway sends a service's traffic instead of the started service. */
   upstreamOverrides?: Partial<Record<ServiceName, string>>;
-  /** How long to wait for every process to be ready (a broker that is down makes `/readyz` fail). */
+  /** How long to wait for every process to be ready and connected to the broker. */
   readyTimeoutMs?: number;
   /**
    * Instances of every service and of the gateway (default 1). With more than one, each
@@ -65,10 +65,14 @@ export interface System {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Ready to serve, and connected to the broker: `/readyz` is 200 without the broker (the outbox
+ * keeps events), but a test's first event needs the consumers' queues declared.
+ */
 async function waitReady(url: string, name: string, deadline: number, child: () => ChildProcess | null): Promise<void> {
   for (;;) {
     const ready = await call(url, 'GET', '/readyz').catch(() => null);
-    if (ready?.status === 200) return;
+    if (ready?.status === 200 && ready.body?.data?.checks?.broker === 'up') return;
     const current = child();
     if (current && current.exitCode !== null) throw new Error(`${name} exited with code ${current.exitCode} before it was ready`);
     if (Date.now() > deadline) throw new Error(`${name} did not become ready`);

@@ -5,12 +5,12 @@ import { makeKeyPair, signTestToken, type KeyPair } from './testing';
 
 export interface BasicsDeps {
   publicKey: string;
-  readiness: Array<{ name: string; check: () => boolean }>;
+  readiness: Array<{ name: string; check: () => boolean; required?: boolean }>;
 }
 
 /**
- * What every service answers before its own endpoints exist: health, readiness (database and
- * broker), metrics, 401 without a verified token under its prefixes, and the 404 envelope.
+ * What every service answers before its own endpoints exist: health, readiness (the database
+ * decides; the broker is only reported), metrics, 401 without a verified token under its prefixes, and the 404 envelope.
  * Runs inside a jest test file of the service.
  */
 export function describeServiceBasics(name: string, prefixes: string[], build: (deps: BasicsDeps) => Promise<Express> | Express): void {
@@ -19,10 +19,17 @@ export function describeServiceBasics(name: string, prefixes: string[], build: (
     let server: Server;
     let base: string;
     let brokerUp = true;
+    let databaseUp = true;
 
     beforeAll(async () => {
       keys = makeKeyPair();
-      const app = await build({ publicKey: keys.publicKey, readiness: [{ name: 'broker', check: () => brokerUp }] });
+      const app = await build({
+        publicKey: keys.publicKey,
+        readiness: [
+          { name: 'mongo', check: () => databaseUp },
+          { name: 'broker', check: () => brokerUp, required: false },
+        ],
+      });
       server = await new Promise<Server>((resolve) => {
         const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
       });
@@ -33,11 +40,24 @@ export function describeServiceBasics(name: string, prefixes: string[], build: (
     test('healthz, readyz and metrics answer', async () => {
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      // The broker away: still ready (the outbox keeps the events), and the body says so.
       brokerUp = false;
-      const notReady = await fetch(`${base}/readyz`);
+      const withoutBroker = await fetch(`${base}/readyz`);
       brokerUp = true;
+      expect(withoutBroker.status).toBe(200);
+      expect(await withoutBroker.json()).toMatchObject({
+        success: true,
+        data: { status: 'ready', checks: { mongo: 'up', broker: 'down' } },
+      });
+      databaseUp = false;
+      const notReady = await fetch(`${base}/readyz`);
+      databaseUp = true;
       expect(notReady.status).toBe(503);
-      expect(await notReady.json()).toMatchObject({ success: false, errors: [{ path: 'broker', code: 'unavailable' }] });
+      expect(await notReady.json()).toMatchObject({
+        success: false,
+        errors: [{ path: 'mongo', code: 'unavailable' }],
+        checks: { broker: 'up' },
+      });
       expect(await (await fetch(`${base}/metrics`)).text()).toContain('http_request_duration_seconds');
     });
 

@@ -6,6 +6,7 @@ import { ensureOutboxIndexes, OutboxRelay, type OutboxSource } from './bus/outbo
 import type { ReadinessCheck } from './http/create-service';
 import type { Logger } from './logger';
 import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady, type AnyModel } from './mongo';
+import { shutdownGraceMs } from './config';
 import { handleShutdown } from './shutdown';
 
 export interface RuntimeConfig {
@@ -17,6 +18,8 @@ export interface RuntimeConfig {
   AMQP_URL: string;
   BUS_NAMESPACE?: string;
   SHUTDOWN_TIMEOUT_MS: number;
+  SHUTDOWN_GRACE_MS?: number;
+  NODE_ENV?: string;
 }
 
 /** What a service's `createApp` gets from the composition root. */
@@ -39,6 +42,11 @@ export interface RuntimeOptions {
   jobs?: Array<(runtime: Runtime) => () => Promise<void>>;
   /** Wait this long for the broker before answering (tests); by default it connects in the background. */
   brokerTimeoutMs?: number;
+  /**
+   * false: `/readyz` does not depend on the database (only reported). The gateway: its own
+   * routes fail alone when its database is away, and proxying goes on. Default true.
+   */
+  readinessNeedsDatabase?: boolean;
 }
 
 export interface RunOptions extends RuntimeOptions {
@@ -52,20 +60,25 @@ export interface StartedRuntime {
   runtime: Runtime;
   /** Stops jobs, relay and broker, in that order (after the server has stopped accepting). */
   closers: Array<() => Promise<void>>;
+  /** From now on `/readyz` answers 503 (SIGTERM; requests are still served). */
+  startDraining: () => void;
 }
 
 /**
  * Broker, outbox relay, consumers, jobs and HTTP over a connected database. The broker
- * connects in the background: until it does, `/readyz` says so and the relay keeps events in
- * the outbox. `runService` and the component tests both build a service through here.
+ * connects in the background: until it does, `/readyz` reports it (and stays 200: the relay
+ * keeps events in the outbox, writes go on) — readiness is the process not draining and the
+ * database. `runService` and the component tests both build a service through here.
  */
 export async function startRuntime(options: RuntimeOptions): Promise<StartedRuntime> {
   const { config, log } = options;
   const bus = new Bus({ url: config.AMQP_URL, log, namespace: config.BUS_NAMESPACE });
   const outbox = new OutboxRelay({ bus, log, sources: options.outboxSources ?? [] });
+  let draining = false;
   const readiness: ReadinessCheck[] = [
-    { name: 'mongo', check: isMongoReady },
-    { name: 'broker', check: () => bus.isConnected() },
+    { name: 'process', check: () => !draining, downAs: 'draining' },
+    { name: 'mongo', check: isMongoReady, required: options.readinessNeedsDatabase ?? true },
+    { name: 'broker', check: () => bus.isConnected(), required: false },
   ];
   const runtime: Runtime = { log, bus, outbox, readiness };
   for (const consumer of options.consumers ?? []) await bus.consume(consumer);
@@ -95,7 +108,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   log.info({ port }, `${options.name} listening`);
-  return { server, url: `http://127.0.0.1:${port}`, runtime, closers: [...stopJobs, () => outbox.stop(), () => bus.close()] };
+  return {
+    server,
+    url: `http://127.0.0.1:${port}`,
+    runtime,
+    closers: [...stopJobs, () => outbox.stop(), () => bus.close()],
+    startDraining: () => {
+      draining = true;
+    },
+  };
 }
 
 /**
@@ -107,8 +128,15 @@ export async function runService(options: RunOptions): Promise<Server> {
   await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? options.name, log });
   await ensureIndexes(options.models);
   await ensureOutboxIndexes(options.outboxSources ?? []);
-  const { server, closers } = await startRuntime(options);
-  handleShutdown({ log, server, timeoutMs: config.SHUTDOWN_TIMEOUT_MS, closers: [...closers, () => disconnectMongo()] });
+  const { server, closers, startDraining } = await startRuntime(options);
+  handleShutdown({
+    log,
+    server,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    graceMs: shutdownGraceMs(config),
+    onSignal: startDraining,
+    closers: [...closers, () => disconnectMongo()],
+  });
   return server;
 }
 

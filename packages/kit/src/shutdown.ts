@@ -8,8 +8,10 @@ export interface ShutdownOptions {
   /** Run in order after the server stopped accepting and finished in-flight requests. */
   closers: Array<() => Promise<void>>;
   timeoutMs?: number;
-  /** How long answers say `Connection: close` before the listener closes (see below). */
+  /** How long requests are still served (answers say `Connection: close`) before the listener closes. */
   graceMs?: number;
+  /** Called at once on the signal: `/readyz` turns 503 (`startRuntime`'s `startDraining`). */
+  onSignal?: () => void;
 }
 
 /** What the drain needs to know of each open connection. */
@@ -19,9 +21,12 @@ interface ConnectionState {
 }
 
 /**
- * SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then stop consumers (the
- * message being handled finishes), the relay, the broker and the database, and exit. A stuck
- * step cannot keep the pod alive past `timeoutMs`.
+ * SIGTERM/SIGINT: `/readyz` turns 503 at once (`onSignal`), requests are still served for
+ * `graceMs` (SHUTDOWN_GRACE_MS: the orchestrator removes the endpoint meanwhile; a preStop
+ * sleep in front of it covers its propagation), then stop accepting, let in-flight requests
+ * finish, then stop consumers (the message being handled finishes), the relay, the broker and
+ * the database, and exit. A stuck step cannot keep the pod alive past `timeoutMs`
+ * (SHUTDOWN_TIMEOUT_MS, counted from the signal, grace included).
  *
  * The HTTP drain, for keep-alive clients such as the gateway's socket pool:
  * 1. For `graceMs` every answer says `Connection: close`, so each socket the client uses is
@@ -33,8 +38,10 @@ interface ConnectionState {
  *    request again when a pooled socket was closed under it).
  * 3. Everything else ends with its answer; then the closers run.
  */
-export function handleShutdown({ log, server, closers, timeoutMs = 20_000, graceMs = 1_000 }: ShutdownOptions): void {
+export function handleShutdown({ log, server, closers, timeoutMs = 25_000, graceMs = 1_000, onSignal }: ShutdownOptions): void {
   const connections = new Map<Socket, ConnectionState>();
+  /** Answers not yet sent: those begun before the signal must also say `Connection: close`. */
+  const unanswered = new Set<ServerResponse>();
   let draining = false;
   server.on('connection', (socket: Socket) => {
     connections.set(socket, { inFlight: 0, lastActiveAt: Date.now() });
@@ -43,6 +50,10 @@ export function handleShutdown({ log, server, closers, timeoutMs = 20_000, grace
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     const state = connections.get(req.socket);
     if (draining) res.setHeader('Connection', 'close');
+    else {
+      unanswered.add(res);
+      res.once('close', () => unanswered.delete(res));
+    }
     if (!state) return;
     state.inFlight += 1;
     state.lastActiveAt = Date.now();
@@ -57,8 +68,12 @@ export function handleShutdown({ log, server, closers, timeoutMs = 20_000, grace
     if (shuttingDown) return;
     shuttingDown = true;
     draining = true;
+    onSignal?.();
+    // A request in flight at the signal would otherwise leave its socket open and idle after its
+    // answer, holding the drain until the timeout.
+    for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
     const signalledAt = Date.now();
-    log.info({ signal }, 'shutting down');
+    log.info({ signal, graceMs, timeoutMs }, 'shutting down: not ready; serving through the grace period, then draining');
     setTimeout(() => {
       log.error('shutdown timed out; exiting');
       process.exit(1);

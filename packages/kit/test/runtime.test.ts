@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import pino from 'pino';
-import { parseConfig, serviceEnv, startRuntime } from '@mkt/kit';
-import { freePort, testServers } from '@mkt/infra';
+import { connectMongo, createService, disconnectMongo, parseConfig, serviceEnv, startRuntime, stopRuntime } from '@mkt/kit';
+import { freePort, testServers, uniqueName } from '@mkt/infra';
 
 describe('startRuntime', () => {
   let squatter: Server;
@@ -40,6 +40,35 @@ describe('startRuntime', () => {
     } finally {
       await new Promise((resolve) => started.server.close(resolve));
       for (const close of started.closers) await close();
+    }
+  });
+});
+
+describe('readiness', () => {
+  test('a broker not reachable yet does not keep the service from being ready: the database decides, the broker is reported', async () => {
+    const { mongoUrl } = testServers();
+    await connectMongo({ url: mongoUrl, dbName: uniqueName('kit_ready'), log: pino({ level: 'silent' }) });
+    const log = pino({ level: 'silent' });
+    const started = await startRuntime({
+      name: 'no-broker-yet',
+      config: { PORT: 0, HOST: '127.0.0.1', AMQP_URL: `amqp://127.0.0.1:${await freePort()}` },
+      log,
+      createApp: (runtime) => createService({ name: 'no-broker-yet', log, readiness: runtime.readiness, routes: () => undefined }),
+    });
+    try {
+      const res = await fetch(`${started.url}/readyz`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({
+        success: true,
+        data: { status: 'ready', checks: { process: 'up', mongo: 'up', broker: 'down' } },
+      });
+      started.startDraining();
+      const draining = await fetch(`${started.url}/readyz`);
+      expect(draining.status).toBe(503);
+      expect(await draining.json()).toMatchObject({ success: false, errors: [{ path: 'process' }], checks: { process: 'draining' } });
+    } finally {
+      await stopRuntime(started);
+      await disconnectMongo();
     }
   });
 });

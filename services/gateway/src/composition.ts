@@ -50,6 +50,9 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     log,
     models: [User, RefreshToken, LoginAttempt, LoginAccount, RateLimitCounter],
     outboxSources: [{ name: 'users', model: User }],
+    // Ready on itself alone: proxying needs no database; its own routes (login, register) fail
+    // on their own while the database is away, and `/readyz` reports it.
+    readinessNeedsDatabase: false,
     createApp: (runtime) => {
       relay = runtime.outbox;
       return createApp({ config, runtime, identity, keys });

@@ -4,7 +4,7 @@ import type { IntegrationEvent } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import { Consumer, type ConsumerSpec } from './consumer';
-import { BusNames, assertExchanges } from './topology';
+import { BusNames, QueueMigrationNeeded, assertExchanges } from './topology';
 
 export interface BusOptions {
   url: string;
@@ -155,6 +155,13 @@ export class Bus extends EventEmitter {
         await this.connectOnce();
         return;
       } catch (err) {
+        if (err instanceof QueueMigrationNeeded) {
+          // Not a passing fault: this version stays off the broker (its events wait in the
+          // outbox, the API goes on) until the documented migration has run.
+          delay = maxDelay;
+          this.log.error({ queue: err.queue, retryInMs: delay }, err.message);
+          continue;
+        }
         delay = Math.min(Math.max(delay * 2, this.options.minReconnectDelayMs ?? 200), maxDelay);
         this.log.warn({ err, retryInMs: delay }, 'broker not reachable');
       }

@@ -140,12 +140,14 @@ export class Consumer {
   ): Promise<void> {
     try {
       const { messageId, correlationId, type, contentType } = msg.properties;
+      // A quorum queue's count of this copy's deliveries; the copy starts its own.
+      const { 'x-delivery-count': _deliveries, ...kept } = (msg.properties.headers ?? {}) as Record<string, unknown>;
       await this.bus.publishRaw(exchange, routingKey, msg.content, {
         messageId,
         correlationId,
         type,
         contentType,
-        headers: { 'x-original-routing-key': msg.fields.routingKey, ...msg.properties.headers, ...headers },
+        headers: { 'x-original-routing-key': msg.fields.routingKey, ...kept, ...headers },
       });
       ackQuietly(channel, msg);
     } catch (err) {

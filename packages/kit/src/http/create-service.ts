@@ -10,12 +10,19 @@ import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
 export interface ReadinessCheck {
   name: string;
   check: () => boolean | Promise<boolean>;
+  /**
+   * false: reported in `/readyz`'s body but never a reason for 503 (the broker: while it is
+   * away the outbox keeps the events and the API goes on). Default true.
+   */
+  required?: boolean;
+  /** The word for a failed check in the body (default `down`). */
+  downAs?: string;
 }
 
 export interface ServiceOptions {
   name: string;
   log: Logger;
-  /** What `/readyz` asks: the database and the broker, typically. */
+  /** What `/readyz` asks: the process not draining and the database; the broker is only reported. */
   readiness: ReadinessCheck[];
   /** Mounts the service's routers; runs after the JSON body parser. */
   routes: (app: Express) => void;
@@ -116,21 +123,30 @@ function trackRouteLabel(req: Request): () => string {
   return () => label;
 }
 
-function mountHealth(app: Express, checks: ReadinessCheck[]): void {
+/** `/healthz`: the process answers. `/readyz`: every required check is up (see `ReadinessCheck`). */
+export function mountHealth(app: Express, checks: ReadinessCheck[]): void {
   app.get('/healthz', (_req, res) => {
     res.json(ok({ status: 'ok' }));
   });
   app.get('/readyz', async (_req, res) => {
     const results = await Promise.all(
-      checks.map(async ({ name, check }) => ({ name, ready: await Promise.resolve(check()).catch(() => false) })),
+      checks.map(async ({ name, check, required = true, downAs = 'down' }) => {
+        const up = await Promise.resolve(check()).catch(() => false);
+        return { name, required, up, state: up ? 'up' : downAs };
+      }),
     );
-    const failing = results.filter((result) => !result.ready);
+    const states = Object.fromEntries(results.map((r) => [r.name, r.state]));
+    const failing = results.filter((result) => result.required && !result.up);
     if (failing.length === 0) {
-      res.json(ok({ status: 'ready', checks: Object.fromEntries(results.map((r) => [r.name, 'up'])) }));
+      res.json(ok({ status: 'ready', checks: states }));
       return;
     }
-    const errors = failing.map(({ name }) => ({ path: name, code: ErrorCode.unavailable, message: `${name} is not reachable` }));
-    res.status(503).json(errorBody('Not ready', errors));
+    const errors = failing.map(({ name, state }) => ({
+      path: name,
+      code: ErrorCode.unavailable,
+      message: state === 'down' ? `${name} is not reachable` : `${name} is ${state}`,
+    }));
+    res.status(503).json({ ...errorBody('Not ready', errors), checks: states });
   });
   app.get('/metrics', async (_req, res) => {
     const { registry } = getMetrics();
