@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm start` and `npm test` on a fresh machine with only Node.js: get pnpm, install, build,
 // provide MongoDB and RabbitMQ (packages/infra, DESIGN §8), then start everything or test it.
+// Every command first makes sure it runs on the Node.js `.node-version` pins (onPinnedNode).
 // Uses nothing but Node's own modules until the install is done.
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -14,7 +15,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const mode = process.argv[2];
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
-// The one place the project's Node.js release is named: images, CI and this script read it.
+// The one place the project's Node.js release is named: the images are built on it, and every
+// command of this script runs on it (CI's too).
 const NODE_VERSION = readFileSync(join(root, '.node-version'), 'utf8').trim();
 const SERVICES = [
   { name: 'wallet', port: 8081 },
@@ -280,7 +282,7 @@ async function onPinnedNode() {
   for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   const [code, signal] = await new Promise((resolve) => {
     child.once('error', (err) => {
-      say(`could not run ${node}: ${err.message}`);
+      say(`could not run ${node}: ${err.message} (delete .tools/npm/${name}@${NODE_VERSION} to fetch it again)`);
       resolve([1, null]);
     });
     child.once('exit', (status, killedBy) => resolve([status, killedBy]));
