@@ -54,7 +54,8 @@ function npmTool(name, version) {
   mkdirSync(temp, { recursive: true });
   writeFileSync(join(temp, 'package.json'), `${JSON.stringify({ name: 'tools', private: true })}\n`);
   const args = ['install', '--save-exact', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', '--prefix', temp];
-  sh('npm', [...args, `${name}@${version}`]);
+  // npm's summary goes to stderr with our lines: stdout may be a file (`env > .env`).
+  sh('npm', [...args, `${name}@${version}`], { stdio: ['ignore', 2, 2] });
   try {
     renameSync(temp, target);
   } catch (err) {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { workspaceRoot } from '../src/mongo';
@@ -19,9 +19,7 @@ const fetchable = process.platform === 'linux' && ['x64', 'arm64'].includes(proc
 const [major, minor, patch] = process.versions.node.split('.').map(Number) as [number, number, number];
 
 /** A stand-in for the pinned release's binary: writes what it was run with, then exits or dies as told. */
-function cacheStandIn(version: string): string {
-  const bin = join(copy, '.tools/npm', `${packageName}@${version}`, 'node_modules', packageName, 'bin');
-  mkdirSync(bin, { recursive: true });
+function standIn(path: string): void {
   const script = [
     '#!/bin/sh',
     `printf '%s\\n' "$@" > "${join(copy, 'args')}"`,
@@ -29,12 +27,39 @@ function cacheStandIn(version: string): string {
     'if [ "$STAND_IN" = die ]; then kill -TERM $$; fi',
     'exit 7',
   ].join('\n');
-  writeFileSync(join(bin, 'node'), `${script}\n`);
-  chmodSync(join(bin, 'node'), 0o755);
+  writeFileSync(path, `${script}\n`);
+  chmodSync(path, 0o755);
+}
+
+/** The stand-in where a fetch of that release left the binary. */
+function cacheStandIn(version: string): string {
+  const bin = join(copy, '.tools/npm', `${packageName}@${version}`, 'node_modules', packageName, 'bin');
+  mkdirSync(bin, { recursive: true });
+  standIn(join(bin, 'node'));
   return bin;
 }
 
-type Outcome = { code: number | null; signal: string | null; stderr: string };
+/** npm on PATH: "installs" the stand-in binary into --prefix and, as npm does, says so on stdout. Returns its folder. */
+function npmStandIn(): string {
+  const dir = join(copy, 'fake-npm');
+  mkdirSync(dir, { recursive: true });
+  standIn(join(dir, 'stand-in-node'));
+  const script = [
+    '#!/bin/sh',
+    `printf '%s\\n' "$@" > "${join(copy, 'npm-args')}"`,
+    'prefix=""; last=""',
+    'for arg in "$@"; do [ "$last" = --prefix ] && prefix="$arg"; last="$arg"; done',
+    'name="${last%@*}"',
+    'mkdir -p "$prefix/node_modules/$name/bin"',
+    `cp "${join(dir, 'stand-in-node')}" "$prefix/node_modules/$name/bin/node"`,
+    'echo "added 1 package in 4s"',
+  ].join('\n');
+  writeFileSync(join(dir, 'npm'), `${script}\n`);
+  chmodSync(join(dir, 'npm'), 0o755);
+  return dir;
+}
+
+type Outcome = { code: number | null; signal: string | null; stdout: string; stderr: string };
 
 function run(pin: string, env: Record<string, string> = {}, ...args: string[]): Promise<Outcome> {
   writeFileSync(join(copy, '.node-version'), `${pin}\n`);
@@ -45,8 +70,8 @@ function run(pin: string, env: Record<string, string> = {}, ...args: string[]): 
       process.execPath,
       [join(copy, 'scripts/run.mjs'), ...args],
       { env: { ...inherited, ...env }, timeout: 30_000 },
-      (err, _stdout, stderr) =>
-        resolve({ code: err ? ((err.code as number | undefined) ?? null) : 0, signal: err?.signal ?? null, stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err.code as number | undefined) ?? null) : 0, signal: err?.signal ?? null, stdout, stderr }),
     ),
   );
 }
@@ -72,6 +97,26 @@ describe('the Node.js node scripts/run.mjs runs on', () => {
     expect(pinned).toBe('1.2.3');
     expect(code).toBe(7); // the run's exit code is the command's
   });
+
+  (fetchable ? test : test.skip)(
+    'not cached yet: npm installs it beside the cache, renamed into it; stdout carries none of it',
+    async () => {
+      const { code, stdout, stderr } = await run('1.9.9', { PATH: `${npmStandIn()}${delimiter}${process.env.PATH}` }, 'env');
+      expect(stderr).toContain(`[run] installing ${packageName}@1.9.9 from the npm registry into .tools/npm/`);
+      expect(stderr).toContain('added 1 package'); // npm's summary, on stderr: `env > .env` stays KEY=value lines
+      expect(stdout).toBe('');
+      const npmArgs = readFileSync(join(copy, 'npm-args'), 'utf8').split('\n');
+      expect(npmArgs.slice(0, 2)).toEqual(['install', '--save-exact']);
+      expect(npmArgs).toContain('--ignore-scripts');
+      expect(npmArgs).toContain(`${packageName}@1.9.9`);
+      const target = join(copy, '.tools/npm', `${packageName}@1.9.9`);
+      const prefix = npmArgs[npmArgs.indexOf('--prefix') + 1]!;
+      expect(prefix.startsWith(`${target}.`) && prefix.endsWith('.tmp')).toBe(true);
+      expect(readdirSync(join(copy, '.tools/npm')).filter((entry) => entry.includes('@1.9.9'))).toEqual([`${packageName}@1.9.9`]);
+      expect(readFileSync(join(copy, 'args'), 'utf8').split('\n')).toEqual([join(copy, 'scripts/run.mjs'), 'env', '']);
+      expect(code).toBe(7);
+    },
+  );
 
   (fetchable ? test : test.skip)('the same major but older than the pin: the pinned release', async () => {
     const pin = `${major}.${minor}.${patch + 1}`;
