@@ -11,7 +11,7 @@ module.exports = function preset(displayName, dir) {
     testEnvironment: 'node',
     testMatch: ['<rootDir>/test/**/*.test.ts'],
     transform: {
-      '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+      '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2024', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
     },
     moduleNameMapper: {
       '^@mkt/contracts$': path.join(root, 'packages/contracts/src/index.ts'),

