@@ -930,6 +930,19 @@ async function compose() {
   const files = ['-p', COMPOSE_PROJECT, '-f', 'docker-compose.yml', '-f', 'docker/compose.standins.yml', '-f', portFile];
   const down = () => run(PODMAN_COMPOSE, [...files, 'down', '-v', '-t', '30'], { env, log: logFile('compose-down') });
   onCleanup('compose project', async () => {
+    // Every container's log, for a failure's diagnosis (.dev/containers/compose-<container>.log).
+    const names = await output('podman', [
+      'ps',
+      '-a',
+      '--filter',
+      `label=io.podman.compose.project=${COMPOSE_PROJECT}`,
+      '--format',
+      '{{.Names}}',
+    ]);
+    for (const name of names.split('\n').filter(Boolean)) {
+      const logs = await run('podman', ['logs', name], { check: false, log: logFile(`compose-${name}`) });
+      if (logs.code !== 0) say(`podman logs ${name}: exit ${logs.code}`);
+    }
     await down().catch((err) => say(`podman-compose down: ${err.message}`));
     const left = await output('podman', ['ps', '-aq', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`]);
     if (left) await podman(['rm', '-f', ...left.split('\n')], { check: false });
@@ -942,7 +955,27 @@ async function compose() {
   started = Date.now();
   await waitFor('the gateway container’s /readyz 200', async () => (await httpStatus(`${base}/readyz`)) === 200, 180_000);
   say(`gateway /readyz 200 after ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  // PUBLIC_URL of the wallet is compose's http://localhost:8080; the checkout is reached on our port.
+  // What `depends_on: condition: service_healthy` gives where it is honoured (podman 4.3 ignores
+  // it): every container healthy before the first request. A service is ready once its broker
+  // connection and its queues are up; an event published before a consumer's queue exists on a
+  // fresh broker reaches no one (the gateway's user.registered, and the CRM never learns a name).
+  const containers = (
+    await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])
+  )
+    .split('\n')
+    .filter(Boolean);
+  await waitFor(
+    'every container healthy',
+    async () => {
+      const states = await Promise.all(containers.map(async (name) => (await podman(['healthcheck', 'run', name], { check: false })).code));
+      const sick = containers.filter((_, index) => states[index] !== 0);
+      if (sick.length > 0) throw new Error(`not yet: ${sick.join(', ')}`);
+      return true;
+    },
+    180_000,
+    1_000,
+  );
+  say(`all ${containers.length} containers healthy after ${((Date.now() - started) / 1000).toFixed(0)} s`);
   await journey(base, { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD });
   const names = (
     await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])
@@ -960,6 +993,21 @@ async function compose() {
   }
   table(rows);
   if (names.length !== 8 || unhealthy > 0) throw new Error(`${names.length} containers, ${unhealthy} not running and healthy`);
+  // Stopped as compose's dependencies say (podman-compose's down stops them all at once): the
+  // gateway, then the services while their database and broker are still up, then those two.
+  // Each service drains on SIGTERM and exits 0.
+  started = Date.now();
+  const container = (service) => `${COMPOSE_PROJECT}_${service}_1`;
+  const stop = (services) =>
+    Promise.all(services.map((service) => podman(['stop', '-t', '30', container(service)], { log: logFile('compose-stop') })));
+  await stop(['gateway']);
+  await stop(SERVICES.filter((service) => service !== 'gateway'));
+  const codes = [];
+  for (const service of SERVICES)
+    codes.push(`${service} ${await output('podman', ['inspect', '--format', '{{.State.ExitCode}}', container(service)])}`);
+  await stop(['mongo', 'rabbitmq']);
+  say(`stopped in ${((Date.now() - started) / 1000).toFixed(0)} s; exit codes on SIGTERM: ${codes.join(', ')}`);
+  if (codes.some((line) => !line.endsWith(' 0'))) throw new Error(`a service did not exit 0 on SIGTERM: ${codes.join(', ')}`);
   started = Date.now();
   await cleanUp();
   const left = await output('podman', ['ps', '-aq', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`]);
