@@ -23,6 +23,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+/* global AbortSignal */
 import { bookingBody, payInSandbox } from './marketplace-client.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -131,7 +132,6 @@ function run(command, args, { log, env, cwd = root, check = true, nice = false, 
 }
 const podman = (args, options) => run('podman', args, options);
 const output = async (command, args, options) => (await run(command, args, options)).stdout;
-const has = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const logFile = (name) => join(WORK, `${name}.log`);
 
