@@ -11,7 +11,8 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 
 /**
  * The development and test MongoDB-compatible server (DESIGN §8): mongo-java-server on
- * 127.0.0.1:PORT, with the in-memory backend or the H2 file backend.
+ * 127.0.0.1:PORT, with the in-memory backend or the H2 file backend. MONGO_BIND_HOST (default
+ * 127.0.0.1) changes the address: the compose stand-in of scripts/containers.mjs binds 0.0.0.0.
  *
  * usage: MongoServerLauncher PORT memory | MongoServerLauncher PORT h2 FILE
  *
@@ -54,10 +55,11 @@ public final class MongoServerLauncher {
         }
         backend.version(MONGO_5_0);
         MongoServer server = new MongoServer(backend);
-        server.bind(new InetSocketAddress("127.0.0.1", port));
+        String host = System.getenv().getOrDefault("MONGO_BIND_HOST", "127.0.0.1");
+        server.bind(new InetSocketAddress(host, port));
         // shutdown() closes the backend too, which flushes the H2 file.
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown));
-        System.out.println("mongo-java-server listening on 127.0.0.1:" + port + " (" + args[1] + ")");
+        System.out.println("mongo-java-server listening on " + host + ":" + port + " (" + args[1] + ")");
         System.out.flush();
         Thread.currentThread().join();
     }

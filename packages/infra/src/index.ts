@@ -122,6 +122,7 @@ export async function startDisposableBroker(say: Say = () => undefined): Promise
 }
 
 export { waitForAmqp, startLocalMongo };
+export { mongoJavaServerLauncher } from './mongo';
 
 /** An AMQP connection of a test's own, to look at queues itself (audit queues, dead letters). */
 export function connectAmqp(url: string) {

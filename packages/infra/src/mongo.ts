@@ -147,6 +147,20 @@ async function describeLockedFile(path: string): Promise<string> {
 }
 
 /**
+ * The mongo-java-server launcher, compiled and cached as `startLocalMongo` uses it: its class
+ * folder and the jars it runs with (Java 17 and Maven found, or installed when root). For the
+ * compose stand-in image of `scripts/containers.mjs`, which runs this same launcher. Null when
+ * Java and Maven cannot be had.
+ */
+export async function mongoJavaServerLauncher(say: Say): Promise<{ mainClass: string; classes: string; jars: string[] } | null> {
+  const tools = await ensureJavaTools(say);
+  if (!tools) return null;
+  const command = await buildLauncher(tools, say);
+  const [classes, ...jars] = command[command.indexOf('-cp') + 1]!.split(':');
+  return { mainClass: LAUNCHER, classes: classes!, jars };
+}
+
+/**
  * A local MongoDB-compatible server: `mongod` on PATH, else mongo-java-server run by the
  * launcher in `packages/infra/java` (Java 17 and Maven found, or installed when root).
  * Null when neither can be had. `port` (default: a free one) lets a test restart a file-backed

