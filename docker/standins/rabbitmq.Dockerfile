@@ -1,16 +1,11 @@
 # Stand-in for the `rabbitmq:4-management` image where no registry can be reached
-# (docker/compose.standins.yml, built by scripts/containers.mjs): Debian 12's rabbitmq-server
-# (3.10.8: quorum queues, x-delivery-limit and message TTL on quorum queues all exist) with the
-# management plugin, configured from RABBITMQ_DEFAULT_USER/PASS as the official image is.
-ARG BASE=docker.io/library/node:24.21.0-bookworm-slim
+# (docker/compose.standins.yml, built by scripts/containers.mjs): Debian 13's rabbitmq-server 4.0
+# (Erlang 27) with the management plugin, configured from RABBITMQ_DEFAULT_USER/PASS as the
+# official image is. BASE is a trixie minbase root file system with rabbitmq-server installed,
+# made by the script with mmdebstrap (Erlang 27 needs trixie's libc: no bookworm image can hold it).
+ARG BASE=localhost/marketplace-standin/rabbitmq-trixie:base
 FROM ${BASE}
-# DL3008: the stand-in takes whatever bookworm's mirror ships (a point release moves the exact
-# version; the script prints it), as the official image's tag `4-management` moves too.
-# hadolint ignore=DL3008
-RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends rabbitmq-server \
- && rm -rf /var/lib/apt/lists/* \
- && rabbitmq-plugins enable --offline rabbitmq_management \
+RUN rabbitmq-plugins enable --offline rabbitmq_management \
  && chown rabbitmq:rabbitmq /etc/rabbitmq
 COPY rabbitmq-entrypoint.sh /usr/local/bin/rabbitmq-entrypoint
 # The server itself, as its user, logging to stdout: Debian's /usr/sbin wrapper (su) would not

@@ -16,16 +16,20 @@ export async function dockerAnswers(): Promise<boolean> {
 // Loaded only when a Docker engine answers: the rest of the infra needs none of it.
 const testcontainers = () => import('testcontainers');
 
+/** The images production runs (docker-compose.yml and k8s/ pin the same versions). */
+export const MONGO_IMAGE = 'mongo:8.0.12';
+export const RABBIT_IMAGE = 'rabbitmq:4.1.4-management';
+
 export async function startMongoContainer(): Promise<LocalServer> {
   const { GenericContainer, Wait } = await testcontainers();
-  const container = await new GenericContainer('mongo:7')
+  const container = await new GenericContainer(MONGO_IMAGE)
     .withExposedPorts(27017)
     .withWaitStrategy(Wait.forLogMessage(/Waiting for connections/))
     .start();
   const port = container.getMappedPort(27017);
   return {
     url: `mongodb://${container.getHost()}:${port}/`,
-    description: `mongo:7 container ${container.getId().slice(0, 12)} on port ${port}`,
+    description: `${MONGO_IMAGE} container ${container.getId().slice(0, 12)} on port ${port}`,
     stop: async () => {
       await container.stop();
     },
@@ -33,7 +37,7 @@ export async function startMongoContainer(): Promise<LocalServer> {
 }
 
 /** A RabbitMQ container on a fixed host port, so a stop and start keep its address. */
-export async function startRabbitContainer(image = 'rabbitmq:3-management'): Promise<BrokerHandle> {
+export async function startRabbitContainer(image = RABBIT_IMAGE): Promise<BrokerHandle> {
   const { GenericContainer, Wait } = await testcontainers();
   const hostPort = await freePort();
   const container: StartedTestContainer = await new GenericContainer(image)

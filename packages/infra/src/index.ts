@@ -1,5 +1,5 @@
 import amqp from 'amqplib';
-import { dockerAnswers, startMongoContainer, startRabbitContainer } from './docker';
+import { dockerAnswers, MONGO_IMAGE, RABBIT_IMAGE, startMongoContainer, startRabbitContainer } from './docker';
 import { startLocalMongo, type LocalServer, type MongoStorage } from './mongo';
 import { ensureRabbitBinary, rabbitAlreadyRunning, startLocalRabbit, waitForAmqp, type BrokerHandle } from './rabbit';
 import { isPortOpen, type OwnProcess, type Say } from './process';
@@ -38,7 +38,7 @@ async function urlReachable(url: string | undefined, defaultPort: number): Promi
 const MISSING_HELP = [
   'No MongoDB-compatible server or RabbitMQ could be found or started. Any one of these works:',
   '  - set MONGO_URL and AMQP_URL to running servers;',
-  '  - run a Docker engine (the tests then start mongo:7 and rabbitmq:3-management);',
+  `  - run a Docker engine (the tests then start ${MONGO_IMAGE} and ${RABBIT_IMAGE});`,
   '  - install mongod, or Java 17 with javac and Maven (Debian/Ubuntu: apt-get install',
   '    openjdk-17-jdk-headless maven) for the embedded mongo-java-server, and rabbitmq-server',
   '    (apt-get install rabbitmq-server);',
@@ -115,7 +115,7 @@ export async function provideInfra({
  * other tests running beside it): a container with Docker, else a local rabbitmq-server node.
  */
 export async function startDisposableBroker(say: Say = () => undefined): Promise<BrokerHandle> {
-  if (await dockerAnswers()) return startRabbitContainer('rabbitmq:3');
+  if (await dockerAnswers()) return startRabbitContainer();
   const binary = await ensureRabbitBinary(say);
   if (!binary) throw new Error(MISSING_HELP);
   return startLocalRabbit(binary);
