@@ -82,7 +82,14 @@ async function buildLauncher(tools: { java: string; javac: string; mvn: string }
   const tools_ = join(workspaceRoot(), '.tools');
   const dir = join(tools_, 'mongo-java-server', hash);
   const classpathFile = join(dir, 'classpath.txt');
-  if (!existsSync(classpathFile)) {
+  // The class path is absolute: a checkout (or its .tools) that moved makes it again.
+  const usable = () =>
+    existsSync(classpathFile) &&
+    readFileSync(classpathFile, 'utf8')
+      .trim()
+      .split(':')
+      .every((entry) => existsSync(entry));
+  if (!usable()) {
     say('fetching mongo-java-server with Maven and compiling its launcher (once)');
     const work = `${dir}.tmp-${process.pid}`;
     rmSync(work, { recursive: true, force: true });
