@@ -7,6 +7,7 @@ import {
   fund,
   loginAdmin,
   nearSlots,
+  zoneAwayFromMidnight,
   offerConsultation,
   offerSoonSlot,
   register,
@@ -562,10 +563,11 @@ beforeAll(async () => {
     const [reviewedOffer, reviewOffer] = [soonOffers[0]!.offer, soonOffers[1]!.offer];
     const allDay = { priceMajor: 10, duration: 5, from: '00:00:00', to: '23:59:59' };
     // One for the rows' bookings, the rest for their near slots.
-    const [offer, ...soon] = (await Promise.all([0, 1, 2, 3, 4].map(() => offerConsultation(system, seller, admin, allDay)))) as [
-      Offer,
-      ...Offer[],
-    ];
+    // The near ones in a zone away from midnight: their slots of the next minutes fit the day.
+    const nearZone = zoneAwayFromMidnight();
+    const [offer, ...soon] = (await Promise.all(
+      [0, 1, 2, 3, 4].map((i) => offerConsultation(system, seller, admin, i === 0 ? allDay : { ...allDay, timezone: nearZone })),
+    )) as [Offer, ...Offer[]];
     // Near slots are picked when asked for: the set-up waits for slots to begin, which may pass the earliest.
     const usedNear = new Set<string>();
     const nextNear = () => {

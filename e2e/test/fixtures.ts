@@ -46,6 +46,8 @@ export interface Offer {
   priceMajor: number;
   duration: number;
   capacity: number;
+  /** The IANA zone its rule set's wall-clock intervals are in. */
+  timezone: string;
 }
 
 /** A consultation open every day of the week from `from` to `to`, approved by the admin. */
@@ -102,6 +104,7 @@ export async function offerConsultation(
     priceMajor,
     duration,
     capacity,
+    timezone,
   };
 }
 
@@ -377,10 +380,12 @@ export async function checkWallets(system: System): Promise<WalletCheck> {
  * open all day (`from: '00:00:00'`).
  */
 export function nearSlots(offer: Offer): Slot[] {
-  const now = DateTime.now().setZone(ZONE);
+  const now = DateTime.now().setZone(offer.timezone);
   const slots: Slot[] = [];
   let at = now.startOf('day');
-  while (at < now.plus({ minutes: 14 })) {
+  // A slot of the day only: one that would end past midnight is not a slot of an interval ending
+  // 23:59:59 (an offer for near slots is best made in `zoneAwayFromMidnight()`).
+  while (at < now.plus({ minutes: 14 }) && at.plus({ minutes: offer.duration }) <= now.endOf('day')) {
     if (at > now.plus({ seconds: 90 }))
       slots.push({
         date: at.toFormat('yyyy-MM-dd'),
@@ -394,6 +399,17 @@ export function nearSlots(offer: Offer): Slot[] {
 
 /** Zones a soon slot may be in: the first where it is far from midnight (the slot must fit its day). */
 const SOON_ZONES = ['Africa/Addis_Ababa', 'America/New_York', 'Asia/Tokyo', 'Pacific/Honolulu'];
+
+/**
+ * The first of SOON_ZONES whose hour now is within [earliest, latest]: slots of the next minutes
+ * there do not cross midnight, whatever the time of day the tests run at.
+ */
+export function zoneAwayFromMidnight(earliest = 1, latest = 22): string {
+  return SOON_ZONES.find((zone) => {
+    const hour = DateTime.now().setZone(zone).hour;
+    return hour >= earliest && hour <= latest;
+  })!;
+}
 
 export interface SoonSlot {
   offer: Offer;
@@ -417,10 +433,7 @@ export async function offerSoonSlot(
   // All day: the soon slot is cut from an interval of its own, and the day's other slots keep
   // their grid from midnight (`slotsOf`) up to it, so it must come after the morning's (09:00).
   const [earliest, latest] = options.allDay ? [9, 21] : [1, 22];
-  const timezone = SOON_ZONES.find((zone) => {
-    const hour = DateTime.now().setZone(zone).hour;
-    return hour >= earliest && hour <= latest;
-  })!;
+  const timezone = zoneAwayFromMidnight(earliest, latest);
   const start = DateTime.now()
     .setZone(timezone)
     .plus({ seconds: options.leadSeconds ?? 10, minutes: 1 })

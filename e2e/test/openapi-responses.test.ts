@@ -233,7 +233,16 @@ async function offerFlow(seller: Session, admin: Session): Promise<Offer> {
   await drive(null, 'GET', '/consultations/{id}', `/consultations/${id}`);
   const day = dayFromNow(3);
   await drive(null, 'GET', '/consultations/{id}/slots', `/consultations/${id}/slots?from=${day}&to=${day}`);
-  return { id, referenceId: consultation.body.data.referenceId, ruleSetId, sellerId: seller.id, priceMajor: 10, duration: 5, capacity: 1 };
+  return {
+    id,
+    referenceId: consultation.body.data.referenceId,
+    ruleSetId,
+    sellerId: seller.id,
+    priceMajor: 10,
+    duration: 5,
+    capacity: 1,
+    timezone: 'Africa/Addis_Ababa',
+  };
 }
 
 /** Returns the consultation whose session the buyer completed (the one to review). */
