@@ -59,7 +59,12 @@ function consumersOf(service) {
 function plansOf(services, names) {
   return services.flatMap((service) =>
     consumersOf(service).flatMap((spec) =>
-      kit.consumerQueuePlan(names.of(spec.queue), Object.keys(spec.handlers), spec.retryDelaysMs ?? kit.DEFAULT_RETRY_DELAYS_MS, names),
+      kit.consumerQueuePlan(
+        names.of(spec.subscription.queue),
+        [...spec.subscription.events],
+        spec.retryDelaysMs ?? kit.DEFAULT_RETRY_DELAYS_MS,
+        names,
+      ),
     ),
   );
 }

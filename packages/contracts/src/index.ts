@@ -15,3 +15,4 @@ export * from './review';
 export * from './api';
 export * from './openapi';
 export * from './responses';
+export * from './subscriptions';

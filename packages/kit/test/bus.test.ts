@@ -57,7 +57,7 @@ beforeAll(async () => {
   await Tally.createIndexes();
   bus = new Bus({ url: amqpUrl, log, namespace: env.namespace });
   await bus.consume({
-    queue,
+    subscription: { queue, events: ['review.created'] },
     retryDelaysMs: [50, 50],
     handlers: {
       'review.created': async (event) => {
@@ -182,7 +182,7 @@ describe('when the broker stops and starts again', () => {
     ownBus = new Bus({ url: broker.url, log, minReconnectDelayMs: 100, maxReconnectDelayMs: 500, confirmTimeoutMs: 2_000 });
     const seen: string[] = [];
     await ownBus.consume({
-      queue: uniqueName('kit.restart'),
+      subscription: { queue: uniqueName('kit.restart'), events: ['review.created'] },
       handlers: {
         'review.created': async (event) => {
           seen.push(event.data.entityId);

@@ -98,7 +98,7 @@ test('every queue of a consumer is a quorum queue', async () => {
   const queue = env.queue(uniqueName('kit.qq'));
   const bus = new Bus({ url: amqpUrl, log, namespace: env.namespace });
   await bus.consume({
-    queue: queue.slice(env.namespace.length + 1),
+    subscription: { queue: queue.slice(env.namespace.length + 1), events: ['review.created'] },
     retryDelaysMs: RETRY_DELAYS,
     handlers: { 'review.created': async () => {} },
   });
@@ -161,7 +161,7 @@ test('a classic queue is refused with the migration named; the migration keeps e
   const bus = new Bus({ url: amqpUrl, log, namespace: env.namespace, maxReconnectDelayMs: 300 });
   const handled: string[] = [];
   await bus.consume({
-    queue: short,
+    subscription: { queue: short, events: ['review.created'] },
     retryDelaysMs: RETRY_DELAYS,
     handlers: {
       'review.created': async (event) => {

@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import amqp, { type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
-import type { IntegrationEvent } from '@mkt/contracts';
+import { SUBSCRIPTION_LIST, type IntegrationEvent, type Subscription } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import { Consumer, type ConsumerSpec } from './consumer';
-import { BusNames, QueueMigrationNeeded, assertExchanges } from './topology';
+import { BusNames, QueueMigrationNeeded, assertExchanges, assertSubscriptionQueues } from './topology';
 
 export interface BusOptions {
   url: string;
@@ -16,6 +16,11 @@ export interface BusOptions {
   confirmTimeoutMs?: number;
   /** Prefix of exchange and queue names (BUS_NAMESPACE); empty in production. */
   namespace?: string;
+  /**
+   * The consuming queues declared (with their dead-letter queues and bindings) on every connect
+   * before anything is published; by default every one of the platform (`SUBSCRIPTIONS`).
+   */
+  subscriptions?: readonly Subscription[];
 }
 
 export class BusUnavailable extends Error {
@@ -26,7 +31,9 @@ export class BusUnavailable extends Error {
 
 /**
  * One AMQP connection per process that heals itself: when the broker goes away it reconnects
- * with backoff, asserts the topology again and restarts every registered consumer. Publishing
+ * with backoff, asserts the topology again (the exchanges and every subscription's queues, so
+ * an event published before its consumer first ran is kept) and restarts every registered
+ * consumer; only then does it publish. Publishing
  * uses a confirm channel; a publish resolves only after the broker has confirmed the message.
  */
 export class Bus extends EventEmitter {
@@ -181,6 +188,7 @@ export class Bus extends EventEmitter {
 
   private async connectOnce(): Promise<void> {
     const connection = await amqp.connect(this.options.url, { timeout: 5_000 });
+    let topologyMs = 0;
     try {
       connection.on('error', (err: Error) => this.log.warn({ err }, 'broker connection error'));
       connection.on('close', () => this.onConnectionLost(connection));
@@ -192,7 +200,10 @@ export class Bus extends EventEmitter {
         // A channel can die alone (e.g. a publish to a missing exchange): start over cleanly.
         void connection.close().catch(() => undefined);
       });
+      const began = performance.now();
       await assertExchanges(channel, this.names);
+      await assertSubscriptionQueues(connection, this.options.subscriptions ?? SUBSCRIPTION_LIST, this.names);
+      topologyMs = Math.round(performance.now() - began);
       this.connection = connection;
       for (const consumer of this.consumers) await consumer.start(connection);
       this.publishChannel = channel;
@@ -202,7 +213,7 @@ export class Bus extends EventEmitter {
       await connection.close().catch(() => undefined);
       throw err;
     }
-    this.log.info('broker connected');
+    this.log.info({ topologyMs }, 'broker connected');
     this.emit('connected');
   }
 

@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import { EventDataSchemas, EventEnvelope, type EventType, type IntegrationEvent } from '@mkt/contracts';
+import { EventDataSchemas, EventEnvelope, type EventType, type IntegrationEvent, type Subscription } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import type { Bus } from './bus';
@@ -9,13 +9,39 @@ type Handler<T extends EventType> = (event: IntegrationEvent<T>, context: { log:
 export type EventHandlers = { [T in EventType]?: Handler<T> };
 
 export interface ConsumerSpec {
-  /** Durable queue name, `<service>.<concern>`, e.g. `crm.bookings`. */
-  queue: string;
-  /** One handler per event type; their types are the queue's bindings. */
+  /**
+   * The queue (`<service>.<concern>`, e.g. `crm.bookings`) and its routing keys: an entry of
+   * `SUBSCRIPTIONS` (@mkt/contracts), which every service declares on connect.
+   */
+  subscription: Subscription;
+  /** One handler per event type of the subscription, no more and no fewer. */
   handlers: EventHandlers;
   /** Delay before each retry; its length is the number of retries before dead-lettering. */
   retryDelaysMs?: number[];
   prefetch?: number;
+}
+
+/**
+ * A consumer of one subscription, its handlers checked against the subscription's event types
+ * at compile time (one for each, no other).
+ */
+export function defineConsumer<T extends EventType>(
+  spec: Omit<ConsumerSpec, 'subscription' | 'handlers'> & {
+    subscription: Subscription<T>;
+    handlers: NoInfer<{ [K in T]: Handler<K> }>;
+  },
+): ConsumerSpec {
+  return spec as ConsumerSpec;
+}
+
+/** The handlers must be exactly the subscription's event types: a binding without a handler dead-letters. */
+function checkHandlers(spec: ConsumerSpec): void {
+  const bound = [...spec.subscription.events].sort();
+  const handled = Object.keys(spec.handlers).sort();
+  if (bound.join() !== handled.join())
+    throw new Error(
+      `Consumer of ${spec.subscription.queue}: handlers [${handled.join(', ')}] differ from its subscription [${bound.join(', ')}]`,
+    );
 }
 
 const ATTEMPT_HEADER = 'x-attempt';
@@ -41,18 +67,19 @@ export class Consumer {
     private readonly bus: Bus,
     private readonly log: Logger,
   ) {
+    checkHandlers(spec);
     this.retryDelays = spec.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   }
 
   get queue(): string {
-    return this.bus.names.of(this.spec.queue);
+    return this.bus.names.of(this.spec.subscription.queue);
   }
 
   async start(connection: ChannelModel): Promise<void> {
     if (this.stopped) return;
     const channel = await connection.createChannel();
     channel.on('error', (err: Error) => this.log.warn({ err, queue: this.queue }, 'consumer channel error'));
-    await assertConsumerQueues(channel, this.queue, Object.keys(this.spec.handlers), this.retryDelays, this.bus.names);
+    await assertConsumerQueues(channel, this.queue, [...this.spec.subscription.events], this.retryDelays, this.bus.names);
     await channel.prefetch(this.spec.prefetch ?? 10);
     const { consumerTag } = await channel.consume(this.queue, (msg) => {
       if (!msg) return; // cancelled by the broker; the next reconnect starts again

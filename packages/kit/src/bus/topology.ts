@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel } from 'amqplib';
-import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE } from '@mkt/contracts';
+import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, type Subscription } from '@mkt/contracts';
 
 export { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE };
 
@@ -99,6 +99,38 @@ export function consumerQueuePlan(queue: string, routingKeys: string[], retryDel
       bindings: routingKeys.map((routingKey) => ({ exchange: bus.events, routingKey })),
     },
   ];
+}
+
+/**
+ * What must exist so that no event of a subscription is lost before its consumer first runs:
+ * the main queue with its bindings and its dead-letter queue. Their arguments do not depend on
+ * the consumer's own settings (its retry delays only shape its retry queues, which the consumer
+ * declares itself), so this is exactly what the consumer declares too, and the broker accepts
+ * both declarations whoever comes first.
+ */
+export function subscriptionQueuePlan(subscription: Subscription, bus: BusNames): QueuePlan[] {
+  return consumerQueuePlan(bus.of(subscription.queue), [...subscription.events], [], bus);
+}
+
+/**
+ * Declares every subscription's main queue, dead-letter queue and bindings on a channel of its
+ * own (a refused declaration closes the channel): every service does this on every connect,
+ * before it publishes (docs/rabbitmq-queues.md, "Topology"). A queue declared otherwise (a
+ * classic one) → `QueueMigrationNeeded`.
+ */
+export async function assertSubscriptionQueues(
+  connection: ChannelModel,
+  subscriptions: readonly Subscription[],
+  bus: BusNames,
+): Promise<void> {
+  const channel = await connection.createChannel();
+  channel.on('error', () => undefined); // a refusal is thrown by the declaration itself
+  try {
+    for (const subscription of subscriptions)
+      for (const plan of subscriptionQueuePlan(subscription, bus)) await assertPlannedQueue(channel, plan);
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
 }
 
 export async function assertExchanges(channel: Channel, names: BusNames): Promise<void> {

@@ -1,4 +1,5 @@
-import type { ConsumerSpec } from '@mkt/kit';
+import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
 import type { Bookings } from '../domain/bookings';
 
 /**
@@ -7,8 +8,8 @@ import type { Bookings } from '../domain/bookings';
  * hold back by hand, nobody cancelled first → the booking is Cancelled and Refunded (once).
  */
 export function walletPaymentsConsumer(bookingsOf: () => Bookings | undefined): ConsumerSpec {
-  return {
-    queue: 'consultation.payments',
+  return defineConsumer({
+    subscription: SUBSCRIPTIONS['consultation.payments'],
     handlers: {
       'wallet.booking_refund.completed': async (event, { log }) => {
         const bookings = bookingsOf();
@@ -20,5 +21,5 @@ export function walletPaymentsConsumer(bookingsOf: () => Bookings | undefined): 
         log.info({ bookingId, refundAmountMinor, voidedByAdmin: voidedByAdmin ?? false }, 'booking refunded');
       },
     },
-  };
+  });
 }

@@ -1,14 +1,15 @@
-import type { ConsumerSpec } from '@mkt/kit';
+import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
 import { onBookingCancelled, onBookingConfirmed, onSessionEvent, onUserRegistered } from '../domain/projection';
 import { onBookingRefundCompleted } from './refund-completed';
 
-export const usersConsumer: ConsumerSpec = {
-  queue: 'crm.users',
+export const usersConsumer: ConsumerSpec = defineConsumer({
+  subscription: SUBSCRIPTIONS['crm.users'],
   handlers: { 'identity.user.registered': (event) => onUserRegistered(event) },
-};
+});
 
-export const bookingsConsumer: ConsumerSpec = {
-  queue: 'crm.bookings',
+export const bookingsConsumer: ConsumerSpec = defineConsumer({
+  subscription: SUBSCRIPTIONS['crm.bookings'],
   handlers: {
     'consultation.booking.confirmed': (event) => onBookingConfirmed(event),
     'consultation.booking.cancelled': (event) => onBookingCancelled(event),
@@ -17,4 +18,4 @@ export const bookingsConsumer: ConsumerSpec = {
     'consultation.session.no_show': (event) =>
       onSessionEvent(event.data.sellerId, event.data.buyerIds, new Date(event.data.markedAt ?? event.occurredAt)),
   },
-};
+});

@@ -1,4 +1,5 @@
-import type { ConsumerSpec } from '@mkt/kit';
+import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
 import { Eligibility, Reviewer } from '../db/review.models';
 import { countReviewOfPayingBuyer } from '../domain/reviews';
 
@@ -7,8 +8,8 @@ import { countReviewOfPayingBuyer } from '../domain/reviews';
  * place (`paidBuyerIds`; absent from an older producer: all did). Paid once stays paid, and a
  * paying buyer's earlier review from a free place starts to count. A repeat changes nothing.
  */
-export const sessionsConsumer: ConsumerSpec = {
-  queue: 'review.sessions',
+export const sessionsConsumer: ConsumerSpec = defineConsumer({
+  subscription: SUBSCRIPTIONS['review.sessions'],
   handlers: {
     'consultation.session.completed': async (event) => {
       const { consultationId, consultationReferenceId, buyerIds, paidBuyerIds, sessionId } = event.data;
@@ -28,13 +29,13 @@ export const sessionsConsumer: ConsumerSpec = {
       }
     },
   },
-};
+});
 
-export const usersConsumer: ConsumerSpec = {
-  queue: 'review.users',
+export const usersConsumer: ConsumerSpec = defineConsumer({
+  subscription: SUBSCRIPTIONS['review.users'],
   handlers: {
     'identity.user.registered': async (event) => {
       await Reviewer.updateOne({ _id: event.data.userId }, { $set: { fullName: event.data.fullName } }, { upsert: true });
     },
   },
-};
+});

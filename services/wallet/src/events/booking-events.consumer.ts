@@ -1,4 +1,5 @@
-import type { ConsumerSpec, Logger } from '@mkt/kit';
+import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { defineConsumer, type ConsumerSpec, type Logger } from '@mkt/kit';
 import type { SettlementKind } from '../db/booking-hold.model';
 import type { BookingHolds } from '../domain/booking-holds';
 
@@ -32,8 +33,8 @@ export function bookingEventsConsumer(holdsOf: () => BookingHolds | undefined): 
   const capture = async (bookingIds: string[] | undefined, correlationId: string, log: Logger) => {
     for (const bookingId of bookingIds ?? []) await settleIfHeld(ready(), bookingId, 'capture', 0, correlationId, log);
   };
-  return {
-    queue: 'wallet.bookings',
+  return defineConsumer({
+    subscription: SUBSCRIPTIONS['wallet.bookings'],
     handlers: {
       'consultation.session.completed': (event, { log }) => capture(event.data.bookingIds, event.correlationId, log),
       // No-show of the buyer: the seller kept the time, so the booking is paid (README).
@@ -41,5 +42,5 @@ export function bookingEventsConsumer(holdsOf: () => BookingHolds | undefined): 
       'consultation.booking.cancelled': (event, { log }) =>
         settleIfHeld(ready(), event.data.bookingId, 'cancel', event.data.refundAmountMinor, event.correlationId, log),
     },
-  };
+  });
 }
