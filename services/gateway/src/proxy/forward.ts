@@ -86,8 +86,9 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
       // we sent on it (its idle timeout won, or it is shutting down), or a new one still in its
       // listen queue when it stopped listening. An idempotent request without a body goes
       // again, once: a body was streamed from the client and is gone, so a resent PUT would
-      // leave the service waiting for bytes that never come (a 504 after the timeout).
-      if (err.code === 'ECONNRESET' && !exchange.retried && !res.headersSent && isResendable(req)) {
+      // leave the service waiting for bytes that never come (a 504 after the timeout). EPIPE is
+      // the same race seen while writing the request rather than reading the answer.
+      if ((err.code === 'ECONNRESET' || err.code === 'EPIPE') && !exchange.retried && !res.headersSent && isResendable(req)) {
         exchange.retried = true;
         send(req, res, exchange);
         return;
