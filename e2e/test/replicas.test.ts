@@ -474,7 +474,10 @@ test('two instances of everything, one of each killed under the write-path load:
     // A retried state change (no key) that the first try had already made.
     (kind !== 'booking' && kind !== 'transfer' && kind !== 'topup' && res.transient.length > 0 && res.status === 409);
   const unclean = answers.filter(({ kind, res }) => !clean(kind, res));
-  const outsideKill = failures.filter((failure) => failure.at < killedAt || failure.at > killedAt + 20_000);
+  // Each with its time from the kill (negative: before it), for a failure's post-mortem.
+  const outsideKill = failures
+    .filter((failure) => failure.at < killedAt || failure.at > killedAt + 20_000)
+    .map((failure) => ({ ...failure, msFromKill: failure.at - killedAt }));
   const apiTotal = (await Promise.all(everyone.map((user) => must('GET', '/v1/wallet', { token: user.token })))).reduce(
     (sum, wallet) => sum + Math.round(wallet.etbAvailableBalance * 100) + Math.round((wallet.heldBalance ?? 0) * 100),
     0,
