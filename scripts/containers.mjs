@@ -385,33 +385,30 @@ async function hadolint() {
   say(`hadolint: ${DOCKERFILES.join(', ')} clean`);
 }
 
+/**
+ * `podman build` in the docker format (it keeps HEALTHCHECK), on the host's network (the
+ * machine's registries and CA), with the layer cache.
+ */
+function podmanBuild(file, tag, context, buildArgs, log) {
+  const args = Object.entries(buildArgs).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
+  return podman(['build', '--format', 'docker', '--network', 'host', '--layers', '-f', file, ...args, '-t', tag, context], {
+    log,
+    nice: true,
+  });
+}
+
 const buildTimes = {};
 async function build() {
   await hadolint();
   if (!(await imageExists(BASE_IMAGE))) throw new Error(`${BASE_IMAGE} is missing: run the base step first`);
   for (const service of SERVICES) {
     const started = Date.now();
-    await podman(
-      [
-        'build',
-        '--format',
-        'docker',
-        '--network',
-        'host',
-        '--layers',
-        '-f',
-        'docker/service.Dockerfile',
-        '--build-arg',
-        `NODE_VERSION=${NODE_VERSION}-bookworm-slim`,
-        '--build-arg',
-        `PNPM_VERSION=${PNPM_VERSION}`,
-        '--build-arg',
-        `SERVICE=${service}`,
-        '-t',
-        image(service),
-        '.',
-      ],
-      { log: logFile(`build-${service}`), nice: true },
+    await podmanBuild(
+      'docker/service.Dockerfile',
+      image(service),
+      '.',
+      { NODE_VERSION: `${NODE_VERSION}-bookworm-slim`, PNPM_VERSION, SERVICE: service },
+      logFile(`build-${service}`),
     );
     buildTimes[service] = (Date.now() - started) / 1000;
     say(`built ${image(service)} in ${buildTimes[service].toFixed(0)} s`);
@@ -671,23 +668,7 @@ async function standins() {
 
 async function buildStandin(name, tag, context, from = BASE_IMAGE) {
   const started = Date.now();
-  await podman(
-    [
-      'build',
-      '--format',
-      'docker',
-      '--network',
-      'host',
-      '--build-arg',
-      `BASE=${from}`,
-      '-f',
-      join(root, `docker/standins/${name}.Dockerfile`),
-      '-t',
-      tag,
-      context,
-    ],
-    { log: logFile('standins'), nice: true },
-  );
+  await podmanBuild(join(root, `docker/standins/${name}.Dockerfile`), tag, context, { BASE: from }, logFile('standins'));
   say(`stand-in ${tag}: ${megabytes(await imageSize(tag))} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 

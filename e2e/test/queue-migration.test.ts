@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { connectAmqp, testServers, uniqueName } from '@mkt/infra';
+import { connectAmqp, takeMessageIds, testServers, uniqueName } from '@mkt/infra';
 
 // `node scripts/migrate-queues.mjs` against the real broker: every queue of every service,
 // declared classic as the version before quorum queues did and holding messages, ends a quorum
@@ -55,14 +55,7 @@ async function declaresAs(queue: string, args: Record<string, unknown>): Promise
   }
 }
 
-async function drain(queue: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (let msg = await channel.get(queue); msg; msg = await channel.get(queue)) {
-    ids.push(String(msg.properties.messageId));
-    channel.ack(msg);
-  }
-  return ids.sort();
-}
+const drain = (queue: string): Promise<string[]> => takeMessageIds(channel, queue);
 
 test('every classic queue of every service becomes a quorum queue with its messages', async () => {
   const plans = JSON.parse(await script('--list', '--json')) as QueuePlan[];

@@ -241,6 +241,15 @@ test('two instances of everything, one of each killed under the write-path load:
       transfers: [0, 1].map(() => ({ to: pick(everyone.filter((user) => user !== buyer)), amount: Math.floor(next() * 30_00) + 1 })),
       cancels: next() < 0.6,
     };
+    const sendTransfer = async (transfer: (typeof plan.transfers)[number]) =>
+      record(
+        'transfer',
+        await send('POST', '/v1/wallet/transfers', {
+          token: buyer.token,
+          key: randomUUID(),
+          body: { toUserId: transfer.to.id, amount: transfer.amount, currency: 'ETB' },
+        }),
+      );
     return async () => {
       const soonBooked = record(
         'booking',
@@ -266,32 +275,14 @@ test('two instances of everything, one of each killed under the write-path load:
             });
           }
         }
-        if (i === 1) {
-          const transfer = plan.transfers[0]!;
-          record(
-            'transfer',
-            await send('POST', '/v1/wallet/transfers', {
-              token: buyer.token,
-              key: randomUUID(),
-              body: { toUserId: transfer.to.id, amount: transfer.amount, currency: 'ETB' },
-            }),
-          );
-        }
+        if (i === 1) await sendTransfer(plan.transfers[0]!);
         if (i === 2) {
           const { created, paid } = await topUp(buyer, 50);
           record('topup', created);
           if (paid) record('topup-pay', paid);
         }
       }
-      const transfer = plan.transfers[1]!;
-      record(
-        'transfer',
-        await send('POST', '/v1/wallet/transfers', {
-          token: buyer.token,
-          key: randomUUID(),
-          body: { toUserId: transfer.to.id, amount: transfer.amount, currency: 'ETB' },
-        }),
-      );
+      await sendTransfer(plan.transfers[1]!);
       if (plan.cancels && confirmed.length > 0)
         record(
           'cancel',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import amqp, { type ChannelModel, type ConsumeMessage, type GetMessage } from 'amqplib';
+import amqp, { type Channel, type ChannelModel, type ConsumeMessage, type GetMessage } from 'amqplib';
 import type { SignOptions } from 'jsonwebtoken';
 import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, newReference } from '@mkt/contracts';
 import { call, makeKeyPair, signTestToken, testServers, uniqueName, type JsonResponse, type KeyPair, type TestUser } from './testing';
@@ -160,6 +160,16 @@ export async function listenForEvents(amqpUrl: string, exchange: string, routing
     },
     close: () => connection.close(),
   };
+}
+
+/** Takes every message now in `queue` (acknowledged) and returns their message ids, in queue order. */
+export async function takeMessageIds(channel: Channel, queue: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let msg = await channel.get(queue); msg; msg = await channel.get(queue)) {
+    ids.push(String(msg.properties.messageId));
+    channel.ack(msg);
+  }
+  return ids;
 }
 
 export interface QueueReader {

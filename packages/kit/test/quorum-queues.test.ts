@@ -11,7 +11,7 @@ import {
   temporaryQueueName,
   type QueuePlan,
 } from '@mkt/kit';
-import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
+import { takeMessageIds, testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
 // Every queue a consumer declares is a durable quorum queue; a poison message redelivered by the
 // broker itself ends in the dead-letter queue, which keeps its messages however often it is
@@ -80,14 +80,7 @@ async function exists(queue: string): Promise<boolean> {
   }
 }
 
-async function drain(queue: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (let msg = await channel.get(queue); msg; msg = await channel.get(queue)) {
-    ids.push(String(msg.properties.messageId));
-    channel.ack(msg);
-  }
-  return ids;
-}
+const drain = (queue: string): Promise<string[]> => takeMessageIds(channel, queue);
 
 async function publish(exchange: string, routingKey: string, messageId: string): Promise<void> {
   channel.publish(exchange, routingKey, Buffer.from('{}'), { messageId, persistent: true });
