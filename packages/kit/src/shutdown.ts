@@ -106,8 +106,8 @@ export function handleShutdown({ log, server, closers, timeoutMs = 25_000, grace
  * waiting for libuv's thread pool: `process.exit` joins the pool's threads, so it blocks while a
  * thread is stuck. A DNS lookup (getaddrinfo runs in the pool) of a database or broker host that
  * has just vanished — compose's `down` stops every container at once, and the drivers' reconnect
- * attempts look the names up — can hold a thread for tens of seconds; the process then outlived
- * SHUTDOWN_TIMEOUT_MS and was SIGKILLed. Here the process image is replaced (execve, same PID:
+ * attempts look the names up — can hold a thread for tens of seconds; the process then outlives
+ * SHUTDOWN_TIMEOUT_MS until SIGKILLed. Here the process image is replaced (execve, same PID:
  * the kernel ends the other threads at once) by a node that exits with `code`. Where there is
  * no `process.execve` (Windows), `process.exit`.
  */
