@@ -447,4 +447,21 @@ describe('docker-compose.yml', () => {
     }
     for (const name of SERVICES.slice(1)) expect(compose.services.gateway.depends_on[name].condition).toBe('service_healthy');
   });
+
+  test('gives each service longer than its shutdown budget between SIGTERM and SIGKILL', () => {
+    const seconds = (duration: string) => {
+      const match = /^(?:(\d+)m)?(?:(\d+)s)?$/.exec(String(duration));
+      if (!match || (!match[1] && !match[2])) throw new Error(`stop_grace_period ${duration}: expected e.g. 30s or 1m30s`);
+      return Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0);
+    };
+    for (const name of SERVICES) {
+      const service = compose.services[name];
+      const grace = Number(service.environment.SHUTDOWN_GRACE_MS) / 1000;
+      const timeout = Number(service.environment.SHUTDOWN_TIMEOUT_MS) / 1000;
+      expect(grace).toBeGreaterThan(0);
+      expect(timeout).toBeGreaterThan(grace);
+      // The timeout counts from the signal, grace included; grace added anyway, as in the pods.
+      expect(seconds(service.stop_grace_period)).toBeGreaterThan(grace + timeout);
+    }
+  });
 });

@@ -37,6 +37,8 @@ interface ConnectionState {
  *    used one for the whole grace period is not about to (and the gateway sends an idempotent
  *    request again when a pooled socket was closed under it).
  * 3. Everything else ends with its answer; then the closers run.
+ *
+ * Either way the process ends through `exitProcess`, which does not wait for libuv's thread pool.
  */
 export function handleShutdown({ log, server, closers, timeoutMs = 25_000, graceMs = 1_000, onSignal }: ShutdownOptions): void {
   const connections = new Map<Socket, ConnectionState>();
@@ -76,7 +78,7 @@ export function handleShutdown({ log, server, closers, timeoutMs = 25_000, grace
     log.info({ signal, graceMs, timeoutMs }, 'shutting down: not ready; serving through the grace period, then draining');
     setTimeout(() => {
       log.error('shutdown timed out; exiting');
-      process.exit(1);
+      exitProcess(1);
     }, timeoutMs).unref();
     await new Promise((resolve) => setTimeout(resolve, graceMs));
     const closeStale = () => {
@@ -93,8 +95,36 @@ export function handleShutdown({ log, server, closers, timeoutMs = 25_000, grace
       await close().catch((err: unknown) => log.error({ err }, 'error while closing'));
     }
     log.info('stopped');
-    process.exit(0);
+    exitProcess(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/**
+ * Ends the process with `code` now, as `process.exit` does ('exit' listeners run), but without
+ * waiting for libuv's thread pool: `process.exit` joins the pool's threads, so it blocks while a
+ * thread is stuck. A DNS lookup (getaddrinfo runs in the pool) of a database or broker host that
+ * has just vanished — compose's `down` stops every container at once, and the drivers' reconnect
+ * attempts look the names up — can hold a thread for tens of seconds; the process then outlives
+ * SHUTDOWN_TIMEOUT_MS until SIGKILLed. Here the process image is replaced (execve, same PID:
+ * the kernel ends the other threads at once) by a node that exits with `code`. Where there is
+ * no `process.execve` (Windows), `process.exit`.
+ */
+export function exitProcess(code: number): never {
+  if (typeof process.execve !== 'function') process.exit(code);
+  process.exitCode = code;
+  try {
+    process.emit('exit', code);
+  } catch {
+    // A listener's failure does not keep the process alive.
+  }
+  process.removeAllListeners('exit');
+  try {
+    // No environment: NODE_OPTIONS must not load anything into the exiting node.
+    process.execve(process.execPath, [process.execPath, '-e', `process.exit(${Math.trunc(code)})`], {});
+  } catch {
+    // execve refused (in a worker thread, say): the ordinary way.
+  }
+  process.exit(code);
 }
