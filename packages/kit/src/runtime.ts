@@ -7,7 +7,7 @@ import type { ReadinessCheck } from './http/create-service';
 import type { Logger } from './logger';
 import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady, type AnyModel } from './mongo';
 import { shutdownGraceMs } from './config';
-import { handleShutdown } from './shutdown';
+import { exitProcess, handleShutdown } from './shutdown';
 
 export interface RuntimeConfig {
   PORT: number;
@@ -143,20 +143,21 @@ export async function runService(options: RunOptions): Promise<Server> {
 /**
  * `runService` for a process entry point: a failure to start is logged and ends the process, and
  * so does an unhandled rejection or an uncaught exception (the orchestrator restarts it; going
- * on in an unknown state could apply a step twice or never).
+ * on in an unknown state could apply a step twice or never) — by `exitProcess`, which a stuck
+ * thread-pool thread (a DNS lookup) cannot hold up.
  */
 export function startService(options: RunOptions): void {
   process.on('unhandledRejection', (reason: unknown) => {
     options.log.fatal({ err: reason }, 'unhandled promise rejection; exiting');
-    process.exit(1);
+    exitProcess(1);
   });
   process.on('uncaughtException', (err: Error) => {
     options.log.fatal({ err }, 'uncaught exception; exiting');
-    process.exit(1);
+    exitProcess(1);
   });
   runService(options).catch((err: unknown) => {
     options.log.fatal({ err }, 'could not start');
-    process.exit(1);
+    exitProcess(1);
   });
 }
 
