@@ -24,8 +24,8 @@ export interface Metrics {
   deadLettered: Counter<'queue'>;
   /** Messages in each consumer queue's dead-letter queue (`<queue>.dlq`), read at scrape. */
   deadLetterQueueDepth: Gauge<'queue'>;
-  jobRuns: Counter<'job' | 'outcome'>;
-  jobDuration: Histogram<'job'>;
+  jobRuns: Counter<'job_name' | 'outcome'>;
+  jobDuration: Histogram<'job_name'>;
 }
 
 let metrics: Metrics | undefined;
@@ -107,14 +107,14 @@ export function getMetrics(): Metrics {
     }),
     jobRuns: new Counter({
       name: 'job_runs_total',
-      help: 'Runs of background jobs (sweepers), by job and outcome (ok, failed)',
-      labelNames: ['job', 'outcome'],
+      help: 'Runs of background jobs (sweepers), by job_name and outcome (ok, failed); not `job`, which Prometheus sets per target',
+      labelNames: ['job_name', 'outcome'],
       registers,
     }),
     jobDuration: new Histogram({
       name: 'job_duration_seconds',
       help: 'Duration of background job runs, by job',
-      labelNames: ['job'],
+      labelNames: ['job_name'],
       buckets: JOB_BUCKETS,
       registers,
     }),

@@ -183,8 +183,8 @@ export async function stopRuntime(started: StartedRuntime): Promise<void> {
 
 /**
  * A background job for `jobs`: runs `task` every `intervalMs`, never two at once; a failure is
- * logged and the next run tries again. Each run counts in `job_runs_total{job,outcome}` and
- * `job_duration_seconds{job}`. Stopping waits for the run in progress.
+ * logged and the next run tries again. Each run counts in `job_runs_total{job_name,outcome}` and
+ * `job_duration_seconds{job_name}`. Stopping waits for the run in progress.
  */
 export function periodicJob(name: string, intervalMs: number, task: () => Promise<unknown>): (runtime: Runtime) => () => Promise<void> {
   return ({ log }) => {
@@ -192,12 +192,12 @@ export function periodicJob(name: string, intervalMs: number, task: () => Promis
     const { jobRuns, jobDuration } = getMetrics();
     const timer = setInterval(() => {
       if (running) return;
-      const end = jobDuration.startTimer({ job: name });
+      const end = jobDuration.startTimer({ job_name: name });
       running = task()
         .then(
-          () => jobRuns.inc({ job: name, outcome: 'ok' }),
+          () => jobRuns.inc({ job_name: name, outcome: 'ok' }),
           (err: unknown) => {
-            jobRuns.inc({ job: name, outcome: 'failed' });
+            jobRuns.inc({ job_name: name, outcome: 'failed' });
             log.warn({ err, job: name }, 'background job failed');
           },
         )
