@@ -36,6 +36,16 @@ export const CRD_SOURCES = [
     files: ['config/crd/bases/mongodbcommunity.mongodb.com_mongodbcommunity.yaml'],
   },
   { module: 'github.com/rabbitmq/cluster-operator/v2', version: 'v2.16.0', files: ['config/crd/bases/rabbitmq.com_rabbitmqclusters.yaml'] },
+  // The optional monitoring component (k8s/components/monitoring): PodMonitor, PrometheusRule.
+  {
+    module: 'github.com/prometheus-operator/prometheus-operator',
+    version: 'v0.85.0',
+    files: [
+      'example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml',
+      'example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml',
+      'example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml',
+    ],
+  },
 ];
 const OVERLAYS = ['dev', 'prod'];
 

@@ -318,6 +318,8 @@ describe('the checks refuse what is wrong (so a green run means something)', () 
         'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: wrong-type }\ndata: { replicas: 3 }',
         'apiVersion: rabbitmq.com/v1beta1\nkind: RabbitmqCluster\nmetadata: { name: r }\nspec: { replica: 3 }',
         'apiVersion: mongodbcommunity.mongodb.com/v1\nkind: MongoDBCommunity\nmetadata: { name: m }\nspec: { members: "three", type: ReplicaSet, version: "8.0.12", security: { authentication: { modes: [SCRAM] } }, users: [] }',
+        'apiVersion: monitoring.coreos.com/v1\nkind: PodMonitor\nmetadata: { name: p }\nspec: { selector: {}, podMetricsEndpoint: [{ port: http }] }',
+        'apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: { name: r }\nspec: { groups: [{ name: g, rules: [{ alert: A, expr: up == 0, for: soon }] }] }',
       ].join('\n---\n'),
     );
     const result = checkK8s('--file', file)[file]!;
@@ -327,7 +329,10 @@ describe('the checks refuse what is wrong (so a green run means something)', () 
       ConfigMap: 'invalid',
       RabbitmqCluster: 'invalid',
       MongoDBCommunity: 'invalid',
+      PodMonitor: 'invalid',
+      PrometheusRule: 'invalid',
     });
+    expect(status.PodMonitor!.msg).toContain("'podMetricsEndpoint' not allowed");
     expect(status.Deployment!.msg).toContain("'replica' not allowed");
     expect(status.RabbitmqCluster!.msg).toContain("'replica' not allowed");
     expect(result.kubeScore.filter((f) => f.object === 'Deployment/typo').map((f) => f.check)).toEqual(
@@ -345,6 +350,56 @@ describe('the checks refuse what is wrong (so a green run means something)', () 
     expect(at).toBeGreaterThan(0);
     const section = readme.slice(at);
     for (const entry of allowList) expect(section).toContain(`\`${entry.check}\``);
+  });
+});
+
+describe('monitoring (issue 22): the prod overlay scrapes every process where the NetworkPolicy lets Prometheus in', () => {
+  test('one PodMonitor per process, on a named container port that metrics-from-monitoring admits from `monitoring`', () => {
+    const policy = one('prod', 'NetworkPolicy', 'metrics-from-monitoring').spec;
+    expect(policy.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
+    const admitted = new Set(policy.ingress[0].ports.map((p: { port: number }) => p.port));
+    const monitors = byKind('prod', 'PodMonitor');
+    expect(monitors.map((m) => m.metadata.name).sort()).toEqual([...SERVICES].sort());
+    for (const monitor of monitors) {
+      const name = monitor.metadata.name;
+      const deployment = one('prod', 'Deployment', name);
+      expect(monitor.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': name });
+      expect(deployment.spec.template.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+      const [endpoint] = monitor.spec.podMetricsEndpoints;
+      expect(endpoint.path).toBe('/metrics');
+      const port = container('prod', name).ports.find((p: { name: string }) => p.name === endpoint.port);
+      expect({ name, port: port?.containerPort, admitted: admitted.has(port?.containerPort) }).toEqual({
+        name,
+        port: port?.containerPort,
+        admitted: true,
+      });
+      // The gateway's public port never serves /metrics: its monitor scrapes its own metrics port.
+      if (name === 'gateway') expect(endpoint.port).toBe('metrics');
+    }
+    // The selector of the policy takes in every scraped pod.
+    const tiers = policy.podSelector.matchExpressions[0].values as string[];
+    for (const name of SERVICES) expect(tiers).toContain(one('prod', 'Deployment', name).spec.template.metadata.labels['marketplace/tier']);
+  });
+
+  test('the alert rules and the Grafana dashboard ConfigMap are in prod; dev has no monitoring objects', () => {
+    const rule = one('prod', 'PrometheusRule', 'marketplace');
+    const alerts = rule.spec.groups.flatMap((g: { rules: Array<{ alert: string }> }) => g.rules.map((r) => r.alert));
+    expect(alerts).toEqual(
+      expect.arrayContaining([
+        'MarketplaceHighErrorRatio',
+        'MarketplaceHighLatency',
+        'MarketplaceConsumerLag',
+        'MarketplaceDeadLetters',
+        'MarketplaceOutboxStuck',
+        'MarketplaceOverdueHolds',
+        'MarketplacePodsUnavailable',
+      ]),
+    );
+    const dashboard = one('prod', 'ConfigMap', 'marketplace-grafana-dashboard');
+    expect(dashboard.metadata).toMatchObject({ labels: { grafana_dashboard: '1' } });
+    expect(JSON.parse((dashboard as unknown as { data: Record<string, string> }).data['marketplace.json']!).uid).toBe('marketplace');
+    expect(byKind('dev', 'PodMonitor')).toEqual([]);
+    expect(byKind('dev', 'PrometheusRule')).toEqual([]);
   });
 });
 

@@ -123,6 +123,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     consultation: { MONGO_DB: dbName('consultation'), WALLET_URL: serviceUrl('wallet') },
     gateway: {
       MONGO_DB: dbName('gateway'),
+      // No metrics listener unless a test asks for one (on a port of its own): systems run side
+      // by side, and two gateways of one system would both ask for 9464.
+      METRICS_PORT: '0',
       JWT_PRIVATE_KEY: keys.privateKey,
       ADMIN_EMAIL: admin.email,
       ADMIN_PASSWORD: admin.password,

@@ -7,6 +7,7 @@ import type { ReadinessCheck } from './http/create-service';
 import type { Logger } from './logger';
 import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady, type AnyModel } from './mongo';
 import { shutdownGraceMs } from './config';
+import { beforeScrape, getMetrics } from './metrics';
 import { exitProcess, handleShutdown } from './shutdown';
 
 export interface RuntimeConfig {
@@ -88,6 +89,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
   bus.on('connected', () => void outbox.sweep());
   outbox.start();
   const stopJobs = (options.jobs ?? []).map((job) => job(runtime));
+  // Dead-letter queue depths, read from the broker at scrape (nothing asked while it is away).
+  const stopDepths = beforeScrape(async () => {
+    const depths = await bus.deadLetterDepths();
+    for (const [queue, depth] of depths ?? []) getMetrics().deadLetterQueueDepth.set({ queue }, depth);
+  });
   const app = options.createApp(runtime);
   // A port in use must stop the service, not leave it running with nothing listening (express
   // 5's app.listen calls its callback on an error too, so the server is made here).
@@ -98,6 +104,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
     );
     server.listen({ port: config.PORT, host: config.HOST }, resolve);
   }).catch(async (err: unknown) => {
+    stopDepths();
     await outbox.stop();
     await bus.close();
     throw err;
@@ -112,7 +119,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
     server,
     url: `http://127.0.0.1:${port}`,
     runtime,
-    closers: [...stopJobs, () => outbox.stop(), () => bus.close()],
+    closers: [
+      ...stopJobs,
+      async () => {
+        stopDepths();
+      },
+      () => outbox.stop(),
+      () => bus.close(),
+    ],
     startDraining: () => {
       draining = true;
     },
@@ -170,15 +184,26 @@ export async function stopRuntime(started: StartedRuntime): Promise<void> {
 
 /**
  * A background job for `jobs`: runs `task` every `intervalMs`, never two at once; a failure is
- * logged and the next run tries again. Stopping waits for the run in progress.
+ * logged and the next run tries again. Each run counts in `job_runs_total{job_name,outcome}` and
+ * `job_duration_seconds{job_name}`. Stopping waits for the run in progress.
  */
 export function periodicJob(name: string, intervalMs: number, task: () => Promise<unknown>): (runtime: Runtime) => () => Promise<void> {
   return ({ log }) => {
     let running: Promise<unknown> | null = null;
+    const { jobRuns, jobDuration } = getMetrics();
     const timer = setInterval(() => {
-      running ??= task()
-        .catch((err: unknown) => log.warn({ err, job: name }, 'background job failed'))
+      if (running) return;
+      const end = jobDuration.startTimer({ job_name: name });
+      running = task()
+        .then(
+          () => jobRuns.inc({ job_name: name, outcome: 'ok' }),
+          (err: unknown) => {
+            jobRuns.inc({ job_name: name, outcome: 'failed' });
+            log.warn({ err, job: name }, 'background job failed');
+          },
+        )
         .finally(() => {
+          end();
           running = null;
         });
     }, intervalMs);

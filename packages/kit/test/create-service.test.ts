@@ -120,4 +120,14 @@ describe('the HTTP duration metric', () => {
     expect(routesOf('404')).toContain('/orders/:id');
     expect(routesOf('404')).not.toContain('/:id');
   });
+
+  test('a path no route serves (404) and a method not served (405) are labelled `unmatched`, never their raw path', async () => {
+    expect((await call(server.url, 'GET', '/no-route/raw-id-1234')).status).toBe(404);
+    expect((await call(server.url, 'PATCH', '/plain')).status).toBe(405);
+    const { values } = await getMetrics().httpDuration.get();
+    const counts = values.filter((v) => v.metricName === 'http_request_duration_seconds_count');
+    expect(counts.find((v) => v.labels.method === 'GET' && v.labels.status === '404' && v.labels.route === 'unmatched')).toBeDefined();
+    expect(counts.find((v) => v.labels.method === 'PATCH' && v.labels.status === '405')?.labels.route).toBe('unmatched');
+    expect(counts.filter((v) => String(v.labels.route).includes('raw-id'))).toEqual([]);
+  });
 });

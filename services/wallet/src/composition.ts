@@ -8,6 +8,7 @@ import { BookingHold } from './db/booking-hold.model';
 import { bookingEventsConsumer } from './events/booking-events.consumer';
 import { userRegisteredConsumer } from './events/user-registered.consumer';
 import { assembleWallet, type AssembledWallet } from './parts';
+import { holdMetrics } from './domain/hold-metrics';
 
 /** How the wallet is put together (main.ts and the component tests). */
 export function walletService(config: Readonly<WalletConfig>, log: Logger) {
@@ -28,7 +29,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger) {
       parts = assembleWallet(config, runtime.outbox, log);
       return createApp({ config, runtime, parts });
     },
-    jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, () => parts!.sweep())],
+    jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, () => parts!.sweep()), holdMetrics()],
   };
   return { options, parts: () => parts! };
 }

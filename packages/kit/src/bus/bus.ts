@@ -4,7 +4,7 @@ import { SUBSCRIPTION_LIST, type IntegrationEvent, type Subscription } from '@mk
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import { Consumer, type ConsumerSpec } from './consumer';
-import { BusNames, QueueMigrationNeeded, assertExchanges, assertSubscriptionQueues } from './topology';
+import { BusNames, QueueMigrationNeeded, assertExchanges, assertSubscriptionQueues, queueNames } from './topology';
 
 export interface BusOptions {
   url: string;
@@ -102,6 +102,26 @@ export class Bus extends EventEmitter {
         throw err;
       },
     );
+  }
+
+  /**
+   * Messages waiting in each consumer queue's dead-letter queue (`<queue>.dlq`), on a channel of
+   * its own that is closed after; null when not connected (a scrape then asks nothing).
+   */
+  async deadLetterDepths(): Promise<Map<string, number> | null> {
+    const connection = this.connection;
+    if (!connection || !this.publishChannel) return null;
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined); // a queue not declared yet closes the channel: no depth
+    const depths = new Map<string, number>();
+    try {
+      for (const consumer of this.consumers)
+        depths.set(consumer.queue, (await channel.checkQueue(queueNames(consumer.queue, 0).deadLetter)).messageCount);
+    } catch {
+      // The channel is gone; the depths read so far stand.
+    }
+    await channel.close().catch(() => undefined);
+    return depths;
   }
 
   /** Publishes bytes to an exchange (or a queue through ''), persistent, with confirm. */

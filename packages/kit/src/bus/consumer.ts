@@ -1,7 +1,7 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { EventDataSchemas, EventEnvelope, type EventType, type IntegrationEvent, type Subscription } from '@mkt/contracts';
 import type { Logger } from '../logger';
-import { getMetrics } from '../metrics';
+import { getMetrics, observeWithTrace } from '../metrics';
 import type { Bus } from './bus';
 import { assertConsumerQueues, queueNames } from './topology';
 
@@ -102,6 +102,9 @@ export class Consumer {
 
   private async handle(channel: Channel, msg: ConsumeMessage): Promise<void> {
     const metrics = getMetrics().eventsConsumed;
+    const started = performance.now();
+    const handled = (outcome: string) =>
+      observeWithTrace(getMetrics().eventHandlingDuration, { queue: this.queue, outcome }, (performance.now() - started) / 1000);
     const attempt = Number(msg.properties.headers?.[ATTEMPT_HEADER] ?? 0);
     let type = msg.fields.routingKey;
     let log = this.log.child({ queue: this.queue, messageId: msg.properties.messageId, attempt });
@@ -112,15 +115,20 @@ export class Consumer {
       await handler(event, { log });
       ackQuietly(channel, msg);
       metrics.inc({ queue: this.queue, type, outcome: 'acked' });
+      handled('acked');
+      const lag = (Date.now() - Date.parse(event.occurredAt)) / 1000;
+      if (Number.isFinite(lag)) observeWithTrace(getMetrics().eventLag, { queue: this.queue }, Math.max(0, lag));
     } catch (err) {
       if (err instanceof PoisonMessage || attempt >= this.retryDelays.length) {
         log.error({ err }, 'message dead-lettered');
         await this.deadLetter(channel, msg, (err as Error).message);
         metrics.inc({ queue: this.queue, type, outcome: 'dead_lettered' });
+        handled('dead_lettered');
       } else {
         log.warn({ err, retryInMs: this.retryDelays[attempt] }, 'handler failed; will retry');
         await this.retry(channel, msg, attempt + 1);
         metrics.inc({ queue: this.queue, type, outcome: 'retried' });
+        handled('retried');
       }
     }
   }

@@ -100,6 +100,10 @@ export class OutboxRelay {
         const docs = await model.find(pending, { pendingEvents: 1 }).limit(batchSize).lean<OutboxDocument[]>();
         const backlog = docs.length < batchSize ? docs.length : await model.countDocuments(pending);
         getMetrics().outboxBacklog.set({ source: name }, backlog);
+        const oldest = docs
+          .flatMap((doc) => (doc.pendingEvents ?? []).map((event) => Date.parse(event.occurredAt)))
+          .reduce((a, b) => Math.min(a, b), Infinity);
+        getMetrics().outboxOldestPendingAge.set({ source: name }, Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0);
         for (const doc of docs) {
           if (doc.pendingEvents?.some((event) => event.occurredAt <= cutoff)) await this.publishDocument(model, doc);
         }

@@ -3,7 +3,7 @@ import { pinoHttp } from 'pino-http';
 import { ErrorCode, errorBody, ok } from '@mkt/contracts';
 import { NotFound, toHttpError } from '../errors';
 import type { Logger } from '../logger';
-import { getMetrics } from '../metrics';
+import { getMetrics, renderMetrics, traceExemplar, wantsOpenMetrics } from '../metrics';
 import { literalPathsWin, methodNotAllowed } from './method-not-allowed';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
 
@@ -96,7 +96,10 @@ function recordDuration(): RequestHandler {
     const end = httpDuration.startTimer();
     const routeLabel = trackRouteLabel(req);
     res.on('finish', () => {
-      end({ method: req.method, route: routeLabel(), status: String(res.statusCode) });
+      (end as (labels: object, exemplar: object) => void)(
+        { method: req.method, route: routeLabel(), status: String(res.statusCode) },
+        traceExemplar(),
+      );
     });
     next();
   };
@@ -148,9 +151,9 @@ export function mountHealth(app: Express, checks: ReadinessCheck[]): void {
     }));
     res.status(503).json({ ...errorBody('Not ready', errors), checks: states });
   });
-  app.get('/metrics', async (_req, res) => {
-    const { registry } = getMetrics();
-    res.type(registry.contentType).send(await registry.metrics());
+  app.get('/metrics', async (req, res) => {
+    const { contentType, text } = await renderMetrics(wantsOpenMetrics(req.get('accept')));
+    res.type(contentType).send(text);
   });
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getMetrics, type Logger } from '@mkt/kit';
+import { getMetrics, observeWithTrace, type Logger } from '@mkt/kit';
 
 /**
  * What the gateway records of each request it answers on its hot path, once the answer is
@@ -32,7 +32,8 @@ export class AccessLog {
     const ms = performance.now() - started;
     const finished = res.writableFinished;
     const status = res.statusCode;
-    this.duration.observe(
+    observeWithTrace(
+      this.duration,
       { method: req.method ?? 'GET', route: upstream ? `proxy:${upstream}` : 'edge', status: String(status) },
       ms / 1000,
     );

@@ -1,5 +1,5 @@
 import http, { type Server } from 'node:http';
-import { getMetrics, type Runtime } from '@mkt/kit';
+import { renderMetrics, wantsOpenMetrics, type Runtime } from '@mkt/kit';
 
 /**
  * The gateway's Prometheus metrics on a listener of their own. The public port never serves
@@ -12,9 +12,8 @@ export function startMetricsServer(port: number, host: string): Promise<Server> 
       res.writeHead(404).end();
       return;
     }
-    const { registry } = getMetrics();
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+    renderMetrics(wantsOpenMetrics(req.headers.accept)).then(
+      ({ contentType, text }) => res.writeHead(200, { 'content-type': contentType }).end(text),
       () => res.writeHead(500).end(),
     );
   });
