@@ -4,7 +4,7 @@ import {
   fund,
   loginAdmin,
   nearSlots,
-  zoneAwayFromMidnight,
+  offerNearConsultation,
   offerConsultation,
   offerSoonSlot,
   register,
@@ -75,12 +75,7 @@ test('a session cannot be ended before its slot starts (the seller would be paid
   const seller = await register(system, 'seller');
   const buyer = await register(system, 'buyer');
   await fund(system, [buyer], 500);
-  const offer = await offerConsultation(system, seller, admin, {
-    duration: 5,
-    from: '00:00:00',
-    to: '23:59:59',
-    timezone: zoneAwayFromMidnight(),
-  });
+  const offer = await offerNearConsultation(system, seller, admin);
   const booked = await book(system, buyer, offer, nearSlots(offer)[0]!);
   const sessionId = booked.body.data.sessionId as string;
   expect((await apiOf(system, seller)('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(200);

@@ -397,6 +397,14 @@ export function nearSlots(offer: Offer): Slot[] {
   return slots;
 }
 
+/**
+ * A consultation open all day with 5-minute slots, in a zone away from midnight: `nearSlots` of
+ * it can be booked now and started at once (a session starts from 15 minutes before its slot).
+ */
+export function offerNearConsultation(system: System, seller: Session, admin: Session): Promise<Offer> {
+  return offerConsultation(system, seller, admin, { duration: 5, from: '00:00:00', to: '23:59:59', timezone: zoneAwayFromMidnight() });
+}
+
 /** Zones a soon slot may be in: the first where it is far from midnight (the slot must fit its day). */
 const SOON_ZONES = ['Africa/Addis_Ababa', 'America/New_York', 'Asia/Tokyo', 'Pacific/Honolulu'];
 

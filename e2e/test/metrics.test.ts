@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { freePort } from '@mkt/infra';
-import { apiOf, book, fund, loginAdmin, metric, nearSlots, offerConsultation, register, waitFor, zoneAwayFromMidnight } from './fixtures';
+import { apiOf, book, fund, loginAdmin, metric, nearSlots, offerNearConsultation, register, waitFor } from './fixtures';
 import { startSystem, type ProcessName, type System } from './system';
 
 /**
@@ -100,12 +100,7 @@ test('after a paid booking every process exposes its metrics with the documented
   const seller = await register(system, 'seller');
   const buyer = await register(system, 'buyer');
   await fund(system, [buyer], 500);
-  const offer = await offerConsultation(system, seller, admin, {
-    duration: 5,
-    from: '00:00:00',
-    to: '23:59:59',
-    timezone: zoneAwayFromMidnight(),
-  });
+  const offer = await offerNearConsultation(system, seller, admin);
   const booked = await book(system, buyer, offer, nearSlots(offer)[0]!);
   expect(booked.status).toBe(200);
   const bookingId = booked.body.data.bookingId as string;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { connectAmqp, takeMessageIds, testServers, uniqueName } from '@mkt/infra';
+import { classicQueueArguments, connectAmqp, queueAccepts, takeMessageIds, testServers, uniqueName } from '@mkt/infra';
 
 // `node scripts/migrate-queues.mjs` against the real broker: every queue of every service,
 // declared classic as the version before quorum queues did and holding messages, ends a quorum
@@ -37,23 +37,9 @@ afterAll(async () => {
   await connection.close();
 });
 
-function classicArguments(plan: QueuePlan): Record<string, unknown> {
-  const old = { ...plan.arguments };
-  for (const key of ['x-queue-type', 'x-delivery-limit', 'x-dead-letter-strategy', 'x-overflow']) delete old[key];
-  return old;
-}
+const classicArguments = (plan: QueuePlan): Record<string, unknown> => classicQueueArguments(plan.arguments);
 
-async function declaresAs(queue: string, args: Record<string, unknown>): Promise<boolean> {
-  const probe = await connection.createChannel();
-  probe.on('error', () => undefined);
-  try {
-    await probe.assertQueue(queue, { durable: true, arguments: args });
-    await probe.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
+const declaresAs = (queue: string, args: Record<string, unknown>): Promise<boolean> => queueAccepts(connection, queue, args);
 
 const drain = (queue: string): Promise<string[]> => takeMessageIds(channel, queue);
 

@@ -162,6 +162,26 @@ export async function listenForEvents(amqpUrl: string, exchange: string, routing
   };
 }
 
+/** Whether the broker accepts declaring `queue` with these arguments (it refuses inequivalent ones). */
+export async function queueAccepts(connection: ChannelModel, queue: string, args: Record<string, unknown>): Promise<boolean> {
+  const probe = await connection.createChannel();
+  probe.on('error', () => undefined);
+  try {
+    await probe.assertQueue(queue, { durable: true, arguments: args });
+    await probe.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A quorum queue's arguments as the classic queue of earlier versions had them (migration tests). */
+export function classicQueueArguments(quorum: Record<string, unknown>): Record<string, unknown> {
+  const old = { ...quorum };
+  for (const key of ['x-queue-type', 'x-delivery-limit', 'x-dead-letter-strategy', 'x-overflow']) delete old[key];
+  return old;
+}
+
 /** Takes every message now in `queue` (acknowledged) and returns their message ids, in queue order. */
 export async function takeMessageIds(channel: Channel, queue: string): Promise<string[]> {
   const ids: string[] = [];

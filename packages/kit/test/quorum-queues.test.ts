@@ -11,7 +11,7 @@ import {
   temporaryQueueName,
   type QueuePlan,
 } from '@mkt/kit';
-import { takeMessageIds, testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
+import { classicQueueArguments, queueAccepts, takeMessageIds, testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
 // Every queue a consumer declares is a durable quorum queue; a poison message redelivered by the
 // broker itself ends in the dead-letter queue, which keeps its messages however often it is
@@ -37,18 +37,7 @@ afterAll(async () => {
   await admin.close();
 });
 
-/** Whether declaring the queue with these arguments is accepted (the broker refuses inequivalent ones). */
-async function declaresAs(queue: string, args: Record<string, unknown>): Promise<boolean> {
-  const probe = await admin.createChannel();
-  probe.on('error', () => undefined);
-  try {
-    await probe.assertQueue(queue, { durable: true, arguments: args });
-    await probe.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
+const declaresAs = (queue: string, args: Record<string, unknown>): Promise<boolean> => queueAccepts(admin, queue, args);
 
 /** `quorum` when the planned (quorum) arguments are accepted, `classic` when the old ones are. */
 async function typeOf(plan: QueuePlan): Promise<string> {
@@ -57,16 +46,7 @@ async function typeOf(plan: QueuePlan): Promise<string> {
 }
 
 /** The arguments the version before quorum queues declared. */
-function classicArguments(plan: QueuePlan): Record<string, unknown> {
-  const {
-    ['x-queue-type']: _type,
-    ['x-delivery-limit']: _limit,
-    ['x-dead-letter-strategy']: _strategy,
-    ['x-overflow']: _overflow,
-    ...old
-  } = plan.arguments;
-  return old;
-}
+const classicArguments = (plan: QueuePlan): Record<string, unknown> => classicQueueArguments(plan.arguments);
 
 async function exists(queue: string): Promise<boolean> {
   const probe = await admin.createChannel();
