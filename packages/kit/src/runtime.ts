@@ -8,6 +8,7 @@ import type { Logger } from './logger';
 import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady, type AnyModel } from './mongo';
 import { shutdownGraceMs } from './config';
 import { handleShutdown } from './shutdown';
+import { shutdownTracing } from './tracing';
 
 export interface RuntimeConfig {
   PORT: number;
@@ -135,7 +136,8 @@ export async function runService(options: RunOptions): Promise<Server> {
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     graceMs: shutdownGraceMs(config),
     onSignal: startDraining,
-    closers: [...closers, () => disconnectMongo()],
+    // Last: the spans of everything above are flushed to the exporter.
+    closers: [...closers, () => disconnectMongo(), () => shutdownTracing()],
   });
   return server;
 }

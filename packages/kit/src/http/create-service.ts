@@ -6,6 +6,8 @@ import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import { literalPathsWin, methodNotAllowed } from './method-not-allowed';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
+import { traceContextMiddleware } from '../tracing';
+import { trace } from '@opentelemetry/api';
 
 export interface ReadinessCheck {
   name: string;
@@ -56,6 +58,8 @@ export function createService(options: ServiceOptions): Express {
   app.enable('case sensitive routing');
   app.enable('strict routing');
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // An incoming `traceparent` is continued (tracing off; with it on, the http instrumentation).
+  app.use(traceContextMiddleware());
   app.use(requestContext(options.log));
   app.use(recordDuration());
   mountHealth(app, options.readiness);
@@ -76,6 +80,8 @@ function requestContext(log: Logger): RequestHandler {
     genReqId: (req, res) => {
       const id = requestIdOf(req);
       res.setHeader(REQUEST_ID_HEADER, id);
+      // The correlation id events carry, on the request's span.
+      trace.getActiveSpan()?.setAttribute('app.correlation_id', id);
       return id;
     },
     customAttributeKeys: { reqId: 'reqId' },
