@@ -186,9 +186,9 @@ function expectParentIn(traceId: string, root: string, span: ReceivedSpan) {
   });
 }
 
-/** The consumer's parent is a publish span (of `producer`) in the same trace. */
-function expectPublishedBy(consumer: ReceivedSpan, producer: string): ReceivedSpan {
-  const publish = inTrace(consumer.traceId).find((span) => span.spanId === consumer.parentSpanId)!;
+/** The consumer's parent is a publish span (of `producer`) in the same trace (waited for: each process exports on its own). */
+async function expectPublishedBy(consumer: ReceivedSpan, producer: string): Promise<ReceivedSpan> {
+  const publish = await waitForSpan('the publish span', consumer.traceId, (span) => span.spanId === consumer.parentSpanId);
   expect(publish).toMatchObject({ service: producer, kind: PRODUCER });
   expect(publish.attributes['messaging.rabbitmq.destination.routing_key']).toBe(
     consumer.attributes['messaging.rabbitmq.destination.routing_key'],
@@ -230,6 +230,8 @@ test('a paid booking and its session’s end: one trace from the gateway through
   const { traceId, spanId: root } = client;
   const gateway = await waitForSpan('gateway server span', traceId, serverSpan('gateway', '/consultations/bookings'));
   expect(gateway.parentSpanId).toBe(root);
+  // The correlation id (the request id events carry) is on the request's span.
+  expect(gateway.attributes['app.correlation_id']).toBe(booking.headers.get('x-request-id'));
   // The gateway's proxied call, then consultation's handling under it.
   const proxied = inTrace(traceId).find(
     (span) => span.service === 'gateway' && span.kind === CLIENT && span.parentSpanId === gateway.spanId,
@@ -242,18 +244,22 @@ test('a paid booking and its session’s end: one trace from the gateway through
   );
   // consultation → wallet: the hold, over fetch.
   const hold = await waitForSpan('wallet hold', traceId, serverSpan('wallet', '/internal/holds'));
-  const holdCall = inTrace(traceId).find((span) => span.spanId === hold.parentSpanId);
+  const holdCall = await waitForSpan('consultation’s hold call', traceId, (span) => span.spanId === hold.parentSpanId);
   expect(holdCall).toMatchObject({ service: 'consultation', kind: CLIENT });
   // The events, published from the outbox and handled in the same trace.
   const crmBooking = await waitForSpan('crm booking.confirmed', traceId, consumerSpan('crm', 'consultation.booking.confirmed'));
-  const publishBooking = expectPublishedBy(crmBooking, 'consultation');
-  expect(publishBooking.attributes['app.correlation_id']).toBe(crmBooking.attributes['app.correlation_id']);
+  const publishBooking = await expectPublishedBy(crmBooking, 'consultation');
+  // One correlation id across the saga: the gateway's request id, on the publish and the handling.
+  expect(publishBooking.attributes['app.correlation_id']).toBe(gateway.attributes['app.correlation_id']);
+  expect(crmBooking.attributes['app.correlation_id']).toBe(gateway.attributes['app.correlation_id']);
   expect(publishBooking.attributes['app.outbox.swept']).toBe(false);
   const crmSession = await waitForSpan('crm session.completed', traceId, consumerSpan('crm', 'consultation.session.completed'));
   const reviewSession = await waitForSpan('review session.completed', traceId, consumerSpan('review', 'consultation.session.completed'));
-  expect(expectPublishedBy(reviewSession, 'consultation').spanId).toBe(expectPublishedBy(crmSession, 'consultation').spanId);
+  expect((await expectPublishedBy(reviewSession, 'consultation')).spanId).toBe(
+    (await expectPublishedBy(crmSession, 'consultation')).spanId,
+  );
 
-  for (const span of [gateway, proxied!, consultation, hold, holdCall!, crmBooking, publishBooking, crmSession, reviewSession])
+  for (const span of [gateway, proxied!, consultation, hold, holdCall, crmBooking, publishBooking, crmSession, reviewSession])
     expectParentIn(traceId, root, span);
   // The services and the kinds of work the trace went through.
   expect(new Set(inTrace(traceId).map((span) => span.service))).toEqual(new Set(['gateway', 'consultation', 'wallet', 'crm', 'review']));
@@ -297,10 +303,10 @@ test('an event left in the outbox by a producer killed while the broker was away
     client.traceId,
     consumerSpan('crm', 'consultation.booking.confirmed'),
   );
-  const publish = expectPublishedBy(crm, 'consultation');
+  const publish = await expectPublishedBy(crm, 'consultation');
   expect(publish.attributes['app.outbox.swept']).toBe(true);
   // The publish span hangs under the request that wrote the event, and links to it.
-  const parent = inTrace(client.traceId).find((span) => span.spanId === publish.parentSpanId)!;
+  const parent = await waitForSpan('the request’s span', client.traceId, (span) => span.spanId === publish.parentSpanId);
   expect(parent).toMatchObject({ service: 'consultation' });
   expectParentIn(client.traceId, client.spanId, parent);
   expect(publish.links).toEqual([{ traceId: client.traceId, spanId: publish.parentSpanId }]);

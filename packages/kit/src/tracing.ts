@@ -12,7 +12,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { getRPCMetadata, W3CTraceContextPropagator } from '@opentelemetry/core';
 // Types only: the modules themselves are required when tracing is on.
 import type * as SdkNode from '@opentelemetry/sdk-node';
 import type * as InstrumentationHttp from '@opentelemetry/instrumentation-http';
@@ -75,7 +75,7 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof SdkNode;
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof InstrumentationHttp;
   const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof InstrumentationUndici;
-  const { ExpressInstrumentation } = require('@opentelemetry/instrumentation-express') as typeof InstrumentationExpress;
+  const { ExpressInstrumentation, ExpressLayerType } = require('@opentelemetry/instrumentation-express') as typeof InstrumentationExpress;
   const { MongoDBInstrumentation } = require('@opentelemetry/instrumentation-mongodb') as typeof InstrumentationMongodb;
   /* eslint-enable @typescript-eslint/no-require-imports */
   const probes = new Set(['/healthz', '/readyz', '/metrics']);
@@ -90,7 +90,9 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
         ignoreIncomingRequestHook: (req) => probes.has((req.url ?? '').split('?')[0] ?? ''),
       }),
       new UndiciInstrumentation(),
-      new ExpressInstrumentation(),
+      // Routers and route handlers; not every middleware (request id, log, body parser, …): a
+      // span each would be most of a trace and of its cost.
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
       // amqplib's instrumentation is left out on purpose: it injects the context active at
       // publish time, and the outbox must carry the one stored when the event was written.
       new MongoDBInstrumentation(),
@@ -151,6 +153,16 @@ export function traceLogFields(): object {
   if (!span) return {};
   const ids = span.spanContext();
   return isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
+}
+
+/**
+ * The correlation id on the request's server span (with tracing on: the http instrumentation's
+ * span, not the express middleware span that is active while a middleware runs).
+ */
+export function setRequestCorrelationId(id: string): void {
+  if (!tracingEnabled()) return;
+  const active = context.active();
+  (getRPCMetadata(active)?.span ?? trace.getSpan(active))?.setAttribute('app.correlation_id', id);
 }
 
 interface EventEmitterLike {

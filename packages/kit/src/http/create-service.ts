@@ -6,8 +6,7 @@ import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import { literalPathsWin, methodNotAllowed } from './method-not-allowed';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
-import { traceContextMiddleware } from '../tracing';
-import { trace } from '@opentelemetry/api';
+import { setRequestCorrelationId, traceContextMiddleware } from '../tracing';
 
 export interface ReadinessCheck {
   name: string;
@@ -81,7 +80,7 @@ function requestContext(log: Logger): RequestHandler {
       const id = requestIdOf(req);
       res.setHeader(REQUEST_ID_HEADER, id);
       // The correlation id events carry, on the request's span.
-      trace.getActiveSpan()?.setAttribute('app.correlation_id', id);
+      setRequestCorrelationId(id);
       return id;
     },
     customAttributeKeys: { reqId: 'reqId' },
