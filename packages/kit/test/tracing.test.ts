@@ -76,7 +76,7 @@ beforeAll(async () => {
     name: 'kit-test',
     log,
     readiness: [],
-    routes: (app) => {
+    routes: (routes) => {
       const router = serviceRouter();
       router.post('/orders', async (req, res) => {
         log.info('in the handler');
@@ -94,7 +94,7 @@ beforeAll(async () => {
         await relay.flush(Order, doc as never);
         res.json(ok({ traceparent: event.traceparent ?? null }));
       });
-      app.use(router);
+      routes.use(router);
     },
   });
   service = http.createServer(app);
