@@ -6,7 +6,8 @@
 // (`bench/http.mjs`: GET /v1/wallet, proxied to the wallet) and the booking path
 // (`bench/writes.mjs`: paid bookings through consultation and the wallet, the outbox and the
 // CRM). Prints one markdown table. Needs the build (`pnpm exec tsc -b`) and nothing running.
-//   node bench/tracing.mjs   (BENCH_SECONDS, 5 by default; BENCH_CONNECTIONS as the scripts)
+//   node bench/tracing.mjs   (BENCH_SECONDS, 5 by default; BENCH_ROUNDS of off-then-on, 1;
+//   BENCH_CONNECTIONS as the scripts)
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -19,6 +20,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const { provideInfra } = require(join(root, 'packages/infra/dist/index.js'));
 const seconds = process.env.BENCH_SECONDS ?? '5';
+/** Off and on alternate this many times (a shared machine drifts: compare neighbours). */
+const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
 const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review'];
 const admin = { ADMIN_EMAIL: 'admin@bench.local', ADMIN_PASSWORD: 'admin-bench-password' };
 
@@ -148,7 +151,7 @@ const modes = [
 ];
 const results = [];
 try {
-  for (const mode of modes) {
+  for (const mode of Array.from({ length: rounds }, () => modes).flat()) {
     console.error(`[bench] tracing ${mode.label}: starting the system`);
     const system = await startSystem(infra, mode.label.split(',')[0], mode.env);
     try {
