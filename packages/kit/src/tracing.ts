@@ -212,6 +212,14 @@ function messagingAttributes(info: MessagingSpanInfo, operation: 'send' | 'proce
   return attributes;
 }
 
+/** Marks the active span (a consumer's handling) failed: the handler threw. */
+export function markActiveSpanFailed(err: unknown): void {
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  span.recordException(err instanceof Error ? err : String(err));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+}
+
 /** Runs `work` in `span`, ending it after; a failure is recorded on it and rethrown. */
 async function inSpan<T>(span: Span, parent: Context, work: (headers: Record<string, string>) => Promise<T>): Promise<T> {
   const ctx = trace.setSpan(parent, span);

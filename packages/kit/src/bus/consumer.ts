@@ -2,7 +2,7 @@ import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { EventDataSchemas, EventEnvelope, type EventType, type IntegrationEvent } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
-import { consumeSpan } from '../tracing';
+import { consumeSpan, markActiveSpanFailed } from '../tracing';
 import type { Bus } from './bus';
 import { assertConsumerQueues, queueNames } from './topology';
 
@@ -94,6 +94,7 @@ export class Consumer {
       ackQuietly(channel, msg);
       metrics.inc({ queue: this.queue, type, outcome: 'acked' });
     } catch (err) {
+      markActiveSpanFailed(err);
       if (err instanceof PoisonMessage || attempt >= this.retryDelays.length) {
         log.error({ err }, 'message dead-lettered');
         await this.deadLetter(channel, msg, (err as Error).message);
