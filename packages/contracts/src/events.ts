@@ -1,3 +1,4 @@
+import { context, propagation } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
@@ -182,6 +183,13 @@ export interface IntegrationEvent<T extends EventType = EventType> {
   source: string;
   correlationId: string;
   data: EventData<T>;
+  /**
+   * The W3C trace context active when the event was made (kept in the outbox document, sent as
+   * the AMQP headers of the same names, not in the published body): a later publish, the
+   * sweeper's after a crash, stays in the trace of the request that caused the event.
+   */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 export interface EventOrigin {
@@ -189,10 +197,13 @@ export interface EventOrigin {
   correlationId?: string;
 }
 
-/** Builds an event, checking its data against the type's schema. */
+/**
+ * Builds an event, checking its data against the type's schema. It carries the active trace
+ * context (`traceparent`, `tracestate`) when there is one.
+ */
 export function makeEvent<T extends EventType>(type: T, data: EventData<T>, origin: EventOrigin): IntegrationEvent<T> {
   const id = randomUUID();
-  return {
+  const event: IntegrationEvent<T> = {
     id,
     type,
     version: 1,
@@ -201,6 +212,11 @@ export function makeEvent<T extends EventType>(type: T, data: EventData<T>, orig
     correlationId: origin.correlationId ?? id,
     data: EventDataSchemas[type].parse(data) as EventData<T>,
   };
+  const trace: { traceparent?: string; tracestate?: string } = {};
+  propagation.inject(context.active(), trace);
+  if (trace.traceparent) event.traceparent = trace.traceparent;
+  if (trace.tracestate) event.tracestate = trace.tracestate;
+  return event;
 }
 
 /** Parses an envelope and the data of the expected type; throws a ZodError on a bad message. */

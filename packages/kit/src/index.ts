@@ -14,3 +14,4 @@ export * from './bus';
 export * from './http/method-not-allowed';
 export * from './windowed-counter';
 export * from './idempotency';
+export * from './tracing';

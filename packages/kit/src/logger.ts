@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { traceLogFields } from './tracing';
 
 export type { Logger };
 
@@ -34,7 +35,7 @@ export function redactQuerySecrets(text: string): string {
 /**
  * A service's logger: credentials in fields and headers redacted by path, and every line
  * scrubbed of secrets in query strings (request logs write URLs, and a checkout link is
- * `…?token=`). `destination`: pino's stdout by default (the gateway passes an asynchronous one).
+ * `…?token=`). A line written inside a traced operation carries `trace_id` and `span_id`. `destination`: pino's stdout by default (the gateway passes an asynchronous one).
  */
 export function createLogger(name: string, level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
   const options = {
@@ -44,6 +45,8 @@ export function createLogger(name: string, level: string = process.env.LOG_LEVEL
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
     hooks: { streamWrite: redactQuerySecrets },
+    // Inside a traced operation (a request, a message's handling): its `trace_id` and `span_id`.
+    mixin: traceLogFields,
   };
   return destination ? pino(options, destination) : pino(options);
 }

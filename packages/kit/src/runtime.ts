@@ -9,6 +9,7 @@ import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady, type AnyMod
 import { shutdownGraceMs } from './config';
 import { beforeScrape, getMetrics } from './metrics';
 import { exitProcess, handleShutdown } from './shutdown';
+import { shutdownTracing } from './tracing';
 
 export interface RuntimeConfig {
   PORT: number;
@@ -149,7 +150,8 @@ export async function runService(options: RunOptions): Promise<Server> {
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     graceMs: shutdownGraceMs(config),
     onSignal: startDraining,
-    closers: [...closers, () => disconnectMongo()],
+    // Last: the spans of everything above are flushed to the exporter.
+    closers: [...closers, () => disconnectMongo(), () => shutdownTracing()],
   });
   return server;
 }

@@ -1,3 +1,4 @@
+import './tracing';
 import { createLogger, startService } from '@mkt/kit';
 import { catalogService } from './composition';
 import { loadConfig } from './config';

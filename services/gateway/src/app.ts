@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { createService, WindowedCounter, type Runtime } from '@mkt/kit';
+import { createService, traceContextMiddleware, WindowedCounter, type Runtime } from '@mkt/kit';
 import { corsOrigins, type GatewayConfig } from './config';
 import { RateLimitCounter } from './db/rate-limit-counter.model';
 import type { Identity } from './domain/identity';
@@ -91,8 +91,10 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
  */
 function withEdge(app: Express, edge: RequestHandler): Express {
   const handle = (app as unknown as { handle: ExpressHandle }).handle.bind(app);
+  // Tracing off: an incoming traceparent is the context of the edge's work too (its log lines).
+  const continueTrace = traceContextMiddleware();
   (app as unknown as { handle: ExpressHandle }).handle = (req, res, done) => {
-    edge(req as Request, res as Response, () => handle(req, res, done));
+    continueTrace(req, res, () => edge(req as Request, res as Response, () => handle(req, res, done)));
   };
   return app;
 }

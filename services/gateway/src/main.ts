@@ -1,3 +1,4 @@
+import './tracing';
 import pino from 'pino';
 import { connectMongo, createLogger, ensureIndexes, runService } from '@mkt/kit';
 import { gatewayService } from './composition';

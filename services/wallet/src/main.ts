@@ -1,3 +1,4 @@
+import './tracing';
 import { createLogger, startService } from '@mkt/kit';
 import { walletService } from './composition';
 import { loadConfig } from './config';

@@ -89,12 +89,19 @@ export class Bus extends EventEmitter {
     return consumer;
   }
 
-  /** Publishes an event and waits for the broker's confirm. Throws when not confirmed. */
-  async publish(event: IntegrationEvent | { id: string; type: string; correlationId: string }): Promise<void> {
+  /**
+   * Publishes an event and waits for the broker's confirm. Throws when not confirmed. `headers`:
+   * AMQP headers (the trace context, `traceparent`/`tracestate`).
+   */
+  async publish(
+    event: IntegrationEvent | { id: string; type: string; correlationId: string },
+    headers?: Record<string, string>,
+  ): Promise<void> {
     await this.publishRaw(this.names.events, event.type, Buffer.from(JSON.stringify(event)), {
       messageId: event.id,
       type: event.type,
       correlationId: event.correlationId,
+      ...(headers ? { headers } : {}),
     }).then(
       () => getMetrics().eventsPublished.inc({ type: event.type, outcome: 'confirmed' }),
       (err: unknown) => {

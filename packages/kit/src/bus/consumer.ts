@@ -2,6 +2,7 @@ import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { EventDataSchemas, EventEnvelope, type EventType, type IntegrationEvent, type Subscription } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import { getMetrics, observeWithTrace } from '../metrics';
+import { consumeSpan, markActiveSpanFailed } from '../tracing';
 import type { Bus } from './bus';
 import { assertConsumerQueues, queueNames } from './topology';
 
@@ -83,7 +84,14 @@ export class Consumer {
     await channel.prefetch(this.spec.prefetch ?? 10);
     const { consumerTag } = await channel.consume(this.queue, (msg) => {
       if (!msg) return; // cancelled by the broker; the next reconnect starts again
-      const work = this.handle(channel, msg).finally(() => this.inFlight.delete(work));
+      // A consumer span, the child of the publish that the message's `traceparent` header names.
+      const info = {
+        destination: this.queue,
+        routingKey: msg.fields.routingKey,
+        messageId: msg.properties.messageId,
+        correlationId: msg.properties.correlationId,
+      };
+      const work = consumeSpan(info, msg.properties.headers, () => this.handle(channel, msg)).finally(() => this.inFlight.delete(work));
       this.inFlight.add(work);
     });
     this.channel = channel;
@@ -119,6 +127,7 @@ export class Consumer {
       const lag = (Date.now() - Date.parse(event.occurredAt)) / 1000;
       if (Number.isFinite(lag)) observeWithTrace(getMetrics().eventLag, { queue: this.queue }, Math.max(0, lag));
     } catch (err) {
+      markActiveSpanFailed(err);
       if (err instanceof PoisonMessage || attempt >= this.retryDelays.length) {
         log.error({ err }, 'message dead-lettered');
         await this.deadLetter(channel, msg, (err as Error).message);

@@ -3,6 +3,7 @@ import type { IntegrationEvent } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import type { AnyModel } from '../mongo';
 import { getMetrics } from '../metrics';
+import { publishSpan } from '../tracing';
 import type { Bus } from './bus';
 
 /**
@@ -72,7 +73,7 @@ export class OutboxRelay {
   async flush(model: AnyModel, target: OutboxDocument | string): Promise<void> {
     try {
       const doc = typeof target === 'string' ? await model.findById(target, { pendingEvents: 1 }).lean<OutboxDocument>() : target;
-      if (doc?.pendingEvents?.length) await this.publishDocument(model, doc);
+      if (doc?.pendingEvents?.length) await this.publishDocument(model, doc, false);
     } catch (err) {
       this.options.log.warn({ err }, 'outbox flush failed; the sweeper will retry');
     }
@@ -105,7 +106,7 @@ export class OutboxRelay {
           .reduce((a, b) => Math.min(a, b), Infinity);
         getMetrics().outboxOldestPendingAge.set({ source: name }, Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0);
         for (const doc of docs) {
-          if (doc.pendingEvents?.some((event) => event.occurredAt <= cutoff)) await this.publishDocument(model, doc);
+          if (doc.pendingEvents?.some((event) => event.occurredAt <= cutoff)) await this.publishDocument(model, doc, true);
         }
       } catch (err) {
         this.options.log.warn({ err, source: name }, 'outbox sweep failed');
@@ -113,14 +114,23 @@ export class OutboxRelay {
     }
   }
 
-  /** In order; stops at the first failure so a document's events never overtake each other. */
-  private async publishDocument(model: AnyModel, doc: OutboxDocument): Promise<void> {
+  /**
+   * In order; stops at the first failure so a document's events never overtake each other.
+   * Each publish is a span in the trace stored on the event when it was written (`swept`: by the
+   * sweeper, e.g. after a crash, also linked to it); the AMQP headers carry the span's context.
+   */
+  private async publishDocument(model: AnyModel, doc: OutboxDocument, swept: boolean): Promise<void> {
     const events = [...(doc.pendingEvents ?? [])].sort((a, b) => a.occurredAt.localeCompare(b.occurredAt));
     // Another flush or sweep of this process is on this document: leave it to that one.
     if (events.some((event) => this.publishing.has(event.id))) return;
     for (const event of events) this.publishing.add(event.id);
     try {
-      await drainPendingItems(model, doc._id, 'pendingEvents', events, (event) => this.options.bus.publish(event));
+      const { bus } = this.options;
+      await drainPendingItems(model, doc._id, 'pendingEvents', events, (event) => {
+        const { traceparent, tracestate, ...body } = event;
+        const info = { destination: bus.names.events, routingKey: event.type, messageId: event.id, correlationId: event.correlationId };
+        return publishSpan(info, { traceparent, tracestate }, swept, (headers) => bus.publish(body, headers));
+      });
     } finally {
       for (const event of events) this.publishing.delete(event.id);
     }

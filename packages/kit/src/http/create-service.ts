@@ -6,6 +6,7 @@ import type { Logger } from '../logger';
 import { getMetrics, renderMetrics, traceExemplar, wantsOpenMetrics } from '../metrics';
 import { literalPathsWin, methodNotAllowed } from './method-not-allowed';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
+import { setRequestCorrelationId, traceContextMiddleware } from '../tracing';
 
 export interface ReadinessCheck {
   name: string;
@@ -56,6 +57,8 @@ export function createService(options: ServiceOptions): Express {
   app.enable('case sensitive routing');
   app.enable('strict routing');
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // An incoming `traceparent` is continued (tracing off; with it on, the http instrumentation).
+  app.use(traceContextMiddleware());
   app.use(requestContext(options.log));
   app.use(recordDuration());
   mountHealth(app, options.readiness);
@@ -76,6 +79,8 @@ function requestContext(log: Logger): RequestHandler {
     genReqId: (req, res) => {
       const id = requestIdOf(req);
       res.setHeader(REQUEST_ID_HEADER, id);
+      // The correlation id events carry, on the request's span.
+      setRequestCorrelationId(id);
       return id;
     },
     customAttributeKeys: { reqId: 'reqId' },

@@ -1,4 +1,4 @@
-import type { Logger } from '@mkt/kit';
+import { outgoingTraceHeaders, type Logger } from '@mkt/kit';
 
 export interface HoldRequest {
   bookingId: string;
@@ -73,7 +73,13 @@ export class WalletClient {
     try {
       const res = await fetch(`${this.settings.url}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-internal-token': this.settings.token, 'x-correlation-id': correlationId },
+        headers: {
+          'content-type': 'application/json',
+          'x-internal-token': this.settings.token,
+          'x-correlation-id': correlationId,
+          // The request's trace (with tracing on, the fetch instrumentation sends it instead).
+          ...outgoingTraceHeaders(),
+        },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(this.settings.timeoutMs),
       });

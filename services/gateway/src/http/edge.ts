@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 import { errorBody } from '@mkt/contracts';
-import { NotFound, PayloadTooLarge, requestIdOf, toHttpError } from '@mkt/kit';
+import { NotFound, PayloadTooLarge, requestIdOf, setRequestCorrelationId, toHttpError } from '@mkt/kit';
 import { upstreamFor } from '../proxy/routes';
 import type { Forward, UpstreamFailure } from '../proxy/forward';
 import type { AccessLog } from './access-log';
@@ -62,6 +62,8 @@ export function createEdge(options: EdgeOptions): RequestHandler {
     const reqId = requestIdOf(req);
     req.headers['x-request-id'] = reqId;
     (req as IncomingMessage & { id?: string }).id = reqId;
+    // The correlation id (every event of the saga carries it) on the request's span.
+    setRequestCorrelationId(reqId);
     const headers: OutgoingHttpHeaders = { ...base, 'x-request-id': reqId };
     if (!isRoutable(target, path)) {
       options.accessLog.track(req, res, reqId, null);

@@ -1,0 +1,273 @@
+import {
+  context,
+  propagation,
+  trace,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type Context,
+  type Link,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { getRPCMetadata, W3CTraceContextPropagator } from '@opentelemetry/core';
+// Types only: the modules themselves are required when tracing is on.
+import type * as SdkNode from '@opentelemetry/sdk-node';
+import type * as InstrumentationHttp from '@opentelemetry/instrumentation-http';
+import type * as InstrumentationUndici from '@opentelemetry/instrumentation-undici';
+import type * as InstrumentationExpress from '@opentelemetry/instrumentation-express';
+import type * as InstrumentationMongodb from '@opentelemetry/instrumentation-mongodb';
+
+/**
+ * OpenTelemetry traces (DESIGN §10, docs/observability.md). `initTracing` runs first in every
+ * service's `main.ts` (through `@mkt/kit/tracing`), before express, http, mongodb or amqplib are
+ * required, so that the instrumentations can patch them.
+ *
+ * On when `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+ * `OTEL_TRACES_EXPORTER` (not `none`) is set: the SDK's NodeSDK reads the standard variables
+ * itself (protocol, sampler, `OTEL_BSP_*`, headers); instrumentations of http (in and out),
+ * undici (fetch), express and mongodb; spans written by hand only where none exists (the outbox
+ * publish, the consumer's handling).
+ *
+ * Off otherwise: no SDK is loaded, only W3C trace-context propagation over an AsyncLocalStorage
+ * context manager — an incoming `traceparent` reaches the calls and events made for the request
+ * unchanged (`traceContextMiddleware`, `outgoingTraceHeaders`), and log lines carry its ids.
+ */
+
+export interface TracingHandle {
+  enabled: boolean;
+  /** Flushes the exporter (every ended span is sent) and stops the SDK. */
+  shutdown: () => Promise<void>;
+}
+
+const OFF: TracingHandle = { enabled: false, shutdown: async () => undefined };
+let current: TracingHandle | null = null;
+
+/** Whether the environment asks for exported traces. */
+export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (/^true$/i.test(env.OTEL_SDK_DISABLED ?? '')) return false;
+  const exporter = (env.OTEL_TRACES_EXPORTER ?? '').trim();
+  if (exporter === 'none') return false;
+  return !!(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || exporter);
+}
+
+/** Whether `initTracing` started the SDK in this process. */
+export function tracingEnabled(): boolean {
+  return current?.enabled ?? false;
+}
+
+/**
+ * Sets tracing up once per process (later calls return the first handle). `serviceName` is the
+ * resource's `service.name` unless `OTEL_SERVICE_NAME` says otherwise.
+ */
+export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): TracingHandle {
+  if (current) return current;
+  if (!tracingRequested(env)) {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    current = OFF;
+    return current;
+  }
+  // Loaded only when on: the SDK and its exporters cost nothing to a process that does not trace.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof SdkNode;
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof InstrumentationHttp;
+  const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof InstrumentationUndici;
+  const { ExpressInstrumentation, ExpressLayerType } = require('@opentelemetry/instrumentation-express') as typeof InstrumentationExpress;
+  const { MongoDBInstrumentation } = require('@opentelemetry/instrumentation-mongodb') as typeof InstrumentationMongodb;
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const probes = new Set(['/healthz', '/readyz', '/metrics']);
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ? undefined : serviceName,
+    // Metrics are prom-client's (`/metrics`), logs are pino's on stdout: traces only.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      new HttpInstrumentation({
+        // Probes and scrapes are not requests anybody wants to trace.
+        ignoreIncomingRequestHook: (req) => probes.has((req.url ?? '').split('?')[0] ?? ''),
+      }),
+      new UndiciInstrumentation(),
+      // Routers and route handlers; not every middleware (request id, log, body parser, …): a
+      // span each would be most of a trace and of its cost.
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
+      // amqplib's instrumentation is left out on purpose: it injects the context active at
+      // publish time, and the outbox must carry the one stored when the event was written.
+      new MongoDBInstrumentation(),
+    ],
+  });
+  sdk.start();
+  current = { enabled: true, shutdown: () => sdk.shutdown() };
+  return current;
+}
+
+/** Flushes and stops tracing (kit's shutdown closers call it last). */
+export async function shutdownTracing(): Promise<void> {
+  await current?.shutdown();
+}
+
+export function tracer(): Tracer {
+  return trace.getTracer('@mkt/kit');
+}
+
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** The W3C fields of a context (the active one by default); empty when there is no trace. */
+export function traceContextOf(ctx: Context = context.active()): TraceCarrier {
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  const out: TraceCarrier = {};
+  if (carrier.traceparent) out.traceparent = carrier.traceparent;
+  if (carrier.tracestate) out.tracestate = carrier.tracestate;
+  return out;
+}
+
+/** The context a carrier (headers, a stored event) names; the root context when none. */
+export function contextFrom(carrier: Record<string, unknown> | undefined): Context {
+  if (!carrier || typeof carrier.traceparent !== 'string') return ROOT_CONTEXT;
+  const fields: Record<string, string> = { traceparent: carrier.traceparent };
+  if (typeof carrier.tracestate === 'string') fields.tracestate = carrier.tracestate;
+  return propagation.extract(ROOT_CONTEXT, fields);
+}
+
+/**
+ * Headers for an outgoing call: the active trace context when tracing is off (with it on, the
+ * http and undici instrumentations inject it themselves, and a second `traceparent` would be
+ * wrong). Spread into a request's headers.
+ */
+export function outgoingTraceHeaders(): Record<string, string> {
+  return tracingEnabled() ? {} : (traceContextOf() as Record<string, string>);
+}
+
+/**
+ * `trace_id`/`span_id` of the active span, for a log line (pino's mixin). A new object each
+ * time: pino merges the line's own fields into it.
+ */
+export function traceLogFields(): object {
+  const span = trace.getSpan(context.active());
+  if (!span) return {};
+  const ids = span.spanContext();
+  return isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
+}
+
+/**
+ * The correlation id on the request's server span (with tracing on: the http instrumentation's
+ * span, not the express middleware span that is active while a middleware runs).
+ */
+export function setRequestCorrelationId(id: string): void {
+  if (!tracingEnabled()) return;
+  const active = context.active();
+  (getRPCMetadata(active)?.span ?? trace.getSpan(active))?.setAttribute('app.correlation_id', id);
+}
+
+interface EventEmitterLike {
+  on: (...args: never[]) => unknown;
+}
+
+/**
+ * With tracing off, express middleware that continues an incoming `traceparent`: the rest of
+ * the request (body parsing, handlers, the log line at `finish`) runs in its context. With
+ * tracing on the http instrumentation has done this (and started the server span): a no-op.
+ */
+export function traceContextMiddleware(): (
+  req: { headers: Record<string, unknown> } & EventEmitterLike,
+  res: EventEmitterLike,
+  next: () => void,
+) => void {
+  return (req, res, next) => {
+    if (tracingEnabled() || typeof req.headers.traceparent !== 'string') return next();
+    const ctx = contextFrom(req.headers);
+    if (ctx === ROOT_CONTEXT) return next();
+    context.bind(ctx, req as never);
+    context.bind(ctx, res as never);
+    context.with(ctx, next);
+  };
+}
+
+export interface MessagingSpanInfo {
+  /** The exchange (publish) or queue (process). */
+  destination: string;
+  routingKey: string;
+  messageId?: string;
+  correlationId?: string;
+}
+
+function messagingAttributes(info: MessagingSpanInfo, operation: 'send' | 'process'): Record<string, string> {
+  const attributes: Record<string, string> = {
+    'messaging.system': 'rabbitmq',
+    'messaging.operation.type': operation,
+    'messaging.destination.name': info.destination,
+    'messaging.rabbitmq.destination.routing_key': info.routingKey,
+  };
+  if (info.messageId) attributes['messaging.message.id'] = info.messageId;
+  if (info.correlationId) {
+    attributes['messaging.message.conversation_id'] = info.correlationId;
+    attributes['app.correlation_id'] = info.correlationId;
+  }
+  return attributes;
+}
+
+/** Marks the active span (a consumer's handling) failed: the handler threw. */
+export function markActiveSpanFailed(err: unknown): void {
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  span.recordException(err instanceof Error ? err : String(err));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+}
+
+/** Runs `work` in `span`, ending it after; a failure is recorded on it and rethrown. */
+async function inSpan<T>(span: Span, parent: Context, work: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+  const ctx = trace.setSpan(parent, span);
+  try {
+    return await context.with(ctx, () => work(traceContextOf(ctx) as Record<string, string>));
+  } catch (err) {
+    span.recordException(err as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * A producer span for an event leaving the outbox: a child of the context stored when the event
+ * was written (`stored`), so a later publish (the sweeper after a crash) stays in the request's
+ * trace; `swept` also links it to that context. `publish` gets the headers to send (the span's
+ * own context: the consumer's span is its child). With tracing off the stored context itself.
+ */
+export function publishSpan<T>(
+  info: MessagingSpanInfo,
+  stored: TraceCarrier | undefined,
+  swept: boolean,
+  publish: (headers: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  const parent = stored?.traceparent ? contextFrom(stored as Record<string, unknown>) : context.active();
+  const storedSpan = trace.getSpanContext(parent);
+  const links: Link[] = swept && storedSpan && isSpanContextValid(storedSpan) ? [{ context: storedSpan }] : [];
+  const span = tracer().startSpan(
+    `publish ${info.routingKey}`,
+    { kind: SpanKind.PRODUCER, attributes: { ...messagingAttributes(info, 'send'), 'app.outbox.swept': swept }, links },
+    parent,
+  );
+  return inSpan(span, parent, publish);
+}
+
+/** A consumer span around a message's handling, the child of the publish named by `headers`. */
+export function consumeSpan<T>(
+  info: MessagingSpanInfo,
+  headers: Record<string, unknown> | undefined,
+  handle: () => Promise<T>,
+): Promise<T> {
+  const parent = contextFrom(headers);
+  const span = tracer().startSpan(
+    `process ${info.routingKey}`,
+    { kind: SpanKind.CONSUMER, attributes: messagingAttributes(info, 'process') },
+    parent,
+  );
+  return inSpan(span, parent, () => handle());
+}
