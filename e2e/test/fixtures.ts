@@ -131,19 +131,36 @@ export function slotsOf(offer: Offer, date: string, from = '06:00', to = '18:00'
   return slots;
 }
 
-export function book(system: System, buyer: Session, offer: Offer, slot: Slot): Promise<JsonResponse> {
-  return apiOf(system, buyer)('POST', '/consultations/bookings', {
+/** The body of `POST /consultations/bookings` for one participant, at the offer's price. */
+export function bookingBody(offer: Offer, slot: Slot, email: string) {
+  return {
     SellerId: offer.sellerId,
     consultationId: offer.id,
     ruleSetId: offer.ruleSetId,
     date: slot.date,
     startTime: slot.startTime,
     endTime: slot.endTime,
-    participants: [{ fullName: 'A buyer', email: buyer.email, phone: '+251911223344' }],
+    participants: [{ fullName: 'A buyer', email, phone: '+251911223344' }],
     subTotal: offer.priceMajor,
     totalAmount: offer.priceMajor,
     currency: 'ETB',
-  });
+  };
+}
+
+export function book(system: System, buyer: Session, offer: Offer, slot: Slot): Promise<JsonResponse> {
+  return apiOf(system, buyer)('POST', '/consultations/bookings', bookingBody(offer, slot, buyer.email));
+}
+
+/** A buyer registered, once their wallet exists (the wallet makes it from the registration event), topped up. */
+export async function fundedBuyer(system: System, amountMajor: number): Promise<Session> {
+  const buyer = await register(system, 'buyer');
+  await waitFor(
+    'buyer wallet',
+    () => apiOf(system, buyer)('GET', '/v1/wallet'),
+    (res) => res.status === 200,
+  );
+  await topUp(system, buyer, amountMajor);
+  return buyer;
 }
 
 /** A top-up paid through the sandbox hosted checkout; resolves with its reference. */

@@ -1,6 +1,6 @@
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { apiOf, book, checkWallets, dayFromNow, loginAdmin, offerConsultation, register, slotsOf, topUp, waitFor } from './fixtures';
+import { apiOf, book, checkWallets, dayFromNow, fundedBuyer, loginAdmin, offerConsultation, register, slotsOf, waitFor } from './fixtures';
 import { startSystem, type System } from './system';
 
 /**
@@ -48,13 +48,7 @@ afterAll(async () => {
 test('consultation SIGKILLed between the wallet’s hold and its confirm: after a restart the booking is Confirmed, held once', async () => {
   const admin = await loginAdmin(system);
   const seller = await register(system, 'seller');
-  const buyer = await register(system, 'buyer');
-  await waitFor(
-    'buyer wallet',
-    () => apiOf(system, buyer)('GET', '/v1/wallet'),
-    (res) => res.status === 200,
-  );
-  await topUp(system, buyer, 300);
+  const buyer = await fundedBuyer(system, 300);
   const offer = await offerConsultation(system, seller, admin, { priceMajor: 120 });
   const slot = slotsOf(offer, dayFromNow(3))[4]!;
 

@@ -4,13 +4,14 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 import { testServers } from '@mkt/infra';
 import {
   apiOf,
+  bookingBody,
   dayFromNow,
+  fundedBuyer,
   loginAdmin,
   offerConsultation,
   offerSoonSlot,
   register,
   slotsOf,
-  topUp,
   waitFor,
   waitForSlotStart,
 } from './fixtures';
@@ -199,13 +200,7 @@ async function expectPublishedBy(consumer: ReceivedSpan, producer: string): Prom
 test('a paid booking and its session’s end: one trace from the gateway through consultation, the wallet, the outbox, the CRM and review', async () => {
   const admin = await loginAdmin(system);
   const seller = await register(system, 'seller');
-  const buyer = await register(system, 'buyer');
-  await waitFor(
-    'buyer wallet',
-    () => apiOf(system, buyer)('GET', '/v1/wallet'),
-    (res) => res.status === 200,
-  );
-  await topUp(system, buyer, 300);
+  const buyer = await fundedBuyer(system, 300);
   const soon = await offerSoonSlot(system, seller, admin, { priceMajor: 100 });
   const client = clientTrace();
 
@@ -274,13 +269,7 @@ test('a paid booking and its session’s end: one trace from the gateway through
 test('an event left in the outbox by a producer killed while the broker was away is published after the restart in its request’s trace', async () => {
   const admin = await loginAdmin(system);
   const seller = await register(system, 'seller');
-  const buyer = await register(system, 'buyer');
-  await waitFor(
-    'buyer wallet',
-    () => apiOf(system, buyer)('GET', '/v1/wallet'),
-    (res) => res.status === 200,
-  );
-  await topUp(system, buyer, 300);
+  const buyer = await fundedBuyer(system, 300);
   const offer = await offerConsultation(system, seller, admin);
   const slot = slotsOf(offer, dayFromNow(4))[2]!;
   const client = clientTrace();
@@ -312,22 +301,3 @@ test('an event left in the outbox by a producer killed while the broker was away
   expect(publish.links).toEqual([{ traceId: client.traceId, spanId: publish.parentSpanId }]);
   expect(written.traceId).toBe(client.traceId);
 }, 120_000);
-
-function bookingBody(
-  offer: { sellerId: string; id: string; ruleSetId: string; priceMajor: number },
-  slot: { date: string; startTime: string; endTime: string },
-  email: string,
-) {
-  return {
-    SellerId: offer.sellerId,
-    consultationId: offer.id,
-    ruleSetId: offer.ruleSetId,
-    date: slot.date,
-    startTime: slot.startTime,
-    endTime: slot.endTime,
-    participants: [{ fullName: 'A buyer', email, phone: '+251911223344' }],
-    subTotal: offer.priceMajor,
-    totalAmount: offer.priceMajor,
-    currency: 'ETB',
-  };
-}
