@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startLocalMongo, type LocalServer } from '@mkt/infra';
+import { freePort, startDisposableMongo, type LocalServer } from '@mkt/infra';
 import { apiOf, register, report, waitFor } from './fixtures';
 import { startSystem, type ProcessName, type System } from './system';
 
@@ -15,11 +15,7 @@ let port: number;
 let mongo: LocalServer | null = null;
 let system: System;
 
-async function startMongo(): Promise<LocalServer> {
-  const server = await startLocalMongo({ kind: 'file', path: join(dir, 'mongo.h2') }, () => undefined, port);
-  if (!server) throw new Error('no local MongoDB-compatible server can be started here (mongod, or Java 17 for mongo-java-server)');
-  return server;
-}
+const startMongo = (): Promise<LocalServer> => startDisposableMongo({ kind: 'file', path: join(dir, 'mongo.h2') }, port);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-mongo-restart-'));

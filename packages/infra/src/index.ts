@@ -121,6 +121,16 @@ export async function startDisposableBroker(say: Say = () => undefined): Promise
   return startLocalRabbit(binary);
 }
 
+/**
+ * A database server of its own for a test that stops, restarts or outlives it (the shared one
+ * must stay up for the tests beside it); `port` lets a file-backed one restart at its address.
+ */
+export async function startDisposableMongo(storage: MongoStorage, port?: number): Promise<LocalServer> {
+  const server = await startLocalMongo(storage, () => undefined, port);
+  if (!server) throw new Error(MISSING_HELP);
+  return server;
+}
+
 export { waitForAmqp, startLocalMongo };
 export { mongoJavaServerLauncher } from './mongo';
 

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDisposableBroker, startLocalMongo, uniqueName, type BrokerHandle, type LocalServer } from '@mkt/infra';
+import { startDisposableBroker, startDisposableMongo, uniqueName, type BrokerHandle, type LocalServer } from '@mkt/infra';
 
 // The shutdown budget: a process exits by itself within SHUTDOWN_TIMEOUT_MS of SIGTERM whatever
 // its database and broker do. Here both stop at the moment the SIGTERM arrives (compose's `down`
@@ -28,9 +28,7 @@ const services: Service[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kit-shutdown-'));
-  const server = await startLocalMongo({ kind: 'memory' }, () => undefined);
-  if (!server) throw new Error('no local MongoDB-compatible server can be started here (mongod, or Java 17 for mongo-java-server)');
-  mongo = server;
+  mongo = await startDisposableMongo({ kind: 'memory' });
   broker = await startDisposableBroker();
 }, 120_000);
 

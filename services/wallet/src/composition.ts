@@ -8,7 +8,7 @@ import { BookingHold } from './db/booking-hold.model';
 import { bookingEventsConsumer } from './events/booking-events.consumer';
 import { userRegisteredConsumer } from './events/user-registered.consumer';
 import { assembleWallet, type AssembledWallet } from './parts';
-import { holdMetrics } from './domain/hold-metrics';
+import { holdMetrics } from './db/hold-metrics';
 
 /** How the wallet is put together (main.ts and the component tests). */
 export function walletService(config: Readonly<WalletConfig>, log: Logger) {

@@ -1,5 +1,5 @@
 import { beforeScrape, getMetrics, Gauge } from '@mkt/kit';
-import { BookingHold } from '../db/booking-hold.model';
+import { BookingHold } from './booking-hold.model';
 
 /** Holds not ended yet: money is (or may be) held on the buyer's wallet. */
 export const OPEN_HOLD_STATUSES = ['Pending', 'Held', 'Settling'] as const;
