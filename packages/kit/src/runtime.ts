@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { Express } from 'express';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { Bus } from './bus/bus';
 import type { ConsumerSpec } from './bus/consumer';
 import { ensureOutboxIndexes, OutboxRelay, type OutboxSource } from './bus/outbox';
@@ -39,7 +38,8 @@ export interface RuntimeOptions {
   log: Logger;
   outboxSources?: OutboxSource[];
   consumers?: ConsumerSpec[];
-  createApp: (runtime: Runtime) => Express;
+  /** The HTTP handler: an express app (`createService`), or any request listener (the gateway's edge in front of one). */
+  createApp: (runtime: Runtime) => RequestListener;
   /** Background jobs (sweepers); each returns its stop function. */
   jobs?: Array<(runtime: Runtime) => () => Promise<void>>;
   /** Wait this long for the broker before answering (tests); by default it connects in the background. */

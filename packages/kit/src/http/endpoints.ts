@@ -68,7 +68,8 @@ export interface MountOptions {
   /**
    * Path prefixes behind a token as a whole (`/reviews`): a request under one that no entry
    * answers needs a valid token before it hears 404 or 405, so the paths and methods there are
-   * not told to strangers. Compared loosely (any case, repeated slashes), as a router might.
+   * not told to strangers (as a router-wide `use(authenticate)` did). Matched as the routes are:
+   * case-sensitive; another spelling reaches no entry anyway (404).
    */
   guardedPrefixes?: readonly string[];
   /** Body limits of form posts and signed (raw) bodies; JSON bodies take the service's. */
@@ -124,8 +125,7 @@ export function endpointDispatcher(app: Express, jsonParser: RequestHandler): Re
 }
 
 function guard(routes: AppRoutes, req: Request, res: Response, next: NextFunction): void {
-  const loose = req.path.toLowerCase().replace(/\/{2,}/g, '/');
-  const hit = routes.guards.find(({ prefix }) => loose === prefix || loose.startsWith(`${prefix}/`));
+  const hit = routes.guards.find(({ prefix }) => req.path === prefix || req.path.startsWith(`${prefix}/`));
   if (!hit) return next();
   run([hit.auth], req, res, next);
 }
@@ -199,7 +199,7 @@ export function mountEndpoints(app: Express, options: MountOptions): void {
     routes.table.add(entry.method, entry.path, { service: options.service, key: keyOf(entry), chain });
   }
   for (const prefix of options.guardedPrefixes ?? []) {
-    routes.guards.push({ prefix: prefix.toLowerCase().replace(/\/+$/, ''), auth: authenticate(options.publicKey!) });
+    routes.guards.push({ prefix: prefix.replace(/\/+$/, ''), auth: authenticate(options.publicKey!) });
   }
 }
 
