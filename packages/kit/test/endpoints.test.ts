@@ -163,6 +163,45 @@ describe('routing from the table is case-sensitive and strict', () => {
     expect((await call(server.url, 'GET', '/things/items')).status).toBe(404);
   });
 
+  test('optionalTrailingSlash: an entry named there answers in both spellings, and is mounted once', async () => {
+    const lenient = createService({
+      name: 'endpoints-test',
+      log,
+      readiness: [],
+      routes: (a) =>
+        mountEndpoints(a, {
+          service: 'shop',
+          tables: [TABLE],
+          handlers: handlers(),
+          publicKey: keys.publicKey,
+          serviceToken: SERVICE_TOKEN,
+          optionalTrailingSlash: ['GET /things/items/', 'GET /plain'],
+        }),
+    });
+    const other = await listenOnFreePort(lenient);
+    try {
+      for (const path of ['/things/items/', '/things/items', '/plain', '/plain/'])
+        expect({ path, status: (await call(other.url, 'GET', path)).status }).toEqual({ path, status: 200 });
+      expect((await call(other.url, 'GET', '/things/secret/', { token: buyer })).status).toBe(404);
+      expect(mountedEndpoints(lenient).filter(({ path }) => path.startsWith('/plain') || path.startsWith('/things/items'))).toEqual([
+        { service: 'shop', method: 'get', path: '/things/items/' },
+        { service: 'shop', method: 'get', path: '/plain' },
+      ]);
+    } finally {
+      await other.close();
+    }
+    expect(() =>
+      mountEndpoints(createService({ name: 'x', log, readiness: [], routes: () => undefined }), {
+        service: 'shop',
+        tables: [TABLE],
+        handlers: handlers(),
+        publicKey: keys.publicKey,
+        serviceToken: SERVICE_TOKEN,
+        optionalTrailingSlash: ['GET /nowhere'],
+      }),
+    ).toThrow('GET /nowhere has an optional trailing slash but no entry of shop');
+  });
+
   test('parameters are decoded; an undecodable one is 400 in the envelope', async () => {
     expect((await call(server.url, 'GET', '/orders/a%20b')).body).toMatchObject({ data: { order: 'a b' } });
     const bad = await call(server.url, 'GET', '/orders/%E0%A4%A');

@@ -72,6 +72,12 @@ export interface MountOptions {
    * case-sensitive; another spelling reaches no entry anyway (404).
    */
   guardedPrefixes?: readonly string[];
+  /**
+   * Entries that also answer in the other spelling of their final slash (`/customers` and
+   * `/customers/`): for routes that answered both before they came from the table (express's
+   * `{/}`, a mounted router's root). Everything else is strict.
+   */
+  optionalTrailingSlash?: readonly EndpointKey[];
   /** Body limits of form posts and signed (raw) bodies; JSON bodies take the service's. */
   formLimit?: string;
   rawLimit?: string;
@@ -81,6 +87,8 @@ interface Mounted {
   service: string;
   key: string;
   chain: RequestHandler[];
+  /** The other spelling of an `optionalTrailingSlash` entry (not an entry of its own). */
+  alias: boolean;
 }
 
 interface AppRoutes {
@@ -168,6 +176,10 @@ export function mountEndpoints(app: Express, options: MountOptions): void {
   for (const key of handlers.keys()) {
     if (!entries.some((entry) => keyOf(entry) === key)) problems.push(`${key} has a handler but no entry of ${options.service}`);
   }
+  for (const key of options.optionalTrailingSlash ?? []) {
+    if (!entries.some((entry) => keyOf(entry) === key))
+      problems.push(`${key} has an optional trailing slash but no entry of ${options.service}`);
+  }
   for (const entry of entries) {
     const handler = handlers.get(keyOf(entry));
     if (!handler) {
@@ -196,7 +208,11 @@ export function mountEndpoints(app: Express, options: MountOptions): void {
     const handler = handlers.get(keyOf(entry))!;
     const parser = entry.form ? form : entry.access === 'signature' ? raw : routes.json;
     const chain = [parser, ...access(entry), ...(handler.use ?? []), inputThen(entry, handler)];
-    routes.table.add(entry.method, entry.path, { service: options.service, key: keyOf(entry), chain });
+    routes.table.add(entry.method, entry.path, { service: options.service, key: keyOf(entry), chain, alias: false });
+    if (options.optionalTrailingSlash?.includes(keyOf(entry) as EndpointKey)) {
+      const other = entry.path.endsWith('/') ? entry.path.slice(0, -1) : `${entry.path}/`;
+      routes.table.add(entry.method, other, { service: options.service, key: keyOf(entry), chain, alias: true });
+    }
   }
   for (const prefix of options.guardedPrefixes ?? []) {
     routes.guards.push({ prefix: prefix.replace(/\/+$/, ''), auth: authenticate(options.publicKey!) });
@@ -245,9 +261,12 @@ function pick(entry: TableEntry): RequestSchemas {
 
 /** `method path` of every entry mounted on `app` by service (for the test that compares them with the tables). */
 export function mountedEndpoints(app: Express): Array<{ service: string; method: TableMethod; path: string }> {
-  return (appRoutes.get(app)?.table.all() ?? []).map((route) => ({
-    service: route.value.service,
-    method: route.method,
-    path: route.path.template,
-  }));
+  const routes = appRoutes.get(app)?.table.all() ?? [];
+  return routes
+    .filter((route) => !route.value.alias)
+    .map((route) => ({
+      service: route.value.service,
+      method: route.method,
+      path: route.path.template,
+    }));
 }
