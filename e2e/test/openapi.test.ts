@@ -15,6 +15,7 @@ import { Identity } from '../../services/gateway/src/domain/identity';
 import { LoginThrottle } from '../../services/gateway/src/domain/login-throttle';
 import { PasswordHasher } from '../../services/gateway/src/domain/passwords';
 import { createApp as reviewApp } from '../../services/review/src/app';
+import { reviewService } from '../../services/review/src/composition';
 import { loadConfig as reviewConfig } from '../../services/review/src/config';
 import { createApp as walletApp } from '../../services/wallet/src/app';
 import { loadConfig as walletConfig } from '../../services/wallet/src/config';
@@ -61,7 +62,7 @@ function apps(): Record<Service, Express> {
     catalog: catalogApp({ config: catalogConfig(env), runtime }),
     crm: crmApp({ config: crmConfig(env), runtime }),
     consultation: consultationApp({ config: consultationConfig(env), runtime }),
-    review: reviewApp({ config: reviewConfig(env), runtime }),
+    review: reviewApp({ config: reviewConfig(env), runtime, reviews: reviewService(reviewConfig(env), log).reviews }),
   };
 }
 

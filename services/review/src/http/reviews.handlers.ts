@@ -1,6 +1,6 @@
 import { CreateReviewBody, ReviewParams, ReviewsByEntityQuery, UpdateReviewBody, ok } from '@mkt/contracts';
 import { correlationIdOf, currentUser, handle, type MountOptions } from '@mkt/kit';
-import type { Reviews } from '../domain/reviews';
+import type { Reviews } from '../application/reviews';
 
 /** One handler per entry of the review service in the contracts' endpoint table. */
 export function reviewHandlers(reviews: Reviews): MountOptions['handlers'] {
