@@ -62,7 +62,7 @@ function apps(): Record<Service, Express> {
     catalog: catalogApp({ config: catalogConfig(env), runtime }),
     crm: crmApp({ config: crmConfig(env), runtime }),
     consultation: consultationApp({ config: consultationConfig(env), runtime }),
-    review: reviewApp({ config: reviewConfig(env), runtime, reviews: reviewService(reviewConfig(env), log).reviews }),
+    review: reviewApp({ config: reviewConfig(env), runtime, reviews: reviewService(reviewConfig(env), log).parts.reviews }),
   };
 }
 

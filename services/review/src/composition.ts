@@ -1,54 +1,35 @@
-import mongoose, { type Connection } from 'mongoose';
-import type { Logger, OutboxRelay, RunOptions } from '@mkt/kit';
+import { createDatabase, createRuntime, type Logger, type ServiceDefinition } from '@mkt/kit';
 import { createApp } from './app';
-import { Reviews, type OutboxFlush } from './application/reviews';
+import { Reviews } from './application/reviews';
 import type { ReviewConfig } from './config';
 import { EligibilityRepository } from './db/eligibility.repository';
-import { reviewModels, type ReviewDoc } from './db/models';
+import { reviewModels } from './db/models';
 import { ReviewerRepository, ReviewRepository } from './db/review.repository';
 import { reviewConsumers } from './events/consumers';
 
 /**
- * The outbox relay as the use cases see it. kit's runtime makes the relay when it starts (after
- * this composition): it is handed over then, and a flush before that is left to the relay's
- * sweep. Goes when kit builds the runtime first (issue 23 phase 2, `createRuntime`).
- */
-class RelayWhenStarted implements OutboxFlush {
-  private relay: OutboxRelay | null = null;
-  constructor(private readonly model: mongoose.Model<ReviewDoc>) {}
-  started(relay: OutboxRelay): void {
-    this.relay = relay;
-  }
-  async flush(doc: ReviewDoc): Promise<void> {
-    await this.relay?.flush(this.model, doc);
-  }
-}
-
-/**
  * How the review service is put together (main.ts and the component tests): every part built
- * here, at once — models on the connection, repositories, the use cases, consumers, the app.
+ * here, at once — its own database handle and the models bound to it, the runtime (bus, outbox
+ * relay, readiness), repositories, use cases, consumers and the app. Nothing connects until the
+ * definition is started.
  */
-export function reviewService(config: Readonly<ReviewConfig>, log: Logger, db: Connection = mongoose.connection) {
+export function reviewService(config: Readonly<ReviewConfig>, log: Logger) {
+  const db = createDatabase();
   const models = reviewModels(db);
+  const runtime = createRuntime({ name: 'review', config, log, db, outboxSources: [{ name: 'reviews', model: models.Review }] });
   const repositories = {
     reviews: new ReviewRepository(models.Review),
     eligibility: new EligibilityRepository(models.Eligibility),
     reviewers: new ReviewerRepository(models.Reviewer),
   };
-  const outbox = new RelayWhenStarted(models.Review);
-  const reviews = new Reviews(repositories, outbox, log);
+  const reviews = new Reviews(repositories, { flush: (doc) => runtime.outbox.flush(models.Review, doc) }, log);
   const consumers = reviewConsumers(reviews);
-  const options: RunOptions = {
-    name: 'review',
+  const definition: ServiceDefinition = {
+    runtime,
     config,
-    log,
     models: Object.values(models),
-    outboxSources: [{ name: 'reviews', model: models.Review }],
+    app: createApp({ config, runtime, reviews }),
     consumers: [consumers.sessions, consumers.users],
-    createApp: (runtime) => {
-      outbox.started(runtime.outbox);
-      return createApp({ config, runtime, reviews });
-    },
   };
-  return { options, models, repositories, reviews, consumers };
+  return { definition, parts: { models, repositories, reviews, consumers } };
 }

@@ -14,17 +14,17 @@ let url: string;
 let bus: Bus;
 // The service as main.ts composes it: its models and consumers are read from the composition.
 let service: ReturnType<typeof reviewService>;
-let Review: typeof service.models.Review;
-let Eligibility: typeof service.models.Eligibility;
-let sessionsConsumer: typeof service.consumers.sessions;
-let usersConsumer: typeof service.consumers.users;
+let Review: typeof service.parts.models.Review;
+let Eligibility: typeof service.parts.models.Eligibility;
+let sessionsConsumer: typeof service.parts.consumers.sessions;
+let usersConsumer: typeof service.parts.consumers.users;
 
 beforeAll(async () => {
   const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
   service = reviewService(config, log);
-  ({ Review, Eligibility } = service.models);
-  ({ sessions: sessionsConsumer, users: usersConsumer } = service.consumers);
-  started = await startComponent(service.options, env.dbName);
+  ({ Review, Eligibility } = service.parts.models);
+  ({ sessions: sessionsConsumer, users: usersConsumer } = service.parts.consumers);
+  started = await startComponent(service.definition, env.dbName);
   ({ url } = started);
   bus = started.runtime.bus;
 });

@@ -1,4 +1,4 @@
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 import type { IntegrationEvent } from '@mkt/contracts';
 import { pendingEventsField } from '@mkt/kit';
 
@@ -77,17 +77,12 @@ export interface ReviewerDoc {
 }
 const reviewerSchema = new Schema<ReviewerDoc>({ _id: String, fullName: String }, { versionKey: false });
 
-/** A model of `db` (the one already bound when the composition runs twice on one connection). */
-function bind<T>(db: Connection, name: string, schema: Schema<T>, collection: string): Model<T> {
-  return (db.models[name] as Model<T> | undefined) ?? db.model<T>(name, schema, collection);
-}
-
 /** The review service's models, bound to its connection (no process-global models). */
 export function reviewModels(db: Connection) {
   return {
-    Review: bind(db, 'Review', reviewSchema, 'reviews'),
-    Eligibility: bind(db, 'Eligibility', eligibilitySchema, 'eligibility'),
-    Reviewer: bind(db, 'Reviewer', reviewerSchema, 'users'),
+    Review: db.model<ReviewDoc>('Review', reviewSchema, 'reviews'),
+    Eligibility: db.model<EligibilityDoc>('Eligibility', eligibilitySchema, 'eligibility'),
+    Reviewer: db.model<ReviewerDoc>('Reviewer', reviewerSchema, 'users'),
   };
 }
 export type ReviewModels = ReturnType<typeof reviewModels>;
