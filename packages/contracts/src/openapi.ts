@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createDocument, createSchema, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { ErrorBody } from './envelope';
 import { ENDPOINTS, type Endpoint, type ErrorStatus } from './api';
-import { ErrorCode } from './error-codes';
+import type { ErrorCode } from './error-codes';
 import { PaginationResponse } from './responses/common';
 
 /**
