@@ -85,8 +85,10 @@ function describedParams(params: z.ZodType | undefined): Set<string> {
  */
 function parameters(endpoint: Endpoint): Pick<ZodOpenApiOperationObject, 'requestParams' | 'parameters'> {
   const described = describedParams(endpoint.params);
-  const undescribed = [...endpoint.path.matchAll(/\{(\w+)\}/g)]
-    .map(([, name]) => name!)
+  const placeholders = [...endpoint.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => name!);
+  const stray = [...described].filter((name) => !placeholders.includes(name));
+  if (stray.length) throw new Error(`${endpoint.method} ${endpoint.path}: its params schema names ${stray.join(', ')}, not in its path`);
+  const undescribed = placeholders
     .filter((name) => !described.has(name))
     .map((name) => ({ name, in: 'path' as const, required: true, schema: { type: 'string' as const } }));
   const headers = endpoint.idempotent
