@@ -1,6 +1,15 @@
 import type { Express } from 'express';
 import pino from 'pino';
-import { CreateDiscountBody, ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, errorAnswers, type Endpoint, type Service } from '@mkt/contracts';
+import {
+  CreateDiscountBody,
+  ENDPOINTS,
+  PAYOUT_ADMIN_MOVES,
+  // The document with its named schemas inlined: these checks read schemas without resolving $ref.
+  buildInlinedOpenApi as buildOpenApi,
+  errorAnswers,
+  type Endpoint,
+  type Service,
+} from '@mkt/contracts';
 import { Bus, mountedEndpoints, OutboxRelay } from '@mkt/kit';
 import { makeKeyPair } from '@mkt/infra';
 import { createApp as catalogApp } from '../../services/catalog/src/app';
