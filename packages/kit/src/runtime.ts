@@ -301,8 +301,10 @@ export async function fromRunOptions(options: RunOptions, dbName = options.confi
     mongoose.set('strictQuery', true);
     await openDatabase(db, { url: options.config.MONGO_URL, dbName, log: options.log });
   }
-  const runtime = createRuntime({ ...options, db });
-  return { ...options, runtime, app: options.createApp(runtime) };
+  const { createApp, ...rest } = options;
+  const runtime = createRuntime({ ...rest, db });
+  // Without `createApp`: the definition is no longer taken for the old shape.
+  return { ...rest, runtime, app: createApp(runtime) };
 }
 
 const isLegacy = (service: ServiceDefinition | RunOptions): service is RunOptions => 'createApp' in service;
