@@ -1,52 +1,41 @@
 import type { Express } from 'express';
-import { authenticate, createService, type OutboxRelay, type Runtime } from '@mkt/kit';
+import { authenticate, createService, type IdempotentRequests, type Logger, type ReadinessCheck } from '@mkt/kit';
+import type { Bookings } from './application/bookings';
+import type { Consultations } from './application/consultations';
+import type { Sessions } from './application/sessions';
+import type { Setup } from './application/setup';
 import type { ConsultationConfig } from './config';
-import { Bookings } from './domain/bookings';
-import { Sessions } from './domain/sessions';
 import { bookingsRouter } from './http/bookings.router';
-import { WalletClient } from './payments/wallet.client';
 import { consultationsRouter } from './http/consultations.router';
 import { setupRouter } from './http/setup.router';
 
-export interface AppDeps {
-  config: Readonly<ConsultationConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'> & { outbox: OutboxRelay };
-}
-
-export interface ConsultationParts {
+/** What the HTTP side calls: the application services (built by `composition.ts`). */
+export interface AppParts {
   bookings: Bookings;
   sessions: Sessions;
+  consultations: Consultations;
+  setup: Setup;
+  /** `Idempotency-Key` of `POST /consultations/bookings`. */
+  bookingRequests: IdempotentRequests;
 }
 
-export function assembleParts(runtime: AppDeps['runtime'], config: Readonly<ConsultationConfig>): ConsultationParts {
-  // Paid bookings: the wallet holds the total synchronously (the client waits for the answer).
-  const wallet = new WalletClient(
-    { url: config.WALLET_URL, token: config.INTERNAL_API_TOKEN, timeoutMs: config.WALLET_TIMEOUT_MS },
-    runtime.log,
-  );
-  const payments = { deadlineMs: config.PAYMENT_DEADLINE_MINUTES * 60_000 };
-  return {
-    bookings: new Bookings(runtime.outbox, runtime.log, wallet, payments),
-    sessions: new Sessions(runtime.outbox, runtime.log, {
-      startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000,
-      expiryGraceMs: config.SESSION_EXPIRY_GRACE_MINUTES * 60_000,
-    }),
-  };
+export interface AppDeps {
+  config: Readonly<ConsultationConfig>;
+  log: Logger;
+  readiness: ReadinessCheck[];
 }
 
-/** The fixed paths (bookings, sessions, setup) come before `/consultations/{id}`. */
-export function createApp({ config, runtime }: AppDeps, parts: ConsultationParts = assembleParts(runtime, config)): Express {
+/** The HTTP routes. The fixed paths (bookings, sessions, setup) come before `/consultations/{id}`. */
+export function createApp({ config, log, readiness }: AppDeps, parts: AppParts): Express {
   const auth = authenticate(config.JWT_PUBLIC_KEY);
   return createService({
     name: 'consultation',
-    log: runtime.log,
-    readiness: runtime.readiness,
+    log,
+    readiness,
     routes: (app) => {
       app.use('/consultations', (req, res, next) => (isFixedPath(req.path) ? auth(req, res, next) : next()));
-      // References this instance writes carry the configured prefix (CON, AVL-RST); lookups take any.
-      const references = { prefix: config.REF_PREFIX };
-      app.use('/consultations', bookingsRouter(parts.bookings, parts.sessions), setupRouter(auth, references));
-      app.use('/consultations', consultationsRouter(config.JWT_PUBLIC_KEY, auth, references));
+      app.use('/consultations', bookingsRouter(parts.bookings, parts.sessions, parts.bookingRequests), setupRouter(auth, parts.setup));
+      app.use('/consultations', consultationsRouter(config.JWT_PUBLIC_KEY, auth, parts.consultations));
     },
   });
 }

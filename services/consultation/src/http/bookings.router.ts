@@ -10,13 +10,13 @@ import {
   StartSessionBody,
   ok,
 } from '@mkt/contracts';
-import { correlationIdOf, currentUser, serviceRouter, withInput } from '@mkt/kit';
-import { bookingRequests, type Bookings } from '../domain/bookings';
-import type { Sessions } from '../domain/sessions';
+import { correlationIdOf, currentUser, serviceRouter, withInput, type IdempotentRequests } from '@mkt/kit';
+import type { Bookings } from '../application/bookings';
+import type { Sessions } from '../application/sessions';
 import { bookingListItem, bookingView, cancelledView, noShowView, sessionListItem } from './views';
 
 /** `/consultations/bookings` and `/consultations/sessions` (behind a token). */
-export function bookingsRouter(bookings: Bookings, sessions: Sessions): Router {
+export function bookingsRouter(bookings: Bookings, sessions: Sessions, bookingRequests: IdempotentRequests): Router {
   const router = serviceRouter();
   router.post(
     '/bookings',

@@ -9,20 +9,19 @@ import {
   ok,
 } from '@mkt/contracts';
 import { authenticateOptional, currentUser, requireRole, serviceRouter, withInput } from '@mkt/kit';
-import { consultationDetail, createConsultation, freeSlots, listConsultations } from '../domain/consultations';
-import { mayReview, type References } from '../domain/access';
-import { approveConsultation, updateConsultation } from '../domain/consultation-edits';
+import type { Consultations } from '../application/consultations';
+import { mayReview } from '../domain/access';
 import { consultationListItem, consultationView } from './views';
 
 /** `/consultations` itself: public reads, seller writes, admin approval. */
-export function consultationsRouter(publicKey: string, auth: RequestHandler, references: References): Router {
+export function consultationsRouter(publicKey: string, auth: RequestHandler, consultations: Consultations): Router {
   const router = serviceRouter();
   const maybeAuth = authenticateOptional(publicKey);
   router.post(
     '/',
     auth,
     withInput({ body: CreateConsultationBody }, async (input, req, res) => {
-      const c = await createConsultation(currentUser(req), input.body, references);
+      const c = await consultations.create(currentUser(req), input.body);
       const { id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt } = consultationView(c, null);
       res.json(ok({ id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt }, 'Consultation created'));
     }),
@@ -31,7 +30,7 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler, ref
     '/',
     maybeAuth,
     withInput({ query: ConsultationListQuery }, async (input, req, res) => {
-      const { items, pagination } = await listConsultations(req.user, input.query);
+      const { items, pagination } = await consultations.list(req.user, input.query);
       res.json(ok({ consultations: items.map(consultationListItem), pagination }));
     }),
   );
@@ -39,7 +38,7 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler, ref
     '/:id',
     maybeAuth,
     withInput({ params: KeyParams }, async (input, req, res) => {
-      const { consultation, pricing } = await consultationDetail(req.user, input.params.id);
+      const { consultation, pricing } = await consultations.detail(req.user, input.params.id);
       res.json(ok(consultationView(consultation, pricing, mayReview(req.user, consultation))));
     }),
   );
@@ -47,7 +46,7 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler, ref
     '/:id',
     auth,
     withInput({ params: KeyParams, body: UpdateConsultationBody }, async (input, req, res) => {
-      const c = await updateConsultation(currentUser(req), input.params.id, input.body);
+      const c = await consultations.update(currentUser(req), input.params.id, input.body);
       // The caller owns it (or is an admin): the answer says what waits for review.
       const { id, title, duration, currentStatus, visibility, updatedAt, pendingRevision } = consultationView(c, null, true);
       const message = pendingRevision ? 'Consultation updated; the new text is live once an admin approves it' : 'Consultation updated';
@@ -59,7 +58,7 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler, ref
     auth,
     requireRole('admin'),
     withInput({ params: KeyParams, body: ApproveConsultationBody }, async (input, _req, res) => {
-      const { consultation: c, revised } = await approveConsultation(input.params.id, input.body.revisionId);
+      const { consultation: c, revised } = await consultations.approve(input.params.id, input.body.revisionId);
       res.json(
         ok(
           { id: c._id, referenceId: c.referenceId, currentStatus: c.currentStatus, visibility: c.visibility },
@@ -73,7 +72,7 @@ export function consultationsRouter(publicKey: string, auth: RequestHandler, ref
     maybeAuth,
     withInput({ params: KeyParams, query: SlotsQuery }, async (input, req, res) => {
       const { from, to } = input.query;
-      res.json(ok(await freeSlots(req.user, input.params.id, from, to)));
+      res.json(ok(await consultations.freeSlots(req.user, input.params.id, from, to)));
     }),
   );
   return router;

@@ -1,18 +1,17 @@
 import type { Router } from 'express';
 import { CreateRuleSetBody, KeyParams, PageQuery, ok } from '@mkt/contracts';
 import { currentUser, serviceRouter, withInput } from '@mkt/kit';
-import type { References } from '../domain/access';
-import { createRuleSet, listRuleSets, ruleSetDetail } from '../domain/rule-sets';
+import type { Setup } from '../application/setup';
 import { ruleSetView } from './views';
 
 /** Availability rule sets; behind the token `setupRouter` checks. */
-export function ruleSetsRouter(references: References): Router {
+export function ruleSetsRouter(setup: Setup): Router {
   const router = serviceRouter();
   const ruleSets = '/availability-rule-sets/rule-sets';
   router.post(
     ruleSets,
     withInput({ body: CreateRuleSetBody }, async (input, req, res) => {
-      const r = ruleSetView(await createRuleSet(currentUser(req), input.body, references));
+      const r = ruleSetView(await setup.createRuleSet(currentUser(req), input.body));
       res.json(
         ok(
           { id: r.id, referenceId: r.referenceId, name: r.name, status: r.status, timezone: r.timezone, createdAt: r.createdAt },
@@ -24,7 +23,7 @@ export function ruleSetsRouter(references: References): Router {
   router.get(
     ruleSets,
     withInput({ query: PageQuery.strict() }, async (input, req, res) => {
-      const { items, pagination } = await listRuleSets(currentUser(req), input.query);
+      const { items, pagination } = await setup.listRuleSets(currentUser(req), input.query);
       const data = items.map(({ set, bookings, utilization }) => ({
         id: set._id,
         referenceId: set.referenceId,
@@ -40,7 +39,7 @@ export function ruleSetsRouter(references: References): Router {
   router.get(
     `${ruleSets}/:id`,
     withInput({ params: KeyParams }, async (input, req, res) => {
-      res.json(ok(ruleSetView(await ruleSetDetail(currentUser(req), input.params.id))));
+      res.json(ok(ruleSetView(await setup.ruleSetDetail(currentUser(req), input.params.id))));
     }),
   );
   return router;

@@ -1,6 +1,6 @@
 import type { RequestHandler, Router } from 'express';
 import { serviceRouter } from '@mkt/kit';
-import type { References } from '../domain/access';
+import type { Setup } from '../application/setup';
 import { pricingRouter } from './pricing.router';
 import { ruleSetsRouter } from './rule-sets.router';
 import { visibilityRouter } from './visibility.router';
@@ -10,9 +10,9 @@ import { visibilityRouter } from './visibility.router';
  * case-sensitive, strict matching as the routes of the routers it mounts: no spelling of a path
  * reaches a handler without it.
  */
-export function setupRouter(auth: RequestHandler, references: References): Router {
+export function setupRouter(auth: RequestHandler, setup: Setup): Router {
   const router = serviceRouter();
   router.use(['/availability-rule-sets', '/pricing', '/visibility'], auth);
-  router.use(ruleSetsRouter(references), pricingRouter(), visibilityRouter());
+  router.use(ruleSetsRouter(setup), pricingRouter(setup), visibilityRouter(setup));
   return router;
 }
