@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { DateTime } from 'luxon';
-import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { connectMongo, isMongoReady, startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
 import { listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
 import { consultationService, type ConsultationParts } from '../src/composition';
 import { loadConfig } from '../src/config';
@@ -117,11 +117,16 @@ export const couponChecksOf = (userId: string) =>
     .lean();
 export const admin = newUser('admin');
 
+let walletDatabase: Promise<unknown> | undefined;
+
 /** Opens the user's wallet with its opening balance, once (as registration and a top-up would). */
 export function ensureWallet(user: TestUser): Promise<void> {
   let done = opened.get(user.id);
   if (!done) {
     done = (async () => {
+      // The wallet's models are on mongoose's default connection (the consultation service has
+      // its own): a file that started no wallet side opens it here, on the file's database.
+      if (!isMongoReady()) await (walletDatabase ??= connectMongo({ url: testServers().mongoUrl, dbName: env.dbName, log }));
       const wallet = await openWallet(user.id, user.ref, 'MKT');
       const minor = openingBalance.get(user.id) ?? 0;
       if (minor > 0)
