@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { CreateRuleSetBody, KeyParams, PageQuery, ok } from '@mkt/contracts';
 import { currentUser, serviceRouter, withInput } from '@mkt/kit';
 import type { Setup } from '../application/setup';
-import { ruleSetView } from './views';
+import { ruleSetListItem, ruleSetView } from './views';
 
 /** Availability rule sets; behind the token `setupRouter` checks. */
 export function ruleSetsRouter(setup: Setup): Router {
@@ -24,16 +24,7 @@ export function ruleSetsRouter(setup: Setup): Router {
     ruleSets,
     withInput({ query: PageQuery.strict() }, async (input, req, res) => {
       const { items, pagination } = await setup.listRuleSets(currentUser(req), input.query);
-      const data = items.map(({ set, bookings, utilization }) => ({
-        id: set._id,
-        referenceId: set.referenceId,
-        name: set.name,
-        status: set.status,
-        bookings,
-        utilization,
-        timezone: set.timezone,
-      }));
-      res.json(ok(data, 'Rule sets retrieved', pagination));
+      res.json(ok(items.map(ruleSetListItem), 'Rule sets retrieved', pagination));
     }),
   );
   router.get(

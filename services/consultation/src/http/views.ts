@@ -158,6 +158,11 @@ export function ruleSetView(r: RuleSetDoc) {
   };
 }
 
+/** A rule set in the listing, with how much it is used. */
+export function ruleSetListItem({ set, bookings, utilization }: { set: RuleSetDoc; bookings: number; utilization: number }) {
+  return { id: set._id, referenceId: set.referenceId, name: set.name, status: set.status, bookings, utilization, timezone: set.timezone };
+}
+
 /** A pricing record with every field of the interface's Pricing resource. */
 export function pricingView(p: PricingDoc) {
   return {
