@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { createService, mountEndpoints, type IdempotentRequests, type Logger, type ReadinessCheck } from '@mkt/kit';
+import { createService, mountEndpoints, type IdempotentRequests, type Runtime } from '@mkt/kit';
 import type { Bookings } from './application/bookings';
 import type { Consultations } from './application/consultations';
 import type { Sessions } from './application/sessions';
@@ -10,8 +10,10 @@ import { consultationHandlers } from './http/consultations.handlers';
 import { PRIVATE_PREFIXES } from './http/private-prefixes';
 import { setupHandlers } from './http/setup.handlers';
 
-/** What the HTTP side calls: the application services (built by `composition.ts`). */
-export interface AppParts {
+/** What the HTTP side needs: config, logging and readiness, and the application services (built by `composition.ts`). */
+export interface AppDeps {
+  config: Readonly<ConsultationConfig>;
+  runtime: Pick<Runtime, 'log' | 'readiness'>;
   bookings: Bookings;
   sessions: Sessions;
   consultations: Consultations;
@@ -20,31 +22,26 @@ export interface AppParts {
   bookingRequests: IdempotentRequests;
 }
 
-export interface AppDeps {
-  config: Readonly<ConsultationConfig>;
-  log: Logger;
-  readiness: ReadinessCheck[];
-}
-
 /**
  * The HTTP side: one handler per entry of this service in the contracts' endpoint table (access,
  * schemas and paths come from the entry). The private prefixes are guarded as a whole: a request
  * under one that no entry answers needs a token before it hears 404 or 405.
  */
-export function createApp({ config, log, readiness }: AppDeps, parts: AppParts): Express {
+export function createApp(deps: AppDeps): Express {
+  const { config, runtime } = deps;
   return createService({
     name: 'consultation',
-    log,
-    readiness,
+    log: runtime.log,
+    readiness: runtime.readiness,
     routes: (app) =>
       mountEndpoints(app, {
         service: 'consultation',
         publicKey: config.JWT_PUBLIC_KEY,
         guardedPrefixes: PRIVATE_PREFIXES.map((prefix) => `/consultations${prefix}`),
         handlers: {
-          ...consultationHandlers(parts.consultations),
-          ...bookingHandlers(parts.bookings, parts.sessions, parts.bookingRequests),
-          ...setupHandlers(parts.setup),
+          ...consultationHandlers(deps.consultations),
+          ...bookingHandlers(deps.bookings, deps.sessions, deps.bookingRequests),
+          ...setupHandlers(deps.setup),
         },
       }),
   });

@@ -84,7 +84,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
   const setup = new Setup({ ...repositories, couponChecks, references });
   const ratings = new Ratings(repositories.consultations, repositories.ratings);
   const parts = { models, repositories, bookings, sessions, consultations, setup, ratings, couponChecks, bookingRequests };
-  const app = createApp({ config, log, readiness: runtime.readiness }, parts);
+  const app = createApp({ config, runtime, ...parts });
   const definition: ServiceDefinition = {
     runtime,
     config,
