@@ -14,7 +14,7 @@ import { Bus, mountedEndpoints, OutboxRelay } from '@mkt/kit';
 import { makeKeyPair } from '@mkt/infra';
 import { createApp as catalogApp } from '../../services/catalog/src/app';
 import { loadConfig as catalogConfig } from '../../services/catalog/src/config';
-import { createApp as consultationApp } from '../../services/consultation/src/app';
+import { consultationService } from '../../services/consultation/src/composition';
 import { loadConfig as consultationConfig } from '../../services/consultation/src/config';
 import { createApp as crmApp } from '../../services/crm/src/app';
 import { loadConfig as crmConfig } from '../../services/crm/src/config';
@@ -70,7 +70,7 @@ function apps(): Record<Service, Express> {
     wallet: walletApp({ config: wallet, runtime, parts: assembleWallet(wallet, outbox, log) }),
     catalog: catalogApp({ config: catalogConfig(env), runtime }),
     crm: crmApp({ config: crmConfig(env), runtime }),
-    consultation: consultationApp({ config: consultationConfig(env), runtime }),
+    consultation: consultationService(consultationConfig(env), log).definition.app as Express,
     review: reviewApp({ config: reviewConfig(env), runtime, reviews: reviewService(reviewConfig(env), log).parts.reviews }),
   };
 }
