@@ -40,7 +40,11 @@ const LAYERS = {
     ],
     paths: [
       { name: 'express', message: 'The domain knows no HTTP (issue 13).' },
-      { name: 'mongoose', message: 'The domain knows no database: repositories in db/ carry out its decisions (issue 23).', allowTypeImports: false },
+      {
+        name: 'mongoose',
+        message: 'The domain knows no database: repositories in db/ carry out its decisions (issue 23).',
+        allowTypeImports: false,
+      },
       { name: '@mkt/kit', message: 'The domain imports only kit’s pure part: @mkt/kit/domain (issue 23).' },
       { name: 'amqplib', message: 'The domain does no I/O (issue 23).' },
       { name: 'pino', message: 'The domain does no I/O (issue 23).' },
@@ -59,7 +63,9 @@ const LAYERS = {
     ],
   },
   http: {
-    patterns: [{ regex: '^(\\.\\./)+(db|events)(/|$)', message: 'Handlers call the use cases, not the database (types are fine) (issue 13).' }],
+    patterns: [
+      { regex: '^(\\.\\./)+(db|events)(/|$)', message: 'Handlers call the use cases, not the database (types are fine) (issue 13).' },
+    ],
     paths: [{ name: 'mongoose', message: 'Handlers call the use cases, not the database (issue 23).' }],
   },
   events: {
