@@ -12,11 +12,11 @@ import {
 } from '@mkt/contracts';
 import { authenticate, authenticateOptional, currentUser, serviceRouter, withInput } from '@mkt/kit';
 import type { Category } from '../domain/categories';
-import { toListItem, toProductView } from '../domain/product-view';
-import type { Products } from '../domain/products';
+import type { ProductService } from '../application/products';
+import { toCreatedProduct, toListItem, toProductView } from './views';
 
 /** `/physical-products`: categories and seller products (reads public, writes need a token). */
-export function productsRouter(products: Products, categories: Category[], publicKey: string): Router {
+export function productsRouter(products: ProductService, categories: Category[], publicKey: string): Router {
   const router = serviceRouter();
   const auth = authenticate(publicKey);
   const base = '/seller-products';
@@ -29,9 +29,7 @@ export function productsRouter(products: Products, categories: Category[], publi
     `${base}{/}`,
     auth,
     withInput({ body: CreateProductBody }, async (input, req, res) => {
-      const product = await products.create(currentUser(req), input.body);
-      const { id, name, sellingPrice, stock, createdAt } = toListItem(product);
-      res.json(ok({ id, name, sellingPrice, stock, createdAt }, 'Product created'));
+      res.json(ok(toCreatedProduct(await products.create(currentUser(req), input.body)), 'Product created'));
     }),
   );
   router.get(
