@@ -7,7 +7,13 @@ import { decideShop, decideV1Product } from '../src/domain/shops';
 
 // The rules of the catalog's README, decided without a server or a database.
 
-const user = (role: AuthenticatedUser['role'], id = `${role}-1`): AuthenticatedUser => ({ id, ref: `MKT-USR-${id}`, role, email: '', name: '' });
+const user = (role: AuthenticatedUser['role'], id = `${role}-1`): AuthenticatedUser => ({
+  id,
+  ref: `MKT-USR-${id}`,
+  role,
+  email: '',
+  name: '',
+});
 const seller = user('seller');
 const rival = user('seller', 'seller-2');
 const buyer = user('buyer');
@@ -74,7 +80,7 @@ const itemsOf = (decide: () => unknown) => {
   return [];
 };
 
-describe('creating is the sellers\' (and an admin\'s)', () => {
+describe("creating is the sellers' (and an admin's)", () => {
   test.each([
     ['seller', seller, 'ok'],
     ['admin', admin, 'ok'],
@@ -87,7 +93,12 @@ describe('creating is the sellers\' (and an admin\'s)', () => {
   });
 
   test('the creator owns it; a new product is Public unless visibility is sent, a draft Private', () => {
-    expect(rules.decideCreate(seller, body(), 'id')).toMatchObject({ _id: 'id', sellerId: seller.id, isDraft: false, visibility: 'Public' });
+    expect(rules.decideCreate(seller, body(), 'id')).toMatchObject({
+      _id: 'id',
+      sellerId: seller.id,
+      isDraft: false,
+      visibility: 'Public',
+    });
     expect(rules.decideCreate(seller, body({ visibility: 'Hidden' }), 'id').visibility).toBe('Hidden');
     expect(rules.decideCreateDraft(seller, { categoryId: ELECTRONICS, metaData: { form: '{}' } }, 'id')).toMatchObject({
       isDraft: true,
@@ -144,8 +155,15 @@ describe('categoryId must exist; properties belong to it, appear once and fit th
     ['a text', [{ propertyId: BRAND, value: 'Acme' }], null],
     ['a select option', [{ propertyId: STORAGE, value: '64 GB' }], null],
     ['a number ≥ 0', [{ propertyId: WARRANTY, value: 12 }], null],
-    ['another category\'s property', [{ propertyId: AUTHOR, value: 'X' }], 'properties.0.propertyId'],
-    ['a property twice', [{ propertyId: BRAND, value: 'A' }, { propertyId: BRAND, value: 'B' }], 'properties.1.propertyId'],
+    ["another category's property", [{ propertyId: AUTHOR, value: 'X' }], 'properties.0.propertyId'],
+    [
+      'a property twice',
+      [
+        { propertyId: BRAND, value: 'A' },
+        { propertyId: BRAND, value: 'B' },
+      ],
+      'properties.1.propertyId',
+    ],
     ['not an option', [{ propertyId: STORAGE, value: '3 GB' }], 'properties.0.value'],
     ['a negative number', [{ propertyId: WARRANTY, value: -1 }], 'properties.0.value'],
     ['a number for a text', [{ propertyId: BRAND, value: 5 }], 'properties.0.value'],
@@ -164,8 +182,12 @@ describe('categoryId must exist; properties belong to it, appear once and fit th
     expect(outcome(() => rules.decideCreateDraft(seller, { categoryId: missing, metaData: { form: '{}' } }, 'id'))).toBe(422);
   });
 
-  test('the name snapshot is the service\'s, whatever was sent', () => {
-    const decided = rules.decideCreate(seller, body({ properties: [{ propertyId: BRAND, value: 'A', propertyNameSnapshot: 'Mine' }] }), 'id');
+  test("the name snapshot is the service's, whatever was sent", () => {
+    const decided = rules.decideCreate(
+      seller,
+      body({ properties: [{ propertyId: BRAND, value: 'A', propertyNameSnapshot: 'Mine' }] }),
+      'id',
+    );
     expect(decided.properties).toEqual([{ propertyId: BRAND, value: 'A', propertyNameSnapshot: 'Brand' }]);
   });
 

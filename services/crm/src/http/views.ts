@@ -63,8 +63,10 @@ export function fieldsOf(schema: { shape: object }): Row {
 }
 
 /** What a create and an update answer (names are not read for them). */
-export const createdView = (doc: Relationship) => fieldsOf(RelationshipCreatedResponse)(relationshipView({ doc, buyerName: null, sellerName: null }));
-export const updatedView = (doc: Relationship) => fieldsOf(RelationshipUpdatedResponse)(relationshipView({ doc, buyerName: null, sellerName: null }));
+export const createdView = (doc: Relationship) =>
+  fieldsOf(RelationshipCreatedResponse)(relationshipView({ doc, buyerName: null, sellerName: null }));
+export const updatedView = (doc: Relationship) =>
+  fieldsOf(RelationshipUpdatedResponse)(relationshipView({ doc, buyerName: null, sellerName: null }));
 export const ownListRow = fieldsOf(OwnRelationshipsResponse.shape.customers.element);
 
 /** A listing response: `{ [key]: rows, total, pagination }`. */
