@@ -1,5 +1,4 @@
-import mongoose from 'mongoose';
-import type { Logger, RunOptions } from '@mkt/kit';
+import { createDatabase, createRuntime, type Database, type Logger, type ServiceDefinition } from '@mkt/kit';
 import { createApp } from './app';
 import { ProductService } from './application/products';
 import { ShopService } from './application/shops';
@@ -18,13 +17,9 @@ export interface CatalogParts {
   shops: ShopService;
 }
 
-export interface CatalogService extends RunOptions {
-  parts: CatalogParts;
-}
-
-/** The parts, on the models of the process's mongoose connection (connected by the runtime). */
-export function catalogParts(config: Readonly<CatalogConfig>): CatalogParts {
-  const models = catalogModels(mongoose.connection);
+/** The models (bound to `db`), repositories and application services. */
+export function catalogParts(config: Readonly<CatalogConfig>, db: Database): CatalogParts {
+  const models = catalogModels(db);
   const categories = buildCategories(config.REF_PREFIX);
   return {
     models,
@@ -34,15 +29,14 @@ export function catalogParts(config: Readonly<CatalogConfig>): CatalogParts {
   };
 }
 
-/** How the catalog is put together, eagerly (main.ts and the component tests). */
-export function compose(config: Readonly<CatalogConfig>, log: Logger): CatalogService {
-  const parts = catalogParts(config);
-  return {
-    name: 'catalog',
-    config,
-    log,
-    models: allModels(parts.models),
-    parts,
-    createApp: (runtime) => createApp({ config, runtime, parts }),
-  };
+/**
+ * How the catalog is put together, every part at once and nothing connected (main.ts starts
+ * `definition`; the component tests too, and read `parts`).
+ */
+export function compose(config: Readonly<CatalogConfig>, log: Logger): { definition: ServiceDefinition; parts: CatalogParts } {
+  const db = createDatabase();
+  const runtime = createRuntime({ name: 'catalog', config, log, db });
+  const parts = catalogParts(config, db);
+  const app = createApp({ config, runtime, parts });
+  return { definition: { runtime, config, models: allModels(parts.models), app }, parts };
 }

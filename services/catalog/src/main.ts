@@ -4,4 +4,4 @@ import { compose } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(compose(config, createLogger('catalog', config.LOG_LEVEL)));
+startService(compose(config, createLogger('catalog', config.LOG_LEVEL)).definition);

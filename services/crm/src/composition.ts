@@ -1,5 +1,4 @@
-import mongoose from 'mongoose';
-import type { Logger, RunOptions } from '@mkt/kit';
+import { createDatabase, createRuntime, type Database, type Logger, type ServiceDefinition } from '@mkt/kit';
 import { createApp } from './app';
 import { Projection } from './application/projection';
 import { RelationshipService } from './application/relationships';
@@ -18,13 +17,9 @@ export interface CrmParts {
   consumers: CrmConsumers;
 }
 
-export interface CrmService extends RunOptions {
-  parts: CrmParts;
-}
-
-/** The parts, on the models of the process's mongoose connection (connected by the runtime or the rebuild). */
-export function crmParts(): CrmParts {
-  const models = crmModels(mongoose.connection);
+/** The models (bound to `db`), repositories, application services and consumers (also the rebuild's). */
+export function crmParts(db: Database): CrmParts {
+  const models = crmModels(db);
   const relationshipRepository = new RelationshipRepository(models);
   const users = new KnownUserRepository(models);
   const facts = new BookingFactRepository(models);
@@ -37,16 +32,21 @@ export function crmParts(): CrmParts {
   };
 }
 
-/** How the CRM is put together, eagerly (main.ts and the component tests). */
-export function compose(config: Readonly<CrmConfig>, log: Logger): CrmService {
-  const parts = crmParts();
-  return {
-    name: 'crm',
+/**
+ * How the CRM is put together, every part at once and nothing connected (main.ts starts
+ * `definition`; the component tests too, and read `parts`).
+ */
+export function compose(config: Readonly<CrmConfig>, log: Logger): { definition: ServiceDefinition; parts: CrmParts } {
+  const db = createDatabase();
+  const runtime = createRuntime({ name: 'crm', config, log, db });
+  const parts = crmParts(db);
+  const app = createApp({ config, runtime, parts });
+  const definition: ServiceDefinition = {
+    runtime,
     config,
-    log,
     models: allModels(parts.models),
+    app,
     consumers: [parts.consumers.users, parts.consumers.bookings],
-    parts,
-    createApp: (runtime) => createApp({ config, runtime, parts }),
   };
+  return { definition, parts };
 }

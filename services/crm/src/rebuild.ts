@@ -1,4 +1,4 @@
-import { connectMongo, createLogger, disconnectMongo, ensureIndexes } from '@mkt/kit';
+import { closeDatabase, createDatabase, createLogger, ensureIndexes, openDatabase } from '@mkt/kit';
 import { crmParts } from './composition';
 import { loadConfig } from './config';
 import { allModels } from './db/models';
@@ -11,12 +11,13 @@ async function main(): Promise<void> {
   // Only the database is needed here; the broker and the token key are not.
   const config = loadConfig({ AMQP_URL: 'unused', JWT_PUBLIC_KEY: 'unused', ...process.env });
   const log = createLogger('crm-rebuild', config.LOG_LEVEL);
-  const parts = crmParts();
-  await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'crm', log });
+  const db = createDatabase();
+  const parts = crmParts(db);
+  await openDatabase(db, { url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'crm', log });
   await ensureIndexes(allModels(parts.models));
   const pairs = await parts.projection.rebuildAll();
   log.info({ pairs }, 'relationship totals rebuilt from booking facts');
-  await disconnectMongo();
+  await closeDatabase(db);
 }
 
 main().catch((err: unknown) => {

@@ -19,7 +19,7 @@ export function useCrm(): (() => { url: string; bus: Bus }) & { parts: CrmParts 
   let started: StartedRuntime;
   const service = compose(loadConfig(env.serviceEnv(identity.keys.publicKey)), log);
   beforeAll(async () => {
-    started = await startComponent(service, env.dbName);
+    started = await startComponent(service.definition, env.dbName);
   });
   afterAll(async () => {
     await stopRuntime(started);

@@ -7,7 +7,8 @@ import {
   type UpdateProductBody,
   type Visibility,
 } from '@mkt/contracts';
-import { AppError, Forbidden, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { AppError, Forbidden, InvalidState, NotFound } from '@mkt/kit/domain';
+import type { Actor } from './actor';
 import { propertyValueProblem, type Category } from './categories';
 import { sanitizeDescription } from './sanitize';
 
@@ -56,12 +57,12 @@ class InvalidProduct extends AppError {
 type PropertyInput = { propertyId: string; value: string | number | boolean };
 
 /** Creating is the sellers' (and an admin's): a buyer's create is 403. */
-export function assertSeller(user: AuthenticatedUser, message = 'Only sellers list products'): void {
+export function assertSeller(user: Actor, message = 'Only sellers list products'): void {
   if (user.role !== 'seller' && user.role !== 'admin') throw new Forbidden(message);
 }
 
 /** Its seller and an admin manage a product (and see it whatever its visibility). */
-export function canManage(user: AuthenticatedUser | undefined, product: Pick<Product, 'sellerId'>): boolean {
+export function canManage(user: Actor | undefined, product: Pick<Product, 'sellerId'>): boolean {
   return user !== undefined && (user.role === 'admin' || user.id === product.sellerId);
 }
 
@@ -71,7 +72,7 @@ export function isPublic(product: Pick<Product, 'isDraft' | 'visibility'>): bool
 }
 
 /** Public products to anyone; hidden, private and drafts only to their seller or an admin (404 to others). */
-export function visibleTo(user: AuthenticatedUser | undefined, product: Product | null): Product {
+export function visibleTo(user: Actor | undefined, product: Product | null): Product {
   if (!product || (!canManage(user, product) && !isPublic(product))) throw new NotFound('Product');
   return product;
 }
@@ -80,7 +81,7 @@ export function visibleTo(user: AuthenticatedUser | undefined, product: Product 
  * A product its caller may change: its seller's or any for an admin. Others learn nothing of
  * what they may not see (404); a Public product of another seller is 403.
  */
-export function ownedBy(user: AuthenticatedUser, product: Product | null): Product {
+export function ownedBy(user: Actor, product: Product | null): Product {
   if (!product) throw new NotFound('Product');
   if (canManage(user, product)) return product;
   if (!isPublic(product)) throw new NotFound('Product');
@@ -96,13 +97,13 @@ export class ProductRules {
   }
 
   /** A new published product of `user` (a seller or an admin) with the reference `id`. */
-  decideCreate(user: AuthenticatedUser, body: CreateProductBody, id: string): NewProduct {
+  decideCreate(user: Actor, body: CreateProductBody, id: string): NewProduct {
     assertSeller(user);
     return { _id: id, sellerId: user.id, isDraft: false, ...this.productFields(body) };
   }
 
   /** A new draft: a category that exists and the seller's form, Private. */
-  decideCreateDraft(user: AuthenticatedUser, body: DraftBody, id: string): NewProduct {
+  decideCreateDraft(user: Actor, body: DraftBody, id: string): NewProduct {
     assertSeller(user);
     this.category(body.categoryId, 'categoryId');
     return { _id: id, sellerId: user.id, isDraft: true, categoryId: body.categoryId, metaData: body.metaData, visibility: 'Private' };

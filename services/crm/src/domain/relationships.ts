@@ -1,5 +1,12 @@
-import { ErrorCode, type CreateCustomerBody, type UpdateCustomerBody } from '@mkt/contracts';
-import { AppError, Conflict, Forbidden, InvalidField, NotFound, RuleViolation, type AuthenticatedUser } from '@mkt/kit';
+import { ErrorCode, type CreateCustomerBody, type Role, type UpdateCustomerBody } from '@mkt/contracts';
+import { AppError, Conflict, Forbidden, InvalidField, NotFound, RuleViolation } from '@mkt/kit/domain';
+
+/** Who asks (the verified token's user, as http/ hands it over): all a rule needs to know of them. */
+export interface Actor {
+  id: string;
+  ref: string;
+  role: Role;
+}
 
 /** Users as `identity.user.registered` told us: names for the listings, no call to the gateway. */
 export interface KnownUser {
@@ -62,7 +69,7 @@ export type RelationshipChange = Partial<
   >
 >;
 
-export const isAdmin = (user: AuthenticatedUser) => user.role === 'admin';
+export const isAdmin = (user: Actor) => user.role === 'admin';
 
 const notFound = () => new NotFound('Customer relationship');
 
@@ -75,7 +82,7 @@ export function found(doc: Relationship | null): Relationship {
 /** Of two creates for one pair, the unique index lets one win; the other (and a repeat) is 409. */
 export const pairTaken = (): AppError => new Conflict('This seller and buyer have a relationship already');
 
-function assertSellerSide(user: AuthenticatedUser, sellerId: string): void {
+function assertSellerSide(user: Actor, sellerId: string): void {
   if (user.id !== sellerId && !isAdmin(user)) throw new Forbidden('Only the seller of this relationship may do this');
 }
 
@@ -98,7 +105,7 @@ function notACustomer(): AppError {
  * caller; an admin may name any known seller (`named`: the user `sellerId` found, read only for
  * an admin). Stored by user id.
  */
-export function resolveSeller(user: AuthenticatedUser, body: Pick<CreateCustomerBody, 'sellerId'>, named: KnownUser | null): string {
+export function resolveSeller(user: Actor, body: Pick<CreateCustomerBody, 'sellerId'>, named: KnownUser | null): string {
   if (isAdmin(user)) {
     if (!named || named.role !== 'seller') throw unknownSeller();
     return named._id;
@@ -136,14 +143,14 @@ export function requestedFollow(body: { isFollower?: boolean; followStatus?: str
  * following) is 403; sending the value it has, as a client does that sends back what it read,
  * changes nothing. An admin may set it.
  */
-export function assertFollowUnchangedBy(user: AuthenticatedUser, follow: boolean | undefined, current: boolean): void {
+export function assertFollowUnchangedBy(user: Actor, follow: boolean | undefined, current: boolean): void {
   if (isAdmin(user) || follow === undefined || follow === current) return;
   const message = 'Only the buyer follows or unfollows a seller';
   throw new AppError(403, ErrorCode.forbidden, message, [{ path: 'isFollower', code: ErrorCode.forbidden, message }]);
 }
 
 /** Whether a create may set following (checked before the buyer is looked up); the value it sets. */
-export function createFollow(user: AuthenticatedUser, body: Pick<CreateCustomerBody, 'isFollower' | 'followStatus'>): boolean {
+export function createFollow(user: Actor, body: Pick<CreateCustomerBody, 'isFollower' | 'followStatus'>): boolean {
   // The schema defaults `isFollower` to false: only a true one is a request, which `followStatus` may contradict.
   const follow = requestedFollow({ isFollower: body.isFollower || undefined, followStatus: body.followStatus }) ?? false;
   assertFollowUnchangedBy(user, follow, false);
@@ -171,12 +178,12 @@ export function decideCreate(
 }
 
 /** Read one: its seller, its buyer, an admin. */
-export function assertReader(user: AuthenticatedUser, doc: Pair): void {
+export function assertReader(user: Actor, doc: Pair): void {
   if (user.id !== doc.sellerId && user.id !== doc.buyerId && !isAdmin(user)) throw new Forbidden('This relationship is not yours');
 }
 
 /** The seller's own notes and tags about a buyer are the seller's (and an admin's); the buyer reads them blank. */
-export function seesSellerNotes(viewer: AuthenticatedUser | undefined, doc: Pair): boolean {
+export function seesSellerNotes(viewer: Actor | undefined, doc: Pair): boolean {
   return !viewer || viewer.id === doc.sellerId || isAdmin(viewer);
 }
 
@@ -185,7 +192,7 @@ export function seesSellerNotes(viewer: AuthenticatedUser | undefined, doc: Pair
  * (`assertFollowUnchangedBy`); its buyer may change only that. Flags turning on stamp
  * `followedAt` / `markedFavoriteAt` with `now`; turning off clears them.
  */
-export function decideUpdate(user: AuthenticatedUser, current: Relationship, body: UpdateCustomerBody, now: Date): RelationshipChange {
+export function decideUpdate(user: Actor, current: Relationship, body: UpdateCustomerBody, now: Date): RelationshipChange {
   const { isFollower: _isFollower, followStatus: _followStatus, ...sellerFields } = body;
   let follow = requestedFollow(body);
   if (user.id === current.buyerId) {
@@ -212,7 +219,7 @@ export function decideUpdate(user: AuthenticatedUser, current: Relationship, bod
  * customer record in someone's name that they cannot take away. A later booking event of the
  * pair makes a fresh one (totals from the booking facts).
  */
-export function assertDeleter(user: AuthenticatedUser, current: Pair): void {
+export function assertDeleter(user: Actor, current: Pair): void {
   if (user.id !== current.buyerId) assertSellerSide(user, current.sellerId);
 }
 
@@ -220,14 +227,14 @@ export function assertDeleter(user: AuthenticatedUser, current: Pair): void {
  * Whose relationships a listing path names (id or reference): the caller's own (their id), or
  * for an admin anyone's — `null` then: the key is to be looked up. Anyone else's is 403.
  */
-export function listingOwner(user: AuthenticatedUser, key: string): string | null {
+export function listingOwner(user: Actor, key: string): string | null {
   if (key === user.id || key === user.ref) return user.id;
   if (!isAdmin(user)) throw new Forbidden('You may read only your own relationships');
   return null;
 }
 
 /** GET /customers: an admin reads every relationship, a buyer theirs, anyone else their customers. */
-export function ownScope(user: AuthenticatedUser): Partial<Pair> {
+export function ownScope(user: Actor): Partial<Pair> {
   return isAdmin(user) ? {} : user.role === 'buyer' ? { buyerId: user.id } : { sellerId: user.id };
 }
 
