@@ -1,7 +1,7 @@
 import './tracing';
 import { createLogger, startService } from '@mkt/kit';
-import { crmService } from './composition';
+import { compose } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(crmService(config, createLogger('crm', config.LOG_LEVEL)));
+startService(compose(config, createLogger('crm', config.LOG_LEVEL)).definition);
