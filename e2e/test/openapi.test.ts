@@ -12,11 +12,11 @@ import {
 } from '@mkt/contracts';
 import { Bus, mountedEndpoints, OutboxRelay } from '@mkt/kit';
 import { makeKeyPair } from '@mkt/infra';
-import { createApp as catalogApp } from '../../services/catalog/src/app';
+import { catalogService } from '../../services/catalog/src/composition';
 import { loadConfig as catalogConfig } from '../../services/catalog/src/config';
 import { consultationService } from '../../services/consultation/src/composition';
 import { loadConfig as consultationConfig } from '../../services/consultation/src/config';
-import { createApp as crmApp } from '../../services/crm/src/app';
+import { crmService } from '../../services/crm/src/composition';
 import { loadConfig as crmConfig } from '../../services/crm/src/config';
 import { createApp as gatewayApp } from '../../services/gateway/src/app';
 import { loadConfig as gatewayConfig } from '../../services/gateway/src/config';
@@ -68,8 +68,8 @@ function apps(): Record<Service, Express> {
       ),
     }).service,
     wallet: walletApp({ config: wallet, runtime, parts: assembleWallet(wallet, outbox, log) }),
-    catalog: catalogApp({ config: catalogConfig(env), runtime }),
-    crm: crmApp({ config: crmConfig(env), runtime }),
+    catalog: catalogService(catalogConfig(env), log).definition.app as Express,
+    crm: crmService(crmConfig(env), log).definition.app as Express,
     consultation: consultationService(consultationConfig(env), log).definition.app as Express,
     review: reviewApp({ config: reviewConfig(env), runtime, reviews: reviewService(reviewConfig(env), log).parts.reviews }),
   };

@@ -33,7 +33,7 @@ export function catalogParts(config: Readonly<CatalogConfig>, db: Database): Cat
  * How the catalog is put together, every part at once and nothing connected (main.ts starts
  * `definition`; the component tests too, and read `parts`).
  */
-export function compose(config: Readonly<CatalogConfig>, log: Logger): { definition: ServiceDefinition; parts: CatalogParts } {
+export function catalogService(config: Readonly<CatalogConfig>, log: Logger): { definition: ServiceDefinition; parts: CatalogParts } {
   const db = createDatabase();
   const runtime = createRuntime({ name: 'catalog', config, log, db });
   const parts = catalogParts(config, db);

@@ -1,7 +1,7 @@
 import './tracing';
 import { createLogger, startService } from '@mkt/kit';
-import { compose } from './composition';
+import { catalogService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(compose(config, createLogger('catalog', config.LOG_LEVEL)).definition);
+startService(catalogService(config, createLogger('catalog', config.LOG_LEVEL)).definition);

@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import pino from 'pino';
 import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit';
 import { testEnv, testIdentity, type TestUser } from '@mkt/infra';
-import { compose } from '../src/composition';
+import { catalogService } from '../src/composition';
 import { loadConfig } from '../src/config';
 
 const identity = testIdentity();
@@ -14,7 +14,7 @@ export function useCatalog(): () => string {
   let started: StartedRuntime;
   beforeAll(async () => {
     const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
-    started = await startComponent(compose(config, pino({ level: 'silent' })).definition, env.dbName);
+    started = await startComponent(catalogService(config, pino({ level: 'silent' })).definition, env.dbName);
   });
   afterAll(async () => {
     await stopRuntime(started);

@@ -36,7 +36,7 @@ export function crmParts(db: Database): CrmParts {
  * How the CRM is put together, every part at once and nothing connected (main.ts starts
  * `definition`; the component tests too, and read `parts`).
  */
-export function compose(config: Readonly<CrmConfig>, log: Logger): { definition: ServiceDefinition; parts: CrmParts } {
+export function crmService(config: Readonly<CrmConfig>, log: Logger): { definition: ServiceDefinition; parts: CrmParts } {
   const db = createDatabase();
   const runtime = createRuntime({ name: 'crm', config, log, db });
   const parts = crmParts(db);

@@ -1,7 +1,7 @@
 import './tracing';
 import { createLogger, startService } from '@mkt/kit';
-import { compose } from './composition';
+import { crmService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(compose(config, createLogger('crm', config.LOG_LEVEL)).definition);
+startService(crmService(config, createLogger('crm', config.LOG_LEVEL)).definition);

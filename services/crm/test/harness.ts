@@ -3,7 +3,7 @@ import pino from 'pino';
 import { makeEvent, type EventData, type EventType } from '@mkt/contracts';
 import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
-import { compose, type CrmParts } from '../src/composition';
+import { crmService, type CrmParts } from '../src/composition';
 import { loadConfig } from '../src/config';
 
 const identity = testIdentity();
@@ -17,7 +17,7 @@ export const log = pino({ level: 'silent' });
  */
 export function useCrm(): (() => { url: string; bus: Bus }) & { parts: CrmParts } {
   let started: StartedRuntime;
-  const service = compose(loadConfig(env.serviceEnv(identity.keys.publicKey)), log);
+  const service = crmService(loadConfig(env.serviceEnv(identity.keys.publicKey)), log);
   beforeAll(async () => {
     started = await startComponent(service.definition, env.dbName);
   });
