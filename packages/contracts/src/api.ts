@@ -5,6 +5,7 @@ import {
   CreateShopBody,
   CreateV1ProductBody,
   DraftBody,
+  MyProductsQuery,
   ProductListQuery,
   ProductRefParams,
   ShopParams,
@@ -365,7 +366,8 @@ export const ENDPOINTS: Endpoint[] = [
     paged: true,
   }),
   e('get', '/physical-products/seller-products/my', 'catalog', 'bearer', 'The caller’s products and drafts', {
-    query: PageQuery,
+    // Strict: an unknown query parameter is 400 (the public listing's filters mean nothing here).
+    query: MyProductsQuery,
     data: MyProductsResponse,
     paged: true,
   }),

@@ -1,12 +1,9 @@
-import type { RequestHandler } from 'express';
-import { ZodError } from 'zod';
 import {
   CreateProductBody,
   CreateShopBody,
   CreateV1ProductBody,
   DraftBody,
   MyProductsQuery,
-  PageQuery,
   ProductListQuery,
   ProductRefParams,
   ShopParams,
@@ -20,15 +17,6 @@ import {
 import { currentUser, handle, type MountOptions } from '@mkt/kit';
 import type { CatalogParts } from '../composition';
 import { toCreatedProduct, toListItem, toProductView, toShopView, toV1ProductView } from './views';
-
-/**
- * `/my` refuses a query parameter it does not know (`MyProductsQuery`, strict), as it did before
- * its route came from the table, whose entry names the lenient `PageQuery`.
- */
-const strictMyQuery: RequestHandler = (req, _res, next) => {
-  const checked = MyProductsQuery.safeParse(req.query);
-  next(checked.success ? undefined : new ZodError(checked.error.issues));
-};
 
 /** One handler per entry of the catalog in the contracts' endpoint table. */
 export function catalogHandlers({
@@ -47,14 +35,10 @@ export function catalogHandlers({
       const { items, pagination } = await products.list(input.query);
       res.json(ok(items.map(toListItem), undefined, pagination));
     }),
-    'GET /physical-products/seller-products/my': handle(
-      { query: PageQuery },
-      async (input, req, res) => {
-        const { items, pagination } = await products.mine(currentUser(req), input.query);
-        res.json(ok(items.map(toProductView), undefined, pagination));
-      },
-      { use: [strictMyQuery] },
-    ),
+    'GET /physical-products/seller-products/my': handle({ query: MyProductsQuery }, async (input, req, res) => {
+      const { items, pagination } = await products.mine(currentUser(req), input.query);
+      res.json(ok(items.map(toProductView), undefined, pagination));
+    }),
     'POST /physical-products/seller-products/draft': handle({ body: DraftBody }, async (input, req, res) => {
       res.json(ok(toProductView(await products.createDraft(currentUser(req), input.body)), 'Draft saved'));
     }),
