@@ -302,7 +302,9 @@ export async function fromRunOptions(options: RunOptions, dbName = options.confi
     await openDatabase(db, { url: options.config.MONGO_URL, dbName, log: options.log });
   }
   const runtime = createRuntime({ ...options, db });
-  return { ...options, runtime, app: options.createApp(runtime) };
+  // Without `createApp`: the definition is no legacy shape any more (`runService` would convert it again, forever).
+  const { createApp, ...definition } = options;
+  return { ...definition, runtime, app: createApp(runtime) };
 }
 
 const isLegacy = (service: ServiceDefinition | RunOptions): service is RunOptions => 'createApp' in service;
