@@ -15,31 +15,75 @@ const otherServices = (service) => {
   ];
 };
 
-/** One direction: http → domain → db (issue 13). Type imports are allowed everywhere. */
+/**
+ * The shape of every service (issue 23, docs/architecture.md): http/events → application →
+ * domain, and db beside the domain. Type imports are allowed everywhere except where a layer must
+ * not even know a module (the domain: no mongoose, no db).
+ */
 const LAYERS = {
   db: {
     patterns: [
-      { regex: '^(\\.\\./)+(domain|http)(/|$)', message: 'db is the bottom layer: it answers outcomes, the domain decides (issue 13).' },
+      {
+        regex: '^(\\.\\./)+(http|events|application)(/|$)',
+        message: 'db is the bottom layer: repositories carry out decisions, they never call up (issue 23).',
+      },
     ],
     paths: [],
   },
   domain: {
-    patterns: [{ regex: '^(\\.\\./)+http(/|$)', message: 'The domain knows no HTTP (issue 13).' }],
-    paths: [{ name: 'express', message: 'The domain knows no express (issue 13).' }],
+    patterns: [
+      {
+        regex: '^(\\.\\./)+(db|http|events|application|payments|proxy)(/|$)',
+        message: 'The domain is pure: given what was read and the command, it decides; it reads and writes nothing (issue 23).',
+        allowTypeImports: false,
+      },
+    ],
+    paths: [
+      { name: 'express', message: 'The domain knows no HTTP (issue 13).' },
+      {
+        name: 'mongoose',
+        message: 'The domain knows no database: repositories in db/ carry out its decisions (issue 23).',
+        allowTypeImports: false,
+      },
+      { name: '@mkt/kit', message: 'The domain imports only kit’s pure part: @mkt/kit/domain (issue 23).' },
+      { name: 'amqplib', message: 'The domain does no I/O (issue 23).' },
+      { name: 'pino', message: 'The domain does no I/O (issue 23).' },
+      { name: 'node:http', message: 'The domain does no I/O (issue 23).' },
+      { name: 'node:https', message: 'The domain does no I/O (issue 23).' },
+      { name: 'node:net', message: 'The domain does no I/O (issue 23).' },
+      { name: 'node:fs', message: 'The domain does no I/O (issue 23).' },
+      { name: 'undici', message: 'The domain does no I/O (issue 23).' },
+    ],
+  },
+  application: {
+    patterns: [{ regex: '^(\\.\\./)+(http|events)(/|$)', message: 'Use cases know no transport: http/ and events/ call them (issue 23).' }],
+    paths: [
+      { name: 'express', message: 'Use cases know no HTTP (issue 23).' },
+      { name: 'mongoose', message: 'Use cases hold no queries: a repository in db/ does (issue 23).' },
+    ],
   },
   http: {
-    patterns: [{ regex: '^(\\.\\./)+db(/|$)', message: 'Routers call the domain, not the database (types are fine) (issue 13).' }],
-    paths: [],
+    patterns: [
+      { regex: '^(\\.\\./)+(db|events)(/|$)', message: 'Handlers call the use cases, not the database (types are fine) (issue 13).' },
+    ],
+    paths: [{ name: 'mongoose', message: 'Handlers call the use cases, not the database (issue 23).' }],
+  },
+  events: {
+    patterns: [{ regex: '^(\\.\\./)+http(/|$)', message: 'Consumers know no HTTP (issue 23).' }],
+    paths: [{ name: 'mongoose', message: 'Consumers are thin adapters: a repository in db/ queries (issue 23).' }],
   },
 };
 
-/** typescript-eslint takes `allowTypeImports` per path and pattern: a type-only import is never a dependency at run time. */
+/**
+ * typescript-eslint takes `allowTypeImports` per path and pattern: a type-only import is never a
+ * dependency at run time (allowed unless the entry says `allowTypeImports: false`).
+ */
 const restrict = (patterns, paths = []) => ({
   '@typescript-eslint/no-restricted-imports': [
     'error',
     {
-      paths: paths.map((path) => ({ ...path, allowTypeImports: true })),
-      patterns: patterns.map((pattern) => ({ ...pattern, allowTypeImports: true })),
+      paths: paths.map((path) => ({ allowTypeImports: true, ...path })),
+      patterns: patterns.map((pattern) => ({ allowTypeImports: true, ...pattern })),
     },
   ],
 });
@@ -51,24 +95,29 @@ const restrict = (patterns, paths = []) => ({
 const CROSS_SERVICE_EXCEPTIONS = { consultation: ['services/consultation/test/**'] };
 
 /**
- * Routers come from kit's `serviceRouter()` (case-sensitive, strict, as `createService`
- * promises): a plain `express.Router()` let `/wallets/USERS/X/topup` reach its handler (issue 20).
+ * Routes exist once, in the contracts' endpoint tables, mounted by kit's `mountEndpoints` (its own
+ * case-sensitive, strict matcher): no router of a service's own (issues 20 and 23).
  */
 const NO_EXPRESS_ROUTER = {
   name: 'express',
   importNames: ['Router'],
-  message: 'Use serviceRouter() from @mkt/kit: case-sensitive and strict like the app (issue 20).',
+  message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit (issue 23).',
+};
+const NO_KIT_ROUTER = {
+  name: '@mkt/kit',
+  importNames: ['serviceRouter', 'withInput', 'literalPathsWin', 'methodNotAllowed'],
+  message: 'Routes come from the endpoint table: mountEndpoints() and handle() from @mkt/kit (issue 23).',
 };
 
 const layering = SERVICES.flatMap((service) => [
   {
     files: [`services/${service}/**/*.ts`],
     ignores: CROSS_SERVICE_EXCEPTIONS[service] ?? [],
-    rules: restrict(otherServices(service), [NO_EXPRESS_ROUTER]),
+    rules: restrict(otherServices(service), [NO_EXPRESS_ROUTER, NO_KIT_ROUTER]),
   },
   ...Object.entries(LAYERS).map(([layer, rule]) => ({
     files: [`services/${service}/src/${layer}/**/*.ts`],
-    rules: restrict([...rule.patterns, ...otherServices(service)], [...rule.paths, NO_EXPRESS_ROUTER]),
+    rules: restrict([...rule.patterns, ...otherServices(service)], [...rule.paths, NO_EXPRESS_ROUTER, NO_KIT_ROUTER]),
   })),
 ]);
 
@@ -87,7 +136,7 @@ const FORBIDDEN_IN_SERVICES = [
   ...FORBIDDEN_SYNTAX,
   {
     selector: "CallExpression[callee.object.name='express'][callee.property.name='Router']",
-    message: 'Use serviceRouter() from @mkt/kit: case-sensitive and strict like the app (issue 20).',
+    message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit (issue 23).',
   },
 ];
 

@@ -16,7 +16,7 @@ module.exports = function preset(displayName, dir) {
     moduleNameMapper: {
       '^@mkt/contracts$': path.join(root, 'packages/contracts/src/index.ts'),
       '^@mkt/kit$': path.join(root, 'packages/kit/src/index.ts'),
-      // The same module instance as `@mkt/kit` (its errors must be the ones `toHttpError` knows).
+      // The same module instances as `@mkt/kit` (an error made by a domain is kit's AppError).
       '^@mkt/kit/domain$': path.join(root, 'packages/kit/src/domain.ts'),
       '^@mkt/infra$': path.join(root, 'packages/infra/src/index.ts'),
     },

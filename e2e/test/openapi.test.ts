@@ -1,13 +1,22 @@
 import type { Express } from 'express';
 import pino from 'pino';
-import { CreateDiscountBody, ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, errorAnswers, type Endpoint, type Service } from '@mkt/contracts';
+import {
+  CreateDiscountBody,
+  ENDPOINTS,
+  PAYOUT_ADMIN_MOVES,
+  // The document with its named schemas inlined: these checks read schemas without resolving $ref.
+  buildInlinedOpenApi as buildOpenApi,
+  errorAnswers,
+  type Endpoint,
+  type Service,
+} from '@mkt/contracts';
 import { Bus, mountedEndpoints, OutboxRelay } from '@mkt/kit';
 import { makeKeyPair } from '@mkt/infra';
-import { createApp as catalogApp } from '../../services/catalog/src/app';
+import { catalogService } from '../../services/catalog/src/composition';
 import { loadConfig as catalogConfig } from '../../services/catalog/src/config';
-import { createApp as consultationApp } from '../../services/consultation/src/app';
+import { consultationService } from '../../services/consultation/src/composition';
 import { loadConfig as consultationConfig } from '../../services/consultation/src/config';
-import { createApp as crmApp } from '../../services/crm/src/app';
+import { crmService } from '../../services/crm/src/composition';
 import { loadConfig as crmConfig } from '../../services/crm/src/config';
 import { gatewayService } from '../../services/gateway/src/composition';
 import { loadConfig as gatewayConfig } from '../../services/gateway/src/config';
@@ -34,9 +43,9 @@ function apps(): Record<Service, Express> {
     // The gateway's own app (behind its edge), as its composition builds it.
     gateway: gatewayService(gatewayConfig(env), log).parts.service,
     wallet: walletApp({ config: wallet, runtime, parts: assembleWallet(wallet, outbox, log) }),
-    catalog: catalogApp({ config: catalogConfig(env), runtime }),
-    crm: crmApp({ config: crmConfig(env), runtime }),
-    consultation: consultationApp({ config: consultationConfig(env), runtime }),
+    catalog: catalogService(catalogConfig(env), log).definition.app as Express,
+    crm: crmService(crmConfig(env), log).definition.app as Express,
+    consultation: consultationService(consultationConfig(env), log).definition.app as Express,
     review: reviewApp({ config: reviewConfig(env), runtime, reviews: reviewService(reviewConfig(env), log).parts.reviews }),
   };
 }

@@ -431,7 +431,8 @@ export const ENDPOINTS: Endpoint[] = [
   e('get', '/v1/products', 'catalog', 'bearer', 'Products', { query: V1ProductListQuery, data: V1ProductListResponse, paged: true }),
 
   e('post', '/customers', 'crm', 'bearer', 'Create a relationship', {
-    errors: { 403: true, 404: true, 409: true },
+    // 422 not_eligible: the buyer has booked nothing of the seller's; invalid: followStatus contradicts isFollower.
+    errors: { 403: true, 404: true, 409: true, 422: ['invalid', 'not_eligible'] },
     body: CreateCustomerBody,
     example: {
       sellerId: '8a7b6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
@@ -456,7 +457,8 @@ export const ENDPOINTS: Endpoint[] = [
     data: RelationshipResponse,
   }),
   e('put', '/customers/{id}', 'crm', 'bearer', 'Update a relationship', {
-    errors: { 403: true },
+    // 422 invalid: followStatus contradicts isFollower.
+    errors: { 403: true, 422: ['invalid'] },
     params: CustomerParams,
     body: UpdateCustomerBody,
     example: { customerType: 'Regular', isFavorite: true, notes: 'Books every month', tags: ['coffee', 'monthly'] },

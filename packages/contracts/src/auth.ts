@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { EMAIL_PIPE, NON_BLANK } from './schema-meta';
 import { Role } from './events';
 import { referenceOf } from './references';
 import { RULE } from './rules';
 
 export { Role };
 
-const Email = z.string().trim().toLowerCase().max(254).pipe(z.email('Expected an email address'));
+const Email = z.string().trim().toLowerCase().max(254).pipe(z.email('Expected an email address')).meta(EMAIL_PIPE);
 // bcrypt reads at most 72 bytes; longer passwords would be silently truncated.
 const Password = z
   .string()
@@ -17,24 +18,29 @@ export const RegisterBody = z
   .object({
     email: Email,
     password: Password,
-    fullName: z.string().trim().min(1).max(120),
+    fullName: z.string().trim().min(1).max(120).meta(NON_BLANK),
     role: z.enum(['buyer', 'seller']),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'RegisterBody' });
 export type RegisterBody = z.infer<typeof RegisterBody>;
 
 export const LoginBody = z
   .object({
-    email: z.string().trim().toLowerCase().min(1).max(254),
+    email: z.string().trim().toLowerCase().min(1).max(254).meta(NON_BLANK),
     password: z.string().min(1).max(1024),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'LoginBody' });
 export type LoginBody = z.infer<typeof LoginBody>;
 
-export const RefreshBody = z.object({ refreshToken: z.string().trim().min(1).max(512) }).strict();
+export const RefreshBody = z
+  .object({ refreshToken: z.string().trim().min(1).max(512).meta(NON_BLANK) })
+  .strict()
+  .meta({ id: 'RefreshBody' });
 export type RefreshBody = z.infer<typeof RefreshBody>;
 
-export const LogoutBody = RefreshBody;
+export const LogoutBody = RefreshBody.meta({ id: 'LogoutBody' });
 export type LogoutBody = RefreshBody;
 
 export const AuthUser = z.object({

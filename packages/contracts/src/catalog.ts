@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AT_LEAST_ONE_FIELD, NON_BLANK } from './schema-meta';
 import { Currency, NonNegativeMajorAmount, NonNegativeMoneyParam, withMinorNames } from './money';
 import { COUNTRY_CODE_LIST } from './countries';
 import { PageQuery } from './pagination';
@@ -26,7 +27,7 @@ export const ProductPropertyInput = z
   .strict();
 
 const productFields = {
-  name: z.string().trim().min(1).max(200),
+  name: z.string().trim().min(1).max(200).meta(NON_BLANK),
   description: z.string().max(20_000),
   sellingPrice: NonNegativeMajorAmount,
   comparePrice: NonNegativeMajorAmount.optional(),
@@ -50,7 +51,12 @@ function comparePriceAtLeastSelling(value: { sellingPrice?: number; comparePrice
 const productAmounts = withMinorNames(['sellingPrice', 'comparePrice', 'deliveryCost']);
 
 /** A full product: create, and the PATCH that publishes a draft. Amounts arrive in major units. */
-export const CreateProductBody = z.object(productFields).strict().superRefine(comparePriceAtLeastSelling).transform(productAmounts);
+export const CreateProductBody = z
+  .object(productFields)
+  .strict()
+  .superRefine(comparePriceAtLeastSelling)
+  .transform(productAmounts)
+  .meta({ id: 'CreateProductBody' });
 export type CreateProductBody = z.infer<typeof CreateProductBody>;
 
 /** A partial update of a product (the merged result is checked again by the service). */
@@ -60,10 +66,12 @@ export const UpdateProductBody = z
   .strict()
   .superRefine(comparePriceAtLeastSelling)
   .refine((value) => Object.keys(value).length > 0, 'Send at least one field')
-  .transform(productAmounts);
+  .meta(AT_LEAST_ONE_FIELD)
+  .transform(productAmounts)
+  .meta({ id: 'UpdateProductBody' });
 export type UpdateProductBody = z.infer<typeof UpdateProductBody>;
 
-export const VisibilityBody = z.object({ visibility: Visibility }).strict();
+export const VisibilityBody = z.object({ visibility: Visibility }).strict().meta({ id: 'VisibilityBody' });
 
 const DraftForm = z
   .string()
@@ -85,11 +93,13 @@ export const DraftBody = z
     categoryId: referenceOf('CAT'),
     metaData: z.object({ form: DraftForm }).strict(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'DraftBody' });
 export type DraftBody = z.infer<typeof DraftBody>;
 export const UpdateDraftBody = DraftBody.partial()
   .strict()
-  .refine((value) => Object.keys(value).length > 0, 'Send at least one field');
+  .refine((value) => Object.keys(value).length > 0, 'Send at least one field')
+  .meta({ ...AT_LEAST_ONE_FIELD, id: 'UpdateDraftBody' });
 export type UpdateDraftBody = z.infer<typeof UpdateDraftBody>;
 
 export const ProductRefParams = z.object({ referenceId: referenceOf('SELL-PROD') }).strict();
@@ -118,7 +128,7 @@ export const MyProductsQuery = PageQuery.strict();
 
 export const CreateShopBody = z
   .object({
-    name: z.string().trim().min(1).max(120),
+    name: z.string().trim().min(1).max(120).meta(NON_BLANK),
     slug: z
       .string()
       .trim()
@@ -126,15 +136,16 @@ export const CreateShopBody = z
       .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'A slug is lower-case letters and digits joined by single dashes')
       .max(60),
     country: z.enum(COUNTRY_CODE_LIST, { error: 'Expected an ISO 3166-1 alpha-2 country code such as ET' }),
-    category: z.string().trim().min(1).max(60),
+    category: z.string().trim().min(1).max(60).meta(NON_BLANK),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'CreateShopBody' });
 export type CreateShopBody = z.infer<typeof CreateShopBody>;
 export const ShopParams = z.object({ shopId: z.string().uuid() }).strict();
 
 export const CreateV1ProductBody = z
   .object({
-    title: z.string().trim().min(1).max(200),
+    title: z.string().trim().min(1).max(200).meta(NON_BLANK),
     price: z.number().int('Minor units are whole numbers').min(0).max(Number.MAX_SAFE_INTEGER),
     currency: Currency,
     sku: z
@@ -145,7 +156,8 @@ export const CreateV1ProductBody = z
       .regex(/^[A-Za-z0-9._-]+$/, 'A SKU is letters, digits, dots, dashes and underscores'),
     inventory: z.number().int().min(0).max(1_000_000_000),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'CreateV1ProductBody' });
 export type CreateV1ProductBody = z.infer<typeof CreateV1ProductBody>;
 export const V1ProductParams = z.object({ productId: z.string().uuid() }).strict();
 export const V1ProductListQuery = PageQuery.strict();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AT_LEAST_ONE_FIELD, EMAIL_PIPE, NON_BLANK, UUID_PIPE } from './schema-meta';
 import { Currency, NonNegativeMajorAmount, parseMoney, withMinorNames } from './money';
 import { PageQuery } from './pagination';
 import { referenceOf } from './references';
@@ -16,17 +17,18 @@ const isCalendarDate = (value: string) =>
 export const IsoDate = z
   .string()
   .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/, 'Expected YYYY-MM-DD')
-  .refine(isCalendarDate, 'Not a date');
+  .refine(isCalendarDate, 'Not a date')
+  .meta({ format: 'date' });
 const Timestamp = z.string().datetime({ offset: true });
-const Text = (max: number) => z.string().trim().min(1).max(max);
-const Tags = z.array(z.string().trim().min(1).max(40)).max(20);
+const Text = (max: number) => z.string().trim().min(1).max(max).meta(NON_BLANK);
+const Tags = z.array(z.string().trim().min(1).max(40).meta(NON_BLANK)).max(20);
 /** An id or a reference of a record. */
-const RecordKey = z.string().trim().min(1).max(64);
+const RecordKey = z.string().trim().min(1).max(64).meta(NON_BLANK);
 /**
  * A user named in a body: their id (a uuid, compared without case) or their USR reference (any
  * prefix). Anything else is 400: a misspelt name never silently means "nobody".
  */
-export const UserKey = z.union([z.string().trim().toLowerCase().pipe(z.uuid()), referenceOf('USR')], {
+export const UserKey = z.union([z.string().trim().toLowerCase().pipe(z.uuid()).meta(UUID_PIPE), referenceOf('USR')], {
   error: 'Expected a user id (uuid) or a USR reference',
 });
 
@@ -71,7 +73,8 @@ export const CreateRuleSetBody = z
   .superRefine((body, ctx) => {
     const days = body.availabilityRules.map((rule) => rule.weekday);
     if (new Set(days).size !== days.length) breakRule(ctx, ['availabilityRules'], 'One rule per weekday');
-  });
+  })
+  .meta({ id: 'CreateRuleSetBody' });
 export type CreateRuleSetBody = z.infer<typeof CreateRuleSetBody>;
 
 export const SessionType = z.enum(['OneToOne', 'Group']);
@@ -98,7 +101,8 @@ export const CreateConsultationBody = z
     message: 'A OneToOne consultation has maxCapacity 1',
     path: ['maxCapacity'],
     params: RULE,
-  });
+  })
+  .meta({ id: 'CreateConsultationBody' });
 export type CreateConsultationBody = z.infer<typeof CreateConsultationBody>;
 
 /** Fields that change what a booking gets: editing one sends an Approved consultation back to review. */
@@ -117,7 +121,8 @@ export const UpdateConsultationBody = z
   })
   .partial()
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'Send at least one field');
+  .refine((body) => Object.keys(body).length > 0, 'Send at least one field')
+  .meta({ ...AT_LEAST_ONE_FIELD, id: 'UpdateConsultationBody' });
 export type UpdateConsultationBody = z.infer<typeof UpdateConsultationBody>;
 
 /**
@@ -126,7 +131,10 @@ export type UpdateConsultationBody = z.infer<typeof UpdateConsultationBody>;
  * approves exactly the text they read, never a later one sent meanwhile. A Pending consultation
  * takes no body.
  */
-export const ApproveConsultationBody = z.object({ revisionId: z.string().trim().min(1).max(64).optional() }).strict();
+export const ApproveConsultationBody = z
+  .object({ revisionId: z.string().trim().min(1).max(64).meta(NON_BLANK).optional() })
+  .strict()
+  .meta({ id: 'ApproveConsultationBody' });
 export type ApproveConsultationBody = z.infer<typeof ApproveConsultationBody>;
 
 export const CONSULTATION_STATUSES = ['Pending', 'Approved'] as const;
@@ -156,7 +164,10 @@ export const SESSION_STATUSES = ['Scheduled', 'In Progress', 'Completed', 'No Sh
 export const SessionStatus = z.enum(SESSION_STATUSES);
 export type SessionStatus = z.infer<typeof SessionStatus>;
 export const SessionListQuery = PageQuery.extend({ status: SessionStatus.optional() }).strict();
-export const StartSessionBody = z.object({ actualStartTime: Timestamp.optional(), notes: z.string().max(2000).optional() }).strict();
+export const StartSessionBody = z
+  .object({ actualStartTime: Timestamp.optional(), notes: z.string().max(2000).optional() })
+  .strict()
+  .meta({ id: 'StartSessionBody' });
 export const EndSessionBody = z
   .object({
     actualEndTime: Timestamp.optional(),
@@ -164,19 +175,21 @@ export const EndSessionBody = z
     sessionSummary: z.string().max(5000).optional(),
     nextSteps: z.string().max(2000).optional(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'EndSessionBody' });
 export const NoShowBody = z
   .object({
     notes: z.string().max(2000).optional(),
     attemptedContact: z.boolean().optional(),
     contactMethod: z.string().max(40).optional(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'NoShowBody' });
 
 export const Participant = z
   .object({
     fullName: Text(120),
-    email: z.string().trim().toLowerCase().pipe(z.email()),
+    email: z.string().trim().toLowerCase().pipe(z.email()).meta(EMAIL_PIPE),
     phone: z.string().regex(/^\+?[0-9(][0-9 ()-]{4,18}[0-9)]$/, 'Expected a phone number'),
   })
   .strict();
@@ -196,10 +209,11 @@ export const CreateBookingBody = z
     totalAmount: NonNegativeMajorAmount,
     currency: Currency,
     notes: z.string().max(2000).optional(),
-    couponCode: z.string().trim().toUpperCase().min(1).max(40).optional(),
+    couponCode: z.string().trim().toUpperCase().min(1).max(40).meta(NON_BLANK).optional(),
   })
   .strict()
-  .transform(withMinorNames(['subTotal', 'totalAmount']));
+  .transform(withMinorNames(['subTotal', 'totalAmount']))
+  .meta({ id: 'CreateBookingBody' });
 export type CreateBookingBody = z.infer<typeof CreateBookingBody>;
 
 /** PaymentPending: places taken, the wallet's answer not yet in; Failed: not paid, places given back. */
@@ -216,7 +230,8 @@ export const CancelBookingBody = z
     refundAmount: NonNegativeMajorAmount.optional(),
   })
   .strict()
-  .transform(withMinorNames(['refundAmount']));
+  .transform(withMinorNames(['refundAmount']))
+  .meta({ id: 'CancelBookingBody' });
 export type CancelBookingBody = z.infer<typeof CancelBookingBody>;
 
 export const CreatePricingBody = z
@@ -234,7 +249,8 @@ export const CreatePricingBody = z
     path: ['comparePrice'],
     params: RULE,
   })
-  .transform(withMinorNames(['basePrice', 'comparePrice']));
+  .transform(withMinorNames(['basePrice', 'comparePrice']))
+  .meta({ id: 'CreatePricingBody' });
 export type CreatePricingBody = z.infer<typeof CreatePricingBody>;
 
 export const CreateDiscountBody = z
@@ -270,17 +286,23 @@ export const CreateDiscountBody = z
     body.discountType === 'Fixed'
       ? withMinorNames(['discountValue'])({ ...body, discountType: 'Fixed' as const, discountValue: parseMoney(body.discountValue)! })
       : { ...body, discountType: 'Percentage' as const },
-  );
+  )
+  .meta({ id: 'CreateDiscountBody' });
 export type CreateDiscountBody = z.infer<typeof CreateDiscountBody>;
 
 export const ValidateCouponBody = z
-  .object({ couponCode: z.string().trim().toUpperCase().min(1).max(40), consultationId: RecordKey, userId: UserKey.optional() })
-  .strict();
+  .object({
+    couponCode: z.string().trim().toUpperCase().min(1).max(40).meta(NON_BLANK),
+    consultationId: RecordKey,
+    userId: UserKey.optional(),
+  })
+  .strict()
+  .meta({ id: 'ValidateCouponBody' });
 
 export const VisibilityRule = z
   .object({
     type: z.enum(['user_type', 'location']),
-    condition: z.string().trim().min(1).max(200),
+    condition: z.string().trim().min(1).max(200).meta(NON_BLANK),
     action: z.enum(['show', 'hide']),
     priority: z.number().int().min(0).max(10_000),
   })
@@ -300,7 +322,8 @@ export const CreateVisibilityRuleSetBody = z
     message: 'validTo must be after validFrom',
     path: ['validTo'],
     params: RULE,
-  });
+  })
+  .meta({ id: 'CreateVisibilityRuleSetBody' });
 export type CreateVisibilityRuleSetBody = z.infer<typeof CreateVisibilityRuleSetBody>;
 
 export const VisibilityStatusBody = z
@@ -312,5 +335,6 @@ export const VisibilityStatusBody = z
       .strict()
       .default({}),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'VisibilityStatusBody' });
 export type VisibilityStatusBody = z.infer<typeof VisibilityStatusBody>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AT_LEAST_ONE_FIELD, NON_BLANK } from './schema-meta';
 import { PageQuery } from './pagination';
 import { NonNegativeMoneyParam, withMinorNames } from './money';
 
@@ -7,8 +8,8 @@ export const CustomerType = z.enum(['New', 'Regular', 'VIP']);
 export const FollowStatus = z.enum(['Following', 'NotFollowing']);
 export const NotificationPreference = z.enum(['All', 'Important', 'None']);
 
-const Tags = z.array(z.string().trim().min(1).max(40)).max(30);
-const UserId = z.string().trim().min(1).max(64);
+const Tags = z.array(z.string().trim().min(1).max(40).meta(NON_BLANK)).max(30);
+const UserId = z.string().trim().min(1).max(64).meta(NON_BLANK);
 
 const editable = {
   status: RelationshipStatus,
@@ -35,17 +36,19 @@ export const CreateCustomerBody = z
     tags: Tags.default([]),
     isFavorite: z.boolean().default(false),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'CreateCustomerBody' });
 export type CreateCustomerBody = z.infer<typeof CreateCustomerBody>;
 
 export const UpdateCustomerBody = z
   .object(editable)
   .partial()
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'Send at least one field');
+  .refine((body) => Object.keys(body).length > 0, 'Send at least one field')
+  .meta({ ...AT_LEAST_ONE_FIELD, id: 'UpdateCustomerBody' });
 export type UpdateCustomerBody = z.infer<typeof UpdateCustomerBody>;
 
-export const CustomerParams = z.object({ id: z.string().trim().min(1).max(64) }).strict();
+export const CustomerParams = z.object({ id: z.string().trim().min(1).max(64).meta(NON_BLANK) }).strict();
 export const SellerParams = z.object({ sellerId: UserId }).strict();
 export const BuyerParams = z.object({ buyerId: UserId }).strict();
 export const CustomerListQuery = PageQuery.extend({

@@ -1,10 +1,14 @@
 import { z } from 'zod';
+import { ErrorCode } from './error-codes';
 import { Pagination } from './pagination';
 
 /** One offending field or rule: `path` is dotted ('' when the error is not about one field). */
 export const ErrorItem = z.object({
   path: z.string(),
-  code: z.string(),
+  code: z.string().meta({
+    description: 'A stable error code; clients branch on it, never on the message.',
+    examples: Object.values(ErrorCode),
+  }),
   message: z.string(),
 });
 export type ErrorItem = z.infer<typeof ErrorItem>;

@@ -98,24 +98,38 @@ function majorAmount(min: number, tooSmall: string) {
 }
 
 /** A positive major-unit number with at most 2 decimals, parsed to minor units. */
-export const PositiveMajorAmount = majorAmount(1, 'The amount must be greater than zero');
+export const PositiveMajorAmount = majorAmount(1, 'The amount must be greater than zero').meta({
+  multipleOf: 0.01,
+  exclusiveMinimum: 0,
+  exclusiveMaximum: MAX_EXACT_MAJOR_NUMBER,
+});
 
 /** A non-negative major-unit number with at most 2 decimals, parsed to minor units. */
-export const NonNegativeMajorAmount = majorAmount(0, 'The amount cannot be negative');
+export const NonNegativeMajorAmount = majorAmount(0, 'The amount cannot be negative').meta({
+  multipleOf: 0.01,
+  minimum: 0,
+  exclusiveMaximum: MAX_EXACT_MAJOR_NUMBER,
+});
+
+/** A positive decimal string of at most 2 decimals that fits a safe integer of minor units (what `parseMoney` accepts above 0). */
+const POSITIVE_DECIMAL = '^([1-9][0-9]{0,12}(\\.[0-9]{1,2})?|0\\.(0[1-9]|[1-9][0-9]?))$';
 
 /** A positive decimal string with at most 2 decimals ("150.00"), parsed to minor units. */
-export const PositiveDecimalString = z.string().transform((value, ctx) => {
-  const minor = /^\d/.test(value) ? parseMoney(value) : null;
-  if (minor === null) {
-    ctx.addIssue({ code: 'custom', message: 'Expected a decimal string with at most 2 decimals, such as "150.00"' });
-    return z.NEVER;
-  }
-  if (minor <= 0) {
-    ctx.addIssue({ code: 'custom', message: 'The amount must be greater than zero' });
-    return z.NEVER;
-  }
-  return minor;
-});
+export const PositiveDecimalString = z
+  .string()
+  .transform((value, ctx) => {
+    const minor = /^\d/.test(value) ? parseMoney(value) : null;
+    if (minor === null) {
+      ctx.addIssue({ code: 'custom', message: 'Expected a decimal string with at most 2 decimals, such as "150.00"' });
+      return z.NEVER;
+    }
+    if (minor <= 0) {
+      ctx.addIssue({ code: 'custom', message: 'The amount must be greater than zero' });
+      return z.NEVER;
+    }
+    return minor;
+  })
+  .meta({ pattern: POSITIVE_DECIMAL });
 
 /** A non-negative amount in a query string ("10", "9.99"), parsed by `parseMoney` to minor units. */
 export const NonNegativeMoneyParam = z

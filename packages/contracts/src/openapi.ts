@@ -1,78 +1,23 @@
 import { z } from 'zod';
+import { createDocument, createSchema, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { ErrorBody } from './envelope';
 import { ENDPOINTS, type Endpoint, type ErrorStatus } from './api';
-import { ErrorCode } from './error-codes';
-import { IsoDate } from './consultation';
-import { MAX_EXACT_MAJOR_NUMBER, NonNegativeMajorAmount, PositiveDecimalString, PositiveMajorAmount } from './money';
+import type { ErrorCode } from './error-codes';
 import { PaginationResponse } from './responses/common';
 
-type JsonSchema = Record<string, unknown>;
-type Io = 'input' | 'output';
+/**
+ * The OpenAPI 3.1 document, generated from the endpoint table (`api.ts`) by zod-openapi, a
+ * maintained zod-to-OpenAPI library built on zod's own JSON Schema conversion. Every request
+ * body and every response `data` carries a component name (`.meta({ id })` beside its schema),
+ * so it is a named schema of `components.schemas` referenced with `$ref`. What a validator checks
+ * but JSON Schema cannot derive (a trim, "at least one field", money with 2 decimals) is metadata
+ * on the schema (`schema-meta.ts`); nothing here reads zod's internals or an error message.
+ */
 
-interface ZodInternals {
-  _zod: {
-    def: {
-      type: string;
-      checks?: Array<{ _zod: { def: { check: string; tx?: unknown; error?: unknown } } }>;
-      in?: z.ZodType;
-      out?: z.ZodType;
-    };
-  };
-}
+type JsonSchema = Record<string, unknown>;
 
 /** What the wallet accepts as an Idempotency-Key. */
 const IDEMPOTENCY_KEY = '^[A-Za-z0-9_\\-:.]{1,200}$';
-/** A positive decimal string of at most 2 decimals that fits a safe integer of minor units. */
-const POSITIVE_DECIMAL = '^([1-9][0-9]{0,12}(\\.[0-9]{1,2})?|0\\.(0[1-9]|[1-9][0-9]?))$';
-
-/**
- * What the validators check but a plain JSON Schema conversion loses, put back so the document
- * is as strict as the validation: money with at most 2
- * decimals (a transform), trimmed strings that must not be blank, e-mail formats behind a
- * `pipe`, real calendar dates, "send at least one field".
- */
-function restoreConstraints(ctx: { zodSchema: unknown; jsonSchema: JsonSchema }): void {
-  const schema = ctx.zodSchema as ZodInternals;
-  const json = ctx.jsonSchema;
-  const def = schema._zod.def;
-  if (ctx.zodSchema === PositiveMajorAmount || ctx.zodSchema === NonNegativeMajorAmount) {
-    json.multipleOf = 0.01;
-    json.exclusiveMaximum = MAX_EXACT_MAJOR_NUMBER;
-    if (ctx.zodSchema === PositiveMajorAmount) json.exclusiveMinimum = 0;
-    else json.minimum = 0;
-  }
-  if (ctx.zodSchema === PositiveDecimalString) {
-    json.type = 'string';
-    json.pattern = POSITIVE_DECIMAL;
-  }
-  if (ctx.zodSchema === IsoDate) json.format = 'date';
-  if (def.type === 'pipe' && def.out && (def.out as unknown as ZodInternals)._zod.def.type === 'string') {
-    const { format, pattern } = z.toJSONSchema(def.out, { io: 'input' }) as JsonSchema;
-    if (format) json.format = format;
-    if (pattern) json.pattern = pattern;
-  }
-  for (const check of def.checks ?? []) {
-    const { check: kind, tx, error } = check._zod.def;
-    if (kind === 'overwrite' && String(tx).includes('.trim()') && typeof json.minLength === 'number' && json.minLength > 0) {
-      json.pattern ??= '\\S';
-    }
-    if (kind !== 'custom' || typeof error !== 'function') continue;
-    const message = String((error as () => unknown)());
-    if (message === 'Send at least one field') json.minProperties = 1;
-  }
-  // An e-mail address is what its pattern (the validator's own) says; `format: email` means a
-  // different, tool-dependent rule, under which a tool would call valid addresses invalid.
-  if (json.format === 'email' && typeof json.pattern === 'string') delete json.format;
-}
-
-const schema = (type: z.ZodType, io: Io = 'input'): JsonSchema => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(type, {
-    io,
-    unrepresentable: 'any',
-    override: (ctx) => restoreConstraints(ctx as unknown as { zodSchema: unknown; jsonSchema: JsonSchema }),
-  }) as JsonSchema;
-  return rest;
-};
 
 const FORMAT_EXAMPLES: Record<string, unknown> = {
   'date-time': '2026-11-23T09:00:00.000Z',
@@ -82,23 +27,33 @@ const FORMAT_EXAMPLES: Record<string, unknown> = {
   uri: 'https://example.com/',
 };
 
-/** An example value of a JSON Schema: its own example, else one composed from its parts. */
-export function exampleOf(json: JsonSchema): unknown {
+const COMPONENT_REF = '#/components/schemas/';
+
+/**
+ * An example value of a JSON Schema: its own example, else one composed from its parts; a
+ * `$ref` to a named component is followed in `components`.
+ */
+export function exampleOf(json: JsonSchema, components: Record<string, JsonSchema> = {}): unknown {
+  if (typeof json.$ref === 'string' && json.$ref.startsWith(COMPONENT_REF)) {
+    const target = components[json.$ref.slice(COMPONENT_REF.length)];
+    if (!target) throw new Error(`No component ${json.$ref} to compose an example from`);
+    return exampleOf(target, components);
+  }
   if (Array.isArray(json.examples) && json.examples.length > 0) return json.examples[0];
   if ('const' in json) return json.const;
   if (Array.isArray(json.enum)) return json.enum[0];
   for (const key of ['anyOf', 'oneOf'] as const) {
     const branches = json[key] as JsonSchema[] | undefined;
-    if (branches) return exampleOf(branches.find((branch) => branch.type !== 'null') ?? branches[0]!);
+    if (branches) return exampleOf(branches.find((branch) => branch.type !== 'null') ?? branches[0]!, components);
   }
   const type = Array.isArray(json.type) ? (json.type as string[]).find((t) => t !== 'null') : (json.type as string | undefined);
   switch (type) {
     case 'object':
       return Object.fromEntries(
-        Object.entries((json.properties ?? {}) as Record<string, JsonSchema>).map(([key, value]) => [key, exampleOf(value)]),
+        Object.entries((json.properties ?? {}) as Record<string, JsonSchema>).map(([key, value]) => [key, exampleOf(value, components)]),
       );
     case 'array':
-      return json.items ? [exampleOf(json.items as JsonSchema)] : [];
+      return json.items ? [exampleOf(json.items as JsonSchema, components)] : [];
     case 'string':
       return FORMAT_EXAMPLES[json.format as string] ?? 'text';
     case 'integer':
@@ -111,100 +66,114 @@ export function exampleOf(json: JsonSchema): unknown {
   }
 }
 
-function parameters(endpoint: Endpoint) {
-  const params = endpoint.params ? schema(endpoint.params) : { properties: {} };
-  const path = [...endpoint.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
-    name,
-    in: 'path',
-    required: true,
-    schema: ((params.properties ?? {}) as Record<string, JsonSchema>)[name!] ?? { type: 'string' },
-  }));
-  const query = endpoint.query ? schema(endpoint.query) : null;
-  const required = new Set((query?.required ?? []) as string[]);
-  const queries = Object.entries((query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, s]) => ({
-    name,
-    in: 'query',
-    required: required.has(name),
-    schema: s,
-  }));
+/** An example of what a schema answers, composed from its JSON Schema (components followed). */
+function exampleOfOutput(type: z.ZodType): unknown {
+  const { schema, components } = createSchema(type, { io: 'output' });
+  return exampleOf(schema as JsonSchema, components as Record<string, JsonSchema>);
+}
+
+/** The names of the path parameters a params schema describes (of its JSON Schema, not zod's internals). */
+function describedParams(params: z.ZodType | undefined): Set<string> {
+  if (!params) return new Set();
+  const { schema } = createSchema(params, { io: 'input' });
+  return new Set(Object.keys(((schema as JsonSchema).properties ?? {}) as object));
+}
+
+/**
+ * The parameters of an operation: its path and query schemas (expanded by the library, path
+ * first), a plain string for a path parameter no schema describes, and the Idempotency-Key.
+ */
+function parameters(endpoint: Endpoint): Pick<ZodOpenApiOperationObject, 'requestParams' | 'parameters'> {
+  const described = describedParams(endpoint.params);
+  const placeholders = [...endpoint.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => name!);
+  const stray = [...described].filter((name) => !placeholders.includes(name));
+  if (stray.length) throw new Error(`${endpoint.method} ${endpoint.path}: its params schema names ${stray.join(', ')}, not in its path`);
+  const undescribed = placeholders
+    .filter((name) => !described.has(name))
+    .map((name) => ({ name, in: 'path' as const, required: true, schema: { type: 'string' as const } }));
   const headers = endpoint.idempotent
     ? [
         {
           name: 'Idempotency-Key',
-          in: 'header',
+          in: 'header' as const,
           required: false,
           description: 'The same key and body answer the first response again; the same key with another body is 409.',
-          schema: { type: 'string', pattern: IDEMPOTENCY_KEY },
+          schema: { type: 'string' as const, pattern: IDEMPOTENCY_KEY },
           example: 'topup-2026-11-23-0001',
         },
       ]
     : [];
-  return [...path, ...queries, ...headers];
+  const requestParams = {
+    ...(endpoint.params ? { path: endpoint.params as z.ZodObject } : {}),
+    ...(endpoint.query ? { query: endpoint.query as z.ZodObject } : {}),
+  };
+  const manual = [...undescribed, ...headers];
+  return {
+    ...(Object.keys(requestParams).length ? { requestParams } : {}),
+    // Always a list, empty when there is nothing to send.
+    parameters: manual,
+  };
 }
 
-const json = (s: JsonSchema, example?: unknown) => ({ 'application/json': { schema: s, ...(example === undefined ? {} : { example }) } });
 const html = (
   description: string,
   example = '<!doctype html><html lang="en"><head><title>Checkout</title></head><body>…</body></html>',
 ) => ({
   description,
-  content: { 'text/html': { schema: { type: 'string' }, example } },
+  content: { 'text/html': { schema: { type: 'string' as const }, example } },
 });
 const PAGINATION_EXAMPLE = { page: 1, limit: 20, total: 1 };
 
 /** The success answer: the envelope around `data` (strict), or another kind of body. */
-function success(endpoint: Endpoint): Record<string, unknown> {
+function success(endpoint: Endpoint): ZodOpenApiOperationObject['responses'] {
   if (endpoint.produces === 'jwks') {
-    const body = schema(endpoint.data!, 'output');
-    return { '200': { description: 'JSON Web Key Set', content: json(body, exampleOf(body)) } };
+    return {
+      '200': {
+        description: 'JSON Web Key Set',
+        content: { 'application/json': { schema: endpoint.data!, example: exampleOfOutput(endpoint.data!) } },
+      },
+    };
   }
   if (endpoint.produces === 'html') return { '200': html('An HTML page') };
   if (endpoint.produces === 'redirect') {
     const redirect = {
       description: 'See Other: back to the client’s redirectUrl with status and reference',
-      headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } } },
+      headers: { Location: { required: true, schema: { type: 'string' as const, format: 'uri' } } },
     };
     return {
       ...(endpoint.method === 'get' ? { '200': html('The payment’s state, when the client’s address is no longer allowed') } : {}),
       '303': redirect,
     };
   }
+  const body = successBodySchema(endpoint)!;
   if (endpoint.noData) {
-    const body = {
-      type: 'object',
-      required: ['success', 'message'],
-      properties: { success: { const: true }, message: { type: 'string' } },
-      additionalProperties: false,
+    return {
+      '200': { description: 'Done', content: { 'application/json': { schema: body, example: { success: true, message: 'Done' } } } },
     };
-    return { '200': { description: 'Done', content: json(body, { success: true, message: 'Done' }) } };
   }
-  const data = schema(endpoint.data!, 'output');
-  const body = {
-    type: 'object',
-    required: ['success', 'data', ...(endpoint.paged ? ['pagination'] : [])],
-    properties: {
-      success: { const: true },
-      message: { type: 'string' },
-      data,
-      ...(endpoint.paged ? { pagination: { $ref: '#/components/schemas/Pagination' } } : {}),
-    },
-    additionalProperties: false,
+  const example = {
+    success: true,
+    data: exampleOfOutput(endpoint.data!),
+    ...(endpoint.paged ? { pagination: PAGINATION_EXAMPLE } : {}),
   };
-  const example = { success: true, data: exampleOf(data), ...(endpoint.paged ? { pagination: PAGINATION_EXAMPLE } : {}) };
   const next = links(endpoint);
-  return { '200': { description: 'Success', content: json(body, example), ...(Object.keys(next).length ? { links: next } : {}) } };
+  return {
+    '200': {
+      description: 'Success',
+      content: { 'application/json': { schema: body, example } },
+      ...(Object.keys(next).length ? { links: next } : {}),
+    },
+  };
 }
 
-function requestBody(endpoint: Endpoint) {
+function requestBody(endpoint: Endpoint): ZodOpenApiOperationObject['requestBody'] {
+  const example = endpoint.example === undefined ? {} : { example: endpoint.example };
   // Required unless an empty object would do: a missing body is read as `{}` (kit `withInput`).
-  if (endpoint.body) return { required: !endpoint.body.safeParse({}).success, content: json(schema(endpoint.body), endpoint.example) };
-  if (endpoint.form) {
-    return {
-      required: true,
-      content: { 'application/x-www-form-urlencoded': { schema: schema(endpoint.form), example: endpoint.example } },
-    };
+  if (endpoint.body) {
+    return { required: !endpoint.body.safeParse({}).success, content: { 'application/json': { schema: endpoint.body, ...example } } };
   }
-  if (endpoint.example) return { required: true, content: json({ type: 'object' }, endpoint.example) };
+  if (endpoint.form) return { required: true, content: { 'application/x-www-form-urlencoded': { schema: endpoint.form, ...example } } };
+  if (endpoint.example) return { required: true, content: { 'application/json': { schema: { type: 'object' }, ...example } } };
   return undefined;
 }
 
@@ -296,7 +265,7 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]) {
   return {
     description: `${description} (${codes.map((code) => `\`${code}\``).join(', ')})`,
     ...(header ? { headers: { [header]: { required: true, ...HEADERS[header] } } } : {}),
-    content: json({ $ref: '#/components/schemas/ErrorBody' }),
+    content: { 'application/json': { schema: { $ref: `${COMPONENT_REF}ErrorBody` } } },
   };
 }
 
@@ -317,7 +286,7 @@ function errorResponses(endpoint: Endpoint): Record<string, unknown> {
   );
 }
 
-function operation(endpoint: Endpoint) {
+function operation(endpoint: Endpoint): ZodOpenApiOperationObject {
   const body = requestBody(endpoint);
   return {
     tags: [endpoint.service],
@@ -325,9 +294,9 @@ function operation(endpoint: Endpoint) {
     operationId: operationId(endpoint),
     ...(endpoint.access === 'bearer' || endpoint.access === 'admin' ? { security: [{ bearer: [] }] } : { security: [] }),
     ...(endpoint.access === 'admin' ? { description: 'Admins only.' } : {}),
-    parameters: parameters(endpoint),
+    ...parameters(endpoint),
     ...(body ? { requestBody: body } : {}),
-    responses: { ...success(endpoint), ...errorResponses(endpoint) },
+    responses: { ...success(endpoint), ...errorResponses(endpoint) } as ZodOpenApiOperationObject['responses'],
   };
 }
 
@@ -348,22 +317,41 @@ export function successBodySchema(endpoint: Endpoint): z.ZodType | null {
   });
 }
 
-/** The error envelope, its `code` listing the stable codes clients may branch on. */
-function errorBodySchema(): JsonSchema {
-  const body = schema(ErrorBody) as { properties: { errors: { items: { properties: { code: JsonSchema } } } } };
-  body.properties.errors.items.properties.code = {
-    ...body.properties.errors.items.properties.code,
-    description: 'A stable error code; clients branch on it, never on the message.',
-    examples: Object.values(ErrorCode),
-  };
-  return body;
+const ERROR_BODY_EXAMPLE = {
+  success: false,
+  message: 'Validation failed',
+  errors: [{ path: 'amount', code: 'invalid', message: 'The amount must be greater than zero' }],
+} as const;
+
+/**
+ * The error envelope as a request-side (`input`) schema: it names its fields but, unlike the
+ * strict success envelope, does not refuse others. Its `code` lists the stable codes (metadata).
+ */
+function errorBodySchema(): JsonSchema & { example: typeof ERROR_BODY_EXAMPLE } {
+  const { schema } = createSchema(ErrorBody, { io: 'input' });
+  return { ...(schema as JsonSchema), example: ERROR_BODY_EXAMPLE };
 }
 
-/** The OpenAPI 3.1 document of every endpoint behind the gateway, built from the zod schemas. */
-export function buildOpenApi(serverUrl = '/') {
-  const paths: Record<string, Record<string, unknown>> = {};
+/** The OpenAPI 3.1 document as this module builds it: what readers of it may rely on. */
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  info: { title: string; version: string; description: string };
+  servers: Array<{ url: string }>;
+  tags: Array<{ name: string }>;
+  components: {
+    responses: Record<string, unknown>;
+    securitySchemes: { bearer: { type: 'http'; scheme: 'bearer'; bearerFormat: string } };
+    schemas: { ErrorBody: JsonSchema & { example: typeof ERROR_BODY_EXAMPLE } } & Record<string, JsonSchema>;
+  };
+  paths: Record<string, Record<string, unknown>>;
+}
+
+/** The OpenAPI 3.1 document of every endpoint behind the gateway, generated from the endpoint table. */
+export function buildOpenApi(serverUrl = '/'): OpenApiDocument {
+  const paths: ZodOpenApiPathsObject = {};
   for (const endpoint of ENDPOINTS) (paths[endpoint.path] ??= {})[endpoint.method] = operation(endpoint);
-  return {
+  const securitySchemes = { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (RS256), from /v1/auth/login' } } as const;
+  const document = createDocument({
     openapi: '3.1.0',
     info: {
       title: 'Marketplace API',
@@ -376,28 +364,49 @@ export function buildOpenApi(serverUrl = '/') {
       responses: Object.fromEntries(
         Object.entries(ERROR_STATUSES).map(([status, { name, code }]) => [name, errorResponse(Number(status) as ErrorStatus, [code])]),
       ),
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (RS256), from /v1/auth/login' } },
-      schemas: {
-        ErrorBody: {
-          ...errorBodySchema(),
-          example: {
-            success: false,
-            message: 'Validation failed',
-            errors: [{ path: 'amount', code: 'invalid', message: 'The amount must be greater than zero' }],
-          },
-        },
-        Pagination: {
-          type: 'object',
-          required: ['page', 'limit', 'total'],
-          properties: {
-            page: { type: 'integer', minimum: 1 },
-            limit: { type: 'integer', minimum: 1 },
-            total: { type: 'integer', minimum: 0 },
-          },
-          additionalProperties: false,
-        },
-      },
+      securitySchemes,
+      schemas: { ErrorBody: errorBodySchema(), Pagination: PaginationResponse },
     },
     paths,
+  });
+  const components = (document.components ?? {}) as { schemas?: Record<string, JsonSchema>; responses?: Record<string, unknown> };
+  return {
+    ...(document as Omit<OpenApiDocument, 'components'>),
+    openapi: '3.1.0',
+    components: {
+      responses: components.responses ?? {},
+      securitySchemes,
+      schemas: components.schemas as OpenApiDocument['components']['schemas'],
+    },
   };
 }
+
+/**
+ * The document with each reference to a named schema (`#/components/schemas/...`) replaced by the
+ * schema it names: the same contract, for a reader that walks schemas without resolving `$ref`
+ * (the checks of what a request or response schema says). References to shared responses stay.
+ */
+export function inlineSchemas(document: OpenApiDocument): OpenApiDocument {
+  const schemas = document.components.schemas;
+  const inline = (node: unknown, trail: readonly string[]): unknown => {
+    if (Array.isArray(node)) return node.map((item) => inline(item, trail));
+    if (node === null || typeof node !== 'object') return node;
+    const { $ref, ...rest } = node as JsonSchema;
+    if (typeof $ref === 'string' && $ref.startsWith(COMPONENT_REF)) {
+      const name = $ref.slice(COMPONENT_REF.length);
+      if (trail.includes(name)) throw new Error(`The schema ${name} refers to itself: it cannot be inlined`);
+      const target = schemas[name];
+      if (!target) throw new Error(`No component ${$ref}`);
+      return inline({ ...target, ...rest }, [...trail, name]);
+    }
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inline(value, trail)]));
+  };
+  return {
+    ...document,
+    components: { ...document.components, responses: inline(document.components.responses, []) as Record<string, unknown> },
+    paths: inline(document.paths, []) as OpenApiDocument['paths'],
+  };
+}
+
+/** `buildOpenApi` with every named schema inlined (`inlineSchemas`). */
+export const buildInlinedOpenApi = (serverUrl = '/'): OpenApiDocument => inlineSchemas(buildOpenApi(serverUrl));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NON_BLANK } from './schema-meta';
 import { RULE } from './rules';
 import { Currency, PositiveDecimalString, PositiveMajorAmount, PositiveMinorAmount, withMinorNames } from './money';
 import { referenceOf } from './references';
@@ -40,25 +41,27 @@ export const CreateTopUpBody = z
     notes: Notes.optional(),
   })
   .strict()
-  .transform(withMinorNames(['amount']));
+  .transform(withMinorNames(['amount']))
+  .meta({ id: 'CreateTopUpBody' });
 export type CreateTopUpBody = z.infer<typeof CreateTopUpBody>;
 
 export const CreatePayoutBody = z
   .object({
     amount: PositiveDecimalString,
-    bankCode: z.string().trim().min(1).max(40),
-    accountNumber: z.string().trim().min(1).max(40),
-    accountName: z.string().trim().min(1).max(120),
-    reason: z.string().trim().min(1).max(500),
+    bankCode: z.string().trim().min(1).max(40).meta(NON_BLANK),
+    accountNumber: z.string().trim().min(1).max(40).meta(NON_BLANK),
+    accountName: z.string().trim().min(1).max(120).meta(NON_BLANK),
+    reason: z.string().trim().min(1).max(500).meta(NON_BLANK),
   })
   .strict()
-  .transform(withMinorNames(['amount']));
+  .transform(withMinorNames(['amount']))
+  .meta({ id: 'CreatePayoutBody' });
 export type CreatePayoutBody = z.infer<typeof CreatePayoutBody>;
 
-export const PayoutMoveBody = z.object({ adminNotes: Notes.optional() }).strict();
+export const PayoutMoveBody = z.object({ adminNotes: Notes.optional() }).strict().meta({ id: 'PayoutMoveBody' });
 export type PayoutMoveBody = z.infer<typeof PayoutMoveBody>;
 
-export const CancelPayoutBody = z.object({ reason: Notes.optional() }).strict();
+export const CancelPayoutBody = z.object({ reason: Notes.optional() }).strict().meta({ id: 'CancelPayoutBody' });
 
 export const CreateTransferBody = z
   .object({
@@ -66,7 +69,8 @@ export const CreateTransferBody = z
     amount: PositiveMinorAmount,
     currency: Currency,
   })
-  .strict();
+  .strict()
+  .meta({ id: 'CreateTransferBody' });
 export type CreateTransferBody = z.infer<typeof CreateTransferBody>;
 
 export const WalletSummary = z.object({ referenceId: z.string(), etbAvailableBalance: z.number() });
@@ -170,7 +174,10 @@ export const TransferView = z.object({
 export type TransferView = z.infer<typeof TransferView>;
 
 /** The sandbox checkout page posts its token as a form field. */
-export const CheckoutForm = z.object({ token: z.string().min(1).max(200) }).strict();
+export const CheckoutForm = z
+  .object({ token: z.string().min(1).max(200) })
+  .strict()
+  .meta({ id: 'CheckoutForm' });
 export const CheckoutQuery = z.object({ token: z.string().min(1).max(200) });
 
 /**
@@ -179,10 +186,10 @@ export const CheckoutQuery = z.object({ token: z.string().min(1).max(200) });
  */
 export const CreateBookingHoldBody = z
   .object({
-    bookingId: z.string().trim().min(1).max(100),
-    buyerId: z.string().trim().min(1).max(100),
+    bookingId: z.string().trim().min(1).max(100).meta(NON_BLANK),
+    buyerId: z.string().trim().min(1).max(100).meta(NON_BLANK),
     buyerRef: referenceOf('USR'),
-    sellerId: z.string().trim().min(1).max(100),
+    sellerId: z.string().trim().min(1).max(100).meta(NON_BLANK),
     amountMinor: PositiveMinorAmount,
     currency: Currency,
     /**
@@ -207,10 +214,13 @@ export const BookingHoldView = z.object({
   currency: z.string(),
 });
 export type BookingHoldView = z.infer<typeof BookingHoldView>;
-export const BookingHoldParams = z.object({ bookingId: z.string().trim().min(1).max(100) }).strict();
+export const BookingHoldParams = z.object({ bookingId: z.string().trim().min(1).max(100).meta(NON_BLANK) }).strict();
 
 /** An admin's void of a hold that never ends: why, for the hold's history (required, bounded). */
-export const VoidBookingHoldBody = z.object({ reason: z.string().trim().min(1).max(500) }).strict();
+export const VoidBookingHoldBody = z
+  .object({ reason: z.string().trim().min(1).max(500).meta(NON_BLANK) })
+  .strict()
+  .meta({ id: 'VoidBookingHoldBody' });
 export type VoidBookingHoldBody = z.infer<typeof VoidBookingHoldBody>;
 
 /** A hold as an admin sees it: where its money stands, when a capture may move it, who changed it by hand. */

@@ -1,4 +1,11 @@
-import { buildOpenApi, CancelBookingBody, CreateBookingBody, CreateDiscountBody, CreatePricingBody } from '@mkt/contracts';
+import {
+  // The document with its named schemas inlined: the check reads request schemas without resolving $ref.
+  buildInlinedOpenApi as buildOpenApi,
+  CancelBookingBody,
+  CreateBookingBody,
+  CreateDiscountBody,
+  CreatePricingBody,
+} from '@mkt/contracts';
 
 // The consultation bodies' money arrives in major units under the interface's names and leaves
 // the parser in minor units under `*Minor` names; the OpenAPI document still shows the names and

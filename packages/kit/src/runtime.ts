@@ -301,10 +301,10 @@ export async function fromRunOptions(options: RunOptions, dbName = options.confi
     mongoose.set('strictQuery', true);
     await openDatabase(db, { url: options.config.MONGO_URL, dbName, log: options.log });
   }
-  const runtime = createRuntime({ ...options, db });
-  // Without `createApp`: the definition is no legacy shape any more (`runService` would convert it again, forever).
-  const { createApp, ...definition } = options;
-  return { ...definition, runtime, app: createApp(runtime) };
+  const { createApp, ...rest } = options;
+  const runtime = createRuntime({ ...rest, db });
+  // Without `createApp`: the definition is no longer taken for the old shape.
+  return { ...rest, runtime, app: createApp(runtime) };
 }
 
 const isLegacy = (service: ServiceDefinition | RunOptions): service is RunOptions => 'createApp' in service;

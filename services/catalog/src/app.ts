@@ -1,28 +1,39 @@
 import type { Express } from 'express';
-import { authenticate, createService, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, type Runtime } from '@mkt/kit';
+import type { CatalogParts } from './composition';
 import type { CatalogConfig } from './config';
-import { buildCategories } from './domain/categories';
-import { Products } from './domain/products';
-import { productsRouter } from './http/products.router';
-import { shopsRouter, v1ProductsRouter } from './http/v1.router';
+import { catalogHandlers } from './http/catalog.handlers';
 
 export interface AppDeps {
   config: Readonly<CatalogConfig>;
   runtime: Pick<Runtime, 'log' | 'readiness'>;
+  parts: Pick<CatalogParts, 'products' | 'shops' | 'categories'>;
 }
 
-export function createApp({ config, runtime }: AppDeps): Express {
-  const categories = buildCategories(config.REF_PREFIX);
-  const products = new Products(categories, config.REF_PREFIX);
-  const auth = authenticate(config.JWT_PUBLIC_KEY);
+/**
+ * The catalog's entries of the contracts' endpoint table. `/physical-products` reads are public
+ * (a token is read when sent); anything else under it, and everything under `/v1/shops` and
+ * `/v1/products`, needs a token before it hears 404 or 405.
+ */
+export function createApp({ config, runtime, parts }: AppDeps): Express {
   return createService({
     name: 'catalog',
     log: runtime.log,
     readiness: runtime.readiness,
-    routes: (app) => {
-      app.use('/physical-products', productsRouter(products, categories, config.JWT_PUBLIC_KEY));
-      app.use('/v1/shops', auth, shopsRouter());
-      app.use('/v1/products', auth, v1ProductsRouter());
-    },
+    routes: (app) =>
+      mountEndpoints(app, {
+        service: 'catalog',
+        publicKey: config.JWT_PUBLIC_KEY,
+        guardedPrefixes: ['/physical-products', '/v1/shops', '/v1/products'],
+        // These answered with and without their final slash (`{/}`, a router's root).
+        optionalTrailingSlash: [
+          'GET /physical-products/seller-products/',
+          'POST /physical-products/seller-products/',
+          'GET /v1/products',
+          'POST /v1/products',
+          'POST /v1/shops',
+        ],
+        handlers: catalogHandlers(parts),
+      }),
   });
 }

@@ -1,10 +1,42 @@
-import type { Logger, RunOptions } from '@mkt/kit';
+import { createDatabase, createRuntime, type Database, type Logger, type ServiceDefinition } from '@mkt/kit';
 import { createApp } from './app';
+import { ProductService } from './application/products';
+import { ShopService } from './application/shops';
 import type { CatalogConfig } from './config';
-import { Product } from './db/product.model';
-import { Shop, V1Product } from './db/shop.model';
+import { allModels, catalogModels, type CatalogModels } from './db/models';
+import { ProductRepository } from './db/product.repository';
+import { ShopRepository, V1ProductRepository } from './db/shop.repository';
+import { buildCategories, type Category } from './domain/categories';
+import { ProductRules } from './domain/products';
 
-/** How the catalog is put together (main.ts and the component tests). */
-export function catalogService(config: Readonly<CatalogConfig>, log: Logger): RunOptions {
-  return { name: 'catalog', config, log, models: [Product, Shop, V1Product], createApp: (runtime) => createApp({ config, runtime }) };
+/** Every part of the catalog above its database, built at once. */
+export interface CatalogParts {
+  models: CatalogModels;
+  categories: Category[];
+  products: ProductService;
+  shops: ShopService;
+}
+
+/** The models (bound to `db`), repositories and application services. */
+export function catalogParts(config: Readonly<CatalogConfig>, db: Database): CatalogParts {
+  const models = catalogModels(db);
+  const categories = buildCategories(config.REF_PREFIX);
+  return {
+    models,
+    categories,
+    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX),
+    shops: new ShopService(new ShopRepository(models), new V1ProductRepository(models)),
+  };
+}
+
+/**
+ * How the catalog is put together, every part at once and nothing connected (main.ts starts
+ * `definition`; the component tests too, and read `parts`).
+ */
+export function catalogService(config: Readonly<CatalogConfig>, log: Logger): { definition: ServiceDefinition; parts: CatalogParts } {
+  const db = createDatabase();
+  const runtime = createRuntime({ name: 'catalog', config, log, db });
+  const parts = catalogParts(config, db);
+  const app = createApp({ config, runtime, parts });
+  return { definition: { runtime, config, models: allModels(parts.models), app }, parts };
 }

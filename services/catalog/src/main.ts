@@ -4,4 +4,4 @@ import { catalogService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(catalogService(config, createLogger('catalog', config.LOG_LEVEL)));
+startService(catalogService(config, createLogger('catalog', config.LOG_LEVEL)).definition);

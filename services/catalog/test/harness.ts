@@ -14,7 +14,7 @@ export function useCatalog(): () => string {
   let started: StartedRuntime;
   beforeAll(async () => {
     const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
-    started = await startComponent(catalogService(config, pino({ level: 'silent' })), env.dbName);
+    started = await startComponent(catalogService(config, pino({ level: 'silent' })).definition, env.dbName);
   });
   afterAll(async () => {
     await stopRuntime(started);

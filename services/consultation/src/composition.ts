@@ -1,47 +1,102 @@
-import { periodicJob, type Logger, type RunOptions } from '@mkt/kit';
-import { assembleParts, createApp, type ConsultationParts } from './app';
+import { newInternalId } from '@mkt/contracts';
+import {
+  createDatabase,
+  createRuntime,
+  IdempotentRequests,
+  periodicJob,
+  WindowedCounter,
+  type Logger,
+  type ServiceDefinition,
+} from '@mkt/kit';
+import { createApp } from './app';
+import { BookingSteps } from './application/booking-steps';
+import { Bookings } from './application/bookings';
+import { Consultations } from './application/consultations';
+import { CouponChecks } from './application/coupon-checks';
+import { Ratings } from './application/ratings';
+import { Sessions } from './application/sessions';
+import { Setup } from './application/setup';
 import type { ConsultationConfig } from './config';
-import { Booking, BookingRequestKey, DayPlace, Session, SlotPlace } from './db/booking.models';
-import { Consultation, CouponCheck, Discount, Pricing, RatingEntry, RuleSet, VisibilityRuleSet } from './db/setup.models';
-import { sweepCouponChecks } from './domain/coupons';
+import { BookingRepository } from './db/booking.repository';
+import { ConsultationRepository } from './db/consultation.repository';
+import { consultationModels } from './db/models';
+import { PlaceRepository } from './db/place.repository';
+import { RatingRepository } from './db/rating.repository';
+import { SessionRepository } from './db/session.repository';
+import { DiscountRepository, PricingRepository, RuleSetRepository, VisibilityRuleSetRepository } from './db/setup.repository';
 import { reviewsConsumer } from './events/reviews.consumer';
 import { walletPaymentsConsumer } from './events/wallet-payments.consumer';
+import { WalletClient } from './payments/wallet.client';
 
-/** How the consultation service is put together (main.ts and the component tests). */
+/**
+ * How the consultation service is put together (main.ts and the component tests): every part
+ * built here, at once, on a database handle and runtime nothing has connected yet.
+ */
 export function consultationService(config: Readonly<ConsultationConfig>, log: Logger) {
-  let parts: ConsultationParts | undefined;
-  const options: RunOptions = {
+  const db = createDatabase();
+  const models = consultationModels(db);
+  const runtime = createRuntime({
     name: 'consultation',
     config,
     log,
-    models: [
-      RuleSet,
-      Pricing,
-      Discount,
-      VisibilityRuleSet,
-      Consultation,
-      RatingEntry,
-      CouponCheck,
-      SlotPlace,
-      DayPlace,
-      Booking,
-      Session,
-      BookingRequestKey,
-    ],
+    db,
     outboxSources: [
-      { name: 'bookings', model: Booking },
-      { name: 'sessions', model: Session },
+      { name: 'bookings', model: models.Booking },
+      { name: 'sessions', model: models.Session },
     ],
-    consumers: [reviewsConsumer, walletPaymentsConsumer(() => parts?.bookings)],
-    createApp: (runtime) => {
-      parts = assembleParts(runtime, config);
-      return createApp({ config, runtime }, parts);
-    },
+  });
+  const repositories = {
+    consultations: new ConsultationRepository(models),
+    ruleSets: new RuleSetRepository(models),
+    pricing: new PricingRepository(models),
+    discounts: new DiscountRepository(models),
+    visibility: new VisibilityRuleSetRepository(models),
+    ratings: new RatingRepository(models),
+    places: new PlaceRepository(models),
+    bookings: new BookingRepository(models),
+    sessions: new SessionRepository(models),
+  };
+  // References this instance writes carry the configured prefix (CON, AVL-RST); lookups take any.
+  const references = { prefix: config.REF_PREFIX };
+  const couponChecks = new CouponChecks(new WindowedCounter(models.CouponCheck));
+  // The key's attempt names the booking, so a retry that takes over a dead attempt finds the booking it made.
+  const bookingRequests = new IdempotentRequests(models.BookingRequestKey, () => newInternalId('bk'));
+  // Paid bookings: the wallet holds the total synchronously (the client waits for the answer).
+  const wallet = new WalletClient({ url: config.WALLET_URL, token: config.INTERNAL_API_TOKEN, timeoutMs: config.WALLET_TIMEOUT_MS }, log);
+  const steps = new BookingSteps(repositories, runtime.outbox, log);
+  const bookings = new Bookings({
+    ...repositories,
+    couponChecks,
+    requests: bookingRequests,
+    steps,
+    wallet,
+    payments: { deadlineMs: config.PAYMENT_DEADLINE_MINUTES * 60_000 },
+    log,
+  });
+  const sessions = new Sessions({
+    ...repositories,
+    steps,
+    outbox: runtime.outbox,
+    log,
+    rules: { startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000, expiryGraceMs: config.SESSION_EXPIRY_GRACE_MINUTES * 60_000 },
+  });
+  const consultations = new Consultations({ ...repositories, references });
+  const setup = new Setup({ ...repositories, couponChecks, references });
+  const ratings = new Ratings(repositories.consultations, repositories.ratings);
+  const parts = { models, repositories, bookings, sessions, consultations, setup, ratings, couponChecks, bookingRequests };
+  const app = createApp({ config, runtime, ...parts });
+  const definition: ServiceDefinition = {
+    runtime,
+    config,
+    models: Object.values(models),
+    app,
+    consumers: [reviewsConsumer(ratings), walletPaymentsConsumer(bookings)],
     jobs: [
-      periodicJob('booking-sweep', 10_000, () => parts!.bookings.sweep()),
-      periodicJob('session-sweep', 60_000, () => parts!.sessions.sweep()),
-      periodicJob('coupon-check-sweep', 60_000, sweepCouponChecks),
+      periodicJob('booking-sweep', 10_000, () => bookings.sweep()),
+      periodicJob('session-sweep', 60_000, () => sessions.sweep()),
+      periodicJob('coupon-check-sweep', 60_000, () => couponChecks.sweep()),
     ],
   };
-  return { options, parts: () => parts! };
+  return { definition, parts };
 }
+export type ConsultationParts = ReturnType<typeof consultationService>['parts'];

@@ -4,4 +4,4 @@ import { consultationService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(consultationService(config, createLogger('consultation', config.LOG_LEVEL)).options);
+startService(consultationService(config, createLogger('consultation', config.LOG_LEVEL)).definition);

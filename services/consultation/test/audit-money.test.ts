@@ -3,8 +3,6 @@ import mongoose from 'mongoose';
 import { makeEvent } from '@mkt/contracts';
 import { call, type TestUser } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit';
-import { Booking, Session, SlotPlace } from '../src/db/booking.models';
-import { countCouponCheck } from '../src/domain/coupons';
 import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
 import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.consumer';
 import {
@@ -23,6 +21,7 @@ import {
   tokenOf,
   type ConsultationApp,
   type Offer,
+  models,
 } from './harness';
 import { balanceOf, bookingOf, eventually, holdOf } from './paid-harness';
 
@@ -62,7 +61,7 @@ beforeAll(async () => {
   const address = tapServer.address() as { port: number };
   const consultation = await startConsultation(`http://127.0.0.1:${address.port}`, undefined, { SESSION_START_LEAD_MINUTES: '43200' });
   await wallet.bus.consume({ ...bookingEventsConsumer(() => wallet.parts.holds), retryDelaysMs: [200, 1_000] });
-  await consultation.bus.consume({ ...walletPaymentsConsumer(() => consultation.parts.bookings), retryDelaysMs: [200, 1_000] });
+  await consultation.bus.consume({ ...walletPaymentsConsumer(consultation.parts.bookings), retryDelaysMs: [200, 1_000] });
   app = { ...consultation, wallet };
 });
 afterAll(async () => {
@@ -103,8 +102,8 @@ describe('a paid booking joins only a Scheduled session (issue 20, HIGH)', () =>
     expect(refused.status).toBe(422);
     expect(refused.body.errors[0]).toMatchObject({ code: 'slot_unavailable' });
     expect(await balanceOf(late)).toEqual({ available: DEFAULT_BUYER_BALANCE_MINOR, held: 0 });
-    expect(await Booking.countDocuments({ buyerId: late.id, status: { $in: ['Confirmed', 'PaymentPending'] } })).toBe(0);
-    expect((await Session.findById(first.body.data.sessionId).lean())!.buyerIds).toHaveLength(1);
+    expect(await models().Booking.countDocuments({ buyerId: late.id, status: { $in: ['Confirmed', 'PaymentPending'] } })).toBe(0);
+    expect((await models().Session.findById(first.body.data.sessionId).lean())!.buyerIds).toHaveLength(1);
     // Nor is the slot offered: the listing shows it full, though four of its five places are free.
     const date = daysAhead(7);
     const listed = await as(api, late)('GET', `/consultations/${offer.consultationId}/slots?from=${date}&to=${date}`);
@@ -118,17 +117,17 @@ describe('a paid booking joins only a Scheduled session (issue 20, HIGH)', () =>
     expect((await start(offer, sessionId)).status).toBe(200);
     // As if the late booking had taken its place just before the slot closed (or the session
     // started before slots were closed): only the session's state stands in its way.
-    const slotKey = (await Booking.findById(first.body.data.bookingId).lean())!.slotKey;
-    await SlotPlace.updateOne({ _id: slotKey }, { $set: { closed: false } });
+    const slotKey = (await models().Booking.findById(first.body.data.bookingId).lean())!.slotKey;
+    await models().SlotPlace.updateOne({ _id: slotKey }, { $set: { closed: false } });
     const late = newUser();
     const refused = await book(late, offer);
     expect(refused.status).toBe(422);
     expect(refused.body.errors[0]).toMatchObject({ code: 'slot_unavailable' });
-    const [booking] = await Booking.find({ buyerId: late.id }).lean();
+    const [booking] = await models().Booking.find({ buyerId: late.id }).lean();
     expect(booking).toMatchObject({ status: 'Failed', payment: 'voided', released: true });
     expect(await holdOf(booking!._id)).toMatchObject({ settlement: { kind: 'void', captureMinor: 0 } });
     expect(await balanceOf(late)).toEqual({ available: DEFAULT_BUYER_BALANCE_MINOR, held: 0 });
-    expect((await SlotPlace.findById(slotKey).lean())!.bookingIds).toEqual([first.body.data.bookingId]);
+    expect((await models().SlotPlace.findById(slotKey).lean())!.bookingIds).toEqual([first.body.data.bookingId]);
   });
 });
 
@@ -139,11 +138,11 @@ describe('nothing is held without an end: the session sweep (issue 20, HIGH)', (
     const buyer = newUser();
     const booked = await book(buyer, offer);
     const { bookingId, sessionId } = booked.body.data;
-    const session = (await Session.findById(sessionId).lean())!;
+    const session = (await models().Session.findById(sessionId).lean())!;
     await app.parts.sessions.sweep(new Date(session.endsAt.getTime() + GRACE_MS - 60_000));
-    expect((await Session.findById(sessionId).lean())!.status).toBe('Scheduled'); // within the grace
+    expect((await models().Session.findById(sessionId).lean())!.status).toBe('Scheduled'); // within the grace
     await app.parts.sessions.sweep(new Date(session.endsAt.getTime() + GRACE_MS + 60_000));
-    expect((await Session.findById(sessionId).lean())!.status).toBe('Expired');
+    expect((await models().Session.findById(sessionId).lean())!.status).toBe('Expired');
     expect(await bookingOf(bookingId)).toMatchObject({
       status: 'Cancelled',
       refundAmountMinor: 500_00,
@@ -182,9 +181,9 @@ describe('nothing is held without an end: the session sweep (issue 20, HIGH)', (
     expect(free.body.data).toMatchObject({ status: 'Confirmed', sessionId: paid.body.data.sessionId });
     const sessionId = paid.body.data.sessionId as string;
     expect((await start(offer, sessionId)).status).toBe(200);
-    const session = (await Session.findById(sessionId).lean())!;
+    const session = (await models().Session.findById(sessionId).lean())!;
     await app.parts.sessions.sweep(new Date(session.endsAt.getTime() + GRACE_MS + 60_000));
-    expect(await Session.findById(sessionId).lean()).toMatchObject({ status: 'Completed', endedAt: session.endsAt });
+    expect(await models().Session.findById(sessionId).lean()).toMatchObject({ status: 'Completed', endedAt: session.endsAt });
     const event = await events.waitFor((e) => e.data.sessionId === sessionId);
     expect(event.data).toMatchObject({ endedAt: session.endsAt.toISOString(), paidBuyerIds: [payer.id] });
     expect(new Set(event.data.buyerIds as string[])).toEqual(new Set([payer.id, freeRider.id]));
@@ -214,9 +213,9 @@ describe('an admin’s void of a hold (wallet.booking_refund.completed voidedByA
     const buyer = newUser();
     const { bookingId } = (await book(buyer, offer)).body.data;
     // As if the wallet had answered Held and the admin voided it before the confirm was written.
-    await Booking.updateOne({ _id: bookingId }, { $set: { status: 'PaymentPending', payment: 'pending' } });
+    await models().Booking.updateOne({ _id: bookingId }, { $set: { status: 'PaymentPending', payment: 'pending' } });
     const refund = adminVoidOf(bookingId, buyer, offer);
-    await walletPaymentsConsumer(() => app.parts.bookings).handlers['wallet.booking_refund.completed']!(refund, { log } as never);
+    await walletPaymentsConsumer(app.parts.bookings).handlers['wallet.booking_refund.completed']!(refund, { log } as never);
     expect(await bookingOf(bookingId)).toMatchObject({ status: 'PaymentPending', payment: 'voiding' });
   });
 
@@ -226,7 +225,7 @@ describe('an admin’s void of a hold (wallet.booking_refund.completed voidedByA
     const buyer = newUser();
     const { bookingId } = (await book(buyer, offer)).body.data;
     const refund = adminVoidOf(bookingId, buyer, offer);
-    const handle = walletPaymentsConsumer(() => app.parts.bookings).handlers['wallet.booking_refund.completed']!;
+    const handle = walletPaymentsConsumer(app.parts.bookings).handlers['wallet.booking_refund.completed']!;
     await handle(refund, { log } as never);
     await handle(refund, { log } as never);
     const booking = (await bookingOf(bookingId))!;
@@ -237,7 +236,7 @@ describe('an admin’s void of a hold (wallet.booking_refund.completed voidedByA
       cancelCause: 'voided_by_admin',
       released: true,
     });
-    expect((await SlotPlace.findById(booking.slotKey).lean())!.bookingIds).toEqual([]);
+    expect((await models().SlotPlace.findById(booking.slotKey).lean())!.bookingIds).toEqual([]);
     await events.waitFor((e) => e.data.bookingId === bookingId);
     await events.settle();
     expect(events.seen.filter((e) => e.data.bookingId === bookingId)).toEqual([
@@ -257,7 +256,7 @@ describe('a session is not ended before its slot starts (issue 20, MEDIUM)', () 
       expect(ended.status).toBe(422);
       expect(ended.body.errors[0]).toMatchObject({ code: 'too_early' });
     }
-    expect((await Session.findById(sessionId).lean())!.status).toBe('In Progress');
+    expect((await models().Session.findById(sessionId).lean())!.status).toBe('In Progress');
   });
 
   test('an actualEndTime before the slot’s start is 422 too_early once the slot has begun', async () => {
@@ -265,7 +264,10 @@ describe('a session is not ended before its slot starts (issue 20, MEDIUM)', () 
     const { sessionId } = (await book(newUser(), offer)).body.data;
     expect((await start(offer, sessionId)).status).toBe(200);
     const slotStart = new Date(Date.now() - 5 * 60_000);
-    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: slotStart, startedAt: new Date(slotStart.getTime() - 10 * 60_000) } });
+    await models().Session.updateOne(
+      { _id: sessionId },
+      { $set: { startsAt: slotStart, startedAt: new Date(slotStart.getTime() - 10 * 60_000) } },
+    );
     const ended = await as(api, offer.seller)('POST', `/consultations/sessions/${sessionId}/end`, {
       actualEndTime: new Date(slotStart.getTime() - 60_000).toISOString(),
     });
@@ -309,14 +311,14 @@ describe('coupon codes cannot be guessed through bookings (issue 20, LOW)', () =
     // The throttle of validate-coupon: used up for this minute and the next (a test may cross a minute's end).
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
     await Promise.allSettled(
-      [minute, minute + 60_000].flatMap((at) => Array.from({ length: 20 }, () => countCouponCheck(guesser.id, new Date(at)))),
+      [minute, minute + 60_000].flatMap((at) => Array.from({ length: 20 }, () => app.parts.couponChecks.count(guesser.id, new Date(at)))),
     );
     for (const couponCode of ['NOPE2', 'SECRET30']) {
       const throttled = await book(guesser, offer, { couponCode });
       expect(throttled.status).toBe(429);
       expect(throttled.body.errors[0]).toMatchObject({ code: 'rate_limited' });
     }
-    expect(await Booking.countDocuments({ buyerId: guesser.id })).toBe(0);
+    expect(await models().Booking.countDocuments({ buyerId: guesser.id })).toBe(0);
   });
 
   test('two failed guesses take two checks of the minute', async () => {
@@ -355,7 +357,7 @@ describe('Idempotency-Key on POST /consultations/bookings', () => {
     const again = await keyed(buyer, 'retry-1', body);
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
-    expect(await Booking.countDocuments({ buyerId: buyer.id })).toBe(1);
+    expect(await models().Booking.countDocuments({ buyerId: buyer.id })).toBe(1);
     expect(await balanceOf(buyer)).toEqual({ available: DEFAULT_BUYER_BALANCE_MINOR - 500_00, held: 500_00 });
     const other = await keyed(buyer, 'retry-1', { ...body, notes: 'another request' });
     expect(other.status).toBe(409);
@@ -376,7 +378,7 @@ describe('Idempotency-Key on POST /consultations/bookings', () => {
     await as(api, holder)('POST', '/consultations/bookings/cancel', { bookingId: taken.body.data.bookingId });
     const again = await keyed(buyer, 'full-slot', bookingBody(offer));
     expect(again).toMatchObject({ status: 422, body: refused.body });
-    expect(await Booking.countDocuments({ buyerId: buyer.id })).toBe(0);
+    expect(await models().Booking.countDocuments({ buyerId: buyer.id })).toBe(0);
   });
 });
 

@@ -1,6 +1,4 @@
-import { Booking, DayPlace, Session, SlotPlace } from '../src/db/booking.models';
-import { Discount } from '../src/db/setup.models';
-import { as, bookingBody, givenOffer, newUser, useConsultationApp } from './harness';
+import { as, bookingBody, givenOffer, newUser, useConsultationApp, models } from './harness';
 
 /**
  * What a crash leaves behind, finished by the booking sweep: the states are made as the crash
@@ -13,16 +11,16 @@ async function givenFreeBooking() {
   const offer = await givenOffer(app, { basePrice: 0 });
   const res = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE));
   expect(res.body.data.status).toBe('Confirmed');
-  const booking = (await Booking.findById(res.body.data.bookingId).lean())!;
+  const booking = (await models().Booking.findById(res.body.data.bookingId).lean())!;
   return { offer, booking };
 }
 
 /** What the booking still holds: its place of the day, of the slot, and its session seat. */
 async function holdingsOf(booking: { _id: string; slotKey: string; dayKey: string; sessionId: string | null }, sessionId: string) {
   const [slot, day, session] = await Promise.all([
-    SlotPlace.findById(booking.slotKey).lean(),
-    DayPlace.findById(booking.dayKey).lean(),
-    Session.findById(sessionId).lean(),
+    models().SlotPlace.findById(booking.slotKey).lean(),
+    models().DayPlace.findById(booking.dayKey).lean(),
+    models().Session.findById(sessionId).lean(),
   ]);
   return {
     slot: slot!.bookingIds.includes(booking._id) ? slot!.booked : 0,
@@ -37,15 +35,15 @@ const later = () => new Date(Date.now() + 61_000);
 describe('the booking sweep', () => {
   test('a booking a crash left Pending (places and seat taken, never confirmed) is Failed and gives everything back', async () => {
     const { offer, booking } = await givenFreeBooking();
-    await Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Pending', sessionId: null } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Pending', sessionId: null } });
     await app().parts.bookings.sweep(new Date());
-    expect((await Booking.findById(booking._id).lean())!.status).toBe('Pending'); // younger than 60 s: being made
+    expect((await models().Booking.findById(booking._id).lean())!.status).toBe('Pending'); // younger than 60 s: being made
     await app().parts.bookings.sweep(later());
-    expect((await Booking.findById(booking._id).lean())!.status).toBe('Failed');
+    expect((await models().Booking.findById(booking._id).lean())!.status).toBe('Failed');
     expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
-    expect((await SlotPlace.findById(booking.slotKey).lean())!.booked).toBe(0);
+    expect((await models().SlotPlace.findById(booking.slotKey).lean())!.booked).toBe(0);
     await app().parts.bookings.sweep(later());
-    expect((await SlotPlace.findById(booking.slotKey).lean())!.booked).toBe(0);
+    expect((await models().SlotPlace.findById(booking.slotKey).lean())!.booked).toBe(0);
     const next = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE));
     expect(next.body.data.status).toBe('Confirmed');
   });
@@ -63,29 +61,31 @@ describe('the booking sweep', () => {
     });
     const res = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { couponCode: 'FREEONE', totalAmount: 0 }));
     expect(res.body.data.status).toBe('Confirmed');
-    const coupon = () => Discount.findOne({ sellerId: offer.seller.id, couponCode: 'FREEONE' }).lean();
+    const coupon = () => models().Discount.findOne({ sellerId: offer.seller.id, couponCode: 'FREEONE' }).lean();
     expect((await coupon())!.uses).toBe(1);
-    await Booking.collection.updateOne({ _id: res.body.data.bookingId } as object, { $set: { status: 'Pending', sessionId: null } });
+    await models().Booking.collection.updateOne({ _id: res.body.data.bookingId } as object, {
+      $set: { status: 'Pending', sessionId: null },
+    });
     await app().parts.bookings.sweep(later());
     expect((await coupon())!).toMatchObject({ uses: 0, usedBy: [] });
   });
 
   test('a cancel whose release a crash interrupted: the sweep gives the places and the seat back, once', async () => {
     const { offer, booking } = await givenFreeBooking();
-    await Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Cancelled', released: false } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Cancelled', released: false } });
     await app().parts.bookings.sweep(new Date());
-    expect((await Booking.findById(booking._id).lean())!.released).toBe(true);
+    expect((await models().Booking.findById(booking._id).lean())!.released).toBe(true);
     expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
     await app().parts.bookings.sweep(new Date());
-    expect((await Session.findById(booking.sessionId).lean())!.participantCount).toBe(0);
+    expect((await models().Session.findById(booking.sessionId).lean())!.participantCount).toBe(0);
     expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE))).body.data.status).toBe('Confirmed');
   });
 
   test('a Failed booking whose give-back a crash interrupted: finished, then marked released', async () => {
     const { booking } = await givenFreeBooking();
-    await Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Failed', released: false } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Failed', released: false } });
     await app().parts.bookings.sweep(new Date());
-    expect((await Booking.findById(booking._id).lean())!.released).toBe(true);
+    expect((await models().Booking.findById(booking._id).lean())!.released).toBe(true);
     expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
   });
 });

@@ -1,7 +1,6 @@
 import { makeEvent } from '@mkt/contracts';
-import { Booking, SlotPlace } from '../src/db/booking.models';
 import { reviewsConsumer } from '../src/events/reviews.consumer';
-import { admin, as, bookingBody, daysAhead, givenOffer, listenFor, log, newUser, useConsultationApp } from './harness';
+import { admin, as, bookingBody, daysAhead, givenOffer, listenFor, log, newUser, useConsultationApp, models } from './harness';
 
 const app = useConsultationApp();
 
@@ -82,8 +81,8 @@ describe('booking', () => {
     const res = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, overrides));
     expect(res.status).toBe(422);
     expect(res.body.errors[0].code).toBe(code);
-    expect(await Booking.countDocuments({ consultationId: offer.consultationId })).toBe(0);
-    expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
+    expect(await models().Booking.countDocuments({ consultationId: offer.consultationId })).toBe(0);
+    expect(await models().SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
   });
 
   test('an unlisted consultation is 404 to buyers (like an unknown one), 422 not_bookable to its seller and admins', async () => {
@@ -100,7 +99,7 @@ describe('booking', () => {
     const offer = await givenOffer(app);
     expect((await as(app, offer.seller)('PUT', `/consultations/${offer.consultationId}`, { duration: 30 })).status).toBe(200);
     expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer))).status).toBe(404);
-    expect(await Booking.countDocuments({ consultationId: { $in: [pending.consultationId, offer.consultationId] } })).toBe(0);
+    expect(await models().Booking.countDocuments({ consultationId: { $in: [pending.consultationId, offer.consultationId] } })).toBe(0);
   });
 
   test('a seller does not book their own; a SellerId or ruleSetId not the consultation’s is 422, a malformed body 400', async () => {
@@ -121,7 +120,7 @@ describe('booking', () => {
     expect(noOne.status).toBe(400);
     expect(noOne.body.errors).toEqual([expect.objectContaining({ path: 'participants', code: 'invalid' })]);
     expect((await as(app, undefined)('POST', '/consultations/bookings', bookingBody(offer))).status).toBe(401);
-    expect(await Booking.countDocuments({ consultationId: offer.consultationId })).toBe(0);
+    expect(await models().Booking.countDocuments({ consultationId: offer.consultationId })).toBe(0);
   });
 
   test.each([
@@ -134,7 +133,7 @@ describe('booking', () => {
     const res = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, overrides));
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ path: field, code: 'invalid' })]);
-    expect(await Booking.countDocuments({ consultationId: offer.consultationId })).toBe(0);
+    expect(await models().Booking.countDocuments({ consultationId: offer.consultationId })).toBe(0);
   });
 
   test('50 concurrent bookings of the one place: exactly 1 Confirmed, 49 × 422', async () => {
@@ -144,7 +143,7 @@ describe('booking', () => {
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 422 && r.body.errors[0].code === 'slot_unavailable')).toHaveLength(49);
-    expect(await Booking.countDocuments({ consultationId: offer.consultationId, status: 'Confirmed' })).toBe(1);
+    expect(await models().Booking.countDocuments({ consultationId: offer.consultationId, status: 'Confirmed' })).toBe(1);
   });
 
   test('a group session fills to its capacity and its participants share one session', async () => {
@@ -302,7 +301,7 @@ describe('coupons', () => {
 describe('ratings from review.created', () => {
   test('keep averageRating and totalReviews, once per review', async () => {
     const offer = await givenOffer(app);
-    const handler = reviewsConsumer.handlers['review.created']!;
+    const handler = reviewsConsumer(app().parts.ratings).handlers['review.created']!;
     const review = (rating: number) =>
       makeEvent(
         'review.created',

@@ -1,4 +1,4 @@
-import type { ConsultationDoc } from '../src/db/setup.models';
+import type { ConsultationDoc } from '../src/domain/records';
 import { decideEdit } from '../src/domain/consultation-edits';
 
 const now = new Date('2026-12-01T10:00:00.000Z');

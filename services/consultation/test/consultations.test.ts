@@ -1,5 +1,4 @@
-import { Consultation, RuleSet } from '../src/db/setup.models';
-import { admin, as, givenOffer, newUser, useConsultationApp, weekdays, ZONE } from './harness';
+import { admin, as, givenOffer, newUser, useConsultationApp, weekdays, ZONE, models } from './harness';
 
 const app = useConsultationApp();
 
@@ -97,7 +96,7 @@ describe('consultations', () => {
     const mixed = await as(app, seller)('POST', '/consultations', { ...body, duration: 'half an hour' });
     expect(mixed.status).toBe(400);
     expect(mixed.body.errors.map((e: { path: string }) => e.path)).toContain('duration');
-    expect(await Consultation.countDocuments({ sellerId: seller.id })).toBe(0);
+    expect(await models().Consultation.countDocuments({ sellerId: seller.id })).toBe(0);
   });
 });
 
@@ -172,7 +171,7 @@ describe('availability rule sets', () => {
     expect(res.status).toBe(status);
     expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
     expect(res.body.errors.every((e: { code: string }) => e.code === 'invalid')).toBe(true);
-    expect(await RuleSet.countDocuments({ sellerId: seller.id })).toBe(0);
+    expect(await models().RuleSet.countDocuments({ sellerId: seller.id })).toBe(0);
   });
 
   test('the listing counts bookings and utilization', async () => {

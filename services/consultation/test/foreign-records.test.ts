@@ -1,5 +1,4 @@
-import { Consultation } from '../src/db/setup.models';
-import { admin, as, givenOffer, newUser, useConsultationApp, weekdays, ZONE } from './harness';
+import { admin, as, givenOffer, newUser, useConsultationApp, weekdays, ZONE, models } from './harness';
 
 const app = useConsultationApp();
 
@@ -46,7 +45,7 @@ describe('another seller’s rule set or pricing', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ success: false, errors: [{ path, code: 'forbidden' }] });
     }
-    expect(await Consultation.countDocuments({ sellerId: thief.id })).toBe(0);
+    expect(await models().Consultation.countDocuments({ sellerId: thief.id })).toBe(0);
   });
 
   test('unknown ids stay 404; the seller’s own are accepted', async () => {
@@ -70,7 +69,7 @@ describe('another seller’s rule set or pricing', () => {
         expect(res.body.errors[0]).toMatchObject({ code: 'forbidden', path: Object.keys(body)[0] });
       }
     }
-    expect(await Consultation.findById(offer.consultationId).lean()).toMatchObject({
+    expect(await models().Consultation.findById(offer.consultationId).lean()).toMatchObject({
       ruleSetId: offer.ruleSetId,
       pricingId: offer.pricingId,
       currentStatus: 'Approved',

@@ -1,7 +1,17 @@
-import { Consultation } from '../src/db/setup.models';
 import { MAX_SLOTS_PER_QUERY } from '../src/domain/consultations';
-import { countCouponCheck, sweepCouponChecks } from '../src/domain/coupons';
-import { admin, as, couponChecksOf, daysAhead, givenOffer, newUser, useConsultationApp, weekdays, ZONE, type Offer } from './harness';
+import {
+  admin,
+  as,
+  couponChecksOf,
+  daysAhead,
+  givenOffer,
+  newUser,
+  useConsultationApp,
+  weekdays,
+  ZONE,
+  type Offer,
+  models,
+} from './harness';
 
 const app = useConsultationApp();
 
@@ -103,14 +113,14 @@ describe('an approved consultation edited on what a booking gets goes back to re
       expect(res.status).toBe(403);
       expect(res.body.errors[0]).toMatchObject({ code: 'forbidden', path: Object.keys(body)[0] });
     }
-    expect((await Consultation.findById(offer.consultationId).lean())!).toMatchObject({
+    expect((await models().Consultation.findById(offer.consultationId).lean())!).toMatchObject({
       currentStatus: 'Approved',
       pricingId: offer.pricingId,
     });
     const pricing = await seller('POST', '/consultations/pricing', { basePrice: 900, currency: 'ETB' });
     const repriced = await seller('PUT', `/consultations/${offer.consultationId}`, { pricingId: pricing.body.data.referenceId });
     expect(repriced.body.data).toMatchObject({ currentStatus: 'Pending', visibility: 'Hidden' });
-    expect((await Consultation.findById(offer.consultationId).lean())!.pricingId).toBe(pricing.body.data.id);
+    expect((await models().Consultation.findById(offer.consultationId).lean())!.pricingId).toBe(pricing.body.data.id);
   });
 
   test('edits of the description, title, category or tags (or the same duration) keep it Approved, the text waiting for review', async () => {
@@ -134,7 +144,7 @@ describe('an approved consultation edited on what a booking gets goes back to re
     const res = await as(app, offer.seller)('PUT', `/consultations/${offer.consultationId}`, { maxCapacity: 2 });
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual([expect.objectContaining({ path: 'maxCapacity', code: 'invalid' })]);
-    expect((await Consultation.findById(offer.consultationId).lean())!).toMatchObject({
+    expect((await models().Consultation.findById(offer.consultationId).lean())!).toMatchObject({
       maxCapacity: 1,
       currentStatus: 'Approved',
       visibility: 'Published',
@@ -222,14 +232,14 @@ describe('coupon validation', () => {
   test('20 checks per user and minute, taken atomically; the 21st is refused, not counted, until the next minute', async () => {
     const userId = newUser().id;
     const now = new Date('2030-05-01T10:00:45.000Z');
-    const results = await Promise.allSettled(Array.from({ length: 21 }, () => countCouponCheck(userId, now)));
+    const results = await Promise.allSettled(Array.from({ length: 21 }, () => app().parts.couponChecks.count(userId, now)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
     const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason;
     expect(refused).toMatchObject({ status: 429, headers: { 'Retry-After': '15' } });
-    await expect(countCouponCheck(userId, new Date('2030-05-01T10:00:59.000Z'))).rejects.toMatchObject({ status: 429 });
+    await expect(app().parts.couponChecks.count(userId, new Date('2030-05-01T10:00:59.000Z'))).rejects.toMatchObject({ status: 429 });
     expect(await couponChecksOf(userId)).toEqual([expect.objectContaining({ count: 20 })]);
-    await expect(countCouponCheck(userId, new Date('2030-05-01T10:01:00.000Z'))).resolves.toBeUndefined();
-    await sweepCouponChecks(new Date('2030-05-01T10:05:00.000Z'));
+    await expect(app().parts.couponChecks.count(userId, new Date('2030-05-01T10:01:00.000Z'))).resolves.toBeUndefined();
+    await app().parts.couponChecks.sweep(new Date('2030-05-01T10:05:00.000Z'));
     expect(await couponChecksOf(userId)).toEqual([]);
   });
 
@@ -239,7 +249,9 @@ describe('coupon validation', () => {
     // The guesser has used up this minute and the next (the test may cross a minute's end).
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
     await Promise.all(
-      [minute, minute + 60_000].flatMap((start) => Array.from({ length: 20 }, () => countCouponCheck(guesser.id, new Date(start)))),
+      [minute, minute + 60_000].flatMap((start) =>
+        Array.from({ length: 20 }, () => app().parts.couponChecks.count(guesser.id, new Date(start))),
+      ),
     );
     const refused = await validate(guesser, 'GUESS', offer.consultationId);
     expect(refused.status).toBe(429);

@@ -1,13 +1,10 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { DateTime } from 'luxon';
-import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { connectMongo, isMongoReady, startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
 import { listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
-import type { ConsultationParts } from '../src/app';
-import { consultationService } from '../src/composition';
+import { consultationService, type ConsultationParts } from '../src/composition';
 import { loadConfig } from '../src/config';
-import { Booking, Session } from '../src/db/booking.models';
-import { CouponCheck } from '../src/db/setup.models';
 // The real wallet, in this process, for paid bookings (its own collections; consultation's code
 // only ever reaches it over HTTP).
 import { walletService } from '../../wallet/src/composition';
@@ -73,8 +70,16 @@ export async function startConsultation(walletUrl: string, amqpUrl = testServers
     ...overrides,
   });
   const service = consultationService(config, log);
-  const started = await startComponent(service.options, env.dbName);
-  return { url: started.url, bus: started.runtime.bus, parts: service.parts(), started };
+  const started = await startComponent(service.definition, env.dbName);
+  current = service.parts;
+  return { url: started.url, bus: started.runtime.bus, parts: service.parts, started };
+}
+
+let current: ConsultationParts | undefined;
+/** The models of the consultation service this file started last (its composition's, on its database). */
+export function models(): ConsultationParts['models'] {
+  if (!current) throw new Error('No consultation service started in this file yet');
+  return current.models;
 }
 
 /** The consultation app (and the wallet it pays through) for one test file, against the real servers. */
@@ -106,14 +111,22 @@ export function newUser(role: TestUser['role'] = 'buyer', options: { balanceMino
 export const tokenOf = (user: TestUser) => identity.tokenOf(user);
 
 /** The user's coupon-check counters, one per minute they checked in (`_id` = `user|minute`). */
-export const couponChecksOf = (userId: string) => CouponCheck.find({ _id: { $regex: `^${userId}\\|` } }).lean();
+export const couponChecksOf = (userId: string) =>
+  models()
+    .CouponCheck.find({ _id: { $regex: `^${userId}\\|` } })
+    .lean();
 export const admin = newUser('admin');
+
+let walletDatabase: Promise<unknown> | undefined;
 
 /** Opens the user's wallet with its opening balance, once (as registration and a top-up would). */
 export function ensureWallet(user: TestUser): Promise<void> {
   let done = opened.get(user.id);
   if (!done) {
     done = (async () => {
+      // The wallet's models are on mongoose's default connection (the consultation service has
+      // its own): a file that started no wallet side opens it here, on the file's database.
+      if (!isMongoReady()) await (walletDatabase ??= connectMongo({ url: testServers().mongoUrl, dbName: env.dbName, log }));
       const wallet = await openWallet(user.id, user.ref, 'MKT');
       const minor = openingBalance.get(user.id) ?? 0;
       if (minor > 0)
@@ -237,7 +250,7 @@ export async function listenFor(routingKeys: string[]) {
     async settle(): Promise<void> {
       const ids = listener.seen.map((message) => message.json.id as string);
       const pending = { 'pendingEvents.id': { $in: ids } };
-      await waitFor(async () => !(await Booking.exists(pending)) && !(await Session.exists(pending)), {
+      await waitFor(async () => !(await models().Booking.exists(pending)) && !(await models().Session.exists(pending)), {
         what: 'the outboxes to let go of the events seen',
       });
       await listener.settle();

@@ -7,9 +7,7 @@ import {
   VisibilityRuleSetCreatedResponse,
 } from '@mkt/contracts';
 import type { z } from 'zod';
-import { Booking, Session } from '../src/db/booking.models';
-import { Discount, Pricing, VisibilityRuleSet } from '../src/db/setup.models';
-import { as, bookingBody, givenOffer, newUser, useConsultationApp } from './harness';
+import { as, bookingBody, givenOffer, newUser, useConsultationApp, models } from './harness';
 
 const app = useConsultationApp();
 
@@ -47,7 +45,7 @@ describe('create answers carry the interface’s fields', () => {
       createdAt: expect.any(String),
     });
     expectSchema(PricingCreatedResponse, full.body.data);
-    expect(await Pricing.findById(full.body.data.id).lean()).toMatchObject({ basePriceMinor: 75050, comparePriceMinor: 90000 });
+    expect(await models().Pricing.findById(full.body.data.id).lean()).toMatchObject({ basePriceMinor: 75050, comparePriceMinor: 90000 });
 
     const bare = await seller('POST', '/consultations/pricing', { basePrice: 10, currency: 'ETB' });
     expect(bare.body.data).toMatchObject({ pricingStrategy: 'Fixed', comparePrice: null, isOnSale: false, isActive: true });
@@ -81,7 +79,7 @@ describe('create answers carry the interface’s fields', () => {
     });
     expectSchema(DiscountCreatedResponse, created.body.data);
     // A Fixed value is money: stored in minor units.
-    expect(await Discount.findById(created.body.data.id).lean()).toMatchObject({ discountValue: 1550, maxUses: 40 });
+    expect(await models().Discount.findById(created.body.data.id).lean()).toMatchObject({ discountValue: 1550, maxUses: 40 });
     const percentage = await seller('POST', '/consultations/pricing/promotional-discounts', {
       name: 'Tenth',
       discountType: 'Percentage',
@@ -121,7 +119,10 @@ describe('create answers carry the interface’s fields', () => {
       createdAt: expect.any(String),
     });
     expectSchema(VisibilityRuleSetCreatedResponse, created.body.data);
-    expect(await VisibilityRuleSet.findById(created.body.data.id).lean()).toMatchObject({ isDefault: true, visibilityRules: rules });
+    expect(await models().VisibilityRuleSet.findById(created.body.data.id).lean()).toMatchObject({
+      isDefault: true,
+      visibilityRules: rules,
+    });
     const defaults = await seller('POST', '/consultations/visibility/rule-sets', { name: 'Plain', ...window, visibilityRules: rules });
     expect(defaults.body.data).toMatchObject({ description: '', isDefault: false, isActive: true });
   });
@@ -139,7 +140,7 @@ describe('request fields are kept, not dropped', () => {
     }
     // Bookings are taken only for future slots: the slots begin as time would make them.
     for (const [index, sessionId] of sessionIds.entries())
-      await Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - (index + 1) * 3_600_000) } });
+      await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - (index + 1) * 3_600_000) } });
     const [told, untold] = sessionIds as [string, string];
     const marked = await seller('POST', `/consultations/sessions/${told}/no-show`, {
       notes: 'No answer',
@@ -155,7 +156,11 @@ describe('request fields are kept, not dropped', () => {
       contactMethod: 'phone',
     });
     expectSchema(SessionNoShowResponse, marked.body.data);
-    expect(await Session.findById(told).lean()).toMatchObject({ attemptedContact: true, contactMethod: 'phone', notes: 'No answer' });
+    expect(await models().Session.findById(told).lean()).toMatchObject({
+      attemptedContact: true,
+      contactMethod: 'phone',
+      notes: 'No answer',
+    });
 
     const silent = await seller('POST', `/consultations/sessions/${untold}/no-show`, { attemptedContact: false });
     expect(silent.body.data).toMatchObject({ attemptedContact: false, contactMethod: null });
@@ -190,7 +195,7 @@ describe('request fields are kept, not dropped', () => {
       notes: 'Will book again',
     });
     expectSchema(BookingCancelledResponse, cancelled.body.data);
-    expect(await Booking.findById(bookingId).lean()).toMatchObject({
+    expect(await models().Booking.findById(bookingId).lean()).toMatchObject({
       notes: 'Please call first',
       cancelReason: 'Travelling that week',
       cancellationType: 'buyer_request',

@@ -2,9 +2,7 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeEvent } from '@mkt/contracts';
 import { stopRuntime } from '@mkt/kit';
-import { Booking, SlotPlace } from '../src/db/booking.models';
-import { Pricing } from '../src/db/setup.models';
-import { as, bookingBody, daysAhead, givenOffer, newUser, startConsultation } from './harness';
+import { as, bookingBody, daysAhead, givenOffer, newUser, startConsultation, models } from './harness';
 import { balanceOf, bookingOf, deliverSession, eventually, holdOf, ledgerMatches, passSlotOf, usePaidPair } from './paid-harness';
 
 const app = usePaidPair();
@@ -43,9 +41,9 @@ describe('paying for a booking', () => {
     const res = await book(poor, offer);
     expect(res.status).toBe(422);
     expect(res.body.errors[0].code).toBe('insufficient_funds');
-    const failed = await Booking.findOne({ consultationId: offer.consultationId, buyerId: poor.id }).lean();
+    const failed = await models().Booking.findOne({ consultationId: offer.consultationId, buyerId: poor.id }).lean();
     expect(failed).toMatchObject({ status: 'Failed', payment: 'refused', released: true });
-    expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
+    expect(await models().SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
     expect(await balanceOf(poor)).toEqual({ available: 499_99, held: 0 });
     expect((await book(newUser(), offer)).body.data.status).toBe('Confirmed');
     const listed = await as(app, poor)('GET', '/consultations/bookings?status=Failed');
@@ -54,13 +52,16 @@ describe('paying for a booking', () => {
 
   test('a wallet that cannot pay this booking (another currency) declines at once: 422 payment_declined, places back', async () => {
     const offer = await givenOffer(app);
-    await Pricing.updateOne({ _id: offer.pricingId }, { $set: { currency: 'USD' } });
+    await models().Pricing.updateOne({ _id: offer.pricingId }, { $set: { currency: 'USD' } });
     const buyer = newUser('buyer', { balanceMinor: 1_000_00 });
     const res = await book(buyer, offer, { currency: 'USD' });
     expect(res.status).toBe(422);
     expect(res.body.errors[0].code).toBe('payment_declined');
-    expect(await Booking.findOne({ consultationId: offer.consultationId }).lean()).toMatchObject({ status: 'Failed', payment: 'declined' });
-    expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
+    expect(await models().Booking.findOne({ consultationId: offer.consultationId }).lean()).toMatchObject({
+      status: 'Failed',
+      payment: 'declined',
+    });
+    expect(await models().SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
     expect(await balanceOf(buyer)).toEqual({ available: 1_000_00, held: 0 });
   });
 
@@ -85,7 +86,7 @@ describe('paying for a booking', () => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(4);
     expect(results.filter((r) => r.status === 422 && r.body.errors[0].code === 'insufficient_funds')).toHaveLength(4);
     expect(await balanceOf(buyer)).toEqual({ available: 200_00, held: 2_000_00 });
-    expect(await Booking.countDocuments({ buyerId: buyer.id, status: 'Confirmed' })).toBe(4);
+    expect(await models().Booking.countDocuments({ buyerId: buyer.id, status: 'Confirmed' })).toBe(4);
     expect(await ledgerMatches(buyer)).toBe(true);
   });
 });
@@ -228,7 +229,7 @@ describe('when the wallet does not answer in time', () => {
       await app().parts.bookings.sweep(new Date(Date.now() + 24 * 3_600_000));
       expect(await bookingOf(id)).toMatchObject({ status: 'Failed', payment: 'voided', released: true });
       expect(await balanceOf(buyer)).toEqual({ available: 700_00, held: 0 });
-      expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
+      expect(await models().SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
       expect(await ledgerMatches(buyer)).toBe(true);
     } finally {
       await stopRuntime(cut.started);
@@ -265,7 +266,7 @@ describe('a PaymentPending booking given up', () => {
     expect(res.body.data).toMatchObject({ status: 'Cancelled', refundAmount: 0 });
     expect(await bookingOf(id)).toMatchObject({ status: 'Cancelled', payment: 'voided', cancelledBy: 'buyer', released: true });
     expect(await balanceOf(buyer)).toEqual({ available: 600_00, held: 0 });
-    expect(await SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
+    expect(await models().SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
     expect((await as(app, buyer)('POST', '/consultations/bookings/cancel', { bookingId: id })).status).toBe(409);
   });
 
@@ -273,7 +274,7 @@ describe('a PaymentPending booking given up', () => {
     const buyer = newUser('buyer', { balanceMinor: 600_00 });
     const { id } = await pendingBooking(buyer);
     // Another replica began giving it up (its deadline) while this one's hold answer was "held".
-    await Booking.updateOne({ _id: id }, { $set: { payment: 'voiding' } });
+    await models().Booking.updateOne({ _id: id }, { $set: { payment: 'voiding' } });
     await app().parts.bookings.sweep(new Date(Date.now() + 60_000));
     expect(await bookingOf(id)).toMatchObject({ status: 'Failed', payment: 'voided' });
     expect(await balanceOf(buyer)).toEqual({ available: 600_00, held: 0 });

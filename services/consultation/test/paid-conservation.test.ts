@@ -1,8 +1,8 @@
+import type { BookingDoc } from '../src/domain/records';
 import type { TestUser } from '@mkt/infra';
-import { Booking, type BookingDoc } from '../src/db/booking.models';
 import { BookingHold } from '../../wallet/src/db/booking-hold.model';
 import { Wallet } from '../../wallet/src/db/wallet.model';
-import { as, bookingBody, daysAhead, givenOffer, newUser, type Offer } from './harness';
+import { as, bookingBody, daysAhead, givenOffer, newUser, type Offer, models } from './harness';
 import { balanceOf, deliverSession, eventually, ledgerMatches, usePaidPair } from './paid-harness';
 
 const app = usePaidPair();
@@ -94,7 +94,7 @@ test('money is conserved across 100 random bookings, cancellations and completed
     30_000,
   );
   await eventually(
-    () => Booking.countDocuments({ _id: { $in: [...refunds.keys()] }, refundStatus: 'Refunded' }),
+    () => models().Booking.countDocuments({ _id: { $in: [...refunds.keys()] }, refundStatus: 'Refunded' }),
     (n) => n === refunds.size,
     30_000,
   );
@@ -136,6 +136,8 @@ test('money is conserved across 100 random bookings, cancellations and completed
       held: 0,
     });
   }
-  const stored = await Booking.find({ _id: { $in: confirmed.map((b) => b.id) } }).lean<BookingDoc[]>();
+  const stored = await models()
+    .Booking.find({ _id: { $in: confirmed.map((b) => b.id) } })
+    .lean<BookingDoc[]>();
   for (const booking of stored) expect(booking.status).toBe(refunds.has(booking._id) ? 'Cancelled' : 'Confirmed');
 }, 120_000);

@@ -1,14 +1,14 @@
+import type { BookingDoc } from '../src/domain/records';
 import mongoose from 'mongoose';
 import { testServers, waitFor, type TestUser } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit';
-import { Booking, Session, type BookingDoc } from '../src/db/booking.models';
 import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
 import { BookingHold } from '../../wallet/src/db/booking-hold.model';
 import { LedgerRelay } from '../../wallet/src/db/ledger-relay';
 import { LedgerEntryModel } from '../../wallet/src/db/ledger.model';
 import { Wallet } from '../../wallet/src/db/wallet.model';
 import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.consumer';
-import { as, log, startConsultation, startWalletSide, type ConsultationApp } from './harness';
+import { as, log, startConsultation, startWalletSide, type ConsultationApp, models } from './harness';
 
 /**
  * A consultation service and the wallet it pays through, on the file's exchange and queues
@@ -22,7 +22,7 @@ export async function startPaidPair(
   const wallet = await startWalletSide(amqpUrl);
   const consultation = await startConsultation(wallet.url, amqpUrl, consultationEnv);
   await wallet.bus.consume({ ...bookingEventsConsumer(() => wallet.parts.holds), retryDelaysMs: [200, 1_000] });
-  await consultation.bus.consume({ ...walletPaymentsConsumer(() => consultation.parts.bookings), retryDelaysMs: [200, 1_000] });
+  await consultation.bus.consume({ ...walletPaymentsConsumer(consultation.parts.bookings), retryDelaysMs: [200, 1_000] });
   return { ...consultation, wallet };
 }
 
@@ -67,14 +67,14 @@ export async function ledgerMatches(user: Pick<TestUser, 'id'>): Promise<boolean
 }
 
 export const holdOf = (bookingId: string) => BookingHold.findById(bookingId).lean();
-export const bookingOf = (bookingId: string) => Booking.findById(bookingId).lean<BookingDoc>();
+export const bookingOf = (bookingId: string) => models().Booking.findById(bookingId).lean<BookingDoc>();
 
 /** A session's slot moved to just before now, as time would, and with it its holds' `endsAt`. */
 export async function passSlotOf(sessionId: string): Promise<void> {
   const startsAt = new Date(Date.now() - 60_000);
   const endsAt = new Date(Date.now() - 1_000);
-  await Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt } });
-  const bookingIds = (await Booking.find({ sessionId }, { _id: 1 }).lean()).map((booking) => booking._id);
+  await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt } });
+  const bookingIds = (await models().Booking.find({ sessionId }, { _id: 1 }).lean()).map((booking) => booking._id);
   await BookingHold.updateMany({ _id: { $in: bookingIds } }, { $set: { endsAt } });
 }
 

@@ -1,7 +1,17 @@
 import { stopRuntime } from '@mkt/kit';
 import { loadConfig } from '../src/config';
-import { Consultation, RuleSet } from '../src/db/setup.models';
-import { admin, as, bookingBody, givenOffer, newUser, startConsultation, useConsultationApp, ZONE, type ConsultationApp } from './harness';
+import {
+  admin,
+  as,
+  bookingBody,
+  givenOffer,
+  newUser,
+  startConsultation,
+  useConsultationApp,
+  ZONE,
+  type ConsultationApp,
+  models,
+} from './harness';
 
 // `REF_PREFIX` names the references this instance writes (CON, AVL-RST); a record keeps the
 // reference it was made with, and every instance finds it by that reference, whatever prefix it
@@ -22,9 +32,9 @@ describe('REF_PREFIX', () => {
   test('a rule set and a consultation made with prefix TST carry TST references, kept in the database', async () => {
     const offer = await givenOffer(tstApp, { approve: false });
     expect(offer.referenceId).toMatch(/^TST-CON-[A-Z0-9]{8}$/);
-    const ruleSet = await RuleSet.findById(offer.ruleSetId).lean();
+    const ruleSet = await models().RuleSet.findById(offer.ruleSetId).lean();
     expect(ruleSet!.referenceId).toMatch(/^TST-AVL-RST-[A-Z0-9]{8}$/);
-    expect((await Consultation.findById(offer.consultationId).lean())!.referenceId).toBe(offer.referenceId);
+    expect((await models().Consultation.findById(offer.consultationId).lean())!.referenceId).toBe(offer.referenceId);
     const detail = await as(tstApp, offer.seller)('GET', `/consultations/availability-rule-sets/rule-sets/${ruleSet!.referenceId}`);
     expect(detail.body.data.referenceId).toBe(ruleSet!.referenceId);
   });
@@ -32,7 +42,7 @@ describe('REF_PREFIX', () => {
   test('records made under MKT are still found by their references on a TST instance, and TST ones on an MKT instance', async () => {
     const old = await givenOffer(app, { approve: false });
     expect(old.referenceId).toMatch(/^MKT-CON-/);
-    const oldRuleSetRef = (await RuleSet.findById(old.ruleSetId).lean())!.referenceId;
+    const oldRuleSetRef = (await models().RuleSet.findById(old.ruleSetId).lean())!.referenceId;
     expect(oldRuleSetRef).toMatch(/^MKT-AVL-RST-/);
     const approved = await as(tstApp, admin)('POST', `/consultations/${old.referenceId}/approve`);
     expect(approved.body.data).toMatchObject({ id: old.consultationId, currentStatus: 'Approved' });

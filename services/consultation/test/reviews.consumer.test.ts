@@ -2,10 +2,9 @@ import mongoose from 'mongoose';
 import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
 import { readQueue, testServers, uniqueName } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit';
-import { Consultation, RatingEntry } from '../src/db/setup.models';
 import { reviewsConsumer } from '../src/events/reviews.consumer';
 import { eventually } from './paid-harness';
-import { env, givenOffer, log, startConsultation } from './harness';
+import { env, givenOffer, log, startConsultation, models } from './harness';
 
 let app: Awaited<ReturnType<typeof startConsultation>>;
 beforeAll(async () => {
@@ -31,11 +30,13 @@ const visibility = (review: IntegrationEvent<'review.created'>, isActive: boolea
     { source: 'test' },
   );
 const handle = (event: IntegrationEvent<'review.created'> | IntegrationEvent<'review.visibility_changed'>) => {
-  const handler = (reviewsConsumer.handlers as Record<string, (e: unknown, ctx: { log: typeof log }) => Promise<void>>)[event.type]!;
+  const handler = (reviewsConsumer(app.parts.ratings).handlers as Record<string, (e: unknown, ctx: { log: typeof log }) => Promise<void>>)[
+    event.type
+  ]!;
   return handler(event, { log });
 };
 const summaryOf = async (consultationId: string) => {
-  const c = await Consultation.findById(consultationId, { averageRating: 1, totalReviews: 1 }).lean();
+  const c = await models().Consultation.findById(consultationId, { averageRating: 1, totalReviews: 1 }).lean();
   return { averageRating: c!.averageRating, totalReviews: c!.totalReviews };
 };
 
@@ -65,7 +66,7 @@ describe('review.visibility_changed', () => {
     await handle(hiddenAgain);
     await handle(shown);
     expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 5, totalReviews: 1 });
-    expect(await RatingEntry.findById(two.data.reviewId).lean()).toMatchObject({ isActive: false, visibilitySequence: 3 });
+    expect(await models().RatingEntry.findById(two.data.reviewId).lean()).toMatchObject({ isActive: false, visibilitySequence: 3 });
     await handle(two);
     expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 5, totalReviews: 1 });
   });
@@ -82,7 +83,7 @@ describe('review.visibility_changed', () => {
   });
 
   test('through the broker: applied; a poison message is dead-lettered and the consumer goes on', async () => {
-    await app.bus.consume({ ...reviewsConsumer, retryDelaysMs: [50] });
+    await app.bus.consume({ ...reviewsConsumer(app.parts.ratings), retryDelaysMs: [50] });
     const offer = await givenOffer(() => app);
     const two = created(offer.consultationId, 2);
     await app.bus.publish(created(offer.consultationId, 4));
@@ -116,7 +117,7 @@ describe('reviews that do not count in the rating (issue 20: farmed reviews)', (
     await handle(visibility(farm[0]!, false, 1, false));
     await handle(visibility(farm[0]!, true, 2, false));
     expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 2, totalReviews: 1 });
-    expect(await RatingEntry.countDocuments({ _id: { $in: farm.map((e) => e.data.reviewId) } })).toBe(0);
+    expect(await models().RatingEntry.countDocuments({ _id: { $in: farm.map((e) => e.data.reviewId) } })).toBe(0);
     await handle(created(offer.consultationId, 4, uniqueName('rev'), true));
     expect(await summaryOf(offer.consultationId)).toEqual({ averageRating: 3, totalReviews: 2 });
   });

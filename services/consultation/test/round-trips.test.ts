@@ -43,7 +43,7 @@ const appOf = () => app;
 
 /** Waits (reading around the counter) until the booking's events have left its outbox. */
 async function outboxDrained(bookingId: string): Promise<void> {
-  const bookings = direct.db(mongoose.connection.db!.databaseName).collection<{ _id: string; pendingEvents: unknown[] }>('bookings');
+  const bookings = direct.db(app.started.runtime.db.db!.databaseName).collection<{ _id: string; pendingEvents: unknown[] }>('bookings');
   await waitFor(async () => (await bookings.findOne({ _id: bookingId }))?.pendingEvents.length === 0, {
     what: `the events of ${bookingId} to leave its outbox`,
     intervalMs: 20,

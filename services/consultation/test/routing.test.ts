@@ -1,4 +1,4 @@
-import { isFixedPath } from '../src/app';
+import { isFixedPath } from '../src/http/private-prefixes';
 import { as, givenOffer, newUser, useConsultationApp } from './harness';
 
 const app = useConsultationApp();

@@ -1,6 +1,5 @@
-import { Session } from '../src/db/booking.models';
 import { moveTime } from '../src/domain/sessions';
-import { admin, as, bookingBody, givenOffer, listenFor, newUser, useConsultationApp } from './harness';
+import { admin, as, bookingBody, givenOffer, listenFor, newUser, useConsultationApp, models } from './harness';
 
 const app = useConsultationApp();
 
@@ -16,7 +15,7 @@ async function bookedSession(startsInMs?: number) {
   let startsAt: Date | undefined;
   if (startsInMs !== undefined) {
     startsAt = new Date(Date.now() + startsInMs);
-    await Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt: new Date(startsAt.getTime() + 3_600_000) } });
+    await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt: new Date(startsAt.getTime() + 3_600_000) } });
   }
   return { offer, buyer, sessionId, seller: as(app, offer.seller), startsAt };
 }
@@ -62,7 +61,7 @@ describe('sessions', () => {
     expect((await seller('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(409);
     expect((await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {})).status).toBe(409);
     // An end waits for the slot to start: time passes.
-    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - 60_000) } });
+    await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - 60_000) } });
     expect((await seller('POST', `/consultations/sessions/${sessionId}/end`, {})).status).toBe(200);
     for (const move of ['start', 'end', 'no-show'])
       expect((await seller('POST', `/consultations/sessions/${sessionId}/${move}`, {})).status).toBe(409);
@@ -72,7 +71,7 @@ describe('sessions', () => {
     const events = await listenFor(['consultation.session.no_show']);
     const { buyer, sessionId, seller } = await bookedSession();
     expect((await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {})).status).toBe(409);
-    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - 3_600_000) } });
+    await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - 3_600_000) } });
     const marked = await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {
       notes: 'no answer',
       attemptedContact: true,
@@ -97,10 +96,10 @@ describe('sessions', () => {
     const { buyer, sessionId, seller, offer } = await bookedSession();
     const bookings = await as(app, buyer)('GET', '/consultations/bookings');
     await as(app, buyer)('POST', '/consultations/bookings/cancel', { bookingId: bookings.body.data.bookings[0].id });
-    const slot = (await Session.findById(sessionId).lean())!.startsAt;
-    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() + 5 * 60_000) } });
+    const slot = (await models().Session.findById(sessionId).lean())!.startsAt;
+    await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() + 5 * 60_000) } });
     expect((await seller('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(409);
-    await Session.updateOne({ _id: sessionId }, { $set: { startsAt: slot } });
+    await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt: slot } });
     const again = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer));
     expect(again.body.data.sessionId).toBe(sessionId);
   });
@@ -116,7 +115,7 @@ describe('session times (a completed session makes its buyers eligible to review
       actualStartTime: iso(new Date(), -2 * 24 * 60),
     });
     expect(backdated.status).toBe(422);
-    expect((await Session.findById(sessionId).lean())!.status).toBe('Scheduled');
+    expect((await models().Session.findById(sessionId).lean())!.status).toBe('Scheduled');
   });
 
   test('from 15 minutes before the slot it starts; a start time before that window or in the future is 422', async () => {
@@ -125,13 +124,13 @@ describe('session times (a completed session makes its buyers eligible to review
       const res = await seller('POST', `/consultations/sessions/${sessionId}/start`, { actualStartTime });
       expect(res.status).toBe(422);
       expect(res.body.errors[0]).toMatchObject({ path: 'actualStartTime', code: 'invalid' });
-      expect((await Session.findById(sessionId).lean())!.status).toBe('Scheduled');
+      expect((await models().Session.findById(sessionId).lean())!.status).toBe('Scheduled');
     }
     // Not a date-time at all: against the schema, 400.
     const malformed = await seller('POST', `/consultations/sessions/${sessionId}/start`, { actualStartTime: 'soon' });
     expect(malformed.status).toBe(400);
     expect(malformed.body.errors[0]).toMatchObject({ path: 'actualStartTime', code: 'invalid' });
-    expect((await Session.findById(sessionId).lean())!.status).toBe('Scheduled');
+    expect((await models().Session.findById(sessionId).lean())!.status).toBe('Scheduled');
     const started = await seller('POST', `/consultations/sessions/${sessionId}/start`, {});
     expect(started.body.data.status).toBe('In Progress');
   });
@@ -144,7 +143,7 @@ describe('session times (a completed session makes its buyers eligible to review
       expect(res.status).toBe(422);
       expect(res.body.errors[0]).toMatchObject({ path: 'actualEndTime', code: 'invalid' });
     }
-    expect((await Session.findById(sessionId).lean())!.status).toBe('In Progress');
+    expect((await models().Session.findById(sessionId).lean())!.status).toBe('In Progress');
     const ended = await seller('POST', `/consultations/sessions/${sessionId}/end`, {});
     expect(ended.body.data).toMatchObject({ status: 'Completed', duration: 30 });
   });

@@ -1,21 +1,29 @@
 import type { Express } from 'express';
-import { authenticate, createService, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, type Runtime } from '@mkt/kit';
+import type { CrmParts } from './composition';
 import type { CrmConfig } from './config';
-import { customersRouter } from './http/customers.router';
+import { customerHandlers } from './http/customers.handlers';
 
 export interface AppDeps {
   config: Readonly<CrmConfig>;
   runtime: Pick<Runtime, 'log' | 'readiness'>;
+  parts: Pick<CrmParts, 'relationships'>;
 }
 
-/** Every `/customers` path needs a verified token. */
-export function createApp({ config, runtime }: AppDeps): Express {
+/** The CRM's entries of the contracts' endpoint table: every `/customers` path needs a verified token. */
+export function createApp({ config, runtime, parts }: AppDeps): Express {
   return createService({
     name: 'crm',
     log: runtime.log,
     readiness: runtime.readiness,
-    routes: (app) => {
-      app.use('/customers', authenticate(config.JWT_PUBLIC_KEY), customersRouter());
-    },
+    routes: (app) =>
+      mountEndpoints(app, {
+        service: 'crm',
+        publicKey: config.JWT_PUBLIC_KEY,
+        guardedPrefixes: ['/customers'],
+        // These answered with and without their final slash (a router's root under `/customers`).
+        optionalTrailingSlash: ['GET /customers', 'POST /customers'],
+        handlers: customerHandlers(parts.relationships),
+      }),
   });
 }

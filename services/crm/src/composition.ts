@@ -1,17 +1,52 @@
-import type { Logger, RunOptions } from '@mkt/kit';
+import { createDatabase, createRuntime, type Database, type Logger, type ServiceDefinition } from '@mkt/kit';
 import { createApp } from './app';
+import { Projection } from './application/projection';
+import { RelationshipService } from './application/relationships';
 import type { CrmConfig } from './config';
-import { BookingFact, KnownUser, Relationship } from './db/crm.models';
-import { bookingsConsumer, usersConsumer } from './events/consumers';
+import { BookingFactRepository } from './db/booking-fact.repository';
+import { allModels, crmModels, type CrmModels } from './db/models';
+import { RelationshipRepository } from './db/relationship.repository';
+import { KnownUserRepository } from './db/user.repository';
+import { crmConsumers, type CrmConsumers } from './events/consumers';
 
-/** How the CRM is put together (main.ts and the component tests). */
-export function crmService(config: Readonly<CrmConfig>, log: Logger): RunOptions {
+/** Every part of the CRM above its database, built at once. */
+export interface CrmParts {
+  models: CrmModels;
+  projection: Projection;
+  relationships: RelationshipService;
+  consumers: CrmConsumers;
+}
+
+/** The models (bound to `db`), repositories, application services and consumers (also the rebuild's). */
+export function crmParts(db: Database): CrmParts {
+  const models = crmModels(db);
+  const relationshipRepository = new RelationshipRepository(models);
+  const users = new KnownUserRepository(models);
+  const facts = new BookingFactRepository(models);
+  const projection = new Projection(relationshipRepository, facts, users);
   return {
-    name: 'crm',
-    config,
-    log,
-    models: [KnownUser, Relationship, BookingFact],
-    consumers: [usersConsumer, bookingsConsumer],
-    createApp: (runtime) => createApp({ config, runtime }),
+    models,
+    projection,
+    relationships: new RelationshipService(relationshipRepository, users, facts, projection),
+    consumers: crmConsumers(projection),
   };
+}
+
+/**
+ * How the CRM is put together, every part at once and nothing connected (main.ts starts
+ * `definition`; the component tests too, and read `parts`).
+ */
+export function crmService(config: Readonly<CrmConfig>, log: Logger): { definition: ServiceDefinition; parts: CrmParts } {
+  const db = createDatabase();
+  const runtime = createRuntime({ name: 'crm', config, log, db });
+  const parts = crmParts(db);
+  const app = createApp({ config, runtime, parts });
+  const definition: ServiceDefinition = {
+    runtime,
+    config,
+    models: allModels(parts.models),
+    app,
+    consumers: [parts.consumers.users, parts.consumers.bookings],
+  };
+  return { definition, parts };
 }

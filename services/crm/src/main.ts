@@ -4,4 +4,4 @@ import { crmService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(crmService(config, createLogger('crm', config.LOG_LEVEL)));
+startService(crmService(config, createLogger('crm', config.LOG_LEVEL)).definition);

@@ -1,18 +1,23 @@
-import { connectMongo, createLogger, disconnectMongo, ensureIndexes } from '@mkt/kit';
+import { closeDatabase, createDatabase, createLogger, ensureIndexes, openDatabase } from '@mkt/kit';
+import { crmParts } from './composition';
 import { loadConfig } from './config';
-import { BookingFact, KnownUser, Relationship } from './db/crm.models';
-import { rebuildAll } from './domain/projection';
+import { allModels } from './db/models';
 
-/** `pnpm --filter @mkt/crm rebuild`: recomputes every relationship's totals from the stored booking facts. */
+/**
+ * `pnpm --filter @mkt/crm rebuild` (a script entry beside main.ts): recomputes every
+ * relationship's totals from the stored booking facts (application/projection.ts `rebuildAll`).
+ */
 async function main(): Promise<void> {
   // Only the database is needed here; the broker and the token key are not.
   const config = loadConfig({ AMQP_URL: 'unused', JWT_PUBLIC_KEY: 'unused', ...process.env });
   const log = createLogger('crm-rebuild', config.LOG_LEVEL);
-  await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'crm', log });
-  await ensureIndexes([KnownUser, Relationship, BookingFact]);
-  const pairs = await rebuildAll();
+  const db = createDatabase();
+  const parts = crmParts(db);
+  await openDatabase(db, { url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'crm', log });
+  await ensureIndexes(allModels(parts.models));
+  const pairs = await parts.projection.rebuildAll();
   log.info({ pairs }, 'relationship totals rebuilt from booking facts');
-  await disconnectMongo();
+  await closeDatabase(db);
 }
 
 main().catch((err: unknown) => {

@@ -1,11 +1,10 @@
 import { readQueue, testServers, waitFor } from '@mkt/infra';
-import { Relationship } from '../src/db/crm.models';
-import { rebuildAll } from '../src/domain/projection';
-import { bookingsConsumer } from '../src/events/consumers';
 import { cancelled, confirmed, env, event, log, newUser, registered, useCrm } from './harness';
-import { usersConsumer } from '../src/events/consumers';
 
 const crm = useCrm();
+const { bookings: bookingsConsumer, users: usersConsumer } = crm.parts.consumers;
+const Relationship = crm.parts.models.relationships;
+const rebuildAll = () => crm.parts.projection.rebuildAll();
 const handle = (e: ReturnType<typeof confirmed> | ReturnType<typeof cancelled> | ReturnType<typeof registered> | { type: string }) => {
   const spec = e.type === 'identity.user.registered' ? usersConsumer : bookingsConsumer;
   const handler = (spec.handlers as Record<string, (event: unknown, ctx: { log: typeof log }) => Promise<void>>)[e.type]!;

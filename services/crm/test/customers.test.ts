@@ -1,8 +1,8 @@
-import { bookingsConsumer, usersConsumer } from '../src/events/consumers';
-import { Relationship } from '../src/db/crm.models';
 import { as, cancelled, confirmed, log, newUser, registered, useCrm } from './harness';
 
 const crm = useCrm();
+const { bookings: bookingsConsumer, users: usersConsumer } = crm.parts.consumers;
+const Relationship = crm.parts.models.relationships;
 const apply = async (e: { type: string }) => {
   const spec = e.type === 'identity.user.registered' ? usersConsumer : bookingsConsumer;
   await (spec.handlers as Record<string, (event: unknown, ctx: { log: typeof log }) => Promise<void>>)[e.type]!(e, { log });

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { makeEvent, type EventData, type EventType } from '@mkt/contracts';
 import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
-import { crmService } from '../src/composition';
+import { crmService, type CrmParts } from '../src/composition';
 import { loadConfig } from '../src/config';
 
 const identity = testIdentity();
@@ -11,17 +11,21 @@ const identity = testIdentity();
 export const env = testEnv('crm');
 export const log = pino({ level: 'silent' });
 
-export function useCrm(): () => { url: string; bus: Bus } {
+/**
+ * The CRM as main.ts composes it, for one test file, against the real servers: `parts` (its
+ * models, consumers, projection) at once, the server from `beforeAll`.
+ */
+export function useCrm(): (() => { url: string; bus: Bus }) & { parts: CrmParts } {
   let started: StartedRuntime;
+  const service = crmService(loadConfig(env.serviceEnv(identity.keys.publicKey)), log);
   beforeAll(async () => {
-    const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
-    started = await startComponent(crmService(config, log), env.dbName);
+    started = await startComponent(service.definition, env.dbName);
   });
   afterAll(async () => {
     await stopRuntime(started);
     await mongoose.disconnect();
   });
-  return () => ({ url: started.url, bus: started.runtime.bus });
+  return Object.assign(() => ({ url: started.url, bus: started.runtime.bus }), { parts: service.parts });
 }
 
 export const newUser = (role: TestUser['role'] = 'buyer'): TestUser => identity.newUser(role);

@@ -1,8 +1,8 @@
-import { Relationship } from '../src/db/crm.models';
-import { bookingsConsumer } from '../src/events/consumers';
 import { cancelled, confirmed, event, log, newUser, useCrm } from './harness';
 
-useCrm();
+const crm = useCrm();
+const bookingsConsumer = crm.parts.consumers.bookings;
+const Relationship = crm.parts.models.relationships;
 const handle = (e: { type: string }) =>
   (bookingsConsumer.handlers as Record<string, (event: unknown, ctx: { log: typeof log }) => Promise<void>>)[e.type]!(e, { log });
 const refunded = (sellerId: string, buyerId: string, bookingId: string, refundAmountMinor: number) =>

@@ -66,8 +66,10 @@ export function InternalId(kind: 'cus' | 'ses' | 'con' | 'bk' | 'rev' | 'pr' | '
 /** A user id: the gateway's uuid. */
 export const UserId = Uuid;
 
-export const PaginationResponse = z.strictObject({
-  page: z.number().int().min(1),
-  limit: z.number().int().min(1),
-  total: z.number().int().min(0),
-});
+export const PaginationResponse = z
+  .strictObject({
+    page: z.number().int().min(1),
+    limit: z.number().int().min(1),
+    total: z.number().int().min(0),
+  })
+  .meta({ id: 'Pagination' });

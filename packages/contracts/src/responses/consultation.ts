@@ -45,31 +45,35 @@ const HourMinuteSecond = z
   .meta({ examples: ['09:00:00'] });
 const Zone = Text('Africa/Addis_Ababa');
 
-export const ConsultationCreatedResponse = z.strictObject({
-  id: ConsultationId,
-  referenceId: PrefixedRef('CON'),
-  title: Title,
-  duration: Minutes(60),
-  sessionType: SessionType,
-  currentStatus: CurrentStatus,
-  visibility: ConsultationVisibility,
-  createdAt: Timestamp,
-});
+export const ConsultationCreatedResponse = z
+  .strictObject({
+    id: ConsultationId,
+    referenceId: PrefixedRef('CON'),
+    title: Title,
+    duration: Minutes(60),
+    sessionType: SessionType,
+    currentStatus: CurrentStatus,
+    visibility: ConsultationVisibility,
+    createdAt: Timestamp,
+  })
+  .meta({ id: 'ConsultationCreated' });
 
-export const ConsultationListResponse = z.strictObject({
-  consultations: z.array(
-    z.strictObject({
-      id: ConsultationId,
-      referenceId: PrefixedRef('CON'),
-      title: Title,
-      duration: Minutes(60),
-      currentStatus: CurrentStatus,
-      visibility: ConsultationVisibility,
-      category: Text('Business'),
-    }),
-  ),
-  pagination: PaginationResponse,
-});
+export const ConsultationListResponse = z
+  .strictObject({
+    consultations: z.array(
+      z.strictObject({
+        id: ConsultationId,
+        referenceId: PrefixedRef('CON'),
+        title: Title,
+        duration: Minutes(60),
+        currentStatus: CurrentStatus,
+        visibility: ConsultationVisibility,
+        category: Text('Business'),
+      }),
+    ),
+    pagination: PaginationResponse,
+  })
+  .meta({ id: 'ConsultationList' });
 
 /**
  * An edit of the public text of an Approved consultation, waiting for an admin: only its seller
@@ -92,166 +96,191 @@ const PendingRevision = z
   .nullable()
   .optional();
 
-export const ConsultationResponse = z.strictObject({
-  id: ConsultationId,
-  referenceId: PrefixedRef('CON'),
-  title: Title,
-  description: Text('An hour on your plan: market, numbers, next steps'),
-  duration: Minutes(60),
-  sessionType: SessionType,
-  maxCapacity: Minutes(1),
-  deliveryMode: DeliveryMode,
-  timezone: Zone,
-  language: Text('Amharic'),
-  category: Text('Business'),
-  subcategory: z.array(Text('Start-ups')),
-  tags: z.array(Text('planning')),
-  ruleSetId: Uuid,
-  pricingId: InternalId('pr'),
-  sellerId: UserId,
-  currentStatus: CurrentStatus,
-  visibility: ConsultationVisibility,
-  /** The price of the consultation's pricing record (null when that record is gone). */
-  pricing: z.strictObject({ basePrice: Major(750), currency: CurrencyCode }).nullable(),
-  averageRating: AverageRating,
-  totalReviews: Count(2),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  pendingRevision: PendingRevision,
-});
+export const ConsultationResponse = z
+  .strictObject({
+    id: ConsultationId,
+    referenceId: PrefixedRef('CON'),
+    title: Title,
+    description: Text('An hour on your plan: market, numbers, next steps'),
+    duration: Minutes(60),
+    sessionType: SessionType,
+    maxCapacity: Minutes(1),
+    deliveryMode: DeliveryMode,
+    timezone: Zone,
+    language: Text('Amharic'),
+    category: Text('Business'),
+    subcategory: z.array(Text('Start-ups')),
+    tags: z.array(Text('planning')),
+    ruleSetId: Uuid,
+    pricingId: InternalId('pr'),
+    sellerId: UserId,
+    currentStatus: CurrentStatus,
+    visibility: ConsultationVisibility,
+    /** The price of the consultation's pricing record (null when that record is gone). */
+    pricing: z.strictObject({ basePrice: Major(750), currency: CurrencyCode }).nullable(),
+    averageRating: AverageRating,
+    totalReviews: Count(2),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    pendingRevision: PendingRevision,
+  })
+  .meta({ id: 'Consultation' });
 
-export const ConsultationUpdatedResponse = z.strictObject({
-  id: ConsultationId,
-  title: Title,
-  duration: Minutes(60),
-  currentStatus: CurrentStatus,
-  visibility: ConsultationVisibility,
-  updatedAt: Timestamp,
-  pendingRevision: PendingRevision,
-});
+export const ConsultationUpdatedResponse = z
+  .strictObject({
+    id: ConsultationId,
+    title: Title,
+    duration: Minutes(60),
+    currentStatus: CurrentStatus,
+    visibility: ConsultationVisibility,
+    updatedAt: Timestamp,
+    pendingRevision: PendingRevision,
+  })
+  .meta({ id: 'ConsultationUpdated' });
 
-export const ConsultationApprovedResponse = z.strictObject({
-  id: ConsultationId,
-  referenceId: PrefixedRef('CON'),
-  currentStatus: CurrentStatus,
-  visibility: ConsultationVisibility,
-});
+export const ConsultationApprovedResponse = z
+  .strictObject({
+    id: ConsultationId,
+    referenceId: PrefixedRef('CON'),
+    currentStatus: CurrentStatus,
+    visibility: ConsultationVisibility,
+  })
+  .meta({ id: 'ConsultationApproved' });
 
-export const SlotsResponse = z.strictObject({
-  slots: z.array(
-    z.strictObject({
-      date: Day,
-      startTime: ClockTime,
-      endTime: ClockTime,
-      startsAt: Timestamp,
-      endsAt: Timestamp,
-      capacity: Minutes(1),
-      remaining: Count(1),
-    }),
-  ),
-  /** More slots exist in the range than one answer lists. */
-  truncated: z.boolean(),
-});
+export const SlotsResponse = z
+  .strictObject({
+    slots: z.array(
+      z.strictObject({
+        date: Day,
+        startTime: ClockTime,
+        endTime: ClockTime,
+        startsAt: Timestamp,
+        endsAt: Timestamp,
+        capacity: Minutes(1),
+        remaining: Count(1),
+      }),
+    ),
+    /** More slots exist in the range than one answer lists. */
+    truncated: z.boolean(),
+  })
+  .meta({ id: 'Slots' });
 
-export const SessionListResponse = z.strictObject({
-  sessions: z.array(
-    z.strictObject({
-      id: InternalId('ses'),
-      referenceId: UnderscoreRef('SES'),
-      consultationTitle: Title,
-      consultationId: ConsultationId,
-      status: SessionStatusValue,
-      startTime: Timestamp,
-      endTime: Timestamp,
-      participantCount: Count(1),
-    }),
-  ),
-  pagination: PaginationResponse,
-});
+export const SessionListResponse = z
+  .strictObject({
+    sessions: z.array(
+      z.strictObject({
+        id: InternalId('ses'),
+        referenceId: UnderscoreRef('SES'),
+        consultationTitle: Title,
+        consultationId: ConsultationId,
+        status: SessionStatusValue,
+        startTime: Timestamp,
+        endTime: Timestamp,
+        participantCount: Count(1),
+      }),
+    ),
+    pagination: PaginationResponse,
+  })
+  .meta({ id: 'SessionList' });
 
-export const SessionStartedResponse = z.strictObject({
-  sessionId: InternalId('ses'),
-  status: SessionStatusValue,
-  startedAt: NullableTimestamp,
-});
-export const SessionEndedResponse = z.strictObject({
-  sessionId: InternalId('ses'),
-  status: SessionStatusValue,
-  endedAt: NullableTimestamp,
-  duration: Count(60).nullable(),
-});
-export const SessionNoShowResponse = z.strictObject({
-  sessionId: InternalId('ses'),
-  status: SessionStatusValue,
-  markedAt: NullableTimestamp,
-  /** Whether the seller tried to reach the client, and how, as the no-show request said (null: not said). */
-  attemptedContact: z.boolean().nullable(),
-  contactMethod: Text('phone').nullable(),
-});
+export const SessionStartedResponse = z
+  .strictObject({
+    sessionId: InternalId('ses'),
+    status: SessionStatusValue,
+    startedAt: NullableTimestamp,
+  })
+  .meta({ id: 'SessionStarted' });
+export const SessionEndedResponse = z
+  .strictObject({
+    sessionId: InternalId('ses'),
+    status: SessionStatusValue,
+    endedAt: NullableTimestamp,
+    duration: Count(60).nullable(),
+  })
+  .meta({ id: 'SessionEnded' });
+export const SessionNoShowResponse = z
+  .strictObject({
+    sessionId: InternalId('ses'),
+    status: SessionStatusValue,
+    markedAt: NullableTimestamp,
+    /** Whether the seller tried to reach the client, and how, as the no-show request said (null: not said). */
+    attemptedContact: z.boolean().nullable(),
+    contactMethod: Text('phone').nullable(),
+  })
+  .meta({ id: 'SessionNoShow' });
 
-export const BookingResponse = z.strictObject({
-  bookingId: InternalId('bk'),
-  referenceId: UnderscoreRef('BK'),
-  status: BookingStatusValue,
-  consultationTitle: Title,
-  consultationId: ConsultationId,
-  date: Day,
-  startTime: ClockTime,
-  endTime: ClockTime,
-  subTotal: Major(750),
-  totalAmount: Major(750),
-  currency: CurrencyCode,
-  /** The session the booking joined (none while its payment is pending or after it failed). */
-  sessionId: InternalId('ses').nullable(),
-  /** A PaymentPending booking is given up from then. */
-  paymentDeadline: NullableTimestamp,
-  refundStatus: RefundStatus,
-  refundAmount: Major(60).nullable(),
-  cancelledAt: NullableTimestamp,
-  /** The buyer's notes sent with the booking (null: none). */
-  notes: Text('First session').nullable(),
-  /** Who cancelled and what they said; null while the booking is not cancelled. */
-  cancellation: z.strictObject({ ...Cancellation, cancelledBy: CancelledBy.nullable() }).nullable(),
-});
+export const BookingResponse = z
+  .strictObject({
+    bookingId: InternalId('bk'),
+    referenceId: UnderscoreRef('BK'),
+    status: BookingStatusValue,
+    consultationTitle: Title,
+    consultationId: ConsultationId,
+    date: Day,
+    startTime: ClockTime,
+    endTime: ClockTime,
+    subTotal: Major(750),
+    totalAmount: Major(750),
+    currency: CurrencyCode,
+    /** The session the booking joined (none while its payment is pending or after it failed). */
+    sessionId: InternalId('ses').nullable(),
+    /** A PaymentPending booking is given up from then. */
+    paymentDeadline: NullableTimestamp,
+    refundStatus: RefundStatus,
+    refundAmount: Major(60).nullable(),
+    cancelledAt: NullableTimestamp,
+    /** The buyer's notes sent with the booking (null: none). */
+    notes: Text('First session').nullable(),
+    /** Who cancelled and what they said; null while the booking is not cancelled. */
+    cancellation: z.strictObject({ ...Cancellation, cancelledBy: CancelledBy.nullable() }).nullable(),
+  })
+  .meta({ id: 'Booking' });
 
-export const BookingListResponse = z.strictObject({
-  bookings: z.array(
-    z.strictObject({
-      id: InternalId('bk'),
-      referenceId: UnderscoreRef('BK'),
-      consultationTitle: Title,
-      status: BookingStatusValue,
-      date: Day,
-      startTime: ClockTime,
-      endTime: ClockTime,
-      totalAmount: Major(750),
-      currency: CurrencyCode,
-      refundStatus: RefundStatus,
-    }),
-  ),
-  pagination: PaginationResponse,
-});
+export const BookingListResponse = z
+  .strictObject({
+    bookings: z.array(
+      z.strictObject({
+        id: InternalId('bk'),
+        referenceId: UnderscoreRef('BK'),
+        consultationTitle: Title,
+        status: BookingStatusValue,
+        date: Day,
+        startTime: ClockTime,
+        endTime: ClockTime,
+        totalAmount: Major(750),
+        currency: CurrencyCode,
+        refundStatus: RefundStatus,
+      }),
+    ),
+    pagination: PaginationResponse,
+  })
+  .meta({ id: 'BookingList' });
 
-export const BookingCancelledResponse = z.strictObject({
-  bookingId: InternalId('bk'),
-  status: BookingStatusValue,
-  refundStatus: RefundStatus,
-  refundAmount: Major(60),
-  cancelledAt: NullableTimestamp,
-  ...Cancellation,
-});
+export const BookingCancelledResponse = z
+  .strictObject({
+    bookingId: InternalId('bk'),
+    status: BookingStatusValue,
+    refundStatus: RefundStatus,
+    refundAmount: Major(60),
+    cancelledAt: NullableTimestamp,
+    ...Cancellation,
+  })
+  .meta({ id: 'BookingCancelled' });
 
-export const RuleSetCreatedResponse = z.strictObject({
-  id: Uuid,
-  referenceId: PrefixedRef('AVL-RST'),
-  name: Text('Mornings'),
-  status: z.literal('Active'),
-  timezone: Zone,
-  createdAt: Timestamp,
-});
+export const RuleSetCreatedResponse = z
+  .strictObject({
+    id: Uuid,
+    referenceId: PrefixedRef('AVL-RST'),
+    name: Text('Mornings'),
+    status: z.literal('Active'),
+    timezone: Zone,
+    createdAt: Timestamp,
+  })
+  .meta({ id: 'RuleSetCreated' });
 
-export const RuleSetListResponse = z.array(
-  z.strictObject({
+/** A rule set in the owner's listing, with how much of it is booked. */
+export const RuleSetSummaryResponse = z
+  .strictObject({
     id: Uuid,
     referenceId: PrefixedRef('AVL-RST'),
     name: Text('Mornings'),
@@ -265,107 +294,120 @@ export const RuleSetListResponse = z.array(
       .max(1)
       .meta({ examples: [0.125] }),
     timezone: Zone,
-  }),
-);
+  })
+  .meta({ id: 'RuleSetSummary' });
+export const RuleSetListResponse = z.array(RuleSetSummaryResponse).meta({ id: 'RuleSetList' });
 
-export const RuleSetResponse = z.strictObject({
-  id: Uuid,
-  referenceId: PrefixedRef('AVL-RST'),
-  name: Text('Mornings'),
-  description: Text('Weekday mornings'),
-  status: z.literal('Active'),
-  timezone: Zone,
-  durationType: z.literal('Indefinite'),
-  isDefault: z.boolean(),
-  metaData: z.strictObject({ autoAccept: z.boolean(), bufferTime: Count(0), maxBookingsPerDay: Count(50) }),
-  availabilityRules: z.array(
-    z.strictObject({
-      type: z.literal('weekly'),
-      weekday: z.enum(WEEKDAYS),
-      intervals: z.array(z.strictObject({ start_time: HourMinuteSecond, end_time: HourMinuteSecond, enabled: z.boolean() })),
-    }),
-  ),
-  createdAt: Timestamp,
-});
+export const RuleSetResponse = z
+  .strictObject({
+    id: Uuid,
+    referenceId: PrefixedRef('AVL-RST'),
+    name: Text('Mornings'),
+    description: Text('Weekday mornings'),
+    status: z.literal('Active'),
+    timezone: Zone,
+    durationType: z.literal('Indefinite'),
+    isDefault: z.boolean(),
+    metaData: z.strictObject({ autoAccept: z.boolean(), bufferTime: Count(0), maxBookingsPerDay: Count(50) }),
+    availabilityRules: z.array(
+      z.strictObject({
+        type: z.literal('weekly'),
+        weekday: z.enum(WEEKDAYS),
+        intervals: z.array(z.strictObject({ start_time: HourMinuteSecond, end_time: HourMinuteSecond, enabled: z.boolean() })),
+      }),
+    ),
+    createdAt: Timestamp,
+  })
+  .meta({ id: 'RuleSet' });
 
-export const PricingCreatedResponse = z.strictObject({
-  id: InternalId('pr'),
-  referenceId: UnderscoreRef('PR'),
-  basePrice: Major(750),
-  currency: CurrencyCode,
-  pricingStrategy: z.enum(['Fixed']),
-  /** The "was" price shown beside basePrice (null when not set). */
-  comparePrice: Major(900).nullable(),
-  isOnSale: z.boolean(),
-  isActive: z.boolean(),
-  createdAt: Timestamp,
-});
+export const PricingCreatedResponse = z
+  .strictObject({
+    id: InternalId('pr'),
+    referenceId: UnderscoreRef('PR'),
+    basePrice: Major(750),
+    currency: CurrencyCode,
+    pricingStrategy: z.enum(['Fixed']),
+    /** The "was" price shown beside basePrice (null when not set). */
+    comparePrice: Major(900).nullable(),
+    isOnSale: z.boolean(),
+    isActive: z.boolean(),
+    createdAt: Timestamp,
+  })
+  .meta({ id: 'PricingCreated' });
 
-export const DiscountCreatedResponse = z.strictObject({
-  id: InternalId('pd'),
-  referenceId: UnderscoreRef('PD'),
-  name: Text('Launch week'),
-  description: Text('10% off the first week'),
-  couponCode: Text('LAUNCH10'),
-  discountType: z.enum(['Percentage', 'Fixed']),
-  /** A percentage, or major units for a Fixed discount. */
-  discountValue: z
-    .number()
-    .positive()
-    .meta({ examples: [10] }),
-  validFrom: Timestamp,
-  validTo: Timestamp,
-  maxUses: Count(100),
-  isActive: z.boolean(),
-});
+export const DiscountCreatedResponse = z
+  .strictObject({
+    id: InternalId('pd'),
+    referenceId: UnderscoreRef('PD'),
+    name: Text('Launch week'),
+    description: Text('10% off the first week'),
+    couponCode: Text('LAUNCH10'),
+    discountType: z.enum(['Percentage', 'Fixed']),
+    /** A percentage, or major units for a Fixed discount. */
+    discountValue: z
+      .number()
+      .positive()
+      .meta({ examples: [10] }),
+    validFrom: Timestamp,
+    validTo: Timestamp,
+    maxUses: Count(100),
+    isActive: z.boolean(),
+  })
+  .meta({ id: 'DiscountCreated' });
 
 /** What a coupon would make of the consultation's price now; `reason` says why it does not apply. */
-export const CouponQuoteResponse = z.strictObject({
-  valid: z.boolean(),
-  reason: Text('The coupon has expired').optional(),
-  discountType: z.enum(['Percentage', 'Fixed']).nullable(),
-  discountValue: z
-    .number()
-    .positive()
-    .meta({ examples: [10] })
-    .nullable(),
-  finalPrice: Major(675),
-  originalPrice: Major(750),
-  savings: Major(75),
-  currency: CurrencyCode.nullable(),
-  /**
-   * The user the quote is for (`userId`, else the caller) already holds a use of this coupon
-   * through a booking of theirs; false for a code that cannot be used (it shows nothing of itself).
-   */
-  usedByUser: z.boolean(),
-});
+export const CouponQuoteResponse = z
+  .strictObject({
+    valid: z.boolean(),
+    reason: Text('The coupon has expired').optional(),
+    discountType: z.enum(['Percentage', 'Fixed']).nullable(),
+    discountValue: z
+      .number()
+      .positive()
+      .meta({ examples: [10] })
+      .nullable(),
+    finalPrice: Major(675),
+    originalPrice: Major(750),
+    savings: Major(75),
+    currency: CurrencyCode.nullable(),
+    /**
+     * The user the quote is for (`userId`, else the caller) already holds a use of this coupon
+     * through a booking of theirs; false for a code that cannot be used (it shows nothing of itself).
+     */
+    usedByUser: z.boolean(),
+  })
+  .meta({ id: 'CouponQuote' });
 
-export const VisibilityRuleSetCreatedResponse = z.strictObject({
-  id: InternalId('vrs'),
-  referenceId: UnderscoreRef('VRS'),
-  name: Text('Buyers only'),
-  description: Text('Hidden from sellers browsing'),
-  isDefault: z.boolean(),
-  isActive: z.boolean(),
-  validFrom: Timestamp,
-  validTo: Timestamp,
-  visibilityRules: z.array(
-    z.strictObject({
-      type: z.enum(['user_type', 'location']),
-      condition: Text('seller'),
-      action: z.enum(['show', 'hide']),
-      priority: Count(1),
-    }),
-  ),
-  createdAt: Timestamp,
-});
+export const VisibilityRuleSetCreatedResponse = z
+  .strictObject({
+    id: InternalId('vrs'),
+    referenceId: UnderscoreRef('VRS'),
+    name: Text('Buyers only'),
+    description: Text('Hidden from sellers browsing'),
+    isDefault: z.boolean(),
+    isActive: z.boolean(),
+    validFrom: Timestamp,
+    validTo: Timestamp,
+    visibilityRules: z.array(
+      z.strictObject({
+        type: z.enum(['user_type', 'location']),
+        condition: Text('seller'),
+        action: z.enum(['show', 'hide']),
+        priority: Count(1),
+      }),
+    ),
+    createdAt: Timestamp,
+  })
+  .meta({ id: 'VisibilityRuleSetCreated' });
 
-export const VisibilityStatusResponse = z.strictObject({
-  consultations: z.array(
-    z.strictObject({
-      consultationId: Text('con_k2j4h6g8f0d2s4a6'),
-      visible: z.boolean(),
-      reason: Text('Approved and published; no visibility rule set in force'),
-    }),
-  ),
-});
+export const VisibilityStatusResponse = z
+  .strictObject({
+    consultations: z.array(
+      z.strictObject({
+        consultationId: Text('con_k2j4h6g8f0d2s4a6'),
+        visible: z.boolean(),
+        reason: Text('Approved and published; no visibility rule set in force'),
+      }),
+    ),
+  })
+  .meta({ id: 'VisibilityStatus' });

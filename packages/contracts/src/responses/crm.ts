@@ -36,7 +36,7 @@ type Field = keyof typeof relationship;
 const only = <K extends Field>(...keys: K[]) =>
   z.strictObject(Object.fromEntries(keys.map((key) => [key, relationship[key]])) as Pick<typeof relationship, K>);
 
-export const RelationshipResponse = z.strictObject(relationship);
+export const RelationshipResponse = z.strictObject(relationship).meta({ id: 'Relationship' });
 export const RelationshipCreatedResponse = only(
   'id',
   'referenceId',
@@ -46,7 +46,7 @@ export const RelationshipCreatedResponse = only(
   'customerType',
   'isFollower',
   'createdAt',
-);
+).meta({ id: 'RelationshipCreated' });
 export const RelationshipUpdatedResponse = only(
   'id',
   'customerType',
@@ -58,27 +58,31 @@ export const RelationshipUpdatedResponse = only(
   'followedAt',
   'markedFavoriteAt',
   'updatedAt',
-);
-export const RelationshipDeletedResponse = z.strictObject({ id: InternalId('cus'), deleted: z.literal(true) });
+).meta({ id: 'RelationshipUpdated' });
+export const RelationshipDeletedResponse = z
+  .strictObject({ id: InternalId('cus'), deleted: z.literal(true) })
+  .meta({ id: 'RelationshipDeleted' });
 
-export const OwnRelationshipsResponse = z.strictObject({
-  customers: z.array(
-    only(
-      'id',
-      'referenceId',
-      'sellerId',
-      'buyerId',
-      'buyerName',
-      'sellerName',
-      'customerType',
-      'status',
-      'totalBookings',
-      'totalSpent',
-      'lastInteraction',
+export const OwnRelationshipsResponse = z
+  .strictObject({
+    customers: z.array(
+      only(
+        'id',
+        'referenceId',
+        'sellerId',
+        'buyerId',
+        'buyerName',
+        'sellerName',
+        'customerType',
+        'status',
+        'totalBookings',
+        'totalSpent',
+        'lastInteraction',
+      ),
     ),
-  ),
-  pagination: PaginationResponse,
-});
+    pagination: PaginationResponse,
+  })
+  .meta({ id: 'OwnRelationships' });
 
 /** A listing of one seller's or one buyer's relationships under `key`, with the total. */
 const listing = <K extends string, S extends z.ZodType>(key: K, row: S) =>
@@ -90,39 +94,43 @@ const listing = <K extends string, S extends z.ZodType>(key: K, row: S) =>
 export const SellerCustomersResponse = listing(
   'customers',
   only('id', 'buyerId', 'buyerName', 'customerType', 'totalBookings', 'totalSpent', 'isFollower'),
-);
-export const SellerFollowersResponse = listing('followers', only('id', 'buyerId', 'buyerName', 'followedAt', 'totalBookings'));
+).meta({ id: 'SellerCustomers' });
+export const SellerFollowersResponse = listing('followers', only('id', 'buyerId', 'buyerName', 'followedAt', 'totalBookings')).meta({
+  id: 'SellerFollowers',
+});
 export const SellerFavoritesResponse = listing(
   'favorites',
   only('id', 'buyerId', 'buyerName', 'customerType', 'totalSpent', 'markedFavoriteAt'),
-);
+).meta({ id: 'SellerFavorites' });
 export const HighValueCustomersResponse = listing(
   'customers',
   only('id', 'buyerId', 'buyerName', 'lifetimeValue', 'totalBookings', 'customerType'),
-);
+).meta({ id: 'HighValueCustomers' });
 export const BuyerRelationshipsResponse = listing(
   'relationships',
   only('id', 'sellerId', 'sellerName', 'status', 'isFollowing', 'totalBookings', 'totalSpent'),
-);
+).meta({ id: 'BuyerRelationships' });
 export const BuyerFollowingResponse = listing(
   'following',
   only('id', 'sellerId', 'sellerName', 'sellerCategory', 'followedAt', 'totalBookings'),
-);
+).meta({ id: 'BuyerFollowing' });
 export const BuyerSellersResponse = listing(
   'customers',
   only('id', 'sellerId', 'sellerName', 'totalBookings', 'totalSpent', 'lastBooking'),
-);
+).meta({ id: 'BuyerSellers' });
 
-export const SellerAnalyticsResponse = z.strictObject({
-  totalCustomers: Count(12),
-  activeCustomers: Count(10),
-  followers: Count(4),
-  totalRevenue: Major(9000),
-  averageOrderValue: Major(750),
-  /** Customers with at least 2 bookings over those with at least 1 (a fraction). */
-  customerRetentionRate: z
-    .number()
-    .min(0)
-    .max(1)
-    .meta({ examples: [0.25] }),
-});
+export const SellerAnalyticsResponse = z
+  .strictObject({
+    totalCustomers: Count(12),
+    activeCustomers: Count(10),
+    followers: Count(4),
+    totalRevenue: Major(9000),
+    averageOrderValue: Major(750),
+    /** Customers with at least 2 bookings over those with at least 1 (a fraction). */
+    customerRetentionRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .meta({ examples: [0.25] }),
+  })
+  .meta({ id: 'SellerAnalytics' });

@@ -8,47 +8,55 @@ const Rating = z
   .max(5)
   .meta({ examples: [5] });
 
-export const ReviewCreatedResponse = z.strictObject({
-  reviewId: InternalId('rev'),
-  referenceId: UnderscoreRef('REV'),
-  entityType: z.literal('consultation_service'),
-  entityId: Text('con_k2j4h6g8f0d2s4a6'),
-  rating: Rating,
-  comment: Text('Clear and practical'),
-  isActive: z.boolean(),
-  createdAt: Timestamp,
-});
+export const ReviewCreatedResponse = z
+  .strictObject({
+    reviewId: InternalId('rev'),
+    referenceId: UnderscoreRef('REV'),
+    entityType: z.literal('consultation_service'),
+    entityId: Text('con_k2j4h6g8f0d2s4a6'),
+    rating: Rating,
+    comment: Text('Clear and practical'),
+    isActive: z.boolean(),
+    createdAt: Timestamp,
+  })
+  .meta({ id: 'ReviewCreated' });
 
-export const ReviewsByEntityResponse = z.strictObject({
-  reviews: z.array(
-    z.strictObject({
-      id: InternalId('rev'),
-      referenceId: UnderscoreRef('REV'),
-      rating: Rating,
-      comment: Text('Clear and practical'),
-      reviewerName: Text('Sara Tesfaye'),
-      /** False for a review by a buyer who only had free places: listed, but not in the average or `totalReviews`. */
-      countsInRating: z.boolean(),
-      createdAt: Timestamp,
-    }),
-  ),
-  /** Over the active reviews that count in the rating, 2 decimals; 0 when there are none. */
-  averageRating: AverageRating,
-  /** The active reviews that count in the rating (`pagination.total`: all listed). */
-  totalReviews: Count(2),
-  pagination: PaginationResponse,
-});
+export const ReviewsByEntityResponse = z
+  .strictObject({
+    reviews: z.array(
+      z.strictObject({
+        id: InternalId('rev'),
+        referenceId: UnderscoreRef('REV'),
+        rating: Rating,
+        comment: Text('Clear and practical'),
+        reviewerName: Text('Sara Tesfaye'),
+        /** False for a review by a buyer who only had free places: listed, but not in the average or `totalReviews`. */
+        countsInRating: z.boolean(),
+        createdAt: Timestamp,
+      }),
+    ),
+    /** Over the active reviews that count in the rating, 2 decimals; 0 when there are none. */
+    averageRating: AverageRating,
+    /** The active reviews that count in the rating (`pagination.total`: all listed). */
+    totalReviews: Count(2),
+    pagination: PaginationResponse,
+  })
+  .meta({ id: 'ReviewsByEntity' });
 
-export const ReviewStatusResponse = z.strictObject({
-  canReview: z.boolean(),
-  hasReviewed: z.boolean(),
-  sessionCompleted: z.boolean(),
-  consultationId: Text('con_k2j4h6g8f0d2s4a6'),
-});
+export const ReviewStatusResponse = z
+  .strictObject({
+    canReview: z.boolean(),
+    hasReviewed: z.boolean(),
+    sessionCompleted: z.boolean(),
+    consultationId: Text('con_k2j4h6g8f0d2s4a6'),
+  })
+  .meta({ id: 'ReviewStatus' });
 
-export const ReviewUpdatedResponse = z.strictObject({
-  reviewId: InternalId('rev'),
-  referenceId: UnderscoreRef('REV'),
-  isActive: z.boolean(),
-  updatedAt: Timestamp,
-});
+export const ReviewUpdatedResponse = z
+  .strictObject({
+    reviewId: InternalId('rev'),
+    referenceId: UnderscoreRef('REV'),
+    isActive: z.boolean(),
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'ReviewUpdated' });

@@ -11,126 +11,144 @@ const DecimalAmount = z
   .regex(/^\d+\.\d{2}$/)
   .meta({ examples: ['150.00'] });
 
-export const TopUpCreatedResponse = z.strictObject({
-  id: Uuid,
-  referenceId: PrefixedRef('TOP-UP'),
-  amount: Major(300),
-  status: TopUpStatusValue,
-  paymentMethod: PaymentMethodValue,
-  paymentUrl: z.url().meta({ examples: ['http://localhost:8080/wallets/checkout/MKT-TOP-UP-7Q2M9XKD?token=Vb0sQ1mZ4yX7wK2p'] }),
-  createdAt: Timestamp,
-  wallet: z.strictObject({ referenceId: PrefixedRef('USR-WAL'), etbAvailableBalance: Major(0) }),
-});
+export const TopUpCreatedResponse = z
+  .strictObject({
+    id: Uuid,
+    referenceId: PrefixedRef('TOP-UP'),
+    amount: Major(300),
+    status: TopUpStatusValue,
+    paymentMethod: PaymentMethodValue,
+    paymentUrl: z.url().meta({ examples: ['http://localhost:8080/wallets/checkout/MKT-TOP-UP-7Q2M9XKD?token=Vb0sQ1mZ4yX7wK2p'] }),
+    createdAt: Timestamp,
+    wallet: z.strictObject({ referenceId: PrefixedRef('USR-WAL'), etbAvailableBalance: Major(0) }),
+  })
+  .meta({ id: 'TopUpCreated' });
 
-export const TopUpStatusResponse = z.strictObject({
-  referenceId: PrefixedRef('TOP-UP'),
-  amount: Major(300),
-  status: TopUpStatusValue,
-  paymentMethod: PaymentMethodValue,
-  completedAt: NullableTimestamp,
-});
+export const TopUpStatusResponse = z
+  .strictObject({
+    referenceId: PrefixedRef('TOP-UP'),
+    amount: Major(300),
+    status: TopUpStatusValue,
+    paymentMethod: PaymentMethodValue,
+    completedAt: NullableTimestamp,
+  })
+  .meta({ id: 'TopUpStatus' });
 
-export const PayoutCreatedResponse = z.strictObject({
-  id: Uuid,
-  referenceId: PrefixedRef('PAY-REQ'),
-  requestedAmount: DecimalAmount,
-  status: PayoutStatusValue,
-  bankCode: Text('CBE'),
-  accountNumber: Text('1000123456789'),
-  accountName: Text('Sara Tesfaye'),
-  reason: Text('Monthly withdrawal'),
-  createdAt: Timestamp,
-});
+export const PayoutCreatedResponse = z
+  .strictObject({
+    id: Uuid,
+    referenceId: PrefixedRef('PAY-REQ'),
+    requestedAmount: DecimalAmount,
+    status: PayoutStatusValue,
+    bankCode: Text('CBE'),
+    accountNumber: Text('1000123456789'),
+    accountName: Text('Sara Tesfaye'),
+    reason: Text('Monthly withdrawal'),
+    createdAt: Timestamp,
+  })
+  .meta({ id: 'PayoutCreated' });
 
-export const PayoutStatusResponse = z.strictObject({
-  referenceId: PrefixedRef('PAY-REQ'),
-  requestedAmount: DecimalAmount,
-  status: PayoutStatusValue,
-  processedAt: NullableTimestamp,
-  adminNotes: Text('Account checked').nullable(),
-  /** Every move: who made it, when, with which notes. */
-  history: z.array(
-    z.strictObject({
-      action: Text('approve'),
-      from: PayoutStatusValue.nullable(),
-      to: PayoutStatusValue,
-      /** Null in the owner's view of a move by someone else (an admin): `byRole` says who. */
-      byUserId: UserId.nullable(),
-      byRole: z.enum(['buyer', 'seller', 'admin']),
-      at: Timestamp,
-      notes: Text('Account checked').nullable(),
-    }),
-  ),
-});
+export const PayoutStatusResponse = z
+  .strictObject({
+    referenceId: PrefixedRef('PAY-REQ'),
+    requestedAmount: DecimalAmount,
+    status: PayoutStatusValue,
+    processedAt: NullableTimestamp,
+    adminNotes: Text('Account checked').nullable(),
+    /** Every move: who made it, when, with which notes. */
+    history: z.array(
+      z.strictObject({
+        action: Text('approve'),
+        from: PayoutStatusValue.nullable(),
+        to: PayoutStatusValue,
+        /** Null in the owner's view of a move by someone else (an admin): `byRole` says who. */
+        byUserId: UserId.nullable(),
+        byRole: z.enum(['buyer', 'seller', 'admin']),
+        at: Timestamp,
+        notes: Text('Account checked').nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'PayoutStatus' });
 
 const LimitWindow = z.strictObject({ count: Count(2), limit: Count(10), remaining: Count(8) });
-export const RateLimitStatsResponse = z.strictObject({ daily: LimitWindow, weekly: LimitWindow, monthly: LimitWindow });
+export const RateLimitStatsResponse = z
+  .strictObject({ daily: LimitWindow, weekly: LimitWindow, monthly: LimitWindow })
+  .meta({ id: 'RateLimitStats' });
 
-export const BankResponse = z.strictObject({
-  id: Text('1'),
-  name: Text('Commercial Bank of Ethiopia'),
-  code: Text('CBE'),
-  bank_code: Text('CBE'),
-  country: Text('ET'),
-  swift_code: Text('CBETETAA'),
-  account_length: z
-    .number()
-    .int()
-    .positive()
-    .meta({ examples: [13] }),
-  is_mobile_money: z.boolean(),
-  is_active: z.boolean(),
-  is_rtgs: z.boolean(),
-  is_24hrs: z.boolean(),
-  currency: CurrencyCode,
-});
-export const BanksResponse = z.array(BankResponse);
+export const BankResponse = z
+  .strictObject({
+    id: Text('1'),
+    name: Text('Commercial Bank of Ethiopia'),
+    code: Text('CBE'),
+    bank_code: Text('CBE'),
+    country: Text('ET'),
+    swift_code: Text('CBETETAA'),
+    account_length: z
+      .number()
+      .int()
+      .positive()
+      .meta({ examples: [13] }),
+    is_mobile_money: z.boolean(),
+    is_active: z.boolean(),
+    is_rtgs: z.boolean(),
+    is_24hrs: z.boolean(),
+    currency: CurrencyCode,
+  })
+  .meta({ id: 'Bank' });
+export const BanksResponse = z.array(BankResponse).meta({ id: 'Banks' });
 
-export const WebhookResponse = z.strictObject({ reference: PrefixedRef('TOP-UP') });
+export const WebhookResponse = z.strictObject({ reference: PrefixedRef('TOP-UP') }).meta({ id: 'Webhook' });
 
-export const WalletResponse = z.strictObject({
-  id: Uuid,
-  referenceId: PrefixedRef('USR-WAL'),
-  userId: UserId,
-  currency: CurrencyCode,
-  etbAvailableBalance: Major(250),
-  heldBalance: Major(750),
-});
+export const WalletResponse = z
+  .strictObject({
+    id: Uuid,
+    referenceId: PrefixedRef('USR-WAL'),
+    userId: UserId,
+    currency: CurrencyCode,
+    etbAvailableBalance: Major(250),
+    heldBalance: Major(750),
+  })
+  .meta({ id: 'Wallet' });
 
 /** `/v1` amounts are integer minor units. */
-export const TransferResponse = z.strictObject({
-  id: Uuid,
-  fromUserId: UserId,
-  toUserId: UserId,
-  amount: z
-    .number()
-    .int()
-    .positive()
-    .meta({ examples: [12000] }),
-  currency: CurrencyCode,
-  status: z.enum(['Pending', 'Debited', 'Completed', 'Failed']),
-  createdAt: Timestamp,
-  completedAt: NullableTimestamp,
-});
+export const TransferResponse = z
+  .strictObject({
+    id: Uuid,
+    fromUserId: UserId,
+    toUserId: UserId,
+    amount: z
+      .number()
+      .int()
+      .positive()
+      .meta({ examples: [12000] }),
+    currency: CurrencyCode,
+    status: z.enum(['Pending', 'Debited', 'Completed', 'Failed']),
+    createdAt: Timestamp,
+    completedAt: NullableTimestamp,
+  })
+  .meta({ id: 'Transfer' });
 
 /** A paid booking's hold (admins). Ids and currency are plain text: a void marker for a booking never held has them empty. */
-export const BookingHoldAdminResponse = z.strictObject({
-  bookingId: Text('bk_k2j4h6g8f0d2s4a6'),
-  status: z.enum(BOOKING_HOLD_STATUSES),
-  settlement: z.enum(['capture', 'cancel', 'void']).nullable(),
-  amountMinor: Count(120000),
-  currency: Text('ETB'),
-  buyerId: Text('3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01'),
-  sellerId: Text('9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d'),
-  endsAt: NullableTimestamp,
-  dueAt: NullableTimestamp,
-  settledAt: NullableTimestamp,
-  history: z.array(
-    z.strictObject({
-      action: z.literal('void'),
-      by: UserId,
-      at: Timestamp,
-      reason: Text('The session never took place'),
-    }),
-  ),
-});
+export const BookingHoldAdminResponse = z
+  .strictObject({
+    bookingId: Text('bk_k2j4h6g8f0d2s4a6'),
+    status: z.enum(BOOKING_HOLD_STATUSES),
+    settlement: z.enum(['capture', 'cancel', 'void']).nullable(),
+    amountMinor: Count(120000),
+    currency: Text('ETB'),
+    buyerId: Text('3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01'),
+    sellerId: Text('9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d'),
+    endsAt: NullableTimestamp,
+    dueAt: NullableTimestamp,
+    settledAt: NullableTimestamp,
+    history: z.array(
+      z.strictObject({
+        action: z.literal('void'),
+        by: UserId,
+        at: Timestamp,
+        reason: Text('The session never took place'),
+      }),
+    ),
+  })
+  .meta({ id: 'BookingHoldAdmin' });

@@ -1,21 +1,51 @@
 import {
   CreateProductBody,
   ErrorCode,
-  escapeRegex,
-  newReference,
   type DraftBody,
   type ErrorItem,
-  type PageQuery,
-  type Pagination,
-  type ProductListQuery,
   type UpdateDraftBody,
   type UpdateProductBody,
   type Visibility,
 } from '@mkt/contracts';
-import { AppError, Forbidden, InvalidState, NotFound, type AuthenticatedUser, findPage } from '@mkt/kit';
-import { Product, type ProductDoc, type ProductProperty } from '../db/product.model';
+import { AppError, Forbidden, InvalidState, NotFound } from '@mkt/kit/domain';
+import type { Actor } from './actor';
 import { propertyValueProblem, type Category } from './categories';
 import { sanitizeDescription } from './sanitize';
+
+export interface ProductProperty {
+  propertyId: string;
+  value: string | number | boolean;
+  propertyNameSnapshot: string;
+}
+
+/** A seller product or draft as stored (both are SELL-PROD; drafts have isDraft). */
+export interface Product {
+  _id: string;
+  sellerId: string;
+  isDraft: boolean;
+  categoryId: string;
+  name: string | null;
+  descriptionHtml: string | null;
+  sellingPriceMinor: number | null;
+  comparePriceMinor: number | null;
+  stock: number | null;
+  discountCode: string | null;
+  discountPercentage: number;
+  shippingHandler: string | null;
+  deliveryCostMinor: number;
+  properties: ProductProperty[];
+  visibility: Visibility;
+  metaData: { form: string } | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What a create writes (the timestamps are the database's). */
+export type NewProduct = Pick<Product, '_id' | 'sellerId' | 'isDraft' | 'categoryId' | 'visibility'> &
+  Partial<Omit<Product, 'createdAt' | 'updatedAt'>>;
+
+/** The fields a change sets (`$set`). */
+export type ProductChange = Partial<Omit<Product, '_id' | 'sellerId' | 'createdAt' | 'updatedAt'>>;
 
 /** 422: well-formed fields that do not fit the category or each other (DESIGN §5, contracts `RULE`). */
 class InvalidProduct extends AppError {
@@ -26,62 +56,68 @@ class InvalidProduct extends AppError {
 
 type PropertyInput = { propertyId: string; value: string | number | boolean };
 
-const SORTS = {
-  newest: { createdAt: -1 },
-  price_asc: { sellingPriceMinor: 1, createdAt: -1 },
-  price_desc: { sellingPriceMinor: -1, createdAt: -1 },
-} as const;
+/** Creating is the sellers' (and an admin's): a buyer's create is 403. */
+export function assertSeller(user: Actor, message = 'Only sellers list products'): void {
+  if (user.role !== 'seller' && user.role !== 'admin') throw new Forbidden(message);
+}
 
-/** Seller products and drafts: who may see and change them, and what a valid product is. */
-export class Products {
+/** Its seller and an admin manage a product (and see it whatever its visibility). */
+export function canManage(user: Actor | undefined, product: Pick<Product, 'sellerId'>): boolean {
+  return user !== undefined && (user.role === 'admin' || user.id === product.sellerId);
+}
+
+/** Published and Public: what anyone sees and the public listing shows. */
+export function isPublic(product: Pick<Product, 'isDraft' | 'visibility'>): boolean {
+  return !product.isDraft && product.visibility === 'Public';
+}
+
+/** Public products to anyone; hidden, private and drafts only to their seller or an admin (404 to others). */
+export function visibleTo(user: Actor | undefined, product: Product | null): Product {
+  if (!product || (!canManage(user, product) && !isPublic(product))) throw new NotFound('Product');
+  return product;
+}
+
+/**
+ * A product its caller may change: its seller's or any for an admin. Others learn nothing of
+ * what they may not see (404); a Public product of another seller is 403.
+ */
+export function ownedBy(user: Actor, product: Product | null): Product {
+  if (!product) throw new NotFound('Product');
+  if (canManage(user, product)) return product;
+  if (!isPublic(product)) throw new NotFound('Product');
+  throw new Forbidden('This product belongs to another seller');
+}
+
+/** The category tree and what a valid product is against it. */
+export class ProductRules {
   private readonly categories: Map<string, Category>;
 
-  constructor(
-    categories: Category[],
-    private readonly referencePrefix: string,
-  ) {
+  constructor(categories: Category[]) {
     this.categories = new Map(categories.map((category) => [category.id, category]));
   }
 
-  async create(user: AuthenticatedUser, body: CreateProductBody): Promise<ProductDoc> {
+  /** A new published product of `user` (a seller or an admin) with the reference `id`. */
+  decideCreate(user: Actor, body: CreateProductBody, id: string): NewProduct {
     assertSeller(user);
-    const fields = this.productFields(body);
-    return (
-      await Product.create({ _id: newReference('SELL-PROD', this.referencePrefix), sellerId: user.id, isDraft: false, ...fields })
-    ).toObject();
+    return { _id: id, sellerId: user.id, isDraft: false, ...this.productFields(body) };
   }
 
-  async list(query: ProductListQuery): Promise<{ items: ProductDoc[]; pagination: Pagination }> {
-    const filter: Record<string, unknown> = { isDraft: false, visibility: 'Public' };
-    if (query.categoryId) filter.categoryId = query.categoryId;
-    if (query.q) {
-      const pattern = new RegExp(escapeRegex(query.q), 'i');
-      filter.$or = [{ name: pattern }, { descriptionHtml: pattern }];
-    }
-    const price: Record<string, number> = {};
-    if (query.minPriceMinor !== undefined) price.$gte = query.minPriceMinor;
-    if (query.maxPriceMinor !== undefined) price.$lte = query.maxPriceMinor;
-    if (Object.keys(price).length > 0) filter.sellingPriceMinor = price;
-    return this.page(filter, query, SORTS[query.sort]);
+  /** A new draft: a category that exists and the seller's form, Private. */
+  decideCreateDraft(user: Actor, body: DraftBody, id: string): NewProduct {
+    assertSeller(user);
+    this.category(body.categoryId, 'categoryId');
+    return { _id: id, sellerId: user.id, isDraft: true, categoryId: body.categoryId, metaData: body.metaData, visibility: 'Private' };
   }
 
-  async mine(user: AuthenticatedUser, query: PageQuery): Promise<{ items: ProductDoc[]; pagination: Pagination }> {
-    return this.page({ sellerId: user.id }, query, SORTS.newest);
-  }
-
-  /** Public products to anyone; hidden, private and drafts only to their seller or an admin. */
-  async detail(user: AuthenticatedUser | undefined, referenceId: string): Promise<ProductDoc> {
-    const product = await Product.findById(referenceId).lean<ProductDoc>();
-    if (!product || (!canManage(user, product) && (product.isDraft || product.visibility !== 'Public'))) throw new NotFound('Product');
-    return product;
-  }
-
-  /** A partial update; on a draft, the full fields publish it (checked like a create). */
-  async update(user: AuthenticatedUser, referenceId: string, body: UpdateProductBody, raw: unknown): Promise<ProductDoc> {
-    const current = await this.owned(user, referenceId);
+  /**
+   * A partial update of a product its caller owns; on a draft, the full fields (`raw`, checked
+   * like a create) publish it. The merged prices are checked; changing the category or the
+   * properties re-checks the properties.
+   */
+  decideUpdate(current: Product, body: UpdateProductBody, raw: unknown): ProductChange {
     if (current.isDraft) {
       const full = CreateProductBody.parse(raw);
-      return this.save(referenceId, { ...this.productFields(full), isDraft: false, metaData: null });
+      return { ...this.productFields(full), isDraft: false, metaData: null };
     }
     const merged = {
       sellingPrice: body.sellingPriceMinor ?? current.sellingPriceMinor!,
@@ -90,7 +126,7 @@ export class Products {
     if (merged.comparePrice !== undefined && merged.comparePrice < merged.sellingPrice) {
       throw new InvalidProduct([{ path: 'comparePrice', code: ErrorCode.invalid, message: 'comparePrice must be at least sellingPrice' }]);
     }
-    const set: Partial<ProductDoc> = {};
+    const set: ProductChange = {};
     if (body.name !== undefined) set.name = body.name;
     if (body.description !== undefined) set.descriptionHtml = sanitizeDescription(body.description);
     if (body.sellingPriceMinor !== undefined) set.sellingPriceMinor = body.sellingPriceMinor;
@@ -106,42 +142,18 @@ export class Products {
       const inputs = body.properties ?? current.properties.map(({ propertyId, value }) => ({ propertyId, value }));
       set.properties = this.resolveProperties(set.categoryId, inputs);
     }
-    return this.save(referenceId, set);
+    return set;
   }
 
-  async setVisibility(user: AuthenticatedUser, referenceId: string, visibility: Visibility): Promise<ProductDoc> {
-    await this.owned(user, referenceId);
-    return this.save(referenceId, { visibility });
-  }
-
-  async remove(user: AuthenticatedUser, referenceId: string): Promise<void> {
-    await this.owned(user, referenceId);
-    await Product.deleteOne({ _id: referenceId });
-  }
-
-  async createDraft(user: AuthenticatedUser, body: DraftBody): Promise<ProductDoc> {
-    assertSeller(user);
-    this.category(body.categoryId, 'categoryId');
-    const draft = {
-      _id: newReference('SELL-PROD', this.referencePrefix),
-      sellerId: user.id,
-      isDraft: true,
-      categoryId: body.categoryId,
-      metaData: body.metaData,
-      visibility: 'Private',
-    };
-    return (await Product.create(draft)).toObject();
-  }
-
-  async updateDraft(user: AuthenticatedUser, referenceId: string, body: UpdateDraftBody): Promise<ProductDoc> {
-    const current = await this.owned(user, referenceId);
+  /** A draft's category (which must exist) and form; a published product is 409. */
+  decideUpdateDraft(current: Product, body: UpdateDraftBody): ProductChange {
     if (!current.isDraft)
       throw new InvalidState('This product is published; update it with PATCH /physical-products/seller-products/{referenceId}');
     if (body.categoryId) this.category(body.categoryId, 'categoryId');
-    return this.save(referenceId, {
+    return {
       ...(body.categoryId ? { categoryId: body.categoryId } : {}),
       ...(body.metaData ? { metaData: body.metaData } : {}),
-    });
+    };
   }
 
   private productFields(body: CreateProductBody) {
@@ -157,11 +169,11 @@ export class Products {
       deliveryCostMinor: body.deliveryCostMinor ?? 0,
       categoryId: body.categoryId,
       properties: this.resolveProperties(body.categoryId, body.properties ?? []),
-      visibility: body.visibility ?? 'Public',
+      visibility: body.visibility ?? ('Public' as const),
     };
   }
 
-  /** Every property must belong to the category and fit its type; names are snapshotted. */
+  /** Every property must belong to the category, appear once and fit its type; names are snapshotted. */
   private resolveProperties(categoryId: string, inputs: PropertyInput[]): ProductProperty[] {
     const category = this.category(categoryId, 'categoryId');
     const problems: ErrorItem[] = [];
@@ -188,31 +200,4 @@ export class Products {
     if (!category) throw new InvalidProduct([{ path, code: ErrorCode.invalid, message: 'No such category' }]);
     return category;
   }
-
-  private async owned(user: AuthenticatedUser, referenceId: string): Promise<ProductDoc> {
-    const product = await Product.findById(referenceId).lean<ProductDoc>();
-    if (!product) throw new NotFound('Product');
-    if (canManage(user, product)) return product;
-    // Others learn nothing of what they may not see.
-    if (product.isDraft || product.visibility !== 'Public') throw new NotFound('Product');
-    throw new Forbidden('This product belongs to another seller');
-  }
-
-  private async save(referenceId: string, set: Record<string, unknown>): Promise<ProductDoc> {
-    const saved = await Product.findOneAndUpdate({ _id: referenceId }, { $set: set }, { new: true }).lean<ProductDoc>();
-    if (!saved) throw new NotFound('Product');
-    return saved;
-  }
-
-  private async page(filter: Record<string, unknown>, query: PageQuery, sort: Record<string, 1 | -1>) {
-    return findPage(Product, filter, query, sort);
-  }
-}
-
-function canManage(user: AuthenticatedUser | undefined, product: ProductDoc): boolean {
-  return user !== undefined && (user.role === 'admin' || user.id === product.sellerId);
-}
-
-function assertSeller(user: AuthenticatedUser): void {
-  if (user.role !== 'seller' && user.role !== 'admin') throw new Forbidden('Only sellers list products');
 }

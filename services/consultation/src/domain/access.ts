@@ -1,6 +1,6 @@
-import type { Model } from 'mongoose';
-import { byIdOrReference, Forbidden, NotFound, type AuthenticatedUser } from '@mkt/kit';
-import { Consultation, type ConsultationDoc } from '../db/setup.models';
+import { Forbidden, NotFound } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit';
+import type { ConsultationDoc } from './records';
 
 /**
  * How this instance writes `<PREFIX>-<KIND>-…` references (config `REF_PREFIX`). Lookups do not
@@ -8,17 +8,6 @@ import { Consultation, type ConsultationDoc } from '../db/setup.models';
  */
 export interface References {
   prefix: string;
-}
-
-/** Every record is found by its id or its referenceId. */
-export async function findByKey<T>(model: Model<T>, key: string): Promise<T | null> {
-  return model.findOne(byIdOrReference(key)).lean<T>() as Promise<T | null>;
-}
-
-export async function mustFind<T>(model: Model<T>, key: string, what: string): Promise<T> {
-  const found = await findByKey(model, key);
-  if (!found) throw new NotFound(what);
-  return found;
 }
 
 export function isAdmin(user: AuthenticatedUser | undefined): boolean {
@@ -38,14 +27,14 @@ export function assertSeller(user: AuthenticatedUser): void {
 export const mayReview = (user: AuthenticatedUser | undefined, c: ConsultationDoc) =>
   user !== undefined && (user.id === c.sellerId || isAdmin(user));
 
-export const isListed = (c: ConsultationDoc) => c.currentStatus === 'Approved' && c.visibility === 'Published';
+export const isListed = (c: Pick<ConsultationDoc, 'currentStatus' | 'visibility'>) =>
+  c.currentStatus === 'Approved' && c.visibility === 'Published';
 
 /**
  * A consultation the caller may know of: listed ones to anyone, others to their seller or an
  * admin. To anyone else an unlisted one does not exist (404), nor does its price.
  */
-export async function visibleConsultation(user: AuthenticatedUser | undefined, key: string): Promise<ConsultationDoc> {
-  const consultation = await findByKey(Consultation, key);
+export function visibleTo(user: AuthenticatedUser | undefined, consultation: ConsultationDoc | null): ConsultationDoc {
   if (!consultation || (!isListed(consultation) && user?.id !== consultation.sellerId && !isAdmin(user)))
     throw new NotFound('Consultation');
   return consultation;

@@ -1,30 +1,14 @@
-import { formatMinor, newInternalId, newUnderscoreReference, type CancelBookingBody, type CreateBookingBody } from '@mkt/contracts';
 import {
-  InvalidField,
-  findPage,
-  Forbidden,
-  IdempotentRequests,
-  IdempotentRequestInFlight,
-  InvalidState,
-  NotFound,
-  type Attempt,
-  type AuthenticatedUser,
-  type Logger,
-  type OutboxRelay,
-} from '@mkt/kit';
-import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
-import { BookingSteps, correlationOf, type Taken } from './booking-steps';
-import { Booking, BookingRequestKey, DayPlace, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
-import {
-  Consultation,
-  Pricing,
-  RuleSet,
-  type ConsultationDoc,
-  type DiscountDoc,
-  type PricingDoc,
-  type RuleSetDoc,
-} from '../db/setup.models';
-import { findByKey, isAdmin, visibleConsultation } from './access';
+  formatMinor,
+  makeEvent,
+  newUnderscoreReference,
+  type CancelBookingBody,
+  type CreateBookingBody,
+  type EventEnvelope,
+} from '@mkt/contracts';
+import { Forbidden, InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit';
+import { isAdmin, isListed } from './access';
 import {
   CancellationClosed,
   CouponInvalid,
@@ -36,22 +20,105 @@ import {
   RefundTooLarge,
   SlotUnavailable,
 } from './consultation.errors';
-import { dayKey, isListed, scheduleOf, slotKey } from './consultations';
-import { applyCoupon, countCouponCheck, couponProblem, UNUSABLE_COUPON } from './coupons';
-import { takeCouponUse, takePlaces } from './places';
-import { sellerCoupon } from './discounts';
-import { findSlot } from './slots';
+import { dayKey, scheduleOf, slotKey } from './consultations';
+import { applyCoupon, couponProblem, UNUSABLE_COUPON } from './coupons';
+import type { BookingDoc, ConsultationDoc, DiscountDoc, NewBooking, PaymentState, PricingDoc, RuleSetDoc, SessionDoc } from './records';
+import { findSlot, type Slot } from './slots';
 
-const STUCK_AFTER_MS = 60_000;
+// The booking state machine: Pending (taking places) → Confirmed (free) or PaymentPending (the
+// wallet asked) → Confirmed / Failed / Cancelled; Confirmed → Cancelled. Each function decides;
+// `application/` reads, calls it, and applies the answer through guarded writes.
+
+/** A Pending booking older than this was left by a crash: the sweep undoes it. */
+export const STUCK_AFTER_MS = 60_000;
 /** A PaymentPending booking is asked about again this long after its last change. */
-const PAYMENT_RETRY_AFTER_MS = 10_000;
+export const PAYMENT_RETRY_AFTER_MS = 10_000;
 
 export interface PaymentSettings {
   /** How long a PaymentPending booking is retried before it is given up (never past its start). */
   deadlineMs: number;
 }
 
-interface Plan {
+/** What the wallet said of a hold (see `payments/wallet.client.ts`), or that it was voided. */
+export type WalletAnswer = 'held' | 'refused' | 'declined' | 'voided' | 'unreachable';
+
+export type CancellationSaid = Pick<BookingDoc, 'cancelReason' | 'cancellationType' | 'cancelNotes'>;
+
+/** What a cancel request said, kept with the booking (each null when not sent). */
+export function cancellationSaid(body: CancelBookingBody): CancellationSaid {
+  return { cancelReason: body.reason ?? null, cancellationType: body.cancellationType ?? null, cancelNotes: body.notes ?? null };
+}
+
+/** `SellerId` of a booking names the consultation's seller by user id (any case) or USR reference. */
+export function namesSeller(key: string, consultation: Pick<ConsultationDoc, 'sellerId' | 'sellerRef'>): boolean {
+  return key.toLowerCase() === consultation.sellerId.toLowerCase() || (!!consultation.sellerRef && key === consultation.sellerRef);
+}
+
+/**
+ * Step 1 of a booking, on the consultation the caller may see: it is listed (else 422
+ * `not_bookable`, told only to those who may see an unlisted one), `SellerId` names its seller,
+ * and the caller is not that seller.
+ */
+export function checkBookable(user: AuthenticatedUser, body: CreateBookingBody, consultation: ConsultationDoc): void {
+  if (!isListed(consultation)) throw new NotBookable();
+  if (!namesSeller(body.SellerId, consultation))
+    throw new InvalidField('SellerId is not the seller of this consultation (give their user id or USR reference)', 'SellerId');
+  if (user.id === consultation.sellerId) throw new Forbidden('Sellers do not book their own consultations');
+}
+
+/** Where and for how much a booking is, before any coupon. */
+export interface Placement {
+  slot: Slot;
+  subTotalMinor: number;
+}
+
+/**
+ * Step 2: the consultation's rule set is the one named; it has an active price; the date and
+ * times (read in the consultation's zone) are one of its slots, in the future; the participants
+ * fit. The subtotal is `basePrice × participants`.
+ */
+export function placeBooking(
+  body: CreateBookingBody,
+  consultation: ConsultationDoc,
+  ruleSet: RuleSetDoc | null,
+  pricing: PricingDoc | null,
+  now: Date,
+): Placement {
+  if (!ruleSet || (body.ruleSetId !== ruleSet._id && body.ruleSetId !== ruleSet.referenceId))
+    throw new InvalidField('ruleSetId is not the rule set of this consultation', 'ruleSetId');
+  if (!pricing?.isActive) throw new NotBookable('This consultation has no active price');
+  const slot = findSlot(scheduleOf(consultation, ruleSet), consultation.timezone, body.date, body.startTime, body.endTime);
+  if (!slot) throw new SlotUnavailable('This time is not one of the consultation’s slots');
+  if (slot.startsAt <= now) throw new SlotUnavailable('This time has passed');
+  if (body.participants.length > consultation.maxCapacity) throw new SlotUnavailable(`At most ${consultation.maxCapacity} participants`);
+  return { slot, subTotalMinor: pricing.basePriceMinor * body.participants.length };
+}
+
+/**
+ * Step 3, the money: a named coupon must be usable (any reason it is not reads as the one
+ * `coupon_invalid`), then the client's figures must be the server's, compared in minor units.
+ * With a coupon, a wrong total does not tell the right one (it would reveal the discount).
+ */
+export function priceBooking(
+  body: CreateBookingBody,
+  pricing: PricingDoc,
+  subTotalMinor: number,
+  discount: DiscountDoc | null,
+  now: Date,
+): { totalAmountMinor: number } {
+  if (body.couponCode && couponProblem(discount, subTotalMinor, now)) throw new CouponInvalid(UNUSABLE_COUPON);
+  const quote = applyCoupon(subTotalMinor, discount);
+  if (body.currency !== pricing.currency) throw new PriceMismatch('currency', pricing.currency);
+  // The contract parsed both to minor units: compared exactly, never as floats.
+  if (body.subTotalMinor !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
+  if (body.totalAmountMinor !== quote.finalMinor) {
+    // The expected total after a coupon would tell a guesser the code is right and its discount.
+    throw new PriceMismatch('totalAmount', discount ? null : formatMinor(quote.finalMinor));
+  }
+  return { totalAmountMinor: quote.finalMinor };
+}
+
+export interface Plan {
   consultation: ConsultationDoc;
   ruleSet: RuleSetDoc;
   pricing: PricingDoc;
@@ -63,350 +130,243 @@ interface Plan {
 }
 
 /**
- * `Idempotency-Key` of `POST /consultations/bookings`, per user: a retry replays the first answer
- * and never holds twice. The key's attempt names the booking, so a retry that takes over a dead
- * attempt finds the booking it made.
+ * The booking as first written: Pending, holding nothing yet. Paid ones get their payment
+ * deadline: `deadlineMs` after now, never past the slot's start.
  */
-export const bookingRequests = new IdempotentRequests(BookingRequestKey, () => newInternalId('bk'));
-
-export type CancellationSaid = Pick<BookingDoc, 'cancelReason' | 'cancellationType' | 'cancelNotes'>;
-
-/** What a cancel request said, kept with the booking (each null when not sent). */
-function cancellationSaid(body: CancelBookingBody): CancellationSaid {
-  return { cancelReason: body.reason ?? null, cancellationType: body.cancellationType ?? null, cancelNotes: body.notes ?? null };
+export function newBooking(
+  id: string,
+  user: AuthenticatedUser,
+  body: CreateBookingBody,
+  plan: Plan,
+  settings: { payments: PaymentSettings; correlationId: string; now: Date },
+): NewBooking {
+  const { consultation, ruleSet } = plan;
+  const free = plan.totalAmountMinor === 0;
+  return {
+    _id: id,
+    referenceId: newUnderscoreReference('BK'),
+    consultationId: consultation._id,
+    ruleSetId: ruleSet._id,
+    sellerId: consultation.sellerId,
+    buyerId: user.id,
+    buyerRef: user.ref,
+    status: 'Pending',
+    payment: free ? 'free' : 'pending',
+    paymentDeadline: free ? null : new Date(Math.min(settings.now.getTime() + settings.payments.deadlineMs, plan.startsAt.getTime())),
+    consultationTitle: consultation.title,
+    date: body.date,
+    startTime: body.startTime,
+    endTime: body.endTime,
+    startsAt: plan.startsAt,
+    endsAt: plan.endsAt,
+    slotKey: slotKey(consultation._id, plan.startsAt),
+    dayKey: dayKey(consultation._id, plan.startsAt, ruleSet.timezone),
+    places: body.participants.length,
+    participants: body.participants,
+    subTotalMinor: plan.subTotalMinor,
+    totalAmountMinor: plan.totalAmountMinor,
+    currency: plan.pricing.currency,
+    couponId: plan.discount?._id ?? null,
+    notes: body.notes ?? null,
+    sessionId: null,
+    refundStatus: null,
+    refundAmountMinor: null,
+    refundedAt: null,
+    cancelledBy: null,
+    cancelledAt: null,
+    cancelReason: null,
+    cancellationType: null,
+    cancelNotes: null,
+    cancelCause: null,
+    correlationId: settings.correlationId,
+    released: false,
+    pendingEvents: [],
+  };
 }
 
-/** Bookings: validated against the schedule and the price, then places taken race-free. */
-export class Bookings {
-  private readonly steps: BookingSteps;
-
-  constructor(
-    private readonly outbox: OutboxRelay,
-    private readonly log: Logger,
-    private readonly wallet: WalletClient,
-    private readonly payments: PaymentSettings,
-  ) {
-    this.steps = new BookingSteps(outbox, log);
-  }
-
-  /**
-   * Takes the places (race-free), then — when there is something to pay — has the wallet hold
-   * the total before confirming. Short of funds: the places go back and the booking is Failed
-   * (422). The wallet silent: the booking stays PaymentPending and the sweep finishes it.
-   */
-  async create(
-    user: AuthenticatedUser,
-    body: CreateBookingBody,
-    correlationId: string,
-    attempt: Attempt = { resourceId: newInternalId('bk'), retaken: false },
-    now = new Date(),
-  ): Promise<BookingDoc> {
-    const id = attempt.resourceId;
-    if (attempt.retaken) {
-      // An earlier attempt under the same Idempotency-Key died: its booking, if it made one, is the answer.
-      const earlier = await Booking.findById(id).lean<BookingDoc>();
-      // Still under way (the sweep settles it): answered 409 without being kept as the key's answer.
-      if (earlier?.status === 'Pending') throw new IdempotentRequestInFlight();
-      if (earlier?.status === 'Failed') throw failureOf(earlier);
-      if (earlier) return earlier;
-    }
-    const plan = await this.plan(user, body, now);
-    const { consultation, ruleSet } = plan;
-    const places = body.participants.length;
-    const booking: Omit<BookingDoc, 'createdAt' | 'updatedAt'> = {
-      _id: id,
-      referenceId: newUnderscoreReference('BK'),
-      consultationId: consultation._id,
-      ruleSetId: ruleSet._id,
-      sellerId: consultation.sellerId,
-      buyerId: user.id,
-      buyerRef: user.ref,
-      status: 'Pending',
-      payment: plan.totalAmountMinor === 0 ? 'free' : 'pending',
-      paymentDeadline:
-        plan.totalAmountMinor === 0 ? null : new Date(Math.min(now.getTime() + this.payments.deadlineMs, plan.startsAt.getTime())),
-      consultationTitle: consultation.title,
-      date: body.date,
-      startTime: body.startTime,
-      endTime: body.endTime,
-      startsAt: plan.startsAt,
-      endsAt: plan.endsAt,
-      slotKey: slotKey(consultation._id, plan.startsAt),
-      dayKey: dayKey(consultation._id, plan.startsAt, ruleSet.timezone),
-      places,
-      participants: body.participants,
-      subTotalMinor: plan.subTotalMinor,
-      totalAmountMinor: plan.totalAmountMinor,
-      currency: plan.pricing.currency,
-      couponId: plan.discount?._id ?? null,
-      notes: body.notes ?? null,
-      sessionId: null,
-      refundStatus: null,
-      refundAmountMinor: null,
-      refundedAt: null,
-      cancelledBy: null,
-      cancelledAt: null,
-      cancelReason: null,
-      cancellationType: null,
-      cancelNotes: null,
-      cancelCause: null,
-      correlationId,
-      released: false,
-      pendingEvents: [],
-    };
-    // The booking exists (Pending) before it holds anything, so a crash leaves a record the
-    // sweeper can undo; places are then taken one by one and given back if a later one fails.
-    await Booking.create(booking);
-    const full = { ...booking, createdAt: now, updatedAt: now };
-    const taken: Taken = { day: false, slot: false, coupon: false, seat: false };
-    try {
-      await this.takeAll(full, plan, taken);
-      if (booking.payment === 'free') {
-        taken.seat = true;
-        return await this.steps.confirm(full, consultation, correlationId);
-      }
-    } catch (err) {
-      // Still Pending while its places go back: a crash in between is the sweep's undo. Then
-      // the booking goes (it never existed for the client); no extra write marks it Failed.
-      await this.steps.giveBack(full, taken);
-      await Booking.deleteOne({ _id: id, status: 'Pending' });
-      throw err;
-    }
-    // From here on the booking is never undone by this request: the wallet may be holding.
-    const waiting = await Booking.findOneAndUpdate(
-      { _id: id, status: 'Pending' },
-      { $set: { status: 'PaymentPending' } },
-      { new: true },
-    ).lean<BookingDoc>();
-    if (!waiting) throw new InvalidState('The booking was given up while it was being made');
-    const answer = await this.askWallet(waiting);
-    const settled = await this.settle(waiting, answer, consultation, correlationId);
-    if (settled.status === 'Failed') throw failureOf(settled);
-    return settled;
-  }
-
-  /** A place of the day, places of the slot, a coupon use: each one guarded write, noted in `taken`. */
-  private async takeAll(booking: BookingDoc, plan: Plan, taken: Taken): Promise<void> {
-    const { consultation, ruleSet, discount } = plan;
-    taken.day = await takePlaces(DayPlace, booking.dayKey, consultation._id, booking._id, 1, ruleSet.metaData.maxBookingsPerDay);
-    if (!taken.day) throw new SlotUnavailable('The day is fully booked');
-    taken.slot = await takePlaces(SlotPlace, booking.slotKey, consultation._id, booking._id, booking.places, consultation.maxCapacity);
-    if (!taken.slot) throw new SlotUnavailable('No places left at this time');
-    taken.coupon = discount !== null && (await takeCouponUse(discount._id, discount.maxUses, booking._id));
-    if (discount && !taken.coupon) throw new CouponInvalid(UNUSABLE_COUPON);
-  }
-
-  /** One booking of the caller's (buyer, seller, admin): how clients follow a PaymentPending one. */
-  async get(user: AuthenticatedUser, key: string): Promise<BookingDoc> {
-    const booking = await findByKey(Booking, key);
-    if (!booking || booking.status === 'Pending') throw new NotFound('Booking');
-    if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user)) throw new NotFound('Booking');
-    return booking;
-  }
-
-  /** The refund of a cancelled paid booking reached the buyer's wallet (wallet event). */
-  async markRefunded(bookingId: string, at: Date): Promise<void> {
-    await Booking.updateOne({ _id: bookingId, refundStatus: 'Pending' }, { $set: { refundStatus: 'Refunded', refundedAt: at } });
-  }
-
-  /**
-   * An admin voided the hold at the wallet by hand: the whole amount is back with the buyer, so
-   * a Confirmed booking is Cancelled (Refunded, places back, `booking.cancelled` for the CRM);
-   * one already cancelled just becomes Refunded. Repeats change nothing.
-   */
-  async cancelVoidedByAdmin(bookingId: string, at: Date): Promise<void> {
-    const booking = await Booking.findById(bookingId).lean<BookingDoc>();
-    // Voided before this booking's confirm was written: no confirm may land now (it needs
-    // `payment: pending`), and the sweep gives the booking up (the wallet answers `voided`).
-    if (booking?.status === 'PaymentPending') await this.steps.startVoiding(booking);
-    if (booking?.status === 'Confirmed') await this.steps.cancelBySystem(booking, 'voided_by_admin', at);
-    await this.markRefunded(bookingId, at);
-  }
-
-  async list(user: AuthenticatedUser, query: { page: number; limit: number; status?: string }) {
-    const filter: Record<string, unknown> = isAdmin(user) ? {} : { $or: [{ buyerId: user.id }, { sellerId: user.id }] };
-    filter.status = query.status ?? { $in: ['PaymentPending', 'Confirmed', 'Cancelled'] };
-    return findPage(Booking, filter, query, { startsAt: -1, _id: -1 });
-  }
-
-  /**
-   * The buyer or the seller (or an admin) cancels a Confirmed booking before its session
-   * starts; its places come back and the wallet refunds (by the event). The seller cancelling
-   * refunds in full; the buyer gets what they ask (default all, never more than paid).
-   */
-  async cancel(user: AuthenticatedUser, body: CancelBookingBody, correlationId: string, now = new Date()): Promise<BookingDoc> {
-    const booking = await findByKey(Booking, body.bookingId);
-    if (!booking || booking.status === 'Pending' || booking.status === 'Failed') throw new NotFound('Booking');
-    if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user))
-      throw new Forbidden('This booking is someone else’s');
-    const by = user.id === booking.buyerId ? 'buyer' : user.id === booking.sellerId ? 'seller' : 'admin';
-    if (booking.status === 'PaymentPending') return this.cancelUnpaid(booking, by, cancellationSaid(body), correlationId);
-    if (booking.status !== 'Confirmed') throw new InvalidState(`A ${booking.status} booking cannot be cancelled`);
-    const session = booking.sessionId ? await Session.findById(booking.sessionId, { status: 1 }).lean<SessionDoc>() : null;
-    if (now >= booking.startsAt || (session && session.status !== 'Scheduled')) throw new CancellationClosed();
-    // The contract parsed `refundAmount` to minor units (bad money never gets here: 400).
-    const requestedMinor = body.refundAmountMinor;
-    const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requestedMinor ?? booking.totalAmountMinor) : 0;
-    if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
-    const cancelled = await this.steps.cancelConfirmed(
-      booking,
-      // Nothing was paid for a free booking: nothing is owed back.
-      { refundMinor: refund, by, settled: booking.payment !== 'held', said: cancellationSaid(body) },
-      correlationId,
-      now,
-    );
-    if (!cancelled) throw new InvalidState('The booking is no longer Confirmed');
-    return cancelled;
-  }
-
-  /**
-   * Undoes bookings a crash left Pending; asks the wallet again about PaymentPending ones (the
-   * hold is idempotent), giving them up (void) at their deadline; finishes releases a crash
-   * interrupted.
-   */
-  async sweep(now = new Date()): Promise<void> {
-    const stuck = await Booking.find({ status: 'Pending', createdAt: { $lt: new Date(now.getTime() - STUCK_AFTER_MS) } })
-      .limit(100)
-      .lean<BookingDoc[]>();
-    for (const booking of stuck) await this.steps.undo(booking);
-    const waiting = await Booking.find({ status: 'PaymentPending', updatedAt: { $lt: new Date(now.getTime() - PAYMENT_RETRY_AFTER_MS) } })
-      .limit(50)
-      .lean<BookingDoc[]>();
-    for (const booking of waiting) {
-      try {
-        const late = booking.payment === 'voiding' || (booking.paymentDeadline !== null && now >= booking.paymentDeadline);
-        if (late && !(await this.steps.startVoiding(booking))) continue;
-        const answer = late ? await this.wallet.void(booking._id, correlationOf(booking)) : await this.askWallet(booking);
-        const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
-        if (consultation) await this.settle(booking, answer, consultation, correlationOf(booking));
-      } catch (err) {
-        this.log.warn({ err, bookingId: booking._id, correlationId: booking.correlationId }, 'payment of a booking still waits');
-      }
-    }
-    for (const booking of await Booking.find({ status: 'Cancelled', released: false }).limit(100).lean<BookingDoc[]>())
-      await this.steps.release(booking);
-    for (const booking of await Booking.find({ status: 'Failed', released: false }).limit(100).lean<BookingDoc[]>()) {
-      await this.steps.giveBackAll(booking);
-      await Booking.updateOne({ _id: booking._id }, { $set: { released: true } });
-    }
-    await bookingRequests.deleteExpired(now);
-  }
-
-  /**
-   * A booking whose payment the wallet has not answered yet: given up (void at the wallet, which
-   * returns anything it held), Cancelled with nothing to refund. The wallet silent: 409, and the
-   * sweep finishes the void (the booking ends Cancelled then).
-   */
-  private async cancelUnpaid(
-    booking: BookingDoc,
-    by: 'buyer' | 'seller' | 'admin',
-    said: CancellationSaid,
-    correlationId: string,
-  ): Promise<BookingDoc> {
-    if (!(await this.steps.startVoiding(booking, by, said)))
-      throw new InvalidState('The booking’s payment has just been settled; try again');
-    if ((await this.wallet.void(booking._id, correlationId)) !== 'voided')
-      throw new InvalidState('The payment is being given up; the booking will be cancelled shortly');
-    const consultation = await Consultation.findById(booking.consultationId).lean<ConsultationDoc>();
-    return this.steps.applyAnswer(booking, 'voided', consultation!, correlationId);
-  }
-
-  /**
-   * The wallet's answer applied. A hold whose session has left Scheduled meanwhile (the seller
-   * started it while the wallet answered) cannot be confirmed: the payment is given up — voided
-   * at the wallet, the booking Failed and its places back (the wallet silent: the sweep finishes
-   * the void) — and the client gets 422 `slot_unavailable`. Nothing stays held for a session
-   * that will never include the booking.
-   */
-  private async settle(booking: BookingDoc, answer: HoldAnswer, consultation: ConsultationDoc, correlationId: string): Promise<BookingDoc> {
-    try {
-      return await this.steps.applyAnswer(booking, answer, consultation, correlationId);
-    } catch (err) {
-      if (!(err instanceof SlotUnavailable)) throw err;
-      if (await this.steps.startVoiding(booking)) {
-        const voided = await this.wallet.void(booking._id, correlationId);
-        if (voided === 'voided') await this.steps.applyAnswer(booking, voided, consultation, correlationId);
-      }
-      this.log.info({ bookingId: booking._id, correlationId }, 'held booking refused: its session has left Scheduled; payment voided');
-      throw err;
-    }
-  }
-
-  private askWallet(booking: BookingDoc): Promise<HoldAnswer> {
-    return this.wallet.hold(
-      {
-        bookingId: booking._id,
-        buyerId: booking.buyerId,
-        buyerRef: booking.buyerRef,
-        sellerId: booking.sellerId,
-        amountMinor: booking.totalAmountMinor,
-        currency: booking.currency,
-        // The wallet captures no earlier than the slot's end, whatever a session move says.
-        endsAt: booking.endsAt.toISOString(),
-      },
-      correlationOf(booking),
-    );
-  }
-
-  private async plan(user: AuthenticatedUser, body: CreateBookingBody, now: Date): Promise<Plan> {
-    // An unlisted consultation does not exist for anyone but its seller and admins (no 422 that
-    // would tell a stranger it is there); to those it is not bookable.
-    const consultation = await visibleConsultation(user, body.consultationId);
-    if (!isListed(consultation)) throw new NotBookable();
-    if (!namesSeller(body.SellerId, consultation))
-      throw new InvalidField('SellerId is not the seller of this consultation (give their user id or USR reference)', 'SellerId');
-    if (user.id === consultation.sellerId) throw new Forbidden('Sellers do not book their own consultations');
-    const [ruleSet, pricing] = await Promise.all([
-      RuleSet.findById(consultation.ruleSetId).lean<RuleSetDoc>(),
-      Pricing.findById(consultation.pricingId).lean<PricingDoc>(),
-    ]);
-    if (!ruleSet || (body.ruleSetId !== ruleSet._id && body.ruleSetId !== ruleSet.referenceId))
-      throw new InvalidField('ruleSetId is not the rule set of this consultation', 'ruleSetId');
-    if (!pricing?.isActive) throw new NotBookable('This consultation has no active price');
-    const slot = findSlot(scheduleOf(consultation, ruleSet), consultation.timezone, body.date, body.startTime, body.endTime);
-    if (!slot) throw new SlotUnavailable('This time is not one of the consultation’s slots');
-    if (slot.startsAt <= now) throw new SlotUnavailable('This time has passed');
-    if (body.participants.length > consultation.maxCapacity) throw new SlotUnavailable(`At most ${consultation.maxCapacity} participants`);
-    const subTotalMinor = pricing.basePriceMinor * body.participants.length;
-    let discount: DiscountDoc | null = null;
-    if (body.couponCode) {
-      // Every booking that names a coupon is a coupon check like validate-coupon's, counted
-      // before the code is looked up: past the limit the answer is 429 whether the code is right
-      // or wrong, so codes cannot be guessed through bookings faster than through validation
-      // (issue 20; counting only failures let a 422 for a right code show through the 429s).
-      await countCouponCheck(user.id, now);
-      discount = await sellerCoupon(consultation.sellerId, body.couponCode);
-      if (couponProblem(discount, subTotalMinor, now)) throw new CouponInvalid(UNUSABLE_COUPON);
-    }
-    const quote = applyCoupon(subTotalMinor, discount);
-    if (body.currency !== pricing.currency) throw new PriceMismatch('currency', pricing.currency);
-    // The contract parsed both to minor units: compared exactly, never as floats.
-    if (body.subTotalMinor !== subTotalMinor) throw new PriceMismatch('subTotal', formatMinor(subTotalMinor));
-    if (body.totalAmountMinor !== quote.finalMinor) {
-      // The expected total after a coupon would tell a guesser the code is right and its discount.
-      throw new PriceMismatch('totalAmount', discount ? null : formatMinor(quote.finalMinor));
-    }
-    return {
-      consultation,
-      ruleSet,
-      pricing,
-      discount,
-      startsAt: slot.startsAt,
-      endsAt: slot.endsAt,
-      subTotalMinor,
-      totalAmountMinor: quote.finalMinor,
-    };
-  }
+/** Which of its counters a booking being made has taken a place (or use) of so far. */
+export interface Taken {
+  day: boolean;
+  slot: boolean;
+  coupon: boolean;
+  /** Confirming began, which joins the session first: a failure after that leaves the seat. */
+  seat: boolean;
 }
 
-/** `SellerId` of a booking names the consultation's seller by user id (any case) or USR reference. */
-function namesSeller(key: string, consultation: Pick<ConsultationDoc, 'sellerId' | 'sellerRef'>): boolean {
-  return key.toLowerCase() === consultation.sellerId.toLowerCase() || (!!consultation.sellerRef && key === consultation.sellerRef);
+/** Everything a failed booking may hold — places, coupon use, session seat. */
+export const everythingOf = (booking: Pick<BookingDoc, 'couponId'>): Taken => ({
+  day: true,
+  slot: true,
+  coupon: booking.couponId !== null,
+  seat: true,
+});
+
+/**
+ * A retry under the same Idempotency-Key that took over a dead attempt: the booking that attempt
+ * made is the answer — still Pending (the sweep settles it): in flight; Failed: its refusal.
+ */
+export function earlierAttempt(earlier: BookingDoc | null): { inFlight: true } | { answer: BookingDoc } | { refusal: Error } | null {
+  if (!earlier) return null;
+  if (earlier.status === 'Pending') return { inFlight: true };
+  if (earlier.status === 'Failed') return { refusal: failureOf(earlier) };
+  return { answer: earlier };
 }
 
 /** What the client is told of a booking that ended Failed for want of payment. */
-function failureOf(booking: Pick<BookingDoc, 'payment'>): Error {
+export function failureOf(booking: Pick<BookingDoc, 'payment'>): Error {
   if (booking.payment === 'refused') return new InsufficientFunds();
   if (booking.payment === 'declined') return new PaymentDeclined();
   return new PaymentGivenUp();
+}
+
+/** One booking of the caller's (buyer, seller, admin); a Pending one does not exist yet. */
+export function readableBooking(user: AuthenticatedUser, booking: BookingDoc | null): BookingDoc {
+  if (!booking || booking.status === 'Pending') throw new NotFound('Booking');
+  if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user)) throw new NotFound('Booking');
+  return booking;
+}
+
+/** Whose listing: an admin sees all; others their bookings as buyer or seller. */
+export function bookingListScope(user: AuthenticatedUser, status: string | undefined) {
+  return { userId: isAdmin(user) ? null : user.id, statuses: status ? [status] : ['PaymentPending', 'Confirmed', 'Cancelled'] };
+}
+
+/** Why the service cancels a booking by itself, as `cause` says in `consultation.booking.cancelled`. */
+export type CancelCause = 'session_expired' | 'voided_by_admin';
+export type Canceller = 'buyer' | 'seller' | 'admin';
+
+/** How a Confirmed booking is cancelled: what goes back, by whom, why, and what was said. */
+export interface Cancellation {
+  refundMinor: number;
+  by: BookingDoc['cancelledBy'];
+  cause?: CancelCause;
+  /** Nothing is owed back (a free booking, or a hold already given back): Refunded at once. */
+  settled: boolean;
+  said?: Partial<CancellationSaid>;
+}
+
+export type CancelDecision = { kind: 'unpaid'; by: Canceller; said: CancellationSaid } | { kind: 'confirmed'; cancellation: Cancellation };
+
+/** Who is cancelling: the buyer, the seller, or an admin (anyone else: 403). */
+export function cancellerOf(user: AuthenticatedUser, booking: BookingDoc | null): { booking: BookingDoc; by: Canceller } {
+  if (!booking || booking.status === 'Pending' || booking.status === 'Failed') throw new NotFound('Booking');
+  if (user.id !== booking.buyerId && user.id !== booking.sellerId && !isAdmin(user)) throw new Forbidden('This booking is someone else’s');
+  return { booking, by: user.id === booking.buyerId ? 'buyer' : user.id === booking.sellerId ? 'seller' : 'admin' };
+}
+
+/**
+ * A cancel by the buyer, the seller or an admin. PaymentPending: the payment is given up (void).
+ * Confirmed: open until its session starts; the seller refunds in full, the buyer gets what they
+ * ask (default all, never more than paid); nothing is owed back for a free booking.
+ */
+export function decideCancel(
+  booking: BookingDoc,
+  by: Canceller,
+  session: Pick<SessionDoc, 'status'> | null,
+  body: CancelBookingBody,
+  now: Date,
+): CancelDecision {
+  if (booking.status === 'PaymentPending') return { kind: 'unpaid', by, said: cancellationSaid(body) };
+  if (booking.status !== 'Confirmed') throw new InvalidState(`A ${booking.status} booking cannot be cancelled`);
+  if (now >= booking.startsAt || (session && session.status !== 'Scheduled')) throw new CancellationClosed();
+  // The contract parsed `refundAmount` to minor units (bad money never gets here: 400).
+  const requestedMinor = body.refundAmountMinor;
+  const refund = by === 'seller' ? booking.totalAmountMinor : body.refundRequested ? (requestedMinor ?? booking.totalAmountMinor) : 0;
+  if (refund > booking.totalAmountMinor) throw new RefundTooLarge();
+  // Nothing was paid for a free booking: nothing is owed back.
+  return {
+    kind: 'confirmed',
+    cancellation: { refundMinor: refund, by, settled: booking.payment !== 'held', said: cancellationSaid(body) },
+  };
+}
+
+/**
+ * A cancel nobody asked for, for the whole amount: `session_expired` — the seller never held
+ * the session; `voided_by_admin` — the wallet already gave the money back (Refunded at once).
+ */
+export function systemCancellation(booking: Pick<BookingDoc, 'totalAmountMinor' | 'payment'>, cause: CancelCause): Cancellation {
+  return {
+    refundMinor: booking.totalAmountMinor,
+    by: cause === 'voided_by_admin' ? 'admin' : null,
+    cause,
+    // Nothing owed back: a free booking, or a hold the wallet has already given back.
+    settled: booking.payment !== 'held' || cause === 'voided_by_admin',
+  };
+}
+
+/** The write of a cancel (guarded by Confirmed) with its `booking.cancelled` event. */
+export function cancelWrite(booking: BookingDoc, cancellation: Cancellation, correlationId: string, now: Date) {
+  const { refundMinor, by, cause, settled, said = {} } = cancellation;
+  const event = makeEvent(
+    'consultation.booking.cancelled',
+    {
+      bookingId: booking._id,
+      sellerId: booking.sellerId,
+      buyerId: booking.buyerId,
+      refundAmountMinor: refundMinor,
+      totalAmountMinor: booking.totalAmountMinor,
+      ...(by ? { cancelledBy: by } : {}),
+      ...(cause ? { cause } : {}),
+    },
+    { source: 'consultation', correlationId },
+  );
+  const set = {
+    status: 'Cancelled',
+    refundStatus: settled ? 'Refunded' : 'Pending',
+    refundedAt: settled ? now : null,
+    refundAmountMinor: refundMinor,
+    cancelledAt: now,
+    cancelledBy: by,
+    ...(cause ? { cancelCause: cause } : {}),
+    ...said,
+  };
+  return { set, event };
+}
+
+/** The write of a confirm, guarded by the state it leaves, with `booking.confirmed`. */
+export function confirmWrite(booking: NewBooking, consultation: ConsultationDoc, sessionId: string, correlationId: string) {
+  const event: EventEnvelope = makeEvent(
+    'consultation.booking.confirmed',
+    {
+      bookingId: booking._id,
+      consultationId: consultation._id,
+      sellerId: consultation.sellerId,
+      buyerId: booking.buyerId,
+      totalAmountMinor: booking.totalAmountMinor,
+      currency: booking.currency,
+      date: booking.date,
+      startTime: booking.startTime,
+      consultationCategory: consultation.category,
+    },
+    { source: 'consultation', correlationId },
+  );
+  const paid = booking.payment !== 'free';
+  return {
+    paid,
+    // Paid: only while the wallet's answer is awaited (a void under way refuses it); free: while Pending.
+    guard: paid ? { status: 'PaymentPending', payment: 'pending' } : { status: 'Pending' },
+    set: { status: 'Confirmed', sessionId, payment: (paid ? 'held' : 'free') as PaymentState },
+    event,
+  };
+}
+
+/**
+ * A PaymentPending booking after a refusal or a void: given up at the client's request
+ * (someone cancelled it): Cancelled, nothing kept; otherwise Failed.
+ */
+export function unpaidOutcome(answer: 'refused' | 'declined' | 'voided', cancelledBy: BookingDoc['cancelledBy'] | undefined, now: Date) {
+  const byClient = answer === 'voided' && cancelledBy !== null && cancelledBy !== undefined;
+  return byClient ? { status: 'Cancelled', payment: answer, cancelledAt: now } : { status: 'Failed', payment: answer };
+}
+
+/** The mark that a PaymentPending booking is given up (and, when someone cancelled, by whom and what they said). */
+export function voidingMark(cancelledBy: BookingDoc['cancelledBy'], said: Partial<CancellationSaid>): Record<string, unknown> {
+  const set: Record<string, unknown> = { payment: 'voiding' };
+  if (cancelledBy) Object.assign(set, { cancelledBy, ...said });
+  return set;
+}
+
+/** A waiting booking the sweep gives up rather than asks about again: a void under way, or past its deadline. */
+export function pastPaymentDeadline(booking: Pick<BookingDoc, 'payment' | 'paymentDeadline'>, now: Date): boolean {
+  return booking.payment === 'voiding' || (booking.paymentDeadline !== null && now >= booking.paymentDeadline);
 }

@@ -1,16 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import type { Model } from 'mongoose';
 import { BOOKABLE_CONSULTATION_FIELDS, type UpdateConsultationBody } from '@mkt/contracts';
-import { Conflict, InvalidField, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
-import { Consultation, PUBLIC_TEXT_FIELDS, Pricing, RuleSet, type ConsultationDoc } from '../db/setup.models';
-import { assertOwner, findByKey, mustFind } from './access';
+import { InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
 import { ForeignRecord } from './consultation.errors';
+import { PUBLIC_TEXT_FIELDS, type ConsultationDoc } from './records';
 
 // Edits of a consultation and their review: what an owner may change at once, what waits for an
 // admin (issue 20: an approved consultation's text was edited into a scam and stayed listed).
 
 /** How many times an edit is decided again when the consultation changed under it. */
-const EDIT_ATTEMPTS = 3;
+export const EDIT_ATTEMPTS = 3;
 
 /** A conditional write of an edit: `guard` is what it was decided on; `touchesLive` whether the listed text or terms change. */
 export interface EditWrite {
@@ -65,43 +62,33 @@ export function decideEdit(current: ConsultationDoc, set: Record<string, unknown
 }
 
 /**
- * The owner edits a consultation. The write is decided by `decideEdit` and guarded by what it was
- * decided on (the state and the pending revision read): when an admin's approval or another edit
- * lands in between, the edit is decided again on the new state — text never goes live unreviewed
- * because its consultation was approved between the read and the write.
+ * What an edit asks before its rule set and pricing are looked up: a OneToOne consultation keeps
+ * `maxCapacity` 1 (422 `invalid`).
  */
-export async function updateConsultation(user: AuthenticatedUser, key: string, body: UpdateConsultationBody): Promise<ConsultationDoc> {
-  const first = await mustFind(Consultation, key, 'Consultation');
-  assertOwner(user, first.sellerId, 'consultation');
-  const set: Record<string, unknown> = { ...body };
-  if (body.maxCapacity !== undefined && first.sessionType === 'OneToOne' && body.maxCapacity !== 1)
+export function checkEdit(current: Pick<ConsultationDoc, 'sessionType'>, body: UpdateConsultationBody): void {
+  if (body.maxCapacity !== undefined && current.sessionType === 'OneToOne' && body.maxCapacity !== 1)
     throw new InvalidField('A OneToOne consultation has maxCapacity 1', 'maxCapacity');
-  if (body.ruleSetId !== undefined) set.ruleSetId = (await ownRecord(RuleSet, body.ruleSetId, first.sellerId, 'ruleSetId'))._id;
-  if (body.pricingId !== undefined) set.pricingId = (await ownRecord(Pricing, body.pricingId, first.sellerId, 'pricingId'))._id;
-  let consultation = first;
-  for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt += 1) {
-    const write = decideEdit(consultation, set, { revisionId: randomUUID(), now: new Date() });
-    const updated = await Consultation.findOneAndUpdate({ _id: consultation._id, ...write.guard }, write.update, {
-      new: true,
-      timestamps: write.touchesLive,
-    }).lean<ConsultationDoc>();
-    if (updated) return updated;
-    consultation = await mustFind(Consultation, consultation._id, 'Consultation');
-  }
-  throw new Conflict('The consultation kept changing while it was edited: send the edit again');
 }
 
-async function ownRecord<T extends { _id: string; sellerId: string }>(
-  model: Model<T>,
-  key: string,
+/** A rule set or pricing an edit names: it exists (else 404) and is the seller's own (else 403 naming the field). */
+export function ownRecord<T extends { _id: string; sellerId: string }>(
+  found: T | null,
   sellerId: string,
   path: 'ruleSetId' | 'pricingId',
-): Promise<T> {
+): T {
   const what = path === 'ruleSetId' ? 'rule set' : 'pricing';
-  const found = await findByKey(model, key);
   if (!found) throw new NotFound(what === 'rule set' ? 'Rule set' : 'Pricing');
   if (found.sellerId !== sellerId) throw new ForeignRecord(path, what);
   return found;
+}
+
+/** An approval as one conditional write: the filter it is guarded by and the update. */
+export interface ApprovalWrite {
+  guard: Record<string, unknown>;
+  update: { $set: Record<string, unknown>; $unset?: Record<string, ''> };
+  revised: boolean;
+  /** Why it is refused when the guard misses (someone else moved the consultation first). */
+  missed: string;
 }
 
 /**
@@ -109,28 +96,24 @@ async function ownRecord<T extends { _id: string; sellerId: string }>(
  * pending revision (named by `revisionId`, the one the admin read) replaces its live text — one
  * conditional write, which misses if the revision was replaced meanwhile.
  */
-export async function approveConsultation(key: string, revisionId?: string): Promise<{ consultation: ConsultationDoc; revised: boolean }> {
-  const consultation = await mustFind(Consultation, key, 'Consultation');
+export function decideApprove(consultation: ConsultationDoc, revisionId: string | undefined): ApprovalWrite {
   const revision = consultation.pendingRevision;
   if (revisionId !== undefined && revision?.id !== revisionId)
     throw new InvalidState('That is not the pending revision of this consultation: read it again');
-  if (consultation.currentStatus === 'Pending') {
-    const approved = await Consultation.findOneAndUpdate(
-      { _id: consultation._id, currentStatus: 'Pending' },
-      { $set: { currentStatus: 'Approved', visibility: 'Published' } },
-      { new: true },
-    ).lean<ConsultationDoc>();
-    if (!approved) throw new InvalidState(`A ${consultation.currentStatus} consultation cannot be approved`);
-    return { consultation: approved, revised: false };
-  }
+  if (consultation.currentStatus === 'Pending')
+    return {
+      guard: { currentStatus: 'Pending' },
+      update: { $set: { currentStatus: 'Approved', visibility: 'Published' } },
+      revised: false,
+      missed: `A ${consultation.currentStatus} consultation cannot be approved`,
+    };
   if (!revision) throw new InvalidState(`A ${consultation.currentStatus} consultation cannot be approved`);
   if (revisionId === undefined)
     throw new InvalidField('Name the pending revision you read (pendingRevision.id of the detail)', 'revisionId');
-  const revised = await Consultation.findOneAndUpdate(
-    { _id: consultation._id, currentStatus: 'Approved', 'pendingRevision.id': revision.id },
-    { $set: revision.changes, $unset: { pendingRevision: '' } },
-    { new: true },
-  ).lean<ConsultationDoc>();
-  if (!revised) throw new InvalidState('The pending revision changed meanwhile: read it again');
-  return { consultation: revised, revised: true };
+  return {
+    guard: { currentStatus: 'Approved', 'pendingRevision.id': revision.id },
+    update: { $set: revision.changes, $unset: { pendingRevision: '' } },
+    revised: true,
+    missed: 'The pending revision changed meanwhile: read it again',
+  };
 }

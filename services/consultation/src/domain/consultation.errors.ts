@@ -1,5 +1,5 @@
 import { ErrorCode } from '@mkt/contracts';
-import { AppError, RuleViolation } from '@mkt/kit';
+import { AppError, RuleViolation } from '@mkt/kit/domain';
 
 export class SlotUnavailable extends RuleViolation {
   constructor(message = 'This time is not bookable') {

@@ -1,24 +1,12 @@
-import { calendarWindow, RateLimited, WindowedCounter } from '@mkt/kit';
-import { CouponCheck, type DiscountDoc } from '../db/setup.models';
+import { RateLimited } from '@mkt/kit/domain';
+import type { DiscountDoc, PricingDoc } from './records';
 
 /** Coupon checks one user may make per calendar minute; past it, 429 with Retry-After. */
 export const COUPON_CHECKS_PER_MINUTE = 20;
 
-const couponChecks = new WindowedCounter(CouponCheck);
-
-/**
- * Takes one of the user's coupon checks of the current minute, or refuses it (a refused check
- * does not count, so a client that keeps asking is free again at the next minute).
- */
-export async function countCouponCheck(userId: string, now = new Date()): Promise<void> {
-  const minute = calendarWindow('minute', now);
-  if (!(await couponChecks.take(`${userId}|${minute.key}`, COUPON_CHECKS_PER_MINUTE, minute.endsAt)))
-    throw new RateLimited((minute.endsAt.getTime() - now.getTime()) / 1000, 'Too many coupon checks; try again in a minute');
-}
-
-/** Forgets the counters of past minutes (the server does not expire documents by itself). */
-export async function sweepCouponChecks(now = new Date()): Promise<void> {
-  await couponChecks.deleteExpired(now);
+/** The refusal of a check past the minute's limit: retry when the minute ends. */
+export function tooManyCouponChecks(now: Date, minuteEndsAt: Date): RateLimited {
+  return new RateLimited((minuteEndsAt.getTime() - now.getTime()) / 1000, 'Too many coupon checks; try again in a minute');
 }
 
 export interface PriceQuote {
@@ -49,4 +37,24 @@ export function applyCoupon(priceMinor: number, discount: Pick<DiscountDoc, 'dis
       ? Math.round((priceMinor * discount.discountValue) / 100)
       : Math.min(discount.discountValue, priceMinor);
   return { originalMinor: priceMinor, savingsMinor: savings, finalMinor: priceMinor - savings };
+}
+
+/** What validate-coupon finds for a code at a price, now (its answer is `couponCheckView`). */
+export interface CouponCheck {
+  /** Why it cannot be used, or null. */
+  problem: string | null;
+  /**
+   * The coupon as it may be shown: null for a code that cannot be used at all (unknown, inactive,
+   * expired, used up), which shows nothing of itself — nor whether the user used it.
+   */
+  discount: DiscountDoc | null;
+  quote: PriceQuote;
+  currency: string | null;
+}
+
+export function couponCheck(found: DiscountDoc | null, pricing: PricingDoc | null, now: Date): CouponCheck {
+  const price = pricing?.basePriceMinor ?? 0;
+  const problem = couponProblem(found, price, now);
+  const discount = problem === UNUSABLE_COUPON ? null : found;
+  return { problem, discount, quote: applyCoupon(price, problem ? null : discount), currency: pricing?.currency ?? null };
 }

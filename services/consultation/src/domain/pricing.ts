@@ -1,12 +1,12 @@
 import { newInternalId, newUnderscoreReference, type CreatePricingBody } from '@mkt/contracts';
 import type { AuthenticatedUser } from '@mkt/kit';
-import { Pricing } from '../db/setup.models';
 import { assertSeller } from './access';
+import type { PricingDoc } from './records';
 
-/** A seller's price for consultations, stored in minor units as the contract parsed it. */
-export async function createPricing(user: AuthenticatedUser, body: CreatePricingBody) {
+/** A seller's price for consultations, in minor units as the contract parsed it. */
+export function newPricing(user: AuthenticatedUser, body: CreatePricingBody): Omit<PricingDoc, 'createdAt'> {
   assertSeller(user);
-  const doc = await Pricing.create({
+  return {
     _id: newInternalId('pr'),
     referenceId: newUnderscoreReference('PR'),
     sellerId: user.id,
@@ -16,6 +16,5 @@ export async function createPricing(user: AuthenticatedUser, body: CreatePricing
     comparePriceMinor: body.comparePriceMinor ?? null,
     isOnSale: body.isOnSale,
     isActive: body.isActive,
-  });
-  return doc.toObject();
+  };
 }

@@ -1,21 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { makeEvent, type EventEnvelope, type SessionStatus } from '@mkt/contracts';
-import {
-  InvalidField,
-  InvalidState,
-  NotFound,
-  RuleViolation,
-  type AuthenticatedUser,
-  type Logger,
-  type OutboxRelay,
-  findPage,
-} from '@mkt/kit';
-import { Booking, Session, SlotPlace, type BookingDoc, type SessionDoc } from '../db/booking.models';
-import { Consultation } from '../db/setup.models';
-import { assertOwner, findByKey, isAdmin } from './access';
-import { BookingSteps } from './booking-steps';
+import { InvalidField, InvalidState, NotFound, RuleViolation } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit';
+import { assertOwner, isAdmin } from './access';
 import { slotKey } from './consultations';
-import { closeSlot } from './places';
+import type { BookingDoc, SessionDoc } from './records';
+
+// The session state machine: Scheduled → In Progress → Completed; Scheduled → No Show; the
+// sweep: Scheduled → Expired, In Progress → Completed once overdue. Pure: the caller passes `now`.
 
 export type SessionMove = 'start' | 'end' | 'no-show';
 
@@ -105,138 +96,73 @@ export function movedFields(
   return set;
 }
 
-export class Sessions {
-  constructor(
-    private readonly outbox: OutboxRelay,
-    private readonly log: Logger,
-    private readonly rules: SessionRules = { startLeadMs: START_LEAD_MS, expiryGraceMs: EXPIRY_GRACE_MS },
-  ) {
-    this.steps = new BookingSteps(outbox, log);
-  }
-
-  private readonly steps: BookingSteps;
-
-  /** A seller's sessions, a buyer's sessions (those they booked), or all for an admin. */
-  async list(user: AuthenticatedUser, query: { page: number; limit: number; status?: string }) {
-    const filter: Record<string, unknown> = isAdmin(user) ? {} : { $or: [{ sellerId: user.id }, { buyerIds: user.id }] };
-    if (query.status) filter.status = query.status;
-    return findPage(Session, filter, query, { startsAt: -1 });
-  }
-
-  /** Start, end or no-show by the seller: checked, timed, then one conditional write with its event. */
-  async move(
-    user: AuthenticatedUser,
-    key: string,
-    move: SessionMove,
-    details: MoveDetails,
-    correlationId: string,
-    now = new Date(),
-  ): Promise<SessionDoc> {
-    const session = await this.movableSession(user, key, move, now);
-    const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now, this.rules.startLeadMs);
-    const event = await this.moveEvent(session, move, at, correlationId);
-    // Leaving Scheduled closes the slot first: no booking (nor hold) can join it afterwards.
-    if (move !== 'end') await this.closeSlotOf(session);
-    return this.applyMove(session, move, movedFields(session, move, details, at), event);
-  }
-
-  /**
-   * Ends what nobody ended, so no hold stays open for ever (issue 20): a session still Scheduled
-   * `expiryGraceMs` after its slot's end was never held — Expired, its Confirmed bookings
-   * cancelled with a full refund; one still In Progress then is Completed at its slot's end (its
-   * holds are captured). Each step is guarded by the state it leaves; a crash is resumed here.
-   */
-  async sweep(now = new Date()): Promise<void> {
-    const overdue = { endsAt: { $lt: new Date(now.getTime() - this.rules.expiryGraceMs) } };
-    const correlationId = randomUUID();
-    for (const session of await Session.find({ status: 'Scheduled', ...overdue })
-      .limit(50)
-      .lean<SessionDoc[]>()) {
-      await this.closeSlotOf(session);
-      await Session.updateOne({ _id: session._id, status: 'Scheduled' }, { $set: { status: 'Expired', expiredAt: now } });
-      this.log.info({ sessionId: session._id, correlationId }, 'session expired: nobody held it');
-    }
-    for (const session of await Session.find({ status: 'Expired', expiryFinished: { $ne: true } })
-      .limit(50)
-      .lean<SessionDoc[]>()) {
-      const bookings = await Booking.find({ sessionId: session._id, status: 'Confirmed' }).lean<BookingDoc[]>();
-      for (const booking of bookings) await this.steps.cancelBySystem(booking, 'session_expired', now);
-      await Session.updateOne({ _id: session._id }, { $set: { expiryFinished: true } });
-    }
-    for (const session of await Session.find({ status: 'In Progress', ...overdue })
-      .limit(50)
-      .lean<SessionDoc[]>()) {
-      try {
-        const at = new Date(Math.max(session.endsAt.getTime(), (session.startedAt ?? session.startsAt).getTime()));
-        const event = await this.moveEvent(session, 'end', at, correlationId);
-        await this.applyMove(session, 'end', movedFields(session, 'end', {}, at), event);
-      } catch (err) {
-        this.log.warn({ err, sessionId: session._id, correlationId }, 'an overdue session could not be completed; the sweep tries again');
-      }
-    }
-  }
-
-  private async closeSlotOf(session: SessionDoc): Promise<void> {
-    await closeSlot(SlotPlace, session.slotKey ?? slotKey(session.consultationId, session.startsAt), session.consultationId);
-  }
-
-  /** The session, when the caller is its seller and `move` may happen from its state now. */
-  private async movableSession(user: AuthenticatedUser, key: string, move: SessionMove, now: Date): Promise<SessionDoc> {
-    const session = await findByKey(Session, key);
-    if (!session) throw new NotFound('Session');
-    assertOwner(user, session.sellerId, 'session');
-    const { from } = SESSION_MOVES[move];
-    if (session.status !== from) throw new InvalidState(`A ${session.status} session cannot be moved by ${move}`);
-    if (move === 'start' && session.participantCount === 0) throw new InvalidState('Nobody is booked on this session');
-    if (move === 'no-show' && now < session.startsAt) throw new InvalidState('The session has not begun yet');
-    return session;
-  }
-
-  /** What an end or a no-show tells others (a start tells nobody), naming the Confirmed bookings. */
-  private async moveEvent(session: SessionDoc, move: SessionMove, at: Date, correlationId: string) {
-    if (move === 'start') return undefined;
-    const { buyerIds, bookingIds, paidBuyerIds } = await this.confirmedOf(session);
-    const about = { sessionId: session._id, consultationId: session.consultationId, sellerId: session.sellerId, buyerIds, bookingIds };
-    const origin = { source: 'consultation', correlationId };
-    if (move === 'no-show') return makeEvent('consultation.session.no_show', { ...about, markedAt: at.toISOString() }, origin);
-    const consultation = await Consultation.findById(session.consultationId, { referenceId: 1 }).lean();
-    return makeEvent(
-      'consultation.session.completed',
-      { ...about, consultationReferenceId: consultation?.referenceId, endedAt: at.toISOString(), paidBuyerIds },
-      origin,
-    );
-  }
-
-  /**
-   * The state change and its event in one write, guarded by the state the checks saw: of two
-   * racing moves one applies, the other is 409.
-   */
-  private async applyMove(session: SessionDoc, move: SessionMove, set: Record<string, unknown>, event: EventEnvelope | undefined) {
-    const { from, to } = SESSION_MOVES[move];
-    const moved = await Session.findOneAndUpdate(
-      { _id: session._id, status: from },
-      { $set: set, ...(event ? { $push: { pendingEvents: event } } : {}) },
-      { new: true },
-    ).lean<SessionDoc>();
-    if (!moved) throw new InvalidState(`The session is no longer ${from}`);
-    if (event) void this.outbox.flush(Session, moved);
-    this.log.info({ sessionId: session._id, move, status: to }, 'session moved');
-    return moved;
-  }
-
-  /**
-   * The session's Confirmed bookings and their buyers (the session's own list may hold a
-   * leaver): the wallet captures the holds of exactly these bookings; `paidBuyerIds` are the
-   * buyers who paid (only their reviews count in the rating).
-   */
-  private async confirmedOf(session: SessionDoc): Promise<{ buyerIds: string[]; bookingIds: string[]; paidBuyerIds: string[] }> {
-    const bookings = await Booking.find({ sessionId: session._id, status: 'Confirmed' }, { buyerId: 1, payment: 1 }).lean();
-    const buyersOf = (list: typeof bookings) => [...new Set(list.map((booking) => booking.buyerId))];
-    return {
-      buyerIds: buyersOf(bookings),
-      bookingIds: bookings.map((booking) => booking._id),
-      // Paid: the wallet holds their money (a coupon that made it free is not paying).
-      paidBuyerIds: buyersOf(bookings.filter((booking) => booking.payment === 'held')),
-    };
-  }
+/**
+ * The session, when the caller is its seller (or an admin) and `move` may happen from its state
+ * now: a start needs someone booked; a no-show is marked once the slot has begun.
+ */
+export function checkMove(user: AuthenticatedUser, session: SessionDoc | null, move: SessionMove, now: Date): SessionDoc {
+  if (!session) throw new NotFound('Session');
+  assertOwner(user, session.sellerId, 'session');
+  const { from } = SESSION_MOVES[move];
+  if (session.status !== from) throw new InvalidState(`A ${session.status} session cannot be moved by ${move}`);
+  if (move === 'start' && session.participantCount === 0) throw new InvalidState('Nobody is booked on this session');
+  if (move === 'no-show' && now < session.startsAt) throw new InvalidState('The session has not begun yet');
+  return session;
 }
+
+/** Whose sessions a listing shows: an admin all; others theirs as seller or participant. */
+export function sessionListScope(user: AuthenticatedUser): { userId: string | null } {
+  return { userId: isAdmin(user) ? null : user.id };
+}
+
+/** The slot counter a session closes when it leaves Scheduled (older sessions stored none). */
+export const slotKeyOf = (session: Pick<SessionDoc, 'slotKey' | 'consultationId' | 'startsAt'>) =>
+  session.slotKey ?? slotKey(session.consultationId, session.startsAt);
+
+/** The session's Confirmed bookings, their buyers, and the buyers who paid (their reviews count). */
+export interface ConfirmedOf {
+  buyerIds: string[];
+  bookingIds: string[];
+  paidBuyerIds: string[];
+}
+
+/**
+ * From the session's Confirmed bookings (the session's own list may hold a leaver): the wallet
+ * captures the holds of exactly these bookings; `paidBuyerIds` are the buyers who paid.
+ */
+export function confirmedOf(bookings: Array<Pick<BookingDoc, '_id' | 'buyerId' | 'payment'>>): ConfirmedOf {
+  const buyersOf = (list: typeof bookings) => [...new Set(list.map((booking) => booking.buyerId))];
+  return {
+    buyerIds: buyersOf(bookings),
+    bookingIds: bookings.map((booking) => booking._id),
+    // Paid: the wallet holds their money (a coupon that made it free is not paying).
+    paidBuyerIds: buyersOf(bookings.filter((booking) => booking.payment === 'held')),
+  };
+}
+
+/** What an end or a no-show tells others (a start tells nobody), naming the Confirmed bookings. */
+export function moveEvent(
+  session: SessionDoc,
+  move: Exclude<SessionMove, 'start'>,
+  at: Date,
+  confirmed: ConfirmedOf,
+  consultationReferenceId: string | undefined,
+  correlationId: string,
+): EventEnvelope {
+  const { buyerIds, bookingIds, paidBuyerIds } = confirmed;
+  const about = { sessionId: session._id, consultationId: session.consultationId, sellerId: session.sellerId, buyerIds, bookingIds };
+  const origin = { source: 'consultation', correlationId };
+  if (move === 'no-show') return makeEvent('consultation.session.no_show', { ...about, markedAt: at.toISOString() }, origin);
+  return makeEvent(
+    'consultation.session.completed',
+    { ...about, consultationReferenceId, endedAt: at.toISOString(), paidBuyerIds },
+    origin,
+  );
+}
+
+/** Sessions whose slot ended before this are overdue for the sweep. */
+export const overdueBefore = (now: Date, rules: SessionRules) => new Date(now.getTime() - rules.expiryGraceMs);
+
+/** When the sweep ends an overdue In Progress session: at its slot's end (never before its start). */
+export const overdueEnd = (session: Pick<SessionDoc, 'endsAt' | 'startedAt' | 'startsAt'>) =>
+  new Date(Math.max(session.endsAt.getTime(), (session.startedAt ?? session.startsAt).getTime()));

@@ -1,4 +1,4 @@
-import type { VisibilityRuleDoc, VisibilityRuleSetDoc } from '../db/setup.models';
+import type { VisibilityRuleDoc, VisibilityRuleSetDoc } from './records';
 
 export interface VisibilityContext {
   userType?: string;

@@ -1,13 +1,14 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
-import { onReviewCreated } from './review-created.consumer';
-import { onReviewVisibilityChanged } from './review-visibility-changed.consumer';
+import type { Ratings } from '../application/ratings';
 
 /** The rating summary of each consultation, from the review service's events (one queue). */
-export const reviewsConsumer: ConsumerSpec = defineConsumer({
-  subscription: SUBSCRIPTIONS['consultation.reviews'],
-  handlers: {
-    'review.created': onReviewCreated,
-    'review.visibility_changed': onReviewVisibilityChanged,
-  },
-});
+export function reviewsConsumer(ratings: Ratings): ConsumerSpec {
+  return defineConsumer({
+    subscription: SUBSCRIPTIONS['consultation.reviews'],
+    handlers: {
+      'review.created': (event, { log }) => ratings.reviewCreated(event.data, log),
+      'review.visibility_changed': (event, { log }) => ratings.reviewVisibilityChanged(event.data, log),
+    },
+  });
+}

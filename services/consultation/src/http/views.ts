@@ -1,6 +1,15 @@
 import { minorToMajor } from '@mkt/contracts';
-import type { BookingDoc, SessionDoc } from '../db/booking.models';
-import type { ConsultationDoc, DiscountDoc, PendingRevisionDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../db/setup.models';
+import type { CouponCheck } from '../domain/coupons';
+import type {
+  BookingDoc,
+  ConsultationDoc,
+  DiscountDoc,
+  PendingRevisionDoc,
+  PricingDoc,
+  RuleSetDoc,
+  SessionDoc,
+  VisibilityRuleSetDoc,
+} from '../domain/records';
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 const major = (minor: number | null | undefined) => (minor === null || minor === undefined ? null : minorToMajor(minor));
@@ -149,6 +158,11 @@ export function ruleSetView(r: RuleSetDoc) {
   };
 }
 
+/** A rule set in the listing, with how much it is used. */
+export function ruleSetListItem({ set, bookings, utilization }: { set: RuleSetDoc; bookings: number; utilization: number }) {
+  return { id: set._id, referenceId: set.referenceId, name: set.name, status: set.status, bookings, utilization, timezone: set.timezone };
+}
+
 /** A pricing record with every field of the interface's Pricing resource. */
 export function pricingView(p: PricingDoc) {
   return {
@@ -193,5 +207,21 @@ export function visibilityRuleSetView(v: VisibilityRuleSetDoc) {
     validTo: iso(v.validTo),
     visibilityRules: v.visibilityRules.map(({ type, condition, action, priority }) => ({ type, condition, action, priority })),
     createdAt: iso(v.createdAt),
+  };
+}
+
+/** validate-coupon's answer: a code that cannot be used shows nothing of itself (`discount` null). */
+export function couponCheckView(check: CouponCheck & { usedByUser: boolean }) {
+  const { problem, discount, quote } = check;
+  return {
+    valid: problem === null,
+    ...(problem ? { reason: problem } : {}),
+    discountType: discount?.discountType ?? null,
+    discountValue: discount ? (discount.discountType === 'Fixed' ? minorToMajor(discount.discountValue) : discount.discountValue) : null,
+    finalPrice: minorToMajor(quote.finalMinor),
+    originalPrice: minorToMajor(quote.originalMinor),
+    savings: minorToMajor(quote.savingsMinor),
+    currency: check.currency,
+    usedByUser: check.usedByUser,
   };
 }

@@ -1,74 +1,96 @@
-import { newInternalId, newUnderscoreReference, type IntegrationEvent } from '@mkt/contracts';
-import { isDuplicateKey } from '@mkt/kit';
-import { BookingFact, KnownUser, Relationship, type BookingFactDoc } from '../db/crm.models';
-import { totalsOf } from './totals';
+import type { IntegrationEvent } from '@mkt/contracts';
+import type { KnownUser, Pair } from './relationships';
+import type { Fact } from './totals';
 
-/** The relationship of a pair, created when events meet a pair nobody created by hand. */
-export async function ensureRelationship(sellerId: string, buyerId: string): Promise<void> {
-  if (await Relationship.exists({ sellerId, buyerId })) return;
-  try {
-    await Relationship.create({ _id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS'), sellerId, buyerId });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
+/**
+ * What the booking events said about one booking, merged whatever their order: the confirm
+ * brings the amount, the cancel the refund asked, the wallet's refund what it gave back. Totals
+ * are recomputed from these, so a repeated or late event cannot count twice — and the projection
+ * can be rebuilt from them.
+ */
+export interface BookingFact extends Fact, Pair {
+  _id: string;
+  totalMinor: number | null;
+  refundMinor: number | null;
+  /** What the wallet actually gave back (wallet.booking_refund.completed): the refund that counts. */
+  refundedMinor: number | null;
+  refundedAt: Date | null;
+  confirmedAt: Date | null;
+  cancelledAt: Date | null;
 }
 
-/** Recomputes a pair's totals from its booking facts (idempotent; also the rebuild). */
-export async function recomputeTotals(sellerId: string, buyerId: string): Promise<void> {
-  const facts = await BookingFact.find({ sellerId, buyerId }).lean<BookingFactDoc[]>();
-  const totals = totalsOf(facts);
-  await Relationship.updateOne({ sellerId, buyerId }, { $set: totals });
+/** The fields one event brings to its booking's fact (`$set`, upserted: a repeat sets the same). */
+export interface FactChange {
+  bookingId: string;
+  set: Pair & Partial<Omit<BookingFact, '_id' | 'sellerId' | 'buyerId'>>;
 }
 
-export async function touch(sellerId: string, buyerId: string, at: Date): Promise<void> {
-  await Relationship.updateOne({ sellerId, buyerId }, { $max: { lastInteraction: at } });
+/**
+ * What one event changes in the projection, applied in this order: the booking's fact; the
+ * pairs' relationships made where none exists (Active, New); the seller's category; the pair's
+ * totals recomputed from its facts; `lastInteraction` moved forward (`$max`) to `interactionAt`.
+ */
+export interface ProjectionUpdate {
+  fact?: FactChange;
+  pairs: Pair[];
+  sellerCategory?: string;
+  recompute: boolean;
+  interactionAt?: Date;
 }
 
-export async function onBookingConfirmed(event: IntegrationEvent<'consultation.booking.confirmed'>): Promise<void> {
+/** A confirm: the amount paid (for a paid booking, held by the wallet), counted from now; an interaction. */
+export function onBookingConfirmed(event: IntegrationEvent<'consultation.booking.confirmed'>): ProjectionUpdate {
   const { bookingId, sellerId, buyerId, totalAmountMinor, consultationCategory } = event.data;
   const at = new Date(event.occurredAt);
-  await BookingFact.updateOne(
-    { _id: bookingId },
-    { $set: { sellerId, buyerId, totalMinor: totalAmountMinor, confirmedAt: at } },
-    { upsert: true },
-  );
-  await ensureRelationship(sellerId, buyerId);
-  if (consultationCategory) await Relationship.updateOne({ sellerId, buyerId }, { $set: { sellerCategory: consultationCategory } });
-  await recomputeTotals(sellerId, buyerId);
-  await touch(sellerId, buyerId, at);
+  return {
+    fact: { bookingId, set: { sellerId, buyerId, totalMinor: totalAmountMinor, confirmedAt: at } },
+    pairs: [{ sellerId, buyerId }],
+    ...(consultationCategory ? { sellerCategory: consultationCategory } : {}),
+    recompute: true,
+    interactionAt: at,
+  };
 }
 
-export async function onBookingCancelled(event: IntegrationEvent<'consultation.booking.cancelled'>): Promise<void> {
+/** A cancel: the booking stops counting, and the refund asked comes off until the wallet's word. */
+export function onBookingCancelled(event: IntegrationEvent<'consultation.booking.cancelled'>): ProjectionUpdate {
   const { bookingId, sellerId, buyerId, refundAmountMinor } = event.data;
-  await BookingFact.updateOne(
-    { _id: bookingId },
-    { $set: { sellerId, buyerId, refundMinor: refundAmountMinor, cancelledAt: new Date(event.occurredAt) } },
-    { upsert: true },
-  );
-  await ensureRelationship(sellerId, buyerId);
-  await recomputeTotals(sellerId, buyerId);
+  return {
+    fact: { bookingId, set: { sellerId, buyerId, refundMinor: refundAmountMinor, cancelledAt: new Date(event.occurredAt) } },
+    pairs: [{ sellerId, buyerId }],
+    recompute: true,
+  };
 }
 
-export async function onSessionEvent(sellerId: string | undefined, buyerIds: string[], at: Date): Promise<void> {
-  if (!sellerId) return;
-  for (const buyerId of buyerIds) {
-    await ensureRelationship(sellerId, buyerId);
-    await touch(sellerId, buyerId, at);
-  }
+/** The wallet's refund of a cancelled paid booking: the amount actually given back replaces the amount asked. */
+export function onBookingRefundCompleted(event: IntegrationEvent<'wallet.booking_refund.completed'>): ProjectionUpdate {
+  const { bookingId, sellerId, buyerId, refundAmountMinor } = event.data;
+  return {
+    fact: { bookingId, set: { sellerId, buyerId, refundedMinor: refundAmountMinor, refundedAt: new Date(event.occurredAt) } },
+    pairs: [{ sellerId, buyerId }],
+    recompute: true,
+  };
 }
 
-export async function onUserRegistered(event: IntegrationEvent<'identity.user.registered'>): Promise<void> {
+/** A completed session or a no-show: an interaction of the seller with each buyer (none without a seller). */
+export function onSession(sellerId: string | undefined, buyerIds: string[], at: Date): ProjectionUpdate {
+  return { pairs: sellerId ? buyerIds.map((buyerId) => ({ sellerId, buyerId })) : [], recompute: false, interactionAt: at };
+}
+
+export const onSessionCompleted = (event: IntegrationEvent<'consultation.session.completed'>) =>
+  onSession(event.data.sellerId, event.data.buyerIds, new Date(event.data.endedAt));
+
+/** A no-show counts when it was marked (the event's time when it does not say). */
+export const onSessionNoShow = (event: IntegrationEvent<'consultation.session.no_show'>) =>
+  onSession(event.data.sellerId, event.data.buyerIds, new Date(event.data.markedAt ?? event.occurredAt));
+
+/** Names and roles, for the listings and for who may be named as a customer. */
+export function onUserRegistered(event: IntegrationEvent<'identity.user.registered'>): KnownUser {
   const { userId, referenceId, fullName, role } = event.data;
-  await KnownUser.updateOne({ _id: userId }, { $set: { referenceId, fullName, role } }, { upsert: true });
+  return { _id: userId, referenceId, fullName, role };
 }
 
-/** Recomputes every relationship's totals from the stored facts. */
-export async function rebuildAll(): Promise<number> {
-  const facts = await BookingFact.find({}, { sellerId: 1, buyerId: 1 }).lean<BookingFactDoc[]>();
-  const pairs = new Map(facts.map((fact) => [`${fact.sellerId}|${fact.buyerId}`, fact]));
-  for (const { sellerId, buyerId } of pairs.values()) {
-    await ensureRelationship(sellerId, buyerId);
-    await recomputeTotals(sellerId, buyerId);
-  }
-  return pairs.size;
+/** Each pair of the facts once (the rebuild recomputes each). */
+export function pairsOf(facts: Pair[]): Pair[] {
+  const pairs = new Map(facts.map(({ sellerId, buyerId }) => [`${sellerId}|${buyerId}`, { sellerId, buyerId }]));
+  return [...pairs.values()];
 }

@@ -1,95 +1,89 @@
-import {
-  ErrorCode,
-  minorToMajor,
-  newInternalId,
-  newUnderscoreReference,
-  type CreateCustomerBody,
-  type PageQuery,
-  type UpdateCustomerBody,
-} from '@mkt/contracts';
-import {
-  AppError,
-  byIdOrReference,
-  Conflict,
-  Forbidden,
-  foundOr404,
-  InvalidField,
-  isDuplicateKey,
-  NotFound,
-  RuleViolation,
-  type AuthenticatedUser,
-  findPage,
-} from '@mkt/kit';
-import { BookingFact, KnownUser, Relationship, type RelationshipDoc, type UserDoc } from '../db/crm.models';
-import { recomputeTotals } from './projection';
-import { analyticsOf } from './totals';
+import { ErrorCode, type CreateCustomerBody, type Role, type UpdateCustomerBody } from '@mkt/contracts';
+import { AppError, Conflict, Forbidden, InvalidField, NotFound, RuleViolation } from '@mkt/kit/domain';
 
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
-const isAdmin = (user: AuthenticatedUser) => user.role === 'admin';
-
-/** The whole relationship with both names, as the detail and the listings read it. */
-export interface RelationshipRow {
-  doc: RelationshipDoc;
-  buyerName: string | null;
-  sellerName: string | null;
+/** Who asks (the verified token's user, as http/ hands it over): all a rule needs to know of them. */
+export interface Actor {
+  id: string;
+  ref: string;
+  role: Role;
 }
 
-/**
- * The relationship as `viewer` may read it: the seller's own notes and tags about a buyer are
- * the seller's (and an admin's); the buyer reads them blank.
- */
-export function relationshipView({ doc, buyerName, sellerName }: RelationshipRow, viewer?: AuthenticatedUser) {
-  const sellerSide = !viewer || viewer.id === doc.sellerId || isAdmin(viewer);
-  return {
-    id: doc._id,
-    referenceId: doc.referenceId,
-    sellerId: doc.sellerId,
-    buyerId: doc.buyerId,
-    buyerName,
-    sellerName,
-    sellerCategory: doc.sellerCategory,
-    status: doc.status,
-    customerType: doc.customerType,
-    isFollower: doc.isFollower,
-    isFollowing: doc.isFollower,
-    followStatus: doc.followStatus,
-    notificationPreference: doc.notificationPreference,
-    notes: sellerSide ? doc.notes : '',
-    tags: sellerSide ? doc.tags : [],
-    isFavorite: doc.isFavorite,
-    followedAt: iso(doc.followedAt),
-    markedFavoriteAt: iso(doc.markedFavoriteAt),
-    totalBookings: doc.totalBookings,
-    totalSpent: minorToMajor(doc.totalSpentMinor),
-    lifetimeValue: minorToMajor(doc.lifetimeValueMinor),
-    lastInteraction: iso(doc.lastInteraction),
-    lastBooking: iso(doc.lastBooking),
-    createdAt: iso(doc.createdAt),
-    updatedAt: iso(doc.updatedAt),
-  };
-}
-export type RelationshipView = ReturnType<typeof relationshipView>;
-
-async function withNames(docs: RelationshipDoc[]): Promise<RelationshipRow[]> {
-  const ids = [...new Set(docs.flatMap((doc) => [doc.sellerId, doc.buyerId]))];
-  const users = await KnownUser.find({ _id: { $in: ids } }).lean();
-  const names = new Map(users.map((user) => [user._id, user.fullName]));
-  return docs.map((doc) => ({ doc, buyerName: names.get(doc.buyerId) ?? null, sellerName: names.get(doc.sellerId) ?? null }));
+/** Users as `identity.user.registered` told us: names for the listings, no call to the gateway. */
+export interface KnownUser {
+  _id: string;
+  referenceId: string;
+  fullName: string;
+  role: string;
 }
 
-async function findRelationship(id: string): Promise<RelationshipDoc> {
-  const doc = await Relationship.findOne(byIdOrReference(id)).lean<RelationshipDoc>();
-  if (!doc) throw new NotFound('Customer relationship');
+/** A seller–buyer customer relationship as stored (amounts in minor units). */
+export interface Relationship {
+  _id: string;
+  referenceId: string;
+  sellerId: string;
+  buyerId: string;
+  status: string;
+  customerType: string;
+  isFollower: boolean;
+  followStatus: string;
+  notificationPreference: string;
+  notes: string;
+  tags: string[];
+  isFavorite: boolean;
+  followedAt: Date | null;
+  markedFavoriteAt: Date | null;
+  sellerCategory: string | null;
+  totalBookings: number;
+  totalSpentMinor: number;
+  lifetimeValueMinor: number;
+  lastInteraction: Date | null;
+  lastBooking: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A seller and a buyer (user ids): one relationship each. */
+export interface Pair {
+  sellerId: string;
+  buyerId: string;
+}
+
+/** What a create writes; the rest are the schema's defaults (totals zero until recomputed). */
+export type NewRelationship = Pick<Relationship, '_id' | 'referenceId' | 'sellerId' | 'buyerId'> &
+  Partial<Omit<Relationship, 'createdAt' | 'updatedAt'>>;
+
+/** The fields an update sets (`$set`). */
+export type RelationshipChange = Partial<
+  Pick<
+    Relationship,
+    | 'status'
+    | 'customerType'
+    | 'notificationPreference'
+    | 'notes'
+    | 'tags'
+    | 'isFavorite'
+    | 'isFollower'
+    | 'followStatus'
+    | 'followedAt'
+    | 'markedFavoriteAt'
+  >
+>;
+
+export const isAdmin = (user: Actor) => user.role === 'admin';
+
+const notFound = () => new NotFound('Customer relationship');
+
+/** The relationship a key found, or 404. */
+export function found(doc: Relationship | null): Relationship {
+  if (!doc) throw notFound();
   return doc;
 }
 
-function assertSellerSide(user: AuthenticatedUser, sellerId: string): void {
-  if (user.id !== sellerId && !isAdmin(user)) throw new Forbidden('Only the seller of this relationship may do this');
-}
+/** Of two creates for one pair, the unique index lets one win; the other (and a repeat) is 409. */
+export const pairTaken = (): AppError => new Conflict('This seller and buyer have a relationship already');
 
-/** A user as `identity.user.registered` told us, found by id or USR reference. */
-async function knownUser(key: string): Promise<UserDoc | null> {
-  return KnownUser.findOne(byIdOrReference(key)).lean<UserDoc>();
+function assertSellerSide(user: Actor, sellerId: string): void {
+  if (user.id !== sellerId && !isAdmin(user)) throw new Forbidden('Only the seller of this relationship may do this');
 }
 
 function unknownSeller(): AppError {
@@ -107,26 +101,14 @@ function notACustomer(): AppError {
 }
 
 /**
- * The buyer of a new relationship: a user with the buyer role (`identity.user.registered`) who
- * has a confirmed booking with this seller (`consultation.booking.confirmed`; cancelled since
- * or not). Both lookups run for every key, so the refusals do not differ in the work done.
- */
-async function customerOf(sellerId: string, buyerKey: string): Promise<string> {
-  const user = await knownUser(buyerKey);
-  const booked = await BookingFact.exists({ sellerId, buyerId: user?._id ?? buyerKey, confirmedAt: { $ne: null } });
-  if (!user || user.role !== 'buyer' || !booked) throw notACustomer();
-  return user._id;
-}
-
-/**
  * A seller records relationships for itself only: `sellerId` (id or reference) must be the
- * caller; an admin may name any known seller. Stored by user id.
+ * caller; an admin may name any known seller (`named`: the user `sellerId` found, read only for
+ * an admin). Stored by user id.
  */
-async function resolveSeller(user: AuthenticatedUser, body: CreateCustomerBody): Promise<string> {
+export function resolveSeller(user: Actor, body: Pick<CreateCustomerBody, 'sellerId'>, named: KnownUser | null): string {
   if (isAdmin(user)) {
-    const seller = await knownUser(body.sellerId);
-    if (!seller || seller.role !== 'seller') throw unknownSeller();
-    return seller._id;
+    if (!named || named.role !== 'seller') throw unknownSeller();
+    return named._id;
   }
   if (user.role !== 'seller') throw new Forbidden('Only sellers record customer relationships');
   if (body.sellerId !== user.id && body.sellerId !== user.ref) throw new Forbidden('A seller records relationships for itself only');
@@ -134,10 +116,21 @@ async function resolveSeller(user: AuthenticatedUser, body: CreateCustomerBody):
 }
 
 /**
+ * The buyer of a new relationship: a user with the buyer role (`identity.user.registered`,
+ * `named`) who has a confirmed booking with this seller (`consultation.booking.confirmed`;
+ * cancelled since or not: `booked`). Both are read for every key, so the refusals do not differ
+ * in the work done.
+ */
+export function resolveBuyer(named: KnownUser | null, booked: boolean): string {
+  if (!named || named.role !== 'buyer' || !booked) throw notACustomer();
+  return named._id;
+}
+
+/**
  * Whether a body asks for following, from `isFollower` or `followStatus` (kept as one fact);
  * undefined when it names neither. The two saying opposite things is 422.
  */
-function requestedFollow(body: { isFollower?: boolean; followStatus?: string }): boolean | undefined {
+export function requestedFollow(body: { isFollower?: boolean; followStatus?: string }): boolean | undefined {
   const byStatus = body.followStatus === undefined ? undefined : body.followStatus === 'Following';
   if (body.isFollower !== undefined && byStatus !== undefined && body.isFollower !== byStatus)
     throw new InvalidField('followStatus says the opposite of isFollower', 'followStatus');
@@ -150,53 +143,56 @@ function requestedFollow(body: { isFollower?: boolean; followStatus?: string }):
  * following) is 403; sending the value it has, as a client does that sends back what it read,
  * changes nothing. An admin may set it.
  */
-function assertFollowUnchangedBy(user: AuthenticatedUser, follow: boolean | undefined, current: boolean): void {
+export function assertFollowUnchangedBy(user: Actor, follow: boolean | undefined, current: boolean): void {
   if (isAdmin(user) || follow === undefined || follow === current) return;
   const message = 'Only the buyer follows or unfollows a seller';
   throw new AppError(403, ErrorCode.forbidden, message, [{ path: 'isFollower', code: ErrorCode.forbidden, message }]);
 }
 
-export async function createRelationship(user: AuthenticatedUser, body: CreateCustomerBody): Promise<RelationshipDoc> {
-  const sellerId = await resolveSeller(user, body);
+/** Whether a create may set following (checked before the buyer is looked up); the value it sets. */
+export function createFollow(user: Actor, body: Pick<CreateCustomerBody, 'isFollower' | 'followStatus'>): boolean {
   // The schema defaults `isFollower` to false: only a true one is a request, which `followStatus` may contradict.
   const follow = requestedFollow({ isFollower: body.isFollower || undefined, followStatus: body.followStatus }) ?? false;
   assertFollowUnchangedBy(user, follow, false);
-  const pair = { sellerId, buyerId: await customerOf(sellerId, body.buyerId) };
-  const now = new Date();
-  try {
-    const doc = await Relationship.create({
-      _id: newInternalId('cus'),
-      referenceId: newUnderscoreReference('CUS'),
-      ...body,
-      ...pair,
-      isFollower: follow,
-      followStatus: follow ? 'Following' : 'NotFollowing',
-      followedAt: follow ? now : null,
-      markedFavoriteAt: body.isFavorite ? now : null,
-    });
-    // The pair has booked (that is what lets it be named): its totals follow from those bookings
-    // at once, as they would in the relationship the events open.
-    await recomputeTotals(pair.sellerId, pair.buyerId);
-    return foundOr404(await Relationship.findById(doc._id).lean<RelationshipDoc>(), 'Customer relationship');
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new Conflict('This seller and buyer have a relationship already');
-    throw err;
-  }
+  return follow;
 }
 
-export async function readRelationship(user: AuthenticatedUser, id: string): Promise<RelationshipRow> {
-  const doc = await findRelationship(id);
+/** A new relationship of `pair` with the body's fields; following and favourite stamped `now`. */
+export function decideCreate(
+  body: CreateCustomerBody,
+  pair: Pair,
+  follow: boolean,
+  ids: { id: string; referenceId: string },
+  now: Date,
+): NewRelationship {
+  return {
+    _id: ids.id,
+    referenceId: ids.referenceId,
+    ...body,
+    ...pair,
+    isFollower: follow,
+    followStatus: follow ? 'Following' : 'NotFollowing',
+    followedAt: follow ? now : null,
+    markedFavoriteAt: body.isFavorite ? now : null,
+  };
+}
+
+/** Read one: its seller, its buyer, an admin. */
+export function assertReader(user: Actor, doc: Pair): void {
   if (user.id !== doc.sellerId && user.id !== doc.buyerId && !isAdmin(user)) throw new Forbidden('This relationship is not yours');
-  return (await withNames([doc]))[0]!;
+}
+
+/** The seller's own notes and tags about a buyer are the seller's (and an admin's); the buyer reads them blank. */
+export function seesSellerNotes(viewer: Actor | undefined, doc: Pair): boolean {
+  return !viewer || viewer.id === doc.sellerId || isAdmin(viewer);
 }
 
 /**
  * Its seller (or an admin) changes the relationship, except following, which is its buyer's
  * (`assertFollowUnchangedBy`); its buyer may change only that. Flags turning on stamp
- * `followedAt` / `markedFavoriteAt`; turning off clears them.
+ * `followedAt` / `markedFavoriteAt` with `now`; turning off clears them.
  */
-export async function updateRelationship(user: AuthenticatedUser, id: string, body: UpdateCustomerBody): Promise<RelationshipDoc> {
-  const current = await findRelationship(id);
+export function decideUpdate(user: Actor, current: Relationship, body: UpdateCustomerBody, now: Date): RelationshipChange {
   const { isFollower: _isFollower, followStatus: _followStatus, ...sellerFields } = body;
   let follow = requestedFollow(body);
   if (user.id === current.buyerId) {
@@ -208,18 +204,14 @@ export async function updateRelationship(user: AuthenticatedUser, id: string, bo
     // landing meanwhile must stand.
     if (!isAdmin(user)) follow = undefined;
   }
-  const set: Record<string, unknown> = { ...sellerFields };
-  const now = new Date();
+  const set: RelationshipChange = { ...sellerFields };
   if (follow !== undefined) {
     set.isFollower = follow;
     set.followStatus = follow ? 'Following' : 'NotFollowing';
     if (follow !== current.isFollower) set.followedAt = follow ? now : null;
   }
   if (body.isFavorite !== undefined && body.isFavorite !== current.isFavorite) set.markedFavoriteAt = body.isFavorite ? now : null;
-  return foundOr404(
-    await Relationship.findOneAndUpdate({ _id: current._id }, { $set: set }, { new: true }).lean<RelationshipDoc>(),
-    'Customer',
-  );
+  return set;
 }
 
 /**
@@ -227,81 +219,24 @@ export async function updateRelationship(user: AuthenticatedUser, id: string, bo
  * customer record in someone's name that they cannot take away. A later booking event of the
  * pair makes a fresh one (totals from the booking facts).
  */
-export async function deleteRelationship(user: AuthenticatedUser, id: string): Promise<string> {
-  const current = await findRelationship(id);
+export function assertDeleter(user: Actor, current: Pair): void {
   if (user.id !== current.buyerId) assertSellerSide(user, current.sellerId);
-  await Relationship.deleteOne({ _id: current._id });
-  return current._id;
 }
 
-export type Listing = 'customers' | 'followers' | 'favorites' | 'high-value' | 'relationships' | 'following' | 'buyer-customers';
-
-/** The filters of every listing; the side (seller or buyer) decides who may read it. */
-function listingFilter(kind: Listing, ownerId: string, minLifetimeMinor: number): Record<string, unknown> {
-  switch (kind) {
-    case 'customers':
-      return { sellerId: ownerId };
-    case 'followers':
-      return { sellerId: ownerId, isFollower: true };
-    case 'favorites':
-      return { sellerId: ownerId, isFavorite: true };
-    case 'high-value':
-      return { sellerId: ownerId, lifetimeValueMinor: { $gte: minLifetimeMinor } };
-    case 'relationships':
-      return { buyerId: ownerId };
-    case 'following':
-      return { buyerId: ownerId, isFollower: true };
-    case 'buyer-customers':
-      return { buyerId: ownerId, totalBookings: { $gt: 0 } };
-  }
-}
-
-const SORT: Record<Listing, Record<string, 1 | -1>> = {
-  customers: { lastInteraction: -1, createdAt: -1 },
-  followers: { followedAt: -1 },
-  favorites: { markedFavoriteAt: -1 },
-  'high-value': { lifetimeValueMinor: -1 },
-  relationships: { createdAt: -1 },
-  following: { followedAt: -1 },
-  'buyer-customers': { lastBooking: -1 },
-};
-
-export async function listing(
-  user: AuthenticatedUser,
-  kind: Listing,
-  ownerKey: string,
-  query: PageQuery & { minLifetimeValueMinor?: number },
-) {
-  const owner = await ownerOf(user, ownerKey);
-  const filter = listingFilter(kind, owner, query.minLifetimeValueMinor ?? 0);
-  const page = await findPage(Relationship, filter, query, SORT[kind]);
-  return {
-    rows: (await withNames(page.items)).map((row) => relationshipView(row, user)),
-    total: page.pagination.total,
-    pagination: page.pagination,
-  };
-}
-
-/** GET /customers: a seller's customers, a buyer's relationships, or everything for an admin. */
-export async function ownList(user: AuthenticatedUser, query: PageQuery & { status?: string; customerType?: string }) {
-  const filter: Record<string, unknown> = isAdmin(user) ? {} : user.role === 'buyer' ? { buyerId: user.id } : { sellerId: user.id };
-  if (query.status) filter.status = query.status;
-  if (query.customerType) filter.customerType = query.customerType;
-  const page = await findPage(Relationship, filter, query, { createdAt: -1 });
-  return { rows: (await withNames(page.items)).map((row) => relationshipView(row, user)), pagination: page.pagination };
-}
-
-/** The user id a listing path names (id or reference): the caller's own, or anyone's for an admin. */
-async function ownerOf(user: AuthenticatedUser, key: string): Promise<string> {
+/**
+ * Whose relationships a listing path names (id or reference): the caller's own (their id), or
+ * for an admin anyone's — `null` then: the key is to be looked up. Anyone else's is 403.
+ */
+export function listingOwner(user: Actor, key: string): string | null {
   if (key === user.id || key === user.ref) return user.id;
   if (!isAdmin(user)) throw new Forbidden('You may read only your own relationships');
-  return (await knownUser(key))?._id ?? key;
+  return null;
 }
 
-export async function sellerAnalytics(user: AuthenticatedUser, sellerKey: string) {
-  const sellerId = await ownerOf(user, sellerKey);
-  const rows = await Relationship.find({ sellerId }, { status: 1, isFollower: 1, totalBookings: 1, totalSpentMinor: 1 }).lean<
-    RelationshipDoc[]
-  >();
-  return analyticsOf(rows);
+/** GET /customers: an admin reads every relationship, a buyer theirs, anyone else their customers. */
+export function ownScope(user: Actor): Partial<Pair> {
+  return isAdmin(user) ? {} : user.role === 'buyer' ? { buyerId: user.id } : { sellerId: user.id };
 }
+
+/** The listings of one seller's (the first four) or one buyer's relationships. */
+export type Listing = 'customers' | 'followers' | 'favorites' | 'high-value' | 'relationships' | 'following' | 'buyer-customers';

@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import type { CreateShopBody, CreateV1ProductBody, PageQuery } from '@mkt/contracts';
+import { foundOr404, type AuthenticatedUser, type Page } from '@mkt/kit';
+import { DUPLICATE, type ShopRepository, type V1ProductRepository } from '../db/shop.repository';
+import { decideShop, decideV1Product, skuTaken, slugTaken, type Shop, type V1Product } from '../domain/shops';
+
+/** Shops and the `/v1/products` group. */
+export class ShopService {
+  constructor(
+    private readonly shops: ShopRepository,
+    private readonly v1Products: V1ProductRepository,
+  ) {}
+
+  async createShop(user: AuthenticatedUser, body: CreateShopBody): Promise<Shop> {
+    const shop = await this.shops.insert(decideShop(user, body, randomUUID()));
+    if (shop === DUPLICATE) throw slugTaken();
+    return shop;
+  }
+
+  async findShop(shopId: string): Promise<Shop> {
+    return foundOr404(await this.shops.get(shopId), 'Shop');
+  }
+
+  async createProduct(user: AuthenticatedUser, body: CreateV1ProductBody): Promise<V1Product> {
+    const product = await this.v1Products.insert(decideV1Product(user, body, randomUUID()));
+    if (product === DUPLICATE) throw skuTaken();
+    return product;
+  }
+
+  async findProduct(productId: string): Promise<V1Product> {
+    return foundOr404(await this.v1Products.get(productId), 'Product');
+  }
+
+  listProducts(query: PageQuery): Promise<Page<V1Product>> {
+    return this.v1Products.list(query);
+  }
+}

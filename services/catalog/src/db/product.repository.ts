@@ -1,0 +1,52 @@
+import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts';
+import { findPage, type Page } from '@mkt/kit';
+import type { NewProduct, Product, ProductChange } from '../domain/products';
+import type { CatalogModels } from './models';
+
+const SORTS = {
+  newest: { createdAt: -1 },
+  price_asc: { sellingPriceMinor: 1, createdAt: -1 },
+  price_desc: { sellingPriceMinor: -1, createdAt: -1 },
+} as const;
+
+/** Every query of `seller_products` (products and drafts). */
+export class ProductRepository {
+  constructor(private readonly models: Pick<CatalogModels, 'products'>) {}
+
+  async insert(product: NewProduct): Promise<Product> {
+    return (await this.models.products.create(product)).toObject();
+  }
+
+  async get(id: string): Promise<Product | null> {
+    return this.models.products.findById(id).lean<Product>();
+  }
+
+  /** The public listing: published, Public products only (`isPublic`), searched by escaped text. */
+  async listPublic(query: ProductListQuery): Promise<Page<Product>> {
+    const filter: Record<string, unknown> = { isDraft: false, visibility: 'Public' };
+    if (query.categoryId) filter.categoryId = query.categoryId;
+    if (query.q) {
+      const pattern = new RegExp(escapeRegex(query.q), 'i');
+      filter.$or = [{ name: pattern }, { descriptionHtml: pattern }];
+    }
+    const price: Record<string, number> = {};
+    if (query.minPriceMinor !== undefined) price.$gte = query.minPriceMinor;
+    if (query.maxPriceMinor !== undefined) price.$lte = query.maxPriceMinor;
+    if (Object.keys(price).length > 0) filter.sellingPriceMinor = price;
+    return findPage<Product>(this.models.products, filter, query, SORTS[query.sort]);
+  }
+
+  /** A seller's products and drafts, newest first. */
+  async listBySeller(sellerId: string, query: PageQuery): Promise<Page<Product>> {
+    return findPage<Product>(this.models.products, { sellerId }, query, SORTS.newest);
+  }
+
+  /** The changed product, or null when it went away meanwhile. */
+  async update(id: string, set: ProductChange): Promise<Product | null> {
+    return this.models.products.findOneAndUpdate({ _id: id }, { $set: set }, { new: true }).lean<Product>();
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.models.products.deleteOne({ _id: id });
+  }
+}

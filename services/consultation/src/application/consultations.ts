@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { CreateConsultationBody, PageQuery, UpdateConsultationBody } from '@mkt/contracts';
+import { Conflict, foundOr404, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
+import { checkEdit, decideApprove, decideEdit, EDIT_ATTEMPTS, ownRecord } from '../domain/consultation-edits';
+import { checkNewConsultation, newConsultation, placesByKey, slotsToList, slotsWithPlaces } from '../domain/consultations';
+import type { ConsultationDoc, PricingDoc } from '../domain/records';
+import type { ConsultationRepository } from '../db/consultation.repository';
+import type { PlaceRepository } from '../db/place.repository';
+import type { PricingRepository, RuleSetRepository } from '../db/setup.repository';
+
+export interface ConsultationDeps {
+  consultations: ConsultationRepository;
+  ruleSets: RuleSetRepository;
+  pricing: PricingRepository;
+  places: PlaceRepository;
+  references: References;
+}
+
+/** Consultations: created by sellers, edited (some edits wait for review), approved by admins, listed, their slots. */
+export class Consultations {
+  constructor(private readonly deps: ConsultationDeps) {}
+
+  async create(user: AuthenticatedUser, body: CreateConsultationBody): Promise<ConsultationDoc> {
+    checkNewConsultation(user, body);
+    const [ruleSet, pricing] = await Promise.all([
+      this.deps.ruleSets.findByKey(body.ruleSetId),
+      this.deps.pricing.findByKey(body.pricingId),
+    ]);
+    return this.deps.consultations.create(newConsultation(user, body, { ruleSet, pricing }, this.deps.references));
+  }
+
+  /** Anyone sees Approved+Published ones; a seller also their own; an admin all. */
+  list(user: AuthenticatedUser | undefined, query: PageQuery & { status?: string; category?: string }) {
+    return this.deps.consultations.page({ all: isAdmin(user), sellerId: user?.id ?? null }, query);
+  }
+
+  async detail(user: AuthenticatedUser | undefined, key: string): Promise<{ consultation: ConsultationDoc; pricing: PricingDoc | null }> {
+    const consultation = visibleTo(user, await this.deps.consultations.findByKey(key));
+    return { consultation, pricing: await this.deps.pricing.findById(consultation.pricingId) };
+  }
+
+  /**
+   * Future slots between two local dates (the consultation's zone) with the places left. The
+   * range (≤ 31 days) is checked by `SlotsQuery`; the answer holds the earliest
+   * `MAX_SLOTS_PER_QUERY` (see `slotsToList`).
+   */
+  async freeSlots(user: AuthenticatedUser | undefined, key: string, from: string, to: string, now = new Date()) {
+    const consultation = visibleTo(user, await this.deps.consultations.findByKey(key));
+    const ruleSet = foundOr404(await this.deps.ruleSets.findById(consultation.ruleSetId), 'Rule set');
+    const { slots, truncated } = slotsToList(consultation, ruleSet, from, to, now);
+    const counters = await this.deps.places.takenBetween(consultation._id, slots);
+    const taken = { bySlot: placesByKey(consultation._id, counters.slots), byDay: placesByKey(consultation._id, counters.days) };
+    return { slots: slotsWithPlaces(consultation, ruleSet, slots, taken), truncated };
+  }
+
+  /**
+   * The owner edits a consultation. The write is decided by `decideEdit` and guarded by what it was
+   * decided on (the state and the pending revision read): when an admin's approval or another edit
+   * lands in between, the edit is decided again on the new state — text never goes live unreviewed
+   * because its consultation was approved between the read and the write.
+   */
+  async update(user: AuthenticatedUser, key: string, body: UpdateConsultationBody): Promise<ConsultationDoc> {
+    const { consultations, ruleSets, pricing } = this.deps;
+    const first = await this.mustFind(key);
+    assertOwner(user, first.sellerId, 'consultation');
+    checkEdit(first, body);
+    const set: Record<string, unknown> = { ...body };
+    if (body.ruleSetId !== undefined) set.ruleSetId = ownRecord(await ruleSets.findByKey(body.ruleSetId), first.sellerId, 'ruleSetId')._id;
+    if (body.pricingId !== undefined) set.pricingId = ownRecord(await pricing.findByKey(body.pricingId), first.sellerId, 'pricingId')._id;
+    let consultation = first;
+    for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt += 1) {
+      const write = decideEdit(consultation, set, { revisionId: randomUUID(), now: new Date() });
+      const updated = await consultations.updateGuarded(consultation._id, write.guard, write.update, write.touchesLive);
+      if (updated) return updated;
+      consultation = await this.mustFind(consultation._id);
+    }
+    throw new Conflict('The consultation kept changing while it was edited: send the edit again');
+  }
+
+  /** An admin approves (see `decideApprove`): one conditional write, refused when someone moved it first. */
+  async approve(key: string, revisionId?: string): Promise<{ consultation: ConsultationDoc; revised: boolean }> {
+    const consultation = await this.mustFind(key);
+    const write = decideApprove(consultation, revisionId);
+    const approved = await this.deps.consultations.updateGuarded(consultation._id, write.guard, write.update);
+    if (!approved) throw new InvalidState(write.missed);
+    return { consultation: approved, revised: write.revised };
+  }
+
+  private async mustFind(key: string): Promise<ConsultationDoc> {
+    const found = await this.deps.consultations.findByKey(key);
+    if (!found) throw new NotFound('Consultation');
+    return found;
+  }
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import type { EventEnvelope, PageQuery } from '@mkt/contracts';
+import { InvalidState, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import {
+  checkMove,
+  confirmedOf,
+  movedFields,
+  moveEvent,
+  moveTime,
+  overdueBefore,
+  overdueEnd,
+  sessionListScope,
+  SESSION_MOVES,
+  slotKeyOf,
+  type MoveDetails,
+  type SessionMove,
+  type SessionRules,
+} from '../domain/sessions';
+import type { SessionDoc } from '../domain/records';
+import type { BookingRepository } from '../db/booking.repository';
+import type { ConsultationRepository } from '../db/consultation.repository';
+import type { PlaceRepository } from '../db/place.repository';
+import type { SessionRepository } from '../db/session.repository';
+import type { BookingSteps } from './booking-steps';
+
+export interface SessionDeps {
+  sessions: SessionRepository;
+  bookings: BookingRepository;
+  consultations: ConsultationRepository;
+  places: PlaceRepository;
+  steps: BookingSteps;
+  outbox: Pick<OutboxRelay, 'flush'>;
+  log: Logger;
+  rules: SessionRules;
+}
+
+export class Sessions {
+  constructor(private readonly deps: SessionDeps) {}
+
+  /** A seller's sessions, a buyer's sessions (those they booked), or all for an admin. */
+  list(user: AuthenticatedUser, query: PageQuery & { status?: string }) {
+    return this.deps.sessions.page(sessionListScope(user), query);
+  }
+
+  /** Start, end or no-show by the seller: checked, timed, then one conditional write with its event. */
+  async move(
+    user: AuthenticatedUser,
+    key: string,
+    move: SessionMove,
+    details: MoveDetails,
+    correlationId: string,
+    now = new Date(),
+  ): Promise<SessionDoc> {
+    const session = checkMove(user, await this.deps.sessions.findByKey(key), move, now);
+    const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now, this.deps.rules.startLeadMs);
+    const event = await this.eventOf(session, move, at, correlationId);
+    // Leaving Scheduled closes the slot first: no booking (nor hold) can join it afterwards.
+    if (move !== 'end') await this.closeSlotOf(session);
+    return this.applyMove(session, move, movedFields(session, move, details, at), event);
+  }
+
+  /**
+   * Ends what nobody ended, so no hold stays open for ever (issue 20): a session still Scheduled
+   * `expiryGraceMs` after its slot's end was never held — Expired, its Confirmed bookings
+   * cancelled with a full refund; one still In Progress then is Completed at its slot's end (its
+   * holds are captured). Each step is guarded by the state it leaves; a crash is resumed here.
+   */
+  async sweep(now = new Date()): Promise<void> {
+    const { sessions, bookings, steps, log, rules } = this.deps;
+    const endedBefore = overdueBefore(now, rules);
+    const correlationId = randomUUID();
+    for (const session of await sessions.overdue('Scheduled', endedBefore)) {
+      await this.closeSlotOf(session);
+      await sessions.expire(session._id, now);
+      log.info({ sessionId: session._id, correlationId }, 'session expired: nobody held it');
+    }
+    for (const session of await sessions.unfinishedExpiries()) {
+      for (const booking of await bookings.confirmedOfSession(session._id)) await steps.cancelBySystem(booking, 'session_expired', now);
+      await sessions.finishExpiry(session._id);
+    }
+    for (const session of await sessions.overdue('In Progress', endedBefore)) {
+      try {
+        const at = overdueEnd(session);
+        const event = await this.eventOf(session, 'end', at, correlationId);
+        await this.applyMove(session, 'end', movedFields(session, 'end', {}, at), event);
+      } catch (err) {
+        log.warn({ err, sessionId: session._id, correlationId }, 'an overdue session could not be completed; the sweep tries again');
+      }
+    }
+  }
+
+  private async closeSlotOf(session: SessionDoc): Promise<void> {
+    await this.deps.places.closeSlot(slotKeyOf(session), session.consultationId);
+  }
+
+  /** The event of a move, from the session's Confirmed bookings (and, for an end, the consultation's reference). */
+  private async eventOf(session: SessionDoc, move: SessionMove, at: Date, correlationId: string): Promise<EventEnvelope | undefined> {
+    if (move === 'start') return undefined;
+    const confirmed = confirmedOf(await this.deps.bookings.confirmedBuyersOfSession(session._id));
+    const reference = move === 'end' ? await this.deps.consultations.referenceOf(session.consultationId) : undefined;
+    return moveEvent(session, move, at, confirmed, reference, correlationId);
+  }
+
+  /**
+   * The state change and its event in one write, guarded by the state the checks saw: of two
+   * racing moves one applies, the other is 409.
+   */
+  private async applyMove(session: SessionDoc, move: SessionMove, set: Record<string, unknown>, event: EventEnvelope | undefined) {
+    const { sessions, outbox, log } = this.deps;
+    const { from, to } = SESSION_MOVES[move];
+    const moved = await sessions.move(session._id, from, set, event);
+    if (!moved) throw new InvalidState(`The session is no longer ${from}`);
+    if (event) void outbox.flush(sessions.model, moved);
+    log.info({ sessionId: session._id, move, status: to }, 'session moved');
+    return moved;
+  }
+}

@@ -1,0 +1,124 @@
+import type { PageQuery } from '@mkt/contracts';
+import { findPage } from '@mkt/kit';
+import type { EventEnvelope } from '@mkt/contracts';
+import type { BookingDoc, NewBooking } from '../domain/records';
+import { findByKey } from './keys';
+import type { ConsultationModels } from './models';
+
+/**
+ * `bookings`. Every state change is one conditional write guarded by the state it leaves (the
+ * rule in the filter), with its event in the same write when it has one (the outbox).
+ */
+export class BookingRepository {
+  constructor(private readonly models: Pick<ConsultationModels, 'Booking'>) {}
+
+  /** The model, for the outbox relay's flush after a write. */
+  get model() {
+    return this.models.Booking;
+  }
+
+  findById(id: string): Promise<BookingDoc | null> {
+    return this.models.Booking.findById(id).lean<BookingDoc>();
+  }
+
+  findByKey(key: string): Promise<BookingDoc | null> {
+    return findByKey(this.models.Booking, key);
+  }
+
+  /** Who cancelled it, if anyone (a void of a PaymentPending booking asked by a client). */
+  async cancelledBy(id: string): Promise<BookingDoc['cancelledBy'] | undefined> {
+    return (await this.models.Booking.findById(id, { cancelledBy: 1 }).lean<BookingDoc>())?.cancelledBy;
+  }
+
+  async insert(booking: NewBooking): Promise<void> {
+    await this.models.Booking.create(booking);
+  }
+
+  /** A booking being made is dropped (it never existed for the client) while still Pending. */
+  async deletePending(id: string): Promise<void> {
+    await this.models.Booking.deleteOne({ _id: id, status: 'Pending' });
+  }
+
+  /**
+   * One guarded move: `set` (and `event`, in the same write) when the booking is still in the
+   * state of `guard`; the booking after it, or null when the guard missed.
+   */
+  move(id: string, guard: Record<string, unknown>, set: Record<string, unknown>, event?: EventEnvelope): Promise<BookingDoc | null> {
+    return this.models.Booking.findOneAndUpdate(
+      { _id: id, ...guard },
+      { $set: set, ...(event ? { $push: { pendingEvents: event } } : {}) },
+      { new: true },
+    ).lean<BookingDoc>();
+  }
+
+  /** `move` without reading the booking back: whether it applied. */
+  async moveQuietly(id: string, guard: Record<string, unknown>, set: Record<string, unknown>): Promise<boolean> {
+    const { modifiedCount } = await this.models.Booking.updateOne({ _id: id, ...guard }, { $set: set });
+    return modifiedCount === 1;
+  }
+
+  /** A PaymentPending booking's status and payment state, read again after a guarded write missed. */
+  paymentOf(id: string): Promise<Pick<BookingDoc, 'status' | 'payment'> | null> {
+    return this.models.Booking.findById(id, { status: 1, payment: 1 }).lean<BookingDoc>();
+  }
+
+  async markReleased(id: string): Promise<void> {
+    await this.models.Booking.updateOne({ _id: id }, { $set: { released: true } });
+  }
+
+  /** The refund of a cancelled booking reached the buyer: once, only from Pending. */
+  async markRefunded(id: string, at: Date): Promise<void> {
+    await this.models.Booking.updateOne({ _id: id, refundStatus: 'Pending' }, { $set: { refundStatus: 'Refunded', refundedAt: at } });
+  }
+
+  /** A listing: the user's bookings as buyer or seller (`userId` null: everyone's), in some statuses. */
+  page(scope: { userId: string | null; statuses: string[] }, query: PageQuery) {
+    const filter: Record<string, unknown> = scope.userId === null ? {} : { $or: [{ buyerId: scope.userId }, { sellerId: scope.userId }] };
+    filter.status = scope.statuses.length === 1 ? scope.statuses[0] : { $in: scope.statuses };
+    return findPage(this.models.Booking, filter, query, { startsAt: -1, _id: -1 });
+  }
+
+  /** Pending bookings made before `before`: left by a crash. */
+  stuckPending(before: Date): Promise<BookingDoc[]> {
+    return this.models.Booking.find({ status: 'Pending', createdAt: { $lt: before } })
+      .limit(100)
+      .lean<BookingDoc[]>();
+  }
+
+  /** PaymentPending bookings untouched since `before`: the wallet is asked again. */
+  waitingPayment(before: Date): Promise<BookingDoc[]> {
+    return this.models.Booking.find({ status: 'PaymentPending', updatedAt: { $lt: before } })
+      .limit(50)
+      .lean<BookingDoc[]>();
+  }
+
+  /** Cancelled or Failed bookings whose places a crash kept from going back. */
+  unreleased(status: 'Cancelled' | 'Failed'): Promise<BookingDoc[]> {
+    return this.models.Booking.find({ status, released: false }).limit(100).lean<BookingDoc[]>();
+  }
+
+  /** A session's Confirmed bookings (what its events name and its expiry cancels). */
+  confirmedOfSession(sessionId: string): Promise<BookingDoc[]> {
+    return this.models.Booking.find({ sessionId, status: 'Confirmed' }).lean<BookingDoc[]>();
+  }
+
+  /** What a session's events need of its Confirmed bookings. */
+  confirmedBuyersOfSession(sessionId: string): Promise<Array<Pick<BookingDoc, '_id' | 'buyerId' | 'payment'>>> {
+    return this.models.Booking.find({ sessionId, status: 'Confirmed' }, { buyerId: 1, payment: 1 }).lean<BookingDoc[]>();
+  }
+
+  /** Whether the user (by id, or — `self` false — by id or USR reference) holds a use of the coupon through a booking. */
+  async usesCoupon(couponId: string, statuses: readonly string[], user: { key: string; self: boolean }): Promise<boolean> {
+    const buyer = user.self ? { buyerId: user.key } : { $or: [{ buyerId: user.key }, { buyerRef: user.key }] };
+    return (await this.models.Booking.exists({ couponId, status: { $in: statuses }, ...buyer })) !== null;
+  }
+
+  /** `bookings` of a rule set (Confirmed) and the places of those in a window. */
+  async usageOfRuleSet(ruleSetId: string, window: { from: Date; to: Date }) {
+    const [bookings, upcoming] = await Promise.all([
+      this.models.Booking.countDocuments({ ruleSetId, status: 'Confirmed' }),
+      this.models.Booking.find({ ruleSetId, status: 'Confirmed', startsAt: { $gte: window.from, $lt: window.to } }, { places: 1 }).lean(),
+    ]);
+    return { bookings, upcoming };
+  }
+}

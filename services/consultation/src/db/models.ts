@@ -1,0 +1,242 @@
+import { Schema, type Connection } from 'mongoose';
+import {
+  freeFormArrayField,
+  idempotencyRecordSchema,
+  pendingEventsField,
+  windowedCounterSchema,
+  type IdempotencyRecordDoc,
+  type WindowedCounterDoc,
+} from '@mkt/kit';
+import type {
+  BookingDoc,
+  ConsultationDoc,
+  DiscountDoc,
+  PlaceDoc,
+  PricingDoc,
+  RatingEntryDoc,
+  RuleSetDoc,
+  SessionDoc,
+  VisibilityRuleSetDoc,
+} from '../domain/records';
+
+// The schemas of the consultation database; `consultationModels` binds them to a connection.
+
+const timestamps = { timestamps: true, versionKey: false } as const;
+
+const ruleSetSchema = new Schema<RuleSetDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    sellerId: { type: String, required: true, index: true },
+    name: String,
+    description: String,
+    status: { type: String, default: 'Active' },
+    timezone: String,
+    durationType: String,
+    isDefault: Boolean,
+    metaData: { type: Schema.Types.Mixed, required: true },
+    availabilityRules: freeFormArrayField,
+  },
+  timestamps,
+);
+
+const pricingSchema = new Schema<PricingDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    sellerId: { type: String, required: true, index: true },
+    basePriceMinor: Number,
+    currency: String,
+    pricingStrategy: String,
+    comparePriceMinor: { type: Number, default: null },
+    isOnSale: Boolean,
+    isActive: Boolean,
+  },
+  timestamps,
+);
+
+const discountSchema = new Schema<DiscountDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    sellerId: { type: String, required: true },
+    name: String,
+    description: String,
+    discountType: String,
+    discountValue: Number,
+    validFrom: Date,
+    validTo: Date,
+    couponCode: { type: String, required: true },
+    maxUses: Number,
+    uses: { type: Number, default: 0 },
+    usedBy: { type: [String], default: [] },
+    isActive: Boolean,
+  },
+  timestamps,
+);
+discountSchema.index({ sellerId: 1, couponCode: 1 }, { unique: true });
+
+/** Coupon checks of one user in one minute (`_id` = `user|2030-05-01T10:00`), for the throttle. */
+const couponCheckSchema = windowedCounterSchema();
+
+const visibilityRuleSetSchema = new Schema<VisibilityRuleSetDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    sellerId: { type: String, required: true, index: true },
+    name: String,
+    description: String,
+    isDefault: Boolean,
+    isActive: Boolean,
+    validFrom: Date,
+    validTo: Date,
+    visibilityRules: freeFormArrayField,
+  },
+  timestamps,
+);
+
+const consultationSchema = new Schema<ConsultationDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    sellerId: { type: String, required: true, index: true },
+    sellerRef: { type: String, default: null },
+    title: String,
+    description: String,
+    duration: Number,
+    sessionType: String,
+    maxCapacity: Number,
+    deliveryMode: String,
+    timezone: String,
+    language: String,
+    category: String,
+    subcategory: [String],
+    tags: [String],
+    ruleSetId: { type: String, required: true, index: true },
+    pricingId: String,
+    currentStatus: { type: String, default: 'Pending' },
+    visibility: { type: String, default: 'Hidden' },
+    averageRating: { type: Number, default: 0 },
+    totalReviews: { type: Number, default: 0 },
+    pendingRevision: { type: Schema.Types.Mixed, default: undefined },
+  },
+  timestamps,
+);
+consultationSchema.index({ currentStatus: 1, visibility: 1, createdAt: -1 });
+
+const ratingEntrySchema = new Schema<RatingEntryDoc>(
+  { _id: String, consultationId: { type: String, index: true }, rating: Number, isActive: Boolean, visibilitySequence: Number },
+  { versionKey: false },
+);
+
+const placeSchema = new Schema<PlaceDoc>(
+  {
+    _id: String,
+    consultationId: String,
+    booked: { type: Number, default: 0 },
+    bookingIds: { type: [String], default: [] },
+    closed: { type: Boolean, default: false },
+  },
+  { versionKey: false },
+);
+
+const bookingSchema = new Schema<BookingDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    consultationId: { type: String, required: true },
+    ruleSetId: { type: String, required: true, index: true },
+    sellerId: { type: String, required: true, index: true },
+    buyerId: { type: String, required: true, index: true },
+    buyerRef: { type: String, default: '' },
+    status: { type: String, required: true, index: true },
+    payment: { type: String, default: 'free' },
+    paymentDeadline: { type: Date, default: null },
+    consultationTitle: String,
+    date: String,
+    startTime: String,
+    endTime: String,
+    startsAt: Date,
+    endsAt: Date,
+    slotKey: String,
+    dayKey: String,
+    places: Number,
+    participants: freeFormArrayField,
+    subTotalMinor: Number,
+    totalAmountMinor: Number,
+    currency: String,
+    couponId: { type: String, default: null },
+    notes: { type: String, default: null },
+    sessionId: { type: String, default: null },
+    refundStatus: { type: String, default: null },
+    refundAmountMinor: { type: Number, default: null },
+    refundedAt: { type: Date, default: null },
+    cancelledBy: { type: String, default: null },
+    cancelledAt: { type: Date, default: null },
+    cancelReason: { type: String, default: null },
+    cancellationType: { type: String, default: null },
+    cancelNotes: { type: String, default: null },
+    cancelCause: { type: String, default: null },
+    correlationId: { type: String, default: null },
+    released: { type: Boolean, default: false },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+
+const sessionSchema = new Schema<SessionDoc>(
+  {
+    _id: String,
+    referenceId: { type: String, required: true, unique: true },
+    consultationId: { type: String, required: true },
+    sellerId: { type: String, required: true, index: true },
+    consultationTitle: String,
+    startsAt: { type: Date, required: true },
+    endsAt: Date,
+    slotKey: { type: String, default: null },
+    status: { type: String, default: 'Scheduled' },
+    bookingIds: { type: [String], default: [] },
+    buyerIds: { type: [String], default: [] },
+    participantCount: { type: Number, default: 0 },
+    startedAt: { type: Date, default: null },
+    endedAt: { type: Date, default: null },
+    markedAt: { type: Date, default: null },
+    duration: { type: Number, default: null },
+    notes: { type: String, default: null },
+    attemptedContact: { type: Boolean, default: null },
+    contactMethod: { type: String, default: null },
+    sessionSummary: { type: String, default: null },
+    nextSteps: { type: String, default: null },
+    expiredAt: { type: Date, default: null },
+    expiryFinished: { type: Boolean, default: false },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+sessionSchema.index({ consultationId: 1, startsAt: 1 }, { unique: true });
+
+/** `Idempotency-Key`s of booking requests (`_id` = `user:booking:key`), kit's idempotent requests. */
+const bookingRequestKeySchema = idempotencyRecordSchema();
+
+/**
+ * The service's models on `db` (its own connection, or — until kit opens one per service —
+ * mongoose's default one). Nothing here is process-global: two services in one test process
+ * bind their models to their own connections.
+ */
+export function consultationModels(db: Connection) {
+  return {
+    RuleSet: db.model<RuleSetDoc>('RuleSet', ruleSetSchema, 'availability_rule_sets'),
+    Pricing: db.model<PricingDoc>('Pricing', pricingSchema, 'pricing'),
+    Discount: db.model<DiscountDoc>('Discount', discountSchema, 'promotional_discounts'),
+    CouponCheck: db.model<WindowedCounterDoc>('CouponCheck', couponCheckSchema, 'coupon_checks'),
+    VisibilityRuleSet: db.model<VisibilityRuleSetDoc>('VisibilityRuleSet', visibilityRuleSetSchema, 'visibility_rule_sets'),
+    Consultation: db.model<ConsultationDoc>('Consultation', consultationSchema, 'consultations'),
+    RatingEntry: db.model<RatingEntryDoc>('RatingEntry', ratingEntrySchema, 'rating_entries'),
+    SlotPlace: db.model<PlaceDoc>('SlotPlace', placeSchema, 'slot_places'),
+    DayPlace: db.model<PlaceDoc>('DayPlace', placeSchema.clone(), 'day_places'),
+    Booking: db.model<BookingDoc>('Booking', bookingSchema, 'bookings'),
+    Session: db.model<SessionDoc>('Session', sessionSchema, 'sessions'),
+    BookingRequestKey: db.model<IdempotencyRecordDoc>('BookingRequestKey', bookingRequestKeySchema, 'booking_request_keys'),
+  };
+}
+export type ConsultationModels = ReturnType<typeof consultationModels>;

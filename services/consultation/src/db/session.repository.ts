@@ -1,0 +1,111 @@
+import { newInternalId, newUnderscoreReference, type EventEnvelope, type PageQuery } from '@mkt/contracts';
+import { findPage, isDuplicateKey } from '@mkt/kit';
+import type { BookingDoc, ConsultationDoc, NewBooking, SessionDoc } from '../domain/records';
+import { findByKey } from './keys';
+import type { ConsultationModels } from './models';
+
+/** What a join reports: the session joined, or why not (a session of that time already left Scheduled). */
+export type JoinResult = { session: SessionDoc } | { left: true } | { retry: true };
+
+/** `sessions`: one per consultation and start (unique), joined and left by bookings, moved by guarded writes. */
+export class SessionRepository {
+  constructor(private readonly models: Pick<ConsultationModels, 'Session'>) {}
+
+  /** The model, for the outbox relay's flush after a write. */
+  get model() {
+    return this.models.Session;
+  }
+
+  findByKey(key: string): Promise<SessionDoc | null> {
+    return findByKey(this.models.Session, key);
+  }
+
+  statusOf(id: string): Promise<Pick<SessionDoc, 'status'> | null> {
+    return this.models.Session.findById(id, { status: 1 }).lean<SessionDoc>();
+  }
+
+  /** The user's sessions as seller or participant (`userId` null: everyone's). */
+  page(scope: { userId: string | null }, query: PageQuery & { status?: string }) {
+    const filter: Record<string, unknown> = scope.userId === null ? {} : { $or: [{ sellerId: scope.userId }, { buyerIds: scope.userId }] };
+    if (query.status) filter.status = query.status;
+    return findPage(this.models.Session, filter, query, { startsAt: -1 });
+  }
+
+  /**
+   * Creates the slot's session or joins it, in one upsert. Only a Scheduled session takes a
+   * booking: one that started or ended does not match, and the upsert then collides with it
+   * (unique consultation + start) — `left`. `retry`: another booking created it meanwhile.
+   */
+  async join(booking: NewBooking, consultation: ConsultationDoc): Promise<JoinResult> {
+    try {
+      const session = await this.models.Session.findOneAndUpdate(
+        { consultationId: consultation._id, startsAt: booking.startsAt, bookingIds: { $ne: booking._id }, status: 'Scheduled' },
+        {
+          $setOnInsert: {
+            _id: newInternalId('ses'),
+            referenceId: newUnderscoreReference('SES'),
+            sellerId: consultation.sellerId,
+            consultationTitle: consultation.title,
+            endsAt: booking.endsAt,
+            slotKey: booking.slotKey,
+          },
+          $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
+          $inc: { participantCount: booking.places },
+        },
+        { upsert: true, new: true },
+      ).lean<SessionDoc>();
+      return { session: session! };
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      const existing = await this.models.Session.findOne({
+        consultationId: consultation._id,
+        startsAt: booking.startsAt,
+      }).lean<SessionDoc>();
+      if (existing?.bookingIds.includes(booking._id)) return { session: existing };
+      if (existing && existing.status !== 'Scheduled') return { left: true };
+      return { retry: true };
+    }
+  }
+
+  /** A booking leaves its session (once: only while the session lists it). */
+  async leave(booking: Pick<BookingDoc, '_id' | 'consultationId' | 'startsAt' | 'buyerId' | 'places'>): Promise<void> {
+    await this.models.Session.updateOne(
+      { consultationId: booking.consultationId, startsAt: booking.startsAt, bookingIds: booking._id },
+      { $pull: { bookingIds: booking._id, buyerIds: booking.buyerId }, $inc: { participantCount: -booking.places } },
+    );
+  }
+
+  /**
+   * The state change and its event in one write, guarded by the state the checks saw: of two
+   * racing moves one applies (null for the other).
+   */
+  move(id: string, from: string, set: Record<string, unknown>, event: EventEnvelope | undefined): Promise<SessionDoc | null> {
+    return this.models.Session.findOneAndUpdate(
+      { _id: id, status: from },
+      { $set: set, ...(event ? { $push: { pendingEvents: event } } : {}) },
+      { new: true },
+    ).lean<SessionDoc>();
+  }
+
+  async expire(id: string, now: Date): Promise<void> {
+    await this.models.Session.updateOne({ _id: id, status: 'Scheduled' }, { $set: { status: 'Expired', expiredAt: now } });
+  }
+
+  async finishExpiry(id: string): Promise<void> {
+    await this.models.Session.updateOne({ _id: id }, { $set: { expiryFinished: true } });
+  }
+
+  /** Sessions in `status` whose slot ended before `endedBefore` (the sweep's). */
+  overdue(status: 'Scheduled' | 'In Progress', endedBefore: Date): Promise<SessionDoc[]> {
+    return this.models.Session.find({ status, endsAt: { $lt: endedBefore } })
+      .limit(50)
+      .lean<SessionDoc[]>();
+  }
+
+  /** Expired sessions whose bookings are not all cancelled yet (a crash is resumed). */
+  unfinishedExpiries(): Promise<SessionDoc[]> {
+    return this.models.Session.find({ status: 'Expired', expiryFinished: { $ne: true } })
+      .limit(50)
+      .lean<SessionDoc[]>();
+  }
+}

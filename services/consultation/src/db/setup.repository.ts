@@ -1,0 +1,96 @@
+import type { PageQuery } from '@mkt/contracts';
+import { Conflict, findPage, isDuplicateKey } from '@mkt/kit';
+import type { DiscountDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../domain/records';
+import { findByKey } from './keys';
+import type { ConsultationModels } from './models';
+
+/** `availability_rule_sets`. */
+export class RuleSetRepository {
+  constructor(private readonly models: Pick<ConsultationModels, 'RuleSet'>) {}
+
+  findByKey(key: string): Promise<RuleSetDoc | null> {
+    return findByKey(this.models.RuleSet, key);
+  }
+
+  findById(id: string): Promise<RuleSetDoc | null> {
+    return this.models.RuleSet.findById(id).lean<RuleSetDoc>();
+  }
+
+  async create(record: Omit<RuleSetDoc, 'createdAt' | 'updatedAt'>): Promise<RuleSetDoc> {
+    return (await this.models.RuleSet.create(record)).toObject();
+  }
+
+  /** A seller's rule sets (`sellerId` null: everyone's), newest first. */
+  page(sellerId: string | null, query: PageQuery) {
+    return findPage(this.models.RuleSet, sellerId === null ? {} : { sellerId }, query, { createdAt: -1 });
+  }
+}
+
+/** `pricing`. */
+export class PricingRepository {
+  constructor(private readonly models: Pick<ConsultationModels, 'Pricing'>) {}
+
+  findByKey(key: string): Promise<PricingDoc | null> {
+    return findByKey(this.models.Pricing, key);
+  }
+
+  findById(id: string): Promise<PricingDoc | null> {
+    return this.models.Pricing.findById(id).lean<PricingDoc>();
+  }
+
+  async create(record: Omit<PricingDoc, 'createdAt'>): Promise<PricingDoc> {
+    return (await this.models.Pricing.create(record)).toObject();
+  }
+}
+
+/** `promotional_discounts`: coupons, and their uses taken and given back (each one guarded write). */
+export class DiscountRepository {
+  constructor(private readonly models: Pick<ConsultationModels, 'Discount'>) {}
+
+  /** A seller's coupon codes are unique (409 when taken). */
+  async create(record: Omit<DiscountDoc, 'createdAt'>): Promise<DiscountDoc> {
+    try {
+      return (await this.models.Discount.create(record)).toObject();
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new Conflict('You have a coupon with this code already');
+      throw err;
+    }
+  }
+
+  sellerCoupon(sellerId: string, code: string): Promise<DiscountDoc | null> {
+    return this.models.Discount.findOne({ sellerId, couponCode: code.toUpperCase() }).lean<DiscountDoc>();
+  }
+
+  /**
+   * Takes one use of a coupon for a booking: the limit is in the filter (`uses < maxUses`),
+   * `usedBy` makes it once per booking. False when it is used up.
+   */
+  async takeUse(discountId: string, maxUses: number, bookingId: string): Promise<boolean> {
+    const { modifiedCount } = await this.models.Discount.updateOne(
+      { _id: discountId, usedBy: { $ne: bookingId }, uses: { $lt: maxUses } },
+      { $inc: { uses: 1 }, $push: { usedBy: bookingId } },
+    );
+    return modifiedCount === 1;
+  }
+
+  /** Gives a booking's use back, once (only while the coupon still lists the booking). */
+  async releaseUse(discountId: string, bookingId: string): Promise<void> {
+    await this.models.Discount.updateOne({ _id: discountId, usedBy: bookingId }, { $inc: { uses: -1 }, $pull: { usedBy: bookingId } });
+  }
+}
+
+/** `visibility_rule_sets`. */
+export class VisibilityRuleSetRepository {
+  constructor(private readonly models: Pick<ConsultationModels, 'VisibilityRuleSet'>) {}
+
+  async create(record: Omit<VisibilityRuleSetDoc, 'createdAt'>): Promise<VisibilityRuleSetDoc> {
+    return (await this.models.VisibilityRuleSet.create(record)).toObject();
+  }
+
+  /** The default, active rule sets of some sellers, newest first (which is in force is the domain's call). */
+  defaultsOf(sellerIds: string[]): Promise<VisibilityRuleSetDoc[]> {
+    return this.models.VisibilityRuleSet.find({ sellerId: { $in: sellerIds }, isDefault: true, isActive: true })
+      .sort({ createdAt: -1 })
+      .lean<VisibilityRuleSetDoc[]>();
+  }
+}

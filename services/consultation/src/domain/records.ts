@@ -1,0 +1,235 @@
+import type { AvailabilityRule, IntegrationEvent, SessionStatus } from '@mkt/contracts';
+
+// The records this service keeps, as the domain reads them (the schemas are `db/models.ts`).
+
+export interface RuleSetDoc {
+  _id: string;
+  referenceId: string;
+  sellerId: string;
+  name: string;
+  description: string;
+  status: 'Active';
+  timezone: string;
+  durationType: string;
+  isDefault: boolean;
+  metaData: { autoAccept: boolean; bufferTime: number; maxBookingsPerDay: number };
+  availabilityRules: AvailabilityRule[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PricingDoc {
+  _id: string;
+  referenceId: string;
+  sellerId: string;
+  basePriceMinor: number;
+  currency: string;
+  pricingStrategy: string;
+  comparePriceMinor: number | null;
+  isOnSale: boolean;
+  isActive: boolean;
+  createdAt: Date;
+}
+
+export interface DiscountDoc {
+  _id: string;
+  referenceId: string;
+  sellerId: string;
+  name: string;
+  description: string;
+  discountType: 'Percentage' | 'Fixed';
+  /** A percentage, or minor units for Fixed. */
+  discountValue: number;
+  validFrom: Date;
+  validTo: Date;
+  couponCode: string;
+  maxUses: number;
+  uses: number;
+  /** Bookings holding a use: makes taking and giving back a use idempotent. */
+  usedBy: string[];
+  isActive: boolean;
+  createdAt: Date;
+}
+
+export interface VisibilityRuleDoc {
+  type: 'user_type' | 'location';
+  condition: string;
+  action: 'show' | 'hide';
+  priority: number;
+}
+export interface VisibilityRuleSetDoc {
+  _id: string;
+  referenceId: string;
+  sellerId: string;
+  name: string;
+  description: string;
+  isDefault: boolean;
+  isActive: boolean;
+  validFrom: Date;
+  validTo: Date;
+  visibilityRules: VisibilityRuleDoc[];
+  createdAt: Date;
+}
+
+export interface ConsultationDoc {
+  _id: string;
+  referenceId: string;
+  sellerId: string;
+  /** The seller's USR reference (from their token at creation): a booking may name the seller by it. Null on older records. */
+  sellerRef?: string | null;
+  title: string;
+  description: string;
+  duration: number;
+  sessionType: 'OneToOne' | 'Group';
+  maxCapacity: number;
+  deliveryMode: string;
+  timezone: string;
+  language: string;
+  category: string;
+  subcategory: string[];
+  tags: string[];
+  ruleSetId: string;
+  pricingId: string;
+  currentStatus: 'Pending' | 'Approved';
+  visibility: 'Hidden' | 'Published';
+  averageRating: number;
+  totalReviews: number;
+  /** An edit of the public text of an Approved consultation, waiting for an admin (see `decideEdit`). */
+  pendingRevision?: PendingRevisionDoc | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+/** The public text of a consultation: what an edit of an Approved one sends to review first. */
+export const PUBLIC_TEXT_FIELDS = ['title', 'description', 'category', 'subcategory', 'tags', 'language'] as const;
+export type PublicText = Partial<Pick<ConsultationDoc, (typeof PUBLIC_TEXT_FIELDS)[number]>>;
+export interface PendingRevisionDoc {
+  id: string;
+  submittedAt: Date;
+  /** The fields it changes, with their new values. */
+  changes: PublicText;
+}
+
+/**
+ * Ratings, one entry per review (so a repeat changes nothing): made by `review.created` or by
+ * the first `review.visibility_changed`, whichever comes first. A hidden review's entry stays,
+ * `isActive: false`, out of the average; `visibilitySequence` is the latest change applied.
+ */
+export interface RatingEntryDoc {
+  _id: string;
+  consultationId: string;
+  rating: number;
+  isActive?: boolean;
+  visibilitySequence?: number;
+}
+
+/**
+ * Places are counted on one document per slot (and per day), keyed by what they count: the
+ * guard `booked ≤ capacity − places` is in the update's filter, and a full place document
+ * makes the upsert collide with itself — so of racing bookings for the last place, one wins.
+ * `bookingIds` makes taking and giving back a place idempotent.
+ */
+export interface PlaceDoc {
+  _id: string;
+  consultationId: string;
+  booked: number;
+  bookingIds: string[];
+  /** The slot's session left Scheduled (started, no-show, expired): it takes no booking again. */
+  closed?: boolean;
+}
+
+/**
+ * Pending: taking its places. PaymentPending: places taken, the wallet's hold not yet answered
+ * (the sweep asks again, or gives it up at its deadline). Confirmed: paid (or free). Failed:
+ * not paid or not placed; its places are given back.
+ */
+export type BookingStatus = 'Pending' | 'PaymentPending' | 'Confirmed' | 'Cancelled' | 'Failed';
+/**
+ * free: nothing to pay; pending: the wallet asked; voiding: given up (deadline or the client's
+ * cancel), the wallet's void under way — no confirm can happen any more; held: the wallet holds
+ * the total; refused/voided: never paid.
+ */
+export type PaymentState = 'free' | 'pending' | 'voiding' | 'held' | 'refused' | 'declined' | 'voided';
+
+export interface BookingDoc {
+  _id: string;
+  referenceId: string;
+  consultationId: string;
+  ruleSetId: string;
+  sellerId: string;
+  buyerId: string;
+  /** The buyer's USR reference: the wallet opens their wallet by it if need be. */
+  buyerRef: string;
+  status: BookingStatus;
+  payment: PaymentState;
+  /** A PaymentPending booking is given up (voided at the wallet) from this moment. */
+  paymentDeadline: Date | null;
+  consultationTitle: string;
+  date: string;
+  startTime: string;
+  endTime: string;
+  startsAt: Date;
+  endsAt: Date;
+  slotKey: string;
+  dayKey: string;
+  places: number;
+  participants: Array<{ fullName: string; email: string; phone: string }>;
+  subTotalMinor: number;
+  totalAmountMinor: number;
+  currency: string;
+  couponId: string | null;
+  notes: string | null;
+  sessionId: string | null;
+  refundStatus: 'Pending' | 'Refunded' | null;
+  refundAmountMinor: number | null;
+  refundedAt: Date | null;
+  cancelledBy: 'buyer' | 'seller' | 'admin' | null;
+  cancelledAt: Date | null;
+  /** What the cancel request said: `reason`, `cancellationType` and `notes`. */
+  cancelReason: string | null;
+  cancellationType: string | null;
+  cancelNotes: string | null;
+  /** Why the service cancelled it by itself (`session_expired`, `voided_by_admin`); null when someone asked. */
+  cancelCause: string | null;
+  /** The correlation id of the request that made it: its later events and the sweep's logs carry it. */
+  correlationId: string | null;
+  /** Whether the places (and session seat) of a cancelled booking were given back. */
+  released: boolean;
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+/** A booking as it is first written (the database stamps its times). */
+export type NewBooking = Omit<BookingDoc, 'createdAt' | 'updatedAt'>;
+
+export interface SessionDoc {
+  _id: string;
+  referenceId: string;
+  consultationId: string;
+  sellerId: string;
+  consultationTitle: string;
+  startsAt: Date;
+  endsAt: Date;
+  /** The slot's place counter, closed when the session leaves Scheduled (older sessions: none stored). */
+  slotKey: string | null;
+  status: SessionStatus;
+  bookingIds: string[];
+  buyerIds: string[];
+  participantCount: number;
+  startedAt: Date | null;
+  endedAt: Date | null;
+  markedAt: Date | null;
+  duration: number | null;
+  notes: string | null;
+  /** Marking a no-show: whether the seller tried to reach the client, and how (null: not said). */
+  attemptedContact: boolean | null;
+  contactMethod: string | null;
+  sessionSummary: string | null;
+  nextSteps: string | null;
+  /** When the sweep found it never moved (status Expired). */
+  expiredAt: Date | null;
+  /** An Expired session whose Confirmed bookings are all cancelled (the sweep resumes until then). */
+  expiryFinished: boolean;
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}

@@ -1,0 +1,45 @@
+import type { BookingFactRepository } from '../db/booking-fact.repository';
+import type { RelationshipRepository } from '../db/relationship.repository';
+import type { KnownUserRepository } from '../db/user.repository';
+import { pairsOf, type ProjectionUpdate } from '../domain/projection';
+import type { KnownUser, Pair } from '../domain/relationships';
+import { totalsOf } from '../domain/totals';
+
+/** The CRM's projection of other services' events: users, booking facts and the totals they give. */
+export class Projection {
+  constructor(
+    private readonly relationships: RelationshipRepository,
+    private readonly facts: BookingFactRepository,
+    private readonly users: KnownUserRepository,
+  ) {}
+
+  /** Applies what one event decided (domain/projection.ts), in its order. */
+  async apply(update: ProjectionUpdate): Promise<void> {
+    if (update.fact) await this.facts.merge(update.fact);
+    for (const pair of update.pairs) {
+      await this.relationships.ensure(pair);
+      if (update.sellerCategory) await this.relationships.setSellerCategory(pair, update.sellerCategory);
+      if (update.recompute) await this.recompute(pair);
+      if (update.interactionAt) await this.relationships.touch(pair, update.interactionAt);
+    }
+  }
+
+  /** A pair's totals from its booking facts (idempotent; also the rebuild). */
+  async recompute(pair: Pair): Promise<void> {
+    await this.relationships.setTotals(pair, totalsOf(await this.facts.ofPair(pair)));
+  }
+
+  async registerUser(user: KnownUser): Promise<void> {
+    await this.users.upsert(user);
+  }
+
+  /** Recomputes every relationship's totals from the stored facts; the number of pairs. */
+  async rebuildAll(): Promise<number> {
+    const pairs = pairsOf(await this.facts.pairs());
+    for (const pair of pairs) {
+      await this.relationships.ensure(pair);
+      await this.recompute(pair);
+    }
+    return pairs.length;
+  }
+}

@@ -1,0 +1,107 @@
+import { newInternalId, newUnderscoreReference, type CreateCustomerBody, type PageQuery, type UpdateCustomerBody } from '@mkt/contracts';
+import { foundOr404, type AuthenticatedUser, type Page } from '@mkt/kit';
+import type { BookingFactRepository } from '../db/booking-fact.repository';
+import { DUPLICATE, type RelationshipRepository } from '../db/relationship.repository';
+import type { KnownUserRepository } from '../db/user.repository';
+import {
+  assertDeleter,
+  assertReader,
+  createFollow,
+  decideCreate,
+  decideUpdate,
+  found,
+  isAdmin,
+  listingOwner,
+  ownScope,
+  pairTaken,
+  resolveBuyer,
+  resolveSeller,
+  type Listing,
+  type Relationship,
+} from '../domain/relationships';
+import { analyticsOf, type Analytics } from '../domain/totals';
+import type { Projection } from './projection';
+
+/** The whole relationship with both names, as the detail and the listings read it. */
+export interface RelationshipRow {
+  doc: Relationship;
+  buyerName: string | null;
+  sellerName: string | null;
+}
+
+/** Customer relationships: who may create, read, change and list them (domain/relationships.ts). */
+export class RelationshipService {
+  constructor(
+    private readonly relationships: RelationshipRepository,
+    private readonly users: KnownUserRepository,
+    private readonly facts: BookingFactRepository,
+    private readonly projection: Projection,
+  ) {}
+
+  async create(user: AuthenticatedUser, body: CreateCustomerBody): Promise<Relationship> {
+    const sellerId = resolveSeller(user, body, isAdmin(user) ? await this.users.find(body.sellerId) : null);
+    const follow = createFollow(user, body);
+    // Both lookups run for every key, so the refusals do not differ in the work done.
+    const named = await this.users.find(body.buyerId);
+    const booked = await this.facts.hasConfirmed({ sellerId, buyerId: named?._id ?? body.buyerId });
+    const pair = { sellerId, buyerId: resolveBuyer(named, booked) };
+    const ids = { id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS') };
+    if ((await this.relationships.insert(decideCreate(body, pair, follow, ids, new Date()))) === DUPLICATE) throw pairTaken();
+    // The pair has booked (that is what lets it be named): its totals follow from those bookings
+    // at once, as they would in the relationship the events open.
+    await this.projection.recompute(pair);
+    return foundOr404(await this.relationships.get(ids.id), 'Customer relationship');
+  }
+
+  async read(user: AuthenticatedUser, id: string): Promise<RelationshipRow> {
+    const doc = found(await this.relationships.find(id));
+    assertReader(user, doc);
+    return (await this.withNames([doc]))[0]!;
+  }
+
+  async update(user: AuthenticatedUser, id: string, body: UpdateCustomerBody): Promise<Relationship> {
+    const current = found(await this.relationships.find(id));
+    const set = decideUpdate(user, current, body, new Date());
+    return foundOr404(await this.relationships.update(current._id, set), 'Customer');
+  }
+
+  async remove(user: AuthenticatedUser, id: string): Promise<string> {
+    const current = found(await this.relationships.find(id));
+    assertDeleter(user, current);
+    await this.relationships.remove(current._id);
+    return current._id;
+  }
+
+  async listing(
+    user: AuthenticatedUser,
+    kind: Listing,
+    ownerKey: string,
+    query: PageQuery & { minLifetimeValueMinor?: number },
+  ): Promise<{ rows: RelationshipRow[]; total: number; pagination: Page<Relationship>['pagination'] }> {
+    const page = await this.relationships.listing(kind, await this.ownerOf(user, ownerKey), query);
+    return { rows: await this.withNames(page.items), total: page.pagination.total, pagination: page.pagination };
+  }
+
+  /** GET /customers: a seller's customers, a buyer's relationships, or everything for an admin. */
+  async ownList(
+    user: AuthenticatedUser,
+    query: PageQuery & { status?: string; customerType?: string },
+  ): Promise<{ rows: RelationshipRow[]; pagination: Page<Relationship>['pagination'] }> {
+    const page = await this.relationships.ownPage(ownScope(user), query);
+    return { rows: await this.withNames(page.items), pagination: page.pagination };
+  }
+
+  async sellerAnalytics(user: AuthenticatedUser, sellerKey: string): Promise<Analytics> {
+    return analyticsOf(await this.relationships.analyticsRows(await this.ownerOf(user, sellerKey)));
+  }
+
+  /** The user id a listing path names (id or reference): the caller's own, or anyone's for an admin. */
+  private async ownerOf(user: AuthenticatedUser, key: string): Promise<string> {
+    return listingOwner(user, key) ?? (await this.users.find(key))?._id ?? key;
+  }
+
+  private async withNames(docs: Relationship[]): Promise<RelationshipRow[]> {
+    const names = await this.users.names([...new Set(docs.flatMap((doc) => [doc.sellerId, doc.buyerId]))]);
+    return docs.map((doc) => ({ doc, buyerName: names.get(doc.buyerId) ?? null, sellerName: names.get(doc.sellerId) ?? null }));
+  }
+}

@@ -1,0 +1,117 @@
+import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/contracts';
+import { byIdOrReference, findPage, isDuplicateKey, type Page } from '@mkt/kit';
+import type { Listing, NewRelationship, Pair, Relationship, RelationshipChange } from '../domain/relationships';
+import type { Totals } from '../domain/totals';
+import type { CrmModels } from './models';
+
+/** A create that the pair's unique index refused (the pair has a relationship already). */
+export const DUPLICATE = Symbol('duplicate');
+
+/** The filters of every listing; the side (seller or buyer) decides who may read it. */
+function listingFilter(kind: Listing, ownerId: string, minLifetimeMinor: number): Record<string, unknown> {
+  switch (kind) {
+    case 'customers':
+      return { sellerId: ownerId };
+    case 'followers':
+      return { sellerId: ownerId, isFollower: true };
+    case 'favorites':
+      return { sellerId: ownerId, isFavorite: true };
+    case 'high-value':
+      return { sellerId: ownerId, lifetimeValueMinor: { $gte: minLifetimeMinor } };
+    case 'relationships':
+      return { buyerId: ownerId };
+    case 'following':
+      return { buyerId: ownerId, isFollower: true };
+    case 'buyer-customers':
+      return { buyerId: ownerId, totalBookings: { $gt: 0 } };
+  }
+}
+
+const SORT: Record<Listing, Record<string, 1 | -1>> = {
+  customers: { lastInteraction: -1, createdAt: -1 },
+  followers: { followedAt: -1 },
+  favorites: { markedFavoriteAt: -1 },
+  'high-value': { lifetimeValueMinor: -1 },
+  relationships: { createdAt: -1 },
+  following: { followedAt: -1 },
+  'buyer-customers': { lastBooking: -1 },
+};
+
+/** What the seller analytics read of each relationship. */
+export type AnalyticsRow = Pick<Relationship, 'status' | 'isFollower' | 'totalBookings' | 'totalSpentMinor'>;
+
+/** Every query of `relationships` (one per pair: a unique index). */
+export class RelationshipRepository {
+  constructor(private readonly models: Pick<CrmModels, 'relationships'>) {}
+
+  /** The relationship of a key: its id or its `CUS_…` reference. */
+  async find(key: string): Promise<Relationship | null> {
+    return this.models.relationships.findOne(byIdOrReference(key)).lean<Relationship>();
+  }
+
+  async get(id: string): Promise<Relationship | null> {
+    return this.models.relationships.findById(id).lean<Relationship>();
+  }
+
+  async insert(relationship: NewRelationship): Promise<void | typeof DUPLICATE> {
+    try {
+      await this.models.relationships.create(relationship);
+    } catch (err) {
+      if (isDuplicateKey(err)) return DUPLICATE;
+      throw err;
+    }
+  }
+
+  /** The pair's relationship, made (Active, New, no totals) where events meet a pair nobody created by hand. */
+  async ensure({ sellerId, buyerId }: Pair): Promise<void> {
+    if (await this.models.relationships.exists({ sellerId, buyerId })) return;
+    // Of two events of a new pair, one creates it.
+    await this.insert({ _id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS'), sellerId, buyerId });
+  }
+
+  /** The changed relationship, or null when it went away meanwhile. */
+  async update(id: string, set: RelationshipChange): Promise<Relationship | null> {
+    return this.models.relationships.findOneAndUpdate({ _id: id }, { $set: set }, { new: true }).lean<Relationship>();
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.models.relationships.deleteOne({ _id: id });
+  }
+
+  async setTotals({ sellerId, buyerId }: Pair, totals: Totals): Promise<void> {
+    await this.models.relationships.updateOne({ sellerId, buyerId }, { $set: totals });
+  }
+
+  async setSellerCategory({ sellerId, buyerId }: Pair, sellerCategory: string): Promise<void> {
+    await this.models.relationships.updateOne({ sellerId, buyerId }, { $set: { sellerCategory } });
+  }
+
+  /** `lastInteraction` moves forward only (`$max`): a late event of an earlier time changes nothing. */
+  async touch({ sellerId, buyerId }: Pair, at: Date): Promise<void> {
+    await this.models.relationships.updateOne({ sellerId, buyerId }, { $max: { lastInteraction: at } });
+  }
+
+  /** One page of a seller's or a buyer's listing. */
+  async listing(kind: Listing, ownerId: string, query: PageQuery & { minLifetimeValueMinor?: number }): Promise<Page<Relationship>> {
+    return findPage<Relationship>(
+      this.models.relationships,
+      listingFilter(kind, ownerId, query.minLifetimeValueMinor ?? 0),
+      query,
+      SORT[kind],
+    );
+  }
+
+  /** GET /customers: the relationships of a scope (`ownScope`), with the optional filters, newest first. */
+  async ownPage(scope: Partial<Pair>, query: PageQuery & { status?: string; customerType?: string }): Promise<Page<Relationship>> {
+    const filter: Record<string, unknown> = { ...scope };
+    if (query.status) filter.status = query.status;
+    if (query.customerType) filter.customerType = query.customerType;
+    return findPage<Relationship>(this.models.relationships, filter, query, { createdAt: -1 });
+  }
+
+  async analyticsRows(sellerId: string): Promise<AnalyticsRow[]> {
+    return this.models.relationships
+      .find({ sellerId }, { status: 1, isFollower: 1, totalBookings: 1, totalSpentMinor: 1 })
+      .lean<AnalyticsRow[]>();
+  }
+}
