@@ -18,11 +18,8 @@ import { consultationService } from '../../services/consultation/src/composition
 import { loadConfig as consultationConfig } from '../../services/consultation/src/config';
 import { crmService } from '../../services/crm/src/composition';
 import { loadConfig as crmConfig } from '../../services/crm/src/config';
-import { createApp as gatewayApp } from '../../services/gateway/src/app';
+import { gatewayService } from '../../services/gateway/src/composition';
 import { loadConfig as gatewayConfig } from '../../services/gateway/src/config';
-import { Identity } from '../../services/gateway/src/domain/identity';
-import { LoginThrottle } from '../../services/gateway/src/domain/login-throttle';
-import { PasswordHasher } from '../../services/gateway/src/domain/passwords';
 import { createApp as reviewApp } from '../../services/review/src/app';
 import { reviewService } from '../../services/review/src/composition';
 import { loadConfig as reviewConfig } from '../../services/review/src/config';
@@ -41,32 +38,10 @@ const INFRASTRUCTURE = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/do
 const EXPANSIONS: Record<string, readonly string[]> = { ':move': PAYOUT_ADMIN_MOVES, ':provider': ['chapa'] };
 
 function apps(): Record<Service, Express> {
-  const gateway = gatewayConfig(env);
-  const signing = { privateKey: gateway.JWT_PRIVATE_KEY, publicKey: gateway.JWT_PUBLIC_KEY, keyId: 'k', accessTtlSeconds: 900 };
   const wallet = walletConfig(env);
   return {
-    gateway: gatewayApp({
-      config: gateway,
-      runtime,
-      keys: signing,
-      identity: new Identity(
-        {
-          keys: signing,
-          refreshTtlDays: 1,
-          referencePrefix: 'MKT',
-          passwords: new PasswordHasher({ memoryKib: 1024, timeCost: 1, concurrency: 1, maxWaiting: 1 }),
-          throttle: new LoginThrottle({
-            maxFailuresPerAddress: 5,
-            windowMs: 60_000,
-            freeFailuresPerAccount: 10,
-            accountMemoryMs: 3_600_000,
-            maxDelayMs: 60_000,
-          }),
-        },
-        outbox,
-        log,
-      ),
-    }).service,
+    // The gateway's own app (behind its edge), as its composition builds it.
+    gateway: gatewayService(gatewayConfig(env), log).parts.service,
     wallet: walletApp({ config: wallet, runtime, parts: assembleWallet(wallet, outbox, log) }),
     catalog: catalogService(catalogConfig(env), log).definition.app as Express,
     crm: crmService(crmConfig(env), log).definition.app as Express,

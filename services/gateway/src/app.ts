@@ -1,10 +1,9 @@
 import type { RequestListener } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { createService, mountEndpoints, traceContextMiddleware, WindowedCounter, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, traceContextMiddleware, type Runtime, type WindowedCounter } from '@mkt/kit';
 import { corsOrigins, type GatewayConfig } from './config';
-import { RateLimitCounter } from './db/rate-limit-counter.model';
-import type { Identity } from './domain/identity';
-import type { SigningKeys } from './domain/tokens';
+import type { Identity } from './application/identity';
+import type { SigningKeys } from './credentials/tokens';
 import { AccessLog } from './http/access-log';
 import { authHandlers } from './http/auth.handlers';
 import { mountDocs } from './http/docs';
@@ -19,6 +18,10 @@ export interface GatewayDeps {
   runtime: Pick<Runtime, 'log' | 'readiness'>;
   identity: Identity;
   keys: SigningKeys;
+  /** The shared counters of every rate limit (the gateway's database). */
+  counter: WindowedCounter;
+  /** Whether the gateway's database is connected (the limits let requests through when not). */
+  databaseReady: () => boolean;
 }
 
 /** The gateway's HTTP handler, and the app of its own endpoints behind the edge. */
@@ -34,20 +37,19 @@ export interface GatewayApp {
  * gateway's own endpoints (health, the auth entries of the endpoint table, docs) in the service
  * app every service shares, with its JSON parser, request log and error envelope.
  */
-export function createApp({ config, runtime, identity, keys }: GatewayDeps): GatewayApp {
+export function createApp({ config, runtime, identity, keys, counter, databaseReady }: GatewayDeps): GatewayApp {
   // Every limit is counted in the gateway's database, so N replicas enforce one budget. When the
   // database cannot be asked, the limits in front of proxied traffic let requests through (the
   // services behind have limits and databases of their own; refusing everything would make a
   // hiccup of the gateway's database an outage of every route), while registration, whose work
   // needs the database anyway, is refused (503). The login throttle is the identity's
-  // (domain/login-throttle.ts) and fails closed the same way: no attempt is checked uncounted.
-  const counter = new WindowedCounter(RateLimitCounter);
+  // (application/login-throttle.ts) and fails closed the same way: no attempt is checked uncounted.
   const limit = (
     name: string,
     perWindow: number,
     window: SharedLimitOptions['window'],
     whenUnavailable: SharedLimitOptions['whenUnavailable'],
-  ) => (perWindow > 0 ? new SharedLimit({ name, limit: perWindow, window, whenUnavailable }, counter, runtime.log) : null);
+  ) => (perWindow > 0 ? new SharedLimit({ name, limit: perWindow, window, whenUnavailable }, counter, runtime.log, databaseReady) : null);
   const perUser = limit('user', config.RATE_LIMIT_USER_PER_MIN, 'minute', 'allow');
   const service = createService({
     name: 'gateway',

@@ -1,6 +1,6 @@
 import './tracing';
 import pino from 'pino';
-import { connectMongo, createLogger, ensureIndexes, runService } from '@mkt/kit';
+import { createLogger, ensureIndexes, openDatabase, runService } from '@mkt/kit';
 import { gatewayService } from './composition';
 import { loadConfig } from './config';
 
@@ -21,10 +21,10 @@ async function main(): Promise<void> {
   const log = createLogger('gateway', config.LOG_LEVEL, destination);
   const gateway = gatewayService(config, log);
   // The admin exists before the port opens: no request can race its creation.
-  await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'gateway', log });
-  await ensureIndexes(gateway.options.models);
+  await openDatabase(gateway.definition.runtime.db, { url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'gateway', log });
+  await ensureIndexes(gateway.definition.models);
   await gateway.seedAdmin();
-  await runService(gateway.options);
+  await runService(gateway.definition);
 }
 
 main().catch((err: unknown) => {

@@ -2,11 +2,12 @@ import http, { type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { connectMongo, ensureIndexes, isMongoReady, startComponent, stopRuntime, type Bus, type Logger } from '@mkt/kit';
+import { ensureIndexes, openDatabase, startComponent, stopRuntime, type Bus, type Logger } from '@mkt/kit';
 import { makeKeyPair, testEnv, testServers, type KeyPair } from './support';
 import { gatewayService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import type { Identity } from '../src/domain/identity';
+import type { Identity } from '../src/application/identity';
+import type { GatewayModels } from '../src/db/models';
 
 export const log = pino({ level: 'silent' });
 /** This file's database and broker namespace. */
@@ -39,6 +40,8 @@ export interface Gateway {
   url: string;
   keys: KeyPair;
   identity: Identity;
+  /** This gateway's models, on its own database handle. */
+  models: GatewayModels;
   bus: Bus;
   close: () => Promise<void>;
 }
@@ -65,11 +68,12 @@ export async function startGateway(
   });
   const gateway = gatewayService(config, logger);
   // As main.ts does: the admin is seeded before the port opens.
-  if (!isMongoReady()) await connectMongo({ url: mongoUrl, dbName: env.dbName, log: logger });
-  await ensureIndexes(gateway.options.models);
+  await openDatabase(gateway.definition.runtime.db, { url: mongoUrl, dbName: env.dbName, log: logger });
+  await ensureIndexes(gateway.definition.models);
   await gateway.seedAdmin();
-  const started = await startComponent(gateway.options, env.dbName);
-  return { url: started.url, keys, identity: gateway.identity, bus: started.runtime.bus, close: () => stopRuntime(started) };
+  const started = await startComponent(gateway.definition, env.dbName);
+  const { identity, models } = gateway.parts;
+  return { url: started.url, keys, identity, models, bus: started.runtime.bus, close: () => stopRuntime(started) };
 }
 
 export async function disconnectDatabase(): Promise<void> {

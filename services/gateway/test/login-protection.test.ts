@@ -1,8 +1,7 @@
 import type { Server } from 'node:http';
 import { hash as bcryptHash } from '@node-rs/bcrypt';
-import { User } from '../src/db/user.model';
+import { PasswordHasher, PasswordHashingBusy } from '../src/credentials/passwords';
 import { delayAfter } from '../src/domain/login-throttle';
-import { PasswordHasher, PasswordHashingBusy } from '../src/domain/passwords';
 import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } from './harness';
 import { call, uniqueName } from './support';
 import { randomInt } from 'node:crypto';
@@ -82,12 +81,12 @@ describe('password hashing off the event loop', () => {
       body: { email: address, password, fullName: 'Old', role: 'buyer' },
     });
     const id = registered.body.data.user.id;
-    await User.updateOne({ _id: id }, { $set: { passwordHash: await bcryptHash(password, { cost: 4 }) } });
+    await gateway.models.User.updateOne({ _id: id }, { $set: { passwordHash: await bcryptHash(password, { cost: 4 }) } });
 
     expect((await login(gateway, { email: address, password: 'not the password' })).status).toBe(401);
     const first = await login(gateway, { email: address, password });
     expect(first.status).toBe(200);
-    const stored = (await User.findById(id).lean())!.passwordHash;
+    const stored = (await gateway.models.User.findById(id).lean())!.passwordHash;
     expect(stored).toMatch(/^\$argon2id\$v=19\$m=1024,t=1,p=1\$/);
     expect((await login(gateway, { email: address, password })).status).toBe(200);
   });

@@ -1,4 +1,4 @@
-import { AppError, Conflict, Unauthenticated } from '@mkt/kit';
+import { AppError, Conflict, Unauthenticated } from '@mkt/kit/domain';
 
 export class EmailTaken extends Conflict {
   constructor() {

@@ -1,8 +1,8 @@
 import type { RequestHandler } from 'express';
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody, ok } from '@mkt/contracts';
 import { correlationIdOf, currentUser, handle, type MountOptions } from '@mkt/kit';
-import type { Identity } from '../domain/identity';
-import { jwks, type SigningKeys } from '../domain/tokens';
+import type { Identity } from '../application/identity';
+import { jwks, type SigningKeys } from '../credentials/tokens';
 import { addressKey, clientAddress } from './rate-limit';
 
 /**

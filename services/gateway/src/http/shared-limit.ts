@@ -1,5 +1,5 @@
 import { ErrorCode } from '@mkt/contracts';
-import { AppError, calendarWindow, isMongoReady, RateLimited, type Logger, type WindowedCounter } from '@mkt/kit';
+import { AppError, calendarWindow, RateLimited, type Logger, type WindowedCounter } from '@mkt/kit';
 
 // `GET /consultations/{id}/slots`, spelled as the consultation service's router matches it
 // (case-sensitive, strict): any other spelling is a 404 there and costs nothing.
@@ -82,6 +82,8 @@ export class SharedLimit {
     private readonly options: SharedLimitOptions,
     private readonly counter: WindowedCounter,
     private readonly log: Logger,
+    /** Whether the gateway's database is connected (not: the limit is not checked, no wait for a server). */
+    private readonly databaseReady: () => boolean,
     private readonly maxRemembered = 10_000,
   ) {
     this.policy = `${options.limit};w=${WINDOW_SECONDS[options.window]}`;
@@ -133,7 +135,7 @@ export class SharedLimit {
     let count: number | null;
     try {
       // Not connected: no wait for a server selection on every request.
-      if (!isMongoReady()) throw new Error('database not connected');
+      if (!this.databaseReady()) throw new Error('database not connected');
       count = await this.counter.takeCounting(id, this.options.limit, endsAt, places);
       if (count === null && places > 1) {
         places = 1;

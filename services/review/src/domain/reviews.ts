@@ -1,5 +1,5 @@
 import { ErrorCode, type CreateReviewBody, type EventData, type EventType } from '@mkt/contracts';
-import { Forbidden, RuleViolation } from '@mkt/kit';
+import { Forbidden, RuleViolation } from '@mkt/kit/domain';
 
 /**
  * The review service's rules, pure: given what was read and the command, each function returns

@@ -1,0 +1,77 @@
+import type { Model } from 'mongoose';
+import { isDuplicateKey } from '@mkt/kit';
+import type { Guarded, Lane, LoginTicket } from '../domain/login-throttle';
+import type { LoginAccountDoc, LoginAttemptDoc } from './models';
+
+/** Every query of `login_attempts` (per account and address) and `login_accounts` (per account). */
+export class LoginThrottleRepository {
+  constructor(
+    private readonly attempts: Model<LoginAttemptDoc>,
+    private readonly accounts: Model<LoginAccountDoc>,
+  ) {}
+
+  /** The address's count after the guarded increment, or null when its guard did not match. */
+  async countAddress(key: string, rule: Guarded): Promise<number | null> {
+    const counted = await this.attempts
+      .findOneAndUpdate({ _id: key, ...rule.filter }, rule.update, { new: true, projection: { failures: 1 } })
+      .lean<LoginAttemptDoc>();
+    return counted ? counted.failures : null;
+  }
+
+  /** Applies a guarded upsert; false when it matched nothing (or a racing upsert made the record first). */
+  private async upsert(model: Model<LoginAttemptDoc> | Model<LoginAccountDoc>, key: string, rule: Guarded): Promise<boolean> {
+    try {
+      const done = await (model as Model<LoginAttemptDoc>).updateOne({ _id: key, ...rule.filter }, rule.update, { upsert: true });
+      return done.matchedCount === 1 || done.upsertedCount === 1;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return false;
+    }
+  }
+
+  openAddressWindow(key: string, rule: Guarded): Promise<boolean> {
+    return this.upsert(this.attempts, key, rule);
+  }
+
+  address(key: string): Promise<LoginAttemptDoc | null> {
+    return this.attempts.findById(key).lean<LoginAttemptDoc>().exec();
+  }
+
+  /** Refused before its password was checked: the attempt was no failure of its address. */
+  async uncountAddress(key: string): Promise<void> {
+    await this.attempts.updateOne({ _id: key, failures: { $gt: 0 } }, { $inc: { failures: -1 } });
+  }
+
+  async updateAccount(key: string, rule: Guarded): Promise<boolean> {
+    return (await this.accounts.updateOne({ _id: key, ...rule.filter }, rule.update)).matchedCount === 1;
+  }
+
+  startAccount(key: string, rule: Guarded): Promise<boolean> {
+    return this.upsert(this.accounts, key, rule);
+  }
+
+  account(key: string): Promise<LoginAccountDoc | null> {
+    return this.accounts.findById(key).lean<LoginAccountDoc>().exec();
+  }
+
+  /**
+   * A successful sign-in forgives its address's failures and its own count on the account; the
+   * wait it set is for guessers, not for whoever comes after the owner (opened again `now`).
+   */
+  async forgive(ticket: LoginTicket, now: Date): Promise<void> {
+    await this.attempts.deleteOne({ _id: ticket.pairKey });
+    await this.accounts.updateOne({ _id: ticket.accountKey, failures: { $gt: 0 } }, { $inc: { failures: -1 } });
+    if (ticket.gate) await this.reopenLane(ticket.accountKey, ticket.lane, ticket.gate, now);
+  }
+
+  private async reopenLane(key: string, lane: Lane, gate: Date, now: Date): Promise<void> {
+    await this.accounts.updateOne({ _id: key, [lane]: gate }, { $set: { [lane]: now } });
+  }
+
+  /** Deletes ended windows and forgotten accounts (the development server enforces no TTL index). */
+  async deleteEnded(now: Date): Promise<number> {
+    const pairs = await this.attempts.deleteMany({ windowEndsAt: { $lte: now } });
+    const accounts = await this.accounts.deleteMany({ forgetAt: { $lte: now } });
+    return pairs.deletedCount + accounts.deletedCount;
+  }
+}

@@ -1,0 +1,117 @@
+import { Schema, type Connection } from 'mongoose';
+import { newUuid, type IntegrationEvent, type Role } from '@mkt/contracts';
+import { pendingEventsField, windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit';
+
+export interface UserDoc {
+  _id: string;
+  referenceId: string;
+  email: string;
+  passwordHash: string;
+  fullName: string;
+  role: Role;
+  createdAt: Date;
+  updatedAt: Date;
+  pendingEvents: IntegrationEvent[];
+}
+
+const userSchema = new Schema<UserDoc>(
+  {
+    _id: { type: String, default: newUuid },
+    referenceId: { type: String, required: true, unique: true },
+    email: { type: String, required: true, unique: true },
+    passwordHash: { type: String, required: true },
+    fullName: { type: String, required: true },
+    role: { type: String, required: true, enum: ['buyer', 'seller', 'admin'] },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+
+/**
+ * Refresh tokens are opaque random strings; only their SHA-256 is stored. Each login starts a
+ * family; a refresh uses one token and issues the next of the family. A used token presented
+ * again means it was stolen: the whole family is revoked.
+ */
+export interface RefreshTokenDoc {
+  _id: string;
+  tokenHash: string;
+  familyId: string;
+  userId: string;
+  expiresAt: Date;
+  usedAt: Date | null;
+  revokedAt: Date | null;
+  createdAt: Date;
+}
+
+const refreshTokenSchema = new Schema<RefreshTokenDoc>(
+  {
+    _id: { type: String, required: true },
+    tokenHash: { type: String, required: true, unique: true },
+    familyId: { type: String, required: true, index: true },
+    userId: { type: String, required: true },
+    expiresAt: { type: Date, required: true, index: true },
+    usedAt: { type: Date, default: null },
+    revokedAt: { type: Date, default: null },
+  },
+  { timestamps: { createdAt: true, updatedAt: false }, versionKey: false },
+);
+
+/**
+ * Failed sign-ins of one account name from one client address within a fixed window. `_id` is
+ * the SHA-256 of the lower-cased email and the address key, whether an account has that email
+ * or not, so the throttle says nothing about which emails exist.
+ */
+export interface LoginAttemptDoc {
+  _id: string;
+  failures: number;
+  windowEndsAt: Date;
+}
+
+const loginAttemptSchema = new Schema<LoginAttemptDoc>(
+  {
+    _id: { type: String, required: true },
+    failures: { type: Number, required: true },
+    windowEndsAt: { type: Date, required: true, index: true },
+  },
+  { versionKey: false },
+);
+
+/**
+ * Failed sign-ins of one account name from every address (`_id`: the SHA-256 of the
+ * lower-cased email), forgotten at `forgetAt`, and when each of the two lanes of attempts may
+ * next try: addresses new to the account, and addresses that have already failed on it.
+ */
+export interface LoginAccountDoc {
+  _id: string;
+  failures: number;
+  forgetAt: Date;
+  newAddressesAt: Date;
+  failingAddressesAt: Date;
+}
+
+const loginAccountSchema = new Schema<LoginAccountDoc>(
+  {
+    _id: { type: String, required: true },
+    failures: { type: Number, required: true },
+    forgetAt: { type: Date, required: true, index: true },
+    newAddressesAt: { type: Date, required: true },
+    failingAddressesAt: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+/**
+ * The gateway's models, bound to its connection (no process-global models). `RateLimitCounter`:
+ * hits per key and calendar window of the limits every gateway replica must share (kit's
+ * WindowedCounter).
+ */
+export function gatewayModels(db: Connection) {
+  return {
+    User: db.model<UserDoc>('User', userSchema, 'users'),
+    RefreshToken: db.model<RefreshTokenDoc>('RefreshToken', refreshTokenSchema, 'refresh_tokens'),
+    LoginAttempt: db.model<LoginAttemptDoc>('LoginAttempt', loginAttemptSchema, 'login_attempts'),
+    LoginAccount: db.model<LoginAccountDoc>('LoginAccount', loginAccountSchema, 'login_accounts'),
+    RateLimitCounter: db.model<WindowedCounterDoc>('RateLimitCounter', windowedCounterSchema(), 'rate_limit_counters'),
+  };
+}
+export type GatewayModels = ReturnType<typeof gatewayModels>;

@@ -1,0 +1,31 @@
+import type { Model } from 'mongoose';
+import type { RefreshTokenDoc } from './models';
+
+/** Every query of `refresh_tokens` (only SHA-256 hashes of the tokens are stored). */
+export class RefreshTokenRepository {
+  constructor(readonly model: Model<RefreshTokenDoc>) {}
+
+  async insert(record: Pick<RefreshTokenDoc, '_id' | 'tokenHash' | 'familyId' | 'userId' | 'expiresAt'>): Promise<void> {
+    await this.model.create(record);
+  }
+
+  /** One guarded write: marks the token used if `usable` still holds for it; null when it did not. */
+  useOnce(tokenHash: string, usable: Record<string, unknown>, now: Date): Promise<RefreshTokenDoc | null> {
+    return this.model
+      .findOneAndUpdate({ tokenHash, ...usable }, { $set: { usedAt: now } }, { new: true })
+      .lean<RefreshTokenDoc>()
+      .exec();
+  }
+
+  findByHash(tokenHash: string): Promise<RefreshTokenDoc | null> {
+    return this.model.findOne({ tokenHash }).lean<RefreshTokenDoc>().exec();
+  }
+
+  async revokeFamily(familyId: string, now: Date): Promise<void> {
+    await this.model.updateMany({ familyId, revokedAt: null }, { $set: { revokedAt: now } });
+  }
+
+  async deleteExpired(now: Date): Promise<number> {
+    return (await this.model.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+  }
+}

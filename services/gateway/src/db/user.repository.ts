@@ -1,0 +1,30 @@
+import type { IntegrationEvent } from '@mkt/contracts';
+import type { Model } from 'mongoose';
+import type { UserDoc } from './models';
+
+/** Every query of `users`. */
+export class UserRepository {
+  constructor(readonly model: Model<UserDoc>) {}
+
+  /** Stores a new user with its event (outbox); a taken email: the unique key refuses it. */
+  async insert(user: Omit<UserDoc, 'createdAt' | 'updatedAt' | 'pendingEvents'>, event: IntegrationEvent): Promise<UserDoc> {
+    return (await this.model.create({ ...user, pendingEvents: [event] })).toObject();
+  }
+
+  findByEmail(email: string): Promise<UserDoc | null> {
+    return this.model.findOne({ email }).lean<UserDoc>().exec();
+  }
+
+  findById(id: string): Promise<UserDoc | null> {
+    return this.model.findById(id).lean<UserDoc>().exec();
+  }
+
+  async emailTaken(email: string): Promise<boolean> {
+    return (await this.model.exists({ email })) !== null;
+  }
+
+  /** Replaces the hash only if nobody changed it meanwhile. */
+  async replaceHash(user: Pick<UserDoc, '_id' | 'passwordHash'>, passwordHash: string): Promise<void> {
+    await this.model.updateOne({ _id: user._id, passwordHash: user.passwordHash }, { $set: { passwordHash } });
+  }
+}
