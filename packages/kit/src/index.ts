@@ -11,7 +11,6 @@ export * from './http/validate';
 export * from './http/auth';
 export * from './http/request-id';
 export * from './bus';
-export * from './http/method-not-allowed';
 export * from './http/endpoints';
 export * from './http/route-table';
 export * from './windowed-counter';

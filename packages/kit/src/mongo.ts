@@ -75,22 +75,6 @@ export async function ensureIndexes(models: AnyModel[]): Promise<void> {
   for (const model of models) await model.createIndexes();
 }
 
-/** @deprecated process-global connection, until every service binds its models to `createDatabase()`. */
-export async function connectMongo(options: OpenDatabaseOptions): Promise<Database> {
-  mongoose.set('strictQuery', true);
-  return openDatabase(mongoose.connection, options);
-}
-
-/** @deprecated see `connectMongo`. */
-export function isMongoReady(): boolean {
-  return isDatabaseReady(mongoose.connection);
-}
-
-/** @deprecated see `connectMongo`. */
-export async function disconnectMongo(): Promise<void> {
-  await mongoose.disconnect();
-}
-
 /** Every record is found by either its id or its referenceId (DESIGN §5). */
 export function byIdOrReference(key: string): Record<string, unknown> {
   return { $or: [{ _id: key }, { referenceId: key }] };

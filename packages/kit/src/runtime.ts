@@ -1,5 +1,4 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import mongoose from 'mongoose';
 import { Bus } from './bus/bus';
 import type { ConsumerSpec } from './bus/consumer';
 import { ensureOutboxIndexes, OutboxRelay, type OutboxSource } from './bus/outbox';
@@ -185,8 +184,7 @@ async function prepareDatabase(service: ServiceDefinition, dbName: string): Prom
  * The process every service shares: database (indexes first), then `startRuntime`; graceful
  * shutdown in the reverse order.
  */
-export async function runService(service: ServiceDefinition | RunOptions): Promise<Server> {
-  if (isLegacy(service)) return runService(await fromRunOptions(service));
+export async function runService(service: ServiceDefinition): Promise<Server> {
   const { config, runtime } = service;
   await prepareDatabase(service, config.MONGO_DB ?? runtime.name);
   const { server, closers, startDraining } = await startRuntime(service);
@@ -208,8 +206,8 @@ export async function runService(service: ServiceDefinition | RunOptions): Promi
  * on in an unknown state could apply a step twice or never) — by `exitProcess`, which a stuck
  * thread-pool thread (a DNS lookup) cannot hold up.
  */
-export function startService(service: ServiceDefinition | RunOptions): void {
-  const log = isLegacy(service) ? service.log : service.runtime.log;
+export function startService(service: ServiceDefinition): void {
+  const { log } = service.runtime;
   process.on('unhandledRejection', (reason: unknown) => {
     log.fatal({ err: reason }, 'unhandled promise rejection; exiting');
     exitProcess(1);
@@ -218,12 +216,10 @@ export function startService(service: ServiceDefinition | RunOptions): void {
     log.fatal({ err }, 'uncaught exception; exiting');
     exitProcess(1);
   });
-  (isLegacy(service) ? fromRunOptions(service) : Promise.resolve(service))
-    .then((definition) => runService(definition))
-    .catch((err: unknown) => {
-      log.fatal({ err }, 'could not start');
-      exitProcess(1);
-    });
+  runService(service).catch((err: unknown) => {
+    log.fatal({ err }, 'could not start');
+    exitProcess(1);
+  });
 }
 
 /**
@@ -231,10 +227,9 @@ export function startService(service: ServiceDefinition | RunOptions): void {
  * with its indexes, the broker awaited, and no consumers or jobs — the test drives those
  * itself. Stop it with `stopRuntime`; `mongoose.disconnect()` closes every service's database.
  */
-export async function startComponent(service: ServiceDefinition | RunOptions, dbName: string): Promise<StartedRuntime> {
-  const definition = isLegacy(service) ? await fromRunOptions(service, dbName) : service;
-  await prepareDatabase(definition, dbName);
-  return startRuntime({ ...definition, consumers: [], jobs: [], brokerTimeoutMs: 30_000 });
+export async function startComponent(service: ServiceDefinition, dbName: string): Promise<StartedRuntime> {
+  await prepareDatabase(service, dbName);
+  return startRuntime({ ...service, consumers: [], jobs: [], brokerTimeoutMs: 30_000 });
 }
 
 /** Stops what `startRuntime` started (tests): the server first, then the rest in order. */
@@ -276,35 +271,3 @@ export function periodicJob(name: string, intervalMs: number, task: () => Promis
     };
   };
 }
-
-/**
- * @deprecated The shape before issue 23 (models on mongoose's global connection, the app made
- * late by `createApp`): kept only until every service composes a `ServiceDefinition`.
- */
-export interface RunOptions {
-  name: string;
-  config: RuntimeConfig;
-  log: Logger;
-  models: AnyModel[];
-  outboxSources?: OutboxSource[];
-  consumers?: ConsumerSpec[];
-  createApp: (runtime: Runtime) => RequestListener;
-  jobs?: Job[];
-  brokerTimeoutMs?: number;
-  readinessNeedsDatabase?: boolean;
-}
-
-/** @deprecated see `RunOptions`: connects mongoose's global connection, then builds the definition. */
-export async function fromRunOptions(options: RunOptions, dbName = options.config.MONGO_DB ?? options.name): Promise<ServiceDefinition> {
-  const db = mongoose.connection;
-  if (!isDatabaseReady(db)) {
-    mongoose.set('strictQuery', true);
-    await openDatabase(db, { url: options.config.MONGO_URL, dbName, log: options.log });
-  }
-  const { createApp, ...rest } = options;
-  const runtime = createRuntime({ ...rest, db });
-  // Without `createApp`: the definition is no longer taken for the old shape.
-  return { ...rest, runtime, app: createApp(runtime) };
-}
-
-const isLegacy = (service: ServiceDefinition | RunOptions): service is RunOptions => 'createApp' in service;

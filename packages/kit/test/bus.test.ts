@@ -2,7 +2,7 @@ import amqp, { type ChannelModel } from 'amqplib';
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
 import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
-import { Bus, OutboxRelay, connectMongo, ensureOutboxIndexes, pendingEventsField } from '@mkt/kit';
+import { Bus, OutboxRelay, ensureOutboxIndexes, pendingEventsField, openDatabase } from '@mkt/kit';
 import { startDisposableBroker, testEnv, testServers, uniqueName, waitFor, type BrokerHandle } from '@mkt/infra';
 
 /** What the bus logs at warn and above, kept to check what a line carries. */
@@ -53,7 +53,7 @@ const attempts = new Map<string, number>();
 const handled = new Map<string, number>();
 
 beforeAll(async () => {
-  await connectMongo({ url: mongoUrl, dbName: env.dbName, log });
+  await openDatabase(mongoose.connection, { url: mongoUrl, dbName: env.dbName, log });
   await Tally.createIndexes();
   bus = new Bus({ url: amqpUrl, log, namespace: env.namespace });
   await bus.consume({

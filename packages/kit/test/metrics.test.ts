@@ -4,7 +4,6 @@ import pino from 'pino';
 import { makeEvent } from '@mkt/contracts';
 import {
   OutboxRelay,
-  connectMongo,
   createRuntime,
   createService,
   ensureOutboxIndexes,
@@ -16,6 +15,7 @@ import {
   startRuntime,
   stopRuntime,
   type StartedRuntime,
+  openDatabase,
 } from '@mkt/kit';
 import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
@@ -33,7 +33,7 @@ let started: StartedRuntime;
 let jobRuns = 0;
 
 beforeAll(async () => {
-  await connectMongo({ url: mongoUrl, dbName: env.dbName, log });
+  await openDatabase(mongoose.connection, { url: mongoUrl, dbName: env.dbName, log });
   started = await startRuntime({
     runtime: createRuntime({
       name: 'metrics-test',

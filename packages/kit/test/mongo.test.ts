@@ -1,12 +1,12 @@
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
-import { closeDatabase, connectMongo, createDatabase, isDatabaseReady, openDatabase } from '@mkt/kit';
+import { closeDatabase, createDatabase, isDatabaseReady, openDatabase } from '@mkt/kit';
 import { testServers, uniqueName } from '@mkt/infra';
 
 const Counter = mongoose.model('Counter', new Schema({ _id: String, value: Number }, { versionKey: false }));
 
 beforeAll(async () => {
-  await connectMongo({ url: testServers().mongoUrl, dbName: uniqueName('kit_mongo'), log: pino({ level: 'silent' }) });
+  await openDatabase(mongoose.connection, { url: testServers().mongoUrl, dbName: uniqueName('kit_mongo'), log: pino({ level: 'silent' }) });
 });
 afterAll(() => mongoose.disconnect());
 

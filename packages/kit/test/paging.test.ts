@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
-import { connectMongo, findPage } from '@mkt/kit';
+import { findPage, openDatabase } from '@mkt/kit';
 import { testServers, uniqueName } from '@mkt/infra';
 
 interface Item {
@@ -11,7 +11,11 @@ interface Item {
 const PagedItem = mongoose.model<Item>('PagedItem', new Schema<Item>({ _id: String, owner: String, rank: Number }, { versionKey: false }));
 
 beforeAll(async () => {
-  await connectMongo({ url: testServers().mongoUrl, dbName: uniqueName('kit_paging'), log: pino({ level: 'silent' }) });
+  await openDatabase(mongoose.connection, {
+    url: testServers().mongoUrl,
+    dbName: uniqueName('kit_paging'),
+    log: pino({ level: 'silent' }),
+  });
 });
 afterAll(() => mongoose.disconnect());
 

@@ -2,17 +2,7 @@ import { createServer, type Server } from 'node:http';
 import express from 'express';
 import pino from 'pino';
 import mongoose from 'mongoose';
-import {
-  connectMongo,
-  createDatabase,
-  createRuntime,
-  createService,
-  disconnectMongo,
-  parseConfig,
-  serviceEnv,
-  startRuntime,
-  stopRuntime,
-} from '@mkt/kit';
+import { createDatabase, createRuntime, createService, parseConfig, serviceEnv, startRuntime, stopRuntime, openDatabase } from '@mkt/kit';
 import { freePort, testServers, uniqueName } from '@mkt/infra';
 
 describe('startRuntime', () => {
@@ -62,7 +52,7 @@ describe('startRuntime', () => {
 describe('readiness', () => {
   test('a broker not reachable yet does not keep the service from being ready: the database decides, the broker is reported', async () => {
     const { mongoUrl } = testServers();
-    await connectMongo({ url: mongoUrl, dbName: uniqueName('kit_ready'), log: pino({ level: 'silent' }) });
+    await openDatabase(mongoose.connection, { url: mongoUrl, dbName: uniqueName('kit_ready'), log: pino({ level: 'silent' }) });
     const log = pino({ level: 'silent' });
     const runtime = createRuntime({
       name: 'no-broker-yet',
@@ -88,7 +78,7 @@ describe('readiness', () => {
       expect(await draining.json()).toMatchObject({ success: false, errors: [{ path: 'process' }], checks: { process: 'draining' } });
     } finally {
       await stopRuntime(started);
-      await disconnectMongo();
+      await mongoose.disconnect();
     }
   });
 });

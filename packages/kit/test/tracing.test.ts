@@ -6,7 +6,6 @@ import { makeEvent, ok, type IntegrationEvent } from '@mkt/contracts';
 import {
   Bus,
   OutboxRelay,
-  connectMongo,
   createService,
   initTracing,
   tracingEnabled,
@@ -14,8 +13,9 @@ import {
   ensureOutboxIndexes,
   outgoingTraceHeaders,
   pendingEventsField,
-  serviceRouter,
+  mountRoute,
   traceLogFields,
+  openDatabase,
 } from '@mkt/kit';
 import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
@@ -57,7 +57,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
   downstreamUrl = await listen(downstream);
-  await connectMongo({ url: mongoUrl, dbName: env.dbName, log });
+  await openDatabase(mongoose.connection, { url: mongoUrl, dbName: env.dbName, log });
   await ensureOutboxIndexes([{ name: 'orders', model: Order }]);
   bus = new Bus({ url: amqpUrl, log, namespace: env.namespace });
   await bus.consume({
@@ -77,8 +77,7 @@ beforeAll(async () => {
     log,
     readiness: [],
     routes: (routes) => {
-      const router = serviceRouter();
-      router.post('/orders', async (req, res) => {
+      mountRoute(routes, 'post', '/orders', async (req, res) => {
         log.info('in the handler');
         await fetch(`${downstreamUrl}/next`, { headers: outgoingTraceHeaders() });
         const event = makeEvent(
@@ -94,7 +93,6 @@ beforeAll(async () => {
         await relay.flush(Order, doc as never);
         res.json(ok({ traceparent: event.traceparent ?? null }));
       });
-      routes.use(router);
     },
   });
   service = http.createServer(app);

@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { calendarWindow, connectMongo, WindowedCounter, windowedCounterSchema } from '@mkt/kit';
+import { calendarWindow, WindowedCounter, windowedCounterSchema, openDatabase } from '@mkt/kit';
 import { testServers, uniqueName } from '@mkt/infra';
 
 const Counter = mongoose.model('WindowedCounter', windowedCounterSchema(), 'windowed_counters');
@@ -8,7 +8,11 @@ const counter = new WindowedCounter(Counter);
 const at = (iso: string) => new Date(iso);
 
 beforeAll(async () => {
-  await connectMongo({ url: testServers().mongoUrl, dbName: uniqueName('kit_counter'), log: pino({ level: 'silent' }) });
+  await openDatabase(mongoose.connection, {
+    url: testServers().mongoUrl,
+    dbName: uniqueName('kit_counter'),
+    log: pino({ level: 'silent' }),
+  });
   await Counter.createIndexes();
 });
 afterAll(() => mongoose.disconnect());

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { z } from 'zod';
-import { AppError, createService, serviceRouter, withInput, type ValidInput } from '@mkt/kit';
+import { Router } from 'express';
+import { AppError, createService, withInput, type ValidInput } from '@mkt/kit';
 import { call, listenOnFreePort, type Listening } from '@mkt/infra';
 
 const Params = z.object({ id: z.string().regex(/^[a-z]+$/) }).strict();
@@ -19,7 +20,7 @@ const noBody: ValidInput<{ params: typeof Params }>['body'] = undefined;
 let server: Listening;
 const seen: unknown[] = [];
 beforeAll(async () => {
-  const router = serviceRouter();
+  const router = Router({ caseSensitive: true, strict: true });
   router.post(
     '/items/:id',
     withInput(schemas, async (input, _req, res) => {

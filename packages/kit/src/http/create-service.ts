@@ -1,11 +1,10 @@
-import express, { Router, type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { ErrorCode, errorBody, ok } from '@mkt/contracts';
 import { NotFound, toHttpError } from '../errors';
 import type { Logger } from '../logger';
 import { getMetrics, renderMetrics, traceExemplar, wantsOpenMetrics } from '../metrics';
-import { endpointDispatcher } from './endpoints';
-import { literalPathsWin, methodNotAllowed } from './method-not-allowed';
+import { endpointDispatcher, mountRoute } from './endpoints';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
 import { setRequestCorrelationId, traceContextMiddleware } from '../tracing';
 
@@ -32,25 +31,7 @@ export interface ServiceOptions {
    * JSON body parser).
    */
   routes: (app: Express) => void;
-  /**
-   * Runs before the JSON body parser (webhooks that need the raw body, form posts).
-   * @deprecated Table entries parse their own bodies (`form`, `signature`): use `mountEndpoints`.
-   */
-  beforeBodyParser?: (app: Express) => void;
   bodyLimit?: string;
-}
-
-/**
- * @deprecated Mount routes from the contracts' endpoint tables with `mountEndpoints`; this stays
- * until every service has moved.
- *
- * A router that matches paths exactly as written: case-sensitive (`/PRICING` is not `/pricing`)
- * and strict (`/x/` is not `/x`). Express's own default matches both, so a guard that compares
- * strings would disagree with the route that answers; with these, a path reaches a handler
- * only in the spelling its route names. Write `'/path{/}'` where a trailing slash is optional.
- */
-export function serviceRouter(): Router {
-  return Router({ caseSensitive: true, strict: true });
 }
 
 /**
@@ -73,17 +54,13 @@ export function createService(options: ServiceOptions): Express {
   app.use(traceContextMiddleware());
   app.use(requestContext(options.log));
   app.use(recordDuration());
-  mountHealth(app, options.readiness);
   const json = express.json({ limit: options.bodyLimit ?? '1mb', strict: true, type: ['application/json', 'application/*+json'] });
-  // The table's entries (mounted by `options.routes` below; read per request).
+  // Every route of the app on kit's matcher: the table's entries (mounted by `options.routes`
+  // below) and the app's own routes (`mountRoute`); read per request.
   app.use(endpointDispatcher(app, json));
-  options.beforeBodyParser?.(app);
+  mountHealth(app, options.readiness);
   app.use(json);
-  // Routes outside the tables (express routers, until every service mounts from the tables):
-  // a literal path's methods are its own (405 rather than a parameter route), and 405 after.
-  app.use(literalPathsWin(app));
   options.routes(app);
-  app.use(methodNotAllowed(app));
   app.use(notFound());
   app.use(errorHandler(options.log));
   return app;
@@ -149,10 +126,10 @@ function trackRouteLabel(req: Request): () => string {
 
 /** `/healthz`: the process answers. `/readyz`: every required check is up (see `ReadinessCheck`). */
 export function mountHealth(app: Express, checks: ReadinessCheck[]): void {
-  app.get('/healthz', (_req, res) => {
+  mountRoute(app, 'get', '/healthz', (_req, res) => {
     res.json(ok({ status: 'ok' }));
   });
-  app.get('/readyz', async (_req, res) => {
+  mountRoute(app, 'get', '/readyz', async (_req, res) => {
     const results = await Promise.all(
       checks.map(async ({ name, check, required = true, downAs = 'down' }) => {
         const up = await Promise.resolve(check()).catch(() => false);
@@ -172,7 +149,7 @@ export function mountHealth(app: Express, checks: ReadinessCheck[]): void {
     }));
     res.status(503).json({ ...errorBody('Not ready', errors), checks: states });
   });
-  app.get('/metrics', async (req, res) => {
+  mountRoute(app, 'get', '/metrics', async (req, res) => {
     const { contentType, text } = await renderMetrics(wantsOpenMetrics(req.get('accept')));
     res.type(contentType).send(text);
   });

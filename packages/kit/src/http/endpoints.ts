@@ -89,6 +89,8 @@ interface Mounted {
   chain: RequestHandler[];
   /** The other spelling of an `optionalTrailingSlash` entry (not an entry of its own). */
   alias: boolean;
+  /** A route of the app outside the tables (`mountRoute`: health, metrics, the gateway's docs). */
+  local?: boolean;
 }
 
 interface AppRoutes {
@@ -259,11 +261,30 @@ function pick(entry: TableEntry): RequestSchemas {
   return schemas;
 }
 
+/**
+ * A route of the app that is no entry of the endpoint tables — `/healthz`, `/readyz`, `/metrics`,
+ * the gateway's `/openapi.json` and `/docs` — on the same matcher as the entries, so it gets the
+ * same case-sensitive, strict matching, 405 with `Allow` and OPTIONS. The service's JSON parser,
+ * then the handlers: no access check or input schema of a table entry.
+ */
+export function mountRoute(app: Express, method: TableMethod, path: string, ...handlers: RequestHandler[]): void {
+  const routes = appRoutes.get(app);
+  if (!routes) throw new Error('mountRoute needs an app made by createService');
+  const key = `${method.toUpperCase()} ${path}`;
+  // A handler's rejected promise goes to the error middleware, as a thrown error does.
+  const chain = handlers.map(
+    (handler): RequestHandler =>
+      (req, res, next) =>
+        void Promise.resolve(handler(req, res, next)).catch(next),
+  );
+  routes.table.add(method, path, { service: '', key, chain: [routes.json, ...chain], alias: false, local: true });
+}
+
 /** `method path` of every entry mounted on `app` by service (for the test that compares them with the tables). */
 export function mountedEndpoints(app: Express): Array<{ service: string; method: TableMethod; path: string }> {
   const routes = appRoutes.get(app)?.table.all() ?? [];
   return routes
-    .filter((route) => !route.value.alias)
+    .filter((route) => !route.value.alias && !route.value.local)
     .map((route) => ({
       service: route.value.service,
       method: route.method,

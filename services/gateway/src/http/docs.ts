@@ -1,5 +1,6 @@
 import { static as serveStatic, type Express } from 'express';
 import { buildOpenApi } from '@mkt/contracts';
+import { mountRoute } from '@mkt/kit';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
 
 const page = `<!doctype html>
@@ -17,13 +18,13 @@ const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swag
  */
 export function mountDocs(app: Express): void {
   const document = buildOpenApi();
-  app.get('/openapi.json', (_req, res) => {
+  mountRoute(app, 'get', '/openapi.json', (_req, res) => {
     res.json(document);
   });
-  app.get('/docs', (_req, res) => {
+  mountRoute(app, 'get', '/docs', (_req, res) => {
     res.type('html').send(page);
   });
-  app.get('/docs/init.js', (_req, res) => {
+  mountRoute(app, 'get', '/docs/init.js', (_req, res) => {
     res.type('application/javascript').send(init);
   });
   app.use('/docs/assets', serveStatic(getAbsoluteFSPath(), { index: false, maxAge: '1d' }));
