@@ -15,3 +15,4 @@ export * from './http/method-not-allowed';
 export * from './windowed-counter';
 export * from './idempotency';
 export * from './tracing';
+export * from './steps';
