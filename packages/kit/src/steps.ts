@@ -11,13 +11,17 @@
 /** Where a step stands, read from the owning record: still to do, done, or not part of this run. */
 export type StepStatus = 'todo' | 'done' | 'skip';
 
-export interface Step<R> {
+export interface Step<R, C = void> {
   readonly name: string;
   /** The step's op id for this record (stable: the same record gives the same id on every run). */
   opId(record: R): string;
   status(record: R): StepStatus;
-  /** Does the step (idempotent by `opId`) and records it on the owning record; answers the record as it now stands. */
-  run(record: R, opId: string): Promise<R>;
+  /**
+   * Does the step (idempotent by `opId`) and records it on the owning record; answers the record
+   * as it now stands. `context` is the run's (who asked, under which correlation id), the same
+   * for every step of a run.
+   */
+  run(record: R, opId: string, context: C): Promise<R>;
   /**
    * A refusal that leaves the step owed, for a later run to retry (no room under a ceiling, a
    * wallet not there yet): the flow stops there and answers the record as it stands. Any other
@@ -26,13 +30,13 @@ export interface Step<R> {
   waitsOn?(error: unknown): boolean;
 }
 
-export interface Flow<R> {
+export interface Flow<R, C = void> {
   readonly name: string;
-  readonly steps: readonly Step<R>[];
+  readonly steps: readonly Step<R, C>[];
 }
 
 /** A flow's table, checked once: step names are unique (they name the steps in logs and answers). */
-export function defineFlow<R>(name: string, steps: readonly Step<R>[]): Flow<R> {
+export function defineFlow<R, C = void>(name: string, steps: readonly Step<R, C>[]): Flow<R, C> {
   const names = new Set<string>();
   for (const step of steps) {
     if (names.has(step.name)) throw new Error(`Flow ${name} has two steps named ${step.name}`);
@@ -54,13 +58,13 @@ export interface FlowRun<R> {
 }
 
 /** Runs the steps of `flow` still to do on `record`, in order. */
-export async function runFlow<R>(flow: Flow<R>, record: R): Promise<FlowRun<R>> {
+export async function runFlow<R, C = void>(flow: Flow<R, C>, record: R, ...[context]: C extends void ? [] : [C]): Promise<FlowRun<R>> {
   let current = record;
   const ran: string[] = [];
   for (const step of flow.steps) {
     if (step.status(current) !== 'todo') continue;
     try {
-      current = await step.run(current, step.opId(current));
+      current = await step.run(current, step.opId(current), context as C);
     } catch (error) {
       if (step.waitsOn?.(error)) return { record: current, ran, stoppedAt: { step: step.name, error } };
       throw error;
@@ -71,19 +75,22 @@ export async function runFlow<R>(flow: Flow<R>, record: R): Promise<FlowRun<R>> 
   return { record: current, ran, stoppedAt: null };
 }
 
-export interface ResumeOptions<R> {
+export interface ResumeOptions<R, C = void> {
   /** The records whose flow may be unfinished (a crash, a step that waits), read from their owner. */
   unfinished: () => Promise<R[]>;
+  /** The context of each record's run (flows with a context only). */
+  context?: (record: R) => C;
   /** A record whose run failed: by default the error goes up and the resume stops there. */
   onError?: (error: unknown, record: R) => Promise<void> | void;
 }
 
 /** Resumes a flow: runs it again over every unfinished record, one after the other. Answers the runs. */
-export async function resumeFlow<R>(flow: Flow<R>, options: ResumeOptions<R>): Promise<FlowRun<R>[]> {
+export async function resumeFlow<R, C = void>(flow: Flow<R, C>, options: ResumeOptions<R, C>): Promise<FlowRun<R>[]> {
   const runs: FlowRun<R>[] = [];
   for (const record of await options.unfinished()) {
     try {
-      runs.push(await runFlow(flow, record));
+      const context = options.context?.(record) as C;
+      runs.push(await (runFlow as (f: Flow<R, C>, r: R, c: C) => Promise<FlowRun<R>>)(flow, record, context));
     } catch (error) {
       if (!options.onError) throw error;
       await options.onError(error, record);
@@ -102,28 +109,28 @@ export interface StepKind<W, A> {
   after(applied: A, work: W, opId: string): Promise<void>;
 }
 
-export interface KindStepSpec<R, W> {
+export interface KindStepSpec<R, W, C = void> {
   name: string;
   opId(record: R): string;
   status(record: R): StepStatus;
   /** The work of this step for this record. */
-  work(record: R, opId: string): W | Promise<W>;
+  work(record: R, opId: string, context: C): W | Promise<W>;
   /** Records the step done on the owning record (a guarded write); answers the record as it now stands. */
-  record(record: R, opId: string): Promise<R>;
+  record(record: R, opId: string, context: C): Promise<R>;
   waitsOn?(error: unknown): boolean;
 }
 
 /** A step of a kind: apply the work (once, by op id), record it on the owning record, then the kind's `after`. */
-export function kindStep<R, W, A>(kind: StepKind<W, A>, spec: KindStepSpec<R, W>): Step<R> {
+export function kindStep<R, W, A, C = void>(kind: StepKind<W, A>, spec: KindStepSpec<R, W, C>): Step<R, C> {
   return {
     name: spec.name,
     opId: spec.opId,
     status: spec.status,
     waitsOn: spec.waitsOn,
-    run: async (record, opId) => {
-      const work = await spec.work(record, opId);
+    run: async (record, opId, context) => {
+      const work = await spec.work(record, opId, context);
       const applied = await kind.apply(work, opId);
-      const next = await spec.record(record, opId);
+      const next = await spec.record(record, opId, context);
       await kind.after(applied, work, opId);
       return next;
     },

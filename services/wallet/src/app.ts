@@ -1,11 +1,12 @@
 import type { Express } from 'express';
-import { authenticate, createService, type Runtime } from '@mkt/kit';
+import { authenticate, createService, type IdempotentRequests, type Runtime } from '@mkt/kit';
+import type { BookingHolds } from './application/booking-holds';
+import type { Limits } from './application/limits';
+import type { Payouts } from './application/payouts';
+import type { TopUps } from './application/topups';
+import type { Transfers } from './application/transfers';
+import type { Wallets } from './application/wallets';
 import type { WalletConfig } from './config';
-import type { BookingHolds } from './domain/booking-holds';
-import type { Limits } from './domain/limits.service';
-import type { Payouts } from './domain/payouts';
-import type { TopUps } from './domain/topups';
-import type { Transfers } from './domain/transfers';
 import { v1WalletRouter, walletInfoRouter } from './http/account.router';
 import { bookingHoldsRouter } from './http/booking-holds.router';
 import { checkoutRouter } from './http/checkout.router';
@@ -14,19 +15,23 @@ import { payoutsRouter } from './http/payouts.router';
 import { topUpsRouter } from './http/topups.router';
 import type { PaymentProvider } from './payments/provider';
 
-export interface WalletParts {
+/** What the HTTP layer calls: the application services (composition.ts builds them). */
+export interface WalletHttpParts {
+  wallets: Wallets;
   topUps: TopUps;
   payouts: Payouts;
   transfers: Transfers;
   limits: Limits;
   provider: PaymentProvider;
   holds: BookingHolds;
+  /** The keyed creates' Idempotency-Key records (kit's semantics on `idempotency_keys`). */
+  requests: IdempotentRequests;
 }
 
 export interface AppDeps {
   config: Readonly<WalletConfig>;
   runtime: Pick<Runtime, 'log' | 'readiness'>;
-  parts: WalletParts;
+  parts: WalletHttpParts;
 }
 
 /** Public checkout and webhook first (raw and form bodies), then everything behind a token. */
@@ -44,11 +49,11 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
         '/wallets',
         auth,
         walletInfoRouter(parts.limits),
-        topUpsRouter(parts.topUps),
-        payoutsRouter(parts.payouts),
+        topUpsRouter(parts.topUps, parts.requests),
+        payoutsRouter(parts.payouts, parts.requests),
         bookingHoldsRouter(parts.holds),
       );
-      app.use('/v1/wallet', auth, v1WalletRouter(parts.transfers, config.REF_PREFIX));
+      app.use('/v1/wallet', auth, v1WalletRouter(parts.wallets, parts.transfers, parts.requests));
       // Service to service only: a service credential, and no gateway route leads here.
       app.use('/internal', internalRouter(parts.holds, config.INTERNAL_API_TOKEN));
     },

@@ -1,11 +1,11 @@
 import type { Router } from 'express';
 import { CreateTransferBody, ok } from '@mkt/contracts';
-import { currentUser, withInput, serviceRouter } from '@mkt/kit';
-import { ownWalletView } from '../domain/access';
+import { currentUser, withInput, serviceRouter, type IdempotentRequests } from '@mkt/kit';
+import type { Limits } from '../application/limits';
+import type { Transfers } from '../application/transfers';
+import type { Wallets } from '../application/wallets';
 import { BANKS } from '../domain/banks';
-import { idempotent } from '../domain/idempotency';
-import type { Limits } from '../domain/limits.service';
-import { toTransferView, type Transfers } from '../domain/transfers';
+import { transferView, walletView } from './views';
 
 /** `/wallets/banks`, `/wallets/rate-limit/stats`. */
 export function walletInfoRouter(limits: Limits): Router {
@@ -20,18 +20,19 @@ export function walletInfoRouter(limits: Limits): Router {
 }
 
 /** `/v1/wallet` and `/v1/wallet/transfers` (integer minor units). */
-export function v1WalletRouter(transfers: Transfers, referencePrefix: string): Router {
+export function v1WalletRouter(wallets: Wallets, transfers: Transfers, requests: IdempotentRequests): Router {
   const router = serviceRouter();
   router.get('/', async (req, res) => {
-    res.json(ok(await ownWalletView(currentUser(req), referencePrefix)));
+    const user = currentUser(req);
+    res.json(ok(walletView(await wallets.open(user.id, user.ref))));
   });
   router.post(
     '/transfers',
     withInput({ body: CreateTransferBody }, async (input, req, res) => {
       const user = currentUser(req);
-      const answer = await idempotent('transfer', user.id, req.header('idempotency-key'), req.body, async (attempt) => ({
+      const answer = await requests.run('transfer', user.id, req.header('idempotency-key'), req.body, async (attempt) => ({
         status: 200,
-        body: ok(toTransferView(await transfers.create(user, input.body, attempt)), 'Transfer completed'),
+        body: ok(transferView(await transfers.create(user, input.body, attempt)), 'Transfer completed'),
       }));
       res.status(answer.status).json(answer.body);
     }),

@@ -1,23 +1,8 @@
 import type { Router } from 'express';
-import { BookingHoldParams, ok, VoidBookingHoldBody, type BookingHoldAdminView } from '@mkt/contracts';
+import { BookingHoldParams, ok, VoidBookingHoldBody } from '@mkt/contracts';
 import { correlationIdOf, currentUser, requireRole, serviceRouter, withInput } from '@mkt/kit';
-import type { BookingHoldDoc } from '../db/booking-hold.model';
-import type { BookingHolds } from '../domain/booking-holds';
-import { holdView } from './internal.router';
-
-const iso = (date: Date | null | undefined) => date?.toISOString() ?? null;
-
-function holdAdminView(record: BookingHoldDoc): BookingHoldAdminView {
-  return {
-    ...holdView(record),
-    buyerId: record.buyerId,
-    sellerId: record.sellerId,
-    endsAt: iso(record.endsAt),
-    dueAt: iso(record.dueAt),
-    settledAt: iso(record.settledAt),
-    history: (record.history ?? []).map((entry) => ({ ...entry, at: entry.at.toISOString() })),
-  };
-}
+import type { BookingHolds } from '../application/booking-holds';
+import { holdAdminView } from './views';
 
 /**
  * `/wallets/booking-holds/{bookingId}` (admins only, checked before anything is looked up so

@@ -2,7 +2,8 @@ import express, { type Response, type Router } from 'express';
 import { z } from 'zod';
 import { CheckoutForm, CheckoutQuery, TopUpRefParams } from '@mkt/contracts';
 import { correlationIdOf, Unauthenticated, withInput, serviceRouter } from '@mkt/kit';
-import type { TopUps, CheckoutLookup } from '../domain/topups';
+import type { TopUps } from '../application/topups';
+import type { CheckoutLookup } from '../domain/topups';
 import { checkoutMessagePage, checkoutPage } from '../payments/checkout-page';
 import type { PaymentProvider } from '../payments/provider';
 

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Router } from 'express';
-import { BookingHoldParams, CreateBookingHoldBody, ok, type BookingHoldView } from '@mkt/contracts';
+import { BookingHoldParams, CreateBookingHoldBody, ok } from '@mkt/contracts';
 import { correlationIdOf, saneIdHeader, Unauthenticated, withInput, serviceRouter } from '@mkt/kit';
-import type { BookingHoldDoc } from '../db/booking-hold.model';
-import type { BookingHolds } from '../domain/booking-holds';
+import type { BookingHolds } from '../application/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
+import { holdView } from './views';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -29,17 +29,6 @@ export function requireServiceToken(token: string): RequestHandler {
  */
 function bookingCorrelationId(req: Request): string {
   return saneIdHeader(req, 'x-correlation-id') ?? correlationIdOf(req);
-}
-
-/** A hold as the consultation reads it (the admin's view adds to it). */
-export function holdView(record: BookingHoldDoc): BookingHoldView {
-  return {
-    bookingId: record._id,
-    status: record.status,
-    settlement: record.settlement?.kind ?? null,
-    amountMinor: record.amountMinor,
-    currency: record.currency,
-  };
 }
 
 /** `/internal/holds`: the hold of a paid booking (idempotent by bookingId) and its void. */

@@ -1,0 +1,31 @@
+import type { RateLimitStats } from '@mkt/contracts';
+import { calendarWindow, RateLimited, type CalendarUnit } from '@mkt/kit';
+
+/** Calendar windows in UTC: a day, an ISO week (Monday first) and a month. */
+export const WINDOWS = ['daily', 'weekly', 'monthly'] as const;
+export type LimitWindow = (typeof WINDOWS)[number];
+export type LimitSettings = Record<LimitWindow, number>;
+
+const UNITS: Record<LimitWindow, CalendarUnit> = { daily: 'day', weekly: 'week', monthly: 'month' };
+
+/** The counter a user's request counts in for a window at `now`, and when that period ends. */
+export function periodOf(userId: string, window: LimitWindow, now: Date): { key: string; endsAt: Date } {
+  const period = calendarWindow(UNITS[window], now);
+  return { key: `${userId}:${window}:${period.key}`, endsAt: period.endsAt };
+}
+
+/** The refusal of a full window: 429 with Retry-After until the window ends. */
+export function limitReached(window: LimitWindow, limit: number, endsAt: Date, now: Date): RateLimited {
+  return new RateLimited((endsAt.getTime() - now.getTime()) / 1000, `The ${window} limit of ${limit} requests is reached`);
+}
+
+/** The stats view of a user's counts per window. */
+export function limitStats(counts: Record<LimitWindow, number>, limits: LimitSettings): RateLimitStats {
+  return Object.fromEntries(
+    WINDOWS.map((window) => {
+      const count = counts[window];
+      const limit = limits[window];
+      return [window, { count, limit, remaining: Math.max(0, limit - count) }] as const;
+    }),
+  ) as RateLimitStats;
+}
