@@ -1,7 +1,19 @@
 import mongoose from 'mongoose';
 import type { Logger } from './logger';
 
-export interface MongoOptions {
+/**
+ * A service's database: one mongoose connection of its own, made by the composition before it
+ * connects. Models are bound to it (`db.model(name, schema, collection)`), never to mongoose's
+ * process-global connection, so two services in one process (a test of the two together) use two
+ * databases and a repository is given the models it may use.
+ */
+export type Database = mongoose.Connection;
+
+/** Any of a service's models (their document types differ; the plumbing does not care). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyModel = mongoose.Model<any>;
+
+export interface OpenDatabaseOptions {
   url: string;
   dbName?: string;
   log: Logger;
@@ -9,25 +21,38 @@ export interface MongoOptions {
   startTimeoutMs?: number;
 }
 
+/** Options of every service connection (the driver reconnects by itself after the first open). */
+const CONNECTION_OPTIONS = {
+  serverSelectionTimeoutMS: 5_000,
+  // Collections come with their first write or index (ensureIndexes): mongoose's own creation at
+  // connect raced the index build ("already exists") on the development server.
+  autoIndex: false,
+  autoCreate: false,
+} as const;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A database handle not yet open: bind the models to it, then `openDatabase` (the runtime does). */
+export function createDatabase(): Database {
+  const db = mongoose.createConnection();
+  db.set('strictQuery', true);
+  return db;
+}
+
 /**
- * Connects the process's mongoose to MongoDB, retrying with backoff at start.
- * After that the driver reconnects by itself; `/readyz` reads `isMongoReady()`.
+ * Opens `db`, retrying with backoff at start. After that the driver reconnects by itself;
+ * `/readyz` reads `isDatabaseReady(db)`.
  */
-export async function connectMongo({ url, dbName, log, startTimeoutMs = 60_000 }: MongoOptions): Promise<typeof mongoose> {
-  mongoose.set('strictQuery', true);
+export async function openDatabase(db: Database, { url, dbName, log, startTimeoutMs = 60_000 }: OpenDatabaseOptions): Promise<Database> {
   const deadline = Date.now() + startTimeoutMs;
   let delay = 250;
   for (;;) {
     try {
-      // Collections come with their first write or index (ensureIndexes): mongoose's own creation
-      // at connect raced the index build ("already exists") on the development server.
-      await mongoose.connect(url, { dbName, serverSelectionTimeoutMS: 5_000, autoIndex: false, autoCreate: false });
-      log.info({ dbName: mongoose.connection.name }, 'mongo connected');
-      mongoose.connection.on('disconnected', () => log.warn('mongo disconnected'));
-      mongoose.connection.on('reconnected', () => log.info('mongo reconnected'));
-      return mongoose;
+      await db.openUri(url, { dbName, ...CONNECTION_OPTIONS });
+      log.info({ dbName: db.name }, 'mongo connected');
+      db.on('disconnected', () => log.warn('mongo disconnected'));
+      db.on('reconnected', () => log.info('mongo reconnected'));
+      return db;
     } catch (err) {
       if (Date.now() + delay > deadline) throw err;
       log.warn({ err, retryInMs: delay }, 'mongo not reachable yet');
@@ -37,12 +62,12 @@ export async function connectMongo({ url, dbName, log, startTimeoutMs = 60_000 }
   }
 }
 
-/** Any of a service's models (their document types differ; the plumbing does not care). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyModel = mongoose.Model<any>;
+export function isDatabaseReady(db: Database): boolean {
+  return db.readyState === mongoose.ConnectionStates.connected;
+}
 
-export function isMongoReady(): boolean {
-  return mongoose.connection.readyState === mongoose.ConnectionStates.connected;
+export async function closeDatabase(db: Database): Promise<void> {
+  await db.close();
 }
 
 /** Builds the indexes (unique keys above all) of every model before traffic is accepted. */
@@ -50,6 +75,18 @@ export async function ensureIndexes(models: AnyModel[]): Promise<void> {
   for (const model of models) await model.createIndexes();
 }
 
+/** @deprecated process-global connection, until every service binds its models to `createDatabase()`. */
+export async function connectMongo(options: OpenDatabaseOptions): Promise<Database> {
+  mongoose.set('strictQuery', true);
+  return openDatabase(mongoose.connection, options);
+}
+
+/** @deprecated see `connectMongo`. */
+export function isMongoReady(): boolean {
+  return isDatabaseReady(mongoose.connection);
+}
+
+/** @deprecated see `connectMongo`. */
 export async function disconnectMongo(): Promise<void> {
   await mongoose.disconnect();
 }

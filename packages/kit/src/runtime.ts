@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
+import mongoose from 'mongoose';
 import { Bus } from './bus/bus';
 import type { ConsumerSpec } from './bus/consumer';
 import { ensureOutboxIndexes, OutboxRelay, type OutboxSource } from './bus/outbox';
 import type { ReadinessCheck } from './http/create-service';
 import type { Logger } from './logger';
-import { connectMongo, disconnectMongo, ensureIndexes, isMongoReady, type AnyModel } from './mongo';
+import { closeDatabase, ensureIndexes, isDatabaseReady, openDatabase, type AnyModel, type Database } from './mongo';
 import { shutdownGraceMs } from './config';
 import { beforeScrape, getMetrics } from './metrics';
 import { exitProcess, handleShutdown } from './shutdown';
@@ -24,26 +25,31 @@ export interface RuntimeConfig {
   NODE_ENV?: string;
 }
 
-/** What a service's `createApp` gets from the composition root. */
+/**
+ * What every part of a service is built on, made by `createRuntime` before anything connects: the
+ * database handle its models are bound to, the bus its consumers register on, the outbox relay its
+ * writes hand events to, and the readiness checks `/readyz` answers from.
+ */
 export interface Runtime {
+  name: string;
   log: Logger;
+  db: Database;
   bus: Bus;
   outbox: OutboxRelay;
   readiness: ReadinessCheck[];
+  /** The collections whose documents carry pending events (their sweep index is built at start). */
+  outboxSources: OutboxSource[];
+  /** From now on `/readyz` answers 503 (SIGTERM; requests are still served). */
+  startDraining: () => void;
 }
 
-/** Everything of a service above its (already connected) database. */
-export interface RuntimeOptions {
+export interface CreateRuntimeOptions {
   name: string;
-  config: Pick<RuntimeConfig, 'PORT' | 'HOST' | 'AMQP_URL' | 'BUS_NAMESPACE'>;
+  config: Pick<RuntimeConfig, 'AMQP_URL' | 'BUS_NAMESPACE'>;
   log: Logger;
+  /** The database the service's models are bound to (`createDatabase()`). */
+  db: Database;
   outboxSources?: OutboxSource[];
-  consumers?: ConsumerSpec[];
-  createApp: (runtime: Runtime) => Express;
-  /** Background jobs (sweepers); each returns its stop function. */
-  jobs?: Array<(runtime: Runtime) => () => Promise<void>>;
-  /** Wait this long for the broker before answering (tests); by default it connects in the background. */
-  brokerTimeoutMs?: number;
   /**
    * false: `/readyz` does not depend on the database (only reported). The gateway: its own
    * routes fail alone when its database is away, and proxying goes on. Default true.
@@ -51,9 +57,50 @@ export interface RuntimeOptions {
   readinessNeedsDatabase?: boolean;
 }
 
-export interface RunOptions extends RuntimeOptions {
+/**
+ * The first step of every composition: nothing connects here, so every part (repositories,
+ * application services, consumers, the app) can be built at once, before the process starts.
+ */
+export function createRuntime(options: CreateRuntimeOptions): Runtime {
+  const { config, log, db } = options;
+  const bus = new Bus({ url: config.AMQP_URL, log, namespace: config.BUS_NAMESPACE });
+  const outboxSources = options.outboxSources ?? [];
+  const outbox = new OutboxRelay({ bus, log, sources: outboxSources });
+  let draining = false;
+  const readiness: ReadinessCheck[] = [
+    { name: 'process', check: () => !draining, downAs: 'draining' },
+    { name: 'mongo', check: () => isDatabaseReady(db), required: options.readinessNeedsDatabase ?? true },
+    { name: 'broker', check: () => bus.isConnected(), required: false },
+  ];
+  return {
+    name: options.name,
+    log,
+    db,
+    bus,
+    outbox,
+    readiness,
+    outboxSources,
+    startDraining: () => {
+      draining = true;
+    },
+  };
+}
+
+/** A background job: started with the runtime, answers its stop function. */
+export type Job = (runtime: Runtime) => () => Promise<void>;
+
+/** A service as its composition built it: every part made, nothing connected yet. */
+export interface ServiceDefinition {
+  runtime: Runtime;
   config: RuntimeConfig;
+  /** Every model of the service (bound to `runtime.db`): their indexes are built before traffic. */
   models: AnyModel[];
+  app: Express;
+  consumers?: ConsumerSpec[];
+  /** Background jobs (sweepers); each returns its stop function. */
+  jobs?: Job[];
+  /** Wait this long for the broker before answering (tests); by default it connects in the background. */
+  brokerTimeoutMs?: number;
 }
 
 export interface StartedRuntime {
@@ -70,42 +117,36 @@ export interface StartedRuntime {
  * Broker, outbox relay, consumers, jobs and HTTP over a connected database. The broker
  * connects in the background: until it does, `/readyz` reports it (and stays 200: the relay
  * keeps events in the outbox, writes go on) — readiness is the process not draining and the
- * database. `runService` and the component tests both build a service through here.
+ * database. `runService` and the component tests both start a service through here.
  */
-export async function startRuntime(options: RuntimeOptions): Promise<StartedRuntime> {
-  const { config, log } = options;
-  const bus = new Bus({ url: config.AMQP_URL, log, namespace: config.BUS_NAMESPACE });
-  const outbox = new OutboxRelay({ bus, log, sources: options.outboxSources ?? [] });
-  let draining = false;
-  const readiness: ReadinessCheck[] = [
-    { name: 'process', check: () => !draining, downAs: 'draining' },
-    { name: 'mongo', check: isMongoReady, required: options.readinessNeedsDatabase ?? true },
-    { name: 'broker', check: () => bus.isConnected(), required: false },
-  ];
-  const runtime: Runtime = { log, bus, outbox, readiness };
-  for (const consumer of options.consumers ?? []) await bus.consume(consumer);
-  const connected = bus.start(options.brokerTimeoutMs ?? 60_000);
-  if (options.brokerTimeoutMs !== undefined) await connected;
+export async function startRuntime(
+  service: Omit<ServiceDefinition, 'models' | 'config'> & { config: Pick<RuntimeConfig, 'PORT' | 'HOST'> },
+): Promise<StartedRuntime> {
+  const { runtime, config } = service;
+  const { bus, outbox, log } = runtime;
+  for (const consumer of service.consumers ?? []) await bus.consume(consumer);
+  const connected = bus.start(service.brokerTimeoutMs ?? 60_000);
+  if (service.brokerTimeoutMs !== undefined) await connected;
   else connected.catch((err: Error) => log.warn({ err }, 'broker still not connected; retrying'));
   bus.on('connected', () => void outbox.sweep());
   outbox.start();
-  const stopJobs = (options.jobs ?? []).map((job) => job(runtime));
+  const stopJobs = (service.jobs ?? []).map((job) => job(runtime));
   // Dead-letter queue depths, read from the broker at scrape (nothing asked while it is away).
   const stopDepths = beforeScrape(async () => {
     const depths = await bus.deadLetterDepths();
     for (const [queue, depth] of depths ?? []) getMetrics().deadLetterQueueDepth.set({ queue }, depth);
   });
-  const app = options.createApp(runtime);
   // A port in use must stop the service, not leave it running with nothing listening (express
   // 5's app.listen calls its callback on an error too, so the server is made here).
-  const server = createServer(app);
+  const server = createServer(service.app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(`${options.name} cannot listen on port ${config.PORT}: ${err.code ?? err.message}`)),
+      reject(new Error(`${runtime.name} cannot listen on port ${config.PORT}: ${err.code ?? err.message}`)),
     );
     server.listen({ port: config.PORT, host: config.HOST }, resolve);
   }).catch(async (err: unknown) => {
     stopDepths();
+    await Promise.all(stopJobs.map((stop) => stop()));
     await outbox.stop();
     await bus.close();
     throw err;
@@ -115,7 +156,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
   server.headersTimeout = 66_000;
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  log.info({ port }, `${options.name} listening`);
+  log.info({ port }, `${runtime.name} listening`);
   return {
     server,
     url: `http://127.0.0.1:${port}`,
@@ -128,30 +169,35 @@ export async function startRuntime(options: RuntimeOptions): Promise<StartedRunt
       () => outbox.stop(),
       () => bus.close(),
     ],
-    startDraining: () => {
-      draining = true;
-    },
+    startDraining: runtime.startDraining,
   };
 }
 
+/** The database of a service opened, then its indexes (unique keys above all) and its outbox sweep index. */
+async function prepareDatabase(service: ServiceDefinition, dbName: string): Promise<void> {
+  const { runtime, config } = service;
+  if (!isDatabaseReady(runtime.db)) await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log });
+  await ensureIndexes(service.models);
+  await ensureOutboxIndexes(runtime.outboxSources);
+}
+
 /**
- * The composition root every service shares: database (indexes first), then `startRuntime`;
- * graceful shutdown in the reverse order.
+ * The process every service shares: database (indexes first), then `startRuntime`; graceful
+ * shutdown in the reverse order.
  */
-export async function runService(options: RunOptions): Promise<Server> {
-  const { config, log } = options;
-  await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB ?? options.name, log });
-  await ensureIndexes(options.models);
-  await ensureOutboxIndexes(options.outboxSources ?? []);
-  const { server, closers, startDraining } = await startRuntime(options);
+export async function runService(service: ServiceDefinition | RunOptions): Promise<Server> {
+  if (isLegacy(service)) return runService(await fromRunOptions(service));
+  const { config, runtime } = service;
+  await prepareDatabase(service, config.MONGO_DB ?? runtime.name);
+  const { server, closers, startDraining } = await startRuntime(service);
   handleShutdown({
-    log,
+    log: runtime.log,
     server,
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     graceMs: shutdownGraceMs(config),
     onSignal: startDraining,
     // Last: the spans of everything above are flushed to the exporter.
-    closers: [...closers, () => disconnectMongo(), () => shutdownTracing()],
+    closers: [...closers, () => closeDatabase(runtime.db), () => shutdownTracing()],
   });
   return server;
 }
@@ -162,19 +208,33 @@ export async function runService(options: RunOptions): Promise<Server> {
  * on in an unknown state could apply a step twice or never) — by `exitProcess`, which a stuck
  * thread-pool thread (a DNS lookup) cannot hold up.
  */
-export function startService(options: RunOptions): void {
+export function startService(service: ServiceDefinition | RunOptions): void {
+  const log = isLegacy(service) ? service.log : service.runtime.log;
   process.on('unhandledRejection', (reason: unknown) => {
-    options.log.fatal({ err: reason }, 'unhandled promise rejection; exiting');
+    log.fatal({ err: reason }, 'unhandled promise rejection; exiting');
     exitProcess(1);
   });
   process.on('uncaughtException', (err: Error) => {
-    options.log.fatal({ err }, 'uncaught exception; exiting');
+    log.fatal({ err }, 'uncaught exception; exiting');
     exitProcess(1);
   });
-  runService(options).catch((err: unknown) => {
-    options.log.fatal({ err }, 'could not start');
-    exitProcess(1);
-  });
+  (isLegacy(service) ? fromRunOptions(service) : Promise.resolve(service))
+    .then((definition) => runService(definition))
+    .catch((err: unknown) => {
+      log.fatal({ err }, 'could not start');
+      exitProcess(1);
+    });
+}
+
+/**
+ * A service as its composition builds it, for component tests: its database (named `dbName`)
+ * with its indexes, the broker awaited, and no consumers or jobs — the test drives those
+ * itself. Stop it with `stopRuntime`; `mongoose.disconnect()` closes every service's database.
+ */
+export async function startComponent(service: ServiceDefinition | RunOptions, dbName: string): Promise<StartedRuntime> {
+  const definition = isLegacy(service) ? await fromRunOptions(service, dbName) : service;
+  await prepareDatabase(definition, dbName);
+  return startRuntime({ ...definition, consumers: [], jobs: [], brokerTimeoutMs: 30_000 });
 }
 
 /** Stops what `startRuntime` started (tests): the server first, then the rest in order. */
@@ -189,7 +249,7 @@ export async function stopRuntime(started: StartedRuntime): Promise<void> {
  * logged and the next run tries again. Each run counts in `job_runs_total{job_name,outcome}` and
  * `job_duration_seconds{job_name}`. Stopping waits for the run in progress.
  */
-export function periodicJob(name: string, intervalMs: number, task: () => Promise<unknown>): (runtime: Runtime) => () => Promise<void> {
+export function periodicJob(name: string, intervalMs: number, task: () => Promise<unknown>): Job {
   return ({ log }) => {
     let running: Promise<unknown> | null = null;
     const { jobRuns, jobDuration } = getMetrics();
@@ -218,13 +278,31 @@ export function periodicJob(name: string, intervalMs: number, task: () => Promis
 }
 
 /**
- * A service as its composition builds it, for component tests: the database (once per
- * process) with its indexes, the broker awaited, and no consumers or jobs — the test drives
- * those itself. Stop it with `stopRuntime`.
+ * @deprecated The shape before issue 23 (models on mongoose's global connection, the app made
+ * late by `createApp`): kept only until every service composes a `ServiceDefinition`.
  */
-export async function startComponent(options: RunOptions, dbName: string): Promise<StartedRuntime> {
-  if (!isMongoReady()) await connectMongo({ url: options.config.MONGO_URL, dbName, log: options.log });
-  await ensureIndexes(options.models);
-  await ensureOutboxIndexes(options.outboxSources ?? []);
-  return startRuntime({ ...options, consumers: [], jobs: [], brokerTimeoutMs: 30_000 });
+export interface RunOptions {
+  name: string;
+  config: RuntimeConfig;
+  log: Logger;
+  models: AnyModel[];
+  outboxSources?: OutboxSource[];
+  consumers?: ConsumerSpec[];
+  createApp: (runtime: Runtime) => Express;
+  jobs?: Job[];
+  brokerTimeoutMs?: number;
+  readinessNeedsDatabase?: boolean;
 }
+
+/** @deprecated see `RunOptions`: connects mongoose's global connection, then builds the definition. */
+export async function fromRunOptions(options: RunOptions, dbName = options.config.MONGO_DB ?? options.name): Promise<ServiceDefinition> {
+  const db = mongoose.connection;
+  if (!isDatabaseReady(db)) {
+    mongoose.set('strictQuery', true);
+    await openDatabase(db, { url: options.config.MONGO_URL, dbName, log: options.log });
+  }
+  const runtime = createRuntime({ ...options, db });
+  return { ...options, runtime, app: options.createApp(runtime) };
+}
+
+const isLegacy = (service: ServiceDefinition | RunOptions): service is RunOptions => 'createApp' in service;

@@ -5,6 +5,7 @@ import { makeEvent } from '@mkt/contracts';
 import {
   OutboxRelay,
   connectMongo,
+  createRuntime,
   createService,
   ensureOutboxIndexes,
   getMetrics,
@@ -34,9 +35,13 @@ let jobRuns = 0;
 beforeAll(async () => {
   await connectMongo({ url: mongoUrl, dbName: env.dbName, log });
   started = await startRuntime({
-    name: 'metrics-test',
-    config: { PORT: 0, HOST: '127.0.0.1', AMQP_URL: amqpUrl, BUS_NAMESPACE: env.namespace },
-    log,
+    runtime: createRuntime({
+      name: 'metrics-test',
+      config: { AMQP_URL: amqpUrl, BUS_NAMESPACE: env.namespace },
+      log,
+      db: mongoose.connection,
+    }),
+    config: { PORT: 0, HOST: '127.0.0.1' },
     consumers: [
       {
         subscription: { queue, events: ['review.created'] },
@@ -54,7 +59,7 @@ beforeAll(async () => {
         if (jobRuns % 2 === 0) throw new Error('every other run fails');
       }),
     ],
-    createApp: () => createService({ name: 'metrics-test', log, readiness: [], routes: () => undefined }),
+    app: createService({ name: 'metrics-test', log, readiness: [], routes: () => undefined }),
     brokerTimeoutMs: 30_000,
   });
 });

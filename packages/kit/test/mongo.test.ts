@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
-import { connectMongo } from '@mkt/kit';
+import { closeDatabase, connectMongo, createDatabase, isDatabaseReady, openDatabase } from '@mkt/kit';
 import { testServers, uniqueName } from '@mkt/infra';
 
 const Counter = mongoose.model('Counter', new Schema({ _id: String, value: Number }, { versionKey: false }));
@@ -24,5 +24,40 @@ describe('single-document updates under concurrency', () => {
     await Counter.create({ _id: 'd', value: 0 });
     await Promise.all(Array.from({ length: 50 }, () => Counter.findOneAndUpdate({ _id: 'd' }, { $inc: { value: 1 } })));
     expect((await Counter.findById('d').lean())?.value).toBe(50);
+  });
+});
+
+describe('a database per service (createDatabase)', () => {
+  const log = pino({ level: 'silent' });
+  const parcelSchema = new Schema({ _id: String, owner: String }, { versionKey: false });
+
+  test('two services in one process write to two databases: a model is bound to its own connection', async () => {
+    const first = createDatabase();
+    const second = createDatabase();
+    const FirstParcel = first.model('Parcel', parcelSchema, 'parcels');
+    const SecondParcel = second.model('Parcel', parcelSchema, 'parcels');
+    expect(isDatabaseReady(first)).toBe(false);
+    await openDatabase(first, { url: testServers().mongoUrl, dbName: uniqueName('kit_first'), log });
+    await openDatabase(second, { url: testServers().mongoUrl, dbName: uniqueName('kit_second'), log });
+    try {
+      expect(isDatabaseReady(first)).toBe(true);
+      await FirstParcel.create({ _id: 'p1', owner: 'first' });
+      expect(await SecondParcel.countDocuments({})).toBe(0);
+      expect(await FirstParcel.countDocuments({})).toBe(1);
+      // Nothing reached mongoose's process-global connection either.
+      expect(mongoose.models.Parcel).toBeUndefined();
+    } finally {
+      await closeDatabase(first);
+      await closeDatabase(second);
+    }
+    expect(isDatabaseReady(first)).toBe(false);
+  });
+
+  test('openDatabase gives up after its start timeout when nothing answers', async () => {
+    const db = createDatabase();
+    await expect(
+      openDatabase(db, { url: 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200', log, startTimeoutMs: 300 }),
+    ).rejects.toThrow();
+    expect(isDatabaseReady(db)).toBe(false);
   });
 });

@@ -1,7 +1,18 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import pino from 'pino';
-import { connectMongo, createService, disconnectMongo, parseConfig, serviceEnv, startRuntime, stopRuntime } from '@mkt/kit';
+import mongoose from 'mongoose';
+import {
+  connectMongo,
+  createDatabase,
+  createRuntime,
+  createService,
+  disconnectMongo,
+  parseConfig,
+  serviceEnv,
+  startRuntime,
+  stopRuntime,
+} from '@mkt/kit';
 import { freePort, testServers, uniqueName } from '@mkt/infra';
 
 describe('startRuntime', () => {
@@ -17,10 +28,14 @@ describe('startRuntime', () => {
 
   test('a port already in use fails the start with a message naming the service and the port', async () => {
     const start = startRuntime({
-      name: 'squatted',
-      config: { PORT: port, AMQP_URL: testServers().amqpUrl },
-      log: pino({ level: 'silent' }),
-      createApp: () => express(),
+      runtime: createRuntime({
+        name: 'squatted',
+        config: { AMQP_URL: testServers().amqpUrl },
+        log: pino({ level: 'silent' }),
+        db: createDatabase(),
+      }),
+      config: { PORT: port },
+      app: express(),
       brokerTimeoutMs: 30_000,
     });
     await expect(start).rejects.toThrow(`squatted cannot listen on port ${port}: EADDRINUSE`);
@@ -28,11 +43,11 @@ describe('startRuntime', () => {
 
   test('HOST binds that address only (npm start: 127.0.0.1, never every interface of a laptop)', async () => {
     const env = { MONGO_URL: 'unused', AMQP_URL: testServers().amqpUrl, JWT_PUBLIC_KEY: 'unused', HOST: '127.0.0.1' };
+    const config = parseConfig(serviceEnv(0), env);
     const started = await startRuntime({
-      name: 'local',
-      config: parseConfig(serviceEnv(0), env),
-      log: pino({ level: 'silent' }),
-      createApp: () => express(),
+      runtime: createRuntime({ name: 'local', config, log: pino({ level: 'silent' }), db: createDatabase() }),
+      config,
+      app: express(),
       brokerTimeoutMs: 30_000,
     });
     try {
@@ -49,11 +64,16 @@ describe('readiness', () => {
     const { mongoUrl } = testServers();
     await connectMongo({ url: mongoUrl, dbName: uniqueName('kit_ready'), log: pino({ level: 'silent' }) });
     const log = pino({ level: 'silent' });
-    const started = await startRuntime({
+    const runtime = createRuntime({
       name: 'no-broker-yet',
-      config: { PORT: 0, HOST: '127.0.0.1', AMQP_URL: `amqp://127.0.0.1:${await freePort()}` },
+      config: { AMQP_URL: `amqp://127.0.0.1:${await freePort()}` },
       log,
-      createApp: (runtime) => createService({ name: 'no-broker-yet', log, readiness: runtime.readiness, routes: () => undefined }),
+      db: mongoose.connection,
+    });
+    const started = await startRuntime({
+      runtime,
+      config: { PORT: 0, HOST: '127.0.0.1' },
+      app: createService({ name: 'no-broker-yet', log, readiness: runtime.readiness, routes: () => undefined }),
     });
     try {
       const res = await fetch(`${started.url}/readyz`);

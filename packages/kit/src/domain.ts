@@ -1,0 +1,6 @@
+/**
+ * `@mkt/kit/domain`: what a service's pure `domain/` may use of kit — the errors a rule answers
+ * with (no express, mongoose, amqplib or logger behind this entry). The lint rule of DESIGN §2
+ * allows this entry, and not `@mkt/kit`, in `domain/`.
+ */
+export * from './errors';
