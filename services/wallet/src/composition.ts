@@ -1,5 +1,14 @@
-import mongoose, { type Connection } from 'mongoose';
-import { IdempotentRequests, periodicJob, WindowedCounter, type AnyModel, type Logger, type OutboxRelay, type RunOptions } from '@mkt/kit';
+import {
+  createDatabase,
+  createRuntime,
+  IdempotentRequests,
+  periodicJob,
+  WindowedCounter,
+  type AnyModel,
+  type Logger,
+  type OutboxRelay,
+  type ServiceDefinition,
+} from '@mkt/kit';
 import { createApp, type WalletHttpParts } from './app';
 import { BookingHolds } from './application/booking-holds';
 import { Limits } from './application/limits';
@@ -37,23 +46,15 @@ export function paymentProvider(config: Readonly<WalletConfig>): PaymentProvider
   });
 }
 
-/**
- * The outbox of each record kind, published through kit's relay. Phase 1 of issue 23: kit's
- * runtime builds the relay and hands it over in its single `createApp(runtime)` hook, so it is
- * attached there (before any request or consumer can write an event; until then a flush is
- * left to the relay's own sweep). Kit's `createRuntime` (phase 2) removes this.
- */
+/** Hands the events a write has just put on a record to kit's outbox relay (its own sweep retries). */
 class RelayedEvents implements EventsOut {
-  private relay: OutboxRelay | undefined;
-
-  constructor(private readonly sources: Record<OutboxSourceName, AnyModel>) {}
-
-  attach(relay: OutboxRelay): void {
-    this.relay = relay;
-  }
+  constructor(
+    private readonly relay: OutboxRelay,
+    private readonly sources: Record<OutboxSourceName, AnyModel>,
+  ) {}
 
   flush(source: OutboxSourceName, id: string): void {
-    void this.relay?.flush(this.sources[source], id);
+    void this.relay.flush(this.sources[source], id);
   }
 }
 
@@ -68,16 +69,29 @@ export interface WalletParts extends WalletHttpParts {
 }
 
 /**
- * How the wallet is put together: every part eagerly, over models bound to `db` (the process's
- * mongoose connection until kit's `createDatabase`, phase 2 of issue 23), then the runtime's
- * options. `parts()` answers the same parts (the component tests and consultation's harness).
+ * How the wallet is put together, every part at once and nothing late: its own database handle
+ * (kit's `createDatabase`, opened when the service starts) with the models bound to it, kit's
+ * runtime, the repositories, the application services, the app, the consumers and the jobs.
+ * main.ts starts `definition`; the tests start the same and read `parts`.
  */
-export function compose(config: Readonly<WalletConfig>, log: Logger, db: Connection = mongoose.connection) {
+export function compose(config: Readonly<WalletConfig>, log: Logger): { definition: ServiceDefinition; parts: WalletParts } {
+  const db = createDatabase();
   const models = walletModels(db);
+  const runtime = createRuntime({
+    name: 'wallet',
+    config,
+    log,
+    db,
+    outboxSources: [
+      { name: 'topups', model: models.TopUp },
+      { name: 'payouts', model: models.Payout },
+      { name: 'booking-holds', model: models.BookingHold },
+    ],
+  });
   const walletRepository = new WalletRepository(models);
   const ledger = new LedgerRepository(models, log);
   const holdRepository = new BookingHoldRepository(models);
-  const events = new RelayedEvents({ topups: models.TopUp, payouts: models.Payout, 'booking-holds': models.BookingHold });
+  const events = new RelayedEvents(runtime.outbox, { topups: models.TopUp, payouts: models.Payout, 'booking-holds': models.BookingHold });
   const steps = new WalletSteps(walletRepository, ledger);
   const wallets = new Wallets(walletRepository, config.REF_PREFIX);
   const provider = paymentProvider(config);
@@ -147,25 +161,22 @@ export function compose(config: Readonly<WalletConfig>, log: Logger, db: Connect
     requests,
     sweep,
   };
-  const options: RunOptions = {
-    name: 'wallet',
+  const definition: ServiceDefinition = {
+    runtime,
     config,
-    log,
     models: Object.values(models),
-    outboxSources: [
-      { name: 'topups', model: models.TopUp },
-      { name: 'payouts', model: models.Payout },
-      { name: 'booking-holds', model: models.BookingHold },
-    ],
+    app: createApp({ config, runtime, parts }),
     consumers: [userRegisteredConsumer(wallets), bookingEventsConsumer(holds)],
-    createApp: (runtime) => {
-      events.attach(runtime.outbox); // the one late hand-over of phase 1 (see RelayedEvents)
-      return createApp({ config, runtime, parts });
-    },
     jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, sweep), holdMetrics(holdRepository)],
   };
-  return { options, parts: () => parts };
+  return { definition, parts };
 }
 
-/** The same as `compose` (the name consultation's harness and main.ts have used). */
-export const walletService = compose;
+/**
+ * The wallet in the shape consultation's harness starts it in (`startComponent(options)`,
+ * `parts()`): the same composition.
+ */
+export function walletService(config: Readonly<WalletConfig>, log: Logger): { options: ServiceDefinition; parts: () => WalletParts } {
+  const { definition, parts } = compose(config, log);
+  return { options: definition, parts: () => parts };
+}

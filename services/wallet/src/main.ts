@@ -4,4 +4,4 @@ import { compose } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(compose(config, createLogger('wallet', config.LOG_LEVEL)).options);
+startService(compose(config, createLogger('wallet', config.LOG_LEVEL)).definition);

@@ -1,10 +1,15 @@
-import { RateLimited } from '@mkt/kit';
-import { Payout, TopUp } from '../src/db/records.model';
-import { Wallet } from '../src/db/wallet.model';
-import { Limits } from '../src/domain/limits.service';
-import { balancesOf, call, givenBalance, ledgerMatches, newUser, tokenOf, useWallet } from './harness';
+import { RateLimited, WindowedCounter } from '@mkt/kit';
+import { Limits as WalletLimits } from '../src/application/limits';
+import type { LimitSettings } from '../src/domain/limits';
+import { balancesOf, call, givenBalance, ledgerMatches, newUser, Payout, tokenOf, TopUp, Usage, useWallet, Wallet } from './harness';
 
 const walletApp = useWallet();
+/** The wallet's limits over its `usage_counters`, with the windows a test gives. */
+class Limits extends WalletLimits {
+  constructor(settings: LimitSettings) {
+    super(settings, new WindowedCounter(Usage));
+  }
+}
 const admin = newUser('admin');
 const later = () => new Date(Date.now() + 120_000);
 

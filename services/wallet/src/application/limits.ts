@@ -1,6 +1,13 @@
 import type { RateLimitStats } from '@mkt/contracts';
-import type { WindowedCounter } from '@mkt/kit';
-import { limitReached, limitStats, periodOf, WINDOWS, type LimitSettings, type LimitWindow } from '../domain/limits';
+import { calendarWindow, type CalendarUnit, type WindowedCounter } from '@mkt/kit';
+import { counterKey, limitReached, limitStats, WINDOWS, type LimitSettings, type LimitWindow } from '../domain/limits';
+
+const UNITS: Record<LimitWindow, CalendarUnit> = { daily: 'day', weekly: 'week', monthly: 'month' };
+
+function periodOf(userId: string, window: LimitWindow, now: Date): { key: string; endsAt: Date } {
+  const period = calendarWindow(UNITS[window], now);
+  return { key: counterKey(userId, window, period.key), endsAt: period.endsAt };
+}
 
 /**
  * Top-ups and payout requests count against a user's daily, weekly and monthly windows. A

@@ -1,4 +1,5 @@
-import { Forbidden, type AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit';
+import { Forbidden } from '@mkt/kit/domain';
 
 /**
  * Whose wallet a path names by its owner's USR reference: the caller's own (`own`: opened on

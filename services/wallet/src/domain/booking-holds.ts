@@ -1,5 +1,5 @@
 import type { CreateBookingHoldBody } from '@mkt/contracts';
-import { Conflict, InvalidState, NotFound } from '@mkt/kit';
+import { Conflict, InvalidState, NotFound } from '@mkt/kit/domain';
 import type { BookingHoldDoc, BookingHoldHistoryEntry, Settlement, SettlementKind, StepState, WalletOp, WalletSummary } from './records';
 import { settlementDueAt, settlementOf } from './settlement';
 import { CurrencyMismatch } from './wallet.errors';

@@ -1,5 +1,6 @@
 import { makeEvent, type Bank, type CreatePayoutBody, type IntegrationEvent } from '@mkt/contracts';
-import { Forbidden, InvalidState, type AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit';
+import { Forbidden, InvalidState } from '@mkt/kit/domain';
 import { assertOwnerOrAdmin } from './access';
 import { accountNumberFits, activeBank } from './banks';
 import { holdOutcomeDeltas, payoutTransition, type PayoutMove } from './payout-states';

@@ -1,5 +1,6 @@
 import type { CreateTransferBody } from '@mkt/contracts';
-import { InvalidField, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit';
+import { InvalidField, NotFound } from '@mkt/kit/domain';
 import type { TransferDoc, WalletOp, WalletSummary } from './records';
 import { fitsUnder } from './wallet-ops';
 import { AmountTooLarge, BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
