@@ -162,6 +162,23 @@ describe('runFlow', () => {
     expect(world.balances.get('bob')).toBe(0);
   });
 
+  test('a run’s context reaches every step of it (who asked, under which correlation id)', async () => {
+    const seen: string[] = [];
+    const step = (name: string) => ({
+      name,
+      opId: () => name,
+      status: (record: { done: string[] }) => (record.done.includes(name) ? ('done' as const) : ('todo' as const)),
+      run: async (record: { done: string[] }, _opId: string, context: { correlationId: string }) => {
+        seen.push(`${name}:${context.correlationId}`);
+        return { done: [...record.done, name] };
+      },
+    });
+    const flow = defineFlow('with-context', [step('a'), step('b')]);
+    await runFlow(flow, { done: [] }, { correlationId: 'c1' });
+    await resumeFlow(flow, { unfinished: async () => [{ done: ['a'] }], context: () => ({ correlationId: 'c2' }) });
+    expect(seen).toEqual(['a:c1', 'b:c1', 'b:c2']);
+  });
+
   test('step names are unique in a flow', () => {
     const step = { name: 'a', opId: () => 'a', status: () => 'todo' as const, run: async (r: unknown) => r };
     expect(() => defineFlow('twice', [step, step])).toThrow('two steps named a');

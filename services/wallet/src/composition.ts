@@ -96,7 +96,10 @@ export function compose(config: Readonly<WalletConfig>, log: Logger): { definiti
   const wallets = new Wallets(walletRepository, config.REF_PREFIX);
   const provider = paymentProvider(config);
   const requests = new IdempotentRequests(models.IdempotencyRecord);
-  const limits = new Limits({ daily: config.LIMIT_DAILY, weekly: config.LIMIT_WEEKLY, monthly: config.LIMIT_MONTHLY }, new WindowedCounter(models.Usage));
+  const limits = new Limits(
+    { daily: config.LIMIT_DAILY, weekly: config.LIMIT_WEEKLY, monthly: config.LIMIT_MONTHLY },
+    new WindowedCounter(models.Usage),
+  );
   const topUps = new TopUps(
     {
       referencePrefix: config.REF_PREFIX,

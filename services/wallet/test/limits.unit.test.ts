@@ -13,8 +13,14 @@ describe('request limits', () => {
   });
 
   test.each([
-    [{ daily: 0, weekly: 0, monthly: 0 }, { daily: 10, weekly: 10, monthly: 10 }],
-    [{ daily: 3, weekly: 9, monthly: 12 }, { daily: 7, weekly: 1, monthly: 0 }], // never below 0
+    [
+      { daily: 0, weekly: 0, monthly: 0 },
+      { daily: 10, weekly: 10, monthly: 10 },
+    ],
+    [
+      { daily: 3, weekly: 9, monthly: 12 },
+      { daily: 7, weekly: 1, monthly: 0 },
+    ], // never below 0
   ])('counts %p against 10 each → remaining %p', (counts, remaining) => {
     const stats = limitStats(counts, { daily: 10, weekly: 10, monthly: 10 });
     for (const window of ['daily', 'weekly', 'monthly'] as const)

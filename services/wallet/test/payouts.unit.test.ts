@@ -8,7 +8,13 @@ import { BadAccountNumber, InsufficientFunds, UnknownBank } from '../src/domain/
 import { payoutStatusView } from '../src/http/views';
 
 /** The payout rules (README "States", "Four eyes on payouts"), without a database. */
-const user = (id: string, role: AuthenticatedUser['role'] = 'buyer'): AuthenticatedUser => ({ id, ref: `MKT-USR-${id}`, role, email: 'a@b.c', name: id });
+const user = (id: string, role: AuthenticatedUser['role'] = 'buyer'): AuthenticatedUser => ({
+  id,
+  ref: `MKT-USR-${id}`,
+  role,
+  email: 'a@b.c',
+  name: id,
+});
 const owner = user('owner');
 const admin = user('admin-1', 'admin');
 const now = new Date('2026-11-24T10:00:00.000Z');
@@ -119,7 +125,13 @@ describe('a payout request', () => {
     ['Cancelled', 'payout:p1:release', 'payout_release', 150_00],
     ['Failed', 'payout:p1:release', 'payout_release', 150_00],
   ] as const)('a %s payout’s hold ends by %s', (status, opId, type, available) => {
-    expect(payoutFinishOp(payout(status))).toEqual({ opId, type, availableDeltaMinor: available, heldDeltaMinor: -150_00, reference: 'MKT-PAY-REQ-1' });
+    expect(payoutFinishOp(payout(status))).toEqual({
+      opId,
+      type,
+      availableDeltaMinor: available,
+      heldDeltaMinor: -150_00,
+      reference: 'MKT-PAY-REQ-1',
+    });
   });
 
   test('its hold moves the amount from available to held', () => {

@@ -115,7 +115,10 @@ describe('a settlement is decided once, of a Held hold only (decideSettlement)',
 
 describe('what a finished settlement tells the others (settlementEvent)', () => {
   const decided = (kind: 'capture' | 'cancel' | 'void', byAdmin = false) =>
-    hold({ status: 'Settling', settlement: { ...settlementOf(kind, 100_00, 40_00, 1000), decidedAt: new Date(0), ...(byAdmin ? { byAdmin } : {}) } });
+    hold({
+      status: 'Settling',
+      settlement: { ...settlementOf(kind, 100_00, 40_00, 1000), decidedAt: new Date(0), ...(byAdmin ? { byAdmin } : {}) },
+    });
 
   test.each([
     ['capture', false, 'wallet.booking_payment.captured', { amountMinor: 100_00, feeMinor: 10_00 }],

@@ -33,7 +33,13 @@ describe('a transfer request', () => {
     ['the sender in another currency', wallet('from', { currency: 'USD' }), wallet('to'), body(), CurrencyMismatch],
     ['no recipient wallet', wallet('from'), null, body(), NotFound],
     ['the recipient in another currency', wallet('from'), wallet('to', { currency: 'USD' }), body(), CurrencyMismatch],
-    ['no room at the recipient (held counts)', wallet('from'), wallet('to', { availableMinor: 4900_00, heldMinor: 1 }), body(), BalanceCeilingExceeded],
+    [
+      'no room at the recipient (held counts)',
+      wallet('from'),
+      wallet('to', { availableMinor: 4900_00, heldMinor: 1 }),
+      body(),
+      BalanceCeilingExceeded,
+    ],
   ] as const)('%s: %p', (_name, from, to, request, refusal) => {
     const check = () => checkTransferParties(from, to, request, settings.ceilingMinor);
     if (refusal) expect(check).toThrow(refusal);

@@ -13,10 +13,13 @@ const op = (over: Partial<WalletOp> = {}): WalletOp => ({
 });
 
 describe('an op is bounded before it reaches a wallet (boundedOp)', () => {
-  test.each([2 ** 53, -(2 ** 53), 1.5, Number.NaN, HARD_CEILING_MINOR + 1, -(HARD_CEILING_MINOR + 1)])('a delta of %d is refused: RangeError', (delta) => {
-    expect(() => boundedOp(op({ availableDeltaMinor: delta }))).toThrow(RangeError);
-    expect(() => boundedOp(op({ heldDeltaMinor: delta }))).toThrow(RangeError);
-  });
+  test.each([2 ** 53, -(2 ** 53), 1.5, Number.NaN, HARD_CEILING_MINOR + 1, -(HARD_CEILING_MINOR + 1)])(
+    'a delta of %d is refused: RangeError',
+    (delta) => {
+      expect(() => boundedOp(op({ availableDeltaMinor: delta }))).toThrow(RangeError);
+      expect(() => boundedOp(op({ heldDeltaMinor: delta }))).toThrow(RangeError);
+    },
+  );
 
   test.each([
     [undefined, HARD_CEILING_MINOR],

@@ -73,13 +73,13 @@ export class BookingHolds {
     private readonly events: EventsOut,
     private readonly log: Logger,
   ) {
-    const hold: Step<BookingHoldDoc> = {
+    const holdStep: Step<BookingHoldDoc> = {
       name: 'hold',
       opId: (record) => holdOpId(record._id),
       status: (record) => (record.status === 'Pending' ? 'todo' : record.hold === 'done' ? 'done' : 'skip'),
       run: (record) => this.takeHold(record),
     };
-    this.holdFlow = defineFlow('booking-hold', [hold]);
+    this.holdFlow = defineFlow('booking-hold', [holdStep]);
     // No room under the ceiling for a credit: it stays owed and the sweep retries it (logged).
     const credits: StepKind<WalletWork, LedgerEntry[] | null> = {
       apply: async (work, opId) => {
@@ -170,7 +170,13 @@ export class BookingHolds {
    * once it has passed (`dueAt`, the sweep moves it). The decision stands meanwhile: a
    * cancellation or a void arriving between changes nothing.
    */
-  async settle(bookingId: string, kind: SettlementKind, requestedRefundMinor: number, correlationId: string, now = new Date()): Promise<BookingHoldDoc> {
+  async settle(
+    bookingId: string,
+    kind: SettlementKind,
+    requestedRefundMinor: number,
+    correlationId: string,
+    now = new Date(),
+  ): Promise<BookingHoldDoc> {
     const current = requireHold(await this.holds.find(bookingId));
     const decision = decideSettlement(current, kind, requestedRefundMinor, this.settings.feeBps, { now, correlationId });
     if (decision) await this.holds.decide(decision);
@@ -301,9 +307,11 @@ export class BookingHolds {
     const event = settlementEvent(record, correlationId);
     const done = await this.holds.finish(bookingId, event, new Date());
     if (!done) return record;
-    this.log.info({ bookingId, correlationId, kind: s.kind, refundMinor: s.refundMinor, captureMinor: s.captureMinor }, 'booking hold settled');
+    this.log.info(
+      { bookingId, correlationId, kind: s.kind, refundMinor: s.refundMinor, captureMinor: s.captureMinor },
+      'booking hold settled',
+    );
     if (event) this.events.flush('booking-holds', bookingId);
     return done;
   }
 }
-

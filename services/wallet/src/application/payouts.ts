@@ -75,7 +75,13 @@ export class Payouts {
    * A new payout with id `attempt.resourceId`. A retaken attempt (its first died before it
    * answered) finds the payout that attempt created, if any, and finishes its hold instead.
    */
-  async create(user: AuthenticatedUser, userRef: string, body: CreatePayoutBody, correlationId: string, attempt?: Attempt): Promise<PayoutDoc> {
+  async create(
+    user: AuthenticatedUser,
+    userRef: string,
+    body: CreatePayoutBody,
+    correlationId: string,
+    attempt?: Attempt,
+  ): Promise<PayoutDoc> {
     const bank = checkPayoutRequest(user, userRef, body);
     if (attempt?.retaken) {
       const earlier = await this.payouts.findOwn(attempt.resourceId, user.id);
@@ -140,7 +146,13 @@ export class Payouts {
   }
 
   /** Owner's cancel or an admin's move; the state guard is in the write, so racing moves: one wins. */
-  async move(user: AuthenticatedUser, referenceId: string, move: PayoutMove, adminNotes: string | undefined, correlationId: string): Promise<PayoutDoc> {
+  async move(
+    user: AuthenticatedUser,
+    referenceId: string,
+    move: PayoutMove,
+    adminNotes: string | undefined,
+    correlationId: string,
+  ): Promise<PayoutDoc> {
     const payout = await this.find(referenceId);
     const decision = decideMove(user, payout, move, adminNotes, correlationId, new Date());
     const moved = await this.payouts.applyMove(decision);

@@ -14,7 +14,6 @@ export interface SweepPass {
  */
 export function walletSweep(passes: SweepPass[], log: Logger): () => Promise<void> {
   return async () => {
-    for (const pass of passes)
-      await pass.run().catch((err: unknown) => log.warn({ err, pass: pass.name }, 'wallet sweep step failed'));
+    for (const pass of passes) await pass.run().catch((err: unknown) => log.warn({ err, pass: pass.name }, 'wallet sweep step failed'));
   };
 }

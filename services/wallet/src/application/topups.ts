@@ -175,7 +175,8 @@ export class TopUps {
     const verification = await this.provider.verify(topUp.referenceId);
     const verdict = verdictOf(topUp, verification);
     if (verdict === 'complete') return (await this.complete(topUp._id, correlationId, ['Processing', 'Expired'])) ?? topUp;
-    if (verdict === 'review') this.log.error({ topUpId: topUp._id, verdict: verification }, 'provider reports another amount; left for review');
+    if (verdict === 'review')
+      this.log.error({ topUpId: topUp._id, verdict: verification }, 'provider reports another amount; left for review');
     if (verdict === 'fail') await this.end(topUp._id, 'Failed');
     return this.find(referenceId);
   }

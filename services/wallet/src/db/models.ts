@@ -8,14 +8,7 @@ import {
   type IdempotencyRecordDoc,
   type WindowedCounterDoc,
 } from '@mkt/kit';
-import type {
-  BookingHoldDoc,
-  LedgerEntryType,
-  PayoutDoc,
-  TopUpDoc,
-  TransferDoc,
-  WalletDoc,
-} from '../domain/records';
+import type { BookingHoldDoc, LedgerEntryType, PayoutDoc, TopUpDoc, TransferDoc, WalletDoc } from '../domain/records';
 
 /**
  * The wallet's schemas, and `walletModels(db)` binding them to a connection (no

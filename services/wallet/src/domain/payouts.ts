@@ -41,7 +41,11 @@ export function historyEntry(
  * digits, and only the owner asks for their money (an admin cannot request a payout from
  * someone's wallet). Answers the bank.
  */
-export function checkPayoutRequest(user: AuthenticatedUser, userRef: string, body: Pick<CreatePayoutBody, 'bankCode' | 'accountNumber'>): Bank {
+export function checkPayoutRequest(
+  user: AuthenticatedUser,
+  userRef: string,
+  body: Pick<CreatePayoutBody, 'bankCode' | 'accountNumber'>,
+): Bank {
   const bank = activeBank(body.bankCode);
   if (!bank) throw new UnknownBank();
   if (!accountNumberFits(bank, body.accountNumber)) throw new BadAccountNumber(bank.account_length);
@@ -78,7 +82,8 @@ export function decideMove(
 ): PayoutMoveDecision {
   if (move === 'cancel') assertOwnerOrAdmin(user, payout.userId);
   else if (user.role !== 'admin') throw new Forbidden('Only an admin moves payout requests');
-  else if (user.id === payout.userId || user.id === payout.requestedBy) throw new Forbidden('Another admin must move a payout you requested');
+  else if (user.id === payout.userId || user.id === payout.requestedBy)
+    throw new Forbidden('Another admin must move a payout you requested');
   const transition = payoutTransition(move, payout.status);
   if (!transition) throw new InvalidState(`A ${payout.status} payout request cannot be moved by ${move}`);
   const set: PayoutMoveDecision['set'] = { status: transition.to };

@@ -31,7 +31,12 @@ export function checkTransferRequest(user: AuthenticatedUser, body: CreateTransf
  * recipient's there and with room under the ceiling. The credit's own guard still holds under a
  * race, and a credit that then finds no room stays owed (Debited) until the sweep can apply it.
  */
-export function checkTransferParties(from: WalletSummary, to: WalletSummary | null, body: CreateTransferBody, ceilingMinor: number): WalletSummary {
+export function checkTransferParties(
+  from: WalletSummary,
+  to: WalletSummary | null,
+  body: CreateTransferBody,
+  ceilingMinor: number,
+): WalletSummary {
   if (from.currency !== body.currency) throw new CurrencyMismatch(from.currency);
   if (!to) throw new NotFound('Recipient wallet');
   if (to.currency !== body.currency) throw new CurrencyMismatch(to.currency);
