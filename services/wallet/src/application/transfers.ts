@@ -1,11 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateTransferBody } from '@mkt/contracts';
-import { defineFlow, kindStep, resumeFlow, runFlow, type Attempt, type AuthenticatedUser, type Logger, type Step } from '@mkt/kit';
+import {
+  defineFlow,
+  kindStep,
+  resumeFlow,
+  runFlow,
+  type Attempt,
+  type AuthenticatedUser,
+  type FlowRun,
+  type Logger,
+  type Step,
+} from '@mkt/kit';
 import type { TransferRepository } from '../db/transfer.repository';
 import type { WalletRepository } from '../db/wallet.repository';
 import type { TransferDoc } from '../domain/records';
 import {
   checkTransferParties,
+  checkTransferSender,
   checkTransferRequest,
   retakenTransfer,
   TRANSFER_RESUME_GRACE_MS,
@@ -67,7 +78,7 @@ export class Transfers {
       if (earlier) return this.carryOn(earlier);
     }
     checkTransferRequest(user, body, this.settings);
-    const from = await this.wallets.open(user.id, user.ref);
+    const from = checkTransferSender(await this.wallets.open(user.id, user.ref), body);
     const to = checkTransferParties(from, await this.walletRepository.find({ userId: body.toUserId }), body, this.settings.ceilingMinor);
     const transfer = await this.transfers.create({
       _id: attempt?.resourceId ?? randomUUID(),
@@ -84,30 +95,37 @@ export class Transfers {
 
   /** The debit step alone (tests stop a transfer between its steps with it). */
   async debit(transfer: TransferDoc): Promise<TransferDoc> {
-    return (await this.runOne(this.debitStep, transfer)) ?? transfer;
+    return this.runOne(this.debitStep, transfer);
   }
 
   /** The credit step alone (tests replay it from a stale read). */
   async credit(transfer: TransferDoc): Promise<TransferDoc> {
-    return (await this.runOne(this.creditStep, transfer)) ?? transfer;
+    return this.runOne(this.creditStep, transfer);
   }
 
   /** Carries on transfers left Pending or Debited (the runner resumes their flow). */
   async resume(now = new Date()): Promise<void> {
-    await resumeFlow(this.flow, {
+    const runs = await resumeFlow(this.flow, {
       unfinished: () => this.transfers.unfinishedSince(new Date(now.getTime() - TRANSFER_RESUME_GRACE_MS)),
-      onError: (err, transfer) => {
-        if (!(err instanceof InsufficientFunds)) this.log.warn({ err, transferId: transfer._id }, 'transfer resume failed');
+      onError: async (err, transfer) => {
+        // Refused for want of funds: the transfer ends Failed, as it would have in its request.
+        if (err instanceof InsufficientFunds) await this.transfers.markFailed(transfer._id);
+        else this.log.warn({ err, transferId: transfer._id }, 'transfer resume failed');
       },
     });
+    for (const run of runs) this.report(run);
   }
 
   private async carryOn(transfer: TransferDoc): Promise<TransferDoc> {
     const run = await this.failOnRefusedDebit(transfer, () => runFlow(this.flow, transfer));
+    this.report(run);
+    return run.record;
+  }
+
+  private report(run: FlowRun<TransferDoc>): void {
     if (run.ran.includes('credit')) this.completed(run.record);
     if (run.stoppedAt?.step === 'credit')
-      this.log.error({ transferId: transfer._id }, 'transfer credit waits: the recipient’s balance would pass its ceiling');
-    return run.record;
+      this.log.error({ transferId: run.record._id }, 'transfer credit waits: the recipient’s balance would pass its ceiling');
   }
 
   private async runOne(step: Step<TransferDoc>, transfer: TransferDoc): Promise<TransferDoc> {

@@ -26,6 +26,12 @@ export function checkTransferRequest(user: AuthenticatedUser, body: CreateTransf
   if (body.amount > settings.maxAmountMinor) throw new AmountTooLarge(settings.maxAmountMinor);
 }
 
+/** The sender's wallet holds the transfer's currency (checked before the recipient is read). */
+export function checkTransferSender(from: WalletSummary, body: CreateTransferBody): WalletSummary {
+  if (from.currency !== body.currency) throw new CurrencyMismatch(from.currency);
+  return from;
+}
+
 /**
  * The two wallets, checked before any money moves: both in the transfer's currency, the
  * recipient's there and with room under the ceiling. The credit's own guard still holds under a
