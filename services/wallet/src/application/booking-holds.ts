@@ -10,7 +10,6 @@ import {
   type Logger,
   type Step,
   type StepKind,
-  type StepStatus,
 } from '@mkt/kit';
 import type { BookingHoldRepository, HoldStepField } from '../db/booking-hold.repository';
 import type { WalletRepository } from '../db/wallet.repository';
@@ -39,20 +38,18 @@ import {
   voidedMarker,
   type BookingHoldSettings,
 } from '../domain/booking-holds';
-import type { BookingHoldDoc, LedgerEntry, SettlementKind, StepState } from '../domain/records';
+import type { BookingHoldDoc, LedgerEntry, SettlementKind } from '../domain/records';
 import { isSettlementDue, settlementEvent } from '../domain/settlement';
 import { FORGET_OPS_AFTER_MS } from '../domain/wallet-ops';
 import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/wallet.errors';
 import type { EventsOut } from './outbox';
-import type { WalletSteps, WalletWork } from './wallet-steps';
+import { stepStatus, type WalletSteps, type WalletWork } from './wallet-steps';
 import type { Wallets } from './wallets';
 
 /** A settlement's run: under whose correlation id its late steps and its event go. */
 interface SettlementRun {
   correlationId: string;
 }
-
-const stepStatus = (state: StepState): StepStatus => (state === 'pending' ? 'todo' : state === 'done' ? 'done' : 'skip');
 
 /**
  * The money of paid bookings (see domain/booking-holds.ts), on kit's step runner: the `hold`

@@ -10,7 +10,6 @@ import {
   type Attempt,
   type AuthenticatedUser,
   type Logger,
-  type StepStatus,
 } from '@mkt/kit';
 import type { PayoutRepository } from '../db/payout.repository';
 import type { PayoutMove } from '../domain/payout-states';
@@ -24,15 +23,13 @@ import {
   payoutHoldOp,
   statusEvent,
 } from '../domain/payouts';
-import type { PayoutDoc, StepState } from '../domain/records';
+import type { PayoutDoc } from '../domain/records';
 import { assertOwnerOrAdmin } from '../domain/access';
 import { InsufficientFunds } from '../domain/wallet.errors';
 import type { Limits } from './limits';
 import type { EventsOut } from './outbox';
-import type { WalletSteps } from './wallet-steps';
+import { stepStatus, type WalletSteps } from './wallet-steps';
 import type { Wallets } from './wallets';
-
-const statusOf = (state: StepState): StepStatus => (state === 'pending' ? 'todo' : state === 'done' ? 'done' : 'skip');
 
 /** Payout requests: the amount is held at creation and released or paid out at the end. */
 export class Payouts {
@@ -51,7 +48,7 @@ export class Payouts {
       kindStep(steps, {
         name: 'hold',
         opId: (payout) => payoutHoldOp(payout).opId,
-        status: (payout) => statusOf(payout.hold),
+        status: (payout) => stepStatus(payout.hold),
         work: (payout) => ({ walletId: payout.walletId, op: payoutHoldOp(payout) }),
         record: async (payout) => {
           await this.payouts.recordHold(payout._id);
@@ -61,7 +58,7 @@ export class Payouts {
       kindStep(steps, {
         name: 'finish',
         opId: (payout) => payoutFinishOp(payout).opId,
-        status: (payout) => (payout.hold === 'done' ? statusOf(payout.finish) : 'skip'),
+        status: (payout) => (payout.hold === 'done' ? stepStatus(payout.finish) : 'skip'),
         work: (payout) => ({ walletId: payout.walletId, op: payoutFinishOp(payout) }),
         record: async (payout) => {
           await this.payouts.recordFinish(payout._id);

@@ -26,7 +26,7 @@ import { BalanceCeilingExceeded } from '../domain/wallet.errors';
 import type { PaymentProvider } from '../payments/provider';
 import type { Limits } from './limits';
 import type { EventsOut } from './outbox';
-import type { WalletSteps } from './wallet-steps';
+import { stepStatus, type WalletSteps } from './wallet-steps';
 import type { Wallets } from './wallets';
 
 export interface TopUpCreatedResult {
@@ -54,7 +54,7 @@ export class TopUps {
       kindStep(steps, {
         name: 'credit',
         opId: (topUp) => `topup:${topUp._id}:credit`,
-        status: (topUp) => (topUp.credit === 'pending' ? 'todo' : topUp.credit === 'done' ? 'done' : 'skip'),
+        status: (topUp) => stepStatus(topUp.credit),
         work: (topUp) => ({ walletId: topUp.walletId, op: topUpCreditOp(topUp, settings.ceilingMinor) }),
         record: async (topUp) => {
           await this.topUps.recordCredit(topUp._id);

@@ -1,8 +1,11 @@
-import type { StepKind } from '@mkt/kit';
+import type { StepKind, StepStatus } from '@mkt/kit';
 import type { LedgerRepository } from '../db/ledger.repository';
 import type { WalletRepository } from '../db/wallet.repository';
-import type { ApplyOutcome, LedgerEntry, WalletOp } from '../domain/records';
+import type { ApplyOutcome, LedgerEntry, StepState, WalletOp } from '../domain/records';
 import { appliedEntries, boundedOp, ledgerEntryOf, refusalOf } from '../domain/wallet-ops';
+
+/** A record's step field as the runner reads it: owed (`pending`) is to do; `none` is not part of the flow. */
+export const stepStatus = (state: StepState): StepStatus => (state === 'pending' ? 'todo' : state === 'done' ? 'done' : 'skip');
 
 /** One money move of a flow: an op on a wallet. */
 export interface WalletWork {
