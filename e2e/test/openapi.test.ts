@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import pino from 'pino';
 import { CreateDiscountBody, ENDPOINTS, PAYOUT_ADMIN_MOVES, buildOpenApi, errorAnswers, type Endpoint, type Service } from '@mkt/contracts';
-import { Bus, OutboxRelay } from '@mkt/kit';
+import { Bus, mountedEndpoints, OutboxRelay } from '@mkt/kit';
 import { makeKeyPair } from '@mkt/infra';
 import { createApp as catalogApp } from '../../services/catalog/src/app';
 import { loadConfig as catalogConfig } from '../../services/catalog/src/config';
@@ -15,12 +15,13 @@ import { Identity } from '../../services/gateway/src/domain/identity';
 import { LoginThrottle } from '../../services/gateway/src/domain/login-throttle';
 import { PasswordHasher } from '../../services/gateway/src/domain/passwords';
 import { createApp as reviewApp } from '../../services/review/src/app';
+import { reviewService } from '../../services/review/src/composition';
 import { loadConfig as reviewConfig } from '../../services/review/src/config';
 import { createApp as walletApp } from '../../services/wallet/src/app';
 import { loadConfig as walletConfig } from '../../services/wallet/src/config';
 import { assembleWallet } from '../../services/wallet/src/parts';
 
-// Building the apps touches no server: their routers are only read.
+// Building the apps touches no server: what they mount is only read.
 const log = pino({ level: 'silent' });
 const keys = makeKeyPair();
 const env = { MONGO_URL: 'mongodb://unused', AMQP_URL: 'amqp://unused', JWT_PUBLIC_KEY: keys.publicKey, JWT_PRIVATE_KEY: keys.privateKey };
@@ -56,15 +57,20 @@ function apps(): Record<Service, Express> {
         outbox,
         log,
       ),
-    }),
+    }).service,
     wallet: walletApp({ config: wallet, runtime, parts: assembleWallet(wallet, outbox, log) }),
     catalog: catalogApp({ config: catalogConfig(env), runtime }),
     crm: crmApp({ config: crmConfig(env), runtime }),
     consultation: consultationApp({ config: consultationConfig(env), runtime }),
-    review: reviewApp({ config: reviewConfig(env), runtime }),
+    review: reviewApp({ config: reviewConfig(env), runtime, reviews: reviewService(reviewConfig(env), log).parts.reviews }),
   };
 }
 
+/**
+ * Routes an app mounted as express routers, parameters written `{name}`: read from express's
+ * private layers, only until every service mounts its routes from the endpoint table
+ * (`mountEndpoints`); then this goes, and `mountedEndpoints` is the whole answer.
+ */
 interface Layer {
   name: string;
   rawPath?: string | string[];
@@ -101,7 +107,11 @@ const normalize = (path: string) =>
 describe('the OpenAPI document', () => {
   const built = apps();
   const served = Object.entries(built).flatMap(([service, app]) =>
-    routesOf((app as unknown as { router: { stack: Layer[] } }).router.stack)
+    [
+      // The entries the app mounted from the tables (each checked against its handler at mount).
+      ...mountedEndpoints(app).map((entry) => `${entry.method} ${normalize(entry.path)}`),
+      ...routesOf((app as unknown as { router: { stack: Layer[] } }).router.stack),
+    ]
       // `/internal/*` is service to service (a shared credential), never routed by the gateway.
       .filter((route) => !INFRASTRUCTURE.includes(route.split(' ')[1]!) && !route.split(' ')[1]!.startsWith('/internal/'))
       .map((route) => `${service} ${route}`),

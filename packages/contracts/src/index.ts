@@ -16,3 +16,4 @@ export * from './api';
 export * from './openapi';
 export * from './responses';
 export * from './subscriptions';
+export * from './internal-api';

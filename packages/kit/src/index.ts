@@ -12,6 +12,8 @@ export * from './http/auth';
 export * from './http/request-id';
 export * from './bus';
 export * from './http/method-not-allowed';
+export * from './http/endpoints';
+export * from './http/route-table';
 export * from './windowed-counter';
 export * from './idempotency';
 export * from './tracing';

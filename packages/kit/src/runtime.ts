@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { Express } from 'express';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import mongoose from 'mongoose';
 import { Bus } from './bus/bus';
 import type { ConsumerSpec } from './bus/consumer';
@@ -95,7 +94,8 @@ export interface ServiceDefinition {
   config: RuntimeConfig;
   /** Every model of the service (bound to `runtime.db`): their indexes are built before traffic. */
   models: AnyModel[];
-  app: Express;
+  /** The HTTP handler: an express app (`createService`), or any request listener (the gateway's edge in front of one). */
+  app: RequestListener;
   consumers?: ConsumerSpec[];
   /** Background jobs (sweepers); each returns its stop function. */
   jobs?: Job[];
@@ -288,7 +288,7 @@ export interface RunOptions {
   models: AnyModel[];
   outboxSources?: OutboxSource[];
   consumers?: ConsumerSpec[];
-  createApp: (runtime: Runtime) => Express;
+  createApp: (runtime: Runtime) => RequestListener;
   jobs?: Job[];
   brokerTimeoutMs?: number;
   readinessNeedsDatabase?: boolean;

@@ -1,13 +1,13 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestListener } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { createService, traceContextMiddleware, WindowedCounter, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, traceContextMiddleware, WindowedCounter, type Runtime } from '@mkt/kit';
 import { corsOrigins, type GatewayConfig } from './config';
 import { RateLimitCounter } from './db/rate-limit-counter.model';
 import type { Identity } from './domain/identity';
 import type { SigningKeys } from './domain/tokens';
 import { AccessLog } from './http/access-log';
-import { authRouter } from './http/auth.router';
-import { docsRouter } from './http/docs.router';
+import { authHandlers } from './http/auth.handlers';
+import { mountDocs } from './http/docs';
 import { createEdge } from './http/edge';
 import { limitRegistrations, TokenUsers } from './http/rate-limit';
 import { securityHeaders } from './http/security-headers';
@@ -21,13 +21,20 @@ export interface GatewayDeps {
   keys: SigningKeys;
 }
 
+/** The gateway's HTTP handler, and the app of its own endpoints behind the edge. */
+export interface GatewayApp {
+  /** What the server calls: the edge, then (what it does not proxy) `service`. */
+  listener: RequestListener;
+  service: Express;
+}
+
 /**
  * The edge (http/edge.ts) sees every request first: refusals, protection, and the proxy, whose
  * requests never enter the service plumbing below. What is not proxied goes on to the
- * gateway's own endpoints (health, auth, docs) in the service app every service shares, with
- * its JSON parser, request log and error envelope.
+ * gateway's own endpoints (health, the auth entries of the endpoint table, docs) in the service
+ * app every service shares, with its JSON parser, request log and error envelope.
  */
-export function createApp({ config, runtime, identity, keys }: GatewayDeps): Express {
+export function createApp({ config, runtime, identity, keys }: GatewayDeps): GatewayApp {
   // Every limit is counted in the gateway's database, so N replicas enforce one budget. When the
   // database cannot be asked, the limits in front of proxied traffic let requests through (the
   // services behind have limits and databases of their own; refusing everything would make a
@@ -48,16 +55,20 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
     readiness: runtime.readiness,
     bodyLimit: `${config.BODY_LIMIT_BYTES}b`,
     routes: (app) => {
-      app.use(
-        '/v1/auth/register',
-        limitRegistrations(limit('register', config.RATE_LIMIT_REGISTER_IP_PER_HOUR, 'hour', 'refuse'), config.TRUST_PROXY),
+      const registrations = limitRegistrations(
+        limit('register', config.RATE_LIMIT_REGISTER_IP_PER_HOUR, 'hour', 'refuse'),
+        config.TRUST_PROXY,
       );
-      app.use('/v1/auth', authRouter(identity, keys, config.TRUST_PROXY));
-      app.use(docsRouter());
+      mountEndpoints(app, {
+        service: 'gateway',
+        publicKey: keys.publicKey,
+        handlers: authHandlers(identity, keys, config.TRUST_PROXY, registrations),
+      });
+      mountDocs(app);
     },
   });
   service.set('trust proxy', config.TRUST_PROXY);
-  return withEdge(
+  const listener = withEdge(
     service,
     createEdge({
       origins: corsOrigins(config),
@@ -81,22 +92,19 @@ export function createApp({ config, runtime, identity, keys }: GatewayDeps): Exp
       accessLog: new AccessLog(runtime.log, config.ACCESS_LOG_SAMPLE_RATE),
     }),
   );
+  return { listener, service };
 }
 
 /**
  * Puts `edge` in front of an express app without express's own request handling: a proxied
  * request costs one function call here, not express's request/response set-up and router
  * (about a tenth of the gateway's CPU in the profile, bench/README.md). Whatever `edge` passes
- * on is handled by the app as usual, from the start.
+ * on is handed to the app as a server would hand it (an express app is a request listener).
  */
-function withEdge(app: Express, edge: RequestHandler): Express {
-  const handle = (app as unknown as { handle: ExpressHandle }).handle.bind(app);
+function withEdge(app: Express, edge: RequestHandler): RequestListener {
   // Tracing off: an incoming traceparent is the context of the edge's work too (its log lines).
   const continueTrace = traceContextMiddleware();
-  (app as unknown as { handle: ExpressHandle }).handle = (req, res, done) => {
-    continueTrace(req, res, () => edge(req as Request, res as Response, () => handle(req, res, done)));
+  return (req, res) => {
+    continueTrace(req as Request, res as Response, () => edge(req as Request, res as Response, () => void app(req, res)));
   };
-  return app;
 }
-
-type ExpressHandle = (req: IncomingMessage, res: ServerResponse, done?: (err?: unknown) => void) => void;

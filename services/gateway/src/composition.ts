@@ -55,7 +55,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     readinessNeedsDatabase: false,
     createApp: (runtime) => {
       relay = runtime.outbox;
-      return createApp({ config, runtime, identity, keys });
+      return createApp({ config, runtime, identity, keys }).listener;
     },
     // TTL indexes are not enforced everywhere (the development server): expired records are deleted hourly.
     jobs: [

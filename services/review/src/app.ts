@@ -1,23 +1,30 @@
 import type { Express } from 'express';
-import { authenticate, createService, type OutboxRelay, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, type Runtime } from '@mkt/kit';
+import type { Reviews } from './application/reviews';
 import type { ReviewConfig } from './config';
-import { Reviews } from './domain/reviews';
-import { reviewsRouter } from './http/reviews.router';
+import { reviewHandlers } from './http/reviews.handlers';
 
 export interface AppDeps {
   config: Readonly<ReviewConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'> & { outbox: OutboxRelay };
+  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  reviews: Reviews;
 }
 
-/** `GET /reviews/by-entity` is public; everything else needs a token. */
-export function createApp({ config, runtime }: AppDeps): Express {
-  const reviews = new Reviews(runtime.outbox, runtime.log);
+/**
+ * The review entries of the contracts' endpoint table: `GET /reviews/by-entity` is public, the
+ * rest needs a token, and so does anything else under `/reviews` before it hears 404 or 405.
+ */
+export function createApp({ config, runtime, reviews }: AppDeps): Express {
   return createService({
     name: 'review',
     log: runtime.log,
     readiness: runtime.readiness,
-    routes: (app) => {
-      app.use('/reviews', reviewsRouter(reviews, authenticate(config.JWT_PUBLIC_KEY)));
-    },
+    routes: (app) =>
+      mountEndpoints(app, {
+        service: 'review',
+        publicKey: config.JWT_PUBLIC_KEY,
+        guardedPrefixes: ['/reviews'],
+        handlers: reviewHandlers(reviews),
+      }),
   });
 }

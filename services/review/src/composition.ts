@@ -1,18 +1,35 @@
-import type { Logger, RunOptions } from '@mkt/kit';
+import { createDatabase, createRuntime, type Logger, type ServiceDefinition } from '@mkt/kit';
 import { createApp } from './app';
+import { Reviews } from './application/reviews';
 import type { ReviewConfig } from './config';
-import { Eligibility, Review, Reviewer } from './db/review.models';
-import { sessionsConsumer, usersConsumer } from './events/consumers';
+import { EligibilityRepository } from './db/eligibility.repository';
+import { reviewModels } from './db/models';
+import { ReviewerRepository, ReviewRepository } from './db/review.repository';
+import { reviewConsumers } from './events/consumers';
 
-/** How the review service is put together (main.ts and the component tests). */
-export function reviewService(config: Readonly<ReviewConfig>, log: Logger): RunOptions {
-  return {
-    name: 'review',
-    config,
-    log,
-    models: [Review, Eligibility, Reviewer],
-    outboxSources: [{ name: 'reviews', model: Review }],
-    consumers: [sessionsConsumer, usersConsumer],
-    createApp: (runtime) => createApp({ config, runtime }),
+/**
+ * How the review service is put together (main.ts and the component tests): every part built
+ * here, at once — its own database handle and the models bound to it, the runtime (bus, outbox
+ * relay, readiness), repositories, use cases, consumers and the app. Nothing connects until the
+ * definition is started.
+ */
+export function reviewService(config: Readonly<ReviewConfig>, log: Logger) {
+  const db = createDatabase();
+  const models = reviewModels(db);
+  const runtime = createRuntime({ name: 'review', config, log, db, outboxSources: [{ name: 'reviews', model: models.Review }] });
+  const repositories = {
+    reviews: new ReviewRepository(models.Review),
+    eligibility: new EligibilityRepository(models.Eligibility),
+    reviewers: new ReviewerRepository(models.Reviewer),
   };
+  const reviews = new Reviews(repositories, { flush: (doc) => runtime.outbox.flush(models.Review, doc) }, log);
+  const consumers = reviewConsumers(reviews);
+  const definition: ServiceDefinition = {
+    runtime,
+    config,
+    models: Object.values(models),
+    app: createApp({ config, runtime, reviews }),
+    consumers: [consumers.sessions, consumers.users],
+  };
+  return { definition, parts: { models, repositories, reviews, consumers } };
 }

@@ -4,4 +4,4 @@ import { reviewService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(reviewService(config, createLogger('review', config.LOG_LEVEL)));
+startService(reviewService(config, createLogger('review', config.LOG_LEVEL)).definition);

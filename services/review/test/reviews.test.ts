@@ -5,8 +5,6 @@ import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt
 import { listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
 import { reviewService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import { Eligibility, Review } from '../src/db/review.models';
-import { sessionsConsumer, usersConsumer } from '../src/events/consumers';
 
 const identity = testIdentity();
 const env = testEnv('review');
@@ -14,10 +12,19 @@ const log = pino({ level: 'silent' });
 let started: StartedRuntime;
 let url: string;
 let bus: Bus;
+// The service as main.ts composes it: its models and consumers are read from the composition.
+let service: ReturnType<typeof reviewService>;
+let Review: typeof service.parts.models.Review;
+let Eligibility: typeof service.parts.models.Eligibility;
+let sessionsConsumer: typeof service.parts.consumers.sessions;
+let usersConsumer: typeof service.parts.consumers.users;
 
 beforeAll(async () => {
   const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
-  started = await startComponent(reviewService(config, log), env.dbName);
+  service = reviewService(config, log);
+  ({ Review, Eligibility } = service.parts.models);
+  ({ sessions: sessionsConsumer, users: usersConsumer } = service.parts.consumers);
+  started = await startComponent(service.definition, env.dbName);
   ({ url } = started);
   bus = started.runtime.bus;
 });

@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
 import { AccessClaims, JWT_AUDIENCE, JWT_ISSUER, type Role } from '@mkt/contracts';
@@ -85,4 +85,21 @@ export function requireRole(...roles: Role[]): RequestHandler {
 export function currentUser(req: Express.Request): AuthenticatedUser {
   if (!req.user) throw new Unauthenticated();
   return req.user;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * Service-to-service calls (`/internal/...`, access `service`): the shared credential in
+ * `x-internal-token`, compared in constant time (digests of equal length). Never a user's
+ * token; an empty configured credential refuses every call.
+ */
+export function requireServiceToken(token: string): RequestHandler {
+  const expected = token ? digest(token) : null;
+  return (req, _res, next) => {
+    const given = req.header('x-internal-token');
+    if (!expected || !given || !timingSafeEqual(digest(given), expected))
+      return next(new Unauthenticated('A service credential is required'));
+    next();
+  };
 }

@@ -4,6 +4,7 @@ import { ErrorCode, errorBody, ok } from '@mkt/contracts';
 import { NotFound, toHttpError } from '../errors';
 import type { Logger } from '../logger';
 import { getMetrics, renderMetrics, traceExemplar, wantsOpenMetrics } from '../metrics';
+import { endpointDispatcher } from './endpoints';
 import { literalPathsWin, methodNotAllowed } from './method-not-allowed';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
 import { setRequestCorrelationId, traceContextMiddleware } from '../tracing';
@@ -25,14 +26,24 @@ export interface ServiceOptions {
   log: Logger;
   /** What `/readyz` asks: the process not draining and the database; the broker is only reported. */
   readiness: ReadinessCheck[];
-  /** Mounts the service's routers; runs after the JSON body parser. */
+  /**
+   * Mounts the service's routes: `mountEndpoints(app, ...)` from the contracts' tables (each
+   * entry brings its own body parser), plus any route outside the tables (`app.get`, after the
+   * JSON body parser).
+   */
   routes: (app: Express) => void;
-  /** Runs before the JSON body parser (webhooks that need the raw body, form posts). */
+  /**
+   * Runs before the JSON body parser (webhooks that need the raw body, form posts).
+   * @deprecated Table entries parse their own bodies (`form`, `signature`): use `mountEndpoints`.
+   */
   beforeBodyParser?: (app: Express) => void;
   bodyLimit?: string;
 }
 
 /**
+ * @deprecated Mount routes from the contracts' endpoint tables with `mountEndpoints`; this stays
+ * until every service has moved.
+ *
  * A router that matches paths exactly as written: case-sensitive (`/PRICING` is not `/pricing`)
  * and strict (`/x/` is not `/x`). Express's own default matches both, so a guard that compares
  * strings would disagree with the route that answers; with these, a path reaches a handler
@@ -44,11 +55,12 @@ export function serviceRouter(): Router {
 
 /**
  * The express app every service shares: request id, one log line per request (secrets
- * redacted), metrics, health, a bounded JSON parser, the service's routes, then a 404 and one
- * error middleware that answers every failure with the envelope. A method not served on a path
- * that is served answers 405 with `Allow`, also where a parameter route of another method would
- * match it (a literal segment wins). Routing is case-sensitive and
- * strict (as `serviceRouter`): `/WALLETS/...` is a 404, not the wallet.
+ * redacted), metrics, health, the endpoints mounted from the contracts' tables (kit's own
+ * matcher, `endpoints.ts`), a bounded JSON parser, any other routes, then a 404 and one error
+ * middleware that answers every failure with the envelope. A method not served on a path that
+ * is served answers 405 with `Allow`, also where a parameter route of another method would match
+ * it (a literal segment wins); OPTIONS answers 204 with `Allow`. Routing is case-sensitive and
+ * strict: `/WALLETS/...` is a 404, not the wallet.
  */
 export function createService(options: ServiceOptions): Express {
   const app = express();
@@ -62,9 +74,13 @@ export function createService(options: ServiceOptions): Express {
   app.use(requestContext(options.log));
   app.use(recordDuration());
   mountHealth(app, options.readiness);
+  const json = express.json({ limit: options.bodyLimit ?? '1mb', strict: true, type: ['application/json', 'application/*+json'] });
+  // The table's entries (mounted by `options.routes` below; read per request).
+  app.use(endpointDispatcher(app, json));
   options.beforeBodyParser?.(app);
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', strict: true, type: ['application/json', 'application/*+json'] }));
-  // Before the routes: a literal path's methods are its own (405 rather than a parameter route).
+  app.use(json);
+  // Routes outside the tables (express routers, until every service mounts from the tables):
+  // a literal path's methods are its own (405 rather than a parameter route), and 405 after.
   app.use(literalPathsWin(app));
   options.routes(app);
   app.use(methodNotAllowed(app));

@@ -20,6 +20,10 @@ interface RouteMatch {
 const stackOf = (app: Express) => (app as unknown as { router: { stack: LayerLike[] } }).router.stack;
 
 /**
+ * @deprecated Reads express's private router layers; `mountEndpoints` answers 405 and OPTIONS
+ * from kit's own matcher (`route-table.ts`). Kept (inside `createService`) for routes mounted as
+ * express routers until every service has moved.
+ *
  * Runs before the service's routes and decides which routes own a path: those that match it
  * with the fewest parameters, so a literal segment wins over a parameter, as in most routers
  * (`/bookings/cancel` belongs to `POST /bookings/cancel`, not to `GET /bookings/:id`).
@@ -43,6 +47,8 @@ export function literalPathsWin(app: Express): RequestHandler {
 }
 
 /**
+ * @deprecated As `literalPathsWin`: `mountEndpoints` answers 405 itself.
+ *
  * Runs after the service's routes, when none answered: if another method is served on this
  * path, the answer is 405 with `Allow` (RFC 9110) instead of a 404 that would tell a client
  * the path does not exist. Asks the routers themselves, so it can never disagree with them.
@@ -55,7 +61,11 @@ export function methodNotAllowed(app: Express): RequestHandler {
   };
 }
 
-/** The methods of the routes that own `path` (those matching it with the fewest parameters). */
+/**
+ * @deprecated As `literalPathsWin`.
+ *
+ * The methods of the routes that own `path` (those matching it with the fewest parameters).
+ */
 export function methodsServed(stack: LayerLike[], path: string): Set<string> {
   return methodsOf(stack, path).owners;
 }

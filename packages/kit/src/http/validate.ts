@@ -5,21 +5,23 @@ export interface RequestSchemas {
   params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
+  /** A form post's fields (`application/x-www-form-urlencoded`), read from the parsed body. */
+  form?: z.ZodType;
 }
 
 /** The parsed parts of a request, typed by the schemas that parsed them (only those given). */
 export type ValidInput<S extends RequestSchemas> = { [K in keyof S]: S[K] extends z.ZodType ? z.output<S[K]> : never };
 
-const PARTS = ['params', 'query', 'body'] as const;
+const PARTS = ['params', 'query', 'body', 'form'] as const;
 
 /** Parses every part a schema is given for; all issues at once, so a client sees every problem. */
-function parseParts<S extends RequestSchemas>(schemas: S, req: Request): { input: ValidInput<S> } | { error: ZodError } {
+export function parseParts<S extends RequestSchemas>(schemas: S, req: Request): { input: ValidInput<S> } | { error: ZodError } {
   const issues: z.core.$ZodIssue[] = [];
   const input: Record<string, unknown> = {};
   for (const part of PARTS) {
     const schema = schemas[part];
     if (!schema) continue;
-    const result = schema.safeParse(part === 'body' ? (req.body ?? {}) : req[part]);
+    const result = schema.safeParse(part === 'body' || part === 'form' ? (req.body ?? {}) : req[part]);
     if (result.success) input[part] = result.data;
     else issues.push(...result.error.issues);
   }

@@ -1,21 +1,43 @@
+import { ENDPOINTS, type Endpoint, type Service } from '@mkt/contracts';
+
 /** The routing table of DESIGN §3: which service owns which path prefix. */
-export type Upstream = 'wallet' | 'catalog' | 'crm' | 'consultation' | 'review';
+export type Upstream = Exclude<Service, 'gateway'>;
 
 export interface Route {
   prefix: string;
   upstream: Upstream;
 }
 
-export const ROUTES: Route[] = [
-  { prefix: '/wallets', upstream: 'wallet' },
-  { prefix: '/v1/wallet', upstream: 'wallet' },
-  { prefix: '/physical-products', upstream: 'catalog' },
-  { prefix: '/v1/products', upstream: 'catalog' },
-  { prefix: '/v1/shops', upstream: 'catalog' },
-  { prefix: '/customers', upstream: 'crm' },
-  { prefix: '/consultations', upstream: 'consultation' },
-  { prefix: '/reviews', upstream: 'review' },
-];
+/**
+ * The prefix an entry's path is routed by: its leading segments up to the first that is not a
+ * version (`/wallets/users/{id}/topup` → `/wallets`, `/v1/wallet/transfers` → `/v1/wallet`).
+ */
+export function prefixOf(path: string): string {
+  const segments = path.split('/').slice(1);
+  const end = segments.findIndex((segment) => !/^v\d+$/.test(segment));
+  const prefix = `/${segments.slice(0, end + 1).join('/')}`;
+  if (end < 0 || /[{}]/.test(prefix)) throw new Error(`No routing prefix in ${path}`);
+  return prefix;
+}
+
+/**
+ * The prefixes of the endpoint table, each of one service: the gateway's own (`/v1/auth`) are
+ * not proxied. Two services under one prefix is a mistake in the table, refused here.
+ */
+export function routesOf(endpoints: readonly Pick<Endpoint, 'path' | 'service'>[]): Route[] {
+  const owners = new Map<string, Service>();
+  for (const { path, service } of endpoints) {
+    const prefix = prefixOf(path);
+    const owner = owners.get(prefix);
+    if (owner && owner !== service) throw new Error(`The prefix ${prefix} is both ${owner}'s and ${service}'s`);
+    owners.set(prefix, service);
+  }
+  return [...owners]
+    .filter((owned): owned is [string, Upstream] => owned[1] !== 'gateway')
+    .map(([prefix, upstream]) => ({ prefix, upstream }));
+}
+
+export const ROUTES: Route[] = routesOf(ENDPOINTS);
 
 /** The owner of a path: the prefix must end at a segment boundary (`/walletsx` is nobody's). */
 export function upstreamFor(path: string): Upstream | null {

@@ -1,4 +1,4 @@
-import mongoose, { Schema } from 'mongoose';
+import { Schema, type Connection } from 'mongoose';
 import type { IntegrationEvent } from '@mkt/contracts';
 import { pendingEventsField } from '@mkt/kit';
 
@@ -45,7 +45,6 @@ const reviewSchema = new Schema<ReviewDoc>(
 // One review per reviewer and entity: of two racing posts, the unique key lets one in.
 reviewSchema.index({ reviewerId: 1, entityType: 1, entityId: 1 }, { unique: true });
 reviewSchema.index({ entityType: 1, entityId: 1, isActive: 1, createdAt: -1 });
-export const Review = mongoose.model<ReviewDoc>('Review', reviewSchema, 'reviews');
 
 /** Who completed a session of which consultation (from consultation.session.completed). */
 export interface EligibilityDoc {
@@ -71,14 +70,19 @@ const eligibilitySchema = new Schema<EligibilityDoc>(
   },
   { versionKey: false },
 );
-export const Eligibility = mongoose.model<EligibilityDoc>('Eligibility', eligibilitySchema, 'eligibility');
 
 export interface ReviewerDoc {
   _id: string;
   fullName: string;
 }
-export const Reviewer = mongoose.model<ReviewerDoc>(
-  'Reviewer',
-  new Schema<ReviewerDoc>({ _id: String, fullName: String }, { versionKey: false }),
-  'users',
-);
+const reviewerSchema = new Schema<ReviewerDoc>({ _id: String, fullName: String }, { versionKey: false });
+
+/** The review service's models, bound to its connection (no process-global models). */
+export function reviewModels(db: Connection) {
+  return {
+    Review: db.model<ReviewDoc>('Review', reviewSchema, 'reviews'),
+    Eligibility: db.model<EligibilityDoc>('Eligibility', eligibilitySchema, 'eligibility'),
+    Reviewer: db.model<ReviewerDoc>('Reviewer', reviewerSchema, 'users'),
+  };
+}
+export type ReviewModels = ReturnType<typeof reviewModels>;

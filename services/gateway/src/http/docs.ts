@@ -1,5 +1,4 @@
-import { static as serveStatic, type Router } from 'express';
-import { serviceRouter } from '@mkt/kit';
+import { static as serveStatic, type Express } from 'express';
 import { buildOpenApi } from '@mkt/contracts';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
 
@@ -12,19 +11,20 @@ const page = `<!doctype html>
 
 const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
 
-/** `/openapi.json` (built once from the contracts) and `/docs` (Swagger UI served from npm, no CDN). */
-export function docsRouter(): Router {
-  const router = serviceRouter();
+/**
+ * `/openapi.json` (built once from the contracts) and `/docs` (Swagger UI served from npm, no
+ * CDN): the document about the table, not entries of it.
+ */
+export function mountDocs(app: Express): void {
   const document = buildOpenApi();
-  router.get('/openapi.json', (_req, res) => {
+  app.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
-  router.get('/docs', (_req, res) => {
+  app.get('/docs', (_req, res) => {
     res.type('html').send(page);
   });
-  router.get('/docs/init.js', (_req, res) => {
+  app.get('/docs/init.js', (_req, res) => {
     res.type('application/javascript').send(init);
   });
-  router.use('/docs/assets', serveStatic(getAbsoluteFSPath(), { index: false, maxAge: '1d' }));
-  return router;
+  app.use('/docs/assets', serveStatic(getAbsoluteFSPath(), { index: false, maxAge: '1d' }));
 }
