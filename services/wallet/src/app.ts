@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { authenticate, createService, type IdempotentRequests, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, type IdempotentRequests, type Runtime } from '@mkt/kit';
 import type { BookingHolds } from './application/booking-holds';
 import type { Limits } from './application/limits';
 import type { Payouts } from './application/payouts';
@@ -7,12 +7,11 @@ import type { TopUps } from './application/topups';
 import type { Transfers } from './application/transfers';
 import type { Wallets } from './application/wallets';
 import type { WalletConfig } from './config';
-import { v1WalletRouter, walletInfoRouter } from './http/account.router';
-import { bookingHoldsRouter } from './http/booking-holds.router';
-import { checkoutRouter } from './http/checkout.router';
-import { internalRouter } from './http/internal.router';
-import { payoutsRouter } from './http/payouts.router';
-import { topUpsRouter } from './http/topups.router';
+import { accountHandlers } from './http/account.handlers';
+import { bookingHoldHandlers } from './http/booking-holds.handlers';
+import { checkoutHandlers } from './http/checkout.handlers';
+import { mountUnknownPayoutMove, payoutHandlers } from './http/payouts.handlers';
+import { topUpHandlers } from './http/topups.handlers';
 import type { PaymentProvider } from './payments/provider';
 
 /** What the HTTP layer calls: the application services (composition.ts builds them). */
@@ -34,28 +33,34 @@ export interface AppDeps {
   parts: WalletHttpParts;
 }
 
-/** Public checkout and webhook first (raw and form bodies), then everything behind a token. */
+/**
+ * The wallet's entries of the contracts' endpoint tables (`ENDPOINTS`, `INTERNAL_ENDPOINTS`),
+ * each with its access from the table: the checkout pages and the webhook public (the webhook
+ * signed, its body raw), the internal holds behind the service credential, the rest behind a
+ * token — and so is anything else under `/wallets` or `/v1/wallet` before it hears 404 or 405.
+ */
 export function createApp({ config, runtime, parts }: AppDeps): Express {
   return createService({
     name: 'wallet',
     log: runtime.log,
     readiness: runtime.readiness,
-    beforeBodyParser: (app) => {
-      app.use('/wallets', checkoutRouter(parts.topUps, parts.provider, config.MERCHANT_NAME));
-    },
     routes: (app) => {
-      const auth = authenticate(config.JWT_PUBLIC_KEY);
-      app.use(
-        '/wallets',
-        auth,
-        walletInfoRouter(parts.limits),
-        topUpsRouter(parts.topUps, parts.requests),
-        payoutsRouter(parts.payouts, parts.requests),
-        bookingHoldsRouter(parts.holds),
-      );
-      app.use('/v1/wallet', auth, v1WalletRouter(parts.wallets, parts.transfers, parts.requests));
-      // Service to service only: a service credential, and no gateway route leads here.
-      app.use('/internal', internalRouter(parts.holds, config.INTERNAL_API_TOKEN));
+      mountEndpoints(app, {
+        service: 'wallet',
+        publicKey: config.JWT_PUBLIC_KEY,
+        serviceToken: config.INTERNAL_API_TOKEN,
+        guardedPrefixes: ['/wallets', '/v1/wallet'],
+        // `GET /v1/wallet/` answered as well when it was a router's root.
+        optionalTrailingSlash: ['GET /v1/wallet'],
+        handlers: {
+          ...accountHandlers(parts.wallets, parts.transfers, parts.limits, parts.requests),
+          ...topUpHandlers(parts.topUps, parts.requests),
+          ...payoutHandlers(parts.payouts, parts.requests),
+          ...checkoutHandlers(parts.topUps, parts.provider, config.MERCHANT_NAME),
+          ...bookingHoldHandlers(parts.holds),
+        },
+      });
+      mountUnknownPayoutMove(app);
     },
   });
 }

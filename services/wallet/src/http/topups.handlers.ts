@@ -1,14 +1,11 @@
-import type { Router } from 'express';
 import { CreateTopUpBody, TopUpRefParams, UserRefParams, ok } from '@mkt/contracts';
-import { currentUser, withInput, serviceRouter, type IdempotentRequests } from '@mkt/kit';
+import { currentUser, handle, type IdempotentRequests, type MountOptions } from '@mkt/kit';
 import type { TopUps } from '../application/topups';
 import { topUpCreatedView, topUpStatusView } from './views';
 
-export function topUpsRouter(topUps: TopUps, requests: IdempotentRequests): Router {
-  const router = serviceRouter();
-  router.post(
-    '/users/:userReferenceId/topup',
-    withInput({ params: UserRefParams, body: CreateTopUpBody }, async (input, req, res) => {
+export function topUpHandlers(topUps: TopUps, requests: IdempotentRequests): MountOptions['handlers'] {
+  return {
+    'POST /wallets/users/{userReferenceId}/topup': handle({ params: UserRefParams, body: CreateTopUpBody }, async (input, req, res) => {
       const user = currentUser(req);
       const { userReferenceId } = input.params;
       const answer = await requests.run('topup', user.id, req.header('idempotency-key'), { userReferenceId, body: req.body }, async () => ({
@@ -17,12 +14,8 @@ export function topUpsRouter(topUps: TopUps, requests: IdempotentRequests): Rout
       }));
       res.status(answer.status).json(answer.body);
     }),
-  );
-  router.get(
-    '/topup/:walletReferenceId/status',
-    withInput({ params: TopUpRefParams }, async (input, req, res) => {
+    'GET /wallets/topup/{walletReferenceId}/status': handle({ params: TopUpRefParams }, async (input, req, res) => {
       res.json(ok(topUpStatusView(await topUps.statusOf(currentUser(req), input.params.walletReferenceId))));
     }),
-  );
-  return router;
+  };
 }
