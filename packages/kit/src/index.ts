@@ -16,3 +16,4 @@ export * from './http/route-table';
 export * from './windowed-counter';
 export * from './idempotency';
 export * from './tracing';
+export * from './steps';

@@ -1,56 +1,66 @@
 import type { Express } from 'express';
-import { authenticate, createService, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, type IdempotentRequests, type Runtime } from '@mkt/kit';
+import type { BookingHolds } from './application/booking-holds';
+import type { Limits } from './application/limits';
+import type { Payouts } from './application/payouts';
+import type { TopUps } from './application/topups';
+import type { Transfers } from './application/transfers';
+import type { Wallets } from './application/wallets';
 import type { WalletConfig } from './config';
-import type { BookingHolds } from './domain/booking-holds';
-import type { Limits } from './domain/limits.service';
-import type { Payouts } from './domain/payouts';
-import type { TopUps } from './domain/topups';
-import type { Transfers } from './domain/transfers';
-import { v1WalletRouter, walletInfoRouter } from './http/account.router';
-import { bookingHoldsRouter } from './http/booking-holds.router';
-import { checkoutRouter } from './http/checkout.router';
-import { internalRouter } from './http/internal.router';
-import { payoutsRouter } from './http/payouts.router';
-import { topUpsRouter } from './http/topups.router';
+import { accountHandlers } from './http/account.handlers';
+import { bookingHoldHandlers } from './http/booking-holds.handlers';
+import { checkoutHandlers } from './http/checkout.handlers';
+import { mountUnknownPayoutMove, payoutHandlers } from './http/payouts.handlers';
+import { topUpHandlers } from './http/topups.handlers';
 import type { PaymentProvider } from './payments/provider';
 
-export interface WalletParts {
+/** What the HTTP layer calls: the application services (composition.ts builds them). */
+export interface WalletHttpParts {
+  wallets: Wallets;
   topUps: TopUps;
   payouts: Payouts;
   transfers: Transfers;
   limits: Limits;
   provider: PaymentProvider;
   holds: BookingHolds;
+  /** The keyed creates' Idempotency-Key records (kit's semantics on `idempotency_keys`). */
+  requests: IdempotentRequests;
 }
 
 export interface AppDeps {
   config: Readonly<WalletConfig>;
   runtime: Pick<Runtime, 'log' | 'readiness'>;
-  parts: WalletParts;
+  parts: WalletHttpParts;
 }
 
-/** Public checkout and webhook first (raw and form bodies), then everything behind a token. */
+/**
+ * The wallet's entries of the contracts' endpoint tables (`ENDPOINTS`, `INTERNAL_ENDPOINTS`),
+ * each with its access from the table: the checkout pages and the webhook public (the webhook
+ * signed, its body raw), the internal holds behind the service credential, the rest behind a
+ * token — and so is anything else under `/wallets` or `/v1/wallet` before it hears 404 or 405.
+ */
 export function createApp({ config, runtime, parts }: AppDeps): Express {
   return createService({
     name: 'wallet',
     log: runtime.log,
     readiness: runtime.readiness,
-    beforeBodyParser: (app) => {
-      app.use('/wallets', checkoutRouter(parts.topUps, parts.provider, config.MERCHANT_NAME));
-    },
     routes: (app) => {
-      const auth = authenticate(config.JWT_PUBLIC_KEY);
-      app.use(
-        '/wallets',
-        auth,
-        walletInfoRouter(parts.limits),
-        topUpsRouter(parts.topUps),
-        payoutsRouter(parts.payouts),
-        bookingHoldsRouter(parts.holds),
-      );
-      app.use('/v1/wallet', auth, v1WalletRouter(parts.transfers, config.REF_PREFIX));
-      // Service to service only: a service credential, and no gateway route leads here.
-      app.use('/internal', internalRouter(parts.holds, config.INTERNAL_API_TOKEN));
+      mountEndpoints(app, {
+        service: 'wallet',
+        publicKey: config.JWT_PUBLIC_KEY,
+        serviceToken: config.INTERNAL_API_TOKEN,
+        guardedPrefixes: ['/wallets', '/v1/wallet'],
+        // `GET /v1/wallet/` answered as well when it was a router's root.
+        optionalTrailingSlash: ['GET /v1/wallet'],
+        handlers: {
+          ...accountHandlers(parts.wallets, parts.transfers, parts.limits, parts.requests),
+          ...topUpHandlers(parts.topUps, parts.requests),
+          ...payoutHandlers(parts.payouts, parts.requests),
+          ...checkoutHandlers(parts.topUps, parts.provider, config.MERCHANT_NAME),
+          ...bookingHoldHandlers(parts.holds),
+        },
+      });
+      mountUnknownPayoutMove(app);
     },
   });
 }

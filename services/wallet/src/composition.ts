@@ -1,35 +1,185 @@
-import { periodicJob, type Logger, type RunOptions } from '@mkt/kit';
-import { createApp } from './app';
+import {
+  createDatabase,
+  createRuntime,
+  IdempotentRequests,
+  periodicJob,
+  WindowedCounter,
+  type AnyModel,
+  type Logger,
+  type OutboxRelay,
+  type ServiceDefinition,
+} from '@mkt/kit';
+import { createApp, type WalletHttpParts } from './app';
+import { BookingHolds } from './application/booking-holds';
+import { Limits } from './application/limits';
+import type { EventsOut, OutboxSourceName } from './application/outbox';
+import { Payouts } from './application/payouts';
+import { walletSweep } from './application/sweep';
+import { TopUps } from './application/topups';
+import { Transfers } from './application/transfers';
+import { WalletSteps } from './application/wallet-steps';
+import { Wallets } from './application/wallets';
 import type { WalletConfig } from './config';
-import { LedgerEntryModel } from './db/ledger.model';
-import { IdempotencyRecord, Payout, TopUp, Transfer, Usage } from './db/records.model';
-import { Wallet } from './db/wallet.model';
-import { BookingHold } from './db/booking-hold.model';
+import { BookingHoldRepository } from './db/booking-hold.repository';
+import { holdMetrics } from './db/hold-metrics';
+import { LedgerRepository } from './db/ledger.repository';
+import { walletModels, type WalletModels } from './db/models';
+import { PayoutRepository } from './db/payout.repository';
+import { TopUpRepository } from './db/topup.repository';
+import { TransferRepository } from './db/transfer.repository';
+import { WalletRepository } from './db/wallet.repository';
+import { FORGET_OPS_AFTER_MS } from './domain/wallet-ops';
 import { bookingEventsConsumer } from './events/booking-events.consumer';
 import { userRegisteredConsumer } from './events/user-registered.consumer';
-import { assembleWallet, type AssembledWallet } from './parts';
-import { holdMetrics } from './db/hold-metrics';
+import { ChapaProvider } from './payments/chapa.provider';
+import type { PaymentProvider } from './payments/provider';
+import { SandboxProvider } from './payments/sandbox.provider';
 
-/** How the wallet is put together (main.ts and the component tests). */
-export function walletService(config: Readonly<WalletConfig>, log: Logger) {
-  let parts: AssembledWallet | undefined;
-  const options: RunOptions = {
+export function paymentProvider(config: Readonly<WalletConfig>): PaymentProvider {
+  if (config.PAYMENT_PROVIDER === 'sandbox') return new SandboxProvider(config.PUBLIC_URL);
+  return new ChapaProvider({
+    baseUrl: config.CHAPA_BASE_URL,
+    secretKey: config.CHAPA_SECRET_KEY,
+    webhookSecret: config.CHAPA_WEBHOOK_SECRET,
+    callbackUrl: `${config.PUBLIC_URL}/wallets/webhooks/chapa`,
+    timeoutMs: config.CHAPA_TIMEOUT_MS,
+  });
+}
+
+/** Hands the events a write has just put on a record to kit's outbox relay (its own sweep retries). */
+class RelayedEvents implements EventsOut {
+  constructor(
+    private readonly relay: OutboxRelay,
+    private readonly sources: Record<OutboxSourceName, AnyModel>,
+  ) {}
+
+  flush(source: OutboxSourceName, id: string): void {
+    void this.relay.flush(this.sources[source], id);
+  }
+}
+
+/** Every part of the wallet, built at once from its configuration (main.ts, the tests). */
+export interface WalletParts extends WalletHttpParts {
+  models: WalletModels;
+  walletRepository: WalletRepository;
+  ledger: LedgerRepository;
+  steps: WalletSteps;
+  /** One pass of every sweeper: top-up reconciliation, resumed settlements, payouts and transfers, ledger moves, expiry. */
+  sweep: () => Promise<void>;
+}
+
+/**
+ * How the wallet is put together, every part at once and nothing late: its own database handle
+ * (kit's `createDatabase`, opened when the service starts) with the models bound to it, kit's
+ * runtime, the repositories, the application services, the app, the consumers and the jobs.
+ * main.ts starts `definition`; the tests start the same and read `parts`.
+ */
+export function compose(config: Readonly<WalletConfig>, log: Logger): { definition: ServiceDefinition; parts: WalletParts } {
+  const db = createDatabase();
+  const models = walletModels(db);
+  const runtime = createRuntime({
     name: 'wallet',
     config,
     log,
-    models: [Wallet, LedgerEntryModel, TopUp, Payout, Transfer, Usage, IdempotencyRecord, BookingHold],
+    db,
     outboxSources: [
-      { name: 'topups', model: TopUp },
-      { name: 'payouts', model: Payout },
-      { name: 'booking-holds', model: BookingHold },
+      { name: 'topups', model: models.TopUp },
+      { name: 'payouts', model: models.Payout },
+      { name: 'booking-holds', model: models.BookingHold },
     ],
-    // The consumers need the parts; the runtime registers them before it builds the app.
-    consumers: [userRegisteredConsumer(config.REF_PREFIX), bookingEventsConsumer(() => parts?.holds)],
-    createApp: (runtime) => {
-      parts = assembleWallet(config, runtime.outbox, log);
-      return createApp({ config, runtime, parts });
+  });
+  const walletRepository = new WalletRepository(models);
+  const ledger = new LedgerRepository(models, log);
+  const holdRepository = new BookingHoldRepository(models);
+  const events = new RelayedEvents(runtime.outbox, { topups: models.TopUp, payouts: models.Payout, 'booking-holds': models.BookingHold });
+  const steps = new WalletSteps(walletRepository, ledger);
+  const wallets = new Wallets(walletRepository, config.REF_PREFIX);
+  const provider = paymentProvider(config);
+  const requests = new IdempotentRequests(models.IdempotencyRecord);
+  const limits = new Limits(
+    { daily: config.LIMIT_DAILY, weekly: config.LIMIT_WEEKLY, monthly: config.LIMIT_MONTHLY },
+    new WindowedCounter(models.Usage),
+  );
+  const topUps = new TopUps(
+    {
+      referencePrefix: config.REF_PREFIX,
+      expiryMinutes: config.TOPUP_EXPIRY_MINUTES,
+      publicUrl: config.PUBLIC_URL,
+      maxAmountMinor: config.TOPUP_MAX_AMOUNT,
+      ceilingMinor: config.WALLET_BALANCE_CEILING,
+      redirectOrigins: config.CHECKOUT_REDIRECT_ORIGINS,
     },
-    jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, () => parts!.sweep()), holdMetrics()],
+    provider,
+    limits,
+    new TopUpRepository(models),
+    walletRepository,
+    wallets,
+    steps,
+    events,
+    log,
+  );
+  const payouts = new Payouts(limits, new PayoutRepository(models), wallets, steps, events, log);
+  const transfers = new Transfers(
+    { referencePrefix: config.REF_PREFIX, maxAmountMinor: config.TRANSFER_MAX_AMOUNT, ceilingMinor: config.WALLET_BALANCE_CEILING },
+    new TransferRepository(models),
+    walletRepository,
+    wallets,
+    steps,
+    log,
+  );
+  const holds = new BookingHolds(
+    { referencePrefix: config.REF_PREFIX, ceilingMinor: config.WALLET_BALANCE_CEILING, feeBps: config.PLATFORM_FEE_BPS },
+    holdRepository,
+    walletRepository,
+    wallets,
+    steps,
+    events,
+    log,
+  );
+  const sweep = walletSweep(
+    [
+      { name: 'topups', run: () => topUps.reconcile() },
+      { name: 'booking-holds', run: () => holds.resume() },
+      { name: 'payouts', run: () => payouts.resume() },
+      { name: 'transfers', run: () => transfers.resume() },
+      { name: 'ledger', run: () => ledger.sweep() },
+      { name: 'forgotten-ops', run: () => walletRepository.dropForgottenOps(new Date(Date.now() - FORGET_OPS_AFTER_MS)) },
+      { name: 'limits', run: () => limits.deleteExpired() },
+      { name: 'idempotency-keys', run: () => requests.deleteExpired() },
+    ],
+    log,
+  );
+  const parts: WalletParts = {
+    models,
+    walletRepository,
+    ledger,
+    steps,
+    wallets,
+    topUps,
+    payouts,
+    transfers,
+    limits,
+    provider,
+    holds,
+    requests,
+    sweep,
   };
-  return { options, parts: () => parts! };
+  const definition: ServiceDefinition = {
+    runtime,
+    config,
+    models: Object.values(models),
+    app: createApp({ config, runtime, parts }),
+    consumers: [userRegisteredConsumer(wallets), bookingEventsConsumer(holds)],
+    jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, sweep), holdMetrics(holdRepository)],
+  };
+  return { definition, parts };
+}
+
+/**
+ * The wallet in the shape consultation's harness starts it in (`startComponent(options)`,
+ * `parts()`): the same composition.
+ */
+export function walletService(config: Readonly<WalletConfig>, log: Logger): { options: ServiceDefinition; parts: () => WalletParts } {
+  const { definition, parts } = compose(config, log);
+  return { options: definition, parts: () => parts };
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { decimalStringToMinor } from '@mkt/contracts';
 import { parseConfig, serviceEnv } from '@mkt/kit';
-import { HARD_CEILING_MINOR } from './db/wallet.model';
+import { HARD_CEILING_MINOR } from './domain/wallet-ops';
 
 /** A major-unit amount from the environment ("1000000.00") → minor units within the hard ceiling. */
 const MajorAmount = (fallback: string) =>

@@ -1,7 +1,7 @@
 import './tracing';
 import { createLogger, startService } from '@mkt/kit';
-import { walletService } from './composition';
+import { compose } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(walletService(config, createLogger('wallet', config.LOG_LEVEL)).options);
+startService(compose(config, createLogger('wallet', config.LOG_LEVEL)).definition);

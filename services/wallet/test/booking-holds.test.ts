@@ -1,11 +1,24 @@
 import { makeEvent } from '@mkt/contracts';
 import { listenForEvents, testServers } from '@mkt/infra';
-import { BookingHold } from '../src/db/booking-hold.model';
-import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
 import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import { PLATFORM_USER_ID } from '../src/domain/booking-holds';
 import { settlementOf } from '../src/domain/settlement';
-import { balancesOf, call, env, givenBalance, ledgerMatches, log, newUser, tokenOf, uniqueName, useWallet } from './harness';
+import {
+  applyWalletOp,
+  balancesOf,
+  BookingHold,
+  call,
+  env,
+  givenBalance,
+  ledgerMatches,
+  log,
+  newUser,
+  openWallet,
+  tokenOf,
+  uniqueName,
+  useWallet,
+  Wallet,
+} from './harness';
 
 const TOKEN = 'internal-token-for-the-tests-0123456789';
 const walletApp = useWallet({ INTERNAL_API_TOKEN: TOKEN, PLATFORM_FEE_BPS: '1000' });
@@ -24,9 +37,9 @@ const hold = (body: object, token = TOKEN, headers: Record<string, string> = {})
 const voidHold = (bookingId: string) =>
   call(walletApp().url, 'POST', `/internal/holds/${bookingId}/void`, { headers: { 'x-internal-token': TOKEN } });
 
-const handlers = bookingEventsConsumer(() => walletApp().parts.holds).handlers;
+const handlers = () => bookingEventsConsumer(walletApp().parts.holds).handlers;
 const completed = (bookingIds: string[], sellerId: string, correlationId?: string) =>
-  handlers['consultation.session.completed']!(
+  handlers()['consultation.session.completed']!(
     makeEvent(
       'consultation.session.completed',
       { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], endedAt: new Date().toISOString(), bookingIds },
@@ -35,7 +48,7 @@ const completed = (bookingIds: string[], sellerId: string, correlationId?: strin
     { log },
   );
 const cancelled = (bookingId: string, buyer: User, seller: User, refundAmountMinor: number) =>
-  handlers['consultation.booking.cancelled']!(
+  handlers()['consultation.booking.cancelled']!(
     makeEvent(
       'consultation.booking.cancelled',
       { bookingId, buyerId: buyer.id, sellerId: seller.id, refundAmountMinor },

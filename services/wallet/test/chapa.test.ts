@@ -1,8 +1,7 @@
 import { createHmac } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TopUp } from '../src/db/records.model';
-import { balancesOf, call, disconnectDatabase, newUser, startWallet, tokenOf, type WalletApp } from './harness';
+import { balancesOf, call, disconnectDatabase, newUser, startWallet, tokenOf, TopUp, type WalletApp } from './harness';
 
 const WEBHOOK_SECRET = 'whsec_test_0123456789';
 const SECRET_KEY = 'CHASECK_TEST-abc';

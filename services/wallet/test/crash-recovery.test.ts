@@ -1,10 +1,35 @@
-import { RateLimited } from '@mkt/kit';
-import { Payout, TopUp } from '../src/db/records.model';
-import { Wallet } from '../src/db/wallet.model';
-import { Limits } from '../src/domain/limits.service';
-import { balancesOf, call, givenBalance, ledgerMatches, newUser, tokenOf, useWallet } from './harness';
+import { randomUUID } from 'node:crypto';
+import { RateLimited, WindowedCounter } from '@mkt/kit';
+import { Limits as WalletLimits } from '../src/application/limits';
+import { releaseOp } from '../src/domain/booking-holds';
+import type { LimitSettings } from '../src/domain/limits';
+import { settlementOf } from '../src/domain/settlement';
+import { transferCreditOp, transferDebitOp } from '../src/domain/transfers';
+import {
+  applyOp,
+  balancesOf,
+  BookingHold,
+  call,
+  givenBalance,
+  ledgerMatches,
+  newUser,
+  openWallet,
+  Payout,
+  tokenOf,
+  TopUp,
+  Transfer,
+  Usage,
+  useWallet,
+  Wallet,
+} from './harness';
 
 const walletApp = useWallet();
+/** The wallet's limits over its `usage_counters`, with the windows a test gives. */
+class Limits extends WalletLimits {
+  constructor(settings: LimitSettings) {
+    super(settings, new WindowedCounter(Usage));
+  }
+}
 const admin = newUser('admin');
 const later = () => new Date(Date.now() + 120_000);
 
@@ -140,5 +165,121 @@ describe('weekly and monthly limit windows (UTC calendar)', () => {
       status: 429,
       headers: { 'Retry-After': '60' },
     });
+  });
+});
+
+describe('transfers resume after a crash between steps (the step runner)', () => {
+  async function pendingTransfer(amountMinor: number) {
+    const from = newUser();
+    const to = newUser();
+    await givenBalance(from, 100_00);
+    const fromWallet = await openWallet(from.id, from.ref, 'MKT');
+    const toWallet = await openWallet(to.id, to.ref, 'MKT');
+    const record = (
+      await Transfer.create({
+        _id: randomUUID(),
+        fromWalletId: fromWallet._id,
+        toWalletId: toWallet._id,
+        fromUserId: from.id,
+        toUserId: to.id,
+        amountMinor,
+        currency: 'ETB',
+        status: 'Pending',
+      })
+    ).toObject();
+    return { from, to, record };
+  }
+
+  test('died after the debit reached the wallet, before the transfer recorded it: the sweep records it and credits, each once', async () => {
+    const { from, to, record } = await pendingTransfer(40_00);
+    await applyOp(record.fromWalletId, transferDebitOp(record)); // the wallet write alone, then the process dies
+    expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
+    await walletApp().parts.transfers.resume(later());
+    await walletApp().parts.transfers.resume(later());
+    expect((await Transfer.findById(record._id).lean())?.status).toBe('Completed');
+    expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 40_00, held: 0 });
+    expect(await ledgerMatches(from)).toBe(true);
+    expect(await ledgerMatches(to)).toBe(true);
+  });
+
+  test('died after the credit reached the wallet, before the transfer recorded it: the sweep completes it, credited once', async () => {
+    const { from, to, record } = await pendingTransfer(40_00);
+    const debited = await walletApp().parts.transfers.debit(record);
+    await applyOp(record.toWalletId, transferCreditOp(record, walletApp().config.WALLET_BALANCE_CEILING));
+    expect(debited.status).toBe('Debited');
+    expect(await balancesOf(to)).toEqual({ available: 40_00, held: 0 });
+    await walletApp().parts.transfers.resume(later());
+    await walletApp().parts.transfers.resume(later());
+    expect((await Transfer.findById(record._id).lean())?.status).toBe('Completed');
+    expect(await balancesOf(from)).toEqual({ available: 60_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 40_00, held: 0 });
+    expect(await ledgerMatches(from)).toBe(true);
+    expect(await ledgerMatches(to)).toBe(true);
+  });
+});
+
+describe('booking holds resume after a crash between steps (the step runner)', () => {
+  async function heldBooking(amountMinor: number) {
+    const buyer = newUser();
+    const seller = newUser('seller');
+    await givenBalance(buyer, 300_00);
+    await openWallet(seller.id, seller.ref, 'MKT');
+    const body = {
+      bookingId: randomUUID(),
+      buyerId: buyer.id,
+      buyerRef: buyer.ref,
+      sellerId: seller.id,
+      amountMinor,
+      currency: 'ETB',
+    };
+    expect((await walletApp().parts.holds.hold(body, 'booking-request')).status).toBe('Held');
+    return { buyer, seller, body };
+  }
+
+  test('died after the hold reached the wallet, before the hold recorded it: the consultation’s retry records it, held once', async () => {
+    const { buyer, body } = await heldBooking(100_00);
+    // The record as the dead process left it: the wallet holds the amount, the record does not say so.
+    await BookingHold.updateOne({ _id: body.bookingId }, { $set: { status: 'Pending', hold: 'pending' } });
+    const retried = await walletApp().parts.holds.hold(body, 'booking-request');
+    expect(retried).toMatchObject({ status: 'Held', hold: 'done' });
+    expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 100_00 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+
+  test('died after the release reached the buyer’s wallet, before the hold recorded it: the sweep finishes the capture, each step once', async () => {
+    const { buyer, seller, body } = await heldBooking(100_00);
+    const settlement = { ...settlementOf('capture', 100_00, 0, 0), decidedAt: new Date() };
+    // The decision (one write), then the buyer's step applied alone, then the process dies.
+    await BookingHold.updateOne(
+      { _id: body.bookingId },
+      { $set: { status: 'Settling', settlement, dueAt: null, release: 'pending', credit: 'pending', fee: 'none' } },
+    );
+    const record = (await BookingHold.findById(body.bookingId).lean())!;
+    await applyOp(record.buyerWalletId!, releaseOp(record, settlement));
+    expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 0 });
+    await walletApp().parts.holds.resume(later());
+    await walletApp().parts.holds.resume(later());
+    expect(await BookingHold.findById(body.bookingId).lean()).toMatchObject({ status: 'Settled', release: 'done', credit: 'done' });
+    expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 100_00, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+    expect(await ledgerMatches(seller)).toBe(true);
+  });
+
+  test('a cancellation interrupted before its credit: the sweep refunds and credits the rest, once', async () => {
+    const { buyer, seller, body } = await heldBooking(100_00);
+    const settlement = { ...settlementOf('cancel', 100_00, 30_00, 0), decidedAt: new Date() };
+    await BookingHold.updateOne(
+      { _id: body.bookingId },
+      { $set: { status: 'Settling', settlement, dueAt: null, release: 'pending', credit: 'pending', fee: 'none' } },
+    );
+    await walletApp().parts.holds.resume(later());
+    await walletApp().parts.holds.resume(later());
+    expect((await BookingHold.findById(body.bookingId).lean())?.status).toBe('Settled');
+    expect(await balancesOf(buyer)).toEqual({ available: 230_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 70_00, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+    expect(await ledgerMatches(seller)).toBe(true);
   });
 });

@@ -3,13 +3,11 @@ import mongoose from 'mongoose';
 import pino from 'pino';
 import { startComponent, stopRuntime, type Bus, type Logger, type OutboxRelay } from '@mkt/kit';
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
-import { walletService } from '../src/composition';
+import { compose, type WalletParts } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
-import { LedgerRelay } from '../src/db/ledger-relay';
-import { LedgerEntryModel } from '../src/db/ledger.model';
-import { Transfer } from '../src/db/records.model';
-import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
-import type { AssembledWallet } from '../src/parts';
+import type { WalletModels } from '../src/db/models';
+import type { WalletOp } from '../src/domain/records';
+import { FORGET_OPS_AFTER_MS } from '../src/domain/wallet-ops';
 
 export const log = pino({ level: 'silent' });
 const identity = testIdentity();
@@ -19,7 +17,7 @@ export const env = testEnv('wallet');
 export interface WalletApp {
   url: string;
   config: Readonly<WalletConfig>;
-  parts: AssembledWallet;
+  parts: WalletParts;
   bus: Bus;
   outbox: OutboxRelay;
   close: () => Promise<void>;
@@ -34,15 +32,73 @@ function baseEnv(): Record<string, string> {
   });
 }
 
+/** The wallets started and not closed yet: the last one is the file's models and helpers below. */
+const running: WalletApp[] = [];
+
+function current(): WalletApp {
+  const app = running.at(-1);
+  if (!app) throw new Error('Start a wallet first (useWallet or startWallet)');
+  return app;
+}
+
 /** The wallet as main.ts composes it (its consumers and sweeps left to the tests), on a free port. */
 export async function startWallet(overrides: Record<string, string> = {}, logger: Logger = log): Promise<WalletApp> {
   const config = loadConfig({ ...baseEnv(), ...overrides });
-  const wallet = walletService(config, logger);
+  const wallet = compose(config, logger);
   // This file's own database: a parameter named `env` here once hid it, and every file shared the default one.
-  const started = await startComponent(wallet.options, env.dbName);
+  const started = await startComponent(wallet.definition, env.dbName);
   const { bus, outbox } = started.runtime;
-  return { url: started.url, config, parts: wallet.parts(), bus, outbox, close: () => stopRuntime(started) };
+  const app: WalletApp = {
+    url: started.url,
+    config,
+    parts: wallet.parts,
+    bus,
+    outbox,
+    close: async () => {
+      running.splice(running.indexOf(app), 1);
+      await stopRuntime(started);
+    },
+  };
+  running.push(app);
+  return app;
 }
+
+/**
+ * A model of the wallet started last (every wallet of a file shares the file's database): the
+ * models are bound to each composition's own connection, not global to the process.
+ */
+function model<K extends keyof WalletModels>(name: K): WalletModels[K] {
+  return new Proxy({} as WalletModels[K], {
+    get: (_target, property) => {
+      const bound = current().parts.models[name];
+      const value: unknown = Reflect.get(bound, property, bound);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(bound) : value;
+    },
+  });
+}
+
+export const Wallet = model('Wallet');
+export const LedgerEntryModel = model('LedgerEntry');
+export const TopUp = model('TopUp');
+export const Payout = model('Payout');
+export const Transfer = model('Transfer');
+export const BookingHold = model('BookingHold');
+export const Usage = model('Usage');
+export const IdempotencyRecord = model('IdempotencyRecord');
+
+/** The wallet of a user, opened on first use (as a request or the registration event opens it). */
+export const openWallet = (userId: string, userRef: string, referencePrefix: string) =>
+  current().parts.walletRepository.open(userId, userRef, referencePrefix);
+
+/** An op applied straight to a wallet: the guarded write's outcome (a refusal is an outcome). */
+export const applyWalletOp = (walletId: string, op: WalletOp) => current().parts.steps.applyOp(walletId, op);
+
+/** An op applied as a step applies it: its pending entries, null for a repeat; a refusal throws. */
+export const applyOp = (walletId: string, op: WalletOp) => current().parts.steps.apply({ walletId, op });
+
+/** The sweep's pass over op ids forgotten over an hour before `now`. */
+export const dropForgottenOps = (now: Date) =>
+  current().parts.walletRepository.dropForgottenOps(new Date(now.getTime() - FORGET_OPS_AFTER_MS));
 
 export async function disconnectDatabase(): Promise<void> {
   await mongoose.disconnect();
@@ -74,7 +130,7 @@ export async function balancesOf(user: TestUser): Promise<{ available: number; h
 export async function ledgerMatches(user: TestUser): Promise<boolean> {
   const wallet = await Wallet.findOne({ userId: user.id }).lean();
   if (!wallet) return false;
-  await new LedgerRelay(log).flush(wallet._id);
+  await current().parts.ledger.flush(wallet._id);
   const entries = await LedgerEntryModel.find({ walletId: wallet._id }).lean();
   const available = entries.reduce((sum, e) => sum + e.availableDeltaMinor, 0);
   const held = entries.reduce((sum, e) => sum + e.heldDeltaMinor, 0);

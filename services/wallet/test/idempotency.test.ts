@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { IdempotencyRecord, Payout, Transfer } from '../src/db/records.model';
-import { openWallet } from '../src/db/wallet.model';
-import { IDEMPOTENCY_LEASE_MS, idempotent, requestFingerprint, type Attempt } from '../src/domain/idempotency';
+import { IDEMPOTENCY_LEASE_MS, requestFingerprint, type Attempt, type StoredResponse } from '@mkt/kit';
 import {
   balancesOf,
   call,
   givenBalance,
+  IdempotencyRecord,
   ledgerMatches,
   newUser,
+  openWallet,
+  Payout,
+  Transfer,
   tokenOf,
   transferDebitedThenCrashed,
   uniqueName,
@@ -15,6 +17,9 @@ import {
 } from './harness';
 
 const walletApp = useWallet();
+/** The wallet's keyed creates (kit's IdempotentRequests on its `idempotency_keys`). */
+const idempotent = (scope: string, userId: string, key: string, request: unknown, run: (attempt: Attempt) => Promise<StoredResponse>) =>
+  walletApp().parts.requests.run(scope, userId, key, request, run);
 type User = ReturnType<typeof newUser>;
 
 const transfer = (from: User, body: object, key: string) =>

@@ -1,12 +1,11 @@
-import mongoose from 'mongoose';
-import { Payout, Usage } from '../src/db/records.model';
-import { balancesOf, call, env, givenBalance, ledgerMatches, newUser, tokenOf, useWallet } from './harness';
+import { balancesOf, call, env, givenBalance, ledgerMatches, newUser, Payout, tokenOf, Usage, useWallet } from './harness';
 
 const walletApp = useWallet();
 
 test('the wallet under test works in this file’s own database, not the driver’s default', () => {
   expect(walletApp().url).toBeTruthy();
-  expect(mongoose.connection.db?.databaseName).toBe(env.dbName);
+  // The wallet's own connection (kit's createDatabase), not mongoose's default one.
+  expect(walletApp().parts.models.Wallet.db.db?.databaseName).toBe(env.dbName);
 });
 
 const payout = (amount = '150.00') => ({

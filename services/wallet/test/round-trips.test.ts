@@ -1,7 +1,5 @@
 import mongoose from 'mongoose';
 import { startWireCounter, testServers, uniqueName, type WireCounter } from '@mkt/infra';
-import { TopUp } from '../src/db/records.model';
-import { openWallet } from '../src/db/wallet.model';
 import {
   balancesOf,
   call,
@@ -9,8 +7,10 @@ import {
   givenBalance,
   ledgerMatches,
   newUser,
+  openWallet,
   startWallet,
   tokenOf,
+  TopUp,
   type WalletApp,
 } from './harness';
 
@@ -112,7 +112,7 @@ describe('database round trips per operation', () => {
     counter.reset();
     await app.parts.topUps.complete(topUp._id, 'checkout');
     // The event's publication runs beside the answer: waited for here, past the counter.
-    const topUps = direct.db(mongoose.connection.db!.databaseName).collection('topups');
+    const topUps = direct.db(app.parts.models.Wallet.db.db!.databaseName).collection('topups');
     for (let tries = 0; (await topUps.countDocuments({ _id: topUp._id as never, 'pendingEvents.0': { $exists: true } })) > 0; tries++) {
       if (tries > 200) throw new Error('the top-up event was never published');
       await new Promise((resolve) => setImmediate(resolve));

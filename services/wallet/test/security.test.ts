@@ -1,10 +1,24 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '@mkt/kit';
 import { loadConfig } from '../src/config';
-import { Payout, TopUp, Transfer } from '../src/db/records.model';
-import { applyWalletOp, openWallet, Wallet } from '../src/db/wallet.model';
-import { applyOp } from '../src/domain/wallet-step';
-import { balancesOf, call, givenBalance, ledgerMatches, newUser, startWallet, tokenOf, useWallet, type WalletApp } from './harness';
+import {
+  applyOp,
+  applyWalletOp,
+  balancesOf,
+  call,
+  givenBalance,
+  ledgerMatches,
+  newUser,
+  openWallet,
+  Payout,
+  startWallet,
+  tokenOf,
+  TopUp,
+  Transfer,
+  useWallet,
+  Wallet,
+  type WalletApp,
+} from './harness';
 import { testServers } from '@mkt/infra';
 
 // Issue 12: each block reproduces an attack of the audit and checks the documented answer.

@@ -1,6 +1,4 @@
-import { TopUp } from '../src/db/records.model';
-import { Wallet } from '../src/db/wallet.model';
-import { balancesOf, call, env, ledgerMatches, newUser, startWallet, tokenOf, useWallet } from './harness';
+import { balancesOf, call, env, ledgerMatches, newUser, startWallet, tokenOf, TopUp, useWallet, Wallet } from './harness';
 import { listenForEvents, testServers } from '@mkt/infra';
 
 const walletApp = useWallet();

@@ -1,11 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { Transfer } from '../src/db/records.model';
-import { dropForgottenOps, openWallet } from '../src/db/wallet.model';
 import { userRegisteredConsumer } from '../src/events/user-registered.consumer';
 import { makeEvent } from '@mkt/contracts';
 import { waitFor } from '@mkt/infra';
-import { Wallet } from '../src/db/wallet.model';
-import { balancesOf, call, givenBalance, ledgerMatches, log, newUser, tokenOf, transferDebitedThenCrashed, useWallet } from './harness';
+import {
+  balancesOf,
+  call,
+  dropForgottenOps,
+  givenBalance,
+  ledgerMatches,
+  log,
+  newUser,
+  openWallet,
+  tokenOf,
+  Transfer,
+  transferDebitedThenCrashed,
+  useWallet,
+  Wallet,
+} from './harness';
 
 const walletApp = useWallet();
 
@@ -109,7 +120,7 @@ describe('op ids outlive their step by an hour', () => {
 describe('identity.user.registered', () => {
   test('opens the wallet, once however often it arrives', async () => {
     const user = newUser();
-    const handler = userRegisteredConsumer('MKT').handlers['identity.user.registered']!;
+    const handler = userRegisteredConsumer(walletApp().parts.wallets).handlers['identity.user.registered']!;
     const event = makeEvent(
       'identity.user.registered',
       { userId: user.id, referenceId: user.ref, role: 'buyer', fullName: 'A', email: 'a@b.c' },
@@ -121,7 +132,7 @@ describe('identity.user.registered', () => {
   });
 
   test('through the broker: a published registration opens the wallet', async () => {
-    await walletApp().bus.consume(userRegisteredConsumer('MKT'));
+    await walletApp().bus.consume(userRegisteredConsumer(walletApp().parts.wallets));
     const user = newUser();
     await walletApp().bus.publish(
       makeEvent(

@@ -1,8 +1,7 @@
 import { beforeScrape, getMetrics, Gauge } from '@mkt/kit';
-import { BookingHold } from './booking-hold.model';
+import type { BookingHoldRepository } from './booking-hold.repository';
 
-/** Holds not ended yet: money is (or may be) held on the buyer's wallet. */
-export const OPEN_HOLD_STATUSES = ['Pending', 'Held', 'Settling'] as const;
+export { OPEN_HOLD_STATUSES } from './booking-hold.repository';
 /** An open hold this long past its slot's end is overdue: its settlement was never decided or carried out. */
 export const HOLD_OVERDUE_AFTER_MS = 60 * 60_000;
 
@@ -27,34 +26,19 @@ function holdGauges() {
 }
 
 /**
- * The wallet's hold gauges, read at scrape with one aggregation that matches on the `status`
- * index: only open holds are read (a few per booking in flight), never the settled history.
- * A runtime job: registered with the service, removed at shutdown.
+ * The wallet's hold gauges, read at scrape (`BookingHoldRepository.openFigures`: one
+ * aggregation over open holds only). A runtime job: registered with the service, removed at
+ * shutdown.
  */
-export function holdMetrics(): () => () => Promise<void> {
+export function holdMetrics(holds: BookingHoldRepository): () => () => Promise<void> {
   return () => {
     const { open, oldest, overdue } = holdGauges();
     const stop = beforeScrape(async () => {
       const now = Date.now();
-      const [row] = await BookingHold.aggregate<{ open: number; oldest: Date | null; overdue: number }>([
-        { $match: { status: { $in: [...OPEN_HOLD_STATUSES] } } },
-        {
-          $group: {
-            _id: null,
-            open: { $sum: 1 },
-            oldest: { $min: '$createdAt' },
-            overdue: {
-              $sum: {
-                // endsAt null (a hold of the previous release) is never overdue: null sorts below dates.
-                $cond: [{ $and: [{ $gt: ['$endsAt', null] }, { $lt: ['$endsAt', new Date(now - HOLD_OVERDUE_AFTER_MS)] }] }, 1, 0],
-              },
-            },
-          },
-        },
-      ]);
-      open.set(row?.open ?? 0);
-      oldest.set(row?.oldest ? Math.max(0, (now - new Date(row.oldest).getTime()) / 1000) : 0);
-      overdue.set(row?.overdue ?? 0);
+      const figures = await holds.openFigures(new Date(now - HOLD_OVERDUE_AFTER_MS));
+      open.set(figures.open);
+      oldest.set(figures.oldest ? Math.max(0, (now - new Date(figures.oldest).getTime()) / 1000) : 0);
+      overdue.set(figures.overdue);
     });
     return async () => {
       stop();

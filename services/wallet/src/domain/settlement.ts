@@ -1,5 +1,5 @@
 import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
-import type { BookingHoldDoc, Settlement, SettlementKind } from '../db/booking-hold.model';
+import type { BookingHoldDoc, Settlement, SettlementKind } from './records';
 
 /**
  * How a hold of `amountMinor` is split when it ends. capture: all to the seller; void: all

@@ -1,5 +1,5 @@
 import { ErrorCode } from '@mkt/contracts';
-import { AppError, InvalidField, RuleViolation } from '@mkt/kit';
+import { AppError, InvalidField, RuleViolation } from '@mkt/kit/domain';
 
 export class InsufficientFunds extends RuleViolation {
   constructor() {

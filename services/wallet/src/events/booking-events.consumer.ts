@@ -1,7 +1,7 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec, type Logger } from '@mkt/kit';
-import type { SettlementKind } from '../db/booking-hold.model';
-import type { BookingHolds } from '../domain/booking-holds';
+import type { BookingHolds } from '../application/booking-holds';
+import type { SettlementKind } from '../domain/records';
 
 async function settleIfHeld(
   holds: BookingHolds,
@@ -22,16 +22,9 @@ async function settleIfHeld(
  * no-show captures the holds of its bookings for the seller; a cancellation refunds. The
  * settlement is decided once per booking, so a repeated or late event changes nothing.
  */
-export function bookingEventsConsumer(holdsOf: () => BookingHolds | undefined): ConsumerSpec {
-  // The wallet's parts are built after its consumers are registered; a message that arrives
-  // before then fails and is retried.
-  const ready = () => {
-    const holds = holdsOf();
-    if (!holds) throw new Error('The wallet is still starting');
-    return holds;
-  };
+export function bookingEventsConsumer(holds: BookingHolds): ConsumerSpec {
   const capture = async (bookingIds: string[] | undefined, correlationId: string, log: Logger) => {
-    for (const bookingId of bookingIds ?? []) await settleIfHeld(ready(), bookingId, 'capture', 0, correlationId, log);
+    for (const bookingId of bookingIds ?? []) await settleIfHeld(holds, bookingId, 'capture', 0, correlationId, log);
   };
   return defineConsumer({
     subscription: SUBSCRIPTIONS['wallet.bookings'],
@@ -40,7 +33,7 @@ export function bookingEventsConsumer(holdsOf: () => BookingHolds | undefined): 
       // No-show of the buyer: the seller kept the time, so the booking is paid (README).
       'consultation.session.no_show': (event, { log }) => capture(event.data.bookingIds, event.correlationId, log),
       'consultation.booking.cancelled': (event, { log }) =>
-        settleIfHeld(ready(), event.data.bookingId, 'cancel', event.data.refundAmountMinor, event.correlationId, log),
+        settleIfHeld(holds, event.data.bookingId, 'cancel', event.data.refundAmountMinor, event.correlationId, log),
     },
   });
 }

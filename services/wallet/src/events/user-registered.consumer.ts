@@ -1,14 +1,14 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
-import { openWallet } from '../db/wallet.model';
+import type { Wallets } from '../application/wallets';
 
 /** Opens the wallet of every new user; a repeat finds it open (unique userId). */
-export function userRegisteredConsumer(referencePrefix: string): ConsumerSpec {
+export function userRegisteredConsumer(wallets: Wallets): ConsumerSpec {
   return defineConsumer({
     subscription: SUBSCRIPTIONS['wallet.users'],
     handlers: {
       'identity.user.registered': async (event, { log }) => {
-        const wallet = await openWallet(event.data.userId, event.data.referenceId, referencePrefix);
+        const wallet = await wallets.open(event.data.userId, event.data.referenceId);
         log.info({ walletId: wallet._id, userId: event.data.userId }, 'wallet open');
       },
     },

@@ -1,0 +1,314 @@
+import type { CreateBookingHoldBody } from '@mkt/contracts';
+import {
+  defineFlow,
+  kindStep,
+  NotFound,
+  resumeFlow,
+  runFlow,
+  type AuthenticatedUser,
+  type Flow,
+  type Logger,
+  type Step,
+  type StepKind,
+} from '@mkt/kit';
+import type { BookingHoldRepository, HoldStepField } from '../db/booking-hold.repository';
+import type { WalletRepository } from '../db/wallet.repository';
+import {
+  ABANDON_AFTER_MS,
+  adminVoidRefused,
+  captureOpId,
+  checkHoldTerms,
+  checkVoidable,
+  decideSettlement,
+  feeOpId,
+  holdCorrelationId,
+  holdOp,
+  holdOpId,
+  newHold,
+  PLATFORM_USER_ID,
+  platformFeeOp,
+  platformUserRef,
+  releaseOp,
+  releaseOpId,
+  requireHold,
+  RESUME_GRACE_MS,
+  sellerCreditOp,
+  STRAY_WINDOW_MS,
+  unholdOp,
+  voidedMarker,
+  type BookingHoldSettings,
+} from '../domain/booking-holds';
+import type { BookingHoldDoc, LedgerEntry, SettlementKind } from '../domain/records';
+import { isSettlementDue, settlementEvent } from '../domain/settlement';
+import { FORGET_OPS_AFTER_MS } from '../domain/wallet-ops';
+import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/wallet.errors';
+import type { EventsOut } from './outbox';
+import { stepStatus, type WalletSteps, type WalletWork } from './wallet-steps';
+import type { Wallets } from './wallets';
+
+/** A settlement's run: under whose correlation id its late steps and its event go. */
+interface SettlementRun {
+  correlationId: string;
+}
+
+/**
+ * The money of paid bookings (see domain/booking-holds.ts), on kit's step runner: the `hold`
+ * flow (one step on the buyer's wallet), then, once a settlement is decided, the settlement
+ * flow — `release` (buyer), `credit` (seller), `fee` (platform), `settled` (the record ends with
+ * its event). A booking's op ids stay on the wallets until long after the settlement ended.
+ */
+export class BookingHolds {
+  private readonly holdFlow: Flow<BookingHoldDoc>;
+  private readonly settlementFlow: Flow<BookingHoldDoc, SettlementRun>;
+
+  constructor(
+    private readonly settings: BookingHoldSettings,
+    private readonly holds: BookingHoldRepository,
+    private readonly walletRepository: WalletRepository,
+    private readonly wallets: Wallets,
+    private readonly steps: WalletSteps,
+    private readonly events: EventsOut,
+    private readonly log: Logger,
+  ) {
+    const holdStep: Step<BookingHoldDoc> = {
+      name: 'hold',
+      opId: (record) => holdOpId(record._id),
+      status: (record) => (record.status === 'Pending' ? 'todo' : record.hold === 'done' ? 'done' : 'skip'),
+      run: (record) => this.takeHold(record),
+    };
+    this.holdFlow = defineFlow('booking-hold', [holdStep]);
+    // No room under the ceiling for a credit: it stays owed and the sweep retries it (logged).
+    const credits: StepKind<WalletWork, LedgerEntry[] | null> = {
+      apply: async (work, opId) => {
+        try {
+          return await steps.apply(work);
+        } catch (err) {
+          if (err instanceof BalanceCeilingExceeded)
+            this.log.error({ opId, walletId: work.walletId }, 'booking credit waits: the balance would pass its ceiling');
+          throw err;
+        }
+      },
+      after: (entries, work) => steps.after(entries, work),
+    };
+    const record = (field: HoldStepField) => async (hold: BookingHoldDoc) => {
+      await this.holds.recordStep(hold._id, field);
+      return { ...hold, [field]: 'done' };
+    };
+    const settled: Step<BookingHoldDoc, SettlementRun> = {
+      name: 'settled',
+      opId: (hold) => `booking:${hold._id}:settled`,
+      status: (hold) => (hold.status === 'Settling' ? 'todo' : hold.status === 'Settled' ? 'done' : 'skip'),
+      run: (hold, _opId, run) => this.finish(hold._id, run.correlationId),
+    };
+    this.settlementFlow = defineFlow<BookingHoldDoc, SettlementRun>('booking-settlement', [
+      // The buyer's held money first, then the credits.
+      kindStep(steps, {
+        name: 'release',
+        opId: (hold) => releaseOpId(hold._id),
+        status: (hold) => stepStatus(hold.release),
+        work: (hold) => ({ walletId: hold.buyerWalletId!, op: releaseOp(hold, hold.settlement!), keepOpId: true }),
+        record: record('release'),
+      }),
+      kindStep(credits, {
+        name: 'credit',
+        opId: (hold) => captureOpId(hold._id),
+        status: (hold) => stepStatus(hold.credit),
+        work: async (hold) => {
+          const seller = await this.walletRepository.find({ userId: hold.sellerId });
+          if (!seller) throw new NotFound('Seller wallet'); // opened at registration; the sweep retries
+          return { walletId: seller._id, op: sellerCreditOp(hold, hold.settlement!, settings.ceilingMinor), keepOpId: true };
+        },
+        record: record('credit'),
+      }),
+      kindStep(credits, {
+        name: 'fee',
+        opId: (hold) => feeOpId(hold._id),
+        status: (hold) => stepStatus(hold.fee),
+        work: async (hold) => {
+          const platform = await this.wallets.open(PLATFORM_USER_ID, platformUserRef(settings.referencePrefix));
+          return { walletId: platform._id, op: platformFeeOp(hold, hold.settlement!, settings.ceilingMinor), keepOpId: true };
+        },
+        record: record('fee'),
+      }),
+      settled,
+    ]);
+  }
+
+  /**
+   * Holds the booking's total on the buyer's wallet, once; a repeat answers the same.
+   * `correlationId` is the booking's (consultation's): the hold's events and logs carry it.
+   */
+  async hold(body: CreateBookingHoldBody, correlationId: string): Promise<BookingHoldDoc> {
+    const wallet = await this.wallets.open(body.buyerId, body.buyerRef);
+    const record = await this.holds.upsert(body.bookingId, newHold(body, wallet, correlationId));
+    checkHoldTerms(record, body);
+    return (await runFlow(this.holdFlow, record)).record;
+  }
+
+  /**
+   * The consultation gave the booking up (its payment never confirmed in time): whatever was
+   * held goes back, and a hold request arriving later finds the booking voided.
+   */
+  async void(bookingId: string, correlationId: string): Promise<BookingHoldDoc> {
+    let record = await this.holds.upsert(bookingId, voidedMarker);
+    if (record.status === 'Pending') {
+      await this.holds.voidPending(bookingId);
+      record = (await this.holds.find(bookingId))!;
+      if (record.status === 'Voided') await this.unholdIfApplied(record);
+    }
+    if (record.status === 'Held') record = await this.settle(bookingId, 'void', 0, correlationId);
+    checkVoidable(record);
+    return (await this.holds.find(bookingId))!;
+  }
+
+  /**
+   * Decides how a Held hold ends (the first decision wins; a repeat or a later event changes
+   * nothing) and carries the settlement out — a capture decided before the slot's end only
+   * once it has passed (`dueAt`, the sweep moves it). The decision stands meanwhile: a
+   * cancellation or a void arriving between changes nothing.
+   */
+  async settle(
+    bookingId: string,
+    kind: SettlementKind,
+    requestedRefundMinor: number,
+    correlationId: string,
+    now = new Date(),
+  ): Promise<BookingHoldDoc> {
+    const current = requireHold(await this.holds.find(bookingId));
+    const decision = decideSettlement(current, kind, requestedRefundMinor, this.settings.feeBps, { now, correlationId });
+    if (decision) await this.holds.decide(decision);
+    const decided = (await this.holds.find(bookingId))!;
+    if (decided.status !== 'Settling') return decided;
+    if (!isSettlementDue(decided.dueAt ?? null, now))
+      this.log.info({ bookingId, correlationId, dueAt: decided.dueAt }, 'capture decided before the slot ends: the money moves then');
+    return this.carryOn(decided, correlationId, now);
+  }
+
+  /**
+   * An admin's last resort for a hold that never ends: the whole amount back to the buyer, the
+   * admin and the reason on the hold's history, and `wallet.booking_refund.completed` with
+   * `voidedByAdmin` (the consultation cancels the booking from it). Only a Held hold: one
+   * already decided (a capture waiting for the slot's end included), settling or settled is
+   * 409 — the guard is in the write, so a racing event and the admin cannot both decide.
+   */
+  async voidByAdmin(bookingId: string, admin: AuthenticatedUser, reason: string, correlationId: string): Promise<BookingHoldDoc> {
+    const current = requireHold(await this.holds.find(bookingId));
+    const now = new Date();
+    const decision = decideSettlement(current, 'void', 0, this.settings.feeBps, { now, correlationId, admin: { id: admin.id, reason } });
+    const decided = decision !== null && (await this.holds.decide(decision));
+    if (!decided) throw adminVoidRefused((await this.holds.find(bookingId))!.status);
+    this.log.warn({ bookingId, adminId: admin.id, correlationId, amountMinor: current.amountMinor, reason }, 'hold voided by an admin');
+    return this.carryOn((await this.holds.find(bookingId))!, correlationId, now);
+  }
+
+  async get(bookingId: string): Promise<BookingHoldDoc> {
+    return requireHold(await this.holds.find(bookingId));
+  }
+
+  /** The hold of a booking; null when it has none (a free booking). */
+  find(bookingId: string): Promise<BookingHoldDoc | null> {
+    return this.holds.find(bookingId);
+  }
+
+  /**
+   * Finishes settlements a crash interrupted (the runner resumes their flow, under the
+   * decision's correlation id), gives back holds whose record never took them, and lets the
+   * wallets forget the op ids of settlements long over.
+   */
+  async resume(now = new Date()): Promise<void> {
+    await resumeFlow(this.settlementFlow, {
+      unfinished: () => this.holds.settlingDue(new Date(now.getTime() - RESUME_GRACE_MS), now),
+      context: (record) => ({ correlationId: holdCorrelationId(record) }),
+      onError: async (err, record) => {
+        this.log.warn({ err, bookingId: record._id, correlationId: holdCorrelationId(record) }, 'hold settlement still waits');
+        await this.holds.countResumeFailure(record._id);
+      },
+    });
+    await this.reconcileStrayHolds(now);
+    await this.forgetSettledOps(now);
+  }
+
+  /** The settlement's steps still owed; nothing before the settlement is due (a capture before its slot's end). */
+  private async carryOn(record: BookingHoldDoc, correlationId: string, now: Date): Promise<BookingHoldDoc> {
+    if (!isSettlementDue(record.dueAt ?? null, now)) return record;
+    return (await runFlow(this.settlementFlow, record, { correlationId })).record;
+  }
+
+  /** The hold step: applied to the wallet once (op id), then recorded; a refusal is final. */
+  private async takeHold(record: BookingHoldDoc): Promise<BookingHoldDoc> {
+    // The op id stays on the wallet until the settlement is long over (FORGET_OPS_AFTER_MS).
+    const work: WalletWork = { walletId: record.buyerWalletId!, op: holdOp(record), keepOpId: true };
+    let entries: LedgerEntry[] | null;
+    try {
+      entries = await this.steps.apply(work);
+    } catch (err) {
+      if (!(err instanceof InsufficientFunds)) throw err;
+      await this.holds.reject(record._id);
+      return (await this.holds.find(record._id))!;
+    }
+    const fresh = (await this.holds.recordHeld(record._id)) ?? (await this.holds.find(record._id))!;
+    if (fresh.hold === 'done') {
+      await this.steps.after(entries, work);
+      this.log.info({ bookingId: record._id, correlationId: record.correlationId, amountMinor: record.amountMinor }, 'booking amount held');
+    } else {
+      // Voided or refused while this hold was being applied: the money goes straight back.
+      await this.unholdIfApplied(fresh);
+    }
+    return fresh;
+  }
+
+  /**
+   * Gives back a hold that was applied to the wallet but never recorded on its (now ended)
+   * record. Both op ids stay on the wallet for good (a rare path), so neither the hold nor its
+   * release can ever apply again.
+   */
+  private async unholdIfApplied(record: BookingHoldDoc): Promise<void> {
+    const walletId = record.buyerWalletId;
+    if (!walletId || record.hold === 'done') return;
+    if (!(await this.walletRepository.hasApplied(walletId, holdOpId(record._id)))) return;
+    await this.steps.applyAndMove(walletId, unholdOp(record));
+    this.log.warn({ bookingId: record._id }, 'a hold applied after its booking was given up was released');
+  }
+
+  /**
+   * Holds that ended without taking the money (refused, voided, or Pending past the abandon
+   * time) but whose hold op reached the wallet anyway (a crash or a race between the two):
+   * the money goes back.
+   */
+  private async reconcileStrayHolds(now: Date): Promise<void> {
+    const ago = (ms: number) => new Date(now.getTime() - ms);
+    for (const record of await this.holds.possiblyStray(ago(RESUME_GRACE_MS), ago(STRAY_WINDOW_MS), ago(ABANDON_AFTER_MS))) {
+      if (record.status === 'Pending') await this.holds.voidPending(record._id);
+      const fresh = (await this.holds.find(record._id))!;
+      if (fresh.hold !== 'done' && fresh.status !== 'Pending') await this.unholdIfApplied(fresh);
+    }
+  }
+
+  /** Lets the wallets forget the op ids of settlements ended long ago (keeps `appliedOps` small). */
+  private async forgetSettledOps(now: Date): Promise<void> {
+    for (const record of await this.holds.settledBefore(new Date(now.getTime() - FORGET_OPS_AFTER_MS))) {
+      const id = record._id;
+      if (record.buyerWalletId) await this.walletRepository.dropOps(record.buyerWalletId, [holdOpId(id), releaseOpId(id)]);
+      const seller = await this.walletRepository.find({ userId: record.sellerId });
+      if (seller) await this.walletRepository.dropOps(seller._id, [captureOpId(id)]);
+      const platform = await this.walletRepository.find({ userId: PLATFORM_USER_ID });
+      if (platform) await this.walletRepository.dropOps(platform._id, [feeOpId(id)]);
+      await this.holds.markOpsForgotten(id);
+    }
+  }
+
+  /** All steps done → Settled, with its event, in one write. */
+  private async finish(bookingId: string, correlationId: string): Promise<BookingHoldDoc> {
+    const record = (await this.holds.find(bookingId))!;
+    const s = record.settlement!;
+    const event = settlementEvent(record, correlationId);
+    const done = await this.holds.finish(bookingId, event, new Date());
+    if (!done) return record;
+    this.log.info(
+      { bookingId, correlationId, kind: s.kind, refundMinor: s.refundMinor, captureMinor: s.captureMinor },
+      'booking hold settled',
+    );
+    if (event) this.events.flush('booking-holds', bookingId);
+    return done;
+  }
+}

@@ -1,0 +1,19 @@
+import type { Logger } from '@mkt/kit';
+
+/** One pass of the wallet's sweep: named, independent, each failure logged and the next one run. */
+export interface SweepPass {
+  name: string;
+  run: () => Promise<void>;
+}
+
+/**
+ * The sweeper (`SWEEP_INTERVAL_MS`): the flows' resumes (each through kit's step runner: top-up
+ * credits, booking settlements, payouts, transfers), then the housekeeping (ledger moves, op ids
+ * forgotten an hour ago, expired limit counters and idempotency keys). The passes are not a flow
+ * — they own no record and share no op id — so one failing never stops the others.
+ */
+export function walletSweep(passes: SweepPass[], log: Logger): () => Promise<void> {
+  return async () => {
+    for (const pass of passes) await pass.run().catch((err: unknown) => log.warn({ err, pass: pass.name }, 'wallet sweep step failed'));
+  };
+}

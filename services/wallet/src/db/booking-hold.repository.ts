@@ -1,0 +1,162 @@
+import type { IntegrationEvent } from '@mkt/contracts';
+import { isDuplicateKey } from '@mkt/kit';
+import type { SettlementDecision } from '../domain/booking-holds';
+import type { BookingHoldDoc } from '../domain/records';
+import type { WalletModels } from './models';
+
+/** Holds not ended yet: money is (or may be) held on the buyer's wallet. */
+export const OPEN_HOLD_STATUSES = ['Pending', 'Held', 'Settling'] as const;
+
+export type HoldStepField = 'release' | 'credit' | 'fee';
+
+/** Every query of `booking_holds`; each transition is one write guarded by the state it leaves. */
+export class BookingHoldRepository {
+  readonly model: WalletModels['BookingHold'];
+
+  constructor(models: Pick<WalletModels, 'BookingHold'>) {
+    this.model = models.BookingHold;
+  }
+
+  find(bookingId: string): Promise<BookingHoldDoc | null> {
+    return this.model.findById(bookingId).lean<BookingHoldDoc>();
+  }
+
+  /** Inserts the record unless it exists; either way answers the stored one. */
+  async upsert(bookingId: string, fields: Partial<BookingHoldDoc>): Promise<BookingHoldDoc> {
+    try {
+      const record = await this.model
+        .findOneAndUpdate({ _id: bookingId }, { $setOnInsert: { ...fields, settlement: null } }, { upsert: true, new: true })
+        .lean<BookingHoldDoc>();
+      return record!;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return (await this.find(bookingId))!;
+    }
+  }
+
+  /** Pending → Voided (the consultation gave the booking up before its hold was taken). */
+  async voidPending(bookingId: string): Promise<void> {
+    await this.model.updateOne({ _id: bookingId, status: 'Pending' }, { $set: { status: 'Voided' } });
+  }
+
+  /** Pending → Rejected: the buyer's wallet refused the hold (short of funds); final. */
+  async reject(bookingId: string): Promise<void> {
+    await this.model.updateOne({ _id: bookingId, status: 'Pending' }, { $set: { status: 'Rejected', hold: 'none' } });
+  }
+
+  /** Pending → Held, the hold step recorded; answers the record (null: it had left Pending meanwhile). */
+  recordHeld(bookingId: string): Promise<BookingHoldDoc | null> {
+    return this.model
+      .findOneAndUpdate({ _id: bookingId, status: 'Pending' }, { $set: { status: 'Held', hold: 'done' } }, { new: true })
+      .lean<BookingHoldDoc>();
+  }
+
+  /** Records a decision in one conditional write (`Held → Settling`; the first wins). True when this one was recorded. */
+  async decide(decision: SettlementDecision): Promise<boolean> {
+    const written = await this.model.updateOne(
+      { _id: decision.bookingId, status: 'Held', settlement: null },
+      {
+        $set: {
+          status: 'Settling',
+          settlement: decision.settlement,
+          dueAt: decision.dueAt,
+          release: decision.release,
+          credit: decision.credit,
+          fee: decision.fee,
+        },
+        ...(decision.history ? { $push: { history: decision.history } } : {}),
+      },
+    );
+    return written.modifiedCount === 1;
+  }
+
+  /** A settlement step recorded (pending → done). */
+  async recordStep(bookingId: string, field: HoldStepField): Promise<void> {
+    await this.model.updateOne({ _id: bookingId, [field]: 'pending' }, { $set: { [field]: 'done' } });
+  }
+
+  /** All steps done → Settled, with its event, in one write; null when a step is still owed (or it was settled). */
+  finish(bookingId: string, event: IntegrationEvent | null, now: Date): Promise<BookingHoldDoc | null> {
+    return this.model
+      .findOneAndUpdate(
+        { _id: bookingId, status: 'Settling', release: 'done', credit: { $ne: 'pending' }, fee: { $ne: 'pending' } },
+        { $set: { status: 'Settled', settledAt: now }, ...(event ? { $push: { pendingEvents: event } } : {}) },
+        { new: true },
+      )
+      .lean<BookingHoldDoc>();
+  }
+
+  /**
+   * Settlements to carry on: left Settling since before `cutoff` and due (a capture waiting for
+   * its slot's end is left until then). Oldest first; one that fails is touched
+   * (`countResumeFailure` moves its `updatedAt` on), so it waits a grace before its next try
+   * and a hundred that keep failing cannot hold every other settlement back.
+   */
+  settlingDue(cutoff: Date, now: Date): Promise<BookingHoldDoc[]> {
+    return this.model
+      .find({ status: 'Settling', updatedAt: { $lt: cutoff }, dueAt: { $not: { $gt: now } } })
+      .sort({ updatedAt: 1 })
+      .limit(100)
+      .lean<BookingHoldDoc[]>();
+  }
+
+  async countResumeFailure(bookingId: string): Promise<void> {
+    await this.model.updateOne({ _id: bookingId, status: 'Settling' }, { $inc: { resumeFailures: 1 } });
+  }
+
+  /**
+   * Holds that ended without taking the money — Rejected or Voided between `endedAfter` and
+   * `endedBefore`, or Pending since before `abandonedBefore` — whose hold op may have reached the
+   * buyer's wallet anyway.
+   */
+  possiblyStray(endedBefore: Date, endedAfter: Date, abandonedBefore: Date): Promise<BookingHoldDoc[]> {
+    return this.model
+      .find({
+        hold: { $ne: 'done' },
+        buyerWalletId: { $ne: null },
+        $or: [
+          { status: { $in: ['Rejected', 'Voided'] }, updatedAt: { $lt: endedBefore, $gt: endedAfter } },
+          { status: 'Pending', updatedAt: { $lt: abandonedBefore } },
+        ],
+      })
+      .limit(100)
+      .lean<BookingHoldDoc[]>();
+  }
+
+  /** Settlements over since before `cutoff` whose op ids the wallets still keep. */
+  settledBefore(cutoff: Date): Promise<BookingHoldDoc[]> {
+    return this.model
+      .find({ status: 'Settled', opsForgotten: { $ne: true }, settledAt: { $lt: cutoff } })
+      .limit(100)
+      .lean<BookingHoldDoc[]>();
+  }
+
+  async markOpsForgotten(bookingId: string): Promise<void> {
+    await this.model.updateOne({ _id: bookingId }, { $set: { opsForgotten: true } });
+  }
+
+  /**
+   * The hold gauges' figures in one aggregation that matches on the `status` index: only open
+   * holds are read (a few per booking in flight), never the settled history. Overdue: open and
+   * past `overdueBefore` (an `endsAt` of null, a hold of the previous release, never is).
+   */
+  async openFigures(overdueBefore: Date): Promise<{ open: number; oldest: Date | null; overdue: number }> {
+    const [row] = await this.model.aggregate<{ open: number; oldest: Date | null; overdue: number }>([
+      { $match: { status: { $in: [...OPEN_HOLD_STATUSES] } } },
+      {
+        $group: {
+          _id: null,
+          open: { $sum: 1 },
+          oldest: { $min: '$createdAt' },
+          overdue: {
+            $sum: {
+              // endsAt null sorts below dates.
+              $cond: [{ $and: [{ $gt: ['$endsAt', null] }, { $lt: ['$endsAt', overdueBefore] }] }, 1, 0],
+            },
+          },
+        },
+      },
+    ]);
+    return { open: row?.open ?? 0, oldest: row?.oldest ?? null, overdue: row?.overdue ?? 0 };
+  }
+}

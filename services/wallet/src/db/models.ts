@@ -1,0 +1,168 @@
+import { Schema, type Connection } from 'mongoose';
+import { DEFAULT_CURRENCY, newUuid } from '@mkt/contracts';
+import {
+  freeFormArrayField,
+  idempotencyRecordSchema,
+  pendingEventsField,
+  windowedCounterSchema,
+  type IdempotencyRecordDoc,
+  type WindowedCounterDoc,
+} from '@mkt/kit';
+import type { BookingHoldDoc, LedgerEntryType, PayoutDoc, TopUpDoc, TransferDoc, WalletDoc } from '../domain/records';
+
+/**
+ * The wallet's schemas, and `walletModels(db)` binding them to a connection (no
+ * process-global models: two services in one test process use two databases).
+ */
+
+const walletSchema = new Schema<WalletDoc>(
+  {
+    _id: { type: String, default: newUuid },
+    referenceId: { type: String, required: true, unique: true },
+    userId: { type: String, required: true, unique: true },
+    userRef: { type: String, required: true, unique: true },
+    currency: { type: String, required: true, default: DEFAULT_CURRENCY },
+    availableMinor: { type: Number, required: true, default: 0, min: 0 },
+    heldMinor: { type: Number, required: true, default: 0, min: 0 },
+    appliedOps: { type: [String], default: [] },
+    doneOps: freeFormArrayField,
+    pendingEntries: freeFormArrayField,
+  },
+  { timestamps: true, versionKey: false },
+);
+
+export interface LedgerEntryDoc {
+  _id: string;
+  walletId: string;
+  type: LedgerEntryType;
+  availableDeltaMinor: number;
+  heldDeltaMinor: number;
+  reference: string;
+  createdAt: Date;
+}
+
+/** Append-only; an entry's id is its op id, so moving it twice keeps one. */
+const ledgerSchema = new Schema<LedgerEntryDoc>(
+  {
+    _id: { type: String, required: true },
+    walletId: { type: String, required: true, index: true },
+    type: { type: String, required: true },
+    availableDeltaMinor: { type: Number, required: true },
+    heldDeltaMinor: { type: Number, required: true },
+    reference: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+const topUpSchema = new Schema<TopUpDoc>(
+  {
+    _id: { type: String, required: true },
+    referenceId: { type: String, required: true, unique: true },
+    walletId: { type: String, required: true },
+    userId: { type: String, required: true, index: true },
+    amountMinor: { type: Number, required: true },
+    currency: { type: String, required: true },
+    paymentMethod: { type: String, required: true },
+    provider: { type: String, required: true },
+    status: { type: String, required: true, index: true },
+    paymentUrl: { type: String, default: '' },
+    redirectUrl: { type: String, required: true },
+    notes: { type: String, default: null },
+    checkoutTokenHash: { type: String, default: null },
+    returnTokenHash: { type: String, default: null },
+    expiresAt: { type: Date, required: true },
+    completedAt: { type: Date, default: null },
+    credit: { type: String, default: 'none', index: true },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+
+const payoutSchema = new Schema<PayoutDoc>(
+  {
+    _id: { type: String, required: true },
+    referenceId: { type: String, required: true, unique: true },
+    walletId: { type: String, required: true },
+    userId: { type: String, required: true, index: true },
+    amountMinor: { type: Number, required: true },
+    currency: { type: String, required: true },
+    bankCode: { type: String, required: true },
+    accountNumber: { type: String, required: true },
+    accountName: { type: String, required: true },
+    reason: { type: String, required: true },
+    status: { type: String, required: true, index: true },
+    adminNotes: { type: String, default: null },
+    processedAt: { type: Date, default: null },
+    hold: { type: String, default: 'pending', index: true },
+    finish: { type: String, default: 'none', index: true },
+    requestedBy: { type: String, default: null },
+    history: freeFormArrayField,
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+
+const transferSchema = new Schema<TransferDoc>(
+  {
+    _id: { type: String, required: true },
+    fromWalletId: { type: String, required: true, index: true },
+    toWalletId: { type: String, required: true },
+    fromUserId: { type: String, required: true },
+    toUserId: { type: String, required: true },
+    amountMinor: { type: Number, required: true },
+    currency: { type: String, required: true },
+    status: { type: String, required: true, index: true },
+    completedAt: { type: Date, default: null },
+  },
+  { timestamps: true, versionKey: false },
+);
+
+const holdSchema = new Schema<BookingHoldDoc>(
+  {
+    _id: { type: String, required: true },
+    buyerId: { type: String, required: true, index: true },
+    buyerWalletId: { type: String, default: null },
+    sellerId: { type: String, required: true, index: true },
+    amountMinor: { type: Number, required: true },
+    currency: { type: String, required: true },
+    status: { type: String, required: true, index: true },
+    endsAt: { type: Date, default: null },
+    dueAt: { type: Date, default: null },
+    correlationId: { type: String, default: null },
+    history: freeFormArrayField,
+    hold: { type: String, default: 'none' },
+    settlement: { type: Schema.Types.Mixed, default: null },
+    release: { type: String, default: 'none' },
+    credit: { type: String, default: 'none' },
+    fee: { type: String, default: 'none' },
+    settledAt: { type: Date, default: null },
+    opsForgotten: { type: Boolean, default: false },
+    resumeFailures: { type: Number, default: 0 },
+    pendingEvents: pendingEventsField,
+  },
+  { timestamps: true, versionKey: false },
+);
+
+/** One counter per user, window and period, e.g. `u1:daily:2026-11-21` (kit's WindowedCounter). */
+const usageSchema = windowedCounterSchema();
+const idempotencySchema = idempotencyRecordSchema();
+
+/** The wallet's models on `db` (its collections as named since the first release). */
+export function walletModels(db: Connection) {
+  return {
+    Wallet: db.model<WalletDoc>('Wallet', walletSchema, 'wallets'),
+    LedgerEntry: db.model<LedgerEntryDoc>('LedgerEntry', ledgerSchema, 'ledger_entries'),
+    TopUp: db.model<TopUpDoc>('TopUp', topUpSchema, 'topups'),
+    Payout: db.model<PayoutDoc>('Payout', payoutSchema, 'payouts'),
+    Transfer: db.model<TransferDoc>('Transfer', transferSchema, 'transfers'),
+    BookingHold: db.model<BookingHoldDoc>('BookingHold', holdSchema, 'booking_holds'),
+    Usage: db.model<WindowedCounterDoc>('Usage', usageSchema, 'usage_counters'),
+    IdempotencyRecord: db.model<IdempotencyRecordDoc>('IdempotencyRecord', idempotencySchema, 'idempotency_keys'),
+  };
+}
+
+export type WalletModels = ReturnType<typeof walletModels>;
+
+/** Every model, for the runtime's index build. */
+export const allModels = (models: WalletModels) => Object.values(models);

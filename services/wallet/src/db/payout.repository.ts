@@ -1,0 +1,63 @@
+import type { PayoutDoc } from '../domain/records';
+import type { PayoutMoveDecision } from '../domain/payouts';
+import type { WalletModels } from './models';
+
+/** Every query of `payouts`. */
+export class PayoutRepository {
+  readonly model: WalletModels['Payout'];
+
+  constructor(models: Pick<WalletModels, 'Payout'>) {
+    this.model = models.Payout;
+  }
+
+  /** The payout an earlier attempt of this user's keyed request created, if it did. */
+  findOwn(id: string, userId: string): Promise<PayoutDoc | null> {
+    return this.model.findOne({ _id: id, userId }).lean<PayoutDoc>();
+  }
+
+  /** A payout by reference, once its hold is taken (before that it is nobody's to see). */
+  findHeld(referenceId: string): Promise<PayoutDoc | null> {
+    return this.model.findOne({ referenceId, hold: 'done' }).lean<PayoutDoc>();
+  }
+
+  async create(fields: Omit<PayoutDoc, 'createdAt' | 'updatedAt' | 'adminNotes' | 'processedAt' | 'finish'>): Promise<PayoutDoc> {
+    return (await this.model.create(fields)).toObject();
+  }
+
+  /** A payout whose hold never happened (short of funds): nothing to keep. */
+  async deleteUnheld(id: string): Promise<void> {
+    await this.model.deleteOne({ _id: id, hold: 'pending' });
+  }
+
+  async recordHold(id: string): Promise<void> {
+    await this.model.updateOne({ _id: id, hold: 'pending' }, { $set: { hold: 'done' } });
+  }
+
+  async recordFinish(id: string): Promise<void> {
+    await this.model.updateOne({ _id: id, finish: 'pending' }, { $set: { finish: 'done' } });
+  }
+
+  /** The move in one guarded write (from its status, hold taken); null when another move won. */
+  applyMove(decision: PayoutMoveDecision): Promise<PayoutDoc | null> {
+    return this.model
+      .findOneAndUpdate(
+        { _id: decision.payoutId, status: decision.from, hold: 'done' },
+        { $set: decision.set, $push: { pendingEvents: decision.event, history: decision.history } },
+        { new: true },
+      )
+      .lean<PayoutDoc>();
+  }
+
+  /** Holds still unrecorded since before `before` (their request died). */
+  holdOwedSince(before: Date): Promise<PayoutDoc[]> {
+    return this.model
+      .find({ hold: 'pending', createdAt: { $lt: before } })
+      .limit(100)
+      .lean<PayoutDoc[]>();
+  }
+
+  /** Releases and settlements still owed. */
+  finishOwed(): Promise<PayoutDoc[]> {
+    return this.model.find({ finish: 'pending' }).limit(100).lean<PayoutDoc[]>();
+  }
+}

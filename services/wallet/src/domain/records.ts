@@ -1,0 +1,211 @@
+import type { BookingHoldStatus, IntegrationEvent, PaymentMethod, PayoutStatus, TopUpStatus } from '@mkt/contracts';
+
+/**
+ * The wallet's records as the domain reads them (what `db/models.ts` stores). Plain types: the
+ * decisions take them in and answer what to write; the repositories read and write them.
+ */
+
+export type LedgerEntryType =
+  | 'topup_credit'
+  | 'payout_hold'
+  | 'payout_release'
+  | 'payout_settle'
+  | 'transfer_debit'
+  | 'transfer_credit'
+  | 'booking_hold'
+  | 'booking_settle'
+  | 'booking_capture'
+  | 'booking_fee';
+
+/** One balance change. Its deltas, summed over a wallet's entries, are its balances. */
+export interface LedgerEntry {
+  id: string;
+  walletId: string;
+  type: LedgerEntryType;
+  availableDeltaMinor: number;
+  heldDeltaMinor: number;
+  reference: string;
+  createdAt: string;
+}
+
+export interface WalletDoc {
+  _id: string;
+  referenceId: string;
+  userId: string;
+  userRef: string;
+  currency: string;
+  availableMinor: number;
+  heldMinor: number;
+  /**
+   * Operations applied: the idempotency guard. An op id stays here until an hour after its
+   * owning record recorded the step (`doneOps`), so a repeat read from a stale record is a no-op.
+   */
+  appliedOps: string[];
+  /** Op ids whose step its record has recorded, with when: dropped from `appliedOps` an hour later. */
+  doneOps: Array<{ id: string; at: Date }>;
+  /** Entries written with the balance change, moved to the ledger collection by the relay. */
+  pendingEntries: LedgerEntry[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A wallet without its bookkeeping arrays (what readers of balances need). */
+export type WalletSummary = Omit<WalletDoc, 'appliedOps' | 'doneOps' | 'pendingEntries'>;
+
+export interface WalletOp {
+  /** Unique per step of a business operation, e.g. `payout:<id>:hold`. */
+  opId: string;
+  type: LedgerEntryType;
+  availableDeltaMinor: number;
+  heldDeltaMinor: number;
+  reference: string;
+  /** The balance (available + held) this op may not take the wallet past; at most the hard ceiling. */
+  ceilingMinor?: number;
+}
+
+/** An op checked by `boundedOp`: safe amounts, and the ceiling it is held to. */
+export type BoundedOp = WalletOp & { ceilingMinor: number };
+
+/**
+ * What applying an op did: `applied` answers the wallet's pending ledger entries as the write
+ * left them (this op's among them), so moving them to the ledger needs no read.
+ */
+export type ApplyOutcome =
+  { kind: 'applied'; pendingEntries: LedgerEntry[] } | { kind: 'repeat' } | { kind: 'insufficient_funds' } | { kind: 'ceiling_exceeded' };
+
+/** A wallet step a record still owes (applied to the wallet, or about to be). */
+export type StepState = 'none' | 'pending' | 'done';
+
+export interface TopUpDoc {
+  _id: string;
+  referenceId: string;
+  walletId: string;
+  userId: string;
+  amountMinor: number;
+  currency: string;
+  paymentMethod: PaymentMethod;
+  provider: string;
+  status: TopUpStatus;
+  paymentUrl: string;
+  redirectUrl: string;
+  notes: string | null;
+  checkoutTokenHash: string | null;
+  /** Hash of the token in the provider's return address (kept after completion). */
+  returnTokenHash: string | null;
+  expiresAt: Date;
+  completedAt: Date | null;
+  credit: StepState;
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PayoutHistoryEntry {
+  action: string;
+  from: string | null;
+  to: string;
+  byUserId: string;
+  byRole: string;
+  at: Date;
+  notes: string | null;
+}
+
+export interface PayoutDoc {
+  _id: string;
+  referenceId: string;
+  walletId: string;
+  userId: string;
+  amountMinor: number;
+  currency: string;
+  bankCode: string;
+  accountNumber: string;
+  accountName: string;
+  reason: string;
+  status: PayoutStatus;
+  adminNotes: string | null;
+  processedAt: Date | null;
+  /** The hold taken at creation, and the release or settlement at the end. */
+  hold: StepState;
+  finish: StepState;
+  /** Who asked for it (always the owner), and every move since: the audit trail. */
+  requestedBy: string | null;
+  history: PayoutHistoryEntry[];
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type TransferStatus = 'Pending' | 'Debited' | 'Completed' | 'Failed';
+
+export interface TransferDoc {
+  _id: string;
+  fromWalletId: string;
+  toWalletId: string;
+  fromUserId: string;
+  toUserId: string;
+  amountMinor: number;
+  currency: string;
+  status: TransferStatus;
+  completedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type SettlementKind = 'capture' | 'cancel' | 'void';
+
+/** How a hold ends, decided once: what goes back to the buyer, to the seller, to the platform. */
+export interface Settlement {
+  kind: SettlementKind;
+  refundMinor: number;
+  captureMinor: number;
+  feeMinor: number;
+  decidedAt: Date;
+  /** The correlation id of what decided it (the event or request); the sweep's late steps carry it on. */
+  correlationId?: string;
+  /** An admin voided the hold by hand (its refund event says so: the consultation cancels the booking). */
+  byAdmin?: boolean;
+}
+
+/** A hand-made change of a hold, for the audit: who, when, why. */
+export interface BookingHoldHistoryEntry {
+  action: 'void';
+  by: string;
+  at: Date;
+  reason: string;
+}
+
+/**
+ * The money of one paid booking, keyed by the booking id (one per booking, whatever is
+ * retried). Steps as everywhere in the wallet: `hold` on the buyer's wallet; then, once the
+ * settlement is decided, `release` on the buyer's (held → refund, or out), `credit` on the
+ * seller's and `fee` on the platform's, each applied once by its op id and then recorded here.
+ */
+export interface BookingHoldDoc {
+  _id: string;
+  buyerId: string;
+  buyerWalletId: string | null;
+  sellerId: string;
+  amountMinor: number;
+  currency: string;
+  status: BookingHoldStatus;
+  /** The booked slot's end (null from a consultation of the previous release): no capture before it. */
+  endsAt: Date | null;
+  /** When a decided settlement's money may move: the slot's end for a capture decided before it; null: at once. */
+  dueAt: Date | null;
+  /** The booking's correlation id (consultation's `x-correlation-id` on the hold): its events and logs carry it. */
+  correlationId: string | null;
+  history: BookingHoldHistoryEntry[];
+  hold: StepState;
+  settlement: Settlement | null;
+  release: StepState;
+  credit: StepState;
+  fee: StepState;
+  settledAt: Date | null;
+  /** Tries of the sweep that failed to carry the settlement out (each one moves `updatedAt` on). */
+  resumeFailures?: number;
+  /** The wallets have forgotten this booking's op ids (long after the settlement ended). */
+  opsForgotten?: boolean;
+  pendingEvents: IntegrationEvent[];
+  createdAt: Date;
+  updatedAt: Date;
+}

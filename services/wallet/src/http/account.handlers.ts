@@ -1,0 +1,36 @@
+import { CreateTransferBody, ok } from '@mkt/contracts';
+import { currentUser, handle, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+import type { Limits } from '../application/limits';
+import type { Transfers } from '../application/transfers';
+import type { Wallets } from '../application/wallets';
+import { BANKS } from '../domain/banks';
+import { transferView, walletView } from './views';
+
+/** `GET /wallets/banks`, `GET /wallets/rate-limit/stats`, `GET /v1/wallet`, `POST /v1/wallet/transfers` (integer minor units). */
+export function accountHandlers(
+  wallets: Wallets,
+  transfers: Transfers,
+  limits: Limits,
+  requests: IdempotentRequests,
+): MountOptions['handlers'] {
+  return {
+    'GET /wallets/banks': handle({}, (_input, _req, res) => {
+      res.json(ok(BANKS, 'Banks retrieved'));
+    }),
+    'GET /wallets/rate-limit/stats': handle({}, async (_input, req, res) => {
+      res.json(ok(await limits.stats(currentUser(req).id), 'Rate limit statistics'));
+    }),
+    'GET /v1/wallet': handle({}, async (_input, req, res) => {
+      const user = currentUser(req);
+      res.json(ok(walletView(await wallets.open(user.id, user.ref))));
+    }),
+    'POST /v1/wallet/transfers': handle({ body: CreateTransferBody }, async (input, req, res) => {
+      const user = currentUser(req);
+      const answer = await requests.run('transfer', user.id, req.header('idempotency-key'), req.body, async (attempt) => ({
+        status: 200,
+        body: ok(transferView(await transfers.create(user, input.body, attempt)), 'Transfer completed'),
+      }));
+      res.status(answer.status).json(answer.body);
+    }),
+  };
+}

@@ -1,0 +1,46 @@
+import type { Request } from 'express';
+import { BookingHoldParams, CreateBookingHoldBody, ok, VoidBookingHoldBody } from '@mkt/contracts';
+import { correlationIdOf, currentUser, handle, saneIdHeader, type MountOptions } from '@mkt/kit';
+import type { BookingHolds } from '../application/booking-holds';
+import { InsufficientFunds } from '../domain/wallet.errors';
+import { holdAdminView, holdView } from './views';
+
+/**
+ * The booking's correlation id, which the consultation sends in `x-correlation-id` (the request
+ * that made the booking): the hold keeps it, so its events and the sweeps' logs follow the
+ * booking. Absent or unusable: this request's own id.
+ */
+function bookingCorrelationId(req: Request): string {
+  return saneIdHeader(req, 'x-correlation-id') ?? correlationIdOf(req);
+}
+
+/**
+ * The holds of paid bookings. `/internal/holds` (service to service: the shared
+ * INTERNAL_API_TOKEN in `x-internal-token`, never a user's token; the gateway has no route
+ * there): the hold (idempotent by bookingId) and its void. `/wallets/booking-holds/{bookingId}`
+ * (admins only, checked before anything is looked up so nobody else learns which bookings have
+ * holds): a hold's state, and its void by hand — the last resort for a hold that never ends.
+ */
+export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers'] {
+  return {
+    'POST /internal/holds': handle({ body: CreateBookingHoldBody }, async (input, req, res) => {
+      const record = await holds.hold(input.body, bookingCorrelationId(req));
+      // Refused for want of funds: the same answer however often it is asked.
+      if (record.status === 'Rejected') throw new InsufficientFunds();
+      res.json(ok(holdView(record), record.status === 'Voided' ? 'The booking was given up' : 'Amount held'));
+    }),
+    'POST /internal/holds/{bookingId}/void': handle({ params: BookingHoldParams }, async (input, req, res) => {
+      res.json(ok(holdView(await holds.void(input.params.bookingId, bookingCorrelationId(req))), 'Hold voided'));
+    }),
+    'GET /wallets/booking-holds/{bookingId}': handle({ params: BookingHoldParams }, async (input, _req, res) => {
+      res.json(ok(holdAdminView(await holds.get(input.params.bookingId))));
+    }),
+    'POST /wallets/booking-holds/{bookingId}/void': handle(
+      { params: BookingHoldParams, body: VoidBookingHoldBody },
+      async (input, req, res) => {
+        const record = await holds.voidByAdmin(input.params.bookingId, currentUser(req), input.body.reason, correlationIdOf(req));
+        res.json(ok(holdAdminView(record), 'Hold voided: the amount went back to the buyer'));
+      },
+    ),
+  };
+}

@@ -1,0 +1,21 @@
+import { CreateTopUpBody, TopUpRefParams, UserRefParams, ok } from '@mkt/contracts';
+import { currentUser, handle, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+import type { TopUps } from '../application/topups';
+import { topUpCreatedView, topUpStatusView } from './views';
+
+export function topUpHandlers(topUps: TopUps, requests: IdempotentRequests): MountOptions['handlers'] {
+  return {
+    'POST /wallets/users/{userReferenceId}/topup': handle({ params: UserRefParams, body: CreateTopUpBody }, async (input, req, res) => {
+      const user = currentUser(req);
+      const { userReferenceId } = input.params;
+      const answer = await requests.run('topup', user.id, req.header('idempotency-key'), { userReferenceId, body: req.body }, async () => ({
+        status: 200,
+        body: ok(topUpCreatedView(await topUps.create(user, userReferenceId, input.body)), 'Top-up created'),
+      }));
+      res.status(answer.status).json(answer.body);
+    }),
+    'GET /wallets/topup/{walletReferenceId}/status': handle({ params: TopUpRefParams }, async (input, req, res) => {
+      res.json(ok(topUpStatusView(await topUps.statusOf(currentUser(req), input.params.walletReferenceId))));
+    }),
+  };
+}

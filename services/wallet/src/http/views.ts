@@ -1,0 +1,125 @@
+import {
+  formatMinor,
+  minorToMajor,
+  type BookingHoldAdminView,
+  type BookingHoldView,
+  type PayoutCreated,
+  type PayoutStatusView,
+  type TopUpCreated,
+  type TopUpStatusView,
+  type TransferView,
+  type WalletView,
+} from '@mkt/contracts';
+import type { AuthenticatedUser } from '@mkt/kit';
+import type { TopUpCreatedResult } from '../application/topups';
+import type { BookingHoldDoc, PayoutDoc, PayoutHistoryEntry, TopUpDoc, TransferDoc, WalletSummary } from '../domain/records';
+
+/** The wallet's answers: its records as the API shows them (major units where the interface says so). */
+
+const iso = (date: Date | null | undefined) => date?.toISOString() ?? null;
+
+/** `GET /v1/wallet`: the caller's wallet, in major units. */
+export function walletView(wallet: WalletSummary): WalletView {
+  return {
+    id: wallet._id,
+    referenceId: wallet.referenceId,
+    userId: wallet.userId,
+    currency: wallet.currency,
+    etbAvailableBalance: minorToMajor(wallet.availableMinor),
+    heldBalance: minorToMajor(wallet.heldMinor),
+  };
+}
+
+export function topUpCreatedView({ topUp, wallet }: TopUpCreatedResult): TopUpCreated {
+  return {
+    id: topUp._id,
+    referenceId: topUp.referenceId,
+    amount: minorToMajor(topUp.amountMinor),
+    status: topUp.status,
+    paymentMethod: topUp.paymentMethod,
+    paymentUrl: topUp.paymentUrl,
+    createdAt: topUp.createdAt.toISOString(),
+    wallet: { referenceId: wallet.referenceId, etbAvailableBalance: minorToMajor(wallet.availableMinor) },
+  };
+}
+
+export function topUpStatusView(topUp: TopUpDoc): TopUpStatusView {
+  return {
+    referenceId: topUp.referenceId,
+    amount: minorToMajor(topUp.amountMinor),
+    status: topUp.status,
+    paymentMethod: topUp.paymentMethod,
+    completedAt: iso(topUp.completedAt),
+  };
+}
+
+export function payoutCreatedView(payout: PayoutDoc): PayoutCreated {
+  return {
+    id: payout._id,
+    referenceId: payout.referenceId,
+    requestedAmount: formatMinor(payout.amountMinor),
+    status: payout.status,
+    bankCode: payout.bankCode,
+    accountNumber: payout.accountNumber,
+    accountName: payout.accountName,
+    reason: payout.reason,
+    createdAt: payout.createdAt.toISOString(),
+  };
+}
+
+/**
+ * A line of the trail as `viewer` may see it: an admin sees who made every move; the owner
+ * sees the role of whoever moved their payout but not another user's id (an admin's id is not
+ * theirs to know).
+ */
+function historyView(viewer: AuthenticatedUser, entry: PayoutHistoryEntry): PayoutStatusView['history'][number] {
+  const byUserId = viewer.role === 'admin' || entry.byUserId === viewer.id ? entry.byUserId : null;
+  return { ...entry, byUserId, at: entry.at.toISOString() };
+}
+
+export function payoutStatusView(viewer: AuthenticatedUser, payout: PayoutDoc): PayoutStatusView {
+  return {
+    referenceId: payout.referenceId,
+    requestedAmount: formatMinor(payout.amountMinor),
+    status: payout.status,
+    processedAt: iso(payout.processedAt),
+    adminNotes: payout.adminNotes,
+    history: (payout.history ?? []).map((entry) => historyView(viewer, entry)),
+  };
+}
+
+export function transferView(transfer: TransferDoc): TransferView {
+  return {
+    id: transfer._id,
+    fromUserId: transfer.fromUserId,
+    toUserId: transfer.toUserId,
+    amount: transfer.amountMinor,
+    currency: transfer.currency,
+    status: transfer.status,
+    createdAt: transfer.createdAt.toISOString(),
+    completedAt: iso(transfer.completedAt),
+  };
+}
+
+/** A hold as the consultation reads it (the admin's view adds to it). */
+export function holdView(record: BookingHoldDoc): BookingHoldView {
+  return {
+    bookingId: record._id,
+    status: record.status,
+    settlement: record.settlement?.kind ?? null,
+    amountMinor: record.amountMinor,
+    currency: record.currency,
+  };
+}
+
+export function holdAdminView(record: BookingHoldDoc): BookingHoldAdminView {
+  return {
+    ...holdView(record),
+    buyerId: record.buyerId,
+    sellerId: record.sellerId,
+    endsAt: iso(record.endsAt),
+    dueAt: iso(record.dueAt),
+    settledAt: iso(record.settledAt),
+    history: (record.history ?? []).map((entry) => ({ ...entry, at: entry.at.toISOString() })),
+  };
+}
