@@ -60,7 +60,7 @@ beforeAll(async () => {
   tapServer = await tapInFrontOf(wallet.url);
   const address = tapServer.address() as { port: number };
   const consultation = await startConsultation(`http://127.0.0.1:${address.port}`, undefined, { SESSION_START_LEAD_MINUTES: '43200' });
-  await wallet.bus.consume({ ...bookingEventsConsumer(() => wallet.parts.holds), retryDelaysMs: [200, 1_000] });
+  await wallet.bus.consume({ ...bookingEventsConsumer(wallet.parts.holds), retryDelaysMs: [200, 1_000] });
   await consultation.bus.consume({ ...walletPaymentsConsumer(consultation.parts.bookings), retryDelaysMs: [200, 1_000] });
   app = { ...consultation, wallet };
 });

@@ -1,16 +1,14 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { DateTime } from 'luxon';
-import { connectMongo, isMongoReady, startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { openDatabase, startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
 import { listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
 import { consultationService, type ConsultationParts } from '../src/composition';
 import { loadConfig } from '../src/config';
 // The real wallet, in this process, for paid bookings (its own collections; consultation's code
 // only ever reaches it over HTTP).
-import { walletService } from '../../wallet/src/composition';
+import { walletService, type WalletParts } from '../../wallet/src/composition';
 import { loadConfig as loadWalletConfig } from '../../wallet/src/config';
-import { applyWalletOp, openWallet } from '../../wallet/src/db/wallet.model';
-import type { AssembledWallet } from '../../wallet/src/parts';
 
 const identity = testIdentity();
 /**
@@ -26,7 +24,7 @@ export const INTERNAL_TOKEN = 'consultation-tests-internal-token-0123456789';
 export interface WalletSide {
   url: string;
   bus: Bus;
-  parts: AssembledWallet;
+  parts: WalletParts;
   started: StartedRuntime;
 }
 
@@ -38,9 +36,8 @@ export interface ConsultationApp {
   wallet: WalletSide;
 }
 
-/** The wallet as its main.ts builds it (consumers and sweeps left to the test). */
-export async function startWalletSide(amqpUrl = testServers().amqpUrl, overrides: Record<string, string> = {}): Promise<WalletSide> {
-  const config = loadWalletConfig({
+const walletConfig = (amqpUrl = testServers().amqpUrl, overrides: Record<string, string> = {}) =>
+  loadWalletConfig({
     MONGO_URL: testServers().mongoUrl,
     AMQP_URL: amqpUrl,
     JWT_PUBLIC_KEY: identity.keys.publicKey,
@@ -49,9 +46,38 @@ export async function startWalletSide(amqpUrl = testServers().amqpUrl, overrides
     BUS_NAMESPACE: env.namespace,
     ...overrides,
   });
-  const service = walletService(config, log);
-  const started = await startComponent(service.options, env.dbName);
-  return { url: started.url, bus: started.runtime.bus, parts: service.parts(), started };
+
+/** The wallet started last in this file (its composition's parts, on its own connection). */
+let walletParts: WalletParts | undefined;
+
+/** The wallet as its main.ts builds it (consumers and sweeps left to the test). */
+export async function startWalletSide(amqpUrl = testServers().amqpUrl, overrides: Record<string, string> = {}): Promise<WalletSide> {
+  const service = walletService(walletConfig(amqpUrl, overrides), log);
+  const started = await startComponent(service.definition, env.dbName);
+  walletParts = service.parts;
+  return { url: started.url, bus: started.runtime.bus, parts: service.parts, started };
+}
+
+/** The parts of the wallet this file started last (its models on its own connection). */
+export function walletSide(): WalletParts {
+  if (!walletParts) throw new Error('No wallet started in this file yet');
+  return walletParts;
+}
+export const walletModels = () => walletSide().models;
+
+let walletDatabase: Promise<WalletParts> | undefined;
+
+/**
+ * The wallet's parts to seed balances with: the wallet this file started, or — in a file that
+ * started none — a wallet composition whose database (the file's) is opened here, not started.
+ */
+function seedingWallet(): Promise<WalletParts> {
+  if (walletParts) return Promise.resolve(walletParts);
+  return (walletDatabase ??= (async () => {
+    const { definition, parts } = walletService(walletConfig(), log);
+    await openDatabase(definition.runtime.db, { url: testServers().mongoUrl, dbName: env.dbName, log });
+    return parts;
+  })());
 }
 
 /** A consultation service talking to `walletUrl` (its consumers and sweeps left to the test). */
@@ -117,20 +143,16 @@ export const couponChecksOf = (userId: string) =>
     .lean();
 export const admin = newUser('admin');
 
-let walletDatabase: Promise<unknown> | undefined;
-
 /** Opens the user's wallet with its opening balance, once (as registration and a top-up would). */
 export function ensureWallet(user: TestUser): Promise<void> {
   let done = opened.get(user.id);
   if (!done) {
     done = (async () => {
-      // The wallet's models are on mongoose's default connection (the consultation service has
-      // its own): a file that started no wallet side opens it here, on the file's database.
-      if (!isMongoReady()) await (walletDatabase ??= connectMongo({ url: testServers().mongoUrl, dbName: env.dbName, log }));
-      const wallet = await openWallet(user.id, user.ref, 'MKT');
+      const seeding = await seedingWallet();
+      const wallet = await seeding.walletRepository.open(user.id, user.ref, 'MKT');
       const minor = openingBalance.get(user.id) ?? 0;
       if (minor > 0)
-        await applyWalletOp(wallet._id, {
+        await seeding.steps.applyOp(wallet._id, {
           opId: `seed:${user.id}`,
           type: 'topup_credit',
           availableDeltaMinor: minor,

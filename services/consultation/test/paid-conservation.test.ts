@@ -1,8 +1,6 @@
 import type { BookingDoc } from '../src/domain/records';
 import type { TestUser } from '@mkt/infra';
-import { BookingHold } from '../../wallet/src/db/booking-hold.model';
-import { Wallet } from '../../wallet/src/db/wallet.model';
-import { as, bookingBody, daysAhead, givenOffer, newUser, type Offer, models } from './harness';
+import { as, bookingBody, daysAhead, givenOffer, newUser, type Offer, models, walletModels } from './harness';
 import { balanceOf, deliverSession, eventually, ledgerMatches, usePaidPair } from './paid-harness';
 
 const app = usePaidPair();
@@ -89,7 +87,7 @@ test('money is conserved across 100 random bookings, cancellations and completed
   // Every settlement the events started has ended, and every refund is reported back.
   const settledIds = [...delivered, ...refunds.keys()];
   await eventually(
-    () => BookingHold.countDocuments({ _id: { $in: settledIds }, status: 'Settled' }),
+    () => walletModels().BookingHold.countDocuments({ _id: { $in: settledIds }, status: 'Settled' }),
     (n) => n === settledIds.length,
     30_000,
   );
@@ -108,7 +106,7 @@ test('money is conserved across 100 random bookings, cancellations and completed
   const everyone = [...buyers, ...sellers];
   const balances = await Promise.all(everyone.map((user) => balanceOf(user)));
   const total = balances.reduce((sum, b) => sum + b.available + b.held, 0);
-  const platform = (await Wallet.findOne({ userId: 'platform' }).lean())?.availableMinor ?? 0;
+  const platform = (await walletModels().Wallet.findOne({ userId: 'platform' }).lean())?.availableMinor ?? 0;
   expect({ context, total, platform }).toEqual({ context, total: buyers.length * opening, platform: 0 }); // no fee configured
   for (const user of everyone)
     expect({ context, user: user.id, ledger: await ledgerMatches(user) }).toEqual({ context, user: user.id, ledger: true });

@@ -3,12 +3,8 @@ import mongoose from 'mongoose';
 import { testServers, waitFor, type TestUser } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit';
 import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
-import { BookingHold } from '../../wallet/src/db/booking-hold.model';
-import { LedgerRelay } from '../../wallet/src/db/ledger-relay';
-import { LedgerEntryModel } from '../../wallet/src/db/ledger.model';
-import { Wallet } from '../../wallet/src/db/wallet.model';
 import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.consumer';
-import { as, log, startConsultation, startWalletSide, type ConsultationApp, models } from './harness';
+import { as, startConsultation, startWalletSide, walletModels, walletSide, type ConsultationApp, models } from './harness';
 
 /**
  * A consultation service and the wallet it pays through, on the file's exchange and queues
@@ -21,7 +17,7 @@ export async function startPaidPair(
 ): Promise<ConsultationApp> {
   const wallet = await startWalletSide(amqpUrl);
   const consultation = await startConsultation(wallet.url, amqpUrl, consultationEnv);
-  await wallet.bus.consume({ ...bookingEventsConsumer(() => wallet.parts.holds), retryDelaysMs: [200, 1_000] });
+  await wallet.bus.consume({ ...bookingEventsConsumer(wallet.parts.holds), retryDelaysMs: [200, 1_000] });
   await consultation.bus.consume({ ...walletPaymentsConsumer(consultation.parts.bookings), retryDelaysMs: [200, 1_000] });
   return { ...consultation, wallet };
 }
@@ -49,16 +45,17 @@ export function eventually<T>(probe: () => Promise<T>, done: (value: T) => boole
 }
 
 export async function balanceOf(user: Pick<TestUser, 'id'>): Promise<{ available: number; held: number }> {
-  const wallet = await Wallet.findOne({ userId: user.id }).lean();
+  const wallet = await walletModels().Wallet.findOne({ userId: user.id }).lean();
   return { available: wallet?.availableMinor ?? 0, held: wallet?.heldMinor ?? 0 };
 }
 
 /** Moves a wallet's pending ledger entries, then checks that they sum to its balances. */
 export async function ledgerMatches(user: Pick<TestUser, 'id'>): Promise<boolean> {
+  const { Wallet, LedgerEntry } = walletModels();
   const wallet = await Wallet.findOne({ userId: user.id }).lean();
   if (!wallet) return false;
-  await new LedgerRelay(log).flush(wallet._id);
-  const entries = await LedgerEntryModel.find({ walletId: wallet._id }).lean();
+  await walletSide().ledger.flush(wallet._id);
+  const entries = await LedgerEntry.find({ walletId: wallet._id }).lean();
   const fresh = await Wallet.findById(wallet._id).lean();
   return (
     entries.reduce((sum, e) => sum + e.availableDeltaMinor, 0) === fresh!.availableMinor &&
@@ -66,7 +63,7 @@ export async function ledgerMatches(user: Pick<TestUser, 'id'>): Promise<boolean
   );
 }
 
-export const holdOf = (bookingId: string) => BookingHold.findById(bookingId).lean();
+export const holdOf = (bookingId: string) => walletModels().BookingHold.findById(bookingId).lean();
 export const bookingOf = (bookingId: string) => models().Booking.findById(bookingId).lean<BookingDoc>();
 
 /** A session's slot moved to just before now, as time would, and with it its holds' `endsAt`. */
@@ -75,7 +72,7 @@ export async function passSlotOf(sessionId: string): Promise<void> {
   const endsAt = new Date(Date.now() - 1_000);
   await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt } });
   const bookingIds = (await models().Booking.find({ sessionId }, { _id: 1 }).lean()).map((booking) => booking._id);
-  await BookingHold.updateMany({ _id: { $in: bookingIds } }, { $set: { endsAt } });
+  await walletModels().BookingHold.updateMany({ _id: { $in: bookingIds } }, { $set: { endsAt } });
 }
 
 /**

@@ -74,7 +74,7 @@ export interface WalletParts extends WalletHttpParts {
  * runtime, the repositories, the application services, the app, the consumers and the jobs.
  * main.ts starts `definition`; the tests start the same and read `parts`.
  */
-export function compose(config: Readonly<WalletConfig>, log: Logger): { definition: ServiceDefinition; parts: WalletParts } {
+export function walletService(config: Readonly<WalletConfig>, log: Logger): { definition: ServiceDefinition; parts: WalletParts } {
   const db = createDatabase();
   const models = walletModels(db);
   const runtime = createRuntime({
@@ -173,13 +173,4 @@ export function compose(config: Readonly<WalletConfig>, log: Logger): { definiti
     jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, sweep), holdMetrics(holdRepository)],
   };
   return { definition, parts };
-}
-
-/**
- * The wallet in the shape consultation's harness starts it in (`startComponent(options)`,
- * `parts()`): the same composition.
- */
-export function walletService(config: Readonly<WalletConfig>, log: Logger): { options: ServiceDefinition; parts: () => WalletParts } {
-  const { definition, parts } = compose(config, log);
-  return { options: definition, parts: () => parts };
 }

@@ -3,7 +3,7 @@ import mongoose from 'mongoose';
 import pino from 'pino';
 import { startComponent, stopRuntime, type Bus, type Logger, type OutboxRelay } from '@mkt/kit';
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
-import { compose, type WalletParts } from '../src/composition';
+import { walletService, type WalletParts } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
 import type { WalletModels } from '../src/db/models';
 import type { WalletOp } from '../src/domain/records';
@@ -44,7 +44,7 @@ function current(): WalletApp {
 /** The wallet as main.ts composes it (its consumers and sweeps left to the tests), on a free port. */
 export async function startWallet(overrides: Record<string, string> = {}, logger: Logger = log): Promise<WalletApp> {
   const config = loadConfig({ ...baseEnv(), ...overrides });
-  const wallet = compose(config, logger);
+  const wallet = walletService(config, logger);
   // This file's own database: a parameter named `env` here once hid it, and every file shared the default one.
   const started = await startComponent(wallet.definition, env.dbName);
   const { bus, outbox } = started.runtime;

@@ -1,12 +1,20 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { makeEvent, type CreateTopUpBody, type IntegrationEvent, type TopUpStatus } from '@mkt/contracts';
-import type { Verification } from '../payments/provider';
 import type { TopUpDoc, WalletOp } from './records';
 import { redirectAllowed } from './redirects';
 import { fitsUnder } from './wallet-ops';
 import { AmountTooLarge, BalanceCeilingExceeded, RedirectNotAllowed } from './wallet.errors';
 
 /** Top-ups: created Processing with a checkout; completed (credited exactly once) or ended. */
+
+export type VerifiedStatus = 'success' | 'failed' | 'pending';
+
+/** What a hosted-checkout provider answers when asked about a payment (never a webhook alone). */
+export interface Verification {
+  status: VerifiedStatus;
+  amountMinor: number | null;
+  currency: string | null;
+}
 
 export interface TopUpSettings {
   referencePrefix: string;

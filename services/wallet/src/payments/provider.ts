@@ -15,13 +15,9 @@ export interface CheckoutSession {
   checkoutToken?: string;
 }
 
-export type VerifiedStatus = 'success' | 'failed' | 'pending';
-
-export interface Verification {
-  status: VerifiedStatus;
-  amountMinor: number | null;
-  currency: string | null;
-}
+// What a provider says of a payment is the domain's to judge (`verdictOf`): the type is its.
+export type { Verification, VerifiedStatus } from '../domain/topups';
+import type { Verification } from '../domain/topups';
 
 export interface PaymentProvider {
   readonly name: 'sandbox' | 'chapa';
