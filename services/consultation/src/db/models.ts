@@ -219,8 +219,8 @@ sessionSchema.index({ consultationId: 1, startsAt: 1 }, { unique: true });
 const bookingRequestKeySchema = idempotencyRecordSchema();
 
 /**
- * The service's models on `db` (its own connection, or — until kit opens one per service —
- * mongoose's default one). Nothing here is process-global: two services in one test process
+ * The service's models on `db` (its own connection, kit's `createDatabase`). Nothing here is
+ * process-global: two services in one test process
  * bind their models to their own connections.
  */
 export function consultationModels(db: Connection) {
