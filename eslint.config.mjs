@@ -105,7 +105,7 @@ const NO_EXPRESS_ROUTER = {
 };
 const NO_KIT_ROUTER = {
   name: '@mkt/kit',
-  importNames: ['serviceRouter', 'withInput', 'literalPathsWin', 'methodNotAllowed'],
+  importNames: ['withInput'],
   message: 'Routes come from the endpoint table: mountEndpoints() and handle() from @mkt/kit (issue 23).',
 };
 
