@@ -52,8 +52,8 @@ function consumersOf(service) {
     AMQP_URL: process.env.AMQP_URL ?? 'amqp://127.0.0.1',
     JWT_PUBLIC_KEY: process.env.JWT_PUBLIC_KEY ?? 'not used to plan queues',
   });
-  const built = make(config, kit.createLogger(service, 'silent'));
-  return (built.options ?? built).consumers ?? [];
+  // Every composition answers `{ definition, parts }`: the definition's consumers are what starts.
+  return make(config, kit.createLogger(service, 'silent')).definition.consumers ?? [];
 }
 
 function plansOf(services, names) {
