@@ -1,4 +1,4 @@
-import { counterKey, limitReached, limitStats } from '../src/domain/limits';
+import { counterKey, limitReached, limitStats } from '../../src/domain/limits';
 
 /** The request limits (README: calendar windows in UTC; a refusal says when to retry), without a database. */
 describe('request limits', () => {

@@ -1,6 +1,6 @@
-import type { WalletOp } from '../src/domain/records';
-import { appliedEntries, boundedOp, fitsUnder, HARD_CEILING_MINOR, ledgerEntryOf, refusalOf } from '../src/domain/wallet-ops';
-import { BalanceCeilingExceeded, InsufficientFunds } from '../src/domain/wallet.errors';
+import type { WalletOp } from '../../src/domain/records';
+import { appliedEntries, boundedOp, fitsUnder, HARD_CEILING_MINOR, ledgerEntryOf, refusalOf } from '../../src/domain/wallet-ops';
+import { BalanceCeilingExceeded, InsufficientFunds } from '../../src/domain/wallet.errors';
 
 /** The wallet's money rules (README "Money", "Bounded amounts"), without a database. */
 const op = (over: Partial<WalletOp> = {}): WalletOp => ({

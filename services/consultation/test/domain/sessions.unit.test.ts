@@ -7,7 +7,7 @@ import {
   overdueEnd,
   slotKeyOf,
   type SessionMove,
-} from '../src/domain/sessions';
+} from '../../src/domain/sessions';
 import { admin, buyer, refusal, seller, session, T0, user } from './unit-fixtures';
 
 // The session rules of the README ("Sessions", "Delivered", "Every hold ends …"), without a server.

@@ -1,6 +1,6 @@
 import type { TopUpStatus } from '@mkt/contracts';
-import type { TopUpDoc } from '../src/domain/records';
-import { redirectAllowed } from '../src/domain/redirects';
+import type { TopUpDoc } from '../../src/domain/records';
+import { redirectAllowed } from '../../src/domain/redirects';
 import {
   askProvider,
   checkoutLookup,
@@ -11,8 +11,8 @@ import {
   returnTarget,
   verdictOf,
   type TopUpSettings,
-} from '../src/domain/topups';
-import { AmountTooLarge, BalanceCeilingExceeded, RedirectNotAllowed } from '../src/domain/wallet.errors';
+} from '../../src/domain/topups';
+import { AmountTooLarge, BalanceCeilingExceeded, RedirectNotAllowed } from '../../src/domain/wallet.errors';
 
 /** The top-up rules (README "States", "Bounded amounts", "No open redirect"), without a database. */
 const now = new Date('2026-11-24T10:00:00.000Z');

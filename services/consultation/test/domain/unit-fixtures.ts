@@ -1,5 +1,5 @@
 import type { AuthenticatedUser } from '@mkt/kit';
-import type { BookingDoc, ConsultationDoc, DiscountDoc, PricingDoc, RuleSetDoc, SessionDoc } from '../src/domain/records';
+import type { BookingDoc, ConsultationDoc, DiscountDoc, PricingDoc, RuleSetDoc, SessionDoc } from '../../src/domain/records';
 
 // Records for the unit tests of domain/ (no server): each with what a rule reads, overridable.
 

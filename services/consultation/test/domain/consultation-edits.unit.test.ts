@@ -1,5 +1,5 @@
-import type { ConsultationDoc } from '../src/domain/records';
-import { decideEdit } from '../src/domain/consultation-edits';
+import type { ConsultationDoc } from '../../src/domain/records';
+import { decideEdit } from '../../src/domain/consultation-edits';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
 const fresh = { revisionId: 'rev-2', now };

@@ -9,8 +9,8 @@ import {
   pairsOf,
   type BookingFact,
   type ProjectionUpdate,
-} from '../src/domain/projection';
-import { analyticsOf, totalsOf } from '../src/domain/totals';
+} from '../../src/domain/projection';
+import { analyticsOf, totalsOf } from '../../src/domain/totals';
 
 // The CRM's projection ("Totals, kept true by events"), decided and applied in memory: the
 // facts merged as the repository merges them, the totals as the projection recomputes them.

@@ -7,7 +7,7 @@ import {
   refreshExpiry,
   toAuthUser,
   usableRefreshToken,
-} from '../src/domain/identity';
+} from '../../src/domain/identity';
 import {
   addressRefusal,
   countFree,
@@ -19,7 +19,7 @@ import {
   startAccountCount,
   throttleKeys,
   type AccountState,
-} from '../src/domain/login-throttle';
+} from '../../src/domain/login-throttle';
 
 const settings = {
   maxFailuresPerAddress: 5,

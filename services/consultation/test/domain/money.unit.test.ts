@@ -5,10 +5,10 @@ import {
   couponProblem,
   tooManyCouponChecks,
   UNUSABLE_COUPON,
-} from '../src/domain/coupons';
-import { newDiscount } from '../src/domain/discounts';
-import { bookedAtMost, fits } from '../src/domain/places';
-import { placesByKey, slotsToList, slotsWithPlaces } from '../src/domain/consultations';
+} from '../../src/domain/coupons';
+import { newDiscount } from '../../src/domain/discounts';
+import { bookedAtMost, fits } from '../../src/domain/places';
+import { placesByKey, slotsToList, slotsWithPlaces } from '../../src/domain/consultations';
 import { CreateDiscountBody } from '@mkt/contracts';
 import { consultation, discount, pricing, refusal, ruleSet, seller, buyer, T0 } from './unit-fixtures';
 

@@ -1,11 +1,11 @@
 import { VisibilityStatusBody } from '@mkt/contracts';
-import { isListed, subjectOf, visibleTo } from '../src/domain/access';
-import { decideApprove } from '../src/domain/consultation-edits';
-import { ratingSummary, countsInRating } from '../src/domain/ratings';
-import type { VisibilityRuleSetDoc } from '../src/domain/records';
-import { assertZone, utilization, utilizationWindow } from '../src/domain/rule-sets';
-import { decideVisibility, ruleMatches, ruleSetInForce } from '../src/domain/visibility';
-import { contextOf, visibilityVerdicts } from '../src/domain/visibility-rule-sets';
+import { isListed, subjectOf, visibleTo } from '../../src/domain/access';
+import { decideApprove } from '../../src/domain/consultation-edits';
+import { ratingSummary, countsInRating } from '../../src/domain/ratings';
+import type { VisibilityRuleSetDoc } from '../../src/domain/records';
+import { assertZone, utilization, utilizationWindow } from '../../src/domain/rule-sets';
+import { decideVisibility, ruleMatches, ruleSetInForce } from '../../src/domain/visibility';
+import { contextOf, visibilityVerdicts } from '../../src/domain/visibility-rule-sets';
 import { admin, buyer, consultation, refusal, ruleSet, seller, T0, user } from './unit-fixtures';
 
 // Hidden consultations, named users, visibility, moderation, rule-set usage and ratings (README).

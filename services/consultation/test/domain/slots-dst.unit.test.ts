@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { WEEKDAYS, type AvailabilityRule } from '@mkt/contracts';
-import { countSlotsBetween, localDateRange, localSlot, slotsBetween, wallClock, type Schedule, type Slot } from '../src/domain/slots';
-import { zoneClock } from '../src/domain/zone-clock';
+import { countSlotsBetween, localDateRange, localSlot, slotsBetween, wallClock, type Schedule, type Slot } from '../../src/domain/slots';
+import { zoneClock } from '../../src/domain/zone-clock';
 
 /**
  * slotsBetween computes ordinary days by arithmetic and only days whose offset changes through

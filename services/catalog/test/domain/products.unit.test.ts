@@ -1,9 +1,9 @@
 import { CreateProductBody, UpdateProductBody, type Visibility } from '@mkt/contracts';
 import { AppError, type AuthenticatedUser } from '@mkt/kit';
-import { buildCategories, propertyValueProblem, type Property } from '../src/domain/categories';
-import { canManage, isPublic, ownedBy, ProductRules, visibleTo, type Product } from '../src/domain/products';
-import { sanitizeDescription } from '../src/domain/sanitize';
-import { decideShop, decideV1Product } from '../src/domain/shops';
+import { buildCategories, propertyValueProblem, type Property } from '../../src/domain/categories';
+import { canManage, isPublic, ownedBy, ProductRules, visibleTo, type Product } from '../../src/domain/products';
+import { sanitizeDescription } from '../../src/domain/sanitize';
+import { decideShop, decideV1Product } from '../../src/domain/shops';
 
 // The rules of the catalog's README, decided without a server or a database.
 

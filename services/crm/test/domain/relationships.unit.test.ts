@@ -13,7 +13,7 @@ import {
   seesSellerNotes,
   type KnownUser,
   type Relationship,
-} from '../src/domain/relationships';
+} from '../../src/domain/relationships';
 
 // The rules of the CRM's README ("Who may do what"), decided without a server or a database.
 

@@ -1,9 +1,9 @@
 import { Conflict } from '@mkt/kit/domain';
-import { checkHoldTerms, decideSettlement, holdCorrelationId, newHold } from '../src/domain/booking-holds';
-import type { BookingHoldDoc, WalletSummary } from '../src/domain/records';
-import { isSettlementDue, settlementDueAt, settlementEvent, settlementOf } from '../src/domain/settlement';
-import { HARD_CEILING_MINOR } from '../src/domain/wallet-ops';
-import { CurrencyMismatch } from '../src/domain/wallet.errors';
+import { checkHoldTerms, decideSettlement, holdCorrelationId, newHold } from '../../src/domain/booking-holds';
+import type { BookingHoldDoc, WalletSummary } from '../../src/domain/records';
+import { isSettlementDue, settlementDueAt, settlementEvent, settlementOf } from '../../src/domain/settlement';
+import { HARD_CEILING_MINOR } from '../../src/domain/wallet-ops';
+import { CurrencyMismatch } from '../../src/domain/wallet.errors';
 
 describe('when a decided settlement’s money may move', () => {
   const now = new Date('2026-11-23T09:15:00.000Z');

@@ -7,7 +7,7 @@ import {
   ratingSummary,
   reviewStatus,
   type ReviewState,
-} from '../src/domain/reviews';
+} from '../../src/domain/reviews';
 
 const buyer = { id: 'u-buyer', role: 'buyer', name: 'Sara T' };
 const admin = { id: 'u-admin', role: 'admin', name: 'Admin' };

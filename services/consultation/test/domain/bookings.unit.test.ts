@@ -14,8 +14,8 @@ import {
   readableBooking,
   systemCancellation,
   unpaidOutcome,
-} from '../src/domain/bookings';
-import type { BookingDoc, DiscountDoc } from '../src/domain/records';
+} from '../../src/domain/bookings';
+import type { BookingDoc, DiscountDoc } from '../../src/domain/records';
 import { admin, booking, buyer, consultation, discount, pricing, refusal, ruleSet, seller, T0, user } from './unit-fixtures';
 
 // The booking rules of the README ("Booking", "Paid bookings", "Cancel"), decided without a server.
