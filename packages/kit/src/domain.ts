@@ -1,6 +1,7 @@
 /**
  * `@mkt/kit/domain`: what a service's pure `domain/` may use of kit — the errors a rule answers
- * with (no express, mongoose, amqplib or logger behind this entry). The lint rule of DESIGN §2
+ * with, and the calendar windows of limits (no express, mongoose, amqplib or logger behind this entry). The lint rule of DESIGN §2
  * allows this entry, and not `@mkt/kit`, in `domain/`.
  */
 export * from './errors';
+export * from './calendar';

@@ -1,13 +1,6 @@
 import type { RateLimitStats } from '@mkt/contracts';
-import { calendarWindow, type CalendarUnit, type WindowedCounter } from '@mkt/kit';
-import { counterKey, limitReached, limitStats, WINDOWS, type LimitSettings, type LimitWindow } from '../domain/limits';
-
-const UNITS: Record<LimitWindow, CalendarUnit> = { daily: 'day', weekly: 'week', monthly: 'month' };
-
-function periodOf(userId: string, window: LimitWindow, now: Date): { key: string; endsAt: Date } {
-  const period = calendarWindow(UNITS[window], now);
-  return { key: counterKey(userId, window, period.key), endsAt: period.endsAt };
-}
+import type { WindowedCounter } from '@mkt/kit';
+import { limitReached, limitStats, periodOf, WINDOWS, type LimitSettings, type LimitWindow } from '../domain/limits';
 
 /**
  * Top-ups and payout requests count against a user's daily, weekly and monthly windows. A

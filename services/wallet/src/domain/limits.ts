@@ -1,5 +1,5 @@
 import type { RateLimitStats } from '@mkt/contracts';
-import { RateLimited } from '@mkt/kit/domain';
+import { calendarWindow, RateLimited, type CalendarUnit } from '@mkt/kit/domain';
 
 /**
  * Top-ups and payout requests count against a user's calendar windows in UTC: a day, an ISO
@@ -11,6 +11,14 @@ export type LimitSettings = Record<LimitWindow, number>;
 
 /** The counter of a user's window in a period (`u1:daily:2026-11-21`). */
 export const counterKey = (userId: string, window: LimitWindow, periodKey: string) => `${userId}:${window}:${periodKey}`;
+
+const UNITS: Record<LimitWindow, CalendarUnit> = { daily: 'day', weekly: 'week', monthly: 'month' };
+
+/** The user's counter of `window` that holds `now` (UTC calendar day, ISO week, month) and when it ends. */
+export function periodOf(userId: string, window: LimitWindow, now: Date): { key: string; endsAt: Date } {
+  const period = calendarWindow(UNITS[window], now);
+  return { key: counterKey(userId, window, period.key), endsAt: period.endsAt };
+}
 
 /** The refusal of a full window: 429 with Retry-After until the window ends. */
 export function limitReached(window: LimitWindow, limit: number, endsAt: Date, now: Date): RateLimited {

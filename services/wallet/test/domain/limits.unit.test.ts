@@ -1,4 +1,4 @@
-import { counterKey, limitReached, limitStats } from '../../src/domain/limits';
+import { counterKey, limitReached, limitStats, periodOf } from '../../src/domain/limits';
 
 /** The request limits (README: calendar windows in UTC; a refusal says when to retry), without a database. */
 describe('request limits', () => {
@@ -29,5 +29,15 @@ describe('request limits', () => {
 
   test('one counter per user, window and period', () => {
     expect(counterKey('u1', 'daily', '2026-11-21')).toBe('u1:daily:2026-11-21');
+  });
+
+  // Saturday 2026-11-21 23:59:30 UTC: the day ends at midnight, the ISO week on Monday, the month on the 1st.
+  test.each([
+    ['daily', 'u1:daily:2026-11-21', '2026-11-22T00:00:00.000Z'],
+    ['weekly', 'u1:weekly:W2026-11-16', '2026-11-23T00:00:00.000Z'],
+    ['monthly', 'u1:monthly:2026-11', '2026-12-01T00:00:00.000Z'],
+  ] as const)('the %s counter of a moment is its UTC calendar period', (window, key, endsAt) => {
+    const period = periodOf('u1', window, new Date('2026-11-21T23:59:30Z'));
+    expect({ key: period.key, endsAt: period.endsAt.toISOString() }).toEqual({ key, endsAt });
   });
 });
