@@ -364,3 +364,39 @@ describe('the HTTP duration metric', () => {
     expect(counts.filter((v) => String(v.labels.route).includes('raw-id'))).toEqual([]);
   });
 });
+
+describe('a middleware of an entry that says next("route")', () => {
+  test('ends the entry there: the handler never runs, the app answers 404', async () => {
+    let ran = false;
+    const skipping = createService({
+      name: 'endpoints-test',
+      log,
+      readiness: [],
+      routes: (a) =>
+        mountEndpoints(a, {
+          service: 'shop',
+          tables: [TABLE],
+          publicKey: keys.publicKey,
+          serviceToken: SERVICE_TOKEN,
+          handlers: {
+            ...handlers(),
+            'GET /plain': handle(
+              {},
+              (_input, _req, res) => {
+                ran = true;
+                res.json(ok('plain'));
+              },
+              { use: [(_req, _res, next) => next('route')] },
+            ),
+          },
+        }),
+    });
+    const listening = await listenOnFreePort(skipping);
+    try {
+      const res = await call(listening.url, 'GET', '/plain');
+      expect({ status: res.status, ran }).toEqual({ status: 404, ran: false });
+    } finally {
+      await listening.close();
+    }
+  });
+});

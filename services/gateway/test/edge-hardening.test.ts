@@ -51,6 +51,20 @@ describe('request targets that are never routed', () => {
     },
   );
 
+  // Spellings another hop reads differently: express cuts a fragment (`/metrics#x` was the
+  // gateway's own /metrics), http-proxy turns `\\` into `/` (the slots query past its own limit).
+  test.each([
+    '/metrics#x',
+    '/consultations/abc\\slots',
+    '/consultations/abc/slots#',
+    '/wallets/..\\internal\\holds',
+    '/reviews/by-entity#',
+  ])('a target with a fragment or a backslash (%s) is a 404 envelope and reaches no service', async (path) => {
+    const res = await rawRequest(gateway.url, `GET ${path}`);
+    expect(res.status).toBe(404);
+    expect(isNotFoundEnvelope(res.body)).toBe(true);
+  });
+
   test('an ordinary proxied path with dots inside a segment still works', async () => {
     const res = await rawRequest(gateway.url, 'GET /reviews/by-entity?name=a..b');
     expect(res.status).toBe(200);

@@ -143,7 +143,10 @@ function guard(routes: AppRoutes, req: Request, res: Response, next: NextFunctio
 /** Runs handlers in order, as a router would: an error (thrown or passed) goes to `done`. */
 function run(chain: readonly RequestHandler[], req: Request, res: Response, done: NextFunction): void {
   const step = (index: number, err?: unknown): void => {
-    if (err !== undefined && err !== null && err !== 'route') return done(err);
+    // `next('route')`: this route is not the one (as in express) — on to the rest of the app, never
+    // on into the handler.
+    if (err === 'route') return done();
+    if (err !== undefined && err !== null) return done(err);
     if (index === chain.length) return done();
     try {
       chain[index]!(req, res, (next?: unknown) => step(index + 1, next));

@@ -35,8 +35,8 @@ const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
  * The gateway's front, one function per request (the hot path of every proxied call, so the
  * work is what the features need and no more — see bench/README.md):
  *
- * 1. refuse targets that are not origin-form (`GET http://evil/...`, `*`, `//host`), dot
- *    segments and `/metrics` with the 404 envelope; `/healthz` and `/readyz` go straight on;
+ * 1. refuse targets that are not origin-form (`GET http://evil/...`, `*`, `//host`), a `#` or a
+ *    backslash, dot segments and `/metrics` with the 404 envelope; `/healthz` and `/readyz` go straight on;
  * 2. request id (the client's when sane), precomputed security headers, CORS (the `cors`
  *    package runs only when a browser sends `Origin`; otherwise its answer is precomputed too);
  * 3. inbound `x-user-*` headers removed; per-IP and per-user limits (in the database, shared
@@ -92,9 +92,21 @@ export function createEdge(options: EdgeOptions): RequestHandler {
   };
 }
 
+/**
+ * Origin-form targets only, and only in the one spelling every hop reads alike: no fragment
+ * (`#` is never sent by a client; express would cut `/metrics#x` to `/metrics`) and no
+ * backslash in the path (http-proxy's `url.parse` turns `\\` into `/`, so `/consultations/x\\slots`
+ * would pass the slots limit's check here and be the slots query upstream).
+ */
 function isRoutable(target: string, path: string): boolean {
   return (
-    target.startsWith('/') && !target.startsWith('//') && !DOT_SEGMENT.test(path) && path !== '/metrics' && !path.startsWith('/metrics/')
+    target.startsWith('/') &&
+    !target.startsWith('//') &&
+    !target.includes('#') &&
+    !path.includes('\\') &&
+    !DOT_SEGMENT.test(path) &&
+    path !== '/metrics' &&
+    !path.startsWith('/metrics/')
   );
 }
 
