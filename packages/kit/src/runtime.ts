@@ -100,6 +100,11 @@ export interface ServiceDefinition {
   jobs?: Job[];
   /** Wait this long for the broker before answering (tests); by default it connects in the background. */
   brokerTimeoutMs?: number;
+  /**
+   * Runs once the database is open and indexed, before the port opens (the gateway seeds its
+   * admin here: no request can race its creation).
+   */
+  beforeListen?: () => Promise<void>;
 }
 
 export interface StartedRuntime {
@@ -172,12 +177,13 @@ export async function startRuntime(
   };
 }
 
-/** The database of a service opened, then its indexes (unique keys above all) and its outbox sweep index. */
+/** The database of a service opened, then its indexes (unique keys above all), its outbox sweep index and `beforeListen`. */
 async function prepareDatabase(service: ServiceDefinition, dbName: string): Promise<void> {
   const { runtime, config } = service;
   if (!isDatabaseReady(runtime.db)) await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log });
   await ensureIndexes(service.models);
   await ensureOutboxIndexes(runtime.outboxSources);
+  await service.beforeListen?.();
 }
 
 /**

@@ -1,5 +1,16 @@
-import { isFixedPath } from '../src/http/private-prefixes';
+import { PRIVATE_PREFIXES } from '../src/http/private-prefixes';
 import { as, givenOffer, newUser, useConsultationApp } from './harness';
+
+/**
+ * Whether a path under `/consultations` is one of the private prefixes in any spelling a router
+ * could be lenient about (case, repeated slashes). The table's routing is strict, so another
+ * spelling reaches no handler at all; this says which spellings the guard must never let a
+ * handler answer without a token (the routing test checks both).
+ */
+function isFixedPath(path: string): boolean {
+  const normalized = path.toLowerCase().replace(/\/{2,}/g, '/');
+  return PRIVATE_PREFIXES.some((prefix) => normalized === prefix || normalized.startsWith(`${prefix}/`));
+}
 
 const app = useConsultationApp();
 

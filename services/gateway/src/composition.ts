@@ -73,11 +73,17 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
   );
   const counter = new WindowedCounter(models.RateLimitCounter);
   const app = createApp({ config, runtime, identity, keys, counter, databaseReady: () => isDatabaseReady(db) });
+  /** The configured admin, created before the gateway accepts any request. */
+  const seedAdmin = async (): Promise<void> => {
+    if (config.ADMIN_EMAIL && config.ADMIN_PASSWORD) await identity.seedAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD, config.ADMIN_NAME);
+  };
   const definition: ServiceDefinition = {
     runtime,
     config,
     models: Object.values(models),
     app: app.listener,
+    // The admin exists before the port opens: no request can race its creation.
+    beforeListen: seedAdmin,
     // TTL indexes are not enforced everywhere (the development server): expired records are deleted hourly.
     jobs: [
       periodicJob('refresh-token-expiry', 3_600_000, () => identity.deleteExpiredRefreshTokens()),
@@ -86,9 +92,5 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
       ...(config.METRICS_PORT > 0 ? [metricsListener(config.METRICS_PORT, config.METRICS_HOST)] : []),
     ],
   };
-  /** The configured admin, created before the gateway accepts any request. */
-  const seedAdmin = async (): Promise<void> => {
-    if (config.ADMIN_EMAIL && config.ADMIN_PASSWORD) await identity.seedAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD, config.ADMIN_NAME);
-  };
-  return { definition, seedAdmin, parts: { models, keys, identity, throttle, passwords, service: app.service } };
+  return { definition, parts: { models, keys, identity, throttle, passwords, service: app.service } };
 }

@@ -1,10 +1,10 @@
 import './tracing';
 import pino from 'pino';
-import { createLogger, ensureIndexes, openDatabase, runService } from '@mkt/kit';
+import { createLogger, startService } from '@mkt/kit';
 import { gatewayService } from './composition';
 import { loadConfig } from './config';
 
-async function main(): Promise<void> {
+function main(): void {
   const config = loadConfig();
   // Log lines are buffered (up to 4 KiB, at most 250 ms) and written off the request path:
   // a synchronous write per request cost the hot path more than the proxying (bench/README.md).
@@ -18,16 +18,9 @@ async function main(): Promise<void> {
       // Nothing more can be done for a log line at exit.
     }
   });
-  const log = createLogger('gateway', config.LOG_LEVEL, destination);
-  const gateway = gatewayService(config, log);
-  // The admin exists before the port opens: no request can race its creation.
-  await openDatabase(gateway.definition.runtime.db, { url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'gateway', log });
-  await ensureIndexes(gateway.definition.models);
-  await gateway.seedAdmin();
-  await runService(gateway.definition);
+  // The shared start (database, indexes, the admin seeded by `beforeListen`, then the port),
+  // with its handlers of a failed start and of an unhandled rejection.
+  startService(gatewayService(config, createLogger('gateway', config.LOG_LEVEL, destination)).definition);
 }
 
-main().catch((err: unknown) => {
-  createLogger('gateway').fatal({ err }, 'could not start');
-  process.exit(1);
-});
+main();

@@ -2,7 +2,7 @@ import http, { type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { ensureIndexes, openDatabase, startComponent, stopRuntime, type Bus, type Logger } from '@mkt/kit';
+import { startComponent, stopRuntime, type Bus, type Logger } from '@mkt/kit';
 import { makeKeyPair, testEnv, testServers, type KeyPair } from './support';
 import { gatewayService } from '../src/composition';
 import { loadConfig } from '../src/config';
@@ -67,10 +67,7 @@ export async function startGateway(
     ...overrides,
   });
   const gateway = gatewayService(config, logger);
-  // As main.ts does: the admin is seeded before the port opens.
-  await openDatabase(gateway.definition.runtime.db, { url: mongoUrl, dbName: env.dbName, log: logger });
-  await ensureIndexes(gateway.definition.models);
-  await gateway.seedAdmin();
+  // As main.ts does: the admin is seeded before the port opens (the definition's beforeListen).
   const started = await startComponent(gateway.definition, env.dbName);
   const { identity, models } = gateway.parts;
   return { url: started.url, keys, identity, models, bus: started.runtime.bus, close: () => stopRuntime(started) };
