@@ -4,7 +4,7 @@ import { ENDPOINTS, INTERNAL_ENDPOINTS } from '@mkt/contracts';
 import { MethodNotAllowed } from '../errors';
 import { authenticate, authenticateOptional, requireRole, requireServiceToken } from './auth';
 import { RouteTable, expressPath, type TableMethod } from './route-table';
-import { parseParts, type RequestSchemas, type ValidInput } from './validate';
+import { withInput, type RequestSchemas, type ValidInput } from './validate';
 
 /** Who may call an entry: the contracts' access, and `service` for the internal table. */
 export type EntryAccess = 'public' | 'bearer' | 'admin' | 'signature' | 'service';
@@ -251,11 +251,7 @@ function accessChecks(options: MountOptions): (entry: TableEntry) => RequestHand
 function inputThen(entry: TableEntry, handler: EndpointHandler): RequestHandler {
   // The entry's schemas (a handler's extra query schema where the entry names none).
   const schemas: RequestSchemas = { ...handler.schemas, ...pick(entry) };
-  return (req, res, next) => {
-    const parsed = parseParts(schemas, req);
-    if ('error' in parsed) return next(parsed.error);
-    Promise.resolve(handler.handle(parsed.input, req, res)).catch(next);
-  };
+  return withInput(schemas, (input, req, res) => handler.handle(input, req, res));
 }
 
 function pick(entry: TableEntry): RequestSchemas {
