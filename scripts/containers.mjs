@@ -18,7 +18,17 @@
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  copyFileSync,
+  chmodSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
@@ -878,11 +888,16 @@ async function journey(base, admin) {
     const crm = await eventually(
       `the seller’s CRM totals (${when})`,
       () => api('GET', `/customers/seller/${seller.id}`, { token: seller.token }),
-      (b) => b.data?.total === 1 && b.data.customers?.[0]?.totalBookings === 1 && b.data.customers[0].totalSpent === price,
+      // Names and totals are two projections fed by two queues (identity's user.registered, the
+      // booking's events): either may land first, so the journey waits for both, as a client would.
+      (b) =>
+        b.data?.total === 1 &&
+        b.data.customers?.[0]?.totalBookings === 1 &&
+        b.data.customers[0].totalSpent === price &&
+        b.data.customers[0].buyerName === buyer.fullName,
       60_000,
     );
     const customer = crm.data.customers[0];
-    if (customer.buyerName !== buyer.fullName) throw new Error(`CRM customer is ${customer.buyerName}, not ${buyer.fullName}`);
     step(
       `the seller sees the buyer in the CRM (${when})`,
       `${customer.buyerName}: ${customer.totalBookings} booking, ${customer.totalSpent} ETB`,
@@ -965,9 +980,10 @@ async function compose() {
   await waitFor('the gateway container’s /readyz 200', async () => (await httpStatus(`${base}/readyz`)) === 200, 180_000);
   say(`gateway /readyz 200 after ${((Date.now() - started) / 1000).toFixed(0)} s`);
   // What `depends_on: condition: service_healthy` gives where it is honoured (podman 4.3 ignores
-  // it): every container healthy before the first request. A service is ready once its broker
-  // connection and its queues are up; an event published before a consumer's queue exists on a
-  // fresh broker reaches no one (the gateway's user.registered, and the CRM never learns a name).
+  // it): every container healthy before the first request. A service may still be connecting to
+  // the broker then (readiness does not wait for it: its outbox keeps the events, and every
+  // service declares every subscription's queue before it publishes), so the journey's reads of
+  // projections wait for what they expect.
   const containers = (
     await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])
   )
@@ -1060,5 +1076,25 @@ const leftover = await output('podman', ['ps', '-aq', '--filter', 'name=^mkt-run
 if (leftover) say(`left running: ${leftover}`);
 if (failed) {
   say(`${failed.step} failed: ${redact(failed.err.message)}`);
+  printServiceWarnings(failed.step);
   process.exit(1);
+}
+
+/**
+ * A failure's first clues, for a CI log that keeps only this output: the last warnings and errors
+ * (pino level ≥ 40) each service container logged in the failed step (the whole logs stay in
+ * .dev/containers/).
+ */
+function printServiceWarnings(step) {
+  const prefix = { run: 'run-', compose: 'compose-' }[step];
+  if (!prefix) return;
+  for (const file of readdirSync(WORK).filter((name) => name.startsWith(prefix) && name.endsWith('.log'))) {
+    const warnings = readFileSync(join(WORK, file), 'utf8')
+      .split('\n')
+      .filter((line) => /"level":(4|5|6)0\b/.test(line))
+      .slice(-8);
+    if (warnings.length === 0) continue;
+    say(`${file}: last ${warnings.length} warnings and errors`);
+    for (const line of warnings) console.log(`  ${redact(line).slice(0, 400)}`);
+  }
 }
