@@ -29,7 +29,7 @@ import { loadConfig as walletConfig } from '../../services/wallet/src/config';
 const log = pino({ level: 'silent' });
 const keys = makeKeyPair();
 const env = { MONGO_URL: 'mongodb://unused', AMQP_URL: 'amqp://unused', JWT_PUBLIC_KEY: keys.publicKey, JWT_PRIVATE_KEY: keys.privateKey };
-const INFRASTRUCTURE = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs', '/docs/init.js'];
+const INFRASTRUCTURE = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/asyncapi.json', '/docs', '/docs/init.js'];
 
 function apps(): Record<Service, Express> {
   return {

@@ -1,3 +1,4 @@
+import { SUBSCRIPTION_LIST, EVENT_TYPES, buildAsyncApi } from '@mkt/contracts';
 import { getMetrics } from '@mkt/kit';
 import { disconnectDatabase, startGateway, type Gateway } from './harness';
 import { call, uniqueName } from './support';
@@ -37,6 +38,37 @@ describe("the gateway's own routes match as written (case-sensitive, strict)", (
   test('/DOCS is not the documentation', async () => {
     expect((await call(gateway.url, 'GET', '/docs')).status).toBe(200);
     expect((await call(gateway.url, 'GET', '/DOCS')).status).toBe(404);
+  });
+});
+
+describe('the documents beside each other: /openapi.json and /asyncapi.json', () => {
+  test('/asyncapi.json serves the AsyncAPI 3.0 document of the event bus, as the contracts build it', async () => {
+    const res = await call(gateway.url, 'GET', '/asyncapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(buildAsyncApi())));
+    const document = res.body as { asyncapi: string; channels: Record<string, { address: string }>; operations: Record<string, unknown> };
+    expect(document.asyncapi).toBe('3.0.0');
+    expect(Object.values(document.channels).map((channel) => channel.address)).toEqual(
+      expect.arrayContaining([...EVENT_TYPES, ...SUBSCRIPTION_LIST.map((subscription) => subscription.queue)]),
+    );
+  });
+
+  test('it is answered as /openapi.json is: the same headers (request id, security headers, no caching of its own)', async () => {
+    const [events, api] = await Promise.all([call(gateway.url, 'GET', '/asyncapi.json'), call(gateway.url, 'GET', '/openapi.json')]);
+    expect(api.status).toBe(200);
+    const names = (headers: Headers) => [...headers.keys()].filter((name) => !['content-length', 'date', 'etag'].includes(name)).sort();
+    expect(names(events.headers)).toEqual(names(api.headers));
+    expect(events.headers.get('x-request-id')).toBeTruthy();
+    expect(events.headers.get('cache-control')).toBe(api.headers.get('cache-control'));
+  });
+
+  test('matched as written, like every own route: /ASYNCAPI.json is 404, a POST is 405 with Allow', async () => {
+    expect((await call(gateway.url, 'GET', '/ASYNCAPI.json')).status).toBe(404);
+    expect((await call(gateway.url, 'GET', '/asyncapi.json/')).status).toBe(404);
+    const post = await call(gateway.url, 'POST', '/asyncapi.json', { body: {} });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toContain('GET');
   });
 });
 

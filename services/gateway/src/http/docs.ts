@@ -1,5 +1,5 @@
 import { static as serveStatic, type Express } from 'express';
-import { buildOpenApi } from '@mkt/contracts';
+import { buildAsyncApi, buildOpenApi } from '@mkt/contracts';
 import { mountRoute } from '@mkt/kit';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
 
@@ -13,13 +13,18 @@ const page = `<!doctype html>
 const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
 
 /**
- * `/openapi.json` (built once from the contracts) and `/docs` (Swagger UI served from npm, no
- * CDN): the document about the table, not entries of it.
+ * `/openapi.json` and `/asyncapi.json` (the HTTP API and the event bus, each built once from the
+ * contracts) and `/docs` (Swagger UI served from npm, no CDN): documents about the tables, not
+ * entries of them.
  */
 export function mountDocs(app: Express): void {
   const document = buildOpenApi();
+  const events = buildAsyncApi();
   mountRoute(app, 'get', '/openapi.json', (_req, res) => {
     res.json(document);
+  });
+  mountRoute(app, 'get', '/asyncapi.json', (_req, res) => {
+    res.json(events);
   });
   mountRoute(app, 'get', '/docs', (_req, res) => {
     res.type('html').send(page);
