@@ -166,7 +166,7 @@ function updatedOverlay(path, bumps) {
 function printPlan({ pending, bumps }, dryRun) {
   say(`pending changesets: ${pending.length === 0 ? 'none' : pending.map((file) => `.changeset/${file}`).join(', ')}`);
   if (bumps.length === 0) {
-    say('nothing to release: no version changes, nothing committed or tagged');
+    say('nothing to release: no version changes, nothing tagged');
     return;
   }
   say(dryRun ? 'would release:' : 'releasing:');
@@ -209,6 +209,7 @@ function release() {
     changesetVersion(root);
     git('add', '-A', '.changeset');
     git('commit', '-q', '-m', 'changesets: consume the empty changesets (nothing released)');
+    say(`the empty changesets consumed: commit ${git('rev-parse', '--short', 'HEAD')}`);
   }
   if (bumps.length === 0) return;
   for (const tag of bumps.map(tagOf)) {

@@ -189,6 +189,18 @@ test('nothing pending: nothing committed, nothing tagged', () => {
   expect(newTags(dir)).toEqual([]);
 });
 
+test('changesets that bump nothing (`changeset add --empty`) are consumed, nothing tagged', () => {
+  const dir = repo({ 'empty.md': '---\n---\n' });
+  const head = git(dir, 'rev-parse', 'HEAD');
+  const { code, stdout } = release(dir);
+  expect(code).toBe(0);
+  expect(stdout).toContain('nothing to release');
+  expect(git(dir, 'rev-parse', 'HEAD~1')).toBe(head);
+  expect(git(dir, 'log', '-1', '--format=%s')).not.toMatch(/^release:/);
+  expect(existsSync(join(dir, '.changeset/empty.md'))).toBe(false);
+  expect(newTags(dir)).toEqual([]);
+});
+
 test('--dry-run prints the plan (the dependants too) and changes nothing', () => {
   const dir = repo({ 'kit.md': changeset({ kit: 'patch' }, 'a kit fix') });
   const head = git(dir, 'rev-parse', 'HEAD');
