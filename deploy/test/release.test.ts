@@ -1,0 +1,277 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+// scripts/release.mjs (docs/releasing.md) in throwaway repositories: a copy of what it reads and
+// writes (package.json files, CHANGELOGs, .changeset/, release/releases.json, the overlays), the
+// baseline tags <name>@0.1.0 on its first commit, the workspace's node_modules linked in.
+const root = join(__dirname, '..', '..');
+const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
+const PACKAGES = ['contracts', 'kit', 'infra'];
+const NAMES = [...SERVICES, ...PACKAGES];
+const dirOf = (name: string) => (SERVICES.includes(name) ? `services/${name}` : `packages/${name}`);
+const OVERLAYS = ['k8s/overlays/prod/kustomization.yaml', 'k8s/overlays/dev/kustomization.yaml'];
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'release test',
+  GIT_AUTHOR_EMAIL: 'release-test@example.invalid',
+  GIT_COMMITTER_NAME: 'release test',
+  GIT_COMMITTER_EMAIL: 'release-test@example.invalid',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
+const scratch = mkdtempSync(join(tmpdir(), 'release-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const template = join(scratch, 'template');
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' }).trim();
+
+beforeAll(() => {
+  const files = [
+    'package.json',
+    'pnpm-workspace.yaml',
+    '.prettierrc.json',
+    '.changeset/config.json',
+    '.changeset/README.md',
+    'release/releases.json',
+    'scripts/release.mjs',
+    'e2e/package.json',
+    'deploy/package.json',
+    ...OVERLAYS,
+    ...NAMES.flatMap((name) => [`${dirOf(name)}/package.json`, `${dirOf(name)}/CHANGELOG.md`]),
+  ];
+  for (const file of files) {
+    mkdirSync(dirname(join(template, file)), { recursive: true });
+    cpSync(join(root, file), join(template, file));
+  }
+  writeFileSync(join(template, '.gitignore'), 'node_modules\n.dev/\n');
+  git(template, 'init', '-q', '-b', 'main');
+  git(template, 'add', '-A');
+  git(template, 'commit', '-q', '-m', 'baseline');
+  for (const name of NAMES) git(template, 'tag', '-a', `${name}@0.1.0`, '-m', `${name} 0.1.0`);
+});
+
+/** A fresh clone of the template (with its tags), with one commit adding `changesets` (file → content). */
+function repo(changesets: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(scratch, 'repo-'));
+  git(scratch, 'clone', '-q', template, dir);
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  for (const [file, content] of Object.entries(changesets)) writeFileSync(join(dir, '.changeset', file), content);
+  if (Object.keys(changesets).length > 0) {
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'a change and its changeset');
+  }
+  return dir;
+}
+
+const changeset = (bumps: Record<string, string>, summary: string) =>
+  `---\n${Object.entries(bumps)
+    .map(([name, type]) => `'@mkt/${name}': ${type}`)
+    .join('\n')}\n---\n\n${summary}\n`;
+
+function release(dir: string, ...args: string[]) {
+  const result = spawnSync(process.execPath, [join(dir, 'scripts/release.mjs'), ...args], {
+    cwd: dir,
+    env: GIT_ENV,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const tags = (dir: string) => git(dir, 'tag', '--list').split('\n').filter(Boolean).sort();
+const newTags = (dir: string) => tags(dir).filter((tag) => !tag.endsWith('@0.1.0'));
+const version = (dir: string, name: string) =>
+  (JSON.parse(readFileSync(join(dir, dirOf(name), 'package.json'), 'utf8')) as { version: string }).version;
+const releases = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'release/releases.json'), 'utf8')) as Record<
+    string,
+    { version: string; tag: string; image?: string; commit: string | null }
+  >;
+/** The overlay's `images:` entries: service → newTag. */
+const overlayTags = (dir: string, overlay: string) =>
+  Object.fromEntries(
+    [...readFileSync(join(dir, overlay), 'utf8').matchAll(/\{ name: marketplace\/([\w-]+), newTag: '([^']*)' \}/g)].map((m) => [
+      m[1],
+      m[2],
+    ]),
+  );
+
+test('a changeset on contracts releases contracts and every service and package depending on it: versions, CHANGELOGs, releases.json, overlays, one commit, a tag each', () => {
+  const dir = repo({ 'currency.md': changeset({ contracts: 'minor' }, 'booking.created carries the currency') });
+  const before = git(dir, 'rev-parse', 'HEAD');
+  const { code, stdout, stderr } = release(dir);
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+
+  const expected = { contracts: '0.2.0', ...Object.fromEntries([...SERVICES, 'kit', 'infra'].map((name) => [name, '0.1.1'])) };
+  for (const name of NAMES) expect([name, version(dir, name)]).toEqual([name, expected[name as keyof typeof expected]]);
+  expect(newTags(dir)).toEqual(NAMES.map((name) => `${name}@${expected[name as keyof typeof expected]}`).sort());
+
+  // One commit on top, its subject naming every release (how a clone without tags finds it).
+  expect(git(dir, 'rev-parse', 'HEAD~1')).toBe(before);
+  const subject = git(dir, 'log', '-1', '--format=%s');
+  expect(subject.startsWith('release: ')).toBe(true);
+  expect(subject.slice('release: '.length).split(', ').sort()).toEqual(newTags(dir));
+  // Every tag annotated, on the release commit, with the CHANGELOG entry as its message.
+  for (const tag of newTags(dir)) {
+    expect(git(dir, 'cat-file', '-t', tag)).toBe('tag');
+    expect(git(dir, 'rev-list', '-n', '1', tag)).toBe(git(dir, 'rev-parse', 'HEAD'));
+  }
+  expect(git(dir, 'tag', '-l', '--format=%(contents)', 'contracts@0.2.0')).toContain('booking.created carries the currency');
+  expect(git(dir, 'tag', '-l', '--format=%(contents)', 'wallet@0.1.1')).toContain('@mkt/contracts@0.2.0');
+
+  expect(readFileSync(join(dir, 'packages/contracts/CHANGELOG.md'), 'utf8')).toMatch(
+    /^# @mkt\/contracts\n\n## 0\.2\.0\n\n### Minor Changes\n\n- (?:[0-9a-f]{7}: )?booking\.created carries the currency\n\n## 0\.1\.0\n/,
+  );
+  expect(readFileSync(join(dir, 'services/wallet/CHANGELOG.md'), 'utf8')).toMatch(
+    /^# @mkt\/wallet\n\n## 0\.1\.1\n[\s\S]*@mkt\/contracts@0\.2\.0[\s\S]*## 0\.1\.0\n/,
+  );
+
+  const released = releases(dir);
+  expect(released.wallet).toEqual({ version: '0.1.1', tag: 'wallet@0.1.1', image: 'marketplace/wallet:0.1.1', commit: null });
+  expect(released.contracts).toEqual({ version: '0.2.0', tag: 'contracts@0.2.0', commit: null });
+  for (const overlay of OVERLAYS) expect(overlayTags(dir, overlay)).toEqual(Object.fromEntries(SERVICES.map((name) => [name, '0.1.1'])));
+
+  expect(existsSync(join(dir, '.changeset/currency.md'))).toBe(false);
+  expect(git(dir, 'status', '--porcelain')).toBe('');
+  for (const service of SERVICES) expect(stdout).toContain(`marketplace/${service}:0.1.1`);
+  expect(stdout).toContain('scripts/contracts.mjs not found');
+});
+
+test('a changeset on wallet releases the wallet alone; the others keep their versions, tags, overlay tags and release entries', () => {
+  const dir = repo({ 'limit.md': changeset({ wallet: 'patch' }, 'Top-ups above the daily limit answer 422') });
+  const { code, stdout } = release(dir);
+  expect(code).toBe(0);
+  expect(newTags(dir)).toEqual(['wallet@0.1.1']);
+  expect(git(dir, 'log', '-1', '--format=%s')).toBe('release: wallet@0.1.1');
+  for (const name of NAMES) expect([name, version(dir, name)]).toEqual([name, name === 'wallet' ? '0.1.1' : '0.1.0']);
+
+  const released = releases(dir);
+  const baseline = git(dir, 'rev-parse', 'wallet@0.1.0^{commit}');
+  expect(released.wallet).toEqual({ version: '0.1.1', tag: 'wallet@0.1.1', image: 'marketplace/wallet:0.1.1', commit: null });
+  expect(released.catalog).toEqual(JSON.parse(readFileSync(join(root, 'release/releases.json'), 'utf8')).catalog);
+  expect(released.contracts?.tag).toBe('contracts@0.1.0');
+  expect(baseline).toMatch(/^[0-9a-f]{40}$/);
+  for (const overlay of OVERLAYS) {
+    expect(overlayTags(dir, overlay)).toEqual({ ...Object.fromEntries(SERVICES.map((name) => [name, '0.1.0'])), wallet: '0.1.1' });
+  }
+  expect(git(dir, 'show', '--format=', '--name-only', 'HEAD').split('\n').sort()).toEqual(
+    [
+      '.changeset/limit.md',
+      'k8s/overlays/dev/kustomization.yaml',
+      'k8s/overlays/prod/kustomization.yaml',
+      'release/releases.json',
+      'services/wallet/CHANGELOG.md',
+      'services/wallet/package.json',
+    ].sort(),
+  );
+  expect(stdout).toContain('marketplace/wallet:0.1.1');
+  expect(stdout).not.toContain('marketplace/catalog:');
+
+  // The next wallet change releases 0.1.2 on top of it.
+  writeFileSync(join(dir, '.changeset/again.md'), changeset({ wallet: 'minor' }, 'Transfers carry a note'));
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'another change');
+  expect(release(dir).code).toBe(0);
+  expect(newTags(dir)).toEqual(['wallet@0.1.1', 'wallet@0.2.0']);
+  expect(overlayTags(dir, OVERLAYS[0]!).wallet).toBe('0.2.0');
+});
+
+test('nothing pending: nothing committed, nothing tagged', () => {
+  const dir = repo();
+  const head = git(dir, 'rev-parse', 'HEAD');
+  const { code, stdout } = release(dir);
+  expect(code).toBe(0);
+  expect(stdout).toContain('nothing to release');
+  expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
+  expect(newTags(dir)).toEqual([]);
+});
+
+test('changesets that bump nothing (`changeset add --empty`) are consumed, nothing tagged', () => {
+  const dir = repo({ 'empty.md': '---\n---\n' });
+  const head = git(dir, 'rev-parse', 'HEAD');
+  const { code, stdout } = release(dir);
+  expect(code).toBe(0);
+  expect(stdout).toContain('nothing to release');
+  expect(git(dir, 'rev-parse', 'HEAD~1')).toBe(head);
+  expect(git(dir, 'log', '-1', '--format=%s')).not.toMatch(/^release:/);
+  expect(existsSync(join(dir, '.changeset/empty.md'))).toBe(false);
+  expect(newTags(dir)).toEqual([]);
+});
+
+test('--dry-run prints the plan (the dependants too) and changes nothing', () => {
+  const dir = repo({ 'kit.md': changeset({ kit: 'patch' }, 'a kit fix') });
+  const head = git(dir, 'rev-parse', 'HEAD');
+  const { code, stdout } = release(dir, '--dry-run');
+  expect(code).toBe(0);
+  expect(stdout).toContain('kit 0.1.0 -> 0.1.1 (a changeset)');
+  for (const service of SERVICES) expect(stdout).toContain(`${service} 0.1.0 -> 0.1.1 (depends on a bumped package)`);
+  expect(stdout).not.toMatch(/contracts 0\.1\.0 ->|infra 0\.1\.0 ->/);
+  expect(stdout).toContain('dry run: nothing changed');
+  expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
+  expect(git(dir, 'status', '--porcelain', '--ignored')).toBe('!! node_modules');
+  expect(newTags(dir)).toEqual([]);
+});
+
+test('refuses a dirty working tree and an existing tag, changing nothing', () => {
+  const dir = repo({ 'w.md': changeset({ wallet: 'patch' }, 'fix') });
+  writeFileSync(join(dir, 'services/wallet/stray.txt'), 'uncommitted');
+  const dirty = release(dir);
+  expect(dirty.code).toBe(1);
+  expect(dirty.stderr).toContain('the working tree has changes');
+  rmSync(join(dir, 'services/wallet/stray.txt'));
+
+  git(dir, 'tag', '-a', 'wallet@0.1.1', '-m', 'made by hand');
+  const head = git(dir, 'rev-parse', 'HEAD');
+  const taken = release(dir);
+  expect(taken.code).toBe(1);
+  expect(taken.stderr).toContain('tag wallet@0.1.1 exists already');
+  expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
+  expect(git(dir, 'status', '--porcelain')).toBe('');
+});
+
+test('the contracts snapshot runs when scripts/contracts.mjs exists, and what it writes is part of the release commit', () => {
+  const dir = repo({ 'c.md': changeset({ contracts: 'patch' }, 'a description fixed') });
+  writeFileSync(
+    join(dir, 'scripts/contracts.mjs'),
+    "import { mkdirSync, writeFileSync } from 'node:fs';\n" +
+      "if (process.argv[2] !== 'snapshot') process.exit(2);\n" +
+      "mkdirSync('contracts/released', { recursive: true });\n" +
+      "writeFileSync('contracts/released/openapi.json', '{}\\n');\n",
+  );
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'a stand-in snapshot');
+  const { code, stdout } = release(dir);
+  expect(code).toBe(0);
+  expect(stdout).toContain('running node scripts/contracts.mjs snapshot');
+  expect(git(dir, 'show', '--format=', '--name-only', 'HEAD').split('\n')).toContain('contracts/released/openapi.json');
+});
+
+// The repository itself: what the release script keeps in step.
+describe('this repository', () => {
+  const released = releases(root);
+
+  test('release/releases.json names every service and package at its package.json version, with its tag (and image)', () => {
+    expect(Object.keys(released).sort()).toEqual([...NAMES].sort());
+    for (const name of NAMES) {
+      const entry = released[name]!;
+      expect([name, entry.version]).toEqual([name, version(root, name)]);
+      expect(entry.tag).toBe(`${name}@${entry.version}`);
+      expect(entry.image).toBe(SERVICES.includes(name) ? `marketplace/${name}:${entry.version}` : undefined);
+      expect(entry.commit === null || /^[0-9a-f]{40}$/.test(entry.commit)).toBe(true);
+      // Its CHANGELOG's latest entry is that version.
+      expect([name, /\n## (\S+)\n/.exec(readFileSync(join(root, dirOf(name), 'CHANGELOG.md'), 'utf8'))?.[1]]).toEqual([
+        name,
+        entry.version,
+      ]);
+    }
+  });
+
+  test('both overlays pin each service to its own release', () => {
+    for (const overlay of OVERLAYS) {
+      expect(overlayTags(root, overlay)).toEqual(Object.fromEntries(SERVICES.map((name) => [name, released[name]!.version])));
+    }
+  });
+});
