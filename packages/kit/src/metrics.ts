@@ -61,7 +61,7 @@ export function getMetrics(): Metrics {
     }),
     eventsConsumed: new Counter({
       name: 'events_consumed_total',
-      help: 'Events handled by consumers, by queue, type and outcome (acked, retried, dead_lettered)',
+      help: 'Events handled by consumers, by queue, type and outcome (acked, retried, dead_lettered, skipped_version)',
       labelNames: ['queue', 'type', 'outcome'],
       registers,
     }),
