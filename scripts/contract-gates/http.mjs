@@ -20,7 +20,11 @@ const LEVELS = { 3: 'ERR', 2: 'WARN', 1: 'INFO' };
 function oasdiffJson(oasdiff, args) {
   let stdout;
   try {
-    stdout = execFileSync(oasdiff, [...args, '--format', 'json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
+    stdout = execFileSync(oasdiff, [...args, '--format', 'json'], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (err) {
     if (err.status !== 1 || !err.stdout) throw new Error(`oasdiff ${args[0]} failed: ${String(err.stderr ?? err.message).trim()}`);
     stdout = err.stdout;
@@ -57,7 +61,9 @@ export function readAcknowledgements(dir) {
   if (!existsSync(dir)) return { acknowledgements: [], problems: [] };
   const acknowledgements = [];
   const problems = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.md')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.md'))
+    .sort()) {
     readFileSync(join(dir, name), 'utf8')
       .split('\n')
       .forEach((line, index) => {
@@ -66,13 +72,20 @@ export function readAcknowledgements(dir) {
         const where = `${name}:${index + 1}`;
         if (!match) problems.push(`${where}: expected "acknowledge-breaking: <rule id> <METHOD> <path> — <why>", got "${line.trim()}"`);
         else
-          acknowledgements.push({ id: match[1], operation: match[2] === '-' ? '' : match[2].toUpperCase(), path: match[3], why: match[4].trim(), where });
+          acknowledgements.push({
+            id: match[1],
+            operation: match[2] === '-' ? '' : match[2].toUpperCase(),
+            path: match[3],
+            why: match[4].trim(),
+            where,
+          });
       });
   }
   return { acknowledgements, problems };
 }
 
-const acknowledges = (ack, finding) => ack.id === finding.id && ack.operation === finding.operation.toUpperCase() && ack.path === finding.path;
+const acknowledges = (ack, finding) =>
+  ack.id === finding.id && ack.operation === finding.operation.toUpperCase() && ack.path === finding.path;
 
 /**
  * The verdict on a diff: `refused` = breaking changes (ERR) no acknowledgement names, `acknowledged`
@@ -119,7 +132,8 @@ export function reportOpenApi(verdict) {
   section('Breaking changes acknowledged in .changeset/', verdict.acknowledged, [...COLUMNS, { key: 'why', title: 'WHY' }]);
   section('Warnings (not refused)', verdict.warnings);
   section('Additive changes', verdict.additive);
-  for (const ack of verdict.unused) lines.push(`note: ${ack.where} acknowledges ${ack.id} ${ack.operation || '-'} ${ack.path}, which this change does not make`);
+  for (const ack of verdict.unused)
+    lines.push(`note: ${ack.where} acknowledges ${ack.id} ${ack.operation || '-'} ${ack.path}, which this change does not make`);
   if (verdict.refused.length > 0)
     lines.push(
       'A breaking change breaks clients of the released API. Make it additive (a new optional field, a new /v2 path),',

@@ -294,14 +294,19 @@ export function makeEventOf(registry: EventRegistry, type: string, data: unknown
  * or another version.
  */
 export function parseEvent<T extends EventType>(type: T, raw: unknown): IntegrationEvent<T>;
-export function parseEvent<T extends EventType, V extends EventVersion<T>>(type: T, raw: unknown, versions: readonly V[]): VersionedEvent<T, V>;
+export function parseEvent<T extends EventType, V extends EventVersion<T>>(
+  type: T,
+  raw: unknown,
+  versions: readonly V[],
+): VersionedEvent<T, V>;
 export function parseEvent(type: EventType, raw: unknown, versions: readonly number[] = [1]): IntegrationEvent {
   const envelope = EventEnvelope.parse(raw);
   const refuse = (path: string, message: string, input: unknown): never => {
     throw new z.ZodError([{ code: 'custom', path: [path], message, input }]);
   };
   if (envelope.type !== type) refuse('type', `Expected ${type}, got ${envelope.type}`, envelope.type);
-  if (!versions.includes(envelope.version)) refuse('version', `Expected version ${versions.join(' or ')} of ${type}, got ${envelope.version}`, envelope.version);
+  if (!versions.includes(envelope.version))
+    refuse('version', `Expected version ${versions.join(' or ')} of ${type}, got ${envelope.version}`, envelope.version);
   const schema = eventDataSchema(type, envelope.version);
   if (!schema) return refuse('version', `No contract for ${type}@${envelope.version}`, envelope.version);
   return { ...envelope, type, data: schema.parse(envelope.data) } as IntegrationEvent;

@@ -17,3 +17,4 @@ export * from './openapi';
 export * from './responses';
 export * from './subscriptions';
 export * from './internal-api';
+export * from './compat/event-schema-compat';

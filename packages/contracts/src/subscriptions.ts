@@ -52,14 +52,20 @@ const TABLE = {
   'review.users': ['identity.user.registered'],
   'wallet.bookings': ['consultation.session.completed', 'consultation.session.no_show', 'consultation.booking.cancelled'],
   'wallet.users': ['identity.user.registered'],
-} as const satisfies Record<string, readonly EventType[] | { events: readonly EventType[]; versions: Partial<Record<EventType, readonly number[]>> }>;
+} as const satisfies Record<
+  string,
+  readonly EventType[] | { events: readonly EventType[]; versions: Partial<Record<EventType, readonly number[]>> }
+>;
 
 export type SubscriptionQueue = keyof typeof TABLE;
 
 type EventsOf<E> = E extends readonly EventType[] ? E[number] : E extends { events: readonly (infer X extends EventType)[] } ? X : never;
 
 export const SUBSCRIPTIONS = Object.fromEntries(
-  Object.entries(TABLE).map(([queue, entry]: [string, unknown]) => [queue, Array.isArray(entry) ? { queue, events: entry } : { queue, ...(entry as object) }]),
+  Object.entries(TABLE).map(([queue, entry]: [string, unknown]) => [
+    queue,
+    Array.isArray(entry) ? { queue, events: entry } : { queue, ...(entry as object) },
+  ]),
 ) as unknown as {
   readonly [Q in SubscriptionQueue]: Subscription<EventsOf<(typeof TABLE)[Q]>> & { readonly queue: Q };
 };

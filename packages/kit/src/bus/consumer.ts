@@ -186,7 +186,8 @@ export class Consumer {
     const type = name as EventType;
     const handler = Object.hasOwn(this.spec.handlers, type) ? (this.spec.handlers[type] as Handler<EventType>) : undefined;
     if (!handler) throw new PoisonMessage(`No handler for ${name} on ${this.queue}`);
-    if (!versionsRead(this.spec.subscription, type).includes(version)) throw new UnreadVersion(`${type}@${version} is not read on ${this.queue}`);
+    if (!versionsRead(this.spec.subscription, type).includes(version))
+      throw new UnreadVersion(`${type}@${version} is not read on ${this.queue}`);
     const schema = eventDataSchema(type, version, this.spec.contracts ?? EVENT_CONTRACTS);
     if (!schema) throw new PoisonMessage(`No contract for ${type}@${version}`);
     const data = schema.safeParse(envelope.data.data);

@@ -128,7 +128,12 @@ export class OutboxRelay {
       const { bus } = this.options;
       await drainPendingItems(model, doc._id, 'pendingEvents', events, (event) => {
         const { traceparent, tracestate, ...body } = event;
-        const info = { destination: bus.names.events, routingKey: routingKeyOf(event.type, event.version), messageId: event.id, correlationId: event.correlationId };
+        const info = {
+          destination: bus.names.events,
+          routingKey: routingKeyOf(event.type, event.version),
+          messageId: event.id,
+          correlationId: event.correlationId,
+        };
         return publishSpan(info, { traceparent, tracestate }, swept, (headers) => bus.publish(body, headers));
       });
     } finally {
