@@ -55,7 +55,7 @@ const ACK = /^\s*acknowledge-breaking:\s*(\S+)\s+(\S+)\s+(\S+)\s*(?:—|--|-|:)\
 /**
  * The acknowledgements of the changesets in `dir` (`*.md`): one per line
  * `acknowledge-breaking: <rule id> <METHOD> <path> — <why>` (`-` as METHOD for a change that is
- * not an operation's). A line that starts so but does not parse is an error, not ignored.
+ * not an operation's). `.changeset/README.md` (changesets' own) is not a changeset. A line that starts so but does not parse is an error, not ignored.
  */
 export function readAcknowledgements(dir) {
   if (!existsSync(dir)) return { acknowledgements: [], problems: [] };
