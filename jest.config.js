@@ -6,6 +6,7 @@ module.exports = {
     '<rootDir>/services/*/jest.config.js',
     '<rootDir>/e2e/jest.config.js',
     '<rootDir>/deploy/jest.config.js',
+    '<rootDir>/scripts/jest.config.js',
   ],
   testTimeout: 60_000,
   // With two cores jest runs the files in its own process: a fault test that fails half-way can

@@ -8,13 +8,13 @@
 //   node deploy/check-k8s.mjs                      # both overlays, human summary
 //   node deploy/check-k8s.mjs --json               # both overlays, one JSON document
 //   node deploy/check-k8s.mjs --json --file x.yaml # a manifest file instead of the overlays
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { ensureGoTool, go, goEnv, run } from '../scripts/lib/go-tools.mjs';
 import { writeCrdSchemas, writeKubernetesSchemas } from './k8s-schemas.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,34 +51,8 @@ const OVERLAYS = ['dev', 'prod'];
 
 const tools = join(root, '.tools');
 const log = (message) => process.stderr.write(`check-k8s: ${message}\n`);
-const run = (file, args, options = {}) =>
-  execFileSync(file, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'], ...options });
-
-function go() {
-  for (const candidate of [process.env.GO, '/usr/local/go/bin/go', 'go'].filter(Boolean)) {
-    try {
-      run(candidate, ['version']);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
-  throw new Error('Go is needed to install kustomize, kubeconform and kube-score (https://go.dev/dl/)');
-}
-
-const goEnv = () => ({ ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'local' });
-
 /** The pinned tool's binary, installed into .tools/go/<name>@<version>/ when missing. */
-export function ensureTool(name) {
-  const { module, version } = TOOLS[name];
-  const bin = join(tools, 'go', `${name}@${version}`);
-  const file = join(bin, name);
-  if (existsSync(file)) return file;
-  log(`installing ${module}@${version}`);
-  mkdirSync(bin, { recursive: true });
-  run(go(), ['install', `${module}@${version}`], { env: { ...goEnv(), GOBIN: bin }, cwd: tmpdir() });
-  return file;
-}
+export const ensureTool = (name) => ensureGoTool(tools, name, TOOLS[name], log);
 
 /** A module's source directory in the Go module cache (downloaded through the module proxy when missing). */
 function moduleDir(module, version) {

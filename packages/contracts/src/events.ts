@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
 /**
- * Integration events: past tense, `type` is the routing key on the `marketplace.events` topic
- * exchange. Adding a field is compatible; a change of meaning is a new `version`. Consumers parse
+ * Integration events: past tense; `type` (version 1) or `<type>.v<N>` (version N ≥ 2) is the
+ * routing key on the `marketplace.events` topic exchange. Adding an optional field is compatible;
+ * anything else a reader of the previous release could not read is a new `version`. Consumers parse
  * `data` tolerantly (unknown fields are dropped, not refused). Amounts are integer minor units.
  */
 
@@ -144,24 +145,64 @@ export const ReviewVisibilityChangedData = z.object({
   countsInRating: z.boolean().optional(),
 });
 
-/** Every event type with the schema of its `data`. */
-export const EventDataSchemas = {
-  'identity.user.registered': UserRegisteredData,
-  'consultation.booking.confirmed': BookingConfirmedData,
-  'consultation.booking.cancelled': BookingCancelledData,
-  'consultation.session.completed': SessionCompletedData,
-  'consultation.session.no_show': SessionNoShowData,
-  'wallet.topup.completed': TopUpCompletedData,
-  'wallet.payout.status_changed': PayoutStatusChangedData,
-  'wallet.booking_refund.completed': BookingRefundCompletedData,
-  'wallet.booking_payment.captured': BookingPaymentCapturedData,
-  'review.created': ReviewCreatedData,
-  'review.visibility_changed': ReviewVisibilityChangedData,
-} as const;
+/**
+ * Every event type and version with the schema of its `data`: the versioned registry of event
+ * contracts. A released `type@version` never changes incompatibly (`scripts/contracts.mjs check`
+ * compares it with `contracts/released/events/<type>@<version>.json`): adding an optional field
+ * is compatible; anything a reader of the previous release could not read is a new version here,
+ * published beside the old one until no consumer reads the old (docs/contracts.md).
+ */
+export const EVENT_CONTRACTS = {
+  'identity.user.registered': { 1: UserRegisteredData },
+  'consultation.booking.confirmed': { 1: BookingConfirmedData },
+  'consultation.booking.cancelled': { 1: BookingCancelledData },
+  'consultation.session.completed': { 1: SessionCompletedData },
+  'consultation.session.no_show': { 1: SessionNoShowData },
+  'wallet.topup.completed': { 1: TopUpCompletedData },
+  'wallet.payout.status_changed': { 1: PayoutStatusChangedData },
+  'wallet.booking_refund.completed': { 1: BookingRefundCompletedData },
+  'wallet.booking_payment.captured': { 1: BookingPaymentCapturedData },
+  'review.created': { 1: ReviewCreatedData },
+  'review.visibility_changed': { 1: ReviewVisibilityChangedData },
+} as const satisfies EventRegistry;
 
-export type EventType = keyof typeof EventDataSchemas;
+/** Event contracts: type → version → schema of `data`. Tests may build their own (a v2 before it exists). */
+export type EventRegistry = Readonly<Record<string, Readonly<Record<number, z.ZodType>>>>;
+
+export type EventType = keyof typeof EVENT_CONTRACTS;
+/** The versions of one type. */
+export type EventVersion<T extends EventType> = keyof (typeof EVENT_CONTRACTS)[T] & number;
+
+/** Every event type with the schema of its version 1 `data` (what every released consumer reads). */
+export const EventDataSchemas = Object.fromEntries(Object.entries(EVENT_CONTRACTS).map(([type, versions]) => [type, versions[1]])) as {
+  readonly [T in EventType]: (typeof EVENT_CONTRACTS)[T][1];
+};
+
 export type EventData<T extends EventType> = z.infer<(typeof EventDataSchemas)[T]>;
-export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
+/** The data of one version of a type (a union over several versions). */
+export type VersionedEventData<T extends EventType, V extends number> = z.infer<(typeof EVENT_CONTRACTS)[T][V & EventVersion<T>]>;
+export const EVENT_TYPES = Object.keys(EVENT_CONTRACTS) as EventType[];
+
+/**
+ * The routing key of one version of a type on the events exchange: version 1 keeps the bare
+ * type (every released consumer's binding), version N ≥ 2 is `<type>.v<N>`, so a consumer that
+ * reads only older versions never receives a shape it cannot read.
+ */
+export function routingKeyOf(type: string, version: number): string {
+  return version === 1 ? type : `${type}.v${version}`;
+}
+
+/** The schema of `data` for `type@version`, or undefined when the registry has none. */
+export function eventDataSchema(type: string, version: number, registry: EventRegistry = EVENT_CONTRACTS): z.ZodType | undefined {
+  return Object.hasOwn(registry, type) && Object.hasOwn(registry[type]!, version) ? registry[type]![version] : undefined;
+}
+
+/** Every `type@version` of a registry, in its order. */
+export function eventContractList(registry: EventRegistry = EVENT_CONTRACTS): Array<{ type: string; version: number; schema: z.ZodType }> {
+  return Object.entries(registry).flatMap(([type, versions]) =>
+    Object.entries(versions).map(([version, schema]) => ({ type, version: Number(version), schema })),
+  );
+}
 
 /** The envelope every event travels in; `data` is checked per type by `parseEvent`. */
 export const EventEnvelope = z.object({
@@ -175,6 +216,7 @@ export const EventEnvelope = z.object({
 });
 export type EventEnvelope = z.infer<typeof EventEnvelope>;
 
+/** An event of type `T`, version 1 (`VersionedEvent` for another version). */
 export interface IntegrationEvent<T extends EventType = EventType> {
   id: string;
   type: T;
@@ -192,26 +234,53 @@ export interface IntegrationEvent<T extends EventType = EventType> {
   tracestate?: string;
 }
 
+/** An event of type `T` in version(s) `V`. */
+export type VersionedEvent<T extends EventType, V extends number> = 1 extends V
+  ? [V] extends [1]
+    ? IntegrationEvent<T>
+    : Omit<IntegrationEvent<T>, 'data'> & { data: VersionedEventData<T, V> }
+  : Omit<IntegrationEvent<T>, 'data'> & { data: VersionedEventData<T, V> };
+
 export interface EventOrigin {
   source: string;
   correlationId?: string;
 }
 
+/** An event's origin and, for another version than 1, the version to make. */
+export interface VersionedEventOrigin<V extends number> extends EventOrigin {
+  version?: V;
+}
+
 /**
- * Builds an event, checking its data against the type's schema. It carries the active trace
- * context (`traceparent`, `tracestate`) when there is one.
+ * Builds an event, checking its data against the schema of the type's version (`origin.version`,
+ * 1 unless said; a producer publishing two versions of one fact makes one event per version). It
+ * carries the active trace context (`traceparent`, `tracestate`) when there is one.
  */
-export function makeEvent<T extends EventType>(type: T, data: EventData<T>, origin: EventOrigin): IntegrationEvent<T> {
+export function makeEvent<T extends EventType>(type: T, data: EventData<T>, origin: EventOrigin): IntegrationEvent<T>;
+export function makeEvent<T extends EventType, V extends EventVersion<T>>(
+  type: T,
+  data: VersionedEventData<T, V>,
+  origin: EventOrigin & { version: V },
+): VersionedEvent<T, V>;
+export function makeEvent(type: EventType, data: unknown, origin: VersionedEventOrigin<number>): IntegrationEvent {
+  return makeEventOf(EVENT_CONTRACTS, type, data, origin);
+}
+
+/** `makeEvent` against a registry of one's own (tests of versions the platform has not released). */
+export function makeEventOf(registry: EventRegistry, type: string, data: unknown, origin: VersionedEventOrigin<number>): IntegrationEvent {
+  const version = origin.version ?? 1;
+  const schema = eventDataSchema(type, version, registry);
+  if (!schema) throw new Error(`No contract for the event ${type}@${version}`);
   const id = randomUUID();
-  const event: IntegrationEvent<T> = {
+  const event = {
     id,
-    type,
-    version: 1,
+    type: type as EventType,
+    version,
     occurredAt: new Date().toISOString(),
     source: origin.source,
     correlationId: origin.correlationId ?? id,
-    data: EventDataSchemas[type].parse(data) as EventData<T>,
-  };
+    data: schema.parse(data),
+  } as IntegrationEvent;
   const trace: { traceparent?: string; tracestate?: string } = {};
   propagation.inject(context.active(), trace);
   if (trace.traceparent) event.traceparent = trace.traceparent;
@@ -219,12 +288,26 @@ export function makeEvent<T extends EventType>(type: T, data: EventData<T>, orig
   return event;
 }
 
-/** Parses an envelope and the data of the expected type; throws a ZodError on a bad message. */
-export function parseEvent<T extends EventType>(type: T, raw: unknown): IntegrationEvent<T> {
+/**
+ * Parses an envelope and the data of the expected type, read with the schema of the envelope's
+ * version; `versions`: those the caller reads (1 unless said). Throws a ZodError on a bad message
+ * or another version.
+ */
+export function parseEvent<T extends EventType>(type: T, raw: unknown): IntegrationEvent<T>;
+export function parseEvent<T extends EventType, V extends EventVersion<T>>(
+  type: T,
+  raw: unknown,
+  versions: readonly V[],
+): VersionedEvent<T, V>;
+export function parseEvent(type: EventType, raw: unknown, versions: readonly number[] = [1]): IntegrationEvent {
   const envelope = EventEnvelope.parse(raw);
-  if (envelope.type !== type) {
-    throw new z.ZodError([{ code: 'custom', path: ['type'], message: `Expected ${type}, got ${envelope.type}`, input: envelope.type }]);
-  }
-  const data = EventDataSchemas[type].parse(envelope.data) as EventData<T>;
-  return { ...envelope, type, data };
+  const refuse = (path: string, message: string, input: unknown): never => {
+    throw new z.ZodError([{ code: 'custom', path: [path], message, input }]);
+  };
+  if (envelope.type !== type) refuse('type', `Expected ${type}, got ${envelope.type}`, envelope.type);
+  if (!versions.includes(envelope.version))
+    refuse('version', `Expected version ${versions.join(' or ')} of ${type}, got ${envelope.version}`, envelope.version);
+  const schema = eventDataSchema(type, envelope.version);
+  if (!schema) return refuse('version', `No contract for ${type}@${envelope.version}`, envelope.version);
+  return { ...envelope, type, data: schema.parse(envelope.data) } as IntegrationEvent;
 }

@@ -18,3 +18,4 @@ export * from './responses';
 export * from './subscriptions';
 export * from './internal-api';
 export * from './asyncapi';
+export * from './compat/event-schema-compat';

@@ -14,7 +14,7 @@ export interface Metrics {
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   eventsPublished: Counter<'type' | 'outcome'>;
   eventsConsumed: Counter<'queue' | 'type' | 'outcome'>;
-  /** Time a consumer's handler took, by queue and outcome (acked, retried, dead_lettered). */
+  /** Time a consumer's handler took, by queue and outcome (acked, retried, dead_lettered, skipped_version). */
   eventHandlingDuration: Histogram<'queue' | 'outcome'>;
   /** From the event's `occurredAt` to its handler's success, by queue. */
   eventLag: Histogram<'queue'>;
@@ -61,13 +61,13 @@ export function getMetrics(): Metrics {
     }),
     eventsConsumed: new Counter({
       name: 'events_consumed_total',
-      help: 'Events handled by consumers, by queue, type and outcome (acked, retried, dead_lettered)',
+      help: 'Events handled by consumers, by queue, type and outcome (acked, retried, dead_lettered, skipped_version)',
       labelNames: ['queue', 'type', 'outcome'],
       registers,
     }),
     eventHandlingDuration: new Histogram({
       name: 'event_handling_duration_seconds',
-      help: "Time a consumer's handler took, by queue and outcome (acked, retried, dead_lettered)",
+      help: "Time a consumer's handler took, by queue and outcome (acked, retried, dead_lettered, skipped_version)",
       labelNames: ['queue', 'outcome'],
       buckets: SECONDS_BUCKETS,
       enableExemplars: true,

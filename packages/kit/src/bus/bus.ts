@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import amqp, { type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
-import { SUBSCRIPTION_LIST, type IntegrationEvent, type Subscription } from '@mkt/contracts';
+import { routingKeyOf, SUBSCRIPTION_LIST, type IntegrationEvent, type Subscription } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import { Consumer, type ConsumerSpec } from './consumer';
@@ -94,10 +94,11 @@ export class Bus extends EventEmitter {
    * AMQP headers (the trace context, `traceparent`/`tracestate`).
    */
   async publish(
-    event: IntegrationEvent | { id: string; type: string; correlationId: string },
+    event: IntegrationEvent | { id: string; type: string; version?: number; correlationId: string },
     headers?: Record<string, string>,
   ): Promise<void> {
-    await this.publishRaw(this.names.events, event.type, Buffer.from(JSON.stringify(event)), {
+    // Version 1 under the bare type, version N ≥ 2 under `<type>.v<N>` (routingKeyOf).
+    await this.publishRaw(this.names.events, routingKeyOf(event.type, event.version ?? 1), Buffer.from(JSON.stringify(event)), {
       messageId: event.id,
       type: event.type,
       correlationId: event.correlationId,

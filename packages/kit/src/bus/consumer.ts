@@ -1,5 +1,15 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import { EventDataSchemas, EventEnvelope, type EventType, type IntegrationEvent, type Subscription } from '@mkt/contracts';
+import {
+  EVENT_CONTRACTS,
+  eventDataSchema,
+  EventEnvelope,
+  subscriptionRoutingKeys,
+  versionsRead,
+  type EventRegistry,
+  type EventType,
+  type IntegrationEvent,
+  type Subscription,
+} from '@mkt/contracts';
 import type { Logger } from '../logger';
 import { getMetrics, observeWithTrace } from '../metrics';
 import { consumeSpan, markActiveSpanFailed } from '../tracing';
@@ -20,6 +30,8 @@ export interface ConsumerSpec {
   /** Delay before each retry; its length is the number of retries before dead-lettering. */
   retryDelaysMs?: number[];
   prefetch?: number;
+  /** The event contracts data is read with: the platform's (`EVENT_CONTRACTS`) unless a test brings its own. */
+  contracts?: EventRegistry;
 }
 
 /**
@@ -35,7 +47,10 @@ export function defineConsumer<T extends EventType>(
   return spec as ConsumerSpec;
 }
 
-/** The handlers must be exactly the subscription's event types: a binding without a handler dead-letters. */
+/**
+ * The handlers must be exactly the subscription's event types (a binding without a handler
+ * dead-letters), and every version it reads must have a contract.
+ */
 function checkHandlers(spec: ConsumerSpec): void {
   const bound = [...spec.subscription.events].sort();
   const handled = Object.keys(spec.handlers).sort();
@@ -43,12 +58,19 @@ function checkHandlers(spec: ConsumerSpec): void {
     throw new Error(
       `Consumer of ${spec.subscription.queue}: handlers [${handled.join(', ')}] differ from its subscription [${bound.join(', ')}]`,
     );
+  for (const type of spec.subscription.events)
+    for (const version of versionsRead(spec.subscription, type))
+      if (!eventDataSchema(type, version, spec.contracts ?? EVENT_CONTRACTS))
+        throw new Error(`Consumer of ${spec.subscription.queue}: no contract for ${type}@${version}`);
 }
 
 const ATTEMPT_HEADER = 'x-attempt';
 export const DEFAULT_RETRY_DELAYS_MS = [1_000, 5_000, 30_000];
 
 class PoisonMessage extends Error {}
+
+/** A well-formed event of a version this consumer does not read: acked and counted, not handled. */
+class UnreadVersion extends Error {}
 
 /**
  * Runs handlers for one queue: the envelope and data are checked against contracts (a bad
@@ -80,7 +102,7 @@ export class Consumer {
     if (this.stopped) return;
     const channel = await connection.createChannel();
     channel.on('error', (err: Error) => this.log.warn({ err, queue: this.queue }, 'consumer channel error'));
-    await assertConsumerQueues(channel, this.queue, [...this.spec.subscription.events], this.retryDelays, this.bus.names);
+    await assertConsumerQueues(channel, this.queue, subscriptionRoutingKeys(this.spec.subscription), this.retryDelays, this.bus.names);
     await channel.prefetch(this.spec.prefetch ?? 10);
     const { consumerTag } = await channel.consume(this.queue, (msg) => {
       if (!msg) return; // cancelled by the broker; the next reconnect starts again
@@ -127,6 +149,15 @@ export class Consumer {
       const lag = (Date.now() - Date.parse(event.occurredAt)) / 1000;
       if (Number.isFinite(lag)) observeWithTrace(getMetrics().eventLag, { queue: this.queue }, Math.max(0, lag));
     } catch (err) {
+      if (err instanceof UnreadVersion) {
+        // Another version of an event this queue reads: its producer publishes every version some
+        // consumer still reads, so this one's copy is in the queue too (or was, under its own key).
+        log.debug({ reason: err.message }, 'event of a version this consumer does not read: skipped');
+        ackQuietly(channel, msg);
+        metrics.inc({ queue: this.queue, type, outcome: 'skipped_version' });
+        handled('skipped_version');
+        return;
+      }
       markActiveSpanFailed(err);
       if (err instanceof PoisonMessage || attempt >= this.retryDelays.length) {
         log.error({ err }, 'message dead-lettered');
@@ -151,12 +182,16 @@ export class Consumer {
     }
     const envelope = EventEnvelope.safeParse(raw);
     if (!envelope.success) throw new PoisonMessage(`Bad envelope: ${envelope.error.message}`);
-    const type = envelope.data.type as EventType;
-    const handler = this.spec.handlers[type] as Handler<EventType> | undefined;
-    const schema = EventDataSchemas[type];
-    if (!handler || !schema) throw new PoisonMessage(`No handler for ${envelope.data.type} on ${this.queue}`);
+    const { type: name, version } = envelope.data;
+    const type = name as EventType;
+    const handler = Object.hasOwn(this.spec.handlers, type) ? (this.spec.handlers[type] as Handler<EventType>) : undefined;
+    if (!handler) throw new PoisonMessage(`No handler for ${name} on ${this.queue}`);
+    if (!versionsRead(this.spec.subscription, type).includes(version))
+      throw new UnreadVersion(`${type}@${version} is not read on ${this.queue}`);
+    const schema = eventDataSchema(type, version, this.spec.contracts ?? EVENT_CONTRACTS);
+    if (!schema) throw new PoisonMessage(`No contract for ${type}@${version}`);
     const data = schema.safeParse(envelope.data.data);
-    if (!data.success) throw new PoisonMessage(`Bad data of ${type}: ${data.error.message}`);
+    if (!data.success) throw new PoisonMessage(`Bad data of ${type}@${version}: ${data.error.message}`);
     return { event: { ...envelope.data, type, data: data.data } as IntegrationEvent, handler };
   }
 

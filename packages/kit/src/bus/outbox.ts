@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import type { IntegrationEvent } from '@mkt/contracts';
+import { routingKeyOf, type IntegrationEvent } from '@mkt/contracts';
 import type { Logger } from '../logger';
 import type { AnyModel } from '../mongo';
 import { getMetrics } from '../metrics';
@@ -128,7 +128,12 @@ export class OutboxRelay {
       const { bus } = this.options;
       await drainPendingItems(model, doc._id, 'pendingEvents', events, (event) => {
         const { traceparent, tracestate, ...body } = event;
-        const info = { destination: bus.names.events, routingKey: event.type, messageId: event.id, correlationId: event.correlationId };
+        const info = {
+          destination: bus.names.events,
+          routingKey: routingKeyOf(event.type, event.version),
+          messageId: event.id,
+          correlationId: event.correlationId,
+        };
         return publishSpan(info, { traceparent, tracestate }, swept, (headers) => bus.publish(body, headers));
       });
     } finally {

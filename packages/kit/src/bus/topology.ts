@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel } from 'amqplib';
-import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, type Subscription } from '@mkt/contracts';
+import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, subscriptionRoutingKeys, type Subscription } from '@mkt/contracts';
 
 export { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE };
 
@@ -106,10 +106,11 @@ export function consumerQueuePlan(queue: string, routingKeys: string[], retryDel
  * the main queue with its bindings and its dead-letter queue. Their arguments do not depend on
  * the consumer's own settings (its retry delays only shape its retry queues, which the consumer
  * declares itself), so this is exactly what the consumer declares too, and the broker accepts
- * both declarations whoever comes first.
+ * both declarations whoever comes first. The bindings are the routing keys of the versions the
+ * subscription reads (`subscriptionRoutingKeys`: for version 1 only, its event types).
  */
 export function subscriptionQueuePlan(subscription: Subscription, bus: BusNames): QueuePlan[] {
-  return consumerQueuePlan(bus.of(subscription.queue), [...subscription.events], [], bus);
+  return consumerQueuePlan(bus.of(subscription.queue), subscriptionRoutingKeys(subscription), [], bus);
 }
 
 /**
