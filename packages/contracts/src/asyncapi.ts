@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Service } from './api';
-import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, EventDataSchemas, EventEnvelope, type EventType } from './events';
-import { SUBSCRIPTION_LIST, type Subscription } from './subscriptions';
+import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, EventEnvelope, eventContractList, routingKeyOf, type EventType } from './events';
+import { SUBSCRIPTION_LIST, subscriptionRoutingKeys, type Subscription } from './subscriptions';
 
 /**
  * The AsyncAPI 3.0 document of the event bus, generated from the same contracts that make and
- * check the events: the envelope (`EventEnvelope`), each type's `data` (`EventDataSchemas`,
+ * check the events: the envelope (`EventEnvelope`), each `type@version`'s `data` (`EVENT_CONTRACTS`,
  * through zod's own `z.toJSONSchema`), the consuming queues (`SUBSCRIPTIONS`) and the exchange
  * names. Served by the gateway as `/asyncapi.json` beside `/openapi.json` (docs/asyncapi.md).
  *
@@ -27,21 +27,9 @@ export interface EventVersionContract {
   data: z.ZodType;
 }
 
-/**
- * The routing key of a `type@version`: version 1 keeps the bare type (every released consumer
- * binds it), version N ≥ 2 travels as `<type>.v<N>`, so a consumer of an older release never
- * receives a shape it cannot read.
- */
-export function eventRoutingKey(type: string, version: number): string {
-  return version === 1 ? type : `${type}.v${version}`;
-}
-
-/**
- * Every `type@version` published today: version 1 of each type of `EventDataSchemas`. A
- * versioned registry (type → version → schema) replaces this list; `buildAsyncApi` takes any.
- */
+/** Every `type@version` the registry holds (`EVENT_CONTRACTS`): what the producers publish. */
 export function publishedEventVersions(): EventVersionContract[] {
-  return (Object.entries(EventDataSchemas) as Array<[EventType, z.ZodType]>).map(([type, data]) => ({ type, version: 1, data }));
+  return eventContractList().map(({ type, version, schema }) => ({ type: type as EventType, version, data: schema }));
 }
 
 /**
@@ -224,7 +212,7 @@ export function buildAsyncApi(options: AsyncApiOptions = {}): AsyncApiDocument {
       tags: [{ name: producer }],
       bindings: { amqp: { messageType: event.type, bindingVersion: BINDING_VERSION } },
     };
-    const routingKey = eventRoutingKey(event.type, event.version);
+    const routingKey = routingKeyOf(event.type, event.version);
     byRoutingKey.set(routingKey, [...(byRoutingKey.get(routingKey) ?? []), event]);
   }
 
@@ -261,7 +249,7 @@ export function buildAsyncApi(options: AsyncApiOptions = {}): AsyncApiDocument {
   }
 
   for (const subscription of subscriptions) {
-    const routingKeys = [...subscription.events];
+    const routingKeys = subscriptionRoutingKeys(subscription);
     const missing = routingKeys.filter((routingKey) => !byRoutingKey.has(routingKey));
     if (missing.length) throw new Error(`The queue ${subscription.queue} binds ${missing.join(', ')}, which no listed event travels under`);
     const received = routingKeys.flatMap((routingKey) => byRoutingKey.get(routingKey)!);

@@ -11,7 +11,7 @@ import {
   type EventDataSchemas,
   SUBSCRIPTION_LIST,
   buildAsyncApi,
-  eventRoutingKey,
+  routingKeyOf,
   makeEvent,
   publishedEventVersions,
   type EventType,
@@ -261,7 +261,7 @@ describe('a versioned registry plugs in', () => {
   test('a version 2 gets its own message and channel `<type>.v2`; a queue that binds only the type still receives version 1 alone', async () => {
     const v2 = { type: 'review.created' as const, version: 2, data: z.object({ reviewId: z.string(), stars: z.number().int() }) };
     const versioned = buildAsyncApi({ events: [...publishedEventVersions(), v2] });
-    expect(eventRoutingKey('review.created', 2)).toBe('review.created.v2');
+    expect(routingKeyOf('review.created', 2)).toBe('review.created.v2');
     expect(versioned.channels['review.created.v2']!.address).toBe('review.created.v2');
     expect(versioned.components.messages['review.created.v2']).toMatchObject({ name: 'review.created@2' });
     expect(versioned.operations['review.send.review.created.v2']).toMatchObject({ action: 'send' });
