@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
 import type { Service } from './api';
 import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, EventEnvelope, eventContractList, routingKeyOf, type EventType } from './events';
+import { contractsVersion } from './version';
 import { SUBSCRIPTION_LIST, subscriptionRoutingKeys, type Subscription } from './subscriptions';
 
 /**
@@ -76,13 +75,6 @@ export const CONSUMER_RETRY_POLICY = {
 const BINDING_VERSION = '0.3.0';
 const SCHEMA_REF = '#/components/schemas/';
 const W3C_TRACEPARENT = '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$';
-
-/** The contracts package's version: the document's `info.version` (it changes with the contracts). */
-function contractsVersion(): string {
-  // `src/` in tests, `dist/` when built: the package's own package.json is one level up from both.
-  const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
-  return manifest.version;
-}
 
 /** A zod schema as the JSON Schema a reader of the wire checks: draft-07 (AsyncAPI's schema format), as input, so unknown fields are not refused. */
 function jsonSchemaOf(schema: z.ZodType, name: string): JsonSchema {

@@ -4,6 +4,7 @@ import { ErrorBody } from './envelope';
 import { ENDPOINTS, type Endpoint, type ErrorStatus } from './api';
 import type { ErrorCode } from './error-codes';
 import { PaginationResponse } from './responses/common';
+import { contractsVersion } from './version';
 
 /**
  * The OpenAPI 3.1 document, generated from the endpoint table (`api.ts`) by zod-openapi, a
@@ -355,7 +356,7 @@ export function buildOpenApi(serverUrl = '/'): OpenApiDocument {
     openapi: '3.1.0',
     info: {
       title: 'Marketplace API',
-      version: '0.1.0',
+      version: contractsVersion(),
       description: 'Wallets, products, customer relationships, consultations and reviews, through one gateway.',
     },
     servers: [{ url: serverUrl }],
