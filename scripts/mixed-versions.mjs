@@ -321,12 +321,14 @@ function freePort() {
 }
 
 // ---- one configuration
-/** The last lines a process logged (pino JSON: warnings and errors first), for a failure's message. */
-function logClues(file, count = 6) {
+/**
+ * The last lines a process logged, for a failure's message: its warnings and errors (pino level
+ * ≥ 40), or with `all` any line (what a process that died before it was ready said last).
+ */
+function logClues(file, count = 6, all = false) {
   if (!existsSync(file)) return [];
   const lines = readFileSync(file, 'utf8').trimEnd().split('\n').filter(Boolean);
-  const warnings = lines.filter((line) => /"level":(4|5|6)0\b/.test(line));
-  return (warnings.length > 0 ? warnings : lines).slice(-count).map((line) => redact(line).slice(0, 400));
+  return (all ? lines : lines.filter((line) => /"level":(4|5|6)0\b/.test(line))).slice(-count).map((line) => redact(line).slice(0, 400));
 }
 
 /**
@@ -412,7 +414,7 @@ async function runConfiguration(config, { servers, keys, runId, settle }) {
           const child = mine.get(service);
           if (child.exitCode !== null || child.signalCode !== null)
             throw new Error(
-              `${service} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n    ${logClues(logOf(service)).join('\n    ')}`,
+              `${service} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n    ${logClues(logOf(service), 12, true).join('\n    ')}`,
             );
           const ready = await fetch(`${url(service)}/readyz`, { signal: AbortSignal.timeout(3_000) })
             .then(async (res) => (res.status === 200 ? await res.json() : null))
@@ -480,7 +482,7 @@ function report(result) {
   if (!result.ok) {
     say(`${config.id}: ${result.error.split('\n').slice(0, 12).join('\n    ')}`);
     for (const { service, lines } of result.clues ?? []) {
-      say(`${config.id}: ${service}'s last lines (${relative(root, join(LOGS, `${config.id}-${service}.log`))})`);
+      say(`${config.id}: ${service}'s last warnings and errors (${relative(root, join(LOGS, `${config.id}-${service}.log`))})`);
       for (const line of lines) console.log(`    ${line}`);
     }
   }
