@@ -304,7 +304,9 @@ else if (mode === 'lint') sh(pnpm(), ['run', 'lint']);
 else if (mode === 'env') printComposeEnv(process.argv.slice(3));
 // The images and compose, on the pinned Node like everything else (scripts/containers.mjs).
 else if (mode === 'images') sh(process.execPath, [join(root, 'scripts', 'containers.mjs'), ...process.argv.slice(3)]);
+// The previous releases beside the current ones (scripts/mixed-versions.mjs, docs/mixed-versions.md).
+else if (mode === 'mixed') sh(process.execPath, [join(root, 'scripts', 'mixed-versions.mjs'), ...process.argv.slice(3)]);
 else {
-  console.error('usage: node scripts/run.mjs start|test|lint|images [steps]|env [--sandbox-payments]|[jest arguments]');
+  console.error('usage: node scripts/run.mjs start|test|lint|images [steps]|mixed [options]|env [--sandbox-payments]|[jest arguments]');
   process.exit(2);
 }
