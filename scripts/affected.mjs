@@ -15,10 +15,13 @@
 //     project builds on them), and for any file no rule below names (the safe default);
 //   - deploy for k8s/, docker/, docker-compose.yml, .dockerignore, release/, .changeset/config.json,
 //     scripts/release.mjs and scripts/affected.mjs (their tests live in deploy/test/);
-//   - e2e for scripts/migrate-queues.mjs;
+//   - e2e for scripts/migrate-queues.mjs; scripts (the gates' tests, scripts/test/) for
+//     scripts/contracts.mjs and scripts/contract-gates/ (with deploy for scripts/lib/go-tools.mjs);
+//     infra for scripts/mixed-versions.mjs (its release resolution is tested there); nothing for
+//     contracts/released/ (the gates, which always run, read it);
 //   - nothing for documentation (every *.md: READMEs, CHANGELOGs, changeset notes; docs/), bench/,
-//     the lint configuration, and scripts/containers.mjs, scripts/marketplace-client.mjs (CI's images
-//     step proves those).
+//     the lint configuration, and scripts/containers.mjs, scripts/marketplace-client.mjs,
+//     scripts/journey.mjs (CI's images step and mixed-version run prove those).
 // Then `node scripts/run.mjs test --selectProjects <projects…>` (everything: `npm test` itself),
 // and `node scripts/contracts.mjs check` when it exists. --list prints the selection and why
 // (--json: as JSON) without running anything; --files a,b replaces the git diff (what the tests use).
@@ -36,6 +39,7 @@ const PROJECTS = {
   ...Object.fromEntries(SERVICES.map((name) => [name, `services/${name}`])),
   e2e: 'e2e',
   deploy: 'deploy',
+  scripts: 'scripts/test',
 };
 const RELEASED = [...SERVICES, ...FOUNDATIONS];
 
@@ -60,6 +64,7 @@ const UNTESTED_FILES = [
   '.gitignore',
   'scripts/containers.mjs',
   'scripts/marketplace-client.mjs',
+  'scripts/journey.mjs',
 ];
 const UNTESTED_FOLDERS = ['docs/', 'bench/'];
 
@@ -75,6 +80,7 @@ function dependantsGraph() {
   const nameOf = {};
   const depsOf = {};
   for (const [project, dir] of Object.entries(PROJECTS)) {
+    if (!existsSync(join(root, dir, 'package.json'))) continue; // scripts/test: no package, nothing depends on it
     const pkg = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
     nameOf[pkg.name] = project;
     depsOf[project] = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies, ...pkg.peerDependencies, ...pkg.optionalDependencies });
@@ -108,6 +114,11 @@ function classify(file, dependants) {
   }
   if (DEPLOY_FILES.includes(file) || DEPLOY_FOLDERS.some((folder) => file.startsWith(folder))) return { projects: ['deploy'] };
   if (file === 'scripts/migrate-queues.mjs') return { projects: ['e2e'] };
+  if (file === 'scripts/contracts.mjs' || file.startsWith('scripts/contract-gates/')) return { projects: ['scripts'] };
+  if (file === 'scripts/lib/go-tools.mjs') return { projects: ['scripts', 'deploy'] };
+  if (file === 'scripts/mixed-versions.mjs') return { projects: ['infra'] }; // its release resolution: packages/infra/test
+  // The released contracts: the gates, which always run after the tests, read them.
+  if (file.startsWith('contracts/released/')) return { projects: [] };
   if (UNTESTED_FILES.includes(file) || UNTESTED_FOLDERS.some((folder) => file.startsWith(folder))) return { projects: [] };
   return { all: `${file}: no rule names it` };
 }

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 // through --files (no git), the base (origin/main, the last release tags, --base) in a throwaway
 // repository. Nothing is run: --list.
 const root = join(__dirname, '..', '..');
-const ALL = ['contracts', 'kit', 'infra', 'gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review', 'e2e', 'deploy'];
+const ALL = ['contracts', 'kit', 'infra', 'gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review', 'e2e', 'deploy', 'scripts'];
 type Selection = { base: string | null; all: boolean; why: string | null; projects: string[]; reasons: Record<string, string[] | string> };
 
 function affected(cwd: string, ...args: string[]): Selection {
@@ -46,6 +46,16 @@ describe('the selection of a change', () => {
       expect([file, forFiles(file).projects]).toEqual([file, ['deploy']]);
     }
     expect(forFiles('scripts/migrate-queues.mjs').projects).toEqual(['e2e']);
+  });
+
+  test('the contract gates select their own tests; the released contracts nothing (the gates always run after the tests)', () => {
+    expect(forFiles('scripts/contracts.mjs').projects).toEqual(['scripts']);
+    expect(forFiles('scripts/contract-gates/http.mjs', 'scripts/test/contract-gates.test.ts').projects).toEqual(['scripts']);
+    expect(forFiles('scripts/lib/go-tools.mjs').projects).toEqual(['deploy', 'scripts']);
+    expect(forFiles('scripts/mixed-versions.mjs').projects).toEqual(['infra']);
+    expect(
+      forFiles('contracts/released/openapi.json', 'contracts/released/events/review.created@1.json', 'scripts/journey.mjs'),
+    ).toMatchObject({ all: false, projects: [] });
   });
 
   test('documentation, benches and lint configuration select nothing', () => {
