@@ -9,11 +9,13 @@
 // BENCH_OVERHEAD_ROUNDS (5), BENCH_OVERHEAD_SECONDS (5), BENCH_CONNECTIONS (32 here).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+
+const { freePort } = createRequire(import.meta.url)(join(dirname(fileURLToPath(import.meta.url)), '..', 'packages/infra/dist/index.js'));
 
 const PATH = '/physical-products/categories';
 
@@ -22,17 +24,6 @@ function nginxBinary() {
     if (spawnSync(candidate, ['-v'], { stdio: 'ignore' }).status === 0) return candidate;
   }
   return null;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** nginx in front of `upstream` the way one would deploy it: one worker, keep-alive upstream, no access log. */

@@ -30,7 +30,6 @@ import {
   chmodSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 /* global AbortSignal */
@@ -148,15 +147,10 @@ const output = async (command, args, options) => (await run(command, args, optio
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const logFile = (name) => join(WORK, `${name}.log`);
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+/** A port nothing listens on (packages/infra's, built first when it is not). */
+async function freePort() {
+  await requireInfraBuild();
+  return require(join(root, 'packages/infra/dist/index.js')).freePort();
 }
 
 /** Polls `probe` until it returns a truthy value; throws naming `what` and the last answer. */

@@ -23,7 +23,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { delimiter, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -309,17 +308,6 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 // ---- one configuration
 /**
  * The last lines a process logged, for a failure's message: its warnings and errors (pino level
@@ -338,7 +326,7 @@ function logClues(file, count = 6, all = false) {
 async function runConfiguration(config, { servers, keys, runId, settle }) {
   const started = Date.now();
   const result = { config, ok: false, steps: [], seconds: 0, error: null, readySeconds: null };
-  const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()])));
+  const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await infraLib.freePort()])));
   const url = (service) => `http://127.0.0.1:${ports[service]}`;
   // One broker namespace and one database per service for the configuration: nothing it
   // publishes or stores meets another configuration's.
