@@ -112,3 +112,23 @@ test('a v1-only queue bound to the v2 key too acks and skips the v2 copy: no dea
   expect((await channel.checkQueue(queue)).messageCount).toBe(0);
   await channel.close();
 });
+
+test('a version this queue does not read, under another version’s key (a forged or misrouted copy), is dead-lettered, not skipped', async () => {
+  const channel = await admin.createChannel();
+  const queue = env.queue(v1Queue);
+  const fact = { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId: 'misrouted', stars: 2 };
+  const event = makeEventOf(contracts, 'review.created', fact, { source: 'test', version: 2 });
+  const count = seen.v1.length;
+  // A version 2 body under the version 1 key: what a relay that routes by type alone would send.
+  await bus.publishRaw(bus.names.events, 'review.created', Buffer.from(JSON.stringify(event)), { messageId: event.id });
+  await waitFor(async () => (await channel.checkQueue(`${queue}.dlq`)).messageCount === 1, {
+    what: 'the misrouted copy dead-lettered',
+    timeoutMs: 15_000,
+    intervalMs: 50,
+  });
+  const dead = await channel.get(`${queue}.dlq`, { noAck: false });
+  expect(dead && String(dead.properties.headers?.['x-error'])).toContain('arrived under review.created, not its own key review.created.v2');
+  if (dead) channel.ack(dead);
+  expect(seen.v1.length).toBe(count);
+  await channel.close();
+});

@@ -3,6 +3,7 @@ import {
   EVENT_CONTRACTS,
   eventDataSchema,
   EventEnvelope,
+  routingKeyOf,
   subscriptionRoutingKeys,
   versionsRead,
   type EventRegistry,
@@ -150,9 +151,10 @@ export class Consumer {
       if (Number.isFinite(lag)) observeWithTrace(getMetrics().eventLag, { queue: this.queue }, Math.max(0, lag));
     } catch (err) {
       if (err instanceof UnreadVersion) {
-        // Another version of an event this queue reads: its producer publishes every version some
-        // consumer still reads, so this one's copy is in the queue too (or was, under its own key).
-        log.debug({ reason: err.message }, 'event of a version this consumer does not read: skipped');
+        // Another version of an event this queue reads, delivered under that version's own key
+        // (the queue is still bound to it, e.g. after a rollback): its producer publishes every
+        // version some consumer still reads, so this one's copy is in the queue too.
+        log.info({ reason: err.message }, 'event of a version this consumer does not read: skipped');
         ackQuietly(channel, msg);
         metrics.inc({ queue: this.queue, type, outcome: 'skipped_version' });
         handled('skipped_version');
@@ -186,8 +188,15 @@ export class Consumer {
     const type = name as EventType;
     const handler = Object.hasOwn(this.spec.handlers, type) ? (this.spec.handlers[type] as Handler<EventType>) : undefined;
     if (!handler) throw new PoisonMessage(`No handler for ${name} on ${this.queue}`);
-    if (!versionsRead(this.spec.subscription, type).includes(version))
+    if (!versionsRead(this.spec.subscription, type).includes(version)) {
+      // Skipped only when it came under its own version's key; any other key (a version 2 body
+      // under the version 1 key: a producer's bug, a relay of a release that routes by type only,
+      // a forged message) is kept in the dead-letter queue for a person to look at.
+      const deliveredAs = String(msg.properties.headers?.['x-original-routing-key'] ?? msg.fields.routingKey);
+      if (deliveredAs !== routingKeyOf(type, version))
+        throw new PoisonMessage(`${type}@${version} arrived under ${deliveredAs}, not its own key ${routingKeyOf(type, version)}`);
       throw new UnreadVersion(`${type}@${version} is not read on ${this.queue}`);
+    }
     const schema = eventDataSchema(type, version, this.spec.contracts ?? EVENT_CONTRACTS);
     if (!schema) throw new PoisonMessage(`No contract for ${type}@${version}`);
     const data = schema.safeParse(envelope.data.data);
