@@ -19,7 +19,9 @@
 //     scripts/contracts.mjs and scripts/contract-gates/ (with deploy for scripts/lib/go-tools.mjs);
 //     infra for scripts/mixed-versions.mjs (its release resolution is tested there); nothing for
 //     contracts/released/ (the gates, which always run, read it);
-//   - nothing for documentation (every *.md: READMEs, CHANGELOGs, changeset notes; docs/), bench/,
+//   - e2e for docs/observability.md and deploy for k8s/README.md (tests read them), deploy and e2e
+//     for k8s/components/monitoring/ (the metrics test reads the alerts and the dashboard);
+//   - nothing for documentation (every other *.md: READMEs, CHANGELOGs, changeset notes; docs/), bench/,
 //     the lint configuration, and scripts/containers.mjs, scripts/marketplace-client.mjs,
 //     scripts/journey.mjs (CI's images step and mixed-version run prove those).
 // Then `node scripts/run.mjs test --selectProjects <projects…>` (everything: `npm test` itself),
@@ -67,6 +69,8 @@ const UNTESTED_FILES = [
   'scripts/journey.mjs',
 ];
 const UNTESTED_FOLDERS = ['docs/', 'bench/'];
+/** Documentation a test reads: the metrics test holds docs/observability.md to what is exported; deploy's holds k8s/README.md to the overlays. */
+const READ_BY_TESTS = { 'docs/observability.md': ['e2e'], 'k8s/README.md': ['deploy'] };
 
 const say = (line) => console.error(`[affected] ${line}`);
 
@@ -96,7 +100,10 @@ function dependantsGraph() {
 function classify(file, dependants) {
   if (EVERYTHING_FILES.includes(file) || /^tsconfig[^/]*\.json$/.test(file) || file.startsWith('.ci/'))
     return { all: 'root configuration' };
-  if (file.endsWith('.md')) return { projects: [] }; // no test reads documentation
+  // Files a test reads although they are documentation or deployment: the tests that read them.
+  if (Object.hasOwn(READ_BY_TESTS, file)) return { projects: READ_BY_TESTS[file] };
+  if (file.startsWith('k8s/components/monitoring/')) return { projects: ['deploy', 'e2e'] }; // e2e/test/metrics.test.ts
+  if (file.endsWith('.md')) return { projects: [] }; // no other test reads documentation
   const project = Object.keys(PROJECTS).find((name) => file.startsWith(`${PROJECTS[name]}/`));
   if (project && FOUNDATIONS.includes(project)) return { all: `packages/${project}, which every project builds on` };
   if (project) {

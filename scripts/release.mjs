@@ -200,6 +200,9 @@ function release() {
     const dirty = git('status', '--porcelain');
     if (dirty)
       throw new Refused(`the working tree has changes: commit or stash them first (the release commit holds only the release)\n${dirty}`);
+    // Tags on a branch that is later rebased away name commits nobody deploys.
+    const branch = git('rev-parse', '--abbrev-ref', 'HEAD');
+    if (branch !== 'main') throw new Refused(`releases are made on main (this is ${branch})`);
   }
   const planned = plan();
   printPlan(planned, dryRun);
@@ -226,18 +229,37 @@ function release() {
     return;
   }
 
-  changesetVersion(root);
-  const after = versionsIn(root);
-  const differs = bumps.filter((bump) => after[bump.name] !== bump.to);
-  if (differs.length > 0) throw new Refused(`changeset version gave other versions than planned: ${differs.map(tagOf).join(', ')}`);
-  if (existsSync(join(root, 'scripts', 'contracts.mjs'))) {
-    if (existsSync(join(root, 'tsconfig.json')) && existsSync(bin('tsc'))) run(bin('tsc'), ['-b']);
-    run(process.execPath, [join(root, 'scripts', 'contracts.mjs'), 'snapshot']);
+  // Everything that can refuse is checked before the tree changes: the overlays' entries, the
+  // build, and the contract gates (a release never snapshots contracts the gates would refuse).
+  const overlays = OVERLAYS.filter((overlay) => existsSync(join(root, overlay))).map((overlay) => [
+    overlay,
+    updatedOverlay(overlay, bumps),
+  ]);
+  const snapshot = existsSync(join(root, 'scripts', 'contracts.mjs'));
+  if (snapshot) {
+    if (existsSync(join(root, 'tsconfig.json'))) {
+      if (!existsSync(bin('tsc'))) throw new Refused('tsc is not installed (pnpm install): the snapshot would come from a stale build');
+      run(bin('tsc'), ['-b']);
+    }
+    run(process.execPath, [join(root, 'scripts', 'contracts.mjs'), 'check']);
   }
-  writeFileSync(join(root, RELEASES_FILE), updatedReleases(bumps));
-  for (const overlay of OVERLAYS) if (existsSync(join(root, overlay))) writeFileSync(join(root, overlay), updatedOverlay(overlay, bumps));
-  const touched = [RELEASES_FILE, ...bumps.map(({ name }) => `${dirOf(name)}/CHANGELOG.md`)];
-  if (existsSync(bin('prettier'))) run(bin('prettier'), ['--write', '--log-level=warn', ...touched]);
+
+  try {
+    changesetVersion(root);
+    const after = versionsIn(root);
+    const differs = bumps.filter((bump) => after[bump.name] !== bump.to);
+    if (differs.length > 0) throw new Refused(`changeset version gave other versions than planned: ${differs.map(tagOf).join(', ')}`);
+    if (snapshot) run(process.execPath, [join(root, 'scripts', 'contracts.mjs'), 'snapshot']);
+    writeFileSync(join(root, RELEASES_FILE), updatedReleases(bumps));
+    for (const [overlay, text] of overlays) writeFileSync(join(root, overlay), text);
+    const touched = [RELEASES_FILE, ...bumps.map(({ name }) => `${dirOf(name)}/CHANGELOG.md`)];
+    if (existsSync(bin('prettier'))) run(bin('prettier'), ['--write', '--log-level=warn', ...touched]);
+  } catch (err) {
+    // The tree was clean when the release began: put it back as it was, nothing half-released.
+    git('checkout', '--', '.');
+    git('clean', '-fdq');
+    throw new Refused(`${err.message}\nthe release was undone: the working tree is as it was`);
+  }
 
   git('add', '-A');
   const subject = `release: ${bumps.map(tagOf).join(', ')}`;

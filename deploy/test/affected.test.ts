@@ -58,6 +58,12 @@ describe('the selection of a change', () => {
     ).toMatchObject({ all: false, projects: [] });
   });
 
+  test('documentation a test reads selects that test: docs/observability.md (metrics), k8s/README.md (manifests), the monitoring component', () => {
+    expect(forFiles('docs/observability.md').projects).toEqual(['e2e']);
+    expect(forFiles('k8s/README.md').projects).toEqual(['deploy']);
+    expect(forFiles('k8s/components/monitoring/prometheus-rule.yaml').projects).toEqual(['e2e', 'deploy']);
+  });
+
   test('documentation, benches and lint configuration select nothing', () => {
     const none = forFiles(
       'README.md',

@@ -237,6 +237,7 @@ test('the contracts snapshot runs when scripts/contracts.mjs exists, and what it
   writeFileSync(
     join(dir, 'scripts/contracts.mjs'),
     "import { mkdirSync, writeFileSync } from 'node:fs';\n" +
+      "if (process.argv[2] === 'check') process.exit(0);\n" +
       "if (process.argv[2] !== 'snapshot') process.exit(2);\n" +
       "mkdirSync('contracts/released', { recursive: true });\n" +
       "writeFileSync('contracts/released/openapi.json', '{}\\n');\n",
@@ -247,6 +248,41 @@ test('the contracts snapshot runs when scripts/contracts.mjs exists, and what it
   expect(code).toBe(0);
   expect(stdout).toContain('running node scripts/contracts.mjs snapshot');
   expect(git(dir, 'show', '--format=', '--name-only', 'HEAD').split('\n')).toContain('contracts/released/openapi.json');
+});
+
+test('the contract gates refuse → no release; a failure after the versions moved → the release undone, the tree as it was', () => {
+  const gate = (script: string) => {
+    const dir = repo({ 'c.md': changeset({ contracts: 'patch' }, 'a field removed') });
+    writeFileSync(join(dir, 'scripts/contracts.mjs'), script);
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'a stand-in gate');
+    return { dir, head: git(dir, 'rev-parse', 'HEAD') };
+  };
+  const refused = gate("if (process.argv[2] === 'check') { console.error('REFUSED: a breaking change'); process.exit(1); }\n");
+  const first = release(refused.dir);
+  expect(first.code).toBe(1);
+  expect(first.stderr).toContain('contracts.mjs check failed');
+  expect(git(refused.dir, 'rev-parse', 'HEAD')).toBe(refused.head);
+  expect(git(refused.dir, 'status', '--porcelain')).toBe('');
+  expect(newTags(refused.dir)).toEqual([]);
+
+  const broken = gate("if (process.argv[2] === 'snapshot') process.exit(3);\n");
+  const second = release(broken.dir);
+  expect(second.code).toBe(1);
+  expect(second.stderr).toContain('the release was undone');
+  expect(git(broken.dir, 'rev-parse', 'HEAD')).toBe(broken.head);
+  expect(git(broken.dir, 'status', '--porcelain')).toBe('');
+  expect(version(broken.dir, 'contracts')).toBe('0.1.0');
+  expect(newTags(broken.dir)).toEqual([]);
+});
+
+test('releases are made on main only', () => {
+  const dir = repo({ 'w.md': changeset({ wallet: 'patch' }, 'fix') });
+  git(dir, 'checkout', '-q', '-b', 'feature');
+  const { code, stderr } = release(dir);
+  expect(code).toBe(1);
+  expect(stderr).toContain('releases are made on main (this is feature)');
+  expect(newTags(dir)).toEqual([]);
 });
 
 // The repository itself: what the release script keeps in step.

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { delimiter, join } from 'node:path';
 
@@ -67,7 +67,41 @@ export async function waitForPort(port: number, timeoutMs: number, child?: Child
   throw new Error(`nothing listened on ${host}:${port} within ${timeoutMs} ms`);
 }
 
-export function freePort(): Promise<number> {
+/**
+ * A port nothing listens on, chosen below the kernel's ephemeral range (where outgoing
+ * connections take their local ports): a port picked there and bound a moment later by a server
+ * can meanwhile be taken by one of the machine's own client sockets (many processes starting at
+ * once, as in the mixed-version run beside the images step). Random between 10000 and the range's
+ * start, checked by binding it; the kernel's own choice (port 0) when none is found.
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralRangeStart();
+  for (let attempt = 0; low > 10_100 && attempt < 20; attempt += 1) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if (await canBind(port)) return port;
+  }
+  return kernelPort();
+}
+
+function ephemeralRangeStart(): number {
+  try {
+    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(start) && start > 0 ? start : 32_768;
+  } catch {
+    return 32_768; // not Linux: the common default
+  }
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
