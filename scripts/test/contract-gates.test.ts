@@ -46,7 +46,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 type OpenApi = {
   paths: Record<string, unknown>;
-  components: { schemas: Record<string, { properties: Record<string, { pattern?: string }>; required: string[] }> };
+  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; required: string[] }> };
 };
 const released = (): OpenApi => JSON.parse(readFileSync(releasedOpenApi, 'utf8')) as OpenApi;
 
