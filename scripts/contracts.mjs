@@ -1,22 +1,28 @@
 #!/usr/bin/env node
-// The two contract gates (docs/contracts.md), on the built contracts (run `tsc -b` first):
+// The contract gates (docs/contracts.md), on the built contracts (run `tsc -b` first):
 //   node scripts/contracts.mjs check      # exit 1 on a breaking change that is not allowed
-//   node scripts/contracts.mjs snapshot   # the current contracts become the released ones
+//   node scripts/contracts.mjs snapshot   # the current contracts become the released ones (npm run release)
 //   ... check --json                      # one JSON document instead of the tables
-// HTTP: oasdiff (pinned Go module, installed into .tools/go/ once) compares
-// contracts/released/openapi.json with the document the gateway serves at /openapi.json; a
-// breaking change passes only when a changeset acknowledges it. Events: every released
-// contracts/released/events/<type>@<version>.json must still be readable both ways.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// The baseline is contracts/released/ as the last release point committed it (git), never as the
+// change left it: a change that edits it outside a release commit is refused. HTTP: oasdiff
+// (pinned Go module, installed into .tools/go/ once) compares the released openapi.json with the
+// document the gateway serves at /openapi.json; a breaking change (ERR or WARN) passes only when a
+// changeset acknowledges it, one line per finding. Events: the envelope and every released
+// <type>@<version> must still be readable both ways. Versions ≥ 2 need every service and kit past
+// 0.1.0 (release/releases.json).
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readEventSchemas, reportEvents, writeEventSchemas } from './contract-gates/events.mjs';
+import { RELEASED_DIR, openApiText, releasedBaseline, writeReleased } from './contract-gates/baseline.mjs';
+import { readEventSchemas, reportEvents } from './contract-gates/events.mjs';
 import { diffOpenApi, ensureOasdiff, judgeOpenApi, readAcknowledgements, reportOpenApi } from './contract-gates/http.mjs';
+import { judgeVersionsAware, reportVersionsAware } from './contract-gates/versions.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const RELEASED = join(root, 'contracts', 'released');
+export const RELEASED = join(root, RELEASED_DIR);
+const RELEASES_FILE = join(root, 'release', 'releases.json');
 const log = (message) => process.stderr.write(`contracts: ${message}\n`);
 
 /** The built contracts (packages/contracts/dist): what the gateway and the services run. */
@@ -29,42 +35,71 @@ function contracts() {
 }
 
 /** The public OpenAPI document exactly as the gateway serves it at /openapi.json (`buildOpenApi()`). */
-const currentOpenApi = () => `${JSON.stringify(contracts().buildOpenApi(), null, 2)}\n`;
+const currentOpenApi = () => openApiText(contracts());
+
+/** The versions-aware rule's inputs: the registry, what each subscription reads, the last releases. */
+function versionsAware(c) {
+  return judgeVersionsAware({
+    contracts: c.eventContractList(),
+    subscriptions: c.SUBSCRIPTION_LIST.map((s) => ({
+      queue: s.queue,
+      reads: s.events.map((type) => ({ type, versions: c.versionsRead(s, type) })),
+    })),
+    releases: existsSync(RELEASES_FILE) ? JSON.parse(readFileSync(RELEASES_FILE, 'utf8')) : {},
+  });
+}
 
 function check(json) {
   const dir = mkdtempSync(join(tmpdir(), 'contracts-'));
   try {
+    const baseline = releasedBaseline(root, dir);
+    for (const warning of baseline.warnings) log(warning);
     const current = join(dir, 'openapi.json');
     writeFileSync(current, currentOpenApi());
-    const oasdiff = ensureOasdiff(join(root, '.tools'), log);
-    const http = judgeOpenApi(
-      diffOpenApi(oasdiff, join(RELEASED, 'openapi.json'), current),
-      readAcknowledgements(join(root, '.changeset')),
-    );
+    const releasedOpenApi = join(baseline.dir, 'openapi.json');
+    const http = existsSync(releasedOpenApi)
+      ? judgeOpenApi(
+          diffOpenApi(ensureOasdiff(join(root, '.tools'), log), releasedOpenApi, current),
+          readAcknowledgements(join(root, '.changeset')),
+        )
+      : null;
     const c = contracts();
-    const events = c.judgeEventContracts(readEventSchemas(join(RELEASED, 'events')), c.eventJsonSchemas());
-    if (json) process.stdout.write(`${JSON.stringify({ ok: http.ok && events.ok, http, events }, null, 2)}\n`);
+    const events = c.judgeEventContracts(readEventSchemas(join(baseline.dir, 'events')), c.releasedEventContracts());
+    const versions = versionsAware(c);
+    const ok = baseline.problems.length === 0 && Boolean(http?.ok) && events.ok && versions.ok;
+    const { point } = baseline;
+    if (json)
+      process.stdout.write(
+        `${JSON.stringify({ ok, baseline: { point, drift: baseline.drift, problems: baseline.problems, warnings: baseline.warnings }, http, events, versions }, null, 2)}\n`,
+      );
     else
       console.log(
         [
-          'HTTP (contracts/released/openapi.json → now):',
-          reportOpenApi(http),
+          point
+            ? `Released contracts: ${RELEASED_DIR}/ at ${point.commit.slice(0, 12)} "${point.subject}" (${point.how})`
+            : `Released contracts: ${RELEASED_DIR}/ in the working tree (no git history: see the warning above)`,
+          ...baseline.warnings,
+          ...baseline.problems.map((problem) => `REFUSED: ${problem}`),
           '',
-          'Events (contracts/released/events → now):',
+          'HTTP (released openapi.json → now):',
+          http ? reportOpenApi(http) : 'REFUSED: no released openapi.json to compare with',
+          '',
+          'Events (released envelope and event schemas → now):',
           reportEvents(events),
+          '',
+          'Event versions:',
+          reportVersionsAware(versions),
         ].join('\n'),
       );
-    return http.ok && events.ok;
+    return ok;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 function snapshot() {
-  writeFileSync(join(RELEASED, 'openapi.json'), currentOpenApi());
-  const schemas = contracts().eventJsonSchemas();
-  writeEventSchemas(join(RELEASED, 'events'), schemas);
-  console.log(`contracts/released: openapi.json and ${Object.keys(schemas).length} event schemas written`);
+  const count = writeReleased(RELEASED, contracts());
+  console.log(`${RELEASED_DIR}: openapi.json and ${count} event schemas (the envelope and each type@version) written`);
 }
 
 function main() {

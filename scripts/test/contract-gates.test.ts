@@ -8,17 +8,19 @@ type Verdict = {
   ok: boolean;
   refused: Finding[];
   acknowledged: Array<Finding & { why: string }>;
+  removed: Finding[];
   additive: Finding[];
   unused: Array<{ where: string }>;
   problems: string[];
 };
 type Acknowledgements = { acknowledgements: unknown[]; problems: string[] };
 /* eslint-disable @typescript-eslint/no-require-imports -- ES modules, loaded through SWC as CommonJS (scripts/jest.config.js) */
-const { diffOpenApi, ensureOasdiff, judgeOpenApi, readAcknowledgements } = require('../contract-gates/http.mjs') as {
+const { diffOpenApi, ensureOasdiff, judgeOpenApi, readAcknowledgements, reportOpenApi } = require('../contract-gates/http.mjs') as {
   diffOpenApi: (oasdiff: string, base: string, revision: string) => { breaking: Finding[]; changes: Finding[] };
   ensureOasdiff: (toolsDir: string, log: (message: string) => void) => string;
   judgeOpenApi: (diff: { breaking: Finding[]; changes: Finding[] }, acks: Acknowledgements) => Verdict;
   readAcknowledgements: (dir: string) => Acknowledgements;
+  reportOpenApi: (verdict: Verdict) => string;
 };
 const { readEventSchemas, writeEventSchemas } = require('../contract-gates/events.mjs') as {
   readEventSchemas: (dir: string) => Record<string, JsonSchema>;
@@ -44,7 +46,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 type OpenApi = {
   paths: Record<string, unknown>;
-  components: { schemas: Record<string, { properties: Record<string, unknown>; required: string[] }> };
+  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; required: string[] }> };
 };
 const released = (): OpenApi => JSON.parse(readFileSync(releasedOpenApi, 'utf8')) as OpenApi;
 
@@ -57,6 +59,9 @@ function httpGate(change: (doc: OpenApi) => void, changesets: Record<string, str
   for (const [name, text] of Object.entries(changesets)) writeFileSync(join(dir, '.changeset', name), text);
   return judgeOpenApi(diffOpenApi(oasdiff, releasedOpenApi, current), readAcknowledgements(join(dir, '.changeset')));
 }
+
+/** A changeset's front matter bumping a package (what gets its body into a CHANGELOG). */
+const bumps = "---\n'@mkt/contracts': major\n---\n";
 
 const removeResponseField = (doc: OpenApi) => {
   const booking = doc.components.schemas.Booking!;
@@ -114,13 +119,85 @@ describe('HTTP gate (oasdiff)', () => {
 
   test('an acknowledgement of another change, or one without a reason, lets nothing through', () => {
     const verdict = httpGate(removePath, {
-      'a.md': 'acknowledge-breaking: api-path-removed-without-deprecation POST /consultations/bookings — wrong path\n',
-      'b.md': 'acknowledge-breaking: api-path-removed-without-deprecation POST /consultations/bookings/cancel\n',
+      'a.md': `${bumps}acknowledge-breaking: api-path-removed-without-deprecation POST /consultations/bookings — wrong path\n`,
+      'b.md': `${bumps}acknowledge-breaking: api-path-removed-without-deprecation POST /consultations/bookings/cancel\n`,
     });
     expect(verdict.ok).toBe(false);
     expect(verdict.refused).toEqual([expect.objectContaining({ id: 'api-path-removed-without-deprecation' })]);
-    expect(verdict.problems).toEqual([expect.stringMatching(/^b\.md:1: expected/)]);
-    expect(verdict.unused).toEqual([expect.objectContaining({ where: 'a.md:1' })]);
+    expect(verdict.problems).toEqual([expect.stringMatching(/^b\.md:4: expected/)]);
+    expect(verdict.unused).toEqual([expect.objectContaining({ where: 'a.md:4' })]);
+  });
+
+  test('one line acknowledges one finding: two removed properties of one response need two lines', () => {
+    const removeTwo = (doc: OpenApi) => {
+      removeResponseField(doc);
+      const booking = doc.components.schemas.Booking!;
+      delete booking.properties.bookingId;
+      booking.required = booking.required.filter((name) => name !== 'bookingId');
+    };
+    const line = 'acknowledge-breaking: response-required-property-removed GET /consultations/bookings/{id} — read from the catalog';
+    const post = 'acknowledge-breaking: response-required-property-removed POST /consultations/bookings — the same';
+    const once = httpGate(removeTwo, { 'drop.md': `${bumps}${line}\n${post}\n${post}\n` });
+    expect(once.ok).toBe(false);
+    expect(once.refused.map((f) => `${f.id} ${f.operation} ${f.path}`)).toEqual([
+      'response-required-property-removed GET /consultations/bookings/{id}',
+    ]);
+    expect(once.acknowledged).toHaveLength(3);
+    const twice = httpGate(removeTwo, { 'drop.md': `${bumps}${line}\n${line}\n${post}\n${post}\n` });
+    expect(twice).toMatchObject({ ok: true, refused: [], unused: [] });
+    expect(twice.acknowledged).toHaveLength(4);
+  });
+
+  test('the reason needs a separator with blanks around it: "GET /a-b" is a line without a reason', () => {
+    const { acknowledgements, problems } = (() => {
+      writeFileSync(
+        join(dir, '.changeset', 'x.md'),
+        `${bumps}acknowledge-breaking: api-path-removed-without-deprecation GET /a-b\nacknowledge-breaking: api-path-removed-without-deprecation GET /c-d -- why\n`,
+      );
+      return readAcknowledgements(join(dir, '.changeset'));
+    })();
+    expect(problems).toEqual([expect.stringMatching(/^x\.md:4: expected .*GET \/a-b"$/)]);
+    expect(acknowledgements).toEqual([expect.objectContaining({ operation: 'GET', path: '/c-d', why: 'why' })]);
+  });
+
+  test('an acknowledgement in a changeset that bumps no package is refused (it would reach no release notes)', () => {
+    const line = 'acknowledge-breaking: api-path-removed-without-deprecation POST /consultations/bookings/cancel — unused\n';
+    const verdict = httpGate(removePath, { 'empty.md': `---\n---\n\n${line}`, 'none.md': line });
+    expect(verdict.ok).toBe(false);
+    expect(verdict.problems).toEqual([
+      expect.stringMatching(/^empty\.md: acknowledges a breaking change but bumps no package/),
+      expect.stringMatching(/^none\.md: acknowledges a breaking change but bumps no package/),
+    ]);
+  });
+
+  test('WARN findings are refused too unless acknowledged: a removed property of a strict request body, a changed pattern', () => {
+    const change = (doc: OpenApi) => {
+      const body = doc.components.schemas.CreateBookingBody!;
+      delete body.properties.notes;
+      body.properties.currency!.pattern = '^(EUR|USD)$';
+    };
+    const verdict = httpGate(change);
+    expect(verdict.ok).toBe(false);
+    expect(verdict.refused.map((f) => `${f.level} ${f.id} ${f.operation} ${f.path}`).sort()).toEqual([
+      'WARN request-property-pattern-changed POST /consultations/bookings',
+      'WARN request-property-removed POST /consultations/bookings',
+    ]);
+    const acked = httpGate(change, {
+      'notes.md': [
+        bumps.trimEnd(),
+        'acknowledge-breaking: request-property-removed POST /consultations/bookings — notes moved to the booking page',
+        'acknowledge-breaking: request-property-pattern-changed POST /consultations/bookings — only EUR and USD are sold',
+      ].join('\n'),
+    });
+    expect(acked).toMatchObject({ ok: true, refused: [], problems: [] });
+  });
+
+  test('a removed optional response property is listed as removed, not additive', () => {
+    const verdict = httpGate((doc) => delete doc.components.schemas.Consultation!.properties.pendingRevision);
+    expect(verdict).toMatchObject({ ok: true, refused: [], additive: [] });
+    expect(verdict.removed.map((f) => f.id)).toContain('response-optional-property-removed');
+    expect(reportOpenApi(verdict)).toMatch(/^Removed optional parts \(clients must already cope with their absence\) \(\d+\):\n/m);
+    expect(reportOpenApi(verdict)).not.toMatch(/^Additive/m);
   });
 
   test('additive changes pass and are listed: a new optional request field, a new /v2 path', () => {

@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import {
   BookingCancelledData,
+  ENVELOPE_CONTRACT,
   EVENT_CONTRACTS,
+  EventEnvelope,
   compareEventSchemas,
+  eventEnvelopeJsonSchema,
   eventJsonSchema,
   eventJsonSchemas,
   judgeEventContracts,
+  releasedEventContracts,
   type JsonSchema,
 } from '@mkt/contracts';
 
@@ -74,6 +78,76 @@ describe('compareEventSchemas (refused)', () => {
     );
     expect(breaking(Released.extend({ note: z.string().regex(/^x/).optional() }))).toEqual([
       expect.objectContaining({ path: '/note', change: 'pattern (none) → "^x"' }),
+    ]);
+  });
+});
+
+describe('compareEventSchemas: additionalProperties', () => {
+  const WithTotals = z.object({ bookingId: z.string(), totals: z.record(z.string(), z.number().int()) });
+  const compare = (before: z.ZodType, after: z.ZodType) =>
+    compareEventSchemas(eventJsonSchema(before), eventJsonSchema(after)).filter((c) => c.kind === 'breaking');
+
+  test("a record's value type changed is refused (its additionalProperties schema is compared)", () => {
+    expect(compare(WithTotals, WithTotals.extend({ totals: z.record(z.string(), z.string()) }))).toEqual([
+      expect.objectContaining({ path: '/totals/{*}', change: 'type "integer" → "string"' }),
+      expect.objectContaining({ path: '/totals/{*}', change: expect.stringMatching(/^minimum /) }),
+      expect.objectContaining({ path: '/totals/{*}', change: expect.stringMatching(/^maximum /) }),
+    ]);
+    expect(compare(WithTotals, WithTotals)).toEqual([]);
+  });
+
+  test('a property added to an object the released schema closes (additionalProperties: false) is refused', () => {
+    const Strict = z.strictObject({ bookingId: z.string() });
+    expect(compare(Strict, Strict.extend({ note: z.string().optional() }))).toEqual([
+      expect.objectContaining({ path: '/note', change: expect.stringMatching(/^property added to an object the released schema closes/) }),
+    ]);
+  });
+
+  test('additionalProperties changed to or from false is refused', () => {
+    const Open = z.object({ bookingId: z.string() });
+    expect(compare(Open, z.strictObject({ bookingId: z.string() }))).toEqual([
+      expect.objectContaining({ path: '/', change: 'additionalProperties (none) → false' }),
+    ]);
+    expect(compare(z.strictObject({ bookingId: z.string() }), Open)).toEqual([
+      expect.objectContaining({ path: '/', change: 'additionalProperties false → (none)' }),
+    ]);
+    expect(compare(z.looseObject({ bookingId: z.string() }), Open)).toEqual([]);
+  });
+
+  test('a property added beside a released additionalProperties schema must read as that schema', () => {
+    const record: JsonSchema = { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } };
+    const added = (b: JsonSchema): JsonSchema => ({ ...record, properties: { a: { type: 'string' }, b } });
+    expect(compareEventSchemas(record, added({ type: 'number' }))).toEqual([
+      expect.objectContaining({ path: '/b', kind: 'breaking', change: expect.stringMatching(/additionalProperties schema/) }),
+    ]);
+    expect(compareEventSchemas(record, added({ type: 'string' }))).toEqual([
+      { path: '/b', kind: 'compatible', change: 'optional property added' },
+    ]);
+  });
+});
+
+describe('the envelope', () => {
+  test('is released beside the data schemas, generated the same way', () => {
+    const contracts = releasedEventContracts();
+    expect(contracts[ENVELOPE_CONTRACT]).toEqual(eventJsonSchema(EventEnvelope));
+    expect(Object.keys(contracts)).toHaveLength(Object.keys(eventJsonSchemas()).length + 1);
+  });
+
+  test('is compared by the same rules: a removed field is refused, a new optional one accepted', () => {
+    const contracts = releasedEventContracts();
+    const without = eventJsonSchema(EventEnvelope.omit({ correlationId: true }));
+    expect(judgeEventContracts(contracts, { ...contracts, [ENVELOPE_CONTRACT]: without }).breaking).toEqual([
+      expect.objectContaining({ contract: ENVELOPE_CONTRACT, path: '/correlationId', change: 'property removed (was required)' }),
+    ]);
+    const withOptional = eventJsonSchema(EventEnvelope.extend({ tenant: z.string().optional() }));
+    expect(judgeEventContracts(contracts, { ...contracts, [ENVELOPE_CONTRACT]: withOptional })).toMatchObject({
+      ok: true,
+      compatible: [{ contract: ENVELOPE_CONTRACT, path: '/tenant' }],
+    });
+    const { [ENVELOPE_CONTRACT]: envelope, ...data } = contracts;
+    expect(envelope).toEqual(eventEnvelopeJsonSchema());
+    expect(judgeEventContracts(contracts, data).breaking).toEqual([
+      expect.objectContaining({ contract: ENVELOPE_CONTRACT, change: 'released envelope schema missing' }),
     ]);
   });
 });

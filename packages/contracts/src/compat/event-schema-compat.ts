@@ -1,17 +1,23 @@
 import { z } from 'zod';
-import { EVENT_CONTRACTS, eventContractList, type EventRegistry } from '../events';
+import { EVENT_CONTRACTS, EventEnvelope, eventContractList, type EventRegistry } from '../events';
 
 /**
  * Whether the data of a released event `type@version` and the data of the same `type@version`
  * now can still be read both ways: a consumer on the previous release reads what the new
  * producer sends, and a new consumer reads what a producer on the previous release sends (a
  * rolling update runs both at once). Consumers parse with zod's open-content model: unknown
- * fields are dropped, not refused. So:
- * - compatible: a new optional property (at any depth); description, title, examples, defaults;
+ * fields are dropped, not refused — unless the released schema closes the object. So:
+ * - compatible: a new optional property (at any depth) of an object the released schema leaves
+ *   open; description, title, examples, defaults;
  * - breaking: a removed property, a changed type, a new required property, optional → required
  *   or required → optional, enum or const values added or removed, any changed constraint
  *   (format, pattern, minimum/maximum, lengths, item counts, multipleOf), a changed union, any
- *   other keyword changed (conservative: what it does not know, it refuses).
+ *   other keyword changed (conservative: what it does not know, it refuses);
+ * - `additionalProperties` (and `unevaluatedProperties`): a schema is compared as any other (the
+ *   value type of a `z.record`, path `/{*}`); a change to or from `false` is breaking; a property
+ *   added to an object the released side closes (`false`) is breaking, and one added where it
+ *   gives the other properties a schema must still read as that schema. Absent, `true` and `{}`
+ *   are the same: open.
  * Written here rather than taken from npm: the JSON Schema diff libraries either compare the sets
  * of accepted values one way (an added optional property then narrows an open object), or flag
  * every removed node, docs included (packages/contracts/README.md, "Event contracts").
@@ -20,7 +26,7 @@ import { EVENT_CONTRACTS, eventContractList, type EventRegistry } from '../event
 export type JsonSchema = { [key: string]: unknown };
 
 export interface SchemaChange {
-  /** Where in `data`: `/` for the top, `/buyerIds/[]` for the items of an array. */
+  /** Where in `data`: `/` for the top, `/buyerIds/[]` for the items of an array, `/totals/{*}` for the values of a record. */
   path: string;
   kind: 'breaking' | 'compatible';
   change: string;
@@ -40,11 +46,13 @@ const DOC_KEYWORDS = new Set([
   'readOnly',
   'writeOnly',
 ]);
-/** Open content: a reader drops unknown fields whatever the schema says about them. */
+/** What an object says of the properties it does not list: compared below, not as a constraint. */
 const OPEN_CONTENT = new Set(['additionalProperties', 'unevaluatedProperties']);
 const STRUCTURE = new Set(['type', 'properties', 'required', 'items', 'prefixItems', 'anyOf', 'oneOf', 'allOf', 'enum', 'const']);
 
 const isObject = (value: unknown): value is JsonSchema => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** `additionalProperties` as a reader applies it: `false` (closed) or the schema of the others (`{}`: anything). */
+const others = (value: unknown): JsonSchema | false => (value === false ? false : isObject(value) ? value : {});
 const types = (schema: JsonSchema): string[] => (schema.type === undefined ? [] : [schema.type].flat().map(String).sort());
 const equal = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 function canonical(value: unknown): unknown {
@@ -91,6 +99,9 @@ export function compareEventSchemas(released: JsonSchema, current: JsonSchema, p
     const at = join(path, name);
     if (!(name in beforeProps)) {
       if (afterRequired.has(name)) breaking(at, 'new required property (a producer of the previous release does not send it)');
+      else if (closedBy(released)) breaking(at, `property added to an object the released schema closes (${closedBy(released)}: false)`);
+      else if (!readsAsOthers(released, afterProps[name]))
+        breaking(at, 'property added whose value does not read as the released additionalProperties schema');
       else changes.push({ path: at, kind: 'compatible', change: 'optional property added' });
       continue;
     }
@@ -103,6 +114,17 @@ export function compareEventSchemas(released: JsonSchema, current: JsonSchema, p
   for (const name of new Set([...beforeRequired, ...afterRequired]))
     if (!(name in beforeProps) && !(name in afterProps) && beforeRequired.has(name) !== afterRequired.has(name))
       breaking(join(path, name), `required without a property: ${beforeRequired.has(name) ? 'removed' : 'added'}`);
+
+  for (const key of OPEN_CONTENT) {
+    if (!(key in released) && !(key in current)) continue;
+    const before = others(released[key]);
+    const after = others(current[key]);
+    const at = join(path, key === 'additionalProperties' ? '{*}' : '{unevaluated}');
+    if (before === false || after === false) {
+      if (before !== after)
+        breaking(path, `${key} ${key in released ? show(released[key]) : '(none)'} → ${key in current ? show(current[key]) : '(none)'}`);
+    } else changes.push(...compareEventSchemas(before, after, at));
+  }
 
   if ('items' in released || 'items' in current) {
     if (isObject(released.items) && isObject(current.items))
@@ -131,6 +153,19 @@ export function compareEventSchemas(released: JsonSchema, current: JsonSchema, p
   return changes;
 }
 
+/** The keyword with which a schema closes its object (`additionalProperties: false`...), if it does. */
+const closedBy = (schema: JsonSchema): string | undefined => [...OPEN_CONTENT].find((key) => schema[key] === false);
+/** Whether a new property's value still reads as the released schema of unlisted properties. */
+const readsAsOthers = (released: JsonSchema, property: unknown): boolean =>
+  [...OPEN_CONTENT].every((key) => {
+    const schema = others(released[key]);
+    return (
+      schema === false ||
+      Object.keys(schema).length === 0 ||
+      compareEventSchemas(schema, asSchema(property)).every((c) => c.kind !== 'breaking')
+    );
+  });
+
 const asSchema = (value: unknown): JsonSchema => (isObject(value) ? value : value === false ? { not: {} } : {});
 
 /** The JSON Schema of one event version's data, as committed in contracts/released/events/. */
@@ -147,13 +182,27 @@ export function eventJsonSchemas(registry: EventRegistry = EVENT_CONTRACTS): Rec
   );
 }
 
+/** The envelope's name among the released event contracts: `contracts/released/events/envelope.json`. */
+export const ENVELOPE_CONTRACT = 'envelope';
+
+/** The JSON Schema of the envelope every event travels in (`EventEnvelope`), generated as the data schemas are. */
+export const eventEnvelopeJsonSchema = (): JsonSchema => eventJsonSchema(EventEnvelope);
+
+/**
+ * What `contracts/released/events/` holds and the event gate compares: the envelope
+ * (`ENVELOPE_CONTRACT`) and the data of every `type@version`, by the same rules.
+ */
+export function releasedEventContracts(registry: EventRegistry = EVENT_CONTRACTS): Record<string, JsonSchema> {
+  return { [ENVELOPE_CONTRACT]: eventEnvelopeJsonSchema(), ...eventJsonSchemas(registry) };
+}
+
 export interface EventContractVerdict {
   ok: boolean;
   /** Released `type@version`s changed so that a reader on one side of a rolling update fails. */
   breaking: Array<{ contract: string } & SchemaChange>;
   /** Compatible changes of released contracts (new optional properties). */
   compatible: Array<{ contract: string } & SchemaChange>;
-  /** `type@version`s not released yet: additive. */
+  /** `type@version`s not released yet: additive (and the envelope, when the released contracts predate its snapshot). */
   added: string[];
 }
 
@@ -171,7 +220,10 @@ export function judgeEventContracts(released: Record<string, JsonSchema>, curren
         contract,
         path: '/',
         kind: 'breaking',
-        change: 'released type@version removed (a consumer of the previous release reads it)',
+        change:
+          contract === ENVELOPE_CONTRACT
+            ? 'released envelope schema missing'
+            : 'released type@version removed (a consumer of the previous release reads it)',
       });
       continue;
     }
