@@ -11,7 +11,14 @@
 //   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 npm start
 // then: npm run bench:writes   (BENCH_URL, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PRICE)
 // It exits non-zero when a rule does not hold. Node's fetch keeps its connections alive.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { bookingBody, payInSandbox } from '../scripts/marketplace-client.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** Where `npm start` keeps its pid file (and the wire counters' address): .dev/ of this checkout. */
+const devDir = process.env.BENCH_DEV_DIR ?? join(root, '.dev');
 
 const base = process.env.BENCH_URL ?? 'http://localhost:8080';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -77,6 +84,110 @@ async function fund(user, amount) {
     body: { amount, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/bench' },
   });
   await payInSandbox(base, topUp.paymentUrl);
+}
+
+// ---- CPU per operation (issue 25): /proc/<pid>/stat of every process `npm start` recorded ----
+
+const TICKS = 100; // USER_HZ: /proc/<pid>/stat counts in 1/100 s on Linux
+/** pid → [ppid, utime + stime] of every process now, from /proc. */
+function processTable() {
+  const table = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      // after "pid (comm) ": state ppid … utime(14th of the line = index 11 here) stime(12)
+      table.set(Number(entry), [Number(fields[1]), Number(fields[11]) + Number(fields[12])]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table;
+}
+
+/** The processes of the run (.dev/run.json): name → pid; the runner holds the wire counters' relays. */
+function runProcesses() {
+  try {
+    const record = JSON.parse(readFileSync(join(devDir, 'run.json'), 'utf8'));
+    const named = new Map(record.processes.map(({ name, pid }) => [name.replace(/^infra:/, ''), pid]));
+    named.set('runner (wire relays)', record.runner.pid);
+    return named;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ticks per named process, each with its descendants (rabbitmq-server's beam.smp, …). */
+function cpuTicks(named) {
+  const table = processTable();
+  const children = new Map();
+  for (const [pid, [ppid]] of table) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  const ticks = {};
+  const roots = new Set(named.values());
+  for (const [name, pid] of named) {
+    let sum = 0;
+    for (const queue = [pid]; queue.length > 0;) {
+      const each = queue.shift();
+      sum += table.get(each)?.[1] ?? 0;
+      // a recorded process's own children are its own (the runner's children are the services: not its)
+      for (const child of children.get(each) ?? []) if (!roots.has(child)) queue.push(child);
+    }
+    ticks[name] = sum;
+  }
+  const own = process.cpuUsage();
+  ticks['load generator (this bench)'] = ((own.user + own.system) / 1e6) * TICKS;
+  return ticks;
+}
+
+/** Database commands so far per service, when `npm start` ran with MONGO_WIRE_COUNTER=1. */
+async function wireCounts() {
+  try {
+    const { url } = JSON.parse(readFileSync(join(devDir, 'wire-counter.json'), 'utf8'));
+    const counts = await (await fetch(url)).json();
+    return Object.fromEntries(
+      Object.entries(counts).map(([name, byCommand]) => [name, Object.values(byCommand).reduce((a, b) => a + b, 0)]),
+    );
+  } catch {
+    return null;
+  }
+}
+
+const named = runProcesses();
+if (!named)
+  console.error(`# no ${join(devDir, 'run.json')}: CPU per operation not measured (start the system with npm start from this checkout)`);
+
+/** A snapshot of CPU and commands; `settle` first waits until the asynchronous work (the CRM's events) is done. */
+async function snapshot({ settle = false } = {}) {
+  if (settle && named) {
+    // Quiet when the run's processes together use less than 3 ticks in 250 ms (at most 5 s).
+    for (let i = 0, last = cpuTicks(named); i < 20; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const now = cpuTicks(named);
+      const busy = Object.keys(now)
+        .filter((name) => !name.startsWith('load generator'))
+        .reduce((sum, name) => sum + now[name] - last[name], 0);
+      last = now;
+      if (busy < 3) break;
+    }
+  }
+  return { cpu: named ? cpuTicks(named) : null, commands: await wireCounts() };
+}
+
+/** CPU ms and database commands per operation between two snapshots. */
+function perOperation(before, after, operations) {
+  const cpu =
+    before.cpu && after.cpu
+      ? Object.fromEntries(
+          Object.keys(after.cpu).map((name) => [name, ((after.cpu[name] - before.cpu[name]) * (1000 / TICKS)) / operations]),
+        )
+      : null;
+  const commands =
+    before.commands && after.commands
+      ? Object.fromEntries(
+          Object.keys(after.commands).map((name) => [name, (after.commands[name] - (before.commands[name] ?? 0)) / operations]),
+        )
+      : null;
+  return { operations, cpu, commands };
 }
 
 function percentile(sorted, p) {
@@ -172,8 +283,34 @@ async function benchBookings(adminToken) {
       price,
     );
 
-  let handedOut = 0;
   const confirmedBy = new Map();
+  const book = async (slot, worker) => {
+    const buyer = buyers[worker];
+    const res = await call('POST', '/consultations/bookings', { token: buyer.token, body: booking(buyer, slot) });
+    if (res.status === 200 && res.body.data.status === 'Confirmed') confirmedBy.set(buyer.id, (confirmedBy.get(buyer.id) ?? 0) + 1);
+    return res.status;
+  };
+  // 1. Confirmed, paid: every slot asked for once (CPU and commands per booking measured alone).
+  const taken = [];
+  let handedOut = 0;
+  const before1 = await snapshot();
+  const confirmedRun = await load(
+    () => (handedOut < slots.length ? slots[handedOut++] : null),
+    async (slot, worker) => {
+      const status = await book(slot, worker);
+      if (status === 200) taken.push(slot);
+      return status;
+    },
+  );
+  const confirmedCost = perOperation(before1, await snapshot({ settle: true }), confirmedRun.count);
+  // 2. Refused: the slots just taken, asked for again (422 slot_unavailable).
+  let refusedAsked = 0;
+  const before2 = await snapshot();
+  const refusedRun = await load(() => (taken.length > 0 ? taken[refusedAsked++ % taken.length] : null), book);
+  const refusedCost = perOperation(before2, await snapshot({ settle: true }), refusedRun.count);
+  // 3. The race: the slots left, each asked for by two buyers at once, while a probe times the CRM.
+  const free = slots.slice(handedOut);
+  let raced = 0;
   let stop = false;
   const lags = [];
   const crmTotal = async (buyer) => {
@@ -191,17 +328,11 @@ async function benchBookings(adminToken) {
       lags.push(performance.now() - t0);
     }
   })();
-  const result = await load(
-    () => (handedOut < slots.length * 2 ? slots[Math.floor(handedOut++ / 2)] : null),
-    async (slot, worker) => {
-      const buyer = buyers[worker];
-      const res = await call('POST', '/consultations/bookings', { token: buyer.token, body: booking(buyer, slot) });
-      if (res.status === 200 && res.body.data.status === 'Confirmed') confirmedBy.set(buyer.id, (confirmedBy.get(buyer.id) ?? 0) + 1);
-      return res.status;
-    },
-  );
+  const before3 = await snapshot();
+  const result = await load(() => (raced < free.length * 2 ? free[Math.floor(raced++ / 2)] : null), book);
   stop = true;
   await probeRun;
+  const raceCost = perOperation(before3, await snapshot({ settle: true }), result.count + lags.length);
 
   // Rules: each slot at most once; the seller's Confirmed bookings are exactly those answered 200.
   const seen = new Map();
@@ -228,7 +359,18 @@ async function benchBookings(adminToken) {
     check(false, 'CRM totals differ from the confirmed bookings');
   }
   lags.sort((a, b) => a - b);
-  return { result, overbooked, confirmed, crmExact, lag: { n: lags.length, p50: percentile(lags, 50), p99: percentile(lags, 99) } };
+  return {
+    confirmedRun,
+    confirmedCost,
+    refusedRun,
+    refusedCost,
+    result,
+    raceCost,
+    overbooked,
+    confirmed,
+    crmExact,
+    lag: { n: lags.length, p50: percentile(lags, 50), p99: percentile(lags, 99) },
+  };
 }
 
 async function benchTransfers() {
@@ -239,10 +381,11 @@ async function benchTransfers() {
     payees.map((payee) => until('wallet opened', async () => (await call('GET', '/v1/wallet', { token: payee.token })).status === 200)),
   );
   const everyone = [...payers, ...payees];
-  const before = await Promise.all(everyone.map(balanceOf));
+  const balancesBefore = await Promise.all(everyone.map(balanceOf));
   const amountMinor = 1_00;
   let sentMinor = 0;
   let n = 0;
+  const before = await snapshot();
   const result = await load(
     () => n++,
     async (i, worker) => {
@@ -256,17 +399,18 @@ async function benchTransfers() {
       return res.status;
     },
   );
+  const cost = perOperation(before, await snapshot({ settle: true }), result.count);
   const after = await Promise.all(everyone.map(balanceOf));
   const sum = (xs) => Math.round(xs.reduce((a, b) => a + b, 0) * 100);
-  const payeesGainedMinor = sum(after.slice(4)) - sum(before.slice(4));
-  const conserved = sum(before) === sum(after);
-  check(conserved, `transfers: money before ${sum(before)} ≠ after ${sum(after)} (minor units)`);
+  const payeesGainedMinor = sum(after.slice(4)) - sum(balancesBefore.slice(4));
+  const conserved = sum(balancesBefore) === sum(after);
+  check(conserved, `transfers: money before ${sum(balancesBefore)} ≠ after ${sum(after)} (minor units)`);
   check(payeesGainedMinor === sentMinor, `transfers: payees gained ${payeesGainedMinor}, answered ${sentMinor}`);
   check(
     after.every((balance) => balance >= 0),
     'transfers: a negative balance',
   );
-  return { result, conserved, sentMinor, payeesGainedMinor };
+  return { result, cost, conserved, sentMinor, payeesGainedMinor };
 }
 
 const adminToken = (await must('POST', '/v1/auth/login', { body: admin })).accessToken;
@@ -276,19 +420,70 @@ const transfers = await benchTransfers();
 console.log(
   `\nWrite paths through ${base}, ${connections} connections, ${seconds} s each, price ${price} ETB (${new Date().toISOString()}):\n`,
 );
-console.log('| case | requests | req/s | p50 ms | p99 ms | answers | rules |');
-console.log('|---|---:|---:|---:|---:|---|---|');
-const b = bookings.result;
-console.log(
-  `| bookings, two buyers per one-place slot | ${b.count} | ${b.rate.toFixed(0)} | ${fmt(b.p50)} | ${fmt(b.p99)} | ${statusText(b.statuses)} | overbooked slots ${bookings.overbooked}; confirmed ${bookings.confirmed}; CRM totals exact: ${bookings.crmExact} |`,
+console.log('| case | requests | req/s | p50 ms | p99 ms | CPU ms/op (all processes) | DB commands/op | answers | rules |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---|---|');
+const SERVERS = ['runner (wire relays)', 'load generator (this bench)'];
+const cpuAll = (cost) =>
+  cost.cpu
+    ? Object.entries(cost.cpu)
+        .filter(([name]) => !SERVERS.includes(name))
+        .reduce((a, [, ms]) => a + ms, 0)
+        .toFixed(1)
+    : '–';
+const commandsAll = (cost) =>
+  cost.commands
+    ? Object.values(cost.commands)
+        .reduce((a, b) => a + b, 0)
+        .toFixed(1)
+    : '–';
+const row = (name, run, cost, rules) =>
+  console.log(
+    `| ${name} | ${run.count} | ${run.rate.toFixed(0)} | ${fmt(run.p50)} | ${fmt(run.p99)} | ${cpuAll(cost)} | ${commandsAll(cost)} | ${statusText(run.statuses)} | ${rules} |`,
+  );
+row('booking confirmed (paid), one buyer per slot', bookings.confirmedRun, bookings.confirmedCost, '–');
+row('booking refused (slot taken)', bookings.refusedRun, bookings.refusedCost, '–');
+row(
+  'bookings, two buyers per one-place slot',
+  bookings.result,
+  bookings.raceCost,
+  `overbooked slots ${bookings.overbooked}; confirmed ${bookings.confirmed}; CRM totals exact: ${bookings.crmExact}`,
 );
 console.log(
-  `| booking → CRM lag (probe, during the load) | ${bookings.lag.n} | – | ${fmt(bookings.lag.p50)} | ${fmt(bookings.lag.p99)} | – | – |`,
+  `| booking → CRM lag (probe, during the race) | ${bookings.lag.n} | – | ${fmt(bookings.lag.p50)} | ${fmt(bookings.lag.p99)} | – | – | – | – |`,
 );
 const t = transfers.result;
-console.log(
-  `| transfers, 4 payers → 4 payees | ${t.count} | ${t.rate.toFixed(0)} | ${fmt(t.p50)} | ${fmt(t.p99)} | ${statusText(t.statuses)} | money conserved: ${transfers.conserved}; payees +${transfers.payeesGainedMinor} = answered ${transfers.sentMinor} |`,
+row(
+  'transfers, 4 payers → 4 payees',
+  t,
+  transfers.cost,
+  `money conserved: ${transfers.conserved}; payees +${transfers.payeesGainedMinor} = answered ${transfers.sentMinor}`,
 );
+
+// Per process: CPU ms per operation (the sum above leaves out the wire relays and the bench itself).
+const costs = [
+  ['confirmed', bookings.confirmedCost],
+  ['refused', bookings.refusedCost],
+  ['race', bookings.raceCost],
+  ['transfer', transfers.cost],
+];
+if (costs[0][1].cpu) {
+  console.log(`\nCPU ms per operation by process (/proc/<pid>/stat, user + system, load window until the processes are quiet):\n`);
+  console.log(`| process | ${costs.map(([name]) => name).join(' | ')} |`);
+  console.log(`|---|${costs.map(() => '---:').join('|')}|`);
+  for (const name of Object.keys(costs[0][1].cpu)) {
+    console.log(`| ${name} | ${costs.map(([, cost]) => cost.cpu[name].toFixed(2)).join(' | ')} |`);
+  }
+}
+if (costs[0][1].commands) {
+  console.log(`\nDatabase commands per operation by client (wire counters of MONGO_WIRE_COUNTER=1 npm start):\n`);
+  console.log(`| client | ${costs.map(([name]) => name).join(' | ')} |`);
+  console.log(`|---|${costs.map(() => '---:').join('|')}|`);
+  for (const name of Object.keys(costs[0][1].commands)) {
+    console.log(`| ${name} | ${costs.map(([, cost]) => cost.commands[name].toFixed(2)).join(' | ')} |`);
+  }
+} else {
+  console.log('\n(database commands per operation: start the system with MONGO_WIRE_COUNTER=1 to count them)');
+}
 if (failures.length > 0) {
   console.error(`\nRULES BROKEN:\n- ${failures.join('\n- ')}`);
   process.exit(1);

@@ -109,7 +109,7 @@ function devKeys() {
 }
 
 /** The environment of every service, and the gateway's on top (URLs, keys, the admin). */
-function serviceSet(infra, keys) {
+function serviceSet(infra, keys, mongoUrlOf = () => infra.mongoUrl) {
   const base = {
     ...process.env,
     NODE_ENV: process.env.NODE_ENV ?? 'development',
@@ -127,7 +127,7 @@ function serviceSet(infra, keys) {
   const services = SERVICES.map(({ name, port }) => ({
     name,
     script: script(name),
-    env: { ...base, PORT: String(port), MONGO_DB: name },
+    env: { ...base, PORT: String(port), MONGO_DB: name, MONGO_URL: mongoUrlOf(name) },
   }));
   const gatewayEnv = {
     ...base,
@@ -135,6 +135,7 @@ function serviceSet(infra, keys) {
     PORT: process.env.PORT ?? '8080',
     METRICS_HOST: process.env.METRICS_HOST ?? '127.0.0.1',
     MONGO_DB: 'gateway',
+    MONGO_URL: mongoUrlOf('gateway'),
     JWT_PRIVATE_KEY: keys.privateKey,
     ...Object.fromEntries(SERVICES.map(({ name, port }) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`])),
   };
@@ -162,8 +163,13 @@ async function start() {
     // SERVICE_NODE_ARGS: extra node flags for every service process (e.g. `--cpu-prof
     // --cpu-prof-dir=/tmp/prof` to profile them under a bench; node refuses those in NODE_OPTIONS).
     nodeArgs: (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean),
-    startInfra: () => provide({ kind: 'file', path: join(root, '.dev/data/mongo.h2') }),
-    services: (infra) => serviceSet(infra, keys),
+    startInfra: async () => {
+      const infra = await provide({ kind: 'file', path: join(root, '.dev/data/mongo.h2') });
+      if (!process.env.MONGO_WIRE_COUNTER) return infra;
+      const counters = await startWireCounters(infra.mongoUrl);
+      return { ...infra, counters, stop: () => counters.stop().then(infra.stop) };
+    },
+    services: (infra) => serviceSet(infra, keys, (name) => infra.counters?.urlOf(name) ?? infra.mongoUrl),
     onRunning: () => {
       say(
         `gateway on http://localhost:${process.env.PORT ?? '8080'}; admin ${ADMIN.ADMIN_EMAIL} (password from ADMIN_PASSWORD, default "admin-change-me")`,
@@ -176,6 +182,37 @@ async function start() {
     return 1;
   });
   process.exit(code);
+}
+
+/**
+ * MONGO_WIRE_COUNTER=1 (for `npm run bench:writes`, issue 25): each service (and the gateway)
+ * reaches the database through its own wire counter (packages/infra), and the counts are
+ * served as JSON by name on a local port written to .dev/wire-counter.json. The relays run in
+ * this process: its CPU is not the services' nor the database's.
+ */
+async function startWireCounters(mongoUrl) {
+  const { createServer } = await import('node:http');
+  const { startWireCounter } = require(join(root, 'packages/infra/dist/index.js'));
+  const names = [...SERVICES.map(({ name }) => name), 'gateway'];
+  const counters = new Map();
+  for (const name of names) counters.set(name, await startWireCounter(mongoUrl));
+  const server = createServer((req, res) => {
+    const body = Object.fromEntries([...counters].map(([name, counter]) => [name, counter.counts()]));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const file = join(root, '.dev/wire-counter.json');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify({ url: `http://127.0.0.1:${server.address().port}/` }));
+  say(`database commands counted per service (MONGO_WIRE_COUNTER): ${file}`);
+  return {
+    urlOf: (name) => counters.get(name).url,
+    stop: async () => {
+      rmSync(file, { force: true });
+      server.close();
+      await Promise.all([...counters.values()].map((counter) => counter.stop()));
+    },
+  };
 }
 
 async function test() {

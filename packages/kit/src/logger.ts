@@ -33,9 +33,28 @@ export function redactQuerySecrets(text: string): string {
 }
 
 /**
+ * stdout buffered (up to 4 KiB, at most 250 ms) and written off the request path, what is left
+ * written synchronously when the process exits: a synchronous write per log line cost the hot
+ * paths more than their own work (issues 15 and 25, bench/README.md). A process killed outright
+ * (SIGKILL) loses at most the last 250 ms of lines.
+ */
+export function bufferedStdout(): DestinationStream {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  setInterval(() => destination.flush(), 250).unref();
+  process.once('exit', () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // Nothing more can be done for a log line at exit.
+    }
+  });
+  return destination;
+}
+
+/**
  * A service's logger: credentials in fields and headers redacted by path, and every line
  * scrubbed of secrets in query strings (request logs write URLs, and a checkout link is
- * `…?token=`). A line written inside a traced operation carries `trace_id` and `span_id`. `destination`: pino's stdout by default (the gateway passes an asynchronous one).
+ * `…?token=`). A line written inside a traced operation carries `trace_id` and `span_id`. `destination`: pino's stdout by default (the gateway and the write-path services pass `bufferedStdout()`).
  */
 export function createLogger(name: string, level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
   const options = {

@@ -30,4 +30,19 @@ describe('verifyAccessToken (the public key parsed once and reused)', () => {
     const token = signTestToken(keys.privateKey, user, { expiresIn: -10 });
     expect(() => verifyAccessToken(token, keys.publicKey)).toThrow('expired');
   });
+
+  test('a token verified before (kept until it expires) is refused once it has expired, and under another key', () => {
+    jest.useFakeTimers({ now: Date.now() });
+    try {
+      const token = signTestToken(keys.privateKey, user, { expiresIn: 60 });
+      expect(verifyAccessToken(token, keys.publicKey)).toMatchObject({ id: user.id });
+      expect(() => verifyAccessToken(token, other.publicKey)).toThrow('not valid');
+      jest.setSystemTime(Date.now() + 59_000);
+      expect(verifyAccessToken(token, keys.publicKey)).toMatchObject({ id: user.id });
+      jest.setSystemTime(Date.now() + 2_000);
+      expect(() => verifyAccessToken(token, keys.publicKey)).toThrow('expired');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

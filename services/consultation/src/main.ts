@@ -1,7 +1,8 @@
 import './tracing';
-import { createLogger, startService } from '@mkt/kit';
+import { bufferedStdout, createLogger, startService } from '@mkt/kit';
 import { consultationService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(consultationService(config, createLogger('consultation', config.LOG_LEVEL)).definition);
+// Log lines buffered off the write paths (issue 25), flushed at exit (kit's bufferedStdout).
+startService(consultationService(config, createLogger('consultation', config.LOG_LEVEL, bufferedStdout())).definition);

@@ -1,6 +1,5 @@
 import './tracing';
-import pino from 'pino';
-import { createLogger, startService } from '@mkt/kit';
+import { bufferedStdout, createLogger, startService } from '@mkt/kit';
 import { gatewayService } from './composition';
 import { loadConfig } from './config';
 
@@ -9,15 +8,7 @@ function main(): void {
   // Log lines are buffered (up to 4 KiB, at most 250 ms) and written off the request path:
   // a synchronous write per request cost the hot path more than the proxying (bench/README.md).
   // What is buffered is written synchronously when the process exits.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  setInterval(() => destination.flush(), 250).unref();
-  process.once('exit', () => {
-    try {
-      destination.flushSync();
-    } catch {
-      // Nothing more can be done for a log line at exit.
-    }
-  });
+  const destination = bufferedStdout();
   // The shared start (database, indexes, the admin seeded by `beforeListen`, then the port),
   // with its handlers of a failed start and of an unhandled rejection.
   startService(gatewayService(config, createLogger('gateway', config.LOG_LEVEL, destination)).definition);

@@ -1,7 +1,8 @@
 import './tracing';
-import { createLogger, startService } from '@mkt/kit';
+import { bufferedStdout, createLogger, startService } from '@mkt/kit';
 import { walletService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-startService(walletService(config, createLogger('wallet', config.LOG_LEVEL)).definition);
+// Log lines buffered off the write paths (issue 25), flushed at exit (kit's bufferedStdout).
+startService(walletService(config, createLogger('wallet', config.LOG_LEVEL, bufferedStdout())).definition);

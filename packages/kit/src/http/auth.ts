@@ -31,10 +31,25 @@ function publicKeyOf(pem: string): KeyObject {
 }
 
 /**
+ * Tokens already verified, until they expire (issue 25: the RS256 check and the claims' parse
+ * were on every request, for the same token a client sends again and again). A token is the
+ * signed text itself, so a hit is the same token under the same key; expiry is checked on every
+ * hit. Bounded: emptied when full.
+ */
+const verified = new Map<string, { user: AuthenticatedUser; key: string; expiresAtMs: number }>();
+const VERIFIED_MAX = 10_000;
+
+/**
  * Verifies an access token: RS256 only (an `alg: none` token or an HS256 token signed with the
  * public key is refused), our issuer and audience, not expired. Throws Unauthenticated.
  */
 export function verifyAccessToken(token: string, publicKey: string): AuthenticatedUser {
+  const hit = verified.get(token);
+  if (hit && hit.key === publicKey && Date.now() < hit.expiresAtMs) return { ...hit.user };
+  return verifyAccessTokenNow(token, publicKey);
+}
+
+function verifyAccessTokenNow(token: string, publicKey: string): AuthenticatedUser {
   let payload: unknown;
   try {
     payload = jwt.verify(token, publicKeyOf(publicKey), { algorithms: ['RS256'], issuer: JWT_ISSUER, audience: JWT_AUDIENCE });
@@ -45,7 +60,13 @@ export function verifyAccessToken(token: string, publicKey: string): Authenticat
   const claims = AccessClaims.safeParse(payload);
   if (!claims.success) throw new Unauthenticated('The access token is not valid');
   const { sub, ref, role, email, name } = claims.data;
-  return { id: sub, ref, role, email, name };
+  const user = { id: sub, ref, role, email, name };
+  const exp = (payload as { exp?: unknown }).exp;
+  if (typeof exp === 'number') {
+    if (verified.size >= VERIFIED_MAX) verified.clear();
+    verified.set(token, { user: { ...user }, key: publicKey, expiresAtMs: exp * 1000 });
+  }
+  return user;
 }
 
 export function bearerToken(header: string | undefined): string | null {

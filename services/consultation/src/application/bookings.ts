@@ -110,12 +110,14 @@ export class Bookings {
   private async takeAll(booking: NewBooking, plan: Plan, taken: Taken): Promise<void> {
     const { places, discounts } = this.deps;
     const { consultation, ruleSet, discount } = plan;
-    const dayMost = bookedAtMost(ruleSet.metaData.maxBookingsPerDay, 1);
-    taken.day = dayMost !== null && (await places.take('day', booking.dayKey, consultation._id, booking._id, 1, dayMost));
-    if (!taken.day) throw new SlotUnavailable('The day is fully booked');
+    // The slot first (issue 25): a slot already taken, the common refusal, then takes nothing
+    // that would have to be given back.
     const slotMost = bookedAtMost(consultation.maxCapacity, booking.places);
     taken.slot = slotMost !== null && (await places.take('slot', booking.slotKey, consultation._id, booking._id, booking.places, slotMost));
     if (!taken.slot) throw new SlotUnavailable('No places left at this time');
+    const dayMost = bookedAtMost(ruleSet.metaData.maxBookingsPerDay, 1);
+    taken.day = dayMost !== null && (await places.take('day', booking.dayKey, consultation._id, booking._id, 1, dayMost));
+    if (!taken.day) throw new SlotUnavailable('The day is fully booked');
     taken.coupon = discount !== null && (await discounts.takeUse(discount._id, discount.maxUses, booking._id));
     if (discount && !taken.coupon) throw new CouponInvalid(UNUSABLE_COUPON);
   }
@@ -246,14 +248,16 @@ export class Bookings {
   /**
    * What a booking is for, decided in three steps (`domain/bookings.ts`) around the reads: the
    * consultation (an unlisted one does not exist for anyone but its seller and admins: no 422
-   * that would tell a stranger it is there), then its rule set and pricing side by side, then
-   * the coupon.
+   * that would tell a stranger it is there), then its rule set and pricing (read with it, in
+   * the same command), then the coupon.
    */
   private async plan(user: AuthenticatedUser, body: CreateBookingBody, now: Date): Promise<Plan> {
-    const { consultations, ruleSets, pricing: prices, couponChecks, discounts } = this.deps;
-    const consultation = visibleTo(user, await consultations.findByKey(body.consultationId));
+    const { consultations, couponChecks, discounts } = this.deps;
+    // One read (issue 25): the consultation with its rule set and pricing joined.
+    const read = await consultations.forBooking(body.consultationId);
+    const consultation = visibleTo(user, read.consultation);
     checkBookable(user, body, consultation);
-    const [ruleSet, pricing] = await Promise.all([ruleSets.findById(consultation.ruleSetId), prices.findById(consultation.pricingId)]);
+    const { ruleSet, pricing } = read;
     const { slot, subTotalMinor } = placeBooking(body, consultation, ruleSet, pricing, now);
     let discount: DiscountDoc | null = null;
     if (body.couponCode) {

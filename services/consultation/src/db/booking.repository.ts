@@ -30,30 +30,39 @@ export class BookingRepository {
     return (await this.models.Booking.findById(id, { cancelledBy: 1 }).lean<BookingDoc>())?.cancelledBy;
   }
 
-  async insert(booking: NewBooking): Promise<void> {
-    await this.models.Booking.create(booking);
+  /**
+   * The schema validates the booking (it comes from a client's request) and fills its defaults;
+   * the driver inserts it (issue 25): `Model.create` went through `save`, its middleware and a
+   * stack trace captured per save, for nothing a plain insert does not do.
+   */
+  async insert(booking: NewBooking, now = new Date()): Promise<void> {
+    const doc = new this.models.Booking({ ...booking, createdAt: now, updatedAt: now });
+    await doc.validate();
+    await this.models.Booking.collection.insertOne(doc.toObject({ depopulate: true }) as never);
   }
 
   /** A booking being made is dropped (it never existed for the client) while still Pending. */
   async deletePending(id: string): Promise<void> {
-    await this.models.Booking.deleteOne({ _id: id, status: 'Pending' });
+    await this.models.Booking.collection.deleteOne({ _id: id, status: 'Pending' } as never);
   }
 
   /**
    * One guarded move: `set` (and `event`, in the same write) when the booking is still in the
    * state of `guard`; the booking after it, or null when the guard missed.
    */
-  move(id: string, guard: Record<string, unknown>, set: Record<string, unknown>, event?: EventEnvelope): Promise<BookingDoc | null> {
-    return this.models.Booking.findOneAndUpdate(
-      { _id: id, ...guard },
-      { $set: set, ...(event ? { $push: { pendingEvents: event } } : {}) },
-      { new: true },
-    ).lean<BookingDoc>();
+  async move(id: string, guard: Record<string, unknown>, set: Record<string, unknown>, event?: EventEnvelope): Promise<BookingDoc | null> {
+    // The driver's own write (issue 25): the values are the domain's (typed: strings, numbers,
+    // dates), the client's text in them checked by the contracts schemas; no casting needed.
+    const update = { $set: { ...set, updatedAt: new Date() }, ...(event ? { $push: { pendingEvents: event } } : {}) };
+    return (await this.models.Booking.collection.findOneAndUpdate({ _id: id, ...guard } as never, update as never, {
+      returnDocument: 'after',
+    })) as unknown as BookingDoc | null;
   }
 
   /** `move` without reading the booking back: whether it applied. */
   async moveQuietly(id: string, guard: Record<string, unknown>, set: Record<string, unknown>): Promise<boolean> {
-    const { modifiedCount } = await this.models.Booking.updateOne({ _id: id, ...guard }, { $set: set });
+    const update = { $set: { ...set, updatedAt: new Date() } };
+    const { modifiedCount } = await this.models.Booking.collection.updateOne({ _id: id, ...guard } as never, update as never);
     return modifiedCount === 1;
   }
 

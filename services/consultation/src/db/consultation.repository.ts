@@ -1,12 +1,12 @@
 import type { PageQuery } from '@mkt/contracts';
 import { byIdOrReference, findPage } from '@mkt/kit';
-import type { ConsultationDoc } from '../domain/records';
+import type { ConsultationDoc, PricingDoc, RuleSetDoc } from '../domain/records';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
 
 /** The `consultations` collection. */
 export class ConsultationRepository {
-  constructor(private readonly models: Pick<ConsultationModels, 'Consultation'>) {}
+  constructor(private readonly models: Pick<ConsultationModels, 'Consultation' | 'RuleSet' | 'Pricing'>) {}
 
   private get model() {
     return this.models.Consultation;
@@ -14,6 +14,25 @@ export class ConsultationRepository {
 
   findByKey(key: string): Promise<ConsultationDoc | null> {
     return findByKey(this.model, key);
+  }
+
+  /**
+   * What a booking needs read, in one command (issue 25; three before): the consultation a key
+   * names with its rule set and its pricing joined (`$lookup` on their ids). Nulls where one
+   * does not exist.
+   */
+  async forBooking(key: string): Promise<{ consultation: ConsultationDoc | null; ruleSet: RuleSetDoc | null; pricing: PricingDoc | null }> {
+    const [found] = await this.model.collection
+      .aggregate<ConsultationDoc & { _ruleSet: RuleSetDoc[]; _pricing: PricingDoc[] }>([
+        { $match: byIdOrReference(key) },
+        { $limit: 1 },
+        { $lookup: { from: this.models.RuleSet.collection.collectionName, localField: 'ruleSetId', foreignField: '_id', as: '_ruleSet' } },
+        { $lookup: { from: this.models.Pricing.collection.collectionName, localField: 'pricingId', foreignField: '_id', as: '_pricing' } },
+      ])
+      .toArray();
+    if (!found) return { consultation: null, ruleSet: null, pricing: null };
+    const { _ruleSet, _pricing, ...consultation } = found;
+    return { consultation: consultation as ConsultationDoc, ruleSet: _ruleSet[0] ?? null, pricing: _pricing[0] ?? null };
   }
 
   findById(id: string): Promise<ConsultationDoc | null> {

@@ -34,10 +34,11 @@ export class PlaceRepository {
     bookedAtMost: number,
   ): Promise<boolean> {
     try {
-      await this.model(counter).findOneAndUpdate(
-        { _id: key, booked: { $lte: bookedAtMost }, bookingIds: { $ne: bookingId }, closed: { $ne: true } },
-        { $inc: { booked: places }, $push: { bookingIds: bookingId }, $setOnInsert: { consultationId } },
-        { upsert: true },
+      // The driver's own write (issue 25): no casting of what the service computed.
+      await this.model(counter).collection.findOneAndUpdate(
+        { _id: key, booked: { $lte: bookedAtMost }, bookingIds: { $ne: bookingId }, closed: { $ne: true } } as never,
+        { $inc: { booked: places }, $push: { bookingIds: bookingId }, $setOnInsert: { consultationId, closed: false } } as never,
+        { upsert: true, projection: { _id: 1 } },
       );
       return true;
     } catch (err) {
@@ -48,9 +49,9 @@ export class PlaceRepository {
 
   /** Gives a booking's places back, once (only while the counter still lists the booking). */
   async release(counter: PlaceCounter, key: string, bookingId: string, places: number): Promise<void> {
-    await this.model(counter).updateOne(
-      { _id: key, bookingIds: bookingId },
-      { $inc: { booked: -places }, $pull: { bookingIds: bookingId } },
+    await this.model(counter).collection.updateOne(
+      { _id: key, bookingIds: bookingId } as never,
+      { $inc: { booked: -places }, $pull: { bookingIds: bookingId } } as never,
     );
   }
 

@@ -38,23 +38,36 @@ export class SessionRepository {
    */
   async join(booking: NewBooking, consultation: ConsultationDoc): Promise<JoinResult> {
     try {
-      const session = await this.models.Session.findOneAndUpdate(
-        { consultationId: consultation._id, startsAt: booking.startsAt, bookingIds: { $ne: booking._id }, status: 'Scheduled' },
+      // The driver's own upsert (issue 25); a new session gets the schema's defaults and timestamps.
+      const now = new Date();
+      const filter = {
+        consultationId: consultation._id,
+        startsAt: booking.startsAt,
+        bookingIds: { $ne: booking._id },
+        status: 'Scheduled',
+      };
+      const fresh = new this.models.Session({
+        _id: newInternalId('ses'),
+        referenceId: newUnderscoreReference('SES'),
+        sellerId: consultation.sellerId,
+        consultationTitle: consultation.title,
+        endsAt: booking.endsAt,
+        slotKey: booking.slotKey,
+        createdAt: now,
+      }).toObject({ depopulate: true }) as Record<string, unknown>;
+      for (const field of ['consultationId', 'startsAt', 'status', 'bookingIds', 'buyerIds', 'participantCount', 'updatedAt'])
+        delete fresh[field];
+      const session = await this.models.Session.collection.findOneAndUpdate(
+        filter as never,
         {
-          $setOnInsert: {
-            _id: newInternalId('ses'),
-            referenceId: newUnderscoreReference('SES'),
-            sellerId: consultation.sellerId,
-            consultationTitle: consultation.title,
-            endsAt: booking.endsAt,
-            slotKey: booking.slotKey,
-          },
+          $setOnInsert: fresh,
+          $set: { updatedAt: now },
           $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
           $inc: { participantCount: booking.places },
-        },
-        { upsert: true, new: true },
-      ).lean<SessionDoc>();
-      return { session: session! };
+        } as never,
+        { upsert: true, returnDocument: 'after' },
+      );
+      return { session: session as unknown as SessionDoc };
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       const existing = await this.models.Session.findOne({

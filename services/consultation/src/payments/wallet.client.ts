@@ -1,3 +1,5 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { outgoingTraceHeaders, type Logger } from '@mkt/kit';
 
 export interface HoldRequest {
@@ -35,10 +37,30 @@ interface HoldBody {
  * anything that is not a clear answer (timeout, 5xx, a refused credential) is `unreachable`.
  */
 export class WalletClient {
+  private readonly url: URL;
+  private readonly request: typeof httpRequest;
+  /**
+   * One kept-alive pool to the wallet for the process (issue 25): a hold reuses the last idle
+   * connection (LIFO) and is a plain `http.request` — no fetch machinery (WHATWG streams,
+   * `AbortSignal` and its timer) set up per call.
+   */
+  private readonly agent: HttpAgent;
+
   constructor(
     private readonly settings: WalletClientSettings,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.url = new URL(settings.url);
+    const https = this.url.protocol === 'https:';
+    this.request = https ? httpsRequest : httpRequest;
+    const options = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: 64 };
+    this.agent = https ? new HttpsAgent(options) : new HttpAgent(options);
+  }
+
+  /** Closes the idle connections (at shutdown). */
+  close(): void {
+    this.agent.destroy();
+  }
 
   /** `correlationId`: the booking request's, sent on so the wallet's logs and events carry it. */
   async hold(request: HoldRequest, correlationId: string): Promise<HoldAnswer> {
@@ -71,22 +93,64 @@ export class WalletClient {
 
   private async post(path: string, body: object, correlationId: string): Promise<{ status: number; body: HoldBody } | null> {
     try {
-      const res = await fetch(`${this.settings.url}${path}`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-internal-token': this.settings.token,
-          'x-correlation-id': correlationId,
-          // The request's trace (with tracing on, the fetch instrumentation sends it instead).
-          ...outgoingTraceHeaders(),
-        },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.settings.timeoutMs),
+      const payload = JSON.stringify(body);
+      return await this.send(path, payload, correlationId).catch((err: NodeJS.ErrnoException & { reusedSocket?: boolean }) => {
+        // A kept-alive connection the wallet closed as it was reused: asked again once on a new
+        // one (both calls are idempotent by booking id).
+        if (err.reusedSocket && err.code === 'ECONNRESET') return this.send(path, payload, correlationId);
+        throw err;
       });
-      return { status: res.status, body: (await res.json().catch(() => ({}))) as HoldBody };
     } catch (err) {
       this.log.warn({ err, path, correlationId }, 'wallet not reachable; the booking waits for the sweep');
       return null;
     }
+  }
+
+  /** One POST on the pool; no answer within `timeoutMs` (from the request's start) is an error. */
+  private send(path: string, payload: string, correlationId: string): Promise<{ status: number; body: HoldBody }> {
+    return new Promise((resolve, reject) => {
+      const req = this.request(
+        {
+          protocol: this.url.protocol,
+          hostname: this.url.hostname,
+          port: this.url.port,
+          path: `${this.url.pathname.replace(/\/$/, '')}${path}`,
+          method: 'POST',
+          agent: this.agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+            'x-internal-token': this.settings.token,
+            'x-correlation-id': correlationId,
+            // The request's trace (with tracing on, the http instrumentation sends it instead).
+            ...outgoingTraceHeaders(),
+          },
+        },
+        (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            clearTimeout(timer);
+            let parsed: HoldBody = {};
+            try {
+              parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as HoldBody;
+            } catch {
+              // not JSON: the status alone decides
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed });
+          });
+          res.on('error', reject);
+        },
+      );
+      const timer = setTimeout(
+        () => req.destroy(new Error(`no answer from the wallet within ${this.settings.timeoutMs} ms`)),
+        this.settings.timeoutMs,
+      );
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(Object.assign(err, { reusedSocket: req.reusedSocket }));
+      });
+      req.end(payload);
+    });
   }
 }

@@ -13,14 +13,16 @@ export class Projection {
     private readonly users: KnownUserRepository,
   ) {}
 
-  /** Applies what one event decided (domain/projection.ts), in its order. */
+  /**
+   * Applies what one event decided (domain/projection.ts): the booking's fact merged, then per
+   * pair its facts read (when the totals are recomputed) and its relationship written in one
+   * upsert — three commands for a booking event (issue 25; six before).
+   */
   async apply(update: ProjectionUpdate): Promise<void> {
     if (update.fact) await this.facts.merge(update.fact);
     for (const pair of update.pairs) {
-      await this.relationships.ensure(pair);
-      if (update.sellerCategory) await this.relationships.setSellerCategory(pair, update.sellerCategory);
-      if (update.recompute) await this.recompute(pair);
-      if (update.interactionAt) await this.relationships.touch(pair, update.interactionAt);
+      const totals = update.recompute ? totalsOf(await this.facts.ofPair(pair)) : undefined;
+      await this.relationships.project(pair, { totals, sellerCategory: update.sellerCategory, interactionAt: update.interactionAt });
     }
   }
 

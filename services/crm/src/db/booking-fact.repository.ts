@@ -8,11 +8,12 @@ export class BookingFactRepository {
 
   /** Merges an event's fields into its booking's fact (upserted; a repeat sets the same values). */
   async merge({ bookingId, set }: FactChange): Promise<void> {
-    await this.models.bookingFacts.updateOne({ _id: bookingId }, { $set: set }, { upsert: true });
+    // The driver's own write (issue 25): the fields are the projection's, typed, from a checked event.
+    await this.models.bookingFacts.collection.updateOne({ _id: bookingId as never }, { $set: set }, { upsert: true });
   }
 
   async ofPair({ sellerId, buyerId }: Pair): Promise<BookingFact[]> {
-    return this.models.bookingFacts.find({ sellerId, buyerId }).lean<BookingFact[]>();
+    return (await this.models.bookingFacts.collection.find({ sellerId, buyerId }).toArray()) as unknown as BookingFact[];
   }
 
   /** Whether the buyer has a confirmed booking with the seller (cancelled since or not). */

@@ -4,6 +4,13 @@ import type { Listing, NewRelationship, Pair, Relationship, RelationshipChange }
 import type { Totals } from '../domain/totals';
 import type { CrmModels } from './models';
 
+/** What `project` writes: the totals (when recomputed), the seller's category, the interaction's time. */
+export interface ProjectedChange {
+  totals?: Totals;
+  sellerCategory?: string;
+  interactionAt?: Date;
+}
+
 /** A create that the pair's unique index refused (the pair has a relationship already). */
 export const DUPLICATE = Symbol('duplicate');
 
@@ -82,13 +89,33 @@ export class RelationshipRepository {
     await this.models.relationships.updateOne({ sellerId, buyerId }, { $set: totals });
   }
 
-  async setSellerCategory({ sellerId, buyerId }: Pair, sellerCategory: string): Promise<void> {
-    await this.models.relationships.updateOne({ sellerId, buyerId }, { $set: { sellerCategory } });
-  }
-
-  /** `lastInteraction` moves forward only (`$max`): a late event of an earlier time changes nothing. */
-  async touch({ sellerId, buyerId }: Pair, at: Date): Promise<void> {
-    await this.models.relationships.updateOne({ sellerId, buyerId }, { $max: { lastInteraction: at } });
+  /**
+   * What one event changes in a pair's relationship, in one upsert on the pair's unique index
+   * (issue 25; it was an `exists`, maybe an insert, and up to three updates): made (Active, New:
+   * the schema's defaults) where none exists, the totals and the seller's category set,
+   * `lastInteraction` moved forward only (`$max`: a late event of an earlier time changes
+   * nothing). The driver's own update: every value here is the projection's, not a client's.
+   */
+  async project({ sellerId, buyerId }: Pair, change: ProjectedChange, now = new Date()): Promise<void> {
+    const set: Record<string, unknown> = { ...change.totals, updatedAt: now };
+    if (change.sellerCategory) set.sellerCategory = change.sellerCategory;
+    const update: Record<string, unknown> = { $set: set };
+    if (change.interactionAt) update.$max = { lastInteraction: change.interactionAt };
+    const model = this.models.relationships;
+    const fresh = new model({ _id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS'), sellerId, buyerId, createdAt: now });
+    const touched = new Set([...Object.keys(update.$set as object), ...Object.keys((update.$max as object | undefined) ?? {})]);
+    update.$setOnInsert = Object.fromEntries(
+      Object.entries(fresh.toObject({ depopulate: true })).filter(
+        ([field]) => !touched.has(field) && field !== 'sellerId' && field !== 'buyerId',
+      ),
+    );
+    try {
+      await model.collection.updateOne({ sellerId, buyerId }, update, { upsert: true });
+    } catch (err) {
+      // Of two first events of a pair, one creates it; the other's write then finds it.
+      if (!isDuplicateKey(err)) throw err;
+      await model.collection.updateOne({ sellerId, buyerId }, { $set: set, ...(update.$max ? { $max: update.$max } : {}) });
+    }
   }
 
   /** One page of a seller's or a buyer's listing. */

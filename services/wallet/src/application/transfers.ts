@@ -78,8 +78,12 @@ export class Transfers {
       if (earlier) return this.carryOn(earlier);
     }
     checkTransferRequest(user, body, this.settings);
-    const from = checkTransferSender(await this.wallets.open(user.id, user.ref), body);
-    const to = checkTransferParties(from, await this.walletRepository.find({ userId: body.toUserId }), body, this.settings.ceilingMinor);
+    // Both parties in one read (issue 25); a sender without a wallet yet has it opened, as before.
+    const parties = await this.walletRepository.ofUsers([user.id, body.toUserId]);
+    const sender = parties.find((wallet) => wallet.userId === user.id) ?? (await this.wallets.open(user.id, user.ref));
+    const from = checkTransferSender(sender, body);
+    const recipient = parties.find((wallet) => wallet.userId === body.toUserId) ?? null;
+    const to = checkTransferParties(from, recipient, body, this.settings.ceilingMinor);
     const transfer = await this.transfers.create({
       _id: attempt?.resourceId ?? randomUUID(),
       fromWalletId: from._id,

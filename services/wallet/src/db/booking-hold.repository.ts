@@ -18,16 +18,23 @@ export class BookingHoldRepository {
   }
 
   find(bookingId: string): Promise<BookingHoldDoc | null> {
-    return this.model.findById(bookingId).lean<BookingHoldDoc>();
+    return this.model.collection.findOne({ _id: bookingId } as never) as Promise<BookingHoldDoc | null>;
   }
 
-  /** Inserts the record unless it exists; either way answers the stored one. */
-  async upsert(bookingId: string, fields: Partial<BookingHoldDoc>): Promise<BookingHoldDoc> {
+  /**
+   * Inserts the record unless it exists; either way answers the stored one. The new record is
+   * cast by the schema, with its defaults (as the update's upsert did: the hold request was
+   * checked by the contracts schema), then upserted by the driver (issue 25).
+   */
+  async upsert(bookingId: string, fields: Partial<BookingHoldDoc>, now = new Date()): Promise<BookingHoldDoc> {
+    const fresh = new this.model({ ...fields, _id: bookingId, settlement: null, createdAt: now, updatedAt: now });
     try {
-      const record = await this.model
-        .findOneAndUpdate({ _id: bookingId }, { $setOnInsert: { ...fields, settlement: null } }, { upsert: true, new: true })
-        .lean<BookingHoldDoc>();
-      return record!;
+      const record = await this.model.collection.findOneAndUpdate(
+        { _id: bookingId } as never,
+        { $setOnInsert: fresh.toObject({ depopulate: true }) } as never,
+        { upsert: true, returnDocument: 'after' },
+      );
+      return record as unknown as BookingHoldDoc;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       return (await this.find(bookingId))!;
@@ -46,9 +53,11 @@ export class BookingHoldRepository {
 
   /** Pending → Held, the hold step recorded; answers the record (null: it had left Pending meanwhile). */
   recordHeld(bookingId: string): Promise<BookingHoldDoc | null> {
-    return this.model
-      .findOneAndUpdate({ _id: bookingId, status: 'Pending' }, { $set: { status: 'Held', hold: 'done' } }, { new: true })
-      .lean<BookingHoldDoc>();
+    return this.model.collection.findOneAndUpdate(
+      { _id: bookingId, status: 'Pending' } as never,
+      { $set: { status: 'Held', hold: 'done', updatedAt: new Date() } },
+      { returnDocument: 'after' },
+    ) as Promise<BookingHoldDoc | null>;
   }
 
   /** Records a decision in one conditional write (`Held → Settling`; the first wins). True when this one was recorded. */

@@ -14,21 +14,34 @@ export class TransferRepository {
     return this.model.findOne({ _id: id, fromUserId }).lean<TransferDoc>();
   }
 
-  async create(fields: Omit<TransferDoc, 'createdAt' | 'updatedAt' | 'completedAt'>): Promise<TransferDoc> {
-    return (await this.model.create(fields)).toObject();
+  /**
+   * Validated by the schema (it carries a client's amount), inserted by the driver (issue 25):
+   * `Model.create` went through `save` and its middleware for nothing a plain insert lacks.
+   */
+  async create(fields: Omit<TransferDoc, 'createdAt' | 'updatedAt' | 'completedAt'>, now = new Date()): Promise<TransferDoc> {
+    const doc = new this.model({ ...fields, createdAt: now, updatedAt: now });
+    await doc.validate();
+    const transfer = doc.toObject({ depopulate: true }) as TransferDoc;
+    await this.model.collection.insertOne(transfer as never);
+    return transfer;
+  }
+
+  // The step records: one guarded write each, through the driver (the values are the service's).
+  private async move(id: string, from: TransferDoc['status'], set: Partial<TransferDoc>): Promise<void> {
+    await this.model.collection.updateOne({ _id: id, status: from } as never, { $set: { ...set, updatedAt: new Date() } });
   }
 
   async recordDebit(id: string): Promise<void> {
-    await this.model.updateOne({ _id: id, status: 'Pending' }, { $set: { status: 'Debited' } });
+    await this.move(id, 'Pending', { status: 'Debited' });
   }
 
   async recordCredit(id: string, completedAt: Date): Promise<void> {
-    await this.model.updateOne({ _id: id, status: 'Debited' }, { $set: { status: 'Completed', completedAt } });
+    await this.move(id, 'Debited', { status: 'Completed', completedAt });
   }
 
   /** The debit was refused (short of funds): the transfer ends there. */
   async markFailed(id: string): Promise<void> {
-    await this.model.updateOne({ _id: id, status: 'Pending' }, { $set: { status: 'Failed' } });
+    await this.move(id, 'Pending', { status: 'Failed' });
   }
 
   /** Transfers left Pending or Debited since before `before`. */

@@ -49,7 +49,14 @@ export class WalletRepository {
 
   /** A user's wallet when it exists (never opens one). */
   async find(filter: { userId: string } | { userRef: string }): Promise<WalletSummary | null> {
-    return this.Wallet.findOne(filter, SUMMARY).lean<WalletSummary>();
+    return this.Wallet.collection.findOne(filter, { projection: SUMMARY }) as Promise<WalletSummary | null>;
+  }
+
+  /** The wallets of some users that have one, in one read (a transfer's two parties). */
+  async ofUsers(userIds: string[]): Promise<WalletSummary[]> {
+    return (await this.Wallet.collection
+      .find({ userId: { $in: userIds } }, { projection: SUMMARY })
+      .toArray()) as unknown as WalletSummary[];
   }
 
   async findById(walletId: string): Promise<WalletSummary | null> {
