@@ -34,13 +34,13 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 /* global AbortSignal */
 import { journey } from './journey.mjs';
+import { SERVICES, serviceEnvironments } from './system-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const CACHE = join(root, '.tools', 'containers'); // downloads and the venv, kept between runs
 const WORK = join(root, '.dev', 'containers'); // logs and build contexts of this run
 const STEPS = ['setup', 'base', 'build', 'run', 'compose'];
-const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review', 'gateway'];
 const APT_PACKAGES = [
   'podman',
   'runc',
@@ -547,28 +547,13 @@ async function runEach() {
     BUS_NAMESPACE: namespace,
     JWT_PUBLIC_KEY: dev.JWT_PUBLIC_KEY,
   };
-  const envOf = {
-    wallet: {
-      PUBLIC_URL: url('gateway'),
-      PAYMENT_PROVIDER: 'sandbox',
-      ALLOW_SANDBOX_PAYMENTS: 'true',
-      CHECKOUT_REDIRECT_ORIGINS: url('gateway'),
-      INTERNAL_API_TOKEN: dev.INTERNAL_API_TOKEN,
-    },
-    catalog: {},
-    crm: {},
-    consultation: { WALLET_URL: url('wallet'), INTERNAL_API_TOKEN: dev.INTERNAL_API_TOKEN },
-    review: {},
-    gateway: {
-      JWT_PRIVATE_KEY: dev.JWT_PRIVATE_KEY,
-      ADMIN_EMAIL: dev.ADMIN_EMAIL,
-      ADMIN_PASSWORD: dev.ADMIN_PASSWORD,
-      CORS_ORIGINS: url('gateway'),
-      METRICS_HOST: '127.0.0.1',
-      METRICS_PORT: String(await freePort()),
-      ...Object.fromEntries(SERVICES.filter((s) => s !== 'gateway').map((s) => [`${s.toUpperCase()}_URL`, url(s)])),
-    },
-  };
+  const envOf = serviceEnvironments({
+    url,
+    internalToken: dev.INTERNAL_API_TOKEN,
+    privateKey: dev.JWT_PRIVATE_KEY,
+    admin: { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD },
+  });
+  Object.assign(envOf.gateway, { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) });
   say(`starting the six images (--network host, --read-only, no-new-privileges; bus namespace ${namespace})`);
   const started = Date.now();
   for (const service of SERVICES)

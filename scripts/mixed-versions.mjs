@@ -28,10 +28,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 /* global AbortSignal, clearTimeout */
 import { journey } from './journey.mjs';
+import { SERVICES, serviceEnvironments } from './system-env.mjs';
 
 const root = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..'));
 const require = createRequire(import.meta.url);
-const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review', 'gateway'];
 const DEFAULT_SUBJECTS = ['consultation', 'wallet'];
 const WORK = join(root, '.dev', 'mixed');
 const LOGS = join(WORK, 'logs');
@@ -348,31 +348,14 @@ async function runConfiguration(config, { servers, keys, runId, settle }) {
     // Stopped at the end of the run: no load balancer to wait for.
     SHUTDOWN_GRACE_MS: '0',
   };
-  const envOf = {
-    wallet: {
-      PUBLIC_URL: url('gateway'),
-      PAYMENT_PROVIDER: 'sandbox',
-      ALLOW_SANDBOX_PAYMENTS: 'true',
-      CHECKOUT_REDIRECT_ORIGINS: url('gateway'),
-      INTERNAL_API_TOKEN: internalToken,
-    },
-    catalog: {},
-    crm: {},
-    consultation: { WALLET_URL: url('wallet'), INTERNAL_API_TOKEN: internalToken },
-    review: {},
-    gateway: {
-      JWT_PRIVATE_KEY: keys.privateKey,
-      ADMIN_EMAIL: admin.email,
-      ADMIN_PASSWORD: admin.password,
-      CORS_ORIGINS: url('gateway'),
-      METRICS_PORT: '0',
-      RATE_LIMIT_IP_PER_MIN: '0',
-      RATE_LIMIT_USER_PER_MIN: '0',
-      RATE_LIMIT_REGISTER_IP_PER_HOUR: '0',
-      RATE_LIMIT_SLOTS_PER_MIN: '0',
-      ...Object.fromEntries(SERVICES.filter((s) => s !== 'gateway').map((s) => [`${s.toUpperCase()}_URL`, url(s)])),
-    },
-  };
+  const envOf = serviceEnvironments({ url, internalToken, privateKey: keys.privateKey, admin });
+  Object.assign(envOf.gateway, {
+    METRICS_PORT: '0',
+    RATE_LIMIT_IP_PER_MIN: '0',
+    RATE_LIMIT_USER_PER_MIN: '0',
+    RATE_LIMIT_REGISTER_IP_PER_HOUR: '0',
+    RATE_LIMIT_SLOTS_PER_MIN: '0',
+  });
   const mine = new Map();
   const logOf = (service) => join(LOGS, `${config.id}-${service}.log`);
   try {
