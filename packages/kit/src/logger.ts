@@ -33,21 +33,25 @@ export function redactQuerySecrets(text: string): string {
 }
 
 /**
- * stdout buffered (up to 4 KiB, at most 250 ms) and written off the request path, what is left
- * written synchronously when the process exits: a synchronous write per log line cost the hot
- * paths more than their own work (issues 15 and 25, bench/README.md). A process killed outright
- * (SIGKILL) loses at most the last 250 ms of lines.
+ * stdout batched: lines gathered up to 4 KiB, written by one synchronous write, and whatever
+ * waits written every 250 ms and when the process exits — a write per log line cost the hot paths
+ * more than their own work (issues 15 and 25, bench/README.md). The writes stay synchronous on
+ * purpose: an asynchronous one runs on libuv's thread pool, and a shutdown that ends the process
+ * while the pool is busy (kit's exitProcess) would lose it, or print it after "stopped". At most
+ * 16 MiB wait (a stalled stdout drops lines beyond that rather than grow without bound); a
+ * process killed outright (SIGKILL) loses at most its last 250 ms of lines.
  */
 export function bufferedStdout(): DestinationStream {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  setInterval(() => destination.flush(), 250).unref();
-  process.once('exit', () => {
+  const destination = pino.destination({ dest: 1, sync: true, minLength: 4096, maxLength: 16 * 1024 * 1024 });
+  const flush = () => {
     try {
       destination.flushSync();
     } catch {
-      // Nothing more can be done for a log line at exit.
+      // stdout is gone (or busy, EAGAIN): the lines wait for the next flush.
     }
-  });
+  };
+  setInterval(flush, 250).unref();
+  process.once('exit', flush);
   return destination;
 }
 

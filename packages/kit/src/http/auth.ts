@@ -34,7 +34,9 @@ function publicKeyOf(pem: string): KeyObject {
  * Tokens already verified, until they expire (issue 25: the RS256 check and the claims' parse
  * were on every request, for the same token a client sends again and again). A token is the
  * signed text itself, so a hit is the same token under the same key; expiry is checked on every
- * hit. Bounded: emptied when full.
+ * hit. Only a token whose signature is in its canonical base64url form is kept (the spare bits of
+ * the last character give each token 16 spellings that all verify: one client could otherwise
+ * fill the cache with one token). Bounded: when full, the oldest entry goes.
  */
 const verified = new Map<string, { user: AuthenticatedUser; key: string; expiresAtMs: number }>();
 const VERIFIED_MAX = 10_000;
@@ -63,10 +65,17 @@ function verifyAccessTokenNow(token: string, publicKey: string): AuthenticatedUs
   const user = { id: sub, ref, role, email, name };
   const exp = (payload as { exp?: unknown }).exp;
   if (typeof exp === 'number') {
-    if (verified.size >= VERIFIED_MAX) verified.clear();
-    verified.set(token, { user: { ...user }, key: publicKey, expiresAtMs: exp * 1000 });
+    if (hasCanonicalSignature(token)) {
+      if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
+      verified.set(token, { user: { ...user }, key: publicKey, expiresAtMs: exp * 1000 });
+    }
   }
   return user;
+}
+
+function hasCanonicalSignature(token: string): boolean {
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  return Buffer.from(signature, 'base64url').toString('base64url') === signature;
 }
 
 export function bearerToken(header: string | undefined): string | null {

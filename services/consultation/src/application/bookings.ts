@@ -14,6 +14,7 @@ import {
   checkBookable,
   decideCancel,
   earlierAttempt,
+  everythingOf,
   failureOf,
   newBooking,
   pastPaymentDeadline,
@@ -93,7 +94,11 @@ export class Bookings {
     } catch (err) {
       // Still Pending while its places go back: a crash in between is the sweep's undo. Then
       // the booking goes (it never existed for the client); no extra write marks it Failed.
-      await steps.giveBack(full, taken);
+      // A refusal knows what was taken; any other failure may come from a take the database
+      // applied before the call failed, so every counter is given back (each release is guarded
+      // by the booking's id: one never taken changes nothing).
+      const refused = err instanceof SlotUnavailable || err instanceof CouponInvalid;
+      await steps.giveBack(full, refused ? taken : { ...everythingOf(full), seat: taken.seat });
       await bookings.deletePending(id);
       throw err;
     }

@@ -4,6 +4,8 @@
 
 /** The most a counter may hold before a booking of `places` still fits; null when it never fits. */
 export function bookedAtMost(capacity: number, places: number): number | null {
+  // A capacity missing from an old record (NaN) fits nobody: no filter `booked <= NaN` reaches the database.
+  if (!Number.isFinite(capacity) || !Number.isFinite(places)) return null;
   return places > capacity ? null : capacity - places;
 }
 

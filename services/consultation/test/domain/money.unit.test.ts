@@ -126,6 +126,8 @@ describe('places: the guard of a counter', () => {
   test('the filter’s bound is capacity − places, none when it can never fit', () => {
     expect(bookedAtMost(5, 2)).toBe(3);
     expect(bookedAtMost(1, 2)).toBeNull();
+    expect(bookedAtMost(Number.NaN, 1)).toBeNull(); // a capacity missing from an old record fits nobody
+    expect(bookedAtMost(undefined as unknown as number, 1)).toBeNull();
   });
 
   test('the places left of listed slots: a full day leaves none, a closed slot is full', () => {

@@ -3,7 +3,10 @@ import type { RelationshipRepository } from '../db/relationship.repository';
 import type { KnownUserRepository } from '../db/user.repository';
 import { pairsOf, type ProjectionUpdate } from '../domain/projection';
 import type { KnownUser, Pair } from '../domain/relationships';
-import { totalsOf } from '../domain/totals';
+import { sameTotals, totalsOf, type Totals } from '../domain/totals';
+
+/** Rounds of read-after-write before a pair's totals are left to its next event (never reached in practice). */
+const SETTLE_ROUNDS = 5;
 
 /** The CRM's projection of other services' events: users, booking facts and the totals they give. */
 export class Projection {
@@ -23,6 +26,24 @@ export class Projection {
     for (const pair of update.pairs) {
       const totals = update.recompute ? totalsOf(await this.facts.ofPair(pair)) : undefined;
       await this.relationships.project(pair, { totals, sellerCategory: update.sellerCategory, interactionAt: update.interactionAt });
+      if (totals) await this.settleTotals(pair, totals);
+    }
+  }
+
+  /**
+   * Another event of the same pair, handled at the same time (the consumer takes several at once;
+   * replicas too), may have written totals from facts read before this event's fact was merged,
+   * after this handler wrote its own: the totals are read again after the write and written
+   * again until the facts and the totals agree. The last write of the pair is then always followed
+   * by a read of every fact merged before it (one read more per event; `written` is what this
+   * handler last wrote).
+   */
+  private async settleTotals(pair: Pair, written: Totals): Promise<void> {
+    for (let round = 0; round < SETTLE_ROUNDS; round += 1) {
+      const now = totalsOf(await this.facts.ofPair(pair));
+      if (sameTotals(now, written)) return;
+      await this.relationships.setTotals(pair, now);
+      written = now;
     }
   }
 

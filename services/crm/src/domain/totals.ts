@@ -36,6 +36,16 @@ export function totalsOf(facts: Fact[]): Totals {
   return { totalBookings, totalSpentMinor: spent, lifetimeValueMinor: spent, lastBooking };
 }
 
+/** Whether two totals are the same (the projection's read-after-write check). */
+export function sameTotals(a: Totals, b: Totals): boolean {
+  return (
+    a.totalBookings === b.totalBookings &&
+    a.totalSpentMinor === b.totalSpentMinor &&
+    a.lifetimeValueMinor === b.lifetimeValueMinor &&
+    (a.lastBooking?.getTime() ?? null) === (b.lastBooking?.getTime() ?? null)
+  );
+}
+
 export interface Analytics {
   totalCustomers: number;
   activeCustomers: number;
