@@ -26,7 +26,7 @@ import { createRequire } from 'node:module';
 import { delimiter, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-/* global AbortSignal, clearTimeout */
+/* global AbortSignal */
 import { journey } from './journey.mjs';
 import { SERVICES, serviceEnvironments } from './system-env.mjs';
 
@@ -278,23 +278,10 @@ async function writeRecord() {
   renameSync(temporary, RECORD);
 }
 
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
-function stopChild(child, graceMs = 10_000) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
 let cleaning = null;
 function cleanUp() {
   cleaning ??= (async () => {
-    await Promise.all([...children].map((child) => stopChild(child)));
+    await Promise.all([...children].map((child) => infraLib.stopProcess(child, 10_000)));
     if (infra) await infra.stop().catch((err) => say(`stopping the servers: ${err.message}`));
     infra = null;
     rmSync(RECORD, { force: true });
@@ -414,7 +401,7 @@ async function runConfiguration(config, { servers, keys, runId, settle }) {
     // The first clues for a CI log that keeps only this output (the whole logs stay in .dev/mixed/logs/).
     result.clues = SERVICES.map((service) => ({ service, lines: logClues(logOf(service), 4) })).filter(({ lines }) => lines.length > 0);
   } finally {
-    await Promise.all([...mine.values()].map((child) => stopChild(child)));
+    await Promise.all([...mine.values()].map((child) => infraLib.stopProcess(child, 10_000)));
     result.exits = Object.fromEntries([...mine].map(([service, child]) => [service, child.exitCode ?? child.signalCode]));
     result.seconds = Number(seconds(started));
   }

@@ -140,7 +140,7 @@ export function connectAmqp(url: string) {
 }
 export * from './testing';
 export * from './harness';
-export { freePort } from './process';
+export { freePort, stopProcess } from './process';
 export * from './dev-runner';
 export { StartRefused, readRunRecord, recoverLeftovers, type RecordedProcess, type RunRecord } from './run-record';
 export { identifyProcess } from './process-tree';
