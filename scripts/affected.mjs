@@ -23,7 +23,7 @@
 //     for k8s/components/monitoring/ (the metrics test reads the alerts and the dashboard);
 //   - nothing for documentation (every other *.md: READMEs, CHANGELOGs, changeset notes; docs/), bench/,
 //     the lint configuration, and scripts/containers.mjs, scripts/marketplace-client.mjs,
-//     scripts/journey.mjs, scripts/system-env.mjs (CI's images step and mixed-version run prove those).
+//     scripts/journey.mjs, scripts/system-env.mjs, scripts/log-clues.mjs (CI's images step and mixed-version run prove those).
 // Then `node scripts/run.mjs test --selectProjects <projects…>` (everything: `npm test` itself),
 // and `node scripts/contracts.mjs check` when it exists. --list prints the selection and why
 // (--json: as JSON) without running anything; --files a,b replaces the git diff (what the tests use).
@@ -68,6 +68,7 @@ const UNTESTED_FILES = [
   'scripts/marketplace-client.mjs',
   'scripts/journey.mjs',
   'scripts/system-env.mjs',
+  'scripts/log-clues.mjs',
 ];
 const UNTESTED_FOLDERS = ['docs/', 'bench/'];
 /** Documentation a test reads: the metrics test holds docs/observability.md to what is exported; deploy's holds k8s/README.md to the overlays. */

@@ -34,6 +34,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 /* global AbortSignal */
 import { journey } from './journey.mjs';
+import { logClues } from './log-clues.mjs';
 import { SERVICES, serviceEnvironments } from './system-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -817,10 +818,7 @@ function printServiceWarnings(step) {
   const prefix = { run: 'run-', compose: 'compose-' }[step];
   if (!prefix) return;
   for (const file of readdirSync(WORK).filter((name) => name.startsWith(prefix) && name.endsWith('.log'))) {
-    const warnings = readFileSync(join(WORK, file), 'utf8')
-      .split('\n')
-      .filter((line) => /"level":(4|5|6)0\b/.test(line))
-      .slice(-8);
+    const warnings = logClues(join(WORK, file), 8);
     if (warnings.length === 0) continue;
     say(`${file}: last ${warnings.length} warnings and errors`);
     for (const line of warnings) console.log(`  ${redact(line).slice(0, 400)}`);

@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 /* global AbortSignal */
 import { journey } from './journey.mjs';
+import { logClues } from './log-clues.mjs';
 import { SERVICES, serviceEnvironments } from './system-env.mjs';
 
 const root = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..'));
@@ -296,15 +297,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 // ---- one configuration
-/**
- * The last lines a process logged, for a failure's message: its warnings and errors (pino level
- * ≥ 40), or with `all` any line (what a process that died before it was ready said last).
- */
-function logClues(file, count = 6, all = false) {
-  if (!existsSync(file)) return [];
-  const lines = readFileSync(file, 'utf8').trimEnd().split('\n').filter(Boolean);
-  return (all ? lines : lines.filter((line) => /"level":(4|5|6)0\b/.test(line))).slice(-count).map((line) => redact(line).slice(0, 400));
-}
+/** A log line as a failure's message shows it: secrets redacted, at most 400 characters. */
+const clue = (line) => redact(line).slice(0, 400);
 
 /**
  * Starts the six processes of `config` (each from the checkout its version says) on `servers`,
@@ -372,7 +366,7 @@ async function runConfiguration(config, { servers, keys, runId, settle }) {
           const child = mine.get(service);
           if (child.exitCode !== null || child.signalCode !== null)
             throw new Error(
-              `${service} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n    ${logClues(logOf(service), 12, true).join('\n    ')}`,
+              `${service} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n    ${logClues(logOf(service), 12, true).map(clue).join('\n    ')}`,
             );
           const ready = await fetch(`${url(service)}/readyz`, { signal: AbortSignal.timeout(3_000) })
             .then(async (res) => (res.status === 200 ? await res.json() : null))
@@ -399,7 +393,9 @@ async function runConfiguration(config, { servers, keys, runId, settle }) {
   } catch (err) {
     result.error = redact(err.message);
     // The first clues for a CI log that keeps only this output (the whole logs stay in .dev/mixed/logs/).
-    result.clues = SERVICES.map((service) => ({ service, lines: logClues(logOf(service), 4) })).filter(({ lines }) => lines.length > 0);
+    result.clues = SERVICES.map((service) => ({ service, lines: logClues(logOf(service), 4).map(clue) })).filter(
+      ({ lines }) => lines.length > 0,
+    );
   } finally {
     await Promise.all([...mine.values()].map((child) => infraLib.stopProcess(child, 10_000)));
     result.exits = Object.fromEntries([...mine].map(([service, child]) => [service, child.exitCode ?? child.signalCode]));
