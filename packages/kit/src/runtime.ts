@@ -132,7 +132,6 @@ export async function startRuntime(
   const connected = bus.start(service.brokerTimeoutMs ?? 60_000);
   if (service.brokerTimeoutMs !== undefined) await connected;
   else connected.catch((err: Error) => log.warn({ err }, 'broker still not connected; retrying'));
-  bus.on('connected', () => void outbox.sweep());
   outbox.start();
   const stopJobs = (service.jobs ?? []).map((job) => job(runtime));
   // Dead-letter queue depths, read from the broker at scrape (nothing asked while it is away).

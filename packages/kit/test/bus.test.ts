@@ -213,4 +213,42 @@ describe('when the broker stops and starts again', () => {
     await ownBus.publish(reviewEvent(after));
     await eventually(async () => seen.includes(after));
   }, 180_000);
+
+  test('a flush that failed while it was away is published as soon as it is back, not after the grace period and the next sweep', async () => {
+    const seen: string[] = [];
+    const bus = new Bus({ url: broker.url, log, minReconnectDelayMs: 100, maxReconnectDelayMs: 500, confirmTimeoutMs: 2_000 });
+    await bus.consume({
+      subscription: { queue: uniqueName('kit.reconnect'), events: ['review.created'] },
+      handlers: {
+        'review.created': async (event) => {
+          seen.push(event.data.entityId);
+        },
+      },
+    });
+    await bus.start();
+    // An hour of grace and an hour between sweeps: only the sweep on reconnect can publish it.
+    const hourly = new OutboxRelay({
+      bus,
+      log,
+      sources: [{ name: 'orders', model: Order }],
+      sweepIntervalMs: 3_600_000,
+      graceMs: 3_600_000,
+    });
+    hourly.start();
+    try {
+      await broker.stopBroker();
+      await eventually(async () => !bus.isConnected());
+      const during = uniqueName('during');
+      const order = await Order.create({ _id: uniqueName('order'), pendingEvents: [reviewEvent(during)] });
+      await hourly.flush(Order, order._id);
+      expect((await Order.findById(order._id).lean())?.pendingEvents).toHaveLength(1);
+
+      await broker.startBroker();
+      await eventually(async () => seen.includes(during), 60_000);
+      await eventually(async () => ((await Order.findById(order._id).lean())?.pendingEvents as unknown[]).length === 0);
+    } finally {
+      await hourly.stop();
+      await bus.close();
+    }
+  }, 180_000);
 });

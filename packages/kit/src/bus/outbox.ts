@@ -49,21 +49,32 @@ export async function ensureOutboxIndexes(sources: OutboxSource[]): Promise<void
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> | null = null;
+  /** The grace of the sweep `sweeping` ends with. */
+  private sweepingGraceMs = Infinity;
   private readonly publishing = new Set<string>();
 
   constructor(private readonly options: OutboxOptions) {}
 
+  /**
+   * Sweeps on a timer, and at once each time the broker (re)connects: a flush that failed while
+   * it was away leaves its events to be published then, not after the grace period and the
+   * next tick (nothing of this process is publishing them at that moment).
+   */
   start(): void {
     if (this.timer) return;
     this.timer = setInterval(() => void this.sweep(), this.options.sweepIntervalMs ?? 5_000);
     this.timer.unref();
+    this.options.bus.on('connected', this.sweepOnConnect);
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.options.bus.off('connected', this.sweepOnConnect);
     await this.sweeping;
   }
+
+  private readonly sweepOnConnect = (): void => void this.sweep({ graceMs: 0 });
 
   /**
    * Publishes the pending events of one document now; never throws (the sweeper retries).
@@ -79,12 +90,25 @@ export class OutboxRelay {
     }
   }
 
-  /** Publishes every event older than the grace period, source by source. */
-  sweep(): Promise<void> {
-    this.sweeping ??= this.sweepAll().finally(() => {
-      this.sweeping = null;
-    });
-    return this.sweeping;
+  /**
+   * Publishes every event older than the grace period (the option's, or `graceMs` given),
+   * source by source. One sweep at a time: asked while one runs, it joins it — or, asked with
+   * a shorter grace, runs once more after it.
+   */
+  sweep(options: { graceMs?: number } = {}): Promise<void> {
+    const graceMs = options.graceMs ?? this.options.graceMs ?? 3_000;
+    if (this.sweeping && graceMs >= this.sweepingGraceMs) return this.sweeping;
+    const after = this.sweeping ?? Promise.resolve();
+    this.sweepingGraceMs = graceMs;
+    const run: Promise<void> = after
+      .then(() => this.sweepAll(graceMs))
+      .finally(() => {
+        if (this.sweeping !== run) return;
+        this.sweeping = null;
+        this.sweepingGraceMs = Infinity;
+      });
+    this.sweeping = run;
+    return run;
   }
 
   /**
@@ -92,8 +116,8 @@ export class OutboxRelay {
    * `pendingEvents.id` keeps it cheap on MongoDB). Events younger than the grace period are
    * left to the flush that follows their write. The backlog gauge counts documents.
    */
-  private async sweepAll(): Promise<void> {
-    const cutoff = new Date(Date.now() - (this.options.graceMs ?? 3_000)).toISOString();
+  private async sweepAll(graceMs: number): Promise<void> {
+    const cutoff = new Date(Date.now() - graceMs).toISOString();
     const batchSize = this.options.batchSize ?? 100;
     for (const { name, model } of this.options.sources) {
       try {
