@@ -94,9 +94,9 @@ describe('database round trips per operation', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('Held');
-    // buyer's wallet (upsert), the hold record (upsert), the guarded wallet write, Held, the
-    // ledger insert, the pull of the moved entry.
-    expect(counter.counts()).toEqual({ findAndModify: 4, insert: 1, update: 1 });
+    // buyer's wallet (a read: it exists), the hold record (upsert), the guarded wallet write,
+    // Held, the ledger insert, the pull of the moved entry.
+    expect(counter.counts()).toEqual({ find: 1, findAndModify: 3, insert: 1, update: 1 });
     expect(await balancesOf(buyer)).toEqual({ available: 60_00, held: 40_00 });
     expect(await ledgerMatches(buyer)).toBe(true);
   });
