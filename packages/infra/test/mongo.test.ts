@@ -55,4 +55,57 @@ describe('the local MongoDB-compatible server', () => {
     const second = await startLocalMongo({ kind: 'memory' }, () => undefined);
     await withServer(second!, async (db) => expect(await db.collection('things').countDocuments()).toBe(0));
   }, 120_000);
+
+  describe.each([
+    ['memory', () => ({ kind: 'memory' as const })],
+    ['file', () => ({ kind: 'file' as const, path: join(dir, `narrowed-${Date.now()}.h2`) })],
+  ])("%s storage: a query naming a unique index's keys and more answers as a scan would", (_kind, storage) => {
+    test('guarded writes, reads, counts, deletes and upserts on _id, a unique key, a compound one and a sparse one', async () => {
+      const server = (await startLocalMongo(storage(), () => undefined))!;
+      await withServer(server, async (db) => {
+        const things = db.collection<mongoose.mongo.Document>('things');
+        await things.createIndex({ userId: 1 }, { unique: true });
+        await things.createIndex({ a: 1, b: 1 }, { unique: true });
+        await things.createIndex({ code: 1 }, { unique: true, sparse: true });
+        await things.insertMany([
+          { _id: 'w1', userId: 'u1', a: 1, b: 'x', n: 1, ops: [], meta: { k: 1 } },
+          { _id: 'w2', userId: 'u2', a: 1, b: 'y', n: 7, ops: ['x'], code: 'c2' },
+          { _id: 'w3', userId: 'u3', a: 2, b: 'x', n: 3, ops: [] },
+        ] as never);
+
+        // The guard in the filter decides, as on MongoDB: applied once, then refused.
+        expect((await things.updateOne({ _id: 'w1', ops: { $ne: 'x' } } as never, { $push: { ops: 'x' } } as never)).modifiedCount).toBe(1);
+        expect((await things.updateOne({ _id: 'w1', ops: { $ne: 'x' } } as never, { $push: { ops: 'x' } } as never)).modifiedCount).toBe(0);
+        expect(await things.findOne({ userId: 'u2', n: { $gte: 5 } })).toMatchObject({ _id: 'w2' });
+        expect(await things.findOne({ userId: 'u1', n: { $gte: 5 } })).toBeNull();
+        expect(await things.findOne({ userId: 'nobody', n: { $gte: 0 } })).toBeNull();
+        // A compound key pinned (a number of another type included), with a field beside it.
+        expect(await things.findOne({ a: 1, b: 'x', n: 1 })).toMatchObject({ _id: 'w1' });
+        expect(await things.findOne({ a: 1.0, b: 'y', n: 7 })).toMatchObject({ _id: 'w2' });
+        expect(await things.findOne({ a: 1, b: 'x', n: 7 })).toBeNull();
+        // A key given as an operator or a document is not pinned: the answer is still right.
+        expect(await things.find({ userId: { $in: ['u1', 'u3'] }, n: { $lt: 5 } }).toArray()).toHaveLength(2);
+        expect(await things.findOne({ _id: 'w1', meta: { k: 1 } } as never)).toMatchObject({ userId: 'u1' });
+        expect(await things.findOne({ _id: 'w1', meta: { k: 2 } } as never)).toBeNull();
+        // A sparse key: only the documents that have it.
+        expect(await things.findOne({ code: 'c2', n: 7 })).toMatchObject({ _id: 'w2' });
+        expect(await things.findOne({ code: 'c2', n: 1 })).toBeNull();
+        // Beside $or and $expr.
+        expect(await things.findOne({ _id: 'w3', $or: [{ n: 2 }, { n: 3 }] } as never)).toMatchObject({ userId: 'u3' });
+        expect(await things.findOne({ _id: 'w3', $expr: { $gt: ['$n', 5] } } as never)).toBeNull();
+        expect(await things.countDocuments({ userId: 'u2', ops: 'x' })).toBe(1);
+        expect(await things.countDocuments({ userId: 'u3', ops: 'x' })).toBe(0);
+        // findOneAndUpdate with the guard, an upsert that finds nothing, a guarded delete.
+        expect(await things.findOneAndUpdate({ _id: 'w3', n: 3 } as never, { $inc: { n: 1 } }, { returnDocument: 'after' })).toMatchObject({
+          n: 4,
+        });
+        expect(await things.findOneAndUpdate({ _id: 'w3', n: 3 } as never, { $inc: { n: 1 } }, { returnDocument: 'after' })).toBeNull();
+        await things.updateOne({ _id: 'w4', userId: 'u4' } as never, { $setOnInsert: { n: 0 } }, { upsert: true });
+        expect(await things.findOne({ _id: 'w4' } as never)).toMatchObject({ userId: 'u4', n: 0 });
+        expect((await things.deleteOne({ _id: 'w2', n: 1 } as never)).deletedCount).toBe(0);
+        expect((await things.deleteOne({ _id: 'w2', n: 7 } as never)).deletedCount).toBe(1);
+        expect(await things.countDocuments()).toBe(3);
+      });
+    }, 120_000);
+  });
 });
