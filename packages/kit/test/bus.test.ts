@@ -178,10 +178,11 @@ describe('when the broker stops and starts again', () => {
     await broker?.stop();
   }, 60_000);
 
-  test('events kept in the outbox while it was down are published, and the consumer resumes', async () => {
-    ownBus = new Bus({ url: broker.url, log, minReconnectDelayMs: 100, maxReconnectDelayMs: 500, confirmTimeoutMs: 2_000 });
+  /** A bus on the disposable broker, started, whose consumer notes the entity of each review.created. */
+  async function startedBus(): Promise<{ bus: Bus; seen: string[] }> {
+    const bus = new Bus({ url: broker.url, log, minReconnectDelayMs: 100, maxReconnectDelayMs: 500, confirmTimeoutMs: 2_000 });
     const seen: string[] = [];
-    await ownBus.consume({
+    await bus.consume({
       subscription: { queue: uniqueName('kit.restart'), events: ['review.created'] },
       handlers: {
         'review.created': async (event) => {
@@ -189,7 +190,13 @@ describe('when the broker stops and starts again', () => {
         },
       },
     });
-    await ownBus.start();
+    await bus.start();
+    return { bus, seen };
+  }
+
+  test('events kept in the outbox while it was down are published, and the consumer resumes', async () => {
+    const { bus, seen } = await startedBus();
+    ownBus = bus;
     relay = new OutboxRelay({ bus: ownBus, log, sources: [{ name: 'orders', model: Order }], sweepIntervalMs: 200, graceMs: 0 });
     relay.start();
 
@@ -215,17 +222,7 @@ describe('when the broker stops and starts again', () => {
   }, 180_000);
 
   test('a flush that failed while it was away is published as soon as it is back, not after the grace period and the next sweep', async () => {
-    const seen: string[] = [];
-    const bus = new Bus({ url: broker.url, log, minReconnectDelayMs: 100, maxReconnectDelayMs: 500, confirmTimeoutMs: 2_000 });
-    await bus.consume({
-      subscription: { queue: uniqueName('kit.reconnect'), events: ['review.created'] },
-      handlers: {
-        'review.created': async (event) => {
-          seen.push(event.data.entityId);
-        },
-      },
-    });
-    await bus.start();
+    const { bus, seen } = await startedBus();
     // An hour of grace and an hour between sweeps: only the sweep on reconnect can publish it.
     const hourly = new OutboxRelay({
       bus,
