@@ -63,6 +63,9 @@ export function InternalId(kind: 'cus' | 'ses' | 'con' | 'bk' | 'rev' | 'pr' | '
     .meta({ examples: [`${kind}_k2j4h6g8f0d2s4a6`] });
 }
 
+/** A user's role. */
+export const UserRole = z.enum(['buyer', 'seller', 'admin']).meta({ id: 'UserRole' });
+
 /** A user id: the gateway's uuid. */
 export const UserId = Uuid;
 
