@@ -241,7 +241,6 @@ export const ENDPOINTS: Endpoint[] = [
     // emits a missing `./Null` model, or fails); this reads as `object | null` and is always null.
     data: z.null().meta({
       description: 'Always null: logging out answers no data.',
-      examples: [null],
       override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
         Object.assign(jsonSchema, { type: ['object', 'null'], maxProperties: 0 });
       },

@@ -47,6 +47,9 @@ export function exampleOf(json: JsonSchema, components: Record<string, JsonSchem
     const branches = json[key] as JsonSchema[] | undefined;
     if (branches) return exampleOf(branches.find((branch) => branch.type !== 'null') ?? branches[0]!, components);
   }
+  // Nullable, and an object that can hold nothing (logout's `data`): null is what it answers. (No
+  // `examples: [null]` on it: openapi-generator warns of a schema it cannot name.)
+  if (Array.isArray(json.type) && json.type.includes('null') && json.maxProperties === 0) return null;
   const type = Array.isArray(json.type) ? (json.type as string[]).find((t) => t !== 'null') : (json.type as string | undefined);
   switch (type) {
     case 'object':
