@@ -185,7 +185,7 @@ function generatePython(document) {
 const children = new Set();
 let infra = null;
 
-async function startSystem() {
+async function startSystem({ redirectOrigins = [] } = {}) {
   const started = Date.now();
   const infraLib = require(join(root, 'packages/infra/dist/index.js'));
   infra = await infraLib.provideInfra({ say: (line) => say(line), mongoStorage: { kind: 'memory' } });
@@ -199,6 +199,8 @@ async function startSystem() {
   const admin = { email: 'admin@clients.test', password: randomBytes(18).toString('base64url') };
   const runId = Date.now().toString(36);
   const envOf = serviceEnvironments({ url, internalToken: randomBytes(32).toString('hex'), privateKey: keys.privateKey, admin });
+  // `npm run fuzz` seeds top-ups back to http://localhost:3000 (as `npm start` allows).
+  if (redirectOrigins.length > 0) envOf.wallet.CHECKOUT_REDIRECT_ORIGINS = [url('gateway'), ...redirectOrigins].join(',');
   // One client address makes every call: the per-address limits would answer 429, not the operation.
   Object.assign(envOf.gateway, {
     METRICS_PORT: '0',
@@ -279,7 +281,7 @@ async function main() {
   if (!existsSync(join(root, 'packages/contracts/dist/index.js')))
     throw new Error('packages/contracts/dist is missing: build first (pnpm exec tsc -b, or npm test)');
   if (mode === 'serve') {
-    const { base, admin } = await startSystem();
+    const { base, admin } = await startSystem({ redirectOrigins: ['http://localhost:3000'] });
     say(`FUZZ_URL=${base} ADMIN_EMAIL=${admin.email} ADMIN_PASSWORD=<in .dev/clients/serve.env>; Ctrl-C stops everything`);
     writeFileSync(join(OUT, 'serve.env'), `FUZZ_URL=${base}\nADMIN_EMAIL=${admin.email}\nADMIN_PASSWORD=${admin.password}\n`, {
       mode: 0o600,
