@@ -343,7 +343,12 @@ else if (mode === 'env') printComposeEnv(process.argv.slice(3));
 else if (mode === 'images') sh(process.execPath, [join(root, 'scripts', 'containers.mjs'), ...process.argv.slice(3)]);
 // The previous releases beside the current ones (scripts/mixed-versions.mjs, docs/mixed-versions.md).
 else if (mode === 'mixed') sh(process.execPath, [join(root, 'scripts', 'mixed-versions.mjs'), ...process.argv.slice(3)]);
+// Clients generated from the OpenAPI document by openapi-generator and openapi-python-client,
+// driving a journey against the whole system (scripts/generated-clients.mjs, issue 26).
+else if (mode === 'clients') sh(process.execPath, [join(root, 'scripts', 'generated-clients.mjs'), ...process.argv.slice(3)]);
 else {
-  console.error('usage: node scripts/run.mjs start|test|lint|images [steps]|mixed [options]|env [--sandbox-payments]|[jest arguments]');
+  console.error(
+    'usage: node scripts/run.mjs start|test|lint|images [steps]|mixed [options]|clients [check|generate|serve]|env [--sandbox-payments]|[jest arguments]',
+  );
   process.exit(2);
 }

@@ -26,6 +26,7 @@ export function serviceEnvironments({ url, internalToken, privateKey, admin }) {
     review: {},
     gateway: {
       JWT_PRIVATE_KEY: privateKey,
+      PUBLIC_URL: url('gateway'),
       ADMIN_EMAIL: admin.email,
       ADMIN_PASSWORD: admin.password,
       CORS_ORIGINS: url('gateway'),

@@ -138,6 +138,12 @@ export interface Endpoint {
   path: string;
   service: Service;
   access: Access;
+  /**
+   * The operation's name in the OpenAPI document and in every client generated from it: verb
+   * first (`createTopup`, `listSlots`), unique, and stable (renaming one breaks clients; the
+   * release gate reports it).
+   */
+  operationId: string;
   summary: string;
   /** The path parameters as the service validates them. */
   params?: z.ZodType;
@@ -182,9 +188,10 @@ const e = (
   path: string,
   service: Service,
   access: Access,
+  operationId: string,
   summary: string,
   extra: Partial<Endpoint> = {},
-): Endpoint => ({ method, path, service, access, summary, ...extra });
+): Endpoint => ({ method, path, service, access, operationId, summary, ...extra });
 
 const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const VALIDITY = { validFrom: '2026-12-01T00:00:00.000Z', validTo: '2026-12-31T23:59:59.000Z' };
@@ -208,37 +215,45 @@ const READS_A_TOKEN = { 401: true } as const;
 const OWN_LISTING = { 403: true } as const;
 
 export const ENDPOINTS: Endpoint[] = [
-  e('post', '/v1/auth/register', 'gateway', 'public', 'Register a buyer or seller', {
+  e('post', '/v1/auth/register', 'gateway', 'public', 'register', 'Register a buyer or seller', {
     errors: { 409: true, 422: ['invalid'] },
     body: RegisterBody,
     example: { email: 'sara@example.com', password: 'a long password', fullName: 'Sara Tesfaye', role: 'buyer' },
     data: AuthSessionResponse,
   }),
-  e('post', '/v1/auth/login', 'gateway', 'public', 'Log in', {
+  e('post', '/v1/auth/login', 'gateway', 'public', 'login', 'Log in', {
     errors: { 401: true },
     body: LoginBody,
     example: { email: 'sara@example.com', password: 'a long password' },
     data: AuthSessionResponse,
   }),
-  e('post', '/v1/auth/refresh', 'gateway', 'public', 'Rotate a refresh token', {
+  e('post', '/v1/auth/refresh', 'gateway', 'public', 'refreshSession', 'Rotate a refresh token', {
     errors: { 401: true },
     body: RefreshBody,
     example: { refreshToken: 'rt_8Jc3Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a' },
     data: AuthSessionResponse,
   }),
-  e('post', '/v1/auth/logout', 'gateway', 'public', 'Revoke a refresh token family', {
+  e('post', '/v1/auth/logout', 'gateway', 'public', 'logout', 'Revoke a refresh token family', {
     body: LogoutBody,
     example: { refreshToken: 'rt_8Jc3Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a' },
-    data: z.null(),
+    // The wire has `data: null`. Documented as a nullable object with no fields: a bare
+    // `type: null` (or `const`/`enum` null) is a type no generator can name (typescript-fetch
+    // emits a missing `./Null` model, or fails); this reads as `object | null` and is always null.
+    data: z.null().meta({
+      description: 'Always null: logging out answers no data.',
+      override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+        Object.assign(jsonSchema, { type: ['object', 'null'], maxProperties: 0 });
+      },
+    }),
   }),
-  e('get', '/v1/auth/me', 'gateway', 'bearer', 'The caller', { errors: { 404: true }, data: AuthUserResponse }),
-  e('get', '/v1/auth/.well-known/jwks.json', 'gateway', 'public', 'The public key (JWKS)', {
+  e('get', '/v1/auth/me', 'gateway', 'bearer', 'getCurrentUser', 'The caller', { errors: { 404: true }, data: AuthUserResponse }),
+  e('get', '/v1/auth/.well-known/jwks.json', 'gateway', 'public', 'getJwks', 'The public key (JWKS)', {
     errors: { 503: false },
     produces: 'jwks',
     data: JwksDocument,
   }),
 
-  e('post', '/wallets/users/{userReferenceId}/topup', 'wallet', 'bearer', 'Create a top-up (hosted checkout)', {
+  e('post', '/wallets/users/{userReferenceId}/topup', 'wallet', 'bearer', 'createTopup', 'Create a top-up (hosted checkout)', {
     errors: { 403: true, 422: ['invalid', 'amount_too_large', 'balance_limit_exceeded'], 502: ['bad_gateway', 'payment_provider_failed'] },
     params: UserRefParams,
     body: CreateTopUpBody,
@@ -247,12 +262,12 @@ export const ENDPOINTS: Endpoint[] = [
     idempotent: true,
     links: linksTo('/data/referenceId', 'walletReferenceId', 'get /wallets/topup/{walletReferenceId}/status'),
   }),
-  e('get', '/wallets/topup/{walletReferenceId}/status', 'wallet', 'bearer', 'Top-up status', {
+  e('get', '/wallets/topup/{walletReferenceId}/status', 'wallet', 'bearer', 'getTopupStatus', 'Top-up status', {
     errors: { 403: true },
     params: TopUpRefParams,
     data: TopUpStatusResponse,
   }),
-  e('post', '/wallets/users/{userReferenceId}/payout-request', 'wallet', 'bearer', 'Request a payout', {
+  e('post', '/wallets/users/{userReferenceId}/payout-request', 'wallet', 'bearer', 'createPayoutRequest', 'Request a payout', {
     errors: { 403: true, 422: ['invalid', 'insufficient_funds'] },
     params: UserRefParams,
     body: CreatePayoutBody,
@@ -272,12 +287,12 @@ export const ENDPOINTS: Endpoint[] = [
       'post /wallets/payout-requests/{referenceId}/cancel',
     ),
   }),
-  e('get', '/wallets/payout-requests/{referenceId}/status', 'wallet', 'bearer', 'Payout status', {
+  e('get', '/wallets/payout-requests/{referenceId}/status', 'wallet', 'bearer', 'getPayoutRequestStatus', 'Payout status', {
     errors: { 403: true },
     params: PayoutRefParams,
     data: PayoutStatusResponse,
   }),
-  e('post', '/wallets/payout-requests/{referenceId}/cancel', 'wallet', 'bearer', 'Cancel a pending payout', {
+  e('post', '/wallets/payout-requests/{referenceId}/cancel', 'wallet', 'bearer', 'cancelPayoutRequest', 'Cancel a pending payout', {
     errors: { 403: true, 409: ['invalid_state'] },
     params: PayoutRefParams,
     body: CancelPayoutBody,
@@ -285,7 +300,7 @@ export const ENDPOINTS: Endpoint[] = [
     noData: true,
   }),
   ...(['approve', 'reject', 'process', 'complete', 'fail'] as const).map((move) =>
-    e('post', `/wallets/payout-requests/{referenceId}/${move}`, 'wallet', 'admin', `Payout: ${move}`, {
+    e('post', `/wallets/payout-requests/{referenceId}/${move}`, 'wallet', 'admin', `${move}PayoutRequest`, `Payout: ${move}`, {
       errors: { 409: ['invalid_state'] },
       params: PayoutRefParams,
       body: PayoutMoveBody,
@@ -293,50 +308,60 @@ export const ENDPOINTS: Endpoint[] = [
       data: PayoutStatusResponse,
     }),
   ),
-  e('get', '/wallets/rate-limit/stats', 'wallet', 'bearer', 'Request limits of the caller', { data: RateLimitStatsResponse }),
-  e('get', '/wallets/banks', 'wallet', 'bearer', 'Banks and mobile-money providers', { data: BanksResponse }),
-  e('get', '/wallets/checkout/{walletReferenceId}', 'wallet', 'public', 'Sandbox hosted checkout page', {
+  e('get', '/wallets/rate-limit/stats', 'wallet', 'bearer', 'getRateLimitStats', 'Request limits of the caller', {
+    data: RateLimitStatsResponse,
+  }),
+  e('get', '/wallets/banks', 'wallet', 'bearer', 'listBanks', 'Banks and mobile-money providers', { data: BanksResponse }),
+  e('get', '/wallets/checkout/{walletReferenceId}', 'wallet', 'public', 'getCheckoutPage', 'Sandbox hosted checkout page', {
     errors: { 409: true },
     params: TopUpRefParams,
     query: CheckoutQuery,
     produces: 'html',
   }),
-  e('post', '/wallets/checkout/{walletReferenceId}/pay', 'wallet', 'public', 'Pay (sandbox checkout form)', {
+  e('post', '/wallets/checkout/{walletReferenceId}/pay', 'wallet', 'public', 'payCheckout', 'Pay (sandbox checkout form)', {
     errors: { 409: true },
     params: TopUpRefParams,
     form: CheckoutForm,
     example: { token: 'Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a8Jc3' },
     produces: 'redirect',
   }),
-  e('post', '/wallets/checkout/{walletReferenceId}/cancel', 'wallet', 'public', 'Cancel (sandbox checkout form)', {
+  e('post', '/wallets/checkout/{walletReferenceId}/cancel', 'wallet', 'public', 'cancelCheckout', 'Cancel (sandbox checkout form)', {
     errors: { 409: true },
     params: TopUpRefParams,
     form: CheckoutForm,
     example: { token: 'Vb0sQ1mZ4yX7wK2pL9nT6hF5gD3a8Jc3' },
     produces: 'redirect',
   }),
-  e('get', '/wallets/checkout/{walletReferenceId}/return', 'wallet', 'public', 'Return from a provider checkout', {
+  e('get', '/wallets/checkout/{walletReferenceId}/return', 'wallet', 'public', 'returnFromCheckout', 'Return from a provider checkout', {
     params: TopUpRefParams,
     produces: 'redirect',
   }),
-  e('post', '/wallets/webhooks/chapa', 'wallet', 'signature', 'Chapa webhook (HMAC-SHA256 of the raw body)', {
+  e('post', '/wallets/webhooks/chapa', 'wallet', 'signature', 'receiveChapaWebhook', 'Chapa webhook (HMAC-SHA256 of the raw body)', {
     errors: { 404: true },
     example: { tx_ref: 'MKT-TOP-UP-7Q2M9XKD', status: 'success' },
     data: WebhookResponse,
   }),
-  e('get', '/wallets/booking-holds/{bookingId}', 'wallet', 'admin', 'A paid booking’s hold', {
+  e('get', '/wallets/booking-holds/{bookingId}', 'wallet', 'admin', 'getBookingHold', 'A paid booking’s hold', {
     params: BookingHoldParams,
     data: BookingHoldAdminResponse,
   }),
-  e('post', '/wallets/booking-holds/{bookingId}/void', 'wallet', 'admin', 'Void a Held hold by hand: all back to the buyer', {
-    params: BookingHoldParams,
-    body: VoidBookingHoldBody,
-    example: { reason: 'The session never took place' },
-    errors: { 409: true },
-    data: BookingHoldAdminResponse,
-  }),
-  e('get', '/v1/wallet', 'wallet', 'bearer', 'The caller’s wallet', { data: WalletResponse }),
-  e('post', '/v1/wallet/transfers', 'wallet', 'bearer', 'Transfer minor units to another user', {
+  e(
+    'post',
+    '/wallets/booking-holds/{bookingId}/void',
+    'wallet',
+    'admin',
+    'voidBookingHold',
+    'Void a Held hold by hand: all back to the buyer',
+    {
+      params: BookingHoldParams,
+      body: VoidBookingHoldBody,
+      example: { reason: 'The session never took place' },
+      errors: { 409: true },
+      data: BookingHoldAdminResponse,
+    },
+  ),
+  e('get', '/v1/wallet', 'wallet', 'bearer', 'getWallet', 'The caller’s wallet', { data: WalletResponse }),
+  e('post', '/v1/wallet/transfers', 'wallet', 'bearer', 'createTransfer', 'Transfer minor units to another user', {
     errors: { 404: true, 422: ['invalid', 'insufficient_funds', 'amount_too_large', 'currency_mismatch', 'balance_limit_exceeded'] },
     body: CreateTransferBody,
     example: { toUserId: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01', amount: 12000, currency: 'ETB' },
@@ -344,8 +369,10 @@ export const ENDPOINTS: Endpoint[] = [
     idempotent: true,
   }),
 
-  e('get', '/physical-products/categories', 'catalog', 'public', 'Categories and their properties', { data: CategoriesResponse }),
-  e('post', '/physical-products/seller-products/', 'catalog', 'bearer', 'Create a product', {
+  e('get', '/physical-products/categories', 'catalog', 'public', 'listCategories', 'Categories and their properties', {
+    data: CategoriesResponse,
+  }),
+  e('post', '/physical-products/seller-products/', 'catalog', 'bearer', 'createProduct', 'Create a product', {
     errors: { 403: true, 422: ['invalid'] },
     body: CreateProductBody,
     example: PRODUCT,
@@ -359,43 +386,43 @@ export const ENDPOINTS: Endpoint[] = [
       'delete /physical-products/seller-products/{referenceId}',
     ),
   }),
-  e('get', '/physical-products/seller-products/', 'catalog', 'public', 'Public products', {
+  e('get', '/physical-products/seller-products/', 'catalog', 'public', 'listProducts', 'Public products', {
     errors: READS_A_TOKEN,
     query: ProductListQuery,
     data: ProductListResponse,
     paged: true,
   }),
-  e('get', '/physical-products/seller-products/my', 'catalog', 'bearer', 'The caller’s products and drafts', {
+  e('get', '/physical-products/seller-products/my', 'catalog', 'bearer', 'listMyProducts', 'The caller’s products and drafts', {
     // Strict: an unknown query parameter is 400 (the public listing's filters mean nothing here).
     query: MyProductsQuery,
     data: MyProductsResponse,
     paged: true,
   }),
-  e('get', '/physical-products/seller-products/{referenceId}', 'catalog', 'public', 'A product', {
+  e('get', '/physical-products/seller-products/{referenceId}', 'catalog', 'public', 'getProduct', 'A product', {
     errors: READS_A_TOKEN,
     params: ProductRefParams,
     data: ProductOrDraftResponse,
   }),
-  e('patch', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'Update (or publish a draft)', {
+  e('patch', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'updateProduct', 'Update (or publish a draft)', {
     errors: { 403: true, 422: ['invalid'] },
     params: ProductRefParams,
     body: UpdateProductBody,
     example: { sellingPrice: 850, stock: 35 },
     data: ProductOrDraftResponse,
   }),
-  e('patch', '/physical-products/seller-products/{referenceId}/visibility', 'catalog', 'bearer', 'Set visibility', {
+  e('patch', '/physical-products/seller-products/{referenceId}/visibility', 'catalog', 'bearer', 'setProductVisibility', 'Set visibility', {
     errors: { 403: true },
     params: ProductRefParams,
     body: VisibilityBody,
     example: { visibility: 'Hidden' },
     data: ProductOrDraftResponse,
   }),
-  e('delete', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'Delete a product', {
+  e('delete', '/physical-products/seller-products/{referenceId}', 'catalog', 'bearer', 'deleteProduct', 'Delete a product', {
     errors: { 403: true },
     params: ProductRefParams,
     noData: true,
   }),
-  e('post', '/physical-products/seller-products/draft', 'catalog', 'bearer', 'Save a draft', {
+  e('post', '/physical-products/seller-products/draft', 'catalog', 'bearer', 'createProductDraft', 'Save a draft', {
     errors: { 403: true, 422: ['invalid'] },
     body: DraftBody,
     example: { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{"name":"Yirgacheffe coffee"}' } },
@@ -407,32 +434,39 @@ export const ENDPOINTS: Endpoint[] = [
       'get /physical-products/seller-products/{referenceId}',
     ),
   }),
-  e('patch', '/physical-products/seller-products/draft/{referenceId}', 'catalog', 'bearer', 'Update a draft', {
+  e('patch', '/physical-products/seller-products/draft/{referenceId}', 'catalog', 'bearer', 'updateProductDraft', 'Update a draft', {
     errors: { 403: true, 409: ['invalid_state'], 422: ['invalid'] },
     params: ProductRefParams,
     body: UpdateDraftBody,
     example: { metaData: { form: '{"name":"Yirgacheffe coffee","stock":40}' } },
     data: DraftResponse,
   }),
-  e('post', '/v1/shops', 'catalog', 'bearer', 'Create a shop', {
+  e('post', '/v1/shops', 'catalog', 'bearer', 'createShop', 'Create a shop', {
     errors: { 403: true, 409: true },
     body: CreateShopBody,
     example: { name: 'Abebe Coffee', slug: 'abebe-coffee', country: 'ET', category: 'Coffee' },
     data: ShopResponse,
     links: linksTo('/data/id', 'shopId', 'get /v1/shops/{shopId}'),
   }),
-  e('get', '/v1/shops/{shopId}', 'catalog', 'bearer', 'A shop', { params: ShopParams, data: ShopResponse }),
-  e('post', '/v1/products', 'catalog', 'bearer', 'Create a product (minor units)', {
+  e('get', '/v1/shops/{shopId}', 'catalog', 'bearer', 'getShop', 'A shop', { params: ShopParams, data: ShopResponse }),
+  e('post', '/v1/products', 'catalog', 'bearer', 'createV1Product', 'Create a product (minor units)', {
     errors: { 403: true, 409: true },
     body: CreateV1ProductBody,
     example: { title: 'Green beans 5 kg', price: 250000, currency: 'ETB', sku: 'BEANS-5KG', inventory: 12 },
     data: V1ProductResponse,
     links: linksTo('/data/id', 'productId', 'get /v1/products/{productId}'),
   }),
-  e('get', '/v1/products/{productId}', 'catalog', 'bearer', 'A product', { params: V1ProductParams, data: V1ProductResponse }),
-  e('get', '/v1/products', 'catalog', 'bearer', 'Products', { query: V1ProductListQuery, data: V1ProductListResponse, paged: true }),
+  e('get', '/v1/products/{productId}', 'catalog', 'bearer', 'getV1Product', 'A product', {
+    params: V1ProductParams,
+    data: V1ProductResponse,
+  }),
+  e('get', '/v1/products', 'catalog', 'bearer', 'listV1Products', 'Products', {
+    query: V1ProductListQuery,
+    data: V1ProductListResponse,
+    paged: true,
+  }),
 
-  e('post', '/customers', 'crm', 'bearer', 'Create a relationship', {
+  e('post', '/customers', 'crm', 'bearer', 'createCustomer', 'Create a relationship', {
     // 422 not_eligible: the buyer has booked nothing of the seller's; invalid: followStatus contradicts isFollower.
     errors: { 403: true, 404: true, 409: true, 422: ['invalid', 'not_eligible'] },
     body: CreateCustomerBody,
@@ -452,13 +486,16 @@ export const ENDPOINTS: Endpoint[] = [
     data: RelationshipCreatedResponse,
     links: linksTo('/data/id', 'id', 'get /customers/{id}', 'put /customers/{id}', 'delete /customers/{id}'),
   }),
-  e('get', '/customers', 'crm', 'bearer', 'The caller’s relationships', { query: CustomerListQuery, data: OwnRelationshipsResponse }),
-  e('get', '/customers/{id}', 'crm', 'bearer', 'A relationship', {
+  e('get', '/customers', 'crm', 'bearer', 'listCustomers', 'The caller’s relationships', {
+    query: CustomerListQuery,
+    data: OwnRelationshipsResponse,
+  }),
+  e('get', '/customers/{id}', 'crm', 'bearer', 'getCustomer', 'A relationship', {
     errors: { 403: true },
     params: CustomerParams,
     data: RelationshipResponse,
   }),
-  e('put', '/customers/{id}', 'crm', 'bearer', 'Update a relationship', {
+  e('put', '/customers/{id}', 'crm', 'bearer', 'updateCustomer', 'Update a relationship', {
     // 422 invalid: followStatus contradicts isFollower.
     errors: { 403: true, 422: ['invalid'] },
     params: CustomerParams,
@@ -466,60 +503,60 @@ export const ENDPOINTS: Endpoint[] = [
     example: { customerType: 'Regular', isFavorite: true, notes: 'Books every month', tags: ['coffee', 'monthly'] },
     data: RelationshipUpdatedResponse,
   }),
-  e('delete', '/customers/{id}', 'crm', 'bearer', 'Delete a relationship', {
+  e('delete', '/customers/{id}', 'crm', 'bearer', 'deleteCustomer', 'Delete a relationship', {
     errors: { 403: true },
     params: CustomerParams,
     data: RelationshipDeletedResponse,
   }),
-  e('get', '/customers/seller/{sellerId}', 'crm', 'bearer', 'A seller’s customers', {
+  e('get', '/customers/seller/{sellerId}', 'crm', 'bearer', 'listSellerCustomers', 'A seller’s customers', {
     errors: OWN_LISTING,
     params: SellerParams,
     query: RelationListQuery,
     data: SellerCustomersResponse,
   }),
-  e('get', '/customers/seller/{sellerId}/followers', 'crm', 'bearer', 'A seller’s followers', {
+  e('get', '/customers/seller/{sellerId}/followers', 'crm', 'bearer', 'listSellerFollowers', 'A seller’s followers', {
     errors: OWN_LISTING,
     params: SellerParams,
     query: RelationListQuery,
     data: SellerFollowersResponse,
   }),
-  e('get', '/customers/seller/{sellerId}/favorites', 'crm', 'bearer', 'A seller’s favourites', {
+  e('get', '/customers/seller/{sellerId}/favorites', 'crm', 'bearer', 'listSellerFavorites', 'A seller’s favourites', {
     errors: OWN_LISTING,
     params: SellerParams,
     query: RelationListQuery,
     data: SellerFavoritesResponse,
   }),
-  e('get', '/customers/seller/{sellerId}/high-value', 'crm', 'bearer', 'High-value customers', {
+  e('get', '/customers/seller/{sellerId}/high-value', 'crm', 'bearer', 'listHighValueCustomers', 'High-value customers', {
     errors: OWN_LISTING,
     params: SellerParams,
     query: HighValueQuery,
     data: HighValueCustomersResponse,
   }),
-  e('get', '/customers/seller/{sellerId}/analytics', 'crm', 'bearer', 'Seller analytics', {
+  e('get', '/customers/seller/{sellerId}/analytics', 'crm', 'bearer', 'getSellerAnalytics', 'Seller analytics', {
     errors: OWN_LISTING,
     params: SellerParams,
     data: SellerAnalyticsResponse,
   }),
-  e('get', '/customers/buyer/{buyerId}', 'crm', 'bearer', 'A buyer’s relationships', {
+  e('get', '/customers/buyer/{buyerId}', 'crm', 'bearer', 'listBuyerRelationships', 'A buyer’s relationships', {
     errors: OWN_LISTING,
     params: BuyerParams,
     query: RelationListQuery,
     data: BuyerRelationshipsResponse,
   }),
-  e('get', '/customers/buyer/{buyerId}/following', 'crm', 'bearer', 'Sellers a buyer follows', {
+  e('get', '/customers/buyer/{buyerId}/following', 'crm', 'bearer', 'listBuyerFollowing', 'Sellers a buyer follows', {
     errors: OWN_LISTING,
     params: BuyerParams,
     query: RelationListQuery,
     data: BuyerFollowingResponse,
   }),
-  e('get', '/customers/buyer/{buyerId}/customers', 'crm', 'bearer', 'Sellers a buyer booked', {
+  e('get', '/customers/buyer/{buyerId}/customers', 'crm', 'bearer', 'listBuyerSellers', 'Sellers a buyer booked', {
     errors: OWN_LISTING,
     params: BuyerParams,
     query: RelationListQuery,
     data: BuyerSellersResponse,
   }),
 
-  e('post', '/consultations', 'consultation', 'bearer', 'Create a consultation', {
+  e('post', '/consultations', 'consultation', 'bearer', 'createConsultation', 'Create a consultation', {
     errors: { 403: true, 404: true, 422: ['invalid'] },
     body: CreateConsultationBody,
     example: {
@@ -540,45 +577,56 @@ export const ENDPOINTS: Endpoint[] = [
     data: ConsultationCreatedResponse,
     links: linksTo('/data/id', 'id', 'get /consultations/{id}', 'put /consultations/{id}', 'get /consultations/{id}/slots'),
   }),
-  e('get', '/consultations', 'consultation', 'public', 'Consultations', {
+  e('get', '/consultations', 'consultation', 'public', 'listConsultations', 'Consultations', {
     errors: READS_A_TOKEN,
     query: ConsultationListQuery,
     data: ConsultationListResponse,
   }),
-  e('get', '/consultations/{id}', 'consultation', 'public', 'A consultation with its price', {
+  e('get', '/consultations/{id}', 'consultation', 'public', 'getConsultation', 'A consultation with its price', {
     errors: READS_A_TOKEN,
     params: KeyParams,
     data: ConsultationResponse,
   }),
-  e('put', '/consultations/{id}', 'consultation', 'bearer', 'Update a consultation', {
+  e('put', '/consultations/{id}', 'consultation', 'bearer', 'updateConsultation', 'Update a consultation', {
     errors: { 403: true, 409: ['conflict'], 422: ['invalid'] },
     params: KeyParams,
     body: UpdateConsultationBody,
     example: { title: 'Business plan review (90 min)', duration: 90, tags: ['planning', 'finance'] },
     data: ConsultationUpdatedResponse,
   }),
-  e('post', '/consultations/{id}/approve', 'consultation', 'admin', 'Approve and publish, or approve a pending edit', {
-    errors: { 409: ['invalid_state'], 422: ['invalid'] },
-    params: KeyParams,
-    body: ApproveConsultationBody,
-    example: { revisionId: '9b2e4c1a-7d3f-4e8b-a6c5-1f0d2e3b4a59' },
-    data: ConsultationApprovedResponse,
-  }),
-  e('get', '/consultations/{id}/slots', 'consultation', 'public', 'Free slots', {
+  e(
+    'post',
+    '/consultations/{id}/approve',
+    'consultation',
+    'admin',
+    'approveConsultation',
+    'Approve and publish, or approve a pending edit',
+    {
+      errors: { 409: ['invalid_state'], 422: ['invalid'] },
+      params: KeyParams,
+      body: ApproveConsultationBody,
+      example: { revisionId: '9b2e4c1a-7d3f-4e8b-a6c5-1f0d2e3b4a59' },
+      data: ConsultationApprovedResponse,
+    },
+  ),
+  e('get', '/consultations/{id}/slots', 'consultation', 'public', 'listSlots', 'Free slots', {
     errors: { ...READS_A_TOKEN, 422: ['invalid'] },
     params: KeyParams,
     query: SlotsQuery,
     data: SlotsResponse,
   }),
-  e('get', '/consultations/sessions', 'consultation', 'bearer', 'Sessions', { query: SessionListQuery, data: SessionListResponse }),
-  e('post', '/consultations/sessions/{id}/start', 'consultation', 'bearer', 'Start a session', {
+  e('get', '/consultations/sessions', 'consultation', 'bearer', 'listSessions', 'Sessions', {
+    query: SessionListQuery,
+    data: SessionListResponse,
+  }),
+  e('post', '/consultations/sessions/{id}/start', 'consultation', 'bearer', 'startSession', 'Start a session', {
     errors: { 403: true, 409: ['invalid_state'], 422: ['invalid', 'too_early'] },
     params: KeyParams,
     body: StartSessionBody,
     example: { actualStartTime: '2026-11-26T06:00:00.000Z', notes: 'Started on time' },
     data: SessionStartedResponse,
   }),
-  e('post', '/consultations/sessions/{id}/end', 'consultation', 'bearer', 'End a session', {
+  e('post', '/consultations/sessions/{id}/end', 'consultation', 'bearer', 'endSession', 'End a session', {
     errors: { 403: true, 409: ['invalid_state'], 422: ['invalid'] },
     params: KeyParams,
     body: EndSessionBody,
@@ -590,14 +638,14 @@ export const ENDPOINTS: Endpoint[] = [
     },
     data: SessionEndedResponse,
   }),
-  e('post', '/consultations/sessions/{id}/no-show', 'consultation', 'bearer', 'Mark a no-show', {
+  e('post', '/consultations/sessions/{id}/no-show', 'consultation', 'bearer', 'markSessionNoShow', 'Mark a no-show', {
     errors: { 403: true, 409: ['invalid_state'] },
     params: KeyParams,
     body: NoShowBody,
     example: { notes: 'Nobody joined', attemptedContact: true, contactMethod: 'phone' },
     data: SessionNoShowResponse,
   }),
-  e('post', '/consultations/bookings', 'consultation', 'bearer', 'Book a slot', {
+  e('post', '/consultations/bookings', 'consultation', 'bearer', 'createBooking', 'Book a slot', {
     errors: {
       403: true,
       404: true,
@@ -630,9 +678,15 @@ export const ENDPOINTS: Endpoint[] = [
     data: BookingResponse,
     links: linksTo('/data/bookingId', 'id', 'get /consultations/bookings/{id}'),
   }),
-  e('get', '/consultations/bookings/{id}', 'consultation', 'bearer', 'A booking', { params: KeyParams, data: BookingResponse }),
-  e('get', '/consultations/bookings', 'consultation', 'bearer', 'Bookings', { query: BookingListQuery, data: BookingListResponse }),
-  e('post', '/consultations/bookings/cancel', 'consultation', 'bearer', 'Cancel a booking', {
+  e('get', '/consultations/bookings/{id}', 'consultation', 'bearer', 'getBooking', 'A booking', {
+    params: KeyParams,
+    data: BookingResponse,
+  }),
+  e('get', '/consultations/bookings', 'consultation', 'bearer', 'listBookings', 'Bookings', {
+    query: BookingListQuery,
+    data: BookingListResponse,
+  }),
+  e('post', '/consultations/bookings/cancel', 'consultation', 'bearer', 'cancelBooking', 'Cancel a booking', {
     errors: { 403: true, 404: true, 409: ['invalid_state'], 422: ['cancellation_closed', 'refund_too_large'] },
     body: CancelBookingBody,
     example: {
@@ -645,7 +699,7 @@ export const ENDPOINTS: Endpoint[] = [
     },
     data: BookingCancelledResponse,
   }),
-  e('post', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'Create a rule set', {
+  e('post', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'createRuleSet', 'Create a rule set', {
     errors: { 403: true, 422: ['invalid'] },
     body: CreateRuleSetBody,
     example: {
@@ -664,23 +718,23 @@ export const ENDPOINTS: Endpoint[] = [
     data: RuleSetCreatedResponse,
     links: linksTo('/data/id', 'id', 'get /consultations/availability-rule-sets/rule-sets/{id}'),
   }),
-  e('get', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'Rule sets', {
+  e('get', '/consultations/availability-rule-sets/rule-sets', 'consultation', 'bearer', 'listRuleSets', 'Rule sets', {
     query: PageQuery,
     data: RuleSetListResponse,
     paged: true,
   }),
-  e('get', '/consultations/availability-rule-sets/rule-sets/{id}', 'consultation', 'bearer', 'A rule set', {
+  e('get', '/consultations/availability-rule-sets/rule-sets/{id}', 'consultation', 'bearer', 'getRuleSet', 'A rule set', {
     errors: { 403: true },
     params: KeyParams,
     data: RuleSetResponse,
   }),
-  e('post', '/consultations/pricing', 'consultation', 'bearer', 'Create pricing', {
+  e('post', '/consultations/pricing', 'consultation', 'bearer', 'createPricing', 'Create pricing', {
     errors: { 403: true, 422: ['invalid'] },
     body: CreatePricingBody,
     example: { basePrice: 750, currency: 'ETB', pricingStrategy: 'Fixed', comparePrice: 900, isOnSale: true, isActive: true },
     data: PricingCreatedResponse,
   }),
-  e('post', '/consultations/pricing/promotional-discounts', 'consultation', 'bearer', 'Create a discount', {
+  e('post', '/consultations/pricing/promotional-discounts', 'consultation', 'bearer', 'createDiscount', 'Create a discount', {
     errors: { 403: true, 409: true, 422: ['invalid'] },
     body: CreateDiscountBody,
     example: {
@@ -695,13 +749,21 @@ export const ENDPOINTS: Endpoint[] = [
     },
     data: DiscountCreatedResponse,
   }),
-  e('post', '/consultations/pricing/promotional-discounts/validate-coupon', 'consultation', 'bearer', 'Validate a coupon', {
-    errors: { 403: true, 404: true },
-    body: ValidateCouponBody,
-    example: { couponCode: 'LAUNCH10', consultationId: 'MKT-CON-7Q2M9XKD' },
-    data: CouponQuoteResponse,
-  }),
-  e('post', '/consultations/visibility/rule-sets', 'consultation', 'bearer', 'Create a visibility rule set', {
+  e(
+    'post',
+    '/consultations/pricing/promotional-discounts/validate-coupon',
+    'consultation',
+    'bearer',
+    'validateCoupon',
+    'Validate a coupon',
+    {
+      errors: { 403: true, 404: true },
+      body: ValidateCouponBody,
+      example: { couponCode: 'LAUNCH10', consultationId: 'MKT-CON-7Q2M9XKD' },
+      data: CouponQuoteResponse,
+    },
+  ),
+  e('post', '/consultations/visibility/rule-sets', 'consultation', 'bearer', 'createVisibilityRuleSet', 'Create a visibility rule set', {
     errors: { 403: true, 422: ['invalid'] },
     body: CreateVisibilityRuleSetBody,
     example: {
@@ -717,29 +779,29 @@ export const ENDPOINTS: Endpoint[] = [
     },
     data: VisibilityRuleSetCreatedResponse,
   }),
-  e('post', '/consultations/visibility/status', 'consultation', 'bearer', 'Visibility of consultations', {
+  e('post', '/consultations/visibility/status', 'consultation', 'bearer', 'getVisibilityStatus', 'Visibility of consultations', {
     errors: { 403: true, 422: ['invalid'] },
     body: VisibilityStatusBody,
     example: { consultationIds: ['MKT-CON-7Q2M9XKD'], context: { userType: 'buyer', location: 'ET' } },
     data: VisibilityStatusResponse,
   }),
 
-  e('post', '/reviews', 'review', 'bearer', 'Review a consultation', {
+  e('post', '/reviews', 'review', 'bearer', 'createReview', 'Review a consultation', {
     errors: { 409: true, 422: ['not_eligible'] },
     body: CreateReviewBody,
     example: { entityType: 'consultation_service', entityId: 'MKT-CON-7Q2M9XKD', rating: 5, comment: 'Clear and practical' },
     data: ReviewCreatedResponse,
     links: linksTo('/data/reviewId', 'id', 'patch /reviews/{id}'),
   }),
-  e('get', '/reviews/by-entity', 'review', 'public', 'Reviews of an entity', {
+  e('get', '/reviews/by-entity', 'review', 'public', 'listReviewsByEntity', 'Reviews of an entity', {
     query: ReviewsByEntityQuery,
     data: ReviewsByEntityResponse,
   }),
-  e('get', '/reviews/consultation/{id}/status', 'review', 'bearer', 'May the caller review?', {
+  e('get', '/reviews/consultation/{id}/status', 'review', 'bearer', 'getReviewStatus', 'May the caller review?', {
     params: ReviewParams,
     data: ReviewStatusResponse,
   }),
-  e('patch', '/reviews/{id}', 'review', 'bearer', 'Switch a review on or off', {
+  e('patch', '/reviews/{id}', 'review', 'bearer', 'setReviewActive', 'Switch a review on or off', {
     errors: { 403: true, 409: ['invalid_state'] },
     params: ReviewParams,
     body: UpdateReviewBody,

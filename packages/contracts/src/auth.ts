@@ -19,7 +19,7 @@ export const RegisterBody = z
     email: Email,
     password: Password,
     fullName: z.string().trim().min(1).max(120).meta(NON_BLANK),
-    role: z.enum(['buyer', 'seller']),
+    role: z.enum(['buyer', 'seller']).meta({ id: 'RegisterRole' }),
   })
   .strict()
   .meta({ id: 'RegisterBody' });

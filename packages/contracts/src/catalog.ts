@@ -7,12 +7,23 @@ import { referenceOf } from './references';
 import { breakRule, RULE } from './rules';
 
 export const VISIBILITIES = ['Public', 'Hidden', 'Private'] as const;
-export const Visibility = z.enum(VISIBILITIES);
+export const Visibility = z.enum(VISIBILITIES).meta({ id: 'ProductVisibility' });
 export type Visibility = z.infer<typeof Visibility>;
 
-export const ShippingHandler = z.enum(['Seller', 'Platform']);
+export const ShippingHandler = z.enum(['Seller', 'Platform']).meta({ id: 'ShippingHandler' });
 
-export const PropertyValue = z.union([z.string().trim().max(200), z.number().finite(), z.boolean()]);
+/**
+ * Documented as one schema with a list of types (`maxLength` applies to the string), as zod writes
+ * the answer's: an `anyOf` of the three reads as an empty model in typescript-fetch, and a `oneOf`
+ * draws a warning from openapi-generator.
+ */
+export const PropertyValue = z.union([z.string().trim().max(200), z.number().finite(), z.boolean()]).meta({
+  id: 'PropertyValueInput',
+  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    delete jsonSchema.anyOf;
+    Object.assign(jsonSchema, { type: ['string', 'number', 'boolean'], maxLength: 200 });
+  },
+});
 
 export const ProductPropertyInput = z
   .object({
@@ -118,7 +129,7 @@ export const ProductListQuery = PageQuery.extend({
   /** Parsed to minor units as `minPriceMinor` and `maxPriceMinor`. */
   minPrice: NonNegativeMoneyParam.optional(),
   maxPrice: NonNegativeMoneyParam.optional(),
-  sort: z.enum(['newest', 'price_asc', 'price_desc']).default('newest'),
+  sort: z.enum(['newest', 'price_asc', 'price_desc']).meta({ id: 'ProductSort' }).default('newest'),
 })
   .strict()
   .transform(withMinorNames(['minPrice', 'maxPrice']));
@@ -135,7 +146,7 @@ export const CreateShopBody = z
       .toLowerCase()
       .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'A slug is lower-case letters and digits joined by single dashes')
       .max(60),
-    country: z.enum(COUNTRY_CODE_LIST, { error: 'Expected an ISO 3166-1 alpha-2 country code such as ET' }),
+    country: z.enum(COUNTRY_CODE_LIST, { error: 'Expected an ISO 3166-1 alpha-2 country code such as ET' }).meta({ id: 'CountryCode' }),
     category: z.string().trim().min(1).max(60).meta(NON_BLANK),
   })
   .strict()

@@ -6,7 +6,7 @@ import { referenceOf } from './references';
 import { breakRule, RULE } from './rules';
 
 export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
-export const Weekday = z.enum(WEEKDAYS);
+export const Weekday = z.enum(WEEKDAYS).meta({ id: 'Weekday' });
 export type Weekday = z.infer<typeof Weekday>;
 
 const TimeOfDay = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$/, 'Expected HH:MM:SS');
@@ -24,13 +24,30 @@ const Text = (max: number) => z.string().trim().min(1).max(max).meta(NON_BLANK);
 const Tags = z.array(z.string().trim().min(1).max(40).meta(NON_BLANK)).max(20);
 /** An id or a reference of a record. */
 const RecordKey = z.string().trim().min(1).max(64).meta(NON_BLANK);
+/** A key naming one kind of record: the document says which id and which reference it takes. */
+const keyOf = (record: string, id: string, reference: string) =>
+  RecordKey.meta({ description: `The ${record}: its id (${id}) or its referenceId (${reference}).` });
+const RuleSetKey = keyOf('availability rule set', 'a uuid', 'MKT-AVL-RST-…');
+const PricingKey = keyOf('pricing record', 'pr_…', 'PR_…');
+const ConsultationKey = keyOf('consultation', 'con_…', 'MKT-CON-…');
+const BookingKey = keyOf('booking', 'bk_…', 'BK_…');
 /**
  * A user named in a body: their id (a uuid, compared without case) or their USR reference (any
  * prefix). Anything else is 400: a misspelt name never silently means "nobody".
  */
-export const UserKey = z.union([z.string().trim().toLowerCase().pipe(z.uuid()).meta(UUID_PIPE), referenceOf('USR')], {
-  error: 'Expected a user id (uuid) or a USR reference',
-});
+export const UserKey = z
+  .union([z.string().trim().toLowerCase().pipe(z.uuid()).meta(UUID_PIPE), referenceOf('USR')], {
+    error: 'Expected a user id (uuid) or a USR reference',
+  })
+  .meta({
+    description: 'A user: their id (a uuid, any case) or their USR reference (MKT-USR-…).',
+    // One string whose pattern takes either (not `anyOf` two strings: generators make a model of it).
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+      const branches = (jsonSchema.anyOf ?? []) as Array<{ pattern?: string }>;
+      delete jsonSchema.anyOf;
+      Object.assign(jsonSchema, { type: 'string', pattern: branches.map((branch) => `(?:${branch.pattern})`).join('|') });
+    },
+  });
 
 export const Interval = z
   .object({ start_time: TimeOfDay, end_time: TimeOfDay, enabled: z.boolean().default(true) })
@@ -52,12 +69,14 @@ export const AvailabilityRule = z
   });
 export type AvailabilityRule = z.infer<typeof AvailabilityRule>;
 
+export const DurationType = z.enum(['Indefinite']).meta({ id: 'DurationType' });
+
 export const CreateRuleSetBody = z
   .object({
     name: Text(120),
     description: z.string().trim().max(1000).optional(),
     timezone: Text(64),
-    durationType: z.enum(['Indefinite']).default('Indefinite'),
+    durationType: DurationType.default('Indefinite'),
     isDefault: z.boolean().default(false),
     metaData: z
       .object({
@@ -77,8 +96,8 @@ export const CreateRuleSetBody = z
   .meta({ id: 'CreateRuleSetBody' });
 export type CreateRuleSetBody = z.infer<typeof CreateRuleSetBody>;
 
-export const SessionType = z.enum(['OneToOne', 'Group']);
-export const DeliveryMode = z.enum(['Online', 'InPerson', 'Phone']);
+export const SessionType = z.enum(['OneToOne', 'Group']).meta({ id: 'SessionType' });
+export const DeliveryMode = z.enum(['Online', 'InPerson', 'Phone']).meta({ id: 'DeliveryMode' });
 
 export const CreateConsultationBody = z
   .object({
@@ -93,8 +112,8 @@ export const CreateConsultationBody = z
     category: Text(80),
     subcategory: Tags.default([]),
     tags: Tags.default([]),
-    ruleSetId: RecordKey,
-    pricingId: RecordKey,
+    ruleSetId: RuleSetKey,
+    pricingId: PricingKey,
   })
   .strict()
   .refine((body) => body.sessionType !== 'OneToOne' || body.maxCapacity === 1, {
@@ -116,8 +135,8 @@ export const UpdateConsultationBody = z
     category: Text(80),
     tags: Tags,
     maxCapacity: z.number().int().min(1).max(500),
-    ruleSetId: RecordKey,
-    pricingId: RecordKey,
+    ruleSetId: RuleSetKey,
+    pricingId: PricingKey,
   })
   .partial()
   .strict()
@@ -138,11 +157,20 @@ export const ApproveConsultationBody = z
 export type ApproveConsultationBody = z.infer<typeof ApproveConsultationBody>;
 
 export const CONSULTATION_STATUSES = ['Pending', 'Approved'] as const;
+export const ConsultationStatus = z.enum(CONSULTATION_STATUSES).meta({ id: 'ConsultationStatus' });
+export const ConsultationVisibility = z.enum(['Hidden', 'Published']).meta({ id: 'ConsultationVisibility' });
 export const ConsultationListQuery = PageQuery.extend({
-  status: z.enum(CONSULTATION_STATUSES).optional(),
+  status: ConsultationStatus.optional(),
   category: z.string().trim().max(80).optional(),
 }).strict();
-export const KeyParams = z.object({ id: RecordKey }).strict();
+export const KeyParams = z
+  .object({
+    id: RecordKey.meta({
+      description:
+        'The record’s id or its referenceId: either names it (a consultation con_… or MKT-CON-…, a session ses_… or SES_…, a booking bk_… or BK_…, a rule set a uuid or MKT-AVL-RST-…).',
+    }),
+  })
+  .strict();
 /** The longest range one slots query may ask for, in calendar days (`from` and `to` included). */
 export const MAX_SLOT_RANGE_DAYS = 31;
 export const SlotsQuery = z
@@ -161,7 +189,7 @@ export const SlotsQuery = z
  * are cancelled in full, so no hold stays open for ever.
  */
 export const SESSION_STATUSES = ['Scheduled', 'In Progress', 'Completed', 'No Show', 'Expired'] as const;
-export const SessionStatus = z.enum(SESSION_STATUSES);
+export const SessionStatus = z.enum(SESSION_STATUSES).meta({ id: 'SessionStatus' });
 export type SessionStatus = z.infer<typeof SessionStatus>;
 export const SessionListQuery = PageQuery.extend({ status: SessionStatus.optional() }).strict();
 export const StartSessionBody = z
@@ -194,12 +222,29 @@ export const Participant = z
   })
   .strict();
 
+/**
+ * The booked day, documented as one format (a date): a timestamp is still accepted, read as the
+ * day it starts with, but clients are told of the date only (one type in every generated client).
+ */
+const ONE_DAY = {
+  description: 'The day of the slot (YYYY-MM-DD). A timestamp is accepted too: its first 10 characters are the day.',
+  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    delete jsonSchema.anyOf;
+    Object.assign(jsonSchema, { type: 'string', format: 'date' });
+  },
+};
+
 export const CreateBookingBody = z
   .object({
-    SellerId: RecordKey,
-    consultationId: RecordKey,
-    ruleSetId: RecordKey,
-    date: z.union([IsoDate, Timestamp]).transform((value) => value.slice(0, 10)),
+    SellerId: RecordKey.meta({
+      description: 'The consultation’s seller: their user id (a uuid, any case) or their USR reference (MKT-USR-…).',
+    }),
+    consultationId: ConsultationKey,
+    ruleSetId: RuleSetKey,
+    date: z
+      .union([IsoDate, Timestamp])
+      .transform((value) => value.slice(0, 10))
+      .meta(ONE_DAY),
     startTime: ClockTime,
     endTime: ClockTime,
     participants: z.array(Participant).min(1).max(50),
@@ -218,10 +263,11 @@ export type CreateBookingBody = z.infer<typeof CreateBookingBody>;
 
 /** PaymentPending: places taken, the wallet's answer not yet in; Failed: not paid, places given back. */
 export const BOOKING_STATUSES = ['PaymentPending', 'Confirmed', 'Cancelled', 'Failed'] as const;
-export const BookingListQuery = PageQuery.extend({ status: z.enum(BOOKING_STATUSES).optional() }).strict();
+export const BookingStatus = z.enum(BOOKING_STATUSES).meta({ id: 'BookingStatus' });
+export const BookingListQuery = PageQuery.extend({ status: BookingStatus.optional() }).strict();
 export const CancelBookingBody = z
   .object({
-    bookingId: RecordKey,
+    bookingId: BookingKey,
     reason: z.string().trim().max(1000).optional(),
     refundRequested: z.boolean().default(true),
     notes: z.string().max(2000).optional(),
@@ -234,11 +280,16 @@ export const CancelBookingBody = z
   .meta({ id: 'CancelBookingBody' });
 export type CancelBookingBody = z.infer<typeof CancelBookingBody>;
 
+export const PricingStrategy = z.enum(['Fixed']).meta({ id: 'PricingStrategy' });
+export const DiscountType = z.enum(['Percentage', 'Fixed']).meta({ id: 'DiscountType' });
+export const VisibilityRuleType = z.enum(['user_type', 'location']).meta({ id: 'VisibilityRuleType' });
+export const VisibilityRuleAction = z.enum(['show', 'hide']).meta({ id: 'VisibilityRuleAction' });
+
 export const CreatePricingBody = z
   .object({
     basePrice: NonNegativeMajorAmount,
     currency: Currency,
-    pricingStrategy: z.enum(['Fixed']).default('Fixed'),
+    pricingStrategy: PricingStrategy.default('Fixed'),
     comparePrice: NonNegativeMajorAmount.optional(),
     isOnSale: z.boolean().default(false),
     isActive: z.boolean().default(true),
@@ -257,7 +308,7 @@ export const CreateDiscountBody = z
   .object({
     name: Text(120),
     description: z.string().trim().max(1000).default(''),
-    discountType: z.enum(['Percentage', 'Fixed']),
+    discountType: DiscountType,
     discountValue: z.number().positive(),
     validFrom: Timestamp,
     validTo: Timestamp,
@@ -293,7 +344,7 @@ export type CreateDiscountBody = z.infer<typeof CreateDiscountBody>;
 export const ValidateCouponBody = z
   .object({
     couponCode: z.string().trim().toUpperCase().min(1).max(40).meta(NON_BLANK),
-    consultationId: RecordKey,
+    consultationId: ConsultationKey,
     userId: UserKey.optional(),
   })
   .strict()
@@ -301,9 +352,9 @@ export const ValidateCouponBody = z
 
 export const VisibilityRule = z
   .object({
-    type: z.enum(['user_type', 'location']),
+    type: VisibilityRuleType,
     condition: z.string().trim().min(1).max(200).meta(NON_BLANK),
-    action: z.enum(['show', 'hide']),
+    action: VisibilityRuleAction,
     priority: z.number().int().min(0).max(10_000),
   })
   .strict();
@@ -328,7 +379,7 @@ export type CreateVisibilityRuleSetBody = z.infer<typeof CreateVisibilityRuleSet
 
 export const VisibilityStatusBody = z
   .object({
-    consultationIds: z.array(RecordKey).min(1).max(100),
+    consultationIds: z.array(ConsultationKey).min(1).max(100),
     userId: UserKey.optional(),
     context: z
       .object({ userType: z.string().trim().max(40).optional(), location: z.string().trim().max(40).optional() })

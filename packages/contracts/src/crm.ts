@@ -3,13 +3,18 @@ import { AT_LEAST_ONE_FIELD, NON_BLANK } from './schema-meta';
 import { PageQuery } from './pagination';
 import { NonNegativeMoneyParam, withMinorNames } from './money';
 
-export const RelationshipStatus = z.enum(['Active', 'Inactive', 'Blocked']);
-export const CustomerType = z.enum(['New', 'Regular', 'VIP']);
-export const FollowStatus = z.enum(['Following', 'NotFollowing']);
-export const NotificationPreference = z.enum(['All', 'Important', 'None']);
+export const RelationshipStatus = z.enum(['Active', 'Inactive', 'Blocked']).meta({ id: 'RelationshipStatus' });
+export const CustomerType = z.enum(['New', 'Regular', 'VIP']).meta({ id: 'CustomerType' });
+export const FollowStatus = z.enum(['Following', 'NotFollowing']).meta({ id: 'FollowStatus' });
+export const NotificationPreference = z.enum(['All', 'Important', 'None']).meta({ id: 'NotificationPreference' });
 
 const Tags = z.array(z.string().trim().min(1).max(40).meta(NON_BLANK)).max(30);
-const UserId = z.string().trim().min(1).max(64).meta(NON_BLANK);
+const UserId = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .meta({ ...NON_BLANK, description: 'A user: their id (a uuid) or their USR reference (MKT-USR-…).' });
 
 const editable = {
   status: RelationshipStatus,
@@ -48,7 +53,16 @@ export const UpdateCustomerBody = z
   .meta({ ...AT_LEAST_ONE_FIELD, id: 'UpdateCustomerBody' });
 export type UpdateCustomerBody = z.infer<typeof UpdateCustomerBody>;
 
-export const CustomerParams = z.object({ id: z.string().trim().min(1).max(64).meta(NON_BLANK) }).strict();
+export const CustomerParams = z
+  .object({
+    id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(64)
+      .meta({ ...NON_BLANK, description: 'The relationship: its id (cus_…) or its referenceId (CUS_…).' }),
+  })
+  .strict();
 export const SellerParams = z.object({ sellerId: UserId }).strict();
 export const BuyerParams = z.object({ buyerId: UserId }).strict();
 export const CustomerListQuery = PageQuery.extend({

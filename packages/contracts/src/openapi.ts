@@ -47,6 +47,9 @@ export function exampleOf(json: JsonSchema, components: Record<string, JsonSchem
     const branches = json[key] as JsonSchema[] | undefined;
     if (branches) return exampleOf(branches.find((branch) => branch.type !== 'null') ?? branches[0]!, components);
   }
+  // Nullable, and an object that can hold nothing (logout's `data`): null is what it answers. (No
+  // `examples: [null]` on it: openapi-generator warns of a schema it cannot name.)
+  if (Array.isArray(json.type) && json.type.includes('null') && json.maxProperties === 0) return null;
   const type = Array.isArray(json.type) ? (json.type as string[]).find((t) => t !== 'null') : (json.type as string | undefined);
   switch (type) {
     case 'object':
@@ -137,9 +140,12 @@ function success(endpoint: Endpoint): ZodOpenApiOperationObject['responses'] {
   }
   if (endpoint.produces === 'html') return { '200': html('An HTML page') };
   if (endpoint.produces === 'redirect') {
+    const note = { schema: { type: 'string' as const }, example: 'See Other. Redirecting to https://example.com/done?status=Completed' };
     const redirect = {
-      description: 'See Other: back to the client’s redirectUrl with status and reference',
+      description:
+        'See Other: back to the client’s redirectUrl with status and reference. The body is a short note naming the address (as the `Accept` header asks: text or HTML); a client follows `Location`.',
       headers: { Location: { required: true, schema: { type: 'string' as const, format: 'uri' } } },
+      content: { 'text/plain': note, 'text/html': note },
     };
     return {
       ...(endpoint.method === 'get' ? { '200': html('The payment’s state, when the client’s address is no longer allowed') } : {}),
@@ -178,9 +184,6 @@ function requestBody(endpoint: Endpoint): ZodOpenApiOperationObject['requestBody
   return undefined;
 }
 
-const operationId = (endpoint: Pick<Endpoint, 'method' | 'path'>) =>
-  `${endpoint.method}${endpoint.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`;
-
 /** OpenAPI links of a success: to the operations on the record it made. */
 function links(endpoint: Endpoint) {
   return Object.fromEntries(
@@ -188,7 +191,7 @@ function links(endpoint: Endpoint) {
       const [method, path] = target.split(' ');
       const found = ENDPOINTS.find((candidate) => candidate.method === method && candidate.path === path);
       if (!found) throw new Error(`A link of ${endpoint.method} ${endpoint.path} leads to ${target}, which the table does not have`);
-      return [operationId(found), { operationId: operationId(found), parameters: linkParameters }];
+      return [found.operationId, { operationId: found.operationId, parameters: linkParameters }];
     }),
   );
 }
@@ -292,7 +295,7 @@ function operation(endpoint: Endpoint): ZodOpenApiOperationObject {
   return {
     tags: [endpoint.service],
     summary: endpoint.summary,
-    operationId: operationId(endpoint),
+    operationId: endpoint.operationId,
     ...(endpoint.access === 'bearer' || endpoint.access === 'admin' ? { security: [{ bearer: [] }] } : { security: [] }),
     ...(endpoint.access === 'admin' ? { description: 'Admins only.' } : {}),
     ...parameters(endpoint),
@@ -333,6 +336,12 @@ function errorBodySchema(): JsonSchema & { example: typeof ERROR_BODY_EXAMPLE } 
   return { ...(schema as JsonSchema), example: ERROR_BODY_EXAMPLE };
 }
 
+/**
+ * The gateway's address when no public URL is configured (its default port on this machine): the
+ * gateway serves the document with its `PUBLIC_URL`, and generators need an absolute URL.
+ */
+export const DEFAULT_SERVER_URL = 'http://localhost:8080';
+
 /** The OpenAPI 3.1 document as this module builds it: what readers of it may rely on. */
 export interface OpenApiDocument {
   openapi: '3.1.0';
@@ -348,7 +357,7 @@ export interface OpenApiDocument {
 }
 
 /** The OpenAPI 3.1 document of every endpoint behind the gateway, generated from the endpoint table. */
-export function buildOpenApi(serverUrl = '/'): OpenApiDocument {
+export function buildOpenApi(serverUrl = DEFAULT_SERVER_URL): OpenApiDocument {
   const paths: ZodOpenApiPathsObject = {};
   for (const endpoint of ENDPOINTS) (paths[endpoint.path] ??= {})[endpoint.method] = operation(endpoint);
   const securitySchemes = { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (RS256), from /v1/auth/login' } } as const;
@@ -371,15 +380,184 @@ export function buildOpenApi(serverUrl = '/'): OpenApiDocument {
     paths,
   });
   const components = (document.components ?? {}) as { schemas?: Record<string, JsonSchema>; responses?: Record<string, unknown> };
+  const named = nameInlineObjects(components.schemas ?? {}, document.paths as OpenApiDocument['paths']);
   return {
-    ...(document as Omit<OpenApiDocument, 'components'>),
+    ...(document as Omit<OpenApiDocument, 'components' | 'paths'>),
     openapi: '3.1.0',
+    servers: [{ url: serverUrl }],
     components: {
       responses: components.responses ?? {},
       securitySchemes,
-      schemas: components.schemas as OpenApiDocument['components']['schemas'],
+      schemas: named.schemas as OpenApiDocument['components']['schemas'],
     },
+    paths: named.paths,
   };
+}
+
+/**
+ * Names of objects nested in a named schema, by the name they would get from where they sit
+ * (`<Schema><Property>`, an array's items singular): the resources clients use by name.
+ */
+const NESTED_NAMES: Record<string, string> = {
+  BookingListBooking: 'BookingSummary',
+  BookingCancellation: 'Cancellation',
+  BookingParticipant: 'Participant',
+  CreateBookingBodyParticipant: 'ParticipantInput',
+  SessionListSession: 'Session',
+  ConsultationListConsultation: 'ConsultationSummary',
+  ConsultationPricing: 'ConsultationPrice',
+  SlotsSlot: 'Slot',
+  RuleSetAvailabilityRule: 'AvailabilityRule',
+  AvailabilityRuleInterval: 'AvailabilityInterval',
+  RuleSetMetaData: 'RuleSetOptions',
+  CreateRuleSetBodyAvailabilityRule: 'AvailabilityRuleInput',
+  AvailabilityRuleInputInterval: 'AvailabilityIntervalInput',
+  CreateRuleSetBodyMetaData: 'RuleSetOptionsInput',
+  CreateVisibilityRuleSetBodyVisibilityRule: 'VisibilityRuleInput',
+  VisibilityRuleSetCreatedVisibilityRule: 'VisibilityRule',
+  VisibilityStatusConsultation: 'ConsultationVisibilityStatus',
+  CreateProductBodyProperty: 'ProductPropertyInput',
+  UpdateProductBodyProperty: 'ProductPropertyInput',
+  ProductProperty: 'ProductProperty',
+  CategoryProperty: 'CategoryProperty',
+  ReviewsByEntityReview: 'Review',
+  AuthSessionUser: 'User',
+  OwnRelationshipsCustomer: 'RelationshipSummary',
+  SellerCustomersCustomer: 'SellerCustomer',
+  SellerFollowersFollower: 'SellerFollower',
+  SellerFavoritesFavorite: 'SellerFavorite',
+  HighValueCustomersCustomer: 'HighValueCustomer',
+  BuyerRelationshipsRelationship: 'BuyerRelationship',
+  BuyerFollowingFollowing: 'FollowedSeller',
+  BuyerSellersCustomer: 'BookedSeller',
+  RateLimitStatsDaily: 'RateLimitWindow',
+  RateLimitStatsWeekly: 'RateLimitWindow',
+  RateLimitStatsMonthly: 'RateLimitWindow',
+  TopUpCreatedWallet: 'TopUpWallet',
+  JwksDocumentKey: 'Jwk',
+  ErrorBodyError: 'FieldError',
+  DraftBodyMetaData: 'DraftMetaDataInput',
+  UpdateDraftBodyMetaData: 'DraftMetaDataInput',
+  VisibilityStatusBodyContext: 'VisibilityContext',
+  PayoutStatusHistory: 'PayoutHistoryEntry',
+  BookingHoldAdminHistory: 'BookingHoldHistoryEntry',
+  ConsultationPendingRevision: 'PendingRevision',
+  ConsultationUpdatedPendingRevision: 'PendingRevision',
+  PendingRevisionChanges: 'PendingRevisionChanges',
+};
+
+const SCHEMA_KEYWORDS_OF_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
+const pascal = (text: string) => text.replace(/(^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_, _sep: string, c: string) => c.toUpperCase());
+const singular = (name: string) =>
+  name
+    .replace(/ies$/, 'y')
+    .replace(/(ss)$/, '$1')
+    .replace(/([^s])s$/, '$1');
+
+/**
+ * Every object schema nested in a named schema or written in an operation (a request body, a
+ * success envelope) becomes a named schema of `components.schemas`, referenced with `$ref`: a
+ * generator then names its model after the resource (`Slot`, `BookingSummary`), not after the
+ * operation and position it was found at. Equal objects share one name; the success envelopes are
+ * named after their `data` (`BookingResponse`). The contract is the same: only where a schema is
+ * written changes.
+ */
+function nameInlineObjects(
+  schemas: Record<string, JsonSchema>,
+  paths: OpenApiDocument['paths'],
+): { schemas: Record<string, JsonSchema>; paths: OpenApiDocument['paths'] } {
+  const out: Record<string, JsonSchema> = { ...schemas };
+  const byShape = new Map<string, string>();
+  const name = (schema: JsonSchema, wanted: string): string => {
+    const shape = JSON.stringify(schema);
+    const known = byShape.get(shape);
+    if (known) return known;
+    const base = wanted;
+    let candidate = base;
+    for (let n = 2; candidate in out && JSON.stringify(out[candidate]) !== shape; n += 1) candidate = `${base}${n}`;
+    out[candidate] = schema;
+    byShape.set(shape, candidate);
+    return candidate;
+  };
+  const isObject = (node: JsonSchema) => node.type === 'object' && typeof node.properties === 'object';
+  /** The schema with its nested objects named; `owner` is the name a nested object would take. */
+  const walk = (node: unknown, owner: string, root: boolean): unknown => {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
+    const schema = { ...(node as JsonSchema) };
+    const self = NESTED_NAMES[owner] ?? owner;
+    if (schema.properties) {
+      schema.properties = Object.fromEntries(
+        Object.entries(schema.properties as Record<string, unknown>).map(([key, value]) => [
+          key,
+          walk(value, `${self}${pascal(key)}`, false),
+        ]),
+      );
+    }
+    if (schema.items) schema.items = walk(schema.items, singular(self), false);
+    if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
+      schema.additionalProperties = walk(schema.additionalProperties, `${self}Value`, false);
+    }
+    for (const key of SCHEMA_KEYWORDS_OF_LISTS) {
+      if (Array.isArray(schema[key])) schema[key] = (schema[key] as unknown[]).map((branch) => walk(branch, self, false));
+    }
+    if (root || !isObject(schema)) return schema;
+    return { $ref: `${COMPONENT_REF}${name(schema, self)}` };
+  };
+  for (const [key, schema] of Object.entries(schemas)) out[key] = walk(schema, key, true) as JsonSchema;
+  for (const [key, schema] of Object.entries(out)) byShape.set(JSON.stringify(schema), byShape.get(JSON.stringify(schema)) ?? key);
+  const namedPaths = Object.fromEntries(
+    Object.entries(paths).map(([path, operations]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(operations).map(([method, value]) => {
+          const op = value as {
+            operationId?: string;
+            requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+            responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
+          };
+          const inContent = (content: Record<string, { schema?: JsonSchema }> | undefined, owner: (schema: JsonSchema) => string) =>
+            content &&
+            Object.fromEntries(
+              Object.entries(content).map(([type, media]) => [
+                type,
+                media.schema ? { ...media, schema: walk(media.schema, owner(media.schema), false) } : media,
+              ]),
+            );
+          const envelopeName = (schema: JsonSchema) => {
+            const data = (schema.properties as Record<string, JsonSchema> | undefined)?.data;
+            const target = typeof data?.$ref === 'string' ? data.$ref.slice(COMPONENT_REF.length) : undefined;
+            if (target) return `${target}Response`;
+            return schema.properties && !('data' in (schema.properties as object)) ? 'Done' : `${pascal(op.operationId ?? method)}Response`;
+          };
+          return [
+            method,
+            {
+              ...op,
+              ...(op.requestBody
+                ? {
+                    requestBody: {
+                      ...op.requestBody,
+                      content: inContent(op.requestBody.content, () => `${pascal(op.operationId ?? method)}Body`),
+                    },
+                  }
+                : {}),
+              ...(op.responses
+                ? {
+                    responses: Object.fromEntries(
+                      Object.entries(op.responses).map(([status, response]) => [
+                        status,
+                        response.content ? { ...response, content: inContent(response.content, envelopeName) } : response,
+                      ]),
+                    ),
+                  }
+                : {}),
+            },
+          ];
+        }),
+      ),
+    ]),
+  );
+  return { schemas: out, paths: namedPaths };
 }
 
 /**
@@ -410,4 +588,4 @@ export function inlineSchemas(document: OpenApiDocument): OpenApiDocument {
 }
 
 /** `buildOpenApi` with every named schema inlined (`inlineSchemas`). */
-export const buildInlinedOpenApi = (serverUrl = '/'): OpenApiDocument => inlineSchemas(buildOpenApi(serverUrl));
+export const buildInlinedOpenApi = (serverUrl = DEFAULT_SERVER_URL): OpenApiDocument => inlineSchemas(buildOpenApi(serverUrl));

@@ -5,15 +5,15 @@ import { Currency, PositiveDecimalString, PositiveMajorAmount, PositiveMinorAmou
 import { referenceOf } from './references';
 
 /** `Chapa` is the hosted-checkout provider the interface writes as `Gateway`. */
-export const PaymentMethod = z.enum(['Chapa', 'Bank_Transfer', 'Mobile_Money', 'Card']);
+export const PaymentMethod = z.enum(['Chapa', 'Bank_Transfer', 'Mobile_Money', 'Card']).meta({ id: 'PaymentMethod' });
 export type PaymentMethod = z.infer<typeof PaymentMethod>;
 
 export const TOPUP_STATUSES = ['Processing', 'Completed', 'Failed', 'Cancelled', 'Expired'] as const;
-export const TopUpStatus = z.enum(TOPUP_STATUSES);
+export const TopUpStatus = z.enum(TOPUP_STATUSES).meta({ id: 'TopUpState' });
 export type TopUpStatus = z.infer<typeof TopUpStatus>;
 
 export const PAYOUT_STATUSES = ['Pending', 'Approved', 'Processing', 'Completed', 'Rejected', 'Failed', 'Cancelled'] as const;
-export const PayoutStatus = z.enum(PAYOUT_STATUSES);
+export const PayoutStatus = z.enum(PAYOUT_STATUSES).meta({ id: 'PayoutState' });
 export type PayoutStatus = z.infer<typeof PayoutStatus>;
 
 export const PAYOUT_ADMIN_MOVES = ['approve', 'reject', 'process', 'complete', 'fail'] as const;
@@ -161,13 +161,15 @@ export const WalletView = z.object({
 });
 export type WalletView = z.infer<typeof WalletView>;
 
+export const TransferStatus = z.enum(['Pending', 'Debited', 'Completed', 'Failed']).meta({ id: 'TransferStatus' });
+
 export const TransferView = z.object({
   id: z.string(),
   fromUserId: z.string(),
   toUserId: z.string(),
   amount: z.number().int(),
   currency: z.string(),
-  status: z.enum(['Pending', 'Debited', 'Completed', 'Failed']),
+  status: TransferStatus,
   createdAt: z.string(),
   completedAt: z.string().nullable(),
 });
@@ -202,19 +204,31 @@ export const CreateBookingHoldBody = z
 export type CreateBookingHoldBody = z.infer<typeof CreateBookingHoldBody>;
 
 export const BOOKING_HOLD_STATUSES = ['Pending', 'Held', 'Rejected', 'Voided', 'Settling', 'Settled'] as const;
-export const BookingHoldStatus = z.enum(BOOKING_HOLD_STATUSES);
+export const BookingHoldStatus = z.enum(BOOKING_HOLD_STATUSES).meta({ id: 'BookingHoldStatus' });
 export type BookingHoldStatus = z.infer<typeof BookingHoldStatus>;
+
+/** What ended or will end a hold: capture (delivered), cancel (refund), void (never paid). */
+export const HoldSettlement = z.enum(['capture', 'cancel', 'void']).meta({ id: 'HoldSettlement' });
 
 export const BookingHoldView = z.object({
   bookingId: z.string(),
   status: BookingHoldStatus,
   /** What ended or will end the hold: capture (delivered), cancel (refund), void (never paid). */
-  settlement: z.enum(['capture', 'cancel', 'void']).nullable(),
+  settlement: HoldSettlement.nullable(),
   amountMinor: z.number().int(),
   currency: z.string(),
 });
 export type BookingHoldView = z.infer<typeof BookingHoldView>;
-export const BookingHoldParams = z.object({ bookingId: z.string().trim().min(1).max(100).meta(NON_BLANK) }).strict();
+export const BookingHoldParams = z
+  .object({
+    bookingId: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .meta({ ...NON_BLANK, description: 'The booking’s id (bk_…), as `bookingId` of the booking.' }),
+  })
+  .strict();
 
 /** An admin's void of a hold that never ends: why, for the hold's history (required, bounded). */
 export const VoidBookingHoldBody = z

@@ -66,7 +66,7 @@ export function createApp({ config, runtime, identity, keys, counter, databaseRe
         publicKey: keys.publicKey,
         handlers: authHandlers(identity, keys, config.TRUST_PROXY, registrations),
       });
-      mountDocs(app);
+      mountDocs(app, config.PUBLIC_URL);
     },
   });
   service.set('trust proxy', config.TRUST_PROXY);

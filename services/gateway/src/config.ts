@@ -29,6 +29,11 @@ export const GatewayEnv = serviceEnv(8080).extend({
   ADMIN_EMAIL: z.string().email().optional(),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   ADMIN_NAME: z.string().min(1).default('Administrator'),
+  /**
+   * The address clients reach the gateway at: the `servers` URL of the OpenAPI document it serves
+   * (generated clients call it). Default: this machine's gateway port.
+   */
+  PUBLIC_URL: url.default('http://localhost:8080').transform((value) => value.replace(/\/+$/, '')),
   WALLET_URL: url.default('http://127.0.0.1:8081'),
   CATALOG_URL: url.default('http://127.0.0.1:8082'),
   CRM_URL: url.default('http://127.0.0.1:8083'),

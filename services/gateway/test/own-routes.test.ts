@@ -1,4 +1,4 @@
-import { SUBSCRIPTION_LIST, EVENT_TYPES, buildAsyncApi } from '@mkt/contracts';
+import { SUBSCRIPTION_LIST, EVENT_TYPES, buildAsyncApi, buildOpenApi } from '@mkt/contracts';
 import { getMetrics } from '@mkt/kit';
 import { disconnectDatabase, startGateway, type Gateway } from './harness';
 import { call, uniqueName } from './support';
@@ -7,7 +7,11 @@ let gateway: Gateway;
 const password = 'correct horse battery';
 
 beforeAll(async () => {
-  gateway = await startGateway({ RATE_LIMIT_IP_PER_MIN: '0', RATE_LIMIT_USER_PER_MIN: '0' });
+  gateway = await startGateway({
+    RATE_LIMIT_IP_PER_MIN: '0',
+    RATE_LIMIT_USER_PER_MIN: '0',
+    PUBLIC_URL: 'https://api.marketplace.example/',
+  });
 });
 afterAll(async () => {
   await gateway.close();
@@ -42,6 +46,13 @@ describe("the gateway's own routes match as written (case-sensitive, strict)", (
 });
 
 describe('the documents beside each other: /openapi.json and /asyncapi.json', () => {
+  test('/openapi.json names the gateway’s PUBLIC_URL as its server (absolute, no trailing slash): what generated clients call', async () => {
+    const res = await call(gateway.url, 'GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect((res.body as { servers: unknown }).servers).toEqual([{ url: 'https://api.marketplace.example' }]);
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(buildOpenApi('https://api.marketplace.example'))));
+  });
+
   test('/asyncapi.json serves the AsyncAPI 3.0 document of the event bus, as the contracts build it', async () => {
     const res = await call(gateway.url, 'GET', '/asyncapi.json');
     expect(res.status).toBe(200);

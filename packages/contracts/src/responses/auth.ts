@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EMAIL_BY_PATTERN } from '../schema-meta';
-import { PrefixedRef, Text, UserId } from './common';
+import { PrefixedRef, Text, UserId, UserRole } from './common';
 
 export const AuthUserResponse = z
   .strictObject({
@@ -8,7 +8,7 @@ export const AuthUserResponse = z
     referenceId: PrefixedRef('USR'),
     email: z.email().meta({ examples: ['sara@example.com'], ...EMAIL_BY_PATTERN }),
     fullName: Text('Sara Tesfaye'),
-    role: z.enum(['buyer', 'seller', 'admin']),
+    role: UserRole,
   })
   .meta({ id: 'AuthUser' });
 

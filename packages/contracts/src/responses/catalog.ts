@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { VISIBILITIES } from '../catalog';
+import { ShippingHandler, Visibility } from '../catalog';
 import { Count, CurrencyCode, Major, PrefixedRef, Text, Timestamp, UserId, Uuid } from './common';
 
-const VisibilityValue = z.enum(VISIBILITIES);
+const VisibilityValue = Visibility;
 const ProductRef = PrefixedRef('SELL-PROD');
 
 /** A category and the properties its products may carry. */
@@ -14,7 +14,7 @@ export const CategoryResponse = z
       z.strictObject({
         id: PrefixedRef('PRO'),
         name: Text('Organic'),
-        type: z.enum(['text', 'number', 'boolean', 'select']),
+        type: z.enum(['text', 'number', 'boolean', 'select']).meta({ id: 'PropertyType' }),
         /** The allowed values of a `select` property. */
         options: z.array(Text('1 kg')).optional(),
         unit: Text('kg').optional(),
@@ -50,7 +50,7 @@ export const ProductListItemResponse = z
   .meta({ id: 'ProductListItem' });
 export const ProductListResponse = z.array(ProductListItemResponse).meta({ id: 'ProductList' });
 
-const PropertyValueResponse = z.union([z.string(), z.number(), z.boolean()]);
+const PropertyValueResponse = z.union([z.string(), z.number(), z.boolean()]).meta({ id: 'PropertyValue' });
 
 export const ProductResponse = z
   .strictObject({
@@ -63,7 +63,7 @@ export const ProductResponse = z
     stock: Count(40),
     discountCode: Text('LAUNCH10').nullable(),
     discountPercentage: z.number().min(0).max(100),
-    shippingHandler: z.enum(['Seller', 'Platform']),
+    shippingHandler: ShippingHandler,
     deliveryCost: Major(50),
     categoryId: PrefixedRef('CAT'),
     properties: z.array(

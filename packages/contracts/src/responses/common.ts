@@ -8,10 +8,11 @@ import type { PrefixedKind, UnderscoreKind } from '../references';
 
 export const Timestamp = z.iso.datetime().meta({ examples: ['2026-11-23T09:00:00.000Z'] });
 export const NullableTimestamp = Timestamp.nullable();
+/** A calendar day: `format: date` as the booking request's `date` (one format, a date type in generated clients). */
 export const Day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/)
-  .meta({ examples: ['2026-11-26'] });
+  .meta({ format: 'date', examples: ['2026-11-26'] });
 export const ClockTime = z
   .string()
   .regex(/^([01]\d|2[0-3]):[0-5]\d$/)
@@ -62,6 +63,9 @@ export function InternalId(kind: 'cus' | 'ses' | 'con' | 'bk' | 'rev' | 'pr' | '
     .regex(new RegExp(`^${kind}_[a-z0-9]{16}$`))
     .meta({ examples: [`${kind}_k2j4h6g8f0d2s4a6`] });
 }
+
+/** A user's role. */
+export const UserRole = z.enum(['buyer', 'seller', 'admin']).meta({ id: 'UserRole' });
 
 /** A user id: the gateway's uuid. */
 export const UserId = Uuid;

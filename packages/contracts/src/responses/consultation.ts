@@ -1,5 +1,17 @@
 import { z } from 'zod';
-import { BOOKING_STATUSES, DeliveryMode, SESSION_STATUSES, SessionType, WEEKDAYS } from '../consultation';
+import {
+  BookingStatus,
+  ConsultationStatus,
+  ConsultationVisibility,
+  DeliveryMode,
+  DiscountType,
+  PricingStrategy,
+  SessionStatus,
+  SessionType,
+  VisibilityRuleAction,
+  VisibilityRuleType,
+  Weekday,
+} from '../consultation';
 import {
   AverageRating,
   ClockTime,
@@ -15,16 +27,16 @@ import {
   Timestamp,
   UnderscoreRef,
   UserId,
+  UserRole,
   Uuid,
 } from './common';
 
 const ConsultationId = InternalId('con');
-const CurrentStatus = z.enum(['Pending', 'Approved']);
-const ConsultationVisibility = z.enum(['Hidden', 'Published']);
-const SessionStatusValue = z.enum(SESSION_STATUSES);
-const BookingStatusValue = z.enum(BOOKING_STATUSES);
-const RefundStatus = z.enum(['Pending', 'Refunded']).nullable();
-const CancelledBy = z.enum(['buyer', 'seller', 'admin']);
+const CurrentStatus = ConsultationStatus;
+const SessionStatusValue = SessionStatus;
+const BookingStatusValue = BookingStatus;
+const RefundStatus = z.enum(['Pending', 'Refunded']).meta({ id: 'RefundStatus' }).nullable();
+const CancelledBy = UserRole;
 /** What the cancel request said, kept with the booking. */
 const Cancellation = {
   cancelledBy: CancelledBy,
@@ -312,7 +324,7 @@ export const RuleSetResponse = z
     availabilityRules: z.array(
       z.strictObject({
         type: z.literal('weekly'),
-        weekday: z.enum(WEEKDAYS),
+        weekday: Weekday,
         intervals: z.array(z.strictObject({ start_time: HourMinuteSecond, end_time: HourMinuteSecond, enabled: z.boolean() })),
       }),
     ),
@@ -326,7 +338,7 @@ export const PricingCreatedResponse = z
     referenceId: UnderscoreRef('PR'),
     basePrice: Major(750),
     currency: CurrencyCode,
-    pricingStrategy: z.enum(['Fixed']),
+    pricingStrategy: PricingStrategy,
     /** The "was" price shown beside basePrice (null when not set). */
     comparePrice: Major(900).nullable(),
     isOnSale: z.boolean(),
@@ -342,7 +354,7 @@ export const DiscountCreatedResponse = z
     name: Text('Launch week'),
     description: Text('10% off the first week'),
     couponCode: Text('LAUNCH10'),
-    discountType: z.enum(['Percentage', 'Fixed']),
+    discountType: DiscountType,
     /** A percentage, or major units for a Fixed discount. */
     discountValue: z
       .number()
@@ -360,7 +372,7 @@ export const CouponQuoteResponse = z
   .strictObject({
     valid: z.boolean(),
     reason: Text('The coupon has expired').optional(),
-    discountType: z.enum(['Percentage', 'Fixed']).nullable(),
+    discountType: DiscountType.nullable(),
     discountValue: z
       .number()
       .positive()
@@ -390,9 +402,9 @@ export const VisibilityRuleSetCreatedResponse = z
     validTo: Timestamp,
     visibilityRules: z.array(
       z.strictObject({
-        type: z.enum(['user_type', 'location']),
+        type: VisibilityRuleType,
         condition: Text('seller'),
-        action: z.enum(['show', 'hide']),
+        action: VisibilityRuleAction,
         priority: Count(1),
       }),
     ),

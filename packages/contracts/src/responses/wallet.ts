@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { BOOKING_HOLD_STATUSES, PAYOUT_STATUSES, TOPUP_STATUSES } from '../wallet';
-import { Count, CurrencyCode, Major, NullableTimestamp, PrefixedRef, Text, Timestamp, UserId, Uuid } from './common';
+import { BookingHoldStatus, HoldSettlement, PaymentMethod, PayoutStatus, TopUpStatus, TransferStatus } from '../wallet';
+import { Count, CurrencyCode, Major, NullableTimestamp, PrefixedRef, Text, Timestamp, UserId, UserRole, Uuid } from './common';
 
-const PaymentMethodValue = z.enum(['Chapa', 'Bank_Transfer', 'Mobile_Money', 'Card']);
-const TopUpStatusValue = z.enum(TOPUP_STATUSES);
-const PayoutStatusValue = z.enum(PAYOUT_STATUSES);
+const PaymentMethodValue = PaymentMethod;
+const TopUpStatusValue = TopUpStatus;
+const PayoutStatusValue = PayoutStatus;
 /** A 2-decimal string of major units. */
 const DecimalAmount = z
   .string()
@@ -63,7 +63,7 @@ export const PayoutStatusResponse = z
         to: PayoutStatusValue,
         /** Null in the owner's view of a move by someone else (an admin): `byRole` says who. */
         byUserId: UserId.nullable(),
-        byRole: z.enum(['buyer', 'seller', 'admin']),
+        byRole: UserRole,
         at: Timestamp,
         notes: Text('Account checked').nullable(),
       }),
@@ -123,7 +123,7 @@ export const TransferResponse = z
       .positive()
       .meta({ examples: [12000] }),
     currency: CurrencyCode,
-    status: z.enum(['Pending', 'Debited', 'Completed', 'Failed']),
+    status: TransferStatus,
     createdAt: Timestamp,
     completedAt: NullableTimestamp,
   })
@@ -133,8 +133,8 @@ export const TransferResponse = z
 export const BookingHoldAdminResponse = z
   .strictObject({
     bookingId: Text('bk_k2j4h6g8f0d2s4a6'),
-    status: z.enum(BOOKING_HOLD_STATUSES),
-    settlement: z.enum(['capture', 'cancel', 'void']).nullable(),
+    status: BookingHoldStatus,
+    settlement: HoldSettlement.nullable(),
     amountMinor: Count(120000),
     currency: Text('ETB'),
     buyerId: Text('3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01'),

@@ -17,8 +17,8 @@ const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swag
  * contracts) and `/docs` (Swagger UI served from npm, no CDN): documents about the tables, not
  * entries of them.
  */
-export function mountDocs(app: Express): void {
-  const document = buildOpenApi();
+export function mountDocs(app: Express, publicUrl: string): void {
+  const document = buildOpenApi(publicUrl);
   const events = buildAsyncApi();
   mountRoute(app, 'get', '/openapi.json', (_req, res) => {
     res.json(document);
