@@ -50,7 +50,8 @@ const json = `${JSON.stringify(document, null, 2)}\n`;
 write(join(pkg, 'generated/openapi.json'), json);
 
 // From the JSON as written (what any other generator would read), not the object in memory.
-const ast = await openapiTS(JSON.parse(json), { alphabetize: false, exportType: false });
+// defaultNonNullable off: a request field with a default is optional (as `required` says), not demanded.
+const ast = await openapiTS(JSON.parse(json), { alphabetize: false, exportType: false, defaultNonNullable: false });
 const types = write(join(pkg, 'src/generated/openapi.ts'), `${BANNER}/* eslint-disable */\n${astToString(ast)}`);
 
 const idempotent = [];
