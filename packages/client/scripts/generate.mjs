@@ -3,7 +3,9 @@
 // into src/generated/openapi.ts (the `paths` and `components` types openapi-fetch is typed by),
 // and src/generated/operations.ts lists the operations that take an Idempotency-Key (read from
 // the document's parameters, so the hand layer names none). Run by this package's `build`, by the
-// root `build` before `tsc -b`, and by `postinstall` (so a bare `tsc -b` works on a fresh clone).
+// root `build` before `tsc -b`, and by `prepare` (pnpm runs it for workspace packages on
+// `pnpm install`, so a bare `tsc -b` works on a fresh clone; npm does not run it where the packed
+// package is installed).
 // Nothing generated is committed (.gitignore): the document is the only source.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ const require = createRequire(import.meta.url);
 const say = (line) => console.error(`[client] ${line}`);
 
 // The document comes from contracts' build: bring it up to date first (incremental, about a
-// second when nothing changed). `postinstall` of an install that holds no contracts sources (a
+// second when nothing changed). An install that holds no contracts sources (a
 // container's manifests-only layer) has nothing to generate from and says so.
 const contracts = join(root, 'packages/contracts');
 if (!existsSync(join(contracts, 'src/index.ts'))) {
