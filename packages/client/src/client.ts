@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { paths } from './generated/openapi';
 import { IDEMPOTENT_OPERATIONS } from './generated/operations';
@@ -285,7 +284,7 @@ export class MarketplaceClient {
     return {
       onRequest: ({ request, schemaPath }) => {
         if (!IDEMPOTENT_OPERATIONS.has(`${request.method} ${schemaPath}`) || request.headers.has('idempotency-key')) return undefined;
-        request.headers.set('Idempotency-Key', (this.#options.idempotencyKey ?? randomUUID)());
+        request.headers.set('Idempotency-Key', this.#options.idempotencyKey?.() ?? crypto.randomUUID());
         return request;
       },
     };
