@@ -63,7 +63,7 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
         if (res.status === 200 && check(res.body)) return res.body;
         last = `${res.status} ${JSON.stringify(res.body).slice(0, 400)}`;
       } catch (err) {
-        last = err.message;
+        last = err?.name === 'ApiError' ? String(err) : err.message;
       }
       if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${redact(String(last))})`);
       await sleep(300);
@@ -77,7 +77,9 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
       const detail = (await run()) ?? '';
       record.push({ step: name, ok: true, seconds: seconds(), detail });
       say(`  journey: ${name}${detail ? ` — ${detail}` : ''}`);
-    } catch (err) {
+    } catch (caught) {
+      // The SDK's ApiError says its operation, status, code and request id in its String().
+      const err = caught?.name === 'ApiError' ? new Error(String(caught), { cause: caught }) : caught;
       record.push({ step: name, ok: false, seconds: seconds(), detail: redact(err.message).split('\n')[0] });
       say(`  journey: ${name} — FAILED`);
       throw err;

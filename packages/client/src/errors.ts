@@ -7,7 +7,7 @@ export interface ErrorDetail {
 
 /**
  * Every answer of 400 or more (and a success answer that is not the envelope) as one error: the
- * envelope's `message`, its first `errors[].code` as `code` (clients branch on it, never on the
+ * envelope's `message` (as the error's message), its first `errors[].code` as `code` (clients branch on it, never on the
  * message), all of `errors` as `details`, the HTTP `status`, and the gateway's `x-request-id`
  * when it sent one (quote it when asking the operators).
  */
@@ -32,13 +32,18 @@ export class ApiError extends Error {
     operation: string;
     body: unknown;
   }) {
-    super(`${init.operation}: ${init.status} ${init.code}: ${init.message}`);
+    super(init.message);
     this.status = init.status;
     this.code = init.code;
     this.details = init.details;
     this.requestId = init.requestId;
     this.operation = init.operation;
     this.body = init.body;
+  }
+
+  /** `ApiError: POST /consultations/bookings → 422 slot_unavailable: The slot is taken (request …)`. */
+  override toString(): string {
+    return `${this.name}: ${this.operation} → ${this.status} ${this.code}: ${this.message}${this.requestId ? ` (request ${this.requestId})` : ''}`;
   }
 
   /** From an answer and its body (already read: openapi-fetch's `error`, or text). */

@@ -212,9 +212,10 @@ describe('the error class', () => {
     expect(error).toMatchObject({
       status: 422,
       code: 'slot_unavailable',
-      message: expect.stringContaining('The slot is taken'),
+      message: 'The slot is taken',
       requestId: 'req-123',
     });
+    expect(String(error)).toBe('ApiError: GET /consultations/bookings → 422 slot_unavailable: The slot is taken (request req-123)');
     expect(error.details).toHaveLength(2);
     expect(error.operation).toBe('GET /consultations/bookings');
   });
