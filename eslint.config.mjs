@@ -141,7 +141,17 @@ const FORBIDDEN_IN_SERVICES = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.tools/**', '.dev/**', 'coverage/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '.tools/**',
+      '.dev/**',
+      'coverage/**',
+      'packages/client/src/generated/**',
+      'packages/client/generated/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

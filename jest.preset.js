@@ -19,6 +19,7 @@ module.exports = function preset(displayName, dir) {
       // The same module instances as `@mkt/kit` (an error made by a domain is kit's AppError).
       '^@mkt/kit/domain$': path.join(root, 'packages/kit/src/domain.ts'),
       '^@mkt/infra$': path.join(root, 'packages/infra/src/index.ts'),
+      '^@mkt/client$': path.join(root, 'packages/client/src/index.ts'),
     },
   };
 };

@@ -5,46 +5,40 @@
 // then: npm run bench   (BENCH_URL, BENCH_SECONDS and BENCH_CONNECTIONS override the defaults;
 // BENCH_OVERHEAD=0 skips the gateway-overhead case at the end, bench/gateway-overhead.mjs)
 import autocannon from 'autocannon';
+import { sdk } from '../scripts/marketplace-client.mjs';
 import { gatewayOverhead } from './gateway-overhead.mjs';
 
 const base = process.env.BENCH_URL ?? 'http://localhost:8080';
 const duration = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 
-async function call(method, path, body, token) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return res.json();
-}
+// The seeding goes through the project's SDK (@mkt/client); the measured calls are autocannon's.
+const { MarketplaceClient } = await sdk();
 
 async function register(role) {
-  const body = {
+  const client = new MarketplaceClient({ baseUrl: base });
+  const session = await client.register({
     email: `bench-${role}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`,
     password: 'a long password',
     fullName: `Bench ${role}`,
     role,
-  };
-  const { data } = await call('POST', '/v1/auth/register', body);
-  return { token: data.accessToken, id: data.user.id, ref: data.user.referenceId };
+  });
+  return { client, token: session.accessToken, id: session.user.id, ref: session.user.referenceId };
 }
 
 const seller = await register('seller');
 const buyer = await register('buyer');
-const product = await call(
-  'POST',
-  '/physical-products/seller-products/',
-  {
-    name: 'Bench coffee',
-    description: '<p>Bench</p>',
-    sellingPrice: 100,
-    stock: 5,
-    shippingHandler: 'Seller',
-    categoryId: 'MKT-CAT-GROCERY0',
-  },
-  seller.token,
+const product = await seller.client.ok(
+  seller.client.api.POST('/physical-products/seller-products/', {
+    body: {
+      name: 'Bench coffee',
+      description: '<p>Bench</p>',
+      sellingPrice: 100,
+      stock: 5,
+      shippingHandler: 'Seller',
+      categoryId: 'MKT-CAT-GROCERY0',
+    },
+  }),
 );
 
 const cases = [

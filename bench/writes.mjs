@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bookingBody, payInSandbox } from '../scripts/marketplace-client.mjs';
+import { bookingBody, sdk } from '../scripts/marketplace-client.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Where `npm start` keeps its pid file (and the wire counters' address): .dev/ of this checkout. */
@@ -36,6 +36,11 @@ const check = (ok, rule) => {
   return ok;
 };
 
+/**
+ * The measured calls (the load's bookings and transfers): fetch as it is, so that a run measures
+ * what it did before the SDK (no Idempotency-Key added to a transfer: that is more work for the
+ * wallet). Everything else — sign-up, seeding, the rules' reads — goes through the SDK.
+ */
 async function call(method, path, { body, token, headers } = {}) {
   const res = await fetch(`${base}${path}`, {
     method,
@@ -50,18 +55,28 @@ async function call(method, path, { body, token, headers } = {}) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-async function must(method, path, options) {
-  const res = await call(method, path, options);
-  if (res.status !== 200) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data;
-}
+const { MarketplaceClient } = await sdk();
 
 const runId = Date.now().toString(36);
+/** A user signed up through the SDK: `api` its calls, `data(call)` a success's `data` (else ApiError). */
 async function register(role, name) {
-  const data = await must('POST', '/v1/auth/register', {
-    body: { email: `bench-${runId}-${name}@example.com`, password: 'a long bench password', fullName: `Bench ${name}`, role },
+  const client = new MarketplaceClient({ baseUrl: base });
+  const session = await client.register({
+    email: `bench-${runId}-${name}@example.com`,
+    password: 'a long bench password',
+    fullName: `Bench ${name}`,
+    role,
   });
-  return { token: data.accessToken, id: data.user.id, ref: data.user.referenceId, name: `Bench ${name}` };
+  const data = async (call) => (await client.ok(call)).data;
+  return {
+    client,
+    api: client.api,
+    data,
+    token: session.accessToken,
+    id: session.user.id,
+    ref: session.user.referenceId,
+    name: `Bench ${name}`,
+  };
 }
 
 async function until(what, probe, timeoutMs = 30_000) {
@@ -74,16 +89,18 @@ async function until(what, probe, timeoutMs = 30_000) {
   }
 }
 
-const balanceOf = async (user) => (await must('GET', '/v1/wallet', { token: user.token })).etbAvailableBalance;
+const balanceOf = async (user) => (await user.data(user.api.GET('/v1/wallet'))).etbAvailableBalance;
 
 /** Tops a wallet up through the sandbox hosted checkout (create, then press Pay). */
 async function fund(user, amount) {
-  await until('wallet opened', async () => (await call('GET', '/v1/wallet', { token: user.token })).status === 200);
-  const topUp = await must('POST', `/wallets/users/${user.ref}/topup`, {
-    token: user.token,
-    body: { amount, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/bench' },
-  });
-  await payInSandbox(base, topUp.paymentUrl);
+  await until('wallet opened', async () => (await user.api.GET('/v1/wallet')).response.status === 200);
+  const topUp = await user.data(
+    user.api.POST('/wallets/users/{userReferenceId}/topup', {
+      params: { path: { userReferenceId: user.ref } },
+      body: { amount, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/bench' },
+    }),
+  );
+  await user.client.payInSandbox(topUp.paymentUrl);
 }
 
 // ---- CPU per operation (issue 25): /proc/<pid>/stat of every process `npm start` recorded ----
@@ -228,49 +245,55 @@ async function load(next, perform) {
 const fmt = (ms) => (Number.isNaN(ms) ? '–' : ms.toFixed(0));
 const statusText = (statuses) => [...statuses].map(([status, n]) => `${n}×${status}`).join(', ');
 
-async function benchBookings(adminToken) {
+async function benchBookings(admin) {
   const seller = await register('seller', 'seller');
   const buyers = await Promise.all(Array.from({ length: connections }, (_, i) => register('buyer', `buyer${i}`)));
   const probe = await register('buyer', 'probe');
   if (price > 0) await Promise.all([...buyers, probe].map((buyer) => fund(buyer, 100_000)));
 
   const weekdays = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
-  const ruleSet = await must('POST', '/consultations/availability-rule-sets/rule-sets', {
-    token: seller.token,
-    body: {
-      name: 'Bench: all day',
-      timezone: 'UTC',
-      metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
-      availabilityRules: weekdays.map((weekday) => ({
-        type: 'weekly',
-        weekday,
-        intervals: [{ start_time: '00:00:00', end_time: '23:55:00', enabled: true }],
-      })),
-    },
-  });
-  const pricing = await must('POST', '/consultations/pricing', { token: seller.token, body: { basePrice: price, currency: 'ETB' } });
-  const consultation = await must('POST', '/consultations', {
-    token: seller.token,
-    body: {
-      title: 'Bench consultation',
-      duration: 5,
-      sessionType: 'OneToOne',
-      maxCapacity: 1,
-      deliveryMode: 'Online',
-      timezone: 'UTC',
-      language: 'English',
-      category: 'Business',
-      ruleSetId: ruleSet.id,
-      pricingId: pricing.id,
-    },
-  });
-  await must('POST', `/consultations/${consultation.id}/approve`, { token: adminToken });
+  const ruleSet = await seller.data(
+    seller.api.POST('/consultations/availability-rule-sets/rule-sets', {
+      body: {
+        name: 'Bench: all day',
+        timezone: 'UTC',
+        metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
+        availabilityRules: weekdays.map((weekday) => ({
+          type: 'weekly',
+          weekday,
+          intervals: [{ start_time: '00:00:00', end_time: '23:55:00', enabled: true }],
+        })),
+      },
+    }),
+  );
+  const pricing = await seller.data(seller.api.POST('/consultations/pricing', { body: { basePrice: price, currency: 'ETB' } }));
+  const consultation = await seller.data(
+    seller.api.POST('/consultations', {
+      body: {
+        title: 'Bench consultation',
+        duration: 5,
+        sessionType: 'OneToOne',
+        maxCapacity: 1,
+        deliveryMode: 'Online',
+        timezone: 'UTC',
+        language: 'English',
+        category: 'Business',
+        ruleSetId: ruleSet.id,
+        pricingId: pricing.id,
+      },
+    }),
+  );
+  await admin.ok(admin.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } } }));
 
   // Free slots from tomorrow on, within the 31-day window a slot query may span.
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
   const slots = [];
   for (let from = 1; from <= 29; from += 7) {
-    const listed = await must('GET', `/consultations/${consultation.id}/slots?from=${day(from)}&to=${day(Math.min(from + 6, 29))}`);
+    const listed = await seller.data(
+      seller.api.GET('/consultations/{id}/slots', {
+        params: { path: { id: consultation.id }, query: { from: day(from), to: day(Math.min(from + 6, 29)) } },
+      }),
+    );
     for (const slot of listed.slots) slots.push(slot);
   }
   // The probe books from the end of the list; the load takes slots from the front, each twice.
@@ -314,7 +337,9 @@ async function benchBookings(adminToken) {
   let stop = false;
   const lags = [];
   const crmTotal = async (buyer) => {
-    const listed = await must('GET', `/customers/seller/${seller.id}?limit=100`, { token: seller.token });
+    const listed = await seller.data(
+      seller.api.GET('/customers/seller/{sellerId}', { params: { path: { sellerId: seller.id }, query: { limit: 100 } } }),
+    );
     return listed.customers.find((c) => c.buyerName === buyer.name)?.totalBookings ?? 0;
   };
   const probeRun = (async () => {
@@ -336,10 +361,8 @@ async function benchBookings(adminToken) {
 
   // Rules: each slot at most once; the seller's Confirmed bookings are exactly those answered 200.
   const seen = new Map();
-  for (let page = 1; ; page += 1) {
-    const listed = await must('GET', `/consultations/bookings?status=Confirmed&page=${page}&limit=100`, { token: seller.token });
-    for (const b of listed.bookings) seen.set(`${b.date} ${b.startTime}`, (seen.get(`${b.date} ${b.startTime}`) ?? 0) + 1);
-    if (page * 100 >= listed.pagination.total) break;
+  for await (const b of seller.client.items('/consultations/bookings', { query: { status: 'Confirmed' } })) {
+    seen.set(`${b.date} ${b.startTime}`, (seen.get(`${b.date} ${b.startTime}`) ?? 0) + 1);
   }
   const overbooked = [...seen.values()].filter((n) => n > 1).length;
   const confirmed = [...confirmedBy.values()].reduce((a, b) => a + b, 0);
@@ -350,7 +373,9 @@ async function benchBookings(adminToken) {
   let crmExact = false;
   try {
     await until('CRM totals equal the bookings', async () => {
-      const listed = await must('GET', `/customers/seller/${seller.id}?limit=100`, { token: seller.token });
+      const listed = await seller.data(
+        seller.api.GET('/customers/seller/{sellerId}', { params: { path: { sellerId: seller.id }, query: { limit: 100 } } }),
+      );
       const byName = new Map(listed.customers.map((c) => [c.buyerName, c]));
       return buyers.every((buyer) => (byName.get(buyer.name)?.totalBookings ?? 0) === (confirmedBy.get(buyer.id) ?? 0));
     });
@@ -377,9 +402,7 @@ async function benchTransfers() {
   const payers = await Promise.all(Array.from({ length: 4 }, (_, i) => register('buyer', `payer${i}`)));
   const payees = await Promise.all(Array.from({ length: 4 }, (_, i) => register('seller', `payee${i}`)));
   await Promise.all(payers.map((payer) => fund(payer, 100_000)));
-  await Promise.all(
-    payees.map((payee) => until('wallet opened', async () => (await call('GET', '/v1/wallet', { token: payee.token })).status === 200)),
-  );
+  await Promise.all(payees.map((payee) => until('wallet opened', async () => (await payee.api.GET('/v1/wallet')).response.status === 200)));
   const everyone = [...payers, ...payees];
   const balancesBefore = await Promise.all(everyone.map(balanceOf));
   const amountMinor = 1_00;
@@ -413,8 +436,9 @@ async function benchTransfers() {
   return { result, cost, conserved, sentMinor, payeesGainedMinor };
 }
 
-const adminToken = (await must('POST', '/v1/auth/login', { body: admin })).accessToken;
-const bookings = await benchBookings(adminToken);
+const adminClient = new MarketplaceClient({ baseUrl: base });
+await adminClient.signIn(admin.email, admin.password);
+const bookings = await benchBookings(adminClient);
 const transfers = await benchTransfers();
 
 console.log(

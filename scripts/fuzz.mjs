@@ -5,7 +5,8 @@
 // schemathesis from PyPI into a venv under .tools/ on first use; signs a new seller up to get a
 // bearer token and seeds records of theirs (a product, a draft, a shop, a consultation approved
 // by the admin and booked by a buyer, a relationship, a top-up, a payout...) that the operations
-// on one record are pointed at, so that they reach their logic and real answers.
+// on one record are pointed at, so that they reach their logic and real answers. The seeding
+// calls the API through the project's SDK (@mkt/client), as a client would.
 //
 //   FUZZ_URL       the gateway (default http://localhost:8080)
 //   FUZZ_EXAMPLES  test cases per operation (default 25)
@@ -24,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bookingBody, payInSandbox } from './marketplace-client.mjs';
+import { bookingBody, sdk } from './marketplace-client.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SCHEMATHESIS = 'schemathesis==4.32.5';
@@ -57,27 +58,20 @@ function installSchemathesis() {
   }
 }
 
-async function api(method, path, token, body) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await res.json().catch(() => null);
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const { MarketplaceClient } = await sdk();
 
+/**
+ * A new user of `role`, signed up through the SDK: `client` (its calls carry the user's token),
+ * `data(call)` the `data` of a call's success (an ApiError otherwise), the access token for
+ * schemathesis, the user's id and reference.
+ */
 async function signUp(role) {
   const email = `fuzz-${role}-${randomBytes(6).toString('hex')}@example.com`;
-  const data = await api('POST', '/v1/auth/register', null, {
-    email,
-    password: randomBytes(12).toString('hex'),
-    fullName: `Fuzz ${role}`,
-    role,
-  });
+  const client = new MarketplaceClient({ baseUrl: base });
+  const session = await client.register({ email, password: randomBytes(12).toString('hex'), fullName: `Fuzz ${role}`, role });
   say(`signed up ${email}`);
-  return { token: data.accessToken, id: data.user.id, ref: data.user.referenceId };
+  const data = async (call) => (await client.ok(call)).data;
+  return { client, api: client.api, data, token: session.accessToken, id: session.user.id, ref: session.user.referenceId };
 }
 
 const until = async (probe) => {
@@ -94,7 +88,7 @@ const until = async (probe) => {
  * each operation's path parameters are fixed to a real record (the rest is still generated).
  */
 async function seed(seller) {
-  const as = (method, path, body) => api(method, path, seller.token, body);
+  const { api, data } = seller;
   const buyer = await signUp('buyer');
   const product = {
     name: 'Fuzz coffee',
@@ -106,63 +100,76 @@ async function seed(seller) {
     properties: [{ propertyId: 'MKT-PRO-GRORGANC', value: true }],
   };
   const [kept, deleted] = [
-    await as('POST', '/physical-products/seller-products/', product),
-    await as('POST', '/physical-products/seller-products/', product),
+    await data(api.POST('/physical-products/seller-products/', { body: product })),
+    await data(api.POST('/physical-products/seller-products/', { body: product })),
   ];
-  const draft = await as('POST', '/physical-products/seller-products/draft', { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{}' } });
-  const shop = await as('POST', '/v1/shops', {
-    name: 'Fuzz',
-    slug: `fuzz-${randomBytes(4).toString('hex')}`,
-    country: 'ET',
-    category: 'Coffee',
-  });
-  const v1 = await as('POST', '/v1/products', {
-    title: 'Beans',
-    price: 100,
-    currency: 'ETB',
-    sku: `FUZZ-${randomBytes(4).toString('hex')}`,
-    inventory: 1,
-  });
-  const ruleSet = await as('POST', '/consultations/availability-rule-sets/rule-sets', {
-    name: 'Mornings',
-    timezone: 'Africa/Addis_Ababa',
-    availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
-      type: 'weekly',
-      weekday,
-      intervals: [{ start_time: '09:00:00', end_time: '12:00:00' }],
-    })),
-  });
-  const pricing = await as('POST', '/consultations/pricing', { basePrice: 10, currency: 'ETB' });
-  const consultation = await as('POST', '/consultations', {
-    title: 'Fuzz advice',
-    duration: 30,
-    sessionType: 'OneToOne',
-    deliveryMode: 'Online',
-    timezone: 'Africa/Addis_Ababa',
-    language: 'English',
-    category: 'Business',
-    ruleSetId: ruleSet.id,
-    pricingId: pricing.id,
-  });
-  await until(() => api('GET', '/v1/wallet', buyer.token));
-  await until(() => as('GET', '/v1/wallet'));
+  const draft = await data(
+    api.POST('/physical-products/seller-products/draft', { body: { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{}' } } }),
+  );
+  const shop = await data(
+    api.POST('/v1/shops', { body: { name: 'Fuzz', slug: `fuzz-${randomBytes(4).toString('hex')}`, country: 'ET', category: 'Coffee' } }),
+  );
+  const v1 = await data(
+    api.POST('/v1/products', {
+      body: { title: 'Beans', price: 100, currency: 'ETB', sku: `FUZZ-${randomBytes(4).toString('hex')}`, inventory: 1 },
+    }),
+  );
+  const ruleSet = await data(
+    api.POST('/consultations/availability-rule-sets/rule-sets', {
+      body: {
+        name: 'Mornings',
+        timezone: 'Africa/Addis_Ababa',
+        availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
+          type: 'weekly',
+          weekday,
+          intervals: [{ start_time: '09:00:00', end_time: '12:00:00' }],
+        })),
+      },
+    }),
+  );
+  const pricing = await data(api.POST('/consultations/pricing', { body: { basePrice: 10, currency: 'ETB' } }));
+  const consultation = await data(
+    api.POST('/consultations', {
+      body: {
+        title: 'Fuzz advice',
+        duration: 30,
+        sessionType: 'OneToOne',
+        deliveryMode: 'Online',
+        timezone: 'Africa/Addis_Ababa',
+        language: 'English',
+        category: 'Business',
+        ruleSetId: ruleSet.id,
+        pricingId: pricing.id,
+      },
+    }),
+  );
+  await until(() => buyer.data(buyer.api.GET('/v1/wallet')));
+  await until(() => data(api.GET('/v1/wallet')));
   const sellerTopUp = await topUp(seller, 100);
   const admin = await adminToken();
   if (!admin) throw new Error('the seeded admin cannot log in: the seed needs a booking, which needs an approved consultation');
-  const booked = await bookOnce(admin, seller, buyer, consultation, ruleSet);
+  const booked = await bookOnce(admin.client, seller, buyer, consultation, ruleSet);
   // A seller's customer is a buyer who booked (crm answers 422 `not_eligible` before): the CRM
   // makes the relationship from the booking's event.
-  const relationship = await until(async () => (await as('GET', '/customers')).customers.find((r) => r.buyerId === buyer.id));
-  const banks = await as('GET', '/wallets/banks');
+  const relationship = await until(async () => {
+    for await (const record of seller.client.items('/customers')) if (record.buyerId === buyer.id) return record;
+    return null;
+  });
+  const banks = await data(api.GET('/wallets/banks'));
   const bank = banks.find((b) => b.is_active);
   const requestPayout = () =>
-    as('POST', `/wallets/users/${seller.ref}/payout-request`, {
-      amount: '1.00',
-      bankCode: bank.code,
-      accountNumber: '1'.repeat(bank.account_length),
-      accountName: 'Fuzz Seller',
-      reason: 'Fuzz',
-    });
+    data(
+      api.POST('/wallets/users/{userReferenceId}/payout-request', {
+        params: { path: { userReferenceId: seller.ref } },
+        body: {
+          amount: '1.00',
+          bankCode: bank.code,
+          accountNumber: '1'.repeat(bank.account_length),
+          accountName: 'Fuzz Seller',
+          reason: 'Fuzz',
+        },
+      }),
+    );
   const payout = await requestPayout();
   // The admin's operations, on records of their own: a second payout for its moves.
   const moved = await requestPayout();
@@ -210,36 +217,38 @@ async function seed(seller) {
     'GET /wallets/payout-requests/{referenceId}/status': { referenceId: payout.referenceId },
     'POST /wallets/payout-requests/{referenceId}/cancel': { referenceId: payout.referenceId },
   };
-  return { seller: seller.token, admin, asSeller, asAdmin };
+  return { seller: seller.token, admin: admin.token, asSeller, asAdmin };
 }
 
 /** Pays a sandbox top-up of `amount` into the user's wallet (the hosted checkout's pay form). */
 async function topUp(user, amount) {
-  const created = await api('POST', `/wallets/users/${user.ref}/topup`, user.token, {
-    amount,
-    paymentMethod: 'Chapa',
-    redirectUrl: 'http://localhost:3000/done',
-  });
-  await payInSandbox(base, created.paymentUrl);
+  const created = await user.data(
+    user.api.POST('/wallets/users/{userReferenceId}/topup', {
+      params: { path: { userReferenceId: user.ref } },
+      body: { amount, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/done' },
+    }),
+  );
+  await user.client.payInSandbox(created.paymentUrl);
   return created;
 }
 
 /**
- * The admin's access token (ADMIN_EMAIL / ADMIN_PASSWORD, `npm start`'s seeded admin by
- * default), or null when the admin cannot log in (the seed stops then: it needs a booking).
+ * The admin signed in (ADMIN_EMAIL / ADMIN_PASSWORD, `npm start`'s seeded admin by default): its
+ * client and access token, or null when the admin cannot log in (the seed stops then: it needs a
+ * booking).
  */
 async function adminToken() {
-  const login = await fetch(`${base}/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      email: process.env.ADMIN_EMAIL ?? 'admin@marketplace.local',
-      password: process.env.ADMIN_PASSWORD ?? 'admin-change-me',
-    }),
-  });
-  if (login.status === 200) return (await login.json()).data.accessToken;
-  say(`the admin could not log in (${login.status})`);
-  return null;
+  const client = new MarketplaceClient({ baseUrl: base });
+  try {
+    const session = await client.signIn(
+      process.env.ADMIN_EMAIL ?? 'admin@marketplace.local',
+      process.env.ADMIN_PASSWORD ?? 'admin-change-me',
+    );
+    return { client, token: session.accessToken };
+  } catch (err) {
+    say(`the admin could not log in (${err.status ?? err.message})`);
+    return null;
+  }
 }
 
 /**
@@ -247,16 +256,15 @@ async function adminToken() {
  * the booking read reach their logic.
  */
 async function bookOnce(admin, seller, buyer, consultation, ruleSet) {
-  await api('POST', `/consultations/${consultation.id}/approve`, admin, {});
+  await admin.ok(admin.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } }, body: {} }));
   await topUp(buyer, 100);
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
-  const { slots } = await api('GET', `/consultations/${consultation.id}/slots?from=${day(0)}&to=${day(7)}`, buyer.token);
+  const { slots } = await buyer.data(
+    buyer.api.GET('/consultations/{id}/slots', { params: { path: { id: consultation.id }, query: { from: day(0), to: day(7) } } }),
+  );
   const participant = { fullName: 'Fuzz Buyer', email: 'buyer@example.com', phone: '+251911223344' };
-  const booking = await api(
-    'POST',
-    '/consultations/bookings',
-    buyer.token,
-    bookingBody({ seller, consultation, ruleSet }, slots[0], participant, 10),
+  const booking = await buyer.data(
+    buyer.api.POST('/consultations/bookings', { body: bookingBody({ seller, consultation, ruleSet }, slots[0], participant, 10) }),
   );
   say(`booked ${booking.referenceId} (session ${booking.sessionId}) for the session operations`);
   return booking;

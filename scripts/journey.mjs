@@ -4,34 +4,11 @@
 // approves it, the buyer tops up on the sandbox checkout and books it (paid from the wallet: a
 // hold), the seller's CRM shows the buyer, the session starts and ends once the slot has begun,
 // the wallet decides to capture the hold, the buyer reviews it. Every answer is checked; each
-// step is timed and recorded.
-/* global AbortSignal */
-import { bookingBody, payInSandbox } from './marketplace-client.mjs';
+// step is timed and recorded. Every call goes through the project's SDK (@mkt/client): one client
+// per user, signed in by it, the top-up paid on its sandbox checkout.
+import { answer, bookingBody, sdk } from './marketplace-client.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A client of the gateway: JSON in and out, the status and body of every call. */
-export function gatewayClient(base) {
-  return async (method, path, { token, body } = {}) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(20_000),
-    });
-    const text = await res.text();
-    let json;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = text;
-    }
-    return { status: res.status, body: json };
-  };
-}
 
 /** `YYYY-MM-DD`, `HH:MM:SS` and the hour of `date` on the wall clock of `zone`. */
 export function wallClock(date, zone) {
@@ -69,7 +46,8 @@ export function wallClock(date, zone) {
  * Throws at the first step that fails.
  */
 export async function journey(base, admin, { say = () => undefined, redact = (text) => text, record = [], settle = false } = {}) {
-  const api = gatewayClient(base);
+  const { MarketplaceClient } = await sdk();
+  const clientOf = () => new MarketplaceClient({ baseUrl: base, timeoutMs: 20_000 });
   const expect = (what, res, status, check = () => true) => {
     if (res.status !== status || !check(res.body))
       throw new Error(`${what}: expected ${status}, got ${res.status} ${redact(JSON.stringify(res.body)).slice(0, 600)}`);
@@ -85,7 +63,7 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
         if (res.status === 200 && check(res.body)) return res.body;
         last = `${res.status} ${JSON.stringify(res.body).slice(0, 400)}`;
       } catch (err) {
-        last = err.message;
+        last = err?.name === 'ApiError' ? String(err) : err.message;
       }
       if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${redact(String(last))})`);
       await sleep(300);
@@ -99,24 +77,27 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
       const detail = (await run()) ?? '';
       record.push({ step: name, ok: true, seconds: seconds(), detail });
       say(`  journey: ${name}${detail ? ` — ${detail}` : ''}`);
-    } catch (err) {
+    } catch (caught) {
+      // The SDK's ApiError says its operation, status, code and request id in its String().
+      const err = caught?.name === 'ApiError' ? new Error(String(caught), { cause: caught }) : caught;
       record.push({ step: name, ok: false, seconds: seconds(), detail: redact(err.message).split('\n')[0] });
       say(`  journey: ${name} — FAILED`);
       throw err;
     }
   };
 
-  let adminToken;
+  const adminApi = clientOf();
   await step('the admin logs in', async () => {
-    adminToken = expect('admin login', await api('POST', '/v1/auth/login', { body: admin }), 200, (b) => b.data?.accessToken).data
-      .accessToken;
+    const session = await adminApi.signIn(admin.email, admin.password);
+    if (!session.accessToken) throw new Error('admin login: no access token');
     return admin.email;
   });
   const register = async (role, fullName) => {
     const email = `${role}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.com`;
-    const body = { email, password: 'a long password', fullName, role };
-    const res = expect(`register ${role}`, await api('POST', '/v1/auth/register', { body }), 200, (b) => b.data?.accessToken);
-    return { token: res.data.accessToken, id: res.data.user.id, ref: res.data.user.referenceId, email, fullName };
+    const client = clientOf();
+    const session = await client.register({ email, password: 'a long password', fullName, role });
+    if (!session.accessToken) throw new Error(`register ${role}: no access token`);
+    return { api: client.api, client, id: session.user.id, ref: session.user.referenceId, email, fullName };
   };
   let seller;
   let buyer;
@@ -143,41 +124,43 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   await step('the seller offers a consultation (rule set, pricing)', async () => {
     ruleSet = expect(
       'rule set',
-      await api('POST', '/consultations/availability-rule-sets/rule-sets', {
-        token: seller.token,
-        body: {
-          name: 'Every day',
-          timezone: zone,
-          availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
-            type: 'weekly',
-            weekday,
-            intervals: [{ start_time: start.time, end_time: end.time, enabled: true }],
-          })),
-        },
-      }),
+      await answer(
+        seller.api.POST('/consultations/availability-rule-sets/rule-sets', {
+          body: {
+            name: 'Every day',
+            timezone: zone,
+            availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
+              type: 'weekly',
+              weekday,
+              intervals: [{ start_time: start.time, end_time: end.time, enabled: true }],
+            })),
+          },
+        }),
+      ),
       200,
     ).data;
     const pricing = expect(
       'pricing',
-      await api('POST', '/consultations/pricing', { token: seller.token, body: { basePrice: price, currency: 'ETB' } }),
+      await answer(seller.api.POST('/consultations/pricing', { body: { basePrice: price, currency: 'ETB' } })),
       200,
     ).data;
     consultation = expect(
       'consultation',
-      await api('POST', '/consultations', {
-        token: seller.token,
-        body: {
-          title: 'Business plan review',
-          duration,
-          sessionType: 'OneToOne',
-          deliveryMode: 'Online',
-          timezone: zone,
-          language: 'Amharic',
-          category: 'Business',
-          ruleSetId: ruleSet.id,
-          pricingId: pricing.id,
-        },
-      }),
+      await answer(
+        seller.api.POST('/consultations', {
+          body: {
+            title: 'Business plan review',
+            duration,
+            sessionType: 'OneToOne',
+            deliveryMode: 'Online',
+            timezone: zone,
+            language: 'Amharic',
+            category: 'Business',
+            ruleSetId: ruleSet.id,
+            pricingId: pricing.id,
+          },
+        }),
+      ),
       200,
     ).data;
     return `${consultation.referenceId}, one slot ${start.date} ${start.time.slice(0, 5)} ${zone}`;
@@ -185,7 +168,7 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   await step('the admin approves it', async () => {
     expect(
       'approve',
-      await api('POST', `/consultations/${consultation.id}/approve`, { token: adminToken }),
+      await answer(adminApi.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } } })),
       200,
       (b) => b.data?.visibility === 'Published',
     );
@@ -196,22 +179,24 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
     // The wallet is opened from the gateway's user.registered: an event away.
     await eventually(
       'the buyer’s wallet',
-      () => api('GET', '/v1/wallet', { token: buyer.token }),
+      () => answer(buyer.api.GET('/v1/wallet')),
       () => true,
     );
     const topUp = expect(
       'top-up',
-      await api('POST', `/wallets/users/${buyer.ref}/topup`, {
-        token: buyer.token,
-        body: { amount: 1000, paymentMethod: 'Chapa', redirectUrl: `${base}/done` },
-      }),
+      await answer(
+        buyer.api.POST('/wallets/users/{userReferenceId}/topup', {
+          params: { path: { userReferenceId: buyer.ref } },
+          body: { amount: 1000, paymentMethod: 'Chapa', redirectUrl: `${base}/done` },
+        }),
+      ),
       200,
       (b) => b.data?.paymentUrl,
     ).data;
-    await payInSandbox(base, topUp.paymentUrl);
+    await buyer.client.payInSandbox(topUp.paymentUrl);
     await eventually(
       'the top-up credited',
-      () => api('GET', '/v1/wallet', { token: buyer.token }),
+      () => answer(buyer.api.GET('/v1/wallet')),
       (b) => b.data?.etbAvailableBalance === 1000,
     );
     return 'balance 1000';
@@ -221,7 +206,11 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   await step('the buyer books it, paid from the wallet (held)', async () => {
     const slots = expect(
       'slots',
-      await api('GET', `/consultations/${consultation.id}/slots?from=${start.date}&to=${start.date}`),
+      await answer(
+        clientOf().api.GET('/consultations/{id}/slots', {
+          params: { path: { id: consultation.id }, query: { from: start.date, to: start.date } },
+        }),
+      ),
       200,
       (b) => b.data?.slots?.some((slot) => slot.startTime === start.time.slice(0, 5)),
     ).data.slots;
@@ -229,16 +218,15 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
     const participant = { fullName: buyer.fullName, email: buyer.email, phone: '+251911223344' };
     booking = expect(
       'booking',
-      await api('POST', '/consultations/bookings', {
-        token: buyer.token,
-        body: bookingBody({ seller, consultation, ruleSet }, slot, participant, price),
-      }),
+      await answer(
+        buyer.api.POST('/consultations/bookings', { body: bookingBody({ seller, consultation, ruleSet }, slot, participant, price) }),
+      ),
       200,
       (b) => b.data?.status === 'Confirmed',
     ).data;
     expect(
       'the buyer’s wallet after booking',
-      await api('GET', '/v1/wallet', { token: buyer.token }),
+      await answer(buyer.api.GET('/v1/wallet')),
       200,
       (b) => b.data?.etbAvailableBalance === 250 && b.data?.heldBalance === 750,
     );
@@ -249,13 +237,15 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   await step('the seller starts the session; an end before the slot is refused', async () => {
     expect(
       'start',
-      await api('POST', `/consultations/sessions/${session}/start`, { token: seller.token, body: {} }),
+      await answer(seller.api.POST('/consultations/sessions/{id}/start', { params: { path: { id: session } }, body: {} })),
       200,
       (b) => b.data?.status === 'In Progress',
     );
     expect(
       'end before the slot',
-      await api('POST', `/consultations/sessions/${session}/end`, { token: seller.token, body: { sessionSummary: 'Too soon' } }),
+      await answer(
+        seller.api.POST('/consultations/sessions/{id}/end', { params: { path: { id: session } }, body: { sessionSummary: 'Too soon' } }),
+      ),
       422,
       (b) => b.errors?.[0]?.code === 'too_early',
     );
@@ -266,7 +256,7 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
     step(`the seller sees the buyer in the CRM (${when})`, async () => {
       const crm = await eventually(
         `the seller’s CRM totals (${when})`,
-        () => api('GET', `/customers/seller/${seller.id}`, { token: seller.token }),
+        () => answer(seller.api.GET('/customers/seller/{sellerId}', { params: { path: { sellerId: seller.id } } })),
         // Names and totals are two projections fed by two queues (identity's user.registered, the
         // booking's events): either may land first, so the journey waits for both, as a client would.
         (b) =>
@@ -288,7 +278,9 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   await step('the seller ends the session', async () => {
     expect(
       'end',
-      await api('POST', `/consultations/sessions/${session}/end`, { token: seller.token, body: { sessionSummary: 'Good plan' } }),
+      await answer(
+        seller.api.POST('/consultations/sessions/{id}/end', { params: { path: { id: session } }, body: { sessionSummary: 'Good plan' } }),
+      ),
       200,
       (b) => b.data?.status === 'Completed',
     );
@@ -299,20 +291,20 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   await step('the wallet decides to capture the hold (due at the slot’s end)', async () => {
     const hold = await eventually(
       'the capture decided',
-      () => api('GET', `/wallets/booking-holds/${booking.bookingId}`, { token: adminToken }),
+      () => answer(adminApi.api.GET('/wallets/booking-holds/{bookingId}', { params: { path: { bookingId: booking.bookingId } } })),
       (b) => b.data?.settlement === 'capture',
     );
     if (hold.data.status !== 'Settling' || hold.data.amountMinor !== price * 100 || hold.data.dueAt !== endsAt.toISOString())
       throw new Error(`the hold: expected Settling, ${price * 100} minor, due ${endsAt.toISOString()}; got ${JSON.stringify(hold.data)}`);
     expect(
       'the seller’s wallet before the slot’s end',
-      await api('GET', '/v1/wallet', { token: seller.token }),
+      await answer(seller.api.GET('/v1/wallet')),
       200,
       (b) => b.data?.etbAvailableBalance === 0 && b.data?.heldBalance === 0,
     );
     expect(
       'the buyer’s wallet before the slot’s end',
-      await api('GET', '/v1/wallet', { token: buyer.token }),
+      await answer(buyer.api.GET('/v1/wallet')),
       200,
       (b) => b.data?.etbAvailableBalance === 250 && b.data?.heldBalance === 750,
     );
@@ -322,14 +314,16 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   await step('the buyer reviews it (listed, average rating)', async () => {
     await eventually(
       'the buyer may review',
-      () => api('GET', `/reviews/consultation/${consultation.id}/status`, { token: buyer.token }),
+      () => answer(buyer.api.GET('/reviews/consultation/{id}/status', { params: { path: { id: consultation.id } } })),
       (b) => b.data?.canReview === true,
     );
     const review = { entityType: 'consultation_service', entityId: consultation.referenceId, rating: 5, comment: 'Clear and practical' };
-    expect('review', await api('POST', '/reviews', { token: buyer.token, body: review }), 200);
+    expect('review', await answer(buyer.api.POST('/reviews', { body: review })), 200);
     expect(
       'reviews listed',
-      await api('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${consultation.id}`),
+      await answer(
+        clientOf().api.GET('/reviews/by-entity', { params: { query: { entityType: 'consultation_service', entityId: consultation.id } } }),
+      ),
       200,
       (b) => b.data?.averageRating === 5 && b.data?.totalReviews === 1,
     );
@@ -343,13 +337,13 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
     await sleep(Math.max(0, endsAt.getTime() - Date.now()));
     await eventually(
       'the seller credited',
-      () => api('GET', '/v1/wallet', { token: seller.token }),
+      () => answer(seller.api.GET('/v1/wallet')),
       (b) => b.data?.etbAvailableBalance === price && b.data?.heldBalance === 0,
       30_000,
     );
     expect(
       'the buyer’s wallet after the capture',
-      await api('GET', '/v1/wallet', { token: buyer.token }),
+      await answer(buyer.api.GET('/v1/wallet')),
       200,
       (b) => b.data?.etbAvailableBalance === 250 && b.data?.heldBalance === 0,
     );

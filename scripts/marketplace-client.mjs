@@ -1,22 +1,40 @@
-// What the scripts that drive a running system (`npm run fuzz`, `npm run bench:writes`) do as a
-// client would: pay a top-up on the sandbox hosted checkout, book a slot.
+// What the scripts that drive a running system (the journey of `npm run images` and the
+// mixed-version run, `npm run fuzz`, the benches) share: the project's own SDK (@mkt/client,
+// packages/client — they call the API through it as a client would) and a booking's body.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * Presses Pay on the checkout page of a top-up: `paymentUrl` is the link its creation answered,
- * `base` the gateway. Throws unless the checkout completed the payment (303 to the client's
- * address with `status=Completed`).
+ * @mkt/client from its build (packages/client/dist; `npm start`, `npm test` and `pnpm run build`
+ * make it), built here first when it is missing (its types generated, then `tsc -b`).
+ * @returns {Promise<typeof import('../packages/client/dist/index.js')>}
  */
-export async function payInSandbox(base, paymentUrl) {
-  const link = new URL(paymentUrl);
-  const paid = await fetch(`${base}${link.pathname}/pay`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: link.searchParams.get('token') ?? '' }).toString(),
-  });
-  const location = paid.headers.get('location') ?? '';
-  if (paid.status !== 303 || !location.includes('status=Completed'))
-    throw new Error(`sandbox payment of ${link.pathname} failed: ${paid.status} ${location}`);
+export async function sdk() {
+  const entry = join(root, 'packages/client/dist/index.js');
+  if (!existsSync(entry)) {
+    console.error('[client] packages/client/dist missing: generating and building it');
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc', { paths: [root] });
+    for (const args of [[join(root, 'packages/client/scripts/generate.mjs')], [tsc, '-b', join(root, 'packages/client')]]) {
+      const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+      if (result.status !== 0)
+        throw new Error(`building @mkt/client failed: node ${args.join(' ')} (exit ${result.status ?? result.signal})`);
+    }
+  }
+  return import(pathToFileURL(entry).href);
+}
+
+/**
+ * An openapi-fetch call's answer as `{ status, body }` (the success envelope, or the error's
+ * body), for scripts that check statuses themselves.
+ */
+export async function answer(call) {
+  const { data, error, response } = await call;
+  return { status: response.status, body: data ?? error };
 }
 
 /**

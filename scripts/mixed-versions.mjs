@@ -247,14 +247,18 @@ async function prepareRelease({ tag, commit }) {
   return dir;
 }
 
-/** This checkout built (tsc -b is incremental: a second or two when nothing changed). */
+/**
+ * This checkout built (`pnpm run build`: the SDK's types generated from the current contracts,
+ * which the journey calls the API through, then tsc -b, incremental: a few seconds when nothing
+ * changed).
+ */
 async function prepareCurrent() {
   const log = join(LOGS, 'build-current.log');
   rmSync(log, { force: true });
   const started = Date.now();
   const pnpm = existsSync(join(root, 'node_modules')) ? pnpmFor(root) : await install(root, log);
-  await runLogged(pnpm, ['exec', 'tsc', '-b'], { cwd: root, log, env: toolEnv() });
-  say(`current checkout built (tsc -b) in ${seconds(started)} s`);
+  await runLogged(pnpm, ['run', 'build'], { cwd: root, log, env: toolEnv() });
+  say(`current checkout built (pnpm run build) in ${seconds(started)} s`);
 }
 
 // ---- processes: every one we start is stopped at the end, and named in .dev/mixed/run.json
