@@ -343,7 +343,11 @@ else if (mode === 'env') printComposeEnv(process.argv.slice(3));
 else if (mode === 'images') sh(process.execPath, [join(root, 'scripts', 'containers.mjs'), ...process.argv.slice(3)]);
 // The previous releases beside the current ones (scripts/mixed-versions.mjs, docs/mixed-versions.md).
 else if (mode === 'mixed') sh(process.execPath, [join(root, 'scripts', 'mixed-versions.mjs'), ...process.argv.slice(3)]);
+// The overlay on a real single-node Kubernetes built here (scripts/k8s-e2e.mjs, k8s/README.md).
+else if (mode === 'k8s') sh(process.execPath, [join(root, 'scripts', 'k8s-e2e.mjs'), ...process.argv.slice(3)]);
 else {
-  console.error('usage: node scripts/run.mjs start|test|lint|images [steps]|mixed [options]|env [--sandbox-payments]|[jest arguments]');
+  console.error(
+    'usage: node scripts/run.mjs start|test|lint|images [steps]|mixed [options]|k8s [options]|env [--sandbox-payments]|[jest arguments]',
+  );
   process.exit(2);
 }
