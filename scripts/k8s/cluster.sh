@@ -231,7 +231,7 @@ node_images() {
 
 import() { # podman images → the node's containerd, one archive (shared layers once)
   [ $# -gt 0 ] || return 0
-  podman save -m --format docker-archive "$@" | ctr_ images import --no-unpack - >/dev/null
+  podman save -m --format docker-archive "$@" | ctr_ images import - >/dev/null
 }
 
 coredns() {
