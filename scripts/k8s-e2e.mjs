@@ -23,7 +23,7 @@
 //
 // Logs: .dev/k8s/ (the cluster's daemons, every pod's log on failure).
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { journey } from './journey.mjs';
@@ -79,7 +79,11 @@ const clusterEnv = () => ({ ...process.env, MKT_K8S_LOGS: join(WORK, 'logs') });
 /** Runs a command; output captured (and appended to `log`); throws with its tail unless `check` is false. */
 function run(command, args, { input, check = true, log, env } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, env: env ?? process.env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: root,
+      env: env ?? process.env,
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     const file = log ? createWriteStream(log, { flags: 'a' }) : null;
     let stdout = '';
     let stderr = '';
@@ -96,7 +100,9 @@ function run(command, args, { input, check = true, log, env } = {}) {
     child.once('close', (code) => {
       file?.end();
       if (code === 0 || !check) return resolve({ code, stdout: stdout.trim(), stderr: stderr.trim() });
-      reject(new Error(`${command.split('/').pop()} ${args.slice(0, 8).join(' ')} exited ${code}\n${redact((stderr || stdout).slice(-3000))}`));
+      reject(
+        new Error(`${command.split('/').pop()} ${args.slice(0, 8).join(' ')} exited ${code}\n${redact((stderr || stdout).slice(-3000))}`),
+      );
     });
   });
 }
@@ -261,14 +267,18 @@ async function endpointsOf(service) {
 
 async function scenario(name, admin, during) {
   const prepared = await prepareLoad(gatewayUrl, admin, { tag: name.split(' ')[0] });
-  say(`${name}: ${prepared.buyers.length} buyers race for ${prepared.slots.length} one-place paid slots; ${prepared.payers.length} payers → ${prepared.payees.length} payees`);
+  say(
+    `${name}: ${prepared.buyers.length} buyers race for ${prepared.slots.length} one-place paid slots; ${prepared.payers.length} payers → ${prepared.payees.length} payees`,
+  );
   const load = startLoad(prepared, { workers: 3 });
   let duringResult;
   try {
     duringResult = await during();
   } finally {
     const tally = await load.stop();
-    say(`${name}: load stopped after ${tally.seconds.toFixed(0)} s: ${tally.requests} writes; ${[...tally.statuses].map(([s, n]) => `${n}× ${s}`).join(', ')}`);
+    say(
+      `${name}: load stopped after ${tally.seconds.toFixed(0)} s: ${tally.requests} writes; ${[...tally.statuses].map(([s, n]) => `${n}× ${s}`).join(', ')}`,
+    );
     const rows = await checkInvariants(prepared, tally);
     for (const [rule, ok, detail] of rows) results.push([name, rule, ok ? 'ok' : 'BROKEN', detail]);
   }
@@ -298,9 +308,19 @@ async function rollingUpdate(admin) {
   // The same image under a new tag (a new tag is a new template: every pod replaced).
   if (!external) {
     for (const name of DEPLOYMENTS)
-      await run('ctr', ['-a', join(CACHE, 'cluster/containerd/containerd.sock'), '-n', 'k8s.io', 'images', 'tag', `localhost/marketplace/${name}:dev`, `localhost/marketplace/${name}:${tag}`]);
+      await run('ctr', [
+        '-a',
+        join(CACHE, 'cluster/containerd/containerd.sock'),
+        '-n',
+        'k8s.io',
+        'images',
+        'tag',
+        `localhost/marketplace/${name}:dev`,
+        `localhost/marketplace/${name}:${tag}`,
+      ]);
   } else {
-    for (const name of DEPLOYMENTS) spawnSync('podman', ['tag', `localhost/marketplace/${name}:dev`, `localhost/marketplace/${name}:${tag}`]);
+    for (const name of DEPLOYMENTS)
+      spawnSync('podman', ['tag', `localhost/marketplace/${name}:dev`, `localhost/marketplace/${name}:${tag}`]);
   }
   await scenario('rolling update', admin, async () => {
     await sleep(3_000);
@@ -313,7 +333,12 @@ async function rollingUpdate(admin) {
     const replaced = before.filter((pod) => !after.some((p) => p.metadata.name === pod)).length;
     say(`rolling update: all six rolled out in ${seconds(started)} s; ${replaced} of ${before.length} pods replaced`);
     await replicaTable();
-    results.push(['rolling update', 'every Deployment rolled to the new tag', 'ok', `${replaced}/${before.length} pods replaced in ${seconds(started)} s (maxUnavailable 0, maxSurge 1)`]);
+    results.push([
+      'rolling update',
+      'every Deployment rolled to the new tag',
+      'ok',
+      `${replaced}/${before.length} pods replaced in ${seconds(started)} s (maxUnavailable 0, maxSurge 1)`,
+    ]);
     await sleep(5_000); // load on the new pods too
   });
 }
@@ -473,14 +498,21 @@ try {
   await phase('journey', async () => {
     const record = [];
     await journey(gatewayUrl, admin, { say, redact, record });
-    results.push(['journey', 'register, top up, book, session ended after its slot began, review, CRM totals', 'ok', `${record.length} steps through the gateway Service`]);
+    results.push([
+      'journey',
+      'register, top up, book, session ended after its slot began, review, CRM totals',
+      'ok',
+      `${record.length} steps through the gateway Service`,
+    ]);
   });
   if (!skip.has('replicas')) await phase('two replicas under load', () => twoReplicas(admin));
   if (!skip.has('rolling')) await phase('rolling update under load', () => rollingUpdate(admin));
   if (!skip.has('kill')) await phase('pod kill under load', () => podKill(admin));
   if (!skip.has('prod')) await phase('prod overlay dry-run', prodDryRun);
   const pods = JSON.parse(await kn(['get', 'pods', '-o', 'json'])).items;
-  const restarts = pods.flatMap((p) => (p.status.containerStatuses ?? []).filter((c) => c.restartCount > 0).map((c) => `${p.metadata.name} ${c.restartCount}`));
+  const restarts = pods.flatMap((p) =>
+    (p.status.containerStatuses ?? []).filter((c) => c.restartCount > 0).map((c) => `${p.metadata.name} ${c.restartCount}`),
+  );
   results.push(['all', 'no container restarted', restarts.length === 0 ? 'ok' : 'BROKEN', restarts.join(', ') || `${pods.length} pods`]);
 } catch (err) {
   failure = err;

@@ -300,15 +300,25 @@ export async function checkInvariants(prepared, tally, { settleMs = 120_000 } = 
       const w = await must('GET', '/v1/wallet', { token: buyer.token });
       const expectedHeld = PRICE * (tally.confirmedBy.get(buyer.id) ?? 0);
       held += w.heldBalance;
-      if (Math.round(w.heldBalance * 100) !== expectedHeld * 100 || Math.round((w.etbAvailableBalance + w.heldBalance) * 100) !== TOP_UP * 100)
+      if (
+        Math.round(w.heldBalance * 100) !== expectedHeld * 100 ||
+        Math.round((w.etbAvailableBalance + w.heldBalance) * 100) !== TOP_UP * 100
+      )
         wrong.push(`${buyer.name}: available ${w.etbAvailableBalance} held ${w.heldBalance}, expected held ${expectedHeld}`);
     }
-    return { ok: wrong.length === 0, detail: wrong.length ? wrong.slice(0, 3).join('; ') : `${buyers.length} buyers: ${held} ETB held = ${PRICE} × ${tally.bookings.confirmed} bookings; available + held = the top-up` };
+    return {
+      ok: wrong.length === 0,
+      detail: wrong.length
+        ? wrong.slice(0, 3).join('; ')
+        : `${buyers.length} buyers: ${held} ETB held = ${PRICE} × ${tally.bookings.confirmed} bookings; available + held = the top-up`,
+    };
   }, settleMs);
   rule('booking money: held = price × Confirmed, nothing lost', wallets.ok, wallets.detail);
   // Transfers: conserved between payers and payees, payees gained what was answered.
   const everyone = [...payers, ...payees];
-  const after = await Promise.all(everyone.map(async (user) => (await must('GET', '/v1/wallet', { token: user.token })).etbAvailableBalance));
+  const after = await Promise.all(
+    everyone.map(async (user) => (await must('GET', '/v1/wallet', { token: user.token })).etbAvailableBalance),
+  );
   const sum = (xs) => Math.round(xs.reduce((a, b) => a + b, 0) * 100);
   const gained = sum(after.slice(payers.length)) - sum(balancesBefore.slice(payers.length));
   rule(
@@ -327,7 +337,10 @@ export async function checkInvariants(prepared, tally, { settleMs = 120_000 } = 
       const spent = byName.get(buyer.name)?.totalSpent ?? 0;
       if (got !== want || spent !== want * PRICE) wrong.push(`${buyer.name}: ${got} bookings / ${spent} ETB, expected ${want}`);
     }
-    return { ok: wrong.length === 0, detail: wrong.length ? wrong.slice(0, 3).join('; ') : `${buyers.length} buyers' totals = their Confirmed bookings` };
+    return {
+      ok: wrong.length === 0,
+      detail: wrong.length ? wrong.slice(0, 3).join('; ') : `${buyers.length} buyers' totals = their Confirmed bookings`,
+    };
   }, settleMs);
   rule('each booking event handled once (CRM totals)', crm.ok, crm.detail);
   return rows;
