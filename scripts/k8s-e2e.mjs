@@ -325,11 +325,11 @@ async function rollingUpdate(admin) {
   await scenario('rolling update', admin, async () => {
     await sleep(3_000);
     const started = Date.now();
-    const before = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier', '-o', 'json'])).items.map((p) => p.metadata.name);
+    const before = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items.map((p) => p.metadata.name);
     for (const name of DEPLOYMENTS) await kn(['set', 'image', `deploy/${name}`, `${name}=localhost/marketplace/${name}:${tag}`]);
     say(`rolling update: every Deployment set to :${tag}`);
     await Promise.all(DEPLOYMENTS.map((name) => kn(['rollout', 'status', `deploy/${name}`, '--timeout=600s'])));
-    const after = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier', '-o', 'json'])).items;
+    const after = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items;
     const replaced = before.filter((pod) => !after.some((p) => p.metadata.name === pod)).length;
     say(`rolling update: all six rolled out in ${seconds(started)} s; ${replaced} of ${before.length} pods replaced`);
     await replicaTable();

@@ -309,8 +309,15 @@ up() {
   for d in $DAEMONS; do alive "$d" && die "a cluster runs already ($d, state $K): scripts/k8s/cluster.sh down"; done
   local started=$SECONDS NODE_IP
   NODE_IP=${MKT_K8S_NODE_IP:-$(hostname -I | awk '{print $1}')}
-  rm -rf "$K" && mkdir -p "$K/pki" "$K/cni/net.d" "$K/containerd" "$LOGS"
-  rm -rf "$BEFORE" && snapshot "$BEFORE"
+  if [ -d "$K" ]; then
+    # A run that crashed or was killed: its leftovers go first, and its snapshot of the host stays
+    # the one to compare with.
+    say "the state of an earlier cluster is in $K: tearing it down first"
+    down
+  else
+    rm -rf "$BEFORE" && snapshot "$BEFORE"
+  fi
+  mkdir -p "$K/pki" "$K/cni/net.d" "$K/containerd" "$LOGS"
   pki "$NODE_IP"
   configs "$NODE_IP"
   start containerd containerd --config "$K/containerd/config.toml"
@@ -426,6 +433,11 @@ down() {
   if [ -f "$BEFORE/cgroups" ]; then
     local g
     for g in $(comm -13 "$BEFORE/cgroups" <(cgroups)); do find "$g" -depth -type d -exec rmdir {} + 2>/dev/null || true; done
+  fi
+  # Never rm -rf through a mount that would not go (a container's root, a volume).
+  if grep -qF " $K/" /proc/self/mounts; then
+    say "mounts under $K remain: $(grep -F " $K/" /proc/self/mounts | awk '{print $2}' | tr '\n' ' ')"
+    return 1
   fi
   rm -rf "$K"
   say "down in $((SECONDS - started)) s"
