@@ -325,12 +325,15 @@ async function rollingUpdate(admin) {
   await scenario('rolling update', admin, async () => {
     await sleep(3_000);
     const started = Date.now();
-    const before = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items.map((p) => p.metadata.name);
+    const before = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items.map(
+      (p) => p.metadata.name,
+    );
     for (const name of DEPLOYMENTS) await kn(['set', 'image', `deploy/${name}`, `${name}=localhost/marketplace/${name}:${tag}`]);
     say(`rolling update: every Deployment set to :${tag}`);
     await Promise.all(DEPLOYMENTS.map((name) => kn(['rollout', 'status', `deploy/${name}`, '--timeout=600s'])));
     const after = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items;
-    const replaced = before.filter((pod) => !after.some((p) => p.metadata.name === pod)).length;
+    // Old pods may still be draining (terminating): replaced all the same.
+    const replaced = before.filter((pod) => !after.some((p) => p.metadata.name === pod && !p.metadata.deletionTimestamp)).length;
     say(`rolling update: all six rolled out in ${seconds(started)} s; ${replaced} of ${before.length} pods replaced`);
     await replicaTable();
     results.push([
