@@ -60,10 +60,10 @@ wait_for() { # what seconds command…
 # Podman's (other work on this machine: netavark chains, podman bridges and their veths, container
 # mounts, netns-* namespaces) is left out of the comparison; CRI's pod namespaces are cni-*.
 chains() { { for t in filter nat mangle raw; do iptables-save -t "$t" 2>/dev/null | sed -n "s/^:\([^ ]*\) .*/$t \1/p"; done
-  for t in filter nat mangle raw; do ip6tables-save -t "$t" 2>/dev/null | sed -n "s/^:\([^ ]*\) .*/ip6 $t \1/p"; done; } | grep -v NETAVARK; }
-links() { ip -o link show | grep -vE 'master (podman|cni-podman)|: podman' | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
-mounts() { awk '{print $2}' /proc/self/mounts | grep -vE '^/(var/lib|run|var/run)/containers/|/netns/netns-' | sort; }
-netns() { ls /var/run/netns 2>/dev/null | grep '^cni-' | sort; }
+  for t in filter nat mangle raw; do ip6tables-save -t "$t" 2>/dev/null | sed -n "s/^:\([^ ]*\) .*/ip6 $t \1/p"; done; } | grep -v NETAVARK || true; }
+links() { ip -o link show | { grep -vE 'master (podman|cni-podman)|: podman' || true; } | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
+mounts() { awk '{print $2}' /proc/self/mounts | { grep -vE '^/(var/lib|run|var/run)/containers/|/netns/netns-' || true; } | sort; }
+netns() { ls /var/run/netns 2>/dev/null | { grep '^cni-' || true; } | sort; }
 sysctls() { for s in $SYSCTLS; do echo "$s=$(sysctl -n "$s" 2>/dev/null || echo absent)"; done; }
 processes() { # our binaries and containerd's shims for our socket, by /proc
   local pid exe
@@ -365,6 +365,8 @@ stop_daemon() { # name…: SIGTERM, then SIGKILL after 10 s
 }
 
 down() {
+  # Best effort, every step: one that fails must not keep the next from running.
+  set +e +o pipefail
   local started=$SECONDS
   [ -d "$K" ] || { say "nothing to stop ($K absent)"; return 0; }
   if alive kube-apiserver && alive kubelet; then
