@@ -349,20 +349,28 @@ async function rollingUpdate(admin) {
 async function podKill(admin) {
   await scenario('pod kill', admin, async () => {
     await sleep(3_000);
+    const victims = {};
     for (const name of ['wallet', 'consultation']) {
       const pods = JSON.parse(await kn(['get', 'pods', '-l', `app.kubernetes.io/name=${name}`, '-o', 'json'])).items;
-      const victim = pods[0].metadata.name;
-      await kn(['delete', 'pod', victim, '--grace-period=0', '--force', '--wait=false'], { check: false });
-      say(`pod kill: ${victim} deleted (--grace-period=0 --force)`);
+      victims[name] = pods[0].metadata.name;
+      await kn(['delete', 'pod', victims[name], '--grace-period=0', '--force', '--wait=false'], { check: false });
+      say(`pod kill: ${victims[name]} deleted (--grace-period=0 --force)`);
     }
     const started = Date.now();
+    // Back: two Ready pods, neither of them the one killed nor terminating.
     await Promise.all(
       ['wallet', 'consultation'].map(async (name) => {
         for (;;) {
-          const d = JSON.parse(await kn(['get', 'deploy', name, '-o', 'json']));
-          if ((d.status.readyReplicas ?? 0) >= 2 && (d.status.availableReplicas ?? 0) >= 2) return;
-          if (Date.now() - started > 180_000) throw new Error(`${name}: not back to 2 ready replicas within 180 s`);
-          await sleep(1_000);
+          const pods = JSON.parse(await kn(['get', 'pods', '-l', `app.kubernetes.io/name=${name}`, '-o', 'json'])).items;
+          const ready = pods.filter(
+            (p) =>
+              p.metadata.name !== victims[name] &&
+              !p.metadata.deletionTimestamp &&
+              p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+          );
+          if (ready.length >= 2) return;
+          if (Date.now() - started > 180_000) throw new Error(`${name}: not back to 2 ready pods within 180 s`);
+          await sleep(500);
         }
       }),
     );

@@ -370,19 +370,21 @@ down() {
   local started=$SECONDS
   [ -d "$K" ] || { say "nothing to stop ($K absent)"; return 0; }
   if alive kube-apiserver && alive kubelet; then
-    # Pods deleted while the kubelet runs: it stops their sandboxes (CNI DEL: veths, masquerade rules).
-    local ns
-    for ns in $(kubectl get ns -o name 2>/dev/null | sed 's#namespace/##' | grep -vE '^(default|kube-system|kube-public|kube-node-lease)$'); do
-      kubectl delete ns "$ns" --wait=false >/dev/null 2>&1 || true
-    done
-    kubectl -n kube-system delete deploy coredns --wait=false >/dev/null 2>&1 || true
-    kubectl delete pods --all -A --grace-period=1 --wait=false >/dev/null 2>&1 || true
+    # Pods deleted while the kubelet runs: it stops their sandboxes (CNI DEL takes the veth off the
+    # bridge, the masquerade rules go). The namespaces and CoreDNS first (nothing recreates the
+    # pods: a terminating namespace admits none), then the pods with a short grace (no drain needed).
+    kubectl get ns -o name 2>/dev/null | sed 's#namespace/##' | grep -vE '^(default|kube-system|kube-public|kube-node-lease)$' |
+      xargs -r kubectl delete ns --wait=false >/dev/null 2>&1
+    kubectl -n kube-system delete deploy coredns --wait=false >/dev/null 2>&1
+    kubectl delete pods --all -A --grace-period=1 --wait=false >/dev/null 2>&1
     local i
     for ((i = 0; i < 60; i++)); do
-      [ "$(kubectl get pods -A --no-headers 2>/dev/null | wc -l)" = 0 ] && break; sleep 1
+      [ "$(kubectl get pods -A --no-headers 2>/dev/null | wc -l)" = 0 ] && break
+      sleep 1
     done
-    for ((i = 0; i < 20; i++)); do # the kubelet's sandboxes (CNI DEL) go after the pod objects
-      [ -z "$(ctr_ containers ls -q 2>/dev/null)" ] && break; sleep 1
+    for ((i = 0; i < 30; i++)); do
+      [ -z "$(ip -o link show master "$BRIDGE" 2>/dev/null)" ] && break
+      sleep 1
     done
   fi
   stop_daemon kubelet kube-proxy

@@ -206,7 +206,7 @@ export function startLoad(prepared, { workers = 3 } = {}) {
       if (res.status === 200 && res.body?.data?.status === 'Confirmed') {
         tally.bookings.confirmed += 1;
         tally.confirmedBy.set(buyer.id, (tally.confirmedBy.get(buyer.id) ?? 0) + 1);
-      } else if (res.status === 422 && res.body?.error?.code === 'slot_unavailable') tally.bookings.refused += 1;
+      } else if (res.status === 422 && res.body?.errors?.some((e) => e.code === 'slot_unavailable')) tally.bookings.refused += 1;
       else tally.failed.push(`booking: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     }
   };
