@@ -16,11 +16,12 @@ exec 9>"$C/.build.lock"
 flock 9
 if [ -f "$C/bin/.complete" ]; then echo "k8s v$V: cached in $C/bin (built by another run)"; exit 0; fi
 start=$(date +%s)
-pkgs="containerd etcd-server containernetworking-plugins runc iptables conntrack"
+pkgs="containerd etcd-server containernetworking-plugins runc iptables conntrack gcc libc6-dev openssl"
 missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "installing from Debian: $missing"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null ||
+    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null; }
 fi
 GOFLAGS=-mod=mod "$GO" mod download "k8s.io/kubernetes@v$V"
 src=$("$GO" env GOMODCACHE)/k8s.io/kubernetes@v$V
