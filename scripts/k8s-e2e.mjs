@@ -23,7 +23,7 @@
 //
 // Logs: .dev/k8s/ (the cluster's daemons, every pod's log on failure).
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { journey } from './journey.mjs';
@@ -448,6 +448,22 @@ async function diagnose() {
   }
 }
 
+/** For a failure on our own cluster: the last errors each daemon logged (the whole logs in .dev/k8s/logs/). */
+function daemonClues() {
+  const dir = join(WORK, 'logs');
+  if (!existsSync(dir)) return;
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.log'))) {
+    // klog's error lines (E1125 …), containerd's and etcd's level=error / "level":"error".
+    const lines = readFileSync(join(dir, file), 'utf8')
+      .split('\n')
+      .filter((line) => /^E\d{4} |level=error|"level":"error"/.test(line))
+      .slice(-8);
+    if (lines.length === 0) continue;
+    say(`--- ${file}: last ${lines.length} errors`);
+    for (const line of lines) console.log(`  ${redact(line).slice(0, 400)}`);
+  }
+}
+
 async function teardown() {
   if (external) {
     say(`deleting namespace ${NAMESPACE}`);
@@ -529,7 +545,10 @@ try {
   failure = err;
 }
 const broken = results.filter((row) => row[2] !== 'ok');
-if ((failure || broken.length > 0) && !interrupted && (external || existsSync(kubeconfig ?? ''))) await diagnose();
+if ((failure || broken.length > 0) && !interrupted) {
+  if (external || existsSync(kubeconfig ?? '')) await diagnose();
+  if (!external) daemonClues();
+}
 const clean = interrupted ? true : await cleanUp();
 console.log('');
 say('invariants and checks');
