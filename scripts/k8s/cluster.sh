@@ -307,6 +307,11 @@ up() {
   [ "$(id -u)" = 0 ] || die "needs root (kubelet, containerd, iptables)"
   [ -f "$B/.complete" ] || die "no binaries in $B: run scripts/k8s/build.sh first"
   for d in $DAEMONS; do alive "$d" && die "a cluster runs already ($d, state $K): scripts/k8s/cluster.sh down"; done
+  # One such cluster per machine (its ports are fixed), whatever cache folder it came from.
+  local port
+  for port in $API_PORT ${ETCD_CLIENT##*:} 10250; do
+    ss -Hltn "sport = :$port" | grep -q . && die "port $port is in use: another cluster (or something else) runs on this machine"
+  done
   local started=$SECONDS NODE_IP
   NODE_IP=${MKT_K8S_NODE_IP:-$(hostname -I | awk '{print $1}')}
   if [ -d "$K" ]; then
