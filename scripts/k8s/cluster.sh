@@ -5,13 +5,14 @@
 #                                  CoreDNS; waits for the node Ready and CoreDNS available
 #   scripts/k8s/cluster.sh import  IMAGE…   podman images into the node's containerd
 #   scripts/k8s/cluster.sh down    stops all of it and undoes what it changed on the host
+#   eval "$(scripts/k8s/cluster.sh env)"   kubectl for it in this shell
 #   scripts/k8s/cluster.sh check   compares the host with the snapshot `up` took (processes,
 #                                  links, iptables chains, mounts, network namespaces, sysctls);
 #                                  exit 1 when anything is left
 #
 # Needs root (kubelet, containerd, iptables). State lives in $MKT_K8S_CACHE/v<version>/cluster
-# (removed by `down`), logs in $MKT_K8S_LOGS (default: that folder's logs/, copied out by the
-# caller before `down`). The machine's quirks this handles (see k8s/README.md): containerd with
+# (removed by `down`), the daemons' logs in $MKT_K8S_LOGS (default: the state folder's logs/, gone
+# with it; `npm run k8s:e2e` keeps them in .dev/k8s/logs/). The machine's quirks this handles (see k8s/README.md): containerd with
 # restrict_oom_score_adj (no CAP_SYS_RESOURCE), runc and cgroupfs, kubelet failCgroupV1: false
 # (hybrid cgroups), kubelet bound to the node's address (logs/exec), nothing pulled (images are
 # imported), kubelet's sysctls given back on `down`.
@@ -486,6 +487,6 @@ case "${1:-}" in
   down) down ;;
   import) shift; import "$@" ;;
   check) clean ;;
-  env) echo "KUBECONFIG=$KUBECONFIG"; echo "PATH=$B:\$PATH" ;;
+  env) echo "export KUBECONFIG=$KUBECONFIG PATH=$B:\$PATH" ;;
   *) echo "usage: $0 up|import IMAGE…|down|check|env" >&2; exit 2 ;;
 esac
