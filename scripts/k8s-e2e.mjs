@@ -19,7 +19,7 @@
 // needs `--gateway-url URL` when the gateway Service's ClusterIP cannot be reached from here.
 //
 //   node scripts/k8s-e2e.mjs [--context NAME] [--kubeconfig FILE] [--gateway-url URL] [--images-loaded]
-//                            [--keep] [--skip replicas,rolling,kill,prod]
+//                            [--roll-tag TAG] [--keep] [--skip replicas,rolling,kill,prod]
 //
 // Logs: .dev/k8s/ (the cluster's daemons, every pod's log on failure).
 import { spawn, spawnSync } from 'node:child_process';
@@ -72,7 +72,9 @@ const kubeconfig = external ? (externalConfig ?? process.env.KUBECONFIG) : join(
 // The gateway Service's address on the cluster this script provides (its service range is
 // 10.96.0.0/16): fixed, so the checkout's return address is known before the apply.
 const OWN_GATEWAY_IP = '10.96.80.80';
-const kubectlBin = external ? 'kubectl' : join(CACHE, 'bin', 'kubectl');
+// Ours when it is built (any API server within one minor version), else KUBECTL or the one on PATH.
+const kubectlBin =
+  process.env.KUBECTL ?? (existsSync(join(CACHE, 'bin', 'kubectl')) || !external ? join(CACHE, 'bin', 'kubectl') : 'kubectl');
 const kubeArgs = () => [...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), ...(context ? ['--context', context] : [])];
 const clusterEnv = () => ({ ...process.env, MKT_K8S_LOGS: join(WORK, 'logs') });
 
@@ -186,10 +188,21 @@ async function deploy(dev) {
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(list) });
   // The checkout's return address is the gateway as this script reaches it: a small overlay over
   // k8s/overlays/ci, made for this run.
+  if (!external) gatewayUrl ??= `http://${OWN_GATEWAY_IP}:8080`;
+  await applyOverlay();
+  if (!gatewayUrl) {
+    // Another cluster, no --gateway-url: its gateway Service's ClusterIP (reachable from here when
+    // this runs on a node), known only now; applied again with it (the services roll once).
+    gatewayUrl = `http://${await kn(['get', 'service', 'gateway', '-o', 'jsonpath={.spec.clusterIP}'])}:8080`;
+    await applyOverlay();
+  }
+  await waitForRollouts();
+}
+
+async function applyOverlay() {
   const overlay = join(WORK, 'overlay');
   rmSync(overlay, { recursive: true, force: true });
   mkdirSync(overlay, { recursive: true });
-  if (!external) gatewayUrl ??= `http://${OWN_GATEWAY_IP}:8080`;
   const origin = new URL(gatewayUrl ?? 'http://gateway.invalid').origin;
   writeFileSync(
     join(overlay, 'kustomization.yaml'),
@@ -212,8 +225,7 @@ async function deploy(dev) {
     ].join('\n'),
   );
   const applied = await kubectl(['apply', '--server-side', '-k', overlay]);
-  say(`applied k8s/overlays/ci: ${applied.stdout.split('\n').length} objects`);
-  await waitForRollouts();
+  say(`applied k8s/overlays/ci (${origin}): ${applied.stdout.split('\n').length} objects`);
 }
 
 async function waitForRollouts(timeout = '300s') {
@@ -304,9 +316,11 @@ async function twoReplicas(admin) {
 }
 
 async function rollingUpdate(admin) {
-  const tag = `roll-${Date.now().toString(36)}`;
-  // The same image under a new tag (a new tag is a new template: every pod replaced).
-  if (!external) {
+  // Our cluster: the same image under a new tag in the node's containerd (a new tag is a new pod
+  // template: every pod replaced). Another cluster: the tag given with --roll-tag (pushed or
+  // loaded there by you), else `kubectl rollout restart` (a new template all the same).
+  const tag = external ? option('--roll-tag') : `roll-${Date.now().toString(36)}`;
+  if (!external)
     for (const name of DEPLOYMENTS)
       await run('ctr', [
         '-a',
@@ -318,18 +332,19 @@ async function rollingUpdate(admin) {
         `localhost/marketplace/${name}:dev`,
         `localhost/marketplace/${name}:${tag}`,
       ]);
-  } else {
-    for (const name of DEPLOYMENTS)
-      spawnSync('podman', ['tag', `localhost/marketplace/${name}:dev`, `localhost/marketplace/${name}:${tag}`]);
-  }
   await scenario('rolling update', admin, async () => {
     await sleep(3_000);
     const started = Date.now();
     const before = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items.map(
       (p) => p.metadata.name,
     );
-    for (const name of DEPLOYMENTS) await kn(['set', 'image', `deploy/${name}`, `${name}=localhost/marketplace/${name}:${tag}`]);
-    say(`rolling update: every Deployment set to :${tag}`);
+    if (tag) {
+      for (const name of DEPLOYMENTS) await kn(['set', 'image', `deploy/${name}`, `${name}=localhost/marketplace/${name}:${tag}`]);
+      say(`rolling update: every Deployment set to :${tag}`);
+    } else {
+      await kn(['rollout', 'restart', ...DEPLOYMENTS.map((name) => `deploy/${name}`)]);
+      say('rolling update: every Deployment restarted (kubectl rollout restart: a new pod template)');
+    }
     await Promise.all(DEPLOYMENTS.map((name) => kn(['rollout', 'status', `deploy/${name}`, '--timeout=600s'])));
     const after = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items;
     // Old pods may still be draining (terminating): replaced all the same.
@@ -338,7 +353,7 @@ async function rollingUpdate(admin) {
     await replicaTable();
     results.push([
       'rolling update',
-      'every Deployment rolled to the new tag',
+      tag ? 'every Deployment rolled to the new tag' : 'every Deployment rolled (rollout restart)',
       'ok',
       `${replaced}/${before.length} pods replaced in ${seconds(started)} s (maxUnavailable 0, maxSurge 1)`,
     ]);
