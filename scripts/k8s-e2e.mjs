@@ -142,10 +142,11 @@ function table(rows) {
 }
 
 // ---- steps
-async function provideCluster() {
-  const build = Date.now();
+async function buildCluster() {
   runLoud(join(root, 'scripts/k8s/build.sh'), []);
-  timings.push(['build (cached after the first)', seconds(build), 'ok']);
+}
+
+async function provideCluster() {
   runLoud(join(root, 'scripts/k8s/cluster.sh'), ['up'], { env: clusterEnv() });
 }
 
@@ -521,7 +522,10 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 try {
-  if (!external) await phase('cluster', provideCluster);
+  if (!external) {
+    await phase('build (cached after the first)', buildCluster);
+    await phase('cluster up', provideCluster);
+  }
   else say(`using the cluster of ${context ? `context ${context}` : ''} ${kubeconfig ? `kubeconfig ${kubeconfig}` : ''}`);
   const dev = await developmentEnv();
   const admin = { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD };
