@@ -368,7 +368,12 @@ async function podKill(admin) {
     const victims = {};
     for (const name of ['wallet', 'consultation']) {
       const pods = JSON.parse(await kn(['get', 'pods', '-l', `app.kubernetes.io/name=${name}`, '-o', 'json'])).items;
-      victims[name] = pods[0].metadata.name;
+      // A serving pod: Ready, not one of the rolling update's old pods still draining.
+      const serving = pods.filter(
+        (p) => !p.metadata.deletionTimestamp && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      if (serving.length < 2) throw new Error(`${name}: ${serving.length} serving pods before the kill, not 2`);
+      victims[name] = serving[0].metadata.name;
       await kn(['delete', 'pod', victims[name], '--grace-period=0', '--force', '--wait=false'], { check: false });
       say(`pod kill: ${victims[name]} deleted (--grace-period=0 --force)`);
     }
@@ -525,8 +530,7 @@ try {
   if (!external) {
     await phase('build (cached after the first)', buildCluster);
     await phase('cluster up', provideCluster);
-  }
-  else say(`using the cluster of ${context ? `context ${context}` : ''} ${kubeconfig ? `kubeconfig ${kubeconfig}` : ''}`);
+  } else say(`using the cluster of ${context ? `context ${context}` : ''} ${kubeconfig ? `kubeconfig ${kubeconfig}` : ''}`);
   const dev = await developmentEnv();
   const admin = { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD };
   if (!external || !argv.includes('--images-loaded')) {
