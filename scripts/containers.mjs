@@ -15,6 +15,8 @@
 //   run      each image alone, read-only, as its user, against the project's own servers
 //   compose  docker-compose.yml + docker/compose.standins.yml up, a journey through the
 //            gateway container, `down -v`
+//   standins only the MongoDB and RabbitMQ stand-in images compose uses (not in the default
+//            list: compose builds them; scripts/k8s-e2e.mjs asks for them when missing)
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
@@ -41,7 +43,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const CACHE = join(root, '.tools', 'containers'); // downloads and the venv, kept between runs
 const WORK = join(root, '.dev', 'containers'); // logs and build contexts of this run
-const STEPS = ['setup', 'base', 'build', 'run', 'compose'];
+const STEPS = ['setup', 'base', 'build', 'run', 'compose', 'standins'];
 const APT_PACKAGES = [
   'podman',
   'runc',
@@ -770,14 +772,15 @@ async function compose() {
 }
 
 // ---- main
-const STEP_RUNNERS = { setup, base, build, run: runEach, compose };
+const STEP_RUNNERS = { setup, base, build, run: runEach, compose, standins };
 const asked = process.argv.slice(2);
 const unknown = asked.filter((step) => !STEPS.includes(step));
 if (unknown.length > 0) {
   console.error(`usage: node scripts/containers.mjs [${STEPS.join('|')} …] (unknown: ${unknown.join(' ')})`);
   process.exit(2);
 }
-const steps = asked.length > 0 ? asked : STEPS;
+// Every step but `standins` (compose builds them; `npm run k8s:e2e` asks for them alone).
+const steps = asked.length > 0 ? asked : STEPS.filter((step) => step !== 'standins');
 mkdirSync(WORK, { recursive: true });
 mkdirSync(CACHE, { recursive: true });
 const timings = [];

@@ -346,9 +346,11 @@ else if (mode === 'mixed') sh(process.execPath, [join(root, 'scripts', 'mixed-ve
 // Clients generated from the OpenAPI document by openapi-generator and openapi-python-client,
 // driving a journey against the whole system (scripts/generated-clients.mjs, issue 26).
 else if (mode === 'clients') sh(process.execPath, [join(root, 'scripts', 'generated-clients.mjs'), ...process.argv.slice(3)]);
+// The overlay on a real single-node Kubernetes built here (scripts/k8s-e2e.mjs, k8s/README.md).
+else if (mode === 'k8s') sh(process.execPath, [join(root, 'scripts', 'k8s-e2e.mjs'), ...process.argv.slice(3)]);
 else {
   console.error(
-    'usage: node scripts/run.mjs start|test|lint|images [steps]|mixed [options]|clients [check|generate|serve]|env [--sandbox-payments]|[jest arguments]',
+    'usage: node scripts/run.mjs start|test|lint|images [steps]|mixed [options]|clients [check|generate|serve]|k8s [options]|env [--sandbox-payments]|[jest arguments]',
   );
   process.exit(2);
 }

@@ -1,0 +1,585 @@
+#!/usr/bin/env node
+// `npm run k8s:e2e`: the marketplace on a real Kubernetes (issue 28, k8s/README.md "Kubernetes for
+// real"). By default on a single-node cluster this script provides on this machine (root; the
+// binaries built once into $MKT_K8S_CACHE, scripts/k8s/build.sh; scripts/k8s/cluster.sh up/down):
+//
+//   1. the cluster: binaries (cached), etcd, containerd, control plane, kubelet, kube-proxy, CoreDNS
+//   2. the six service images and the MongoDB/RabbitMQ stand-ins (`npm run images` builds them)
+//      imported into the node; k8s/overlays/ci applied (with the JWT, admin and internal Secrets);
+//      every rollout waited for
+//   3. the journey (scripts/journey.mjs) through the gateway Service
+//   4. two replicas of every service: load through the Services, then the rules
+//   5. rolling update under load: every Deployment to a new image tag, then the rules
+//   6. pod kill under load: a wallet and a consultation pod deleted with --grace-period=0
+//   7. the prod overlay validated by this API server (apply --dry-run=server, operators' CRDs)
+//   8. teardown, and the host compared with before (processes, links, chains, mounts, sysctls)
+//
+// Another cluster (kind, a platform team's): `--context NAME` and/or `--kubeconfig FILE` skips 1 and 8's
+// cluster part, imports nothing (the images must be pullable or loaded: `--images-loaded`), and
+// needs `--gateway-url URL` when the gateway Service's ClusterIP cannot be reached from here.
+//
+//   node scripts/k8s-e2e.mjs [--context NAME] [--kubeconfig FILE] [--gateway-url URL] [--images-loaded]
+//                            [--roll-tag TAG] [--keep] [--skip replicas,rolling,kill,prod]
+//
+// Logs: .dev/k8s/ (the cluster's daemons, every pod's log on failure).
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { journey } from './journey.mjs';
+import { checkInvariants, prepareLoad, startLoad } from './k8s/load.mjs';
+
+/* global AbortSignal */
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const WORK = join(root, '.dev', 'k8s');
+const VERSION = process.env.MKT_K8S_VERSION ?? '1.34.4';
+const CACHE = join(process.env.MKT_K8S_CACHE ?? join(process.env.HOME ?? '/root', '.cache', 'mkt-k8s'), `v${VERSION}`);
+const NAMESPACE = 'marketplace-ci';
+const DEPLOYMENTS = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
+const STATEFULSETS = ['mongo', 'rabbitmq'];
+const IMAGES = [
+  ...DEPLOYMENTS.map((name) => `localhost/marketplace/${name}:dev`),
+  'localhost/marketplace-standin/mongo-java-server:dev',
+  'localhost/marketplace-standin/rabbitmq:dev',
+];
+const LOAD_SECONDS = Number(process.env.K8S_LOAD_SECONDS ?? 20);
+
+// ---- options
+const argv = process.argv.slice(2);
+const option = (name) => {
+  const at = argv.indexOf(name);
+  return at >= 0 ? argv[at + 1] : undefined;
+};
+const context = option('--context');
+const externalConfig = option('--kubeconfig');
+const external = Boolean(context || externalConfig);
+const keep = argv.includes('--keep');
+const skip = new Set(argv.flatMap((arg, i) => (argv[i - 1] === '--skip' ? arg.split(',') : [])));
+let gatewayUrl = option('--gateway-url');
+
+const say = (line) => console.log(`[k8s-e2e] ${line}`);
+const secrets = new Set();
+const redact = (text) => {
+  let out = String(text);
+  for (const secret of secrets) if (secret.length >= 8) out = out.split(secret).join('***');
+  return out;
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const seconds = (since) => ((Date.now() - since) / 1000).toFixed(0);
+
+// ---- commands
+const kubeconfig = external ? (externalConfig ?? process.env.KUBECONFIG) : join(CACHE, 'cluster', 'pki', 'admin.kubeconfig');
+// The gateway Service's address on the cluster this script provides (its service range is
+// 10.96.0.0/16): fixed, so the checkout's return address is known before the apply.
+const OWN_GATEWAY_IP = '10.96.80.80';
+// Ours when it is built (any API server within one minor version), else KUBECTL or the one on PATH.
+const kubectlBin =
+  process.env.KUBECTL ?? (existsSync(join(CACHE, 'bin', 'kubectl')) || !external ? join(CACHE, 'bin', 'kubectl') : 'kubectl');
+const kubeArgs = () => [...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), ...(context ? ['--context', context] : [])];
+const clusterEnv = () => ({ ...process.env, MKT_K8S_LOGS: join(WORK, 'logs') });
+
+/** Runs a command; output captured (and appended to `log`); throws with its tail unless `check` is false. */
+function run(command, args, { input, check = true, log, env } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: root,
+      env: env ?? process.env,
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    const file = log ? createWriteStream(log, { flags: 'a' }) : null;
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      file?.write(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      file?.write(chunk);
+    });
+    if (input !== undefined) child.stdin.end(input);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      file?.end();
+      if (code === 0 || !check) return resolve({ code, stdout: stdout.trim(), stderr: stderr.trim() });
+      reject(
+        new Error(`${command.split('/').pop()} ${args.slice(0, 8).join(' ')} exited ${code}\n${redact((stderr || stdout).slice(-3000))}`),
+      );
+    });
+  });
+}
+/** A command whose progress lines go straight to our output (the cluster script, the build). */
+function runLoud(command, args, { env } = {}) {
+  const result = spawnSync(command, args, { cwd: root, env: env ?? process.env, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (result.status !== 0) throw new Error(`${relative(root, command)} ${args.join(' ')} exited ${result.status ?? result.signal}`);
+}
+const kubectl = (args, options) => run(kubectlBin, [...kubeArgs(), ...args], options);
+const k = async (args, options) => (await kubectl(args, options)).stdout;
+const kn = (args, options) => k(['-n', NAMESPACE, ...args], options);
+
+// ---- results, printed at the end
+const results = []; // [scenario, rule, ok, detail]
+const timings = [];
+async function phase(name, body) {
+  const started = Date.now();
+  say(`== ${name}`);
+  try {
+    const value = await body();
+    timings.push([name, seconds(started), 'ok']);
+    return value;
+  } catch (err) {
+    timings.push([name, seconds(started), 'FAILED']);
+    throw err;
+  }
+}
+
+function table(rows) {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)));
+  for (const [index, row] of rows.entries()) {
+    console.log(`  ${row.map((cell, column) => String(cell).padEnd(widths[column])).join('  ')}`.trimEnd());
+    if (index === 0) console.log(`  ${widths.map((width) => '-'.repeat(width)).join('  ')}`);
+  }
+}
+
+// ---- steps
+async function buildCluster() {
+  runLoud(join(root, 'scripts/k8s/build.sh'), []);
+}
+
+async function provideCluster() {
+  runLoud(join(root, 'scripts/k8s/cluster.sh'), ['up'], { env: clusterEnv() });
+}
+
+async function requireImages() {
+  const missing = IMAGES.filter((image) => spawnSync('podman', ['image', 'exists', image]).status !== 0);
+  if (missing.length === 0) return;
+  say(`building the missing images with scripts/containers.mjs: ${missing.join(', ')}`);
+  const steps = ['setup', 'base'];
+  if (missing.some((image) => image.startsWith('localhost/marketplace/'))) steps.push('build');
+  if (missing.some((image) => image.includes('standin'))) steps.push('standins');
+  runLoud(process.execPath, [join(root, 'scripts/containers.mjs'), ...steps]);
+}
+
+/** The JWT key pair, admin and internal token of `node scripts/run.mjs env --sandbox-payments`. */
+async function developmentEnv() {
+  const text = (await run(process.execPath, [join(root, 'scripts/run.mjs'), 'env', '--sandbox-payments'])).stdout;
+  const env = {};
+  for (const line of text.split('\n')) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (match) env[match[1]] = match[2].startsWith('"') ? JSON.parse(match[2]) : match[2];
+  }
+  for (const key of ['JWT_PRIVATE_KEY', 'INTERNAL_API_TOKEN', 'ADMIN_PASSWORD']) if (env[key]) secrets.add(env[key]);
+  env.ADMIN_EMAIL ??= 'admin@marketplace.local';
+  return env;
+}
+
+async function deploy(dev) {
+  await k(['create', 'namespace', NAMESPACE], { check: false });
+  const secret = (name, data) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NAMESPACE }, stringData: data });
+  const list = {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      secret('marketplace-jwt', { 'private.pem': dev.JWT_PRIVATE_KEY, 'public.pem': dev.JWT_PUBLIC_KEY }),
+      secret('marketplace-admin', { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD }),
+      secret('marketplace-internal', { token: dev.INTERNAL_API_TOKEN }),
+    ],
+  };
+  // On stdin: no secret on a command line.
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(list) });
+  // The checkout's return address is the gateway as this script reaches it: a small overlay over
+  // k8s/overlays/ci, made for this run.
+  if (!external) gatewayUrl ??= `http://${OWN_GATEWAY_IP}:8080`;
+  await applyOverlay();
+  if (!gatewayUrl) {
+    // Another cluster, no --gateway-url: its gateway Service's ClusterIP (reachable from here when
+    // this runs on a node), known only now; applied again with it (the services roll once).
+    gatewayUrl = `http://${await kn(['get', 'service', 'gateway', '-o', 'jsonpath={.spec.clusterIP}'])}:8080`;
+    await applyOverlay();
+  }
+  await waitForRollouts();
+}
+
+async function applyOverlay() {
+  const overlay = join(WORK, 'overlay');
+  rmSync(overlay, { recursive: true, force: true });
+  mkdirSync(overlay, { recursive: true });
+  const origin = new URL(gatewayUrl ?? 'http://gateway.invalid').origin;
+  writeFileSync(
+    join(overlay, 'kustomization.yaml'),
+    [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      `resources: [${relative(overlay, join(root, 'k8s/overlays/ci'))}]`,
+      'configMapGenerator:',
+      '  - name: marketplace-config',
+      '    behavior: merge',
+      `    literals: [CHECKOUT_REDIRECT_ORIGINS=${origin}, PUBLIC_URL=${origin}]`,
+      ...(external
+        ? []
+        : [
+            'patches:',
+            '  - target: { kind: Service, name: gateway }',
+            `    patch: '[{"op": "add", "path": "/spec/clusterIP", "value": "${OWN_GATEWAY_IP}"}]'`,
+          ]),
+      '',
+    ].join('\n'),
+  );
+  const applied = await kubectl(['apply', '--server-side', '-k', overlay]);
+  say(`applied k8s/overlays/ci (${origin}): ${applied.stdout.split('\n').length} objects`);
+}
+
+async function waitForRollouts(timeout = '300s') {
+  const started = Date.now();
+  await Promise.all([
+    ...DEPLOYMENTS.map((name) => kn(['rollout', 'status', `deploy/${name}`, `--timeout=${timeout}`])),
+    ...STATEFULSETS.map((name) => kn(['rollout', 'status', `statefulset/${name}`, `--timeout=${timeout}`])),
+  ]);
+  say(`every rollout complete after ${seconds(started)} s`);
+}
+
+async function gatewayReachable() {
+  if (!gatewayUrl) {
+    const ip = await kn(['get', 'service', 'gateway', '-o', 'jsonpath={.spec.clusterIP}']);
+    gatewayUrl = `http://${ip}:8080`;
+  }
+  const started = Date.now();
+  for (;;) {
+    try {
+      const res = await fetch(`${gatewayUrl}/readyz`, { signal: AbortSignal.timeout(3_000) });
+      if (res.status === 200) break;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() - started > 60_000) throw new Error(`the gateway Service at ${gatewayUrl} does not answer /readyz 200`);
+    await sleep(500);
+  }
+  say(`gateway Service ${gatewayUrl}: /readyz 200`);
+}
+
+/** Every Deployment at two ready replicas, each pod Ready, nothing restarting. */
+async function replicaTable() {
+  const deployments = JSON.parse(await kn(['get', 'deploy', '-o', 'json'])).items;
+  const rows = [['deployment', 'image', 'ready', 'updated', 'available']];
+  for (const d of deployments)
+    rows.push([
+      d.metadata.name,
+      d.spec.template.spec.containers[0].image,
+      `${d.status.readyReplicas ?? 0}/${d.spec.replicas}`,
+      d.status.updatedReplicas ?? 0,
+      d.status.availableReplicas ?? 0,
+    ]);
+  table(rows);
+  return deployments;
+}
+
+async function endpointsOf(service) {
+  const slices = JSON.parse(await kn(['get', 'endpointslices', '-l', `kubernetes.io/service-name=${service}`, '-o', 'json'])).items;
+  return slices.flatMap((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready).map((e) => e.addresses[0]));
+}
+
+async function scenario(name, admin, during) {
+  const prepared = await prepareLoad(gatewayUrl, admin, { tag: name.split(' ')[0] });
+  say(
+    `${name}: ${prepared.buyers.length} buyers race for ${prepared.slots.length} one-place paid slots; ${prepared.payers.length} payers → ${prepared.payees.length} payees`,
+  );
+  const load = startLoad(prepared, { workers: 3 });
+  let duringResult;
+  try {
+    duringResult = await during();
+  } finally {
+    const tally = await load.stop();
+    say(
+      `${name}: load stopped after ${tally.seconds.toFixed(0)} s: ${tally.requests} writes; ${[...tally.statuses].map(([s, n]) => `${n}× ${s}`).join(', ')}`,
+    );
+    const rows = await checkInvariants(prepared, tally);
+    for (const [rule, ok, detail] of rows) results.push([name, rule, ok ? 'ok' : 'BROKEN', detail]);
+  }
+  return duringResult;
+}
+
+async function twoReplicas(admin) {
+  const deployments = await replicaTable();
+  const short = deployments.filter((d) => (d.status.readyReplicas ?? 0) < 2).map((d) => d.metadata.name);
+  results.push(['two replicas', 'every Deployment 2/2 ready', short.length === 0 ? 'ok' : 'BROKEN', short.join(', ') || '6 Deployments']);
+  const endpoints = {};
+  for (const name of DEPLOYMENTS) endpoints[name] = (await endpointsOf(name)).length;
+  const fewer = Object.entries(endpoints).filter(([, n]) => n < 2);
+  results.push([
+    'two replicas',
+    'every Service has 2 ready endpoints',
+    fewer.length === 0 ? 'ok' : 'BROKEN',
+    Object.entries(endpoints)
+      .map(([name, n]) => `${name} ${n}`)
+      .join(', '),
+  ]);
+  await scenario('two replicas', admin, () => sleep(LOAD_SECONDS * 1000));
+}
+
+async function rollingUpdate(admin) {
+  // Our cluster: the same image under a new tag in the node's containerd (a new tag is a new pod
+  // template: every pod replaced). Another cluster: the tag given with --roll-tag (pushed or
+  // loaded there by you), else `kubectl rollout restart` (a new template all the same).
+  const tag = external ? option('--roll-tag') : `roll-${Date.now().toString(36)}`;
+  if (!external)
+    for (const name of DEPLOYMENTS)
+      await run('ctr', [
+        '-a',
+        join(CACHE, 'cluster/containerd/containerd.sock'),
+        '-n',
+        'k8s.io',
+        'images',
+        'tag',
+        `localhost/marketplace/${name}:dev`,
+        `localhost/marketplace/${name}:${tag}`,
+      ]);
+  await scenario('rolling update', admin, async () => {
+    await sleep(3_000);
+    const started = Date.now();
+    const before = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items.map(
+      (p) => p.metadata.name,
+    );
+    if (tag) {
+      for (const name of DEPLOYMENTS) await kn(['set', 'image', `deploy/${name}`, `${name}=localhost/marketplace/${name}:${tag}`]);
+      say(`rolling update: every Deployment set to :${tag}`);
+    } else {
+      await kn(['rollout', 'restart', ...DEPLOYMENTS.map((name) => `deploy/${name}`)]);
+      say('rolling update: every Deployment restarted (kubectl rollout restart: a new pod template)');
+    }
+    await Promise.all(DEPLOYMENTS.map((name) => kn(['rollout', 'status', `deploy/${name}`, '--timeout=600s'])));
+    const after = JSON.parse(await kn(['get', 'pods', '-l', 'marketplace/tier in (edge,service)', '-o', 'json'])).items;
+    // Old pods may still be draining (terminating): replaced all the same.
+    const replaced = before.filter((pod) => !after.some((p) => p.metadata.name === pod && !p.metadata.deletionTimestamp)).length;
+    say(`rolling update: all six rolled out in ${seconds(started)} s; ${replaced} of ${before.length} pods replaced`);
+    await replicaTable();
+    results.push([
+      'rolling update',
+      tag ? 'every Deployment rolled to the new tag' : 'every Deployment rolled (rollout restart)',
+      'ok',
+      `${replaced}/${before.length} pods replaced in ${seconds(started)} s (maxUnavailable 0, maxSurge 1)`,
+    ]);
+    await sleep(5_000); // load on the new pods too
+  });
+}
+
+async function podKill(admin) {
+  await scenario('pod kill', admin, async () => {
+    await sleep(3_000);
+    const victims = {};
+    for (const name of ['wallet', 'consultation']) {
+      const pods = JSON.parse(await kn(['get', 'pods', '-l', `app.kubernetes.io/name=${name}`, '-o', 'json'])).items;
+      // A serving pod: Ready, not one of the rolling update's old pods still draining.
+      const serving = pods.filter(
+        (p) => !p.metadata.deletionTimestamp && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      if (serving.length < 2) throw new Error(`${name}: ${serving.length} serving pods before the kill, not 2`);
+      victims[name] = serving[0].metadata.name;
+      await kn(['delete', 'pod', victims[name], '--grace-period=0', '--force', '--wait=false'], { check: false });
+      say(`pod kill: ${victims[name]} deleted (--grace-period=0 --force)`);
+    }
+    const started = Date.now();
+    // Back: two Ready pods, neither of them the one killed nor terminating.
+    await Promise.all(
+      ['wallet', 'consultation'].map(async (name) => {
+        for (;;) {
+          const pods = JSON.parse(await kn(['get', 'pods', '-l', `app.kubernetes.io/name=${name}`, '-o', 'json'])).items;
+          const ready = pods.filter(
+            (p) =>
+              p.metadata.name !== victims[name] &&
+              !p.metadata.deletionTimestamp &&
+              p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+          );
+          if (ready.length >= 2) return;
+          if (Date.now() - started > 180_000) throw new Error(`${name}: not back to 2 ready pods within 180 s`);
+          await sleep(500);
+        }
+      }),
+    );
+    say(`pod kill: wallet and consultation back to 2 ready replicas after ${seconds(started)} s`);
+    results.push(['pod kill', 'the Deployments replaced the killed pods', 'ok', `2/2 ready again after ${seconds(started)} s`]);
+    await sleep(LOAD_SECONDS * 500);
+  });
+}
+
+/** The operators' CRDs, from the Go module proxy (the same sources deploy/check-k8s.mjs uses). */
+async function prodDryRun() {
+  const { CRD_SOURCES } = await import('../deploy/check-k8s.mjs');
+  const { go, goEnv } = await import('./lib/go-tools.mjs');
+  const files = [];
+  for (const source of CRD_SOURCES) {
+    const info = JSON.parse((await run(go(), ['mod', 'download', '-json', `${source.module}@${source.version}`], { env: goEnv() })).stdout);
+    for (const file of source.files) files.push(join(info.Dir, file));
+  }
+  await k(['apply', '--server-side', ...files.flatMap((file) => ['-f', file])]);
+  await k(['wait', '--for=condition=Established', '--timeout=60s', ...files.flatMap((file) => ['-f', file])]);
+  say(`CRDs installed: ${CRD_SOURCES.map((s) => `${s.module}@${s.version}`).join(', ')}`);
+  const created = await kubectl(['create', 'namespace', 'marketplace'], { check: false });
+  try {
+    const out = await kubectl(['apply', '--dry-run=server', '--server-side', '-k', join(root, 'k8s/overlays/prod')]);
+    const lines = out.stdout.split('\n').filter(Boolean);
+    const kinds = {};
+    for (const line of lines) {
+      const kind = line.split('/')[0].split('.')[0];
+      kinds[kind] = (kinds[kind] ?? 0) + 1;
+    }
+    results.push([
+      'prod overlay',
+      'kubectl apply --dry-run=server (this API server, the operators’ CRDs)',
+      'ok',
+      `${lines.length} objects accepted: ${Object.entries(kinds)
+        .map(([kind, n]) => `${n} ${kind}`)
+        .join(', ')}`,
+    ]);
+  } finally {
+    if (created.code === 0) await k(['delete', 'namespace', 'marketplace', '--wait=false'], { check: false });
+    await k(['delete', '--wait=false', ...files.flatMap((file) => ['-f', file])], { check: false });
+  }
+}
+
+/** For a failure: what the pods say (describe of the ones not Ready, every pod's log into .dev/k8s/pods/). */
+async function diagnose() {
+  try {
+    console.log(await kn(['get', 'pods', '-o', 'wide'], { check: false }));
+    const pods = JSON.parse(await kn(['get', 'pods', '-o', 'json'], { check: false })).items ?? [];
+    mkdirSync(join(WORK, 'pods'), { recursive: true });
+    for (const pod of pods) {
+      const name = pod.metadata.name;
+      const logs = await kn(['logs', name, '--all-containers', '--tail=-1'], { check: false });
+      writeFileSync(join(WORK, 'pods', `${name}.log`), redact(logs));
+      const previous = await kn(['logs', name, '--previous', '--tail=200'], { check: false });
+      if (previous) writeFileSync(join(WORK, 'pods', `${name}.previous.log`), redact(previous));
+      const ready = pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      const restarts = (pod.status.containerStatuses ?? []).reduce((n, c) => n + c.restartCount, 0);
+      if (!ready || restarts > 0) {
+        say(`--- kubectl describe pod ${name} (ready ${ready}, restarts ${restarts})`);
+        console.log(redact((await kn(['describe', 'pod', name], { check: false })).split('\n').slice(-40).join('\n')));
+        say(`--- kubectl logs ${name} (last 30 lines)`);
+        console.log(redact(logs.split('\n').slice(-30).join('\n')));
+        if (previous) {
+          say(`--- kubectl logs --previous ${name} (last 30 lines)`);
+          console.log(redact(previous.split('\n').slice(-30).join('\n')));
+        }
+      }
+    }
+    say(`every pod's log: ${relative(root, join(WORK, 'pods'))}/`);
+    const events = await kn(['get', 'events', '--sort-by=.lastTimestamp'], { check: false });
+    console.log(events.split('\n').slice(-25).join('\n'));
+  } catch (err) {
+    say(`diagnosis failed: ${err.message}`);
+  }
+}
+
+/** For a failure on our own cluster: the last errors each daemon logged (the whole logs in .dev/k8s/logs/). */
+function daemonClues() {
+  const dir = join(WORK, 'logs');
+  if (!existsSync(dir)) return;
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.log'))) {
+    // klog's error lines (E1125 …), containerd's and etcd's level=error / "level":"error".
+    const lines = readFileSync(join(dir, file), 'utf8')
+      .split('\n')
+      .filter((line) => /^E\d{4} |level=error|"level":"error"/.test(line))
+      .slice(-8);
+    if (lines.length === 0) continue;
+    say(`--- ${file}: last ${lines.length} errors`);
+    for (const line of lines) console.log(`  ${redact(line).slice(0, 400)}`);
+  }
+}
+
+async function teardown() {
+  if (external) {
+    say(`deleting namespace ${NAMESPACE}`);
+    await k(['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=120s'], { check: false });
+    return true;
+  }
+  const started = Date.now();
+  runLoud(join(root, 'scripts/k8s/cluster.sh'), ['down'], { env: clusterEnv() });
+  const check = spawnSync(join(root, 'scripts/k8s/cluster.sh'), ['check'], { env: clusterEnv(), stdio: ['ignore', 'inherit', 'inherit'] });
+  timings.push(['teardown', seconds(started), check.status === 0 ? 'ok' : 'LEFT SOMETHING']);
+  return check.status === 0;
+}
+
+// ---- main
+mkdirSync(WORK, { recursive: true });
+rmSync(join(WORK, 'pods'), { recursive: true, force: true });
+if (!external && process.getuid?.() !== 0) {
+  console.error('[k8s-e2e] the single-node cluster needs root (kubelet, containerd, iptables); or give --context for a cluster of yours');
+  process.exit(2);
+}
+const begun = Date.now();
+let failure = null;
+let interrupted = false;
+let cleaning = null;
+const cleanUp = async () => {
+  cleaning ??= (async () => {
+    if (keep) {
+      say(`--keep: the cluster stays up (KUBECONFIG=${kubeconfig}); scripts/k8s/cluster.sh down to stop it`);
+      return true;
+    }
+    return teardown();
+  })();
+  return cleaning;
+};
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    interrupted = true;
+    say(`${signal}: tearing down`);
+    void cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  });
+}
+try {
+  if (!external) {
+    await phase('build (cached after the first)', buildCluster);
+    await phase('cluster up', provideCluster);
+  } else say(`using the cluster of ${context ? `context ${context}` : ''} ${kubeconfig ? `kubeconfig ${kubeconfig}` : ''}`);
+  const dev = await developmentEnv();
+  const admin = { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD };
+  if (!external || !argv.includes('--images-loaded')) {
+    await phase('images', async () => {
+      await requireImages();
+      if (!external) {
+        const started = Date.now();
+        await run(join(root, 'scripts/k8s/cluster.sh'), ['import', ...IMAGES], { env: clusterEnv() });
+        say(`imported ${IMAGES.length} images into the node's containerd in ${seconds(started)} s`);
+      }
+    });
+  }
+  await phase('deploy', () => deploy(dev));
+  await phase('gateway', gatewayReachable);
+  await phase('journey', async () => {
+    const record = [];
+    await journey(gatewayUrl, admin, { say, redact, record });
+    results.push([
+      'journey',
+      'register, top up, book, session ended after its slot began, review, CRM totals',
+      'ok',
+      `${record.length} steps through the gateway Service`,
+    ]);
+  });
+  if (!skip.has('replicas')) await phase('two replicas under load', () => twoReplicas(admin));
+  if (!skip.has('rolling')) await phase('rolling update under load', () => rollingUpdate(admin));
+  if (!skip.has('kill')) await phase('pod kill under load', () => podKill(admin));
+  if (!skip.has('prod')) await phase('prod overlay dry-run', prodDryRun);
+  const pods = JSON.parse(await kn(['get', 'pods', '-o', 'json'])).items;
+  const restarts = pods.flatMap((p) =>
+    (p.status.containerStatuses ?? []).filter((c) => c.restartCount > 0).map((c) => `${p.metadata.name} ${c.restartCount}`),
+  );
+  results.push(['all', 'no container restarted', restarts.length === 0 ? 'ok' : 'BROKEN', restarts.join(', ') || `${pods.length} pods`]);
+} catch (err) {
+  failure = err;
+}
+const broken = results.filter((row) => row[2] !== 'ok');
+if ((failure || broken.length > 0) && !interrupted) {
+  if (external || existsSync(kubeconfig ?? '')) await diagnose();
+  if (!external) daemonClues();
+}
+const clean = interrupted ? true : await cleanUp();
+console.log('');
+say('invariants and checks');
+if (results.length) table([['scenario', 'rule', '', 'detail'], ...results]);
+console.log('');
+say('timings');
+table([['phase', 'seconds', ''], ...timings, ['total', seconds(begun), '']]);
+if (failure) say(`FAILED: ${redact(failure.message)}`);
+if (broken.length > 0) say(`BROKEN: ${broken.map((row) => `${row[0]}: ${row[1]}`).join('; ')}`);
+if (!clean) say('the host is not as it was: see above');
+process.exit(failure || broken.length > 0 || !clean ? 1 : 0);
