@@ -23,7 +23,8 @@
 //     for k8s/components/monitoring/ (the metrics test reads the alerts and the dashboard);
 //   - nothing for documentation (every other *.md: READMEs, CHANGELOGs, changeset notes; docs/), bench/,
 //     the lint configuration, and scripts/containers.mjs, scripts/marketplace-client.mjs,
-//     scripts/journey.mjs, scripts/system-env.mjs, scripts/log-clues.mjs (CI's images step and mixed-version run prove those).
+//     scripts/journey.mjs, scripts/system-env.mjs, scripts/log-clues.mjs (CI's images step and mixed-version run prove those),
+//     scripts/k8s-e2e.mjs and scripts/k8s/ (CI's k8s step), scripts/generated-clients.mjs and clients/ (CI's clients step).
 // Then `node scripts/run.mjs test --selectProjects <projects…>` (everything: `npm test` itself),
 // and `node scripts/contracts.mjs check` when it exists. --list prints the selection and why
 // (--json: as JSON) without running anything; --files a,b replaces the git diff (what the tests use).
@@ -42,6 +43,7 @@ const PROJECTS = {
   e2e: 'e2e',
   deploy: 'deploy',
   scripts: 'scripts/test',
+  client: 'packages/client',
 };
 const RELEASED = [...SERVICES, ...FOUNDATIONS];
 
@@ -69,8 +71,10 @@ const UNTESTED_FILES = [
   'scripts/journey.mjs',
   'scripts/system-env.mjs',
   'scripts/log-clues.mjs',
+  'scripts/k8s-e2e.mjs',
+  'scripts/generated-clients.mjs',
 ];
-const UNTESTED_FOLDERS = ['docs/', 'bench/'];
+const UNTESTED_FOLDERS = ['docs/', 'bench/', 'scripts/k8s/', 'clients/'];
 /** Documentation a test reads: the metrics test holds docs/observability.md to what is exported; deploy's holds k8s/README.md to the overlays. */
 const READ_BY_TESTS = { 'docs/observability.md': ['e2e'], 'k8s/README.md': ['deploy'] };
 

@@ -7,7 +7,21 @@ import { dirname, join } from 'node:path';
 // through --files (no git), the base (origin/main, the last release tags, --base) in a throwaway
 // repository. Nothing is run: --list.
 const root = join(__dirname, '..', '..');
-const ALL = ['contracts', 'kit', 'infra', 'gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review', 'e2e', 'deploy', 'scripts'];
+const ALL = [
+  'contracts',
+  'kit',
+  'infra',
+  'gateway',
+  'wallet',
+  'catalog',
+  'crm',
+  'consultation',
+  'review',
+  'e2e',
+  'deploy',
+  'scripts',
+  'client',
+];
 type Selection = { base: string | null; all: boolean; why: string | null; projects: string[]; reasons: Record<string, string[] | string> };
 
 function affected(cwd: string, ...args: string[]): Selection {

@@ -179,10 +179,10 @@ describe('when the broker stops and starts again', () => {
   }, 60_000);
 
   /** A bus on the disposable broker, started, whose consumer notes the entity of each review.created. */
-  async function startedBus(): Promise<{ bus: Bus; seen: string[] }> {
-    const bus = new Bus({ url: broker.url, log, minReconnectDelayMs: 100, maxReconnectDelayMs: 500, confirmTimeoutMs: 2_000 });
+  async function startedBus(): Promise<{ restarting: Bus; seen: string[] }> {
+    const restarting = new Bus({ url: broker.url, log, minReconnectDelayMs: 100, maxReconnectDelayMs: 500, confirmTimeoutMs: 2_000 });
     const seen: string[] = [];
-    await bus.consume({
+    await restarting.consume({
       subscription: { queue: uniqueName('kit.restart'), events: ['review.created'] },
       handlers: {
         'review.created': async (event) => {
@@ -190,13 +190,13 @@ describe('when the broker stops and starts again', () => {
         },
       },
     });
-    await bus.start();
-    return { bus, seen };
+    await restarting.start();
+    return { restarting, seen };
   }
 
   test('events kept in the outbox while it was down are published, and the consumer resumes', async () => {
-    const { bus, seen } = await startedBus();
-    ownBus = bus;
+    const { restarting, seen } = await startedBus();
+    ownBus = restarting;
     relay = new OutboxRelay({ bus: ownBus, log, sources: [{ name: 'orders', model: Order }], sweepIntervalMs: 200, graceMs: 0 });
     relay.start();
 
@@ -222,10 +222,10 @@ describe('when the broker stops and starts again', () => {
   }, 180_000);
 
   test('a flush that failed while it was away is published as soon as it is back, not after the grace period and the next sweep', async () => {
-    const { bus, seen } = await startedBus();
+    const { restarting, seen } = await startedBus();
     // An hour of grace and an hour between sweeps: only the sweep on reconnect can publish it.
     const hourly = new OutboxRelay({
-      bus,
+      bus: restarting,
       log,
       sources: [{ name: 'orders', model: Order }],
       sweepIntervalMs: 3_600_000,
@@ -234,7 +234,7 @@ describe('when the broker stops and starts again', () => {
     hourly.start();
     try {
       await broker.stopBroker();
-      await eventually(async () => !bus.isConnected());
+      await eventually(async () => !restarting.isConnected());
       const during = uniqueName('during');
       const order = await Order.create({ _id: uniqueName('order'), pendingEvents: [reviewEvent(during)] });
       await hourly.flush(Order, order._id);
@@ -245,7 +245,7 @@ describe('when the broker stops and starts again', () => {
       await eventually(async () => ((await Order.findById(order._id).lean())?.pendingEvents as unknown[]).length === 0);
     } finally {
       await hourly.stop();
-      await bus.close();
+      await restarting.close();
     }
   }, 180_000);
 });
