@@ -94,7 +94,14 @@ export class MarketplaceClient {
   readonly #fetch: (request: Request) => Promise<Response>;
   readonly #options: MarketplaceClientOptions;
   #tokens: Tokens | undefined;
-  #refreshing: Promise<Tokens | undefined> | undefined;
+  /**
+   * Who the tokens are: raised by every sign-in, registration, `setTokens` and sign-out, never by
+   * a refresh. A request, a refresh and its retry belong to the session they started in: a
+   * refresh that ends after the session changed stores nothing, and a 401 is retried only with
+   * the same session's newer pair (never as the user signed in since, never after a sign-out).
+   */
+  #session = 0;
+  #refreshing: { session: number; done: Promise<Tokens | undefined> } | undefined;
 
   constructor(options: MarketplaceClientOptions) {
     this.#options = options;
@@ -121,6 +128,11 @@ export class MarketplaceClient {
 
   /** Replaces the token pair (`undefined` forgets it); `onTokens` hears of it. */
   setTokens(tokens: Tokens | undefined): void {
+    this.#session += 1;
+    this.#store(tokens);
+  }
+
+  #store(tokens: Tokens | undefined): void {
     this.#tokens = tokens ? { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken } : undefined;
     this.#options.onTokens?.(this.tokens);
   }
@@ -153,7 +165,7 @@ export class MarketplaceClient {
    */
   async refresh(): Promise<Tokens> {
     const tokens = await this.#refreshOnce();
-    if (!tokens) throw new Error('No refresh token: sign in first');
+    if (!tokens) throw new Error('No refresh token (sign in first), or the session changed while refreshing');
     return tokens;
   }
 
@@ -237,46 +249,60 @@ export class MarketplaceClient {
   async #authorized(request: Request): Promise<Response> {
     const sent = this.#tokens?.accessToken;
     if (!sent || request.headers.has('authorization')) return this.#fetch(request);
+    const session = this.#session;
     const retry = this.#tokens?.refreshToken ? request.clone() : undefined;
     request.headers.set('authorization', `Bearer ${sent}`);
     const response = await this.#fetch(request);
     if (response.status !== 401 || !retry || !accessTokenExpired(sent, this.#options.expiryLeewaySeconds)) return response;
-    const fresh = await this.#refreshAfter(sent);
+    const fresh = await this.#refreshAfter(sent, session);
     if (!fresh) return response;
     await response.body?.cancel();
     retry.headers.set('authorization', `Bearer ${fresh.accessToken}`);
     return this.#fetch(retry);
   }
 
-  /** A pair newer than the access token `sent`: the current one if another call refreshed already. */
-  async #refreshAfter(sent: string): Promise<Tokens | undefined> {
+  /**
+   * A pair of `session` newer than the access token `sent`: the current one if another call of
+   * the session refreshed already; none once the session changed (a sign-in as someone else, a
+   * sign-out: the caller answers the original 401 rather than send the request as another user).
+   */
+  async #refreshAfter(sent: string, session: number): Promise<Tokens | undefined> {
+    if (this.#session !== session) return undefined;
     if (this.#tokens && this.#tokens.accessToken !== sent) return this.tokens;
     try {
-      return await this.#refreshOnce();
+      const fresh = await this.#refreshOnce();
+      return this.#session === session ? fresh : undefined;
     } catch {
       return undefined; // the caller answers the original 401
     }
   }
 
-  /** One refresh at a time: a call while one is under way waits for it. */
+  /**
+   * One refresh at a time per session: a call while one is under way waits for it. Its answer is
+   * stored only if the session and the refresh token are still those it started with.
+   */
   #refreshOnce(): Promise<Tokens | undefined> {
-    if (this.#refreshing) return this.#refreshing;
+    const session = this.#session;
+    if (this.#refreshing?.session === session) return this.#refreshing.done;
     const refreshToken = this.#tokens?.refreshToken;
     if (!refreshToken) return Promise.resolve(undefined);
-    this.#refreshing = (async () => {
+    const current = () => this.#session === session && this.#tokens?.refreshToken === refreshToken;
+    const done = (async () => {
       const result = await this.#public.POST('/v1/auth/refresh', { body: { refreshToken } });
       if (!result.response.ok) {
         // Spent, revoked or expired: the pair is no use any more (a network failure keeps it).
-        if (result.response.status === 401 && this.#tokens?.refreshToken === refreshToken) this.setTokens(undefined);
+        if (result.response.status === 401 && current()) this.#store(undefined);
         throw ApiError.from(result.response, result.error, describe(result.response));
       }
+      if (!current()) return undefined; // signed in as someone else, or out, meanwhile
       const { data } = result.data as { data: Tokens };
-      this.setTokens(data);
+      this.#store(data);
       return this.tokens;
     })().finally(() => {
-      this.#refreshing = undefined;
+      if (this.#refreshing?.done === done) this.#refreshing = undefined;
     });
-    return this.#refreshing;
+    this.#refreshing = { session, done };
+    return done;
   }
 
   /** Sets an Idempotency-Key on the operations the document says take one, unless given. */

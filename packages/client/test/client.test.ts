@@ -27,6 +27,8 @@ class Stand {
   refreshToken = 'rt-1';
   refreshes = 0;
   refuseRefresh = false;
+  /** While set, refreshes wait for it. */
+  refreshGate: Promise<void> | undefined;
   /** Extra routes of a test: answer and return true, or return false. */
   route: (req: Seen, res: ServerResponse) => boolean = () => false;
 
@@ -61,6 +63,12 @@ class Stand {
         errors: [{ path: '', code: 'unauthenticated', message: 'no' }],
       });
     if (seen.method === 'POST' && url.pathname === '/v1/auth/refresh') {
+      if (this.refreshGate) {
+        const gate = this.refreshGate;
+        this.refreshGate = undefined;
+        void gate.then(() => this.handle(seen, url, res));
+        return;
+      }
       this.refreshes += 1;
       const { refreshToken } = JSON.parse(seen.body) as { refreshToken: string };
       if (this.refuseRefresh || refreshToken !== this.refreshToken) return unauthenticated();
@@ -137,6 +145,47 @@ describe('token refresh with refresh-token rotation', () => {
     expect(stand.seen.filter((s) => s.path === '/v1/wallet')).toHaveLength(1);
     expect(client.tokens).toBeUndefined();
     expect(heard).toEqual([undefined]);
+  });
+
+  test('a 401 of one user answered after another signed in is not retried as the other user, nor refreshed', async () => {
+    const first = expired();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let arrived!: () => void;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    stand.route = (seen, res) => {
+      if (seen.path !== '/v1/wallet' || seen.headers.authorization !== `Bearer ${first}`) return false;
+      arrived();
+      void gate.then(() => {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ success: false, message: 'expired', errors: [{ path: '', code: 'unauthenticated', message: 'no' }] }));
+      });
+      return true;
+    };
+    const client = new MarketplaceClient({ baseUrl: stand.base, tokens: { accessToken: first, refreshToken: 'rt-1' } });
+    // (A transfer would be the costly case: retried with the other user's bearer, it moved their money.)
+    const call = client.ok(client.api.GET('/v1/wallet')).catch((e: unknown) => e);
+    await reached;
+    client.setTokens({ accessToken: stand.validAccess, refreshToken: 'rt-other' }); // another user signs in
+    release();
+    expect(((await call) as ApiError).status).toBe(401);
+    expect(stand.refreshes).toBe(0);
+    expect(stand.seen.filter((s) => s.headers.authorization === `Bearer ${stand.validAccess}`)).toHaveLength(0);
+    expect(client.tokens).toEqual({ accessToken: stand.validAccess, refreshToken: 'rt-other' });
+  });
+
+  test('a sign-out while a refresh is under way: the refreshed pair is not kept, the call answers its 401', async () => {
+    let release!: () => void;
+    stand.refreshGate = new Promise<void>((resolve) => (release = resolve));
+    const client = new MarketplaceClient({ baseUrl: stand.base, tokens: { accessToken: expired(), refreshToken: 'rt-1' } });
+    const call = client.ok(client.api.GET('/v1/wallet')).catch((e: unknown) => e);
+    while (!stand.seen.some((s) => s.path === '/v1/auth/refresh')) await new Promise((resolve) => setTimeout(resolve, 5));
+    client.setTokens(undefined); // signed out
+    release();
+    expect(((await call) as ApiError).status).toBe(401);
+    expect(stand.refreshes).toBe(1);
+    expect(client.tokens).toBeUndefined();
+    expect(stand.seen.filter((s) => s.path === '/v1/wallet')).toHaveLength(1);
   });
 
   test('refresh() rotates on demand; expiry is read from the token with a leeway', async () => {
