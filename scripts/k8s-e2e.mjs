@@ -173,8 +173,17 @@ async function developmentEnv() {
   return env;
 }
 
+/** Whether this run created the namespace (only then does the teardown delete it). */
+let namespaceCreated = false;
+
 async function deploy(dev) {
-  await k(['create', 'namespace', NAMESPACE], { check: false });
+  const created = await kubectl(['create', 'namespace', NAMESPACE], { check: false });
+  // A namespace already there on another cluster is another run's (or someone's): never reused or deleted.
+  if (created.code !== 0)
+    throw new Error(
+      `namespace ${NAMESPACE} could not be created (${created.stderr?.trim() || 'exists already?'}): another run may be using it; delete it or wait`,
+    );
+  namespaceCreated = true;
   const secret = (name, data) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NAMESPACE }, stringData: data });
   const list = {
     apiVersion: 'v1',
@@ -410,9 +419,21 @@ async function prodDryRun() {
     const info = JSON.parse((await run(go(), ['mod', 'download', '-json', `${source.module}@${source.version}`], { env: goEnv() })).stdout);
     for (const file of source.files) files.push(join(info.Dir, file));
   }
-  await k(['apply', '--server-side', ...files.flatMap((file) => ['-f', file])]);
-  await k(['wait', '--for=condition=Established', '--timeout=60s', ...files.flatMap((file) => ['-f', file])]);
-  say(`CRDs installed: ${CRD_SOURCES.map((s) => `${s.module}@${s.version}`).join(', ')}`);
+  // Only the CRDs the cluster lacks are installed, and only those are deleted after: on a cluster
+  // that runs the operators (another cluster than ours), deleting their CRDs would delete every
+  // resource of those kinds with them, and applying ours could change the versions installed.
+  const missing = [];
+  for (const file of files) {
+    const present = await k(['get', '-f', file, '-o', 'name', '--ignore-not-found'], { check: false });
+    if (!present.trim()) missing.push(file);
+  }
+  if (missing.length > 0) {
+    await k(['apply', '--server-side', ...missing.flatMap((file) => ['-f', file])]);
+    await k(['wait', '--for=condition=Established', '--timeout=60s', ...missing.flatMap((file) => ['-f', file])]);
+  }
+  say(
+    `CRDs: ${CRD_SOURCES.map((s) => `${s.module}@${s.version}`).join(', ')}; installed for the run: ${missing.length} of ${files.length} files (the others were there)`,
+  );
   const created = await kubectl(['create', 'namespace', 'marketplace'], { check: false });
   try {
     const out = await kubectl(['apply', '--dry-run=server', '--server-side', '-k', join(root, 'k8s/overlays/prod')]);
@@ -432,7 +453,7 @@ async function prodDryRun() {
     ]);
   } finally {
     if (created.code === 0) await k(['delete', 'namespace', 'marketplace', '--wait=false'], { check: false });
-    await k(['delete', '--wait=false', ...files.flatMap((file) => ['-f', file])], { check: false });
+    if (missing.length > 0) await k(['delete', '--wait=false', ...missing.flatMap((file) => ['-f', file])], { check: false });
   }
 }
 
@@ -487,6 +508,7 @@ function daemonClues() {
 
 async function teardown() {
   if (external) {
+    if (!namespaceCreated) return true;
     say(`deleting namespace ${NAMESPACE}`);
     await k(['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=120s'], { check: false });
     return true;

@@ -45,7 +45,13 @@ export PATH=$B:$PATH
 say() { echo "[k8s] $*" >&2; }
 die() { say "$*"; exit 1; }
 ctr_() { ctr -a "$K/containerd/containerd.sock" -n k8s.io "$@"; }
-alive() { [ -f "$K/$1.pid" ] && kill -0 "$(cat "$K/$1.pid")" 2>/dev/null; }
+# A daemon of ours is alive: its pid file names a live process whose command line names $K (a pid
+# file left by a crash or a reboot may name an unrelated process since: never signalled).
+alive() {
+  [ -f "$K/$1.pid" ] || return 1
+  local pid; pid=$(cat "$K/$1.pid")
+  kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$K"
+}
 start() { # name command…: in a session of its own, output in the logs folder
   local name=$1; shift
   setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
