@@ -16,7 +16,7 @@
 //   - the CRM's totals per buyer equal its Confirmed bookings (each booking event handled once).
 /* global AbortSignal */
 import { randomUUID } from 'node:crypto';
-import { bookingBody, payInSandbox } from '../marketplace-client.mjs';
+import { bookingBody, sdk } from '../marketplace-client.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const RETRIABLE = new Set([502, 503, 504]);
@@ -87,7 +87,9 @@ export async function prepareLoad(base, admin, { buyers: buyerCount = 6, pairs =
       key: randomUUID(),
       body: { amount, paymentMethod: 'Chapa', redirectUrl: `${base}/done` },
     });
-    await payInSandbox(base, topUp.paymentUrl);
+    // The sandbox's hosted checkout, as a client pays it (the project's SDK: no token needed).
+    const { MarketplaceClient } = await sdk();
+    await new MarketplaceClient({ baseUrl: base }).payInSandbox(topUp.paymentUrl);
   };
   const adminToken = (await must('POST', '/v1/auth/login', { body: admin })).accessToken;
   const seller = await register('seller', 'seller');
