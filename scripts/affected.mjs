@@ -32,6 +32,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { toolEnv } from './lib/toolchain.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
@@ -201,15 +202,9 @@ function parseArgs(argv) {
   return options;
 }
 
-function pnpmCommand() {
-  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
-  const local = join(root, '.tools', 'npm', `pnpm@${version}`, 'node_modules', '.bin', 'pnpm');
-  return existsSync(local) ? local : 'pnpm';
-}
-
 function runStep(command, args) {
   say(`${command === process.execPath ? 'node' : command} ${args.join(' ')}`);
-  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: toolEnv() });
   return result.status ?? 1;
 }
 
@@ -246,8 +241,7 @@ function main() {
     let built = 0;
     if (!selection.all && selection.projects.length === 0) {
       // Nothing tested, so nothing built yet: the gates read the built contracts.
-      const pnpm = pnpmCommand();
-      built = runStep(pnpm, ['install', '--frozen-lockfile', '--reporter=append-only']) || runStep(pnpm, ['run', 'build']);
+      built = runStep(process.execPath, [join(root, 'scripts/run.mjs'), 'build']);
     }
     const gateCode = built || runStep(process.execPath, [gates, 'check']);
     code ||= gateCode;

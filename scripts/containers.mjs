@@ -37,6 +37,7 @@ import { fileURLToPath } from 'node:url';
 /* global AbortSignal */
 import { journey } from './journey.mjs';
 import { logClues } from './log-clues.mjs';
+import { pnpm, toolEnv } from './lib/toolchain.mjs';
 import { SERVICES, serviceEnvironments } from './system-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -444,10 +445,11 @@ async function requireImages() {
 /** packages/infra built (npm test and npm start build it; here too when it is not). */
 async function requireInfraBuild() {
   if (existsSync(join(root, 'packages/infra/dist/index.js'))) return;
-  const pnpm = existsSync(join(root, '.tools/node_modules/.bin/pnpm')) ? join(root, '.tools/node_modules/.bin/pnpm') : 'pnpm';
+  // The project's pinned pnpm on the pinned Node.js (scripts/lib/toolchain.mjs), never a pnpm on PATH.
+  const pm = pnpm();
   say('building packages/infra (pnpm install, tsc -b)');
-  await run(pnpm, ['install', '--frozen-lockfile'], { log: logFile('host-build') });
-  await run(pnpm, ['exec', 'tsc', '-b', 'packages/infra'], { log: logFile('host-build') });
+  await run(pm, ['install', '--frozen-lockfile'], { log: logFile('host-build'), env: toolEnv() });
+  await run(pm, ['exec', 'tsc', '-b', 'packages/infra'], { log: logFile('host-build'), env: toolEnv() });
 }
 
 /**

@@ -122,6 +122,10 @@ async function replay(connection, names, options) {
 }
 
 async function main() {
+  if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const options = parseArgs(process.argv.slice(2));
   const names = queueNames(options.queue);
   const connection = await amqp.connect(process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672');

@@ -23,11 +23,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 /* global AbortSignal */
 import { journey } from './journey.mjs';
+import { pnpm, toolEnv } from './lib/toolchain.mjs';
 import { logClues } from './log-clues.mjs';
 import { SERVICES, serviceEnvironments } from './system-env.mjs';
 
@@ -154,25 +155,6 @@ function worktrees() {
   return entries;
 }
 
-/** pnpm at the version a checkout's package.json names: on PATH, in .tools/npm/, else installed there with npm. */
-function pnpmFor(dir) {
-  const version = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).packageManager.split('@')[1];
-  const onPath = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
-  if (onPath.status === 0 && onPath.stdout.trim() === version) return 'pnpm';
-  const tool = join(root, '.tools', 'npm', `pnpm@${version}`);
-  const bin = join(tool, 'node_modules', '.bin', 'pnpm');
-  if (existsSync(bin)) return bin;
-  say(`installing pnpm@${version} from the npm registry into .tools/npm/`);
-  const temp = `${tool}.${process.pid}.tmp`;
-  mkdirSync(temp, { recursive: true });
-  writeFileSync(join(temp, 'package.json'), `${JSON.stringify({ name: 'tools', private: true })}\n`);
-  const args = ['install', '--save-exact', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', '--prefix', temp];
-  const result = spawnSync('npm', [...args, `pnpm@${version}`], { stdio: ['ignore', 2, 2] });
-  if (result.status !== 0) throw new Error(`npm install pnpm@${version} failed (exit ${result.status})`);
-  renameSync(temp, tool);
-  return bin;
-}
-
 /** Runs a command with its output in `log`; throws with the log's tail on a non-zero exit. */
 function runLogged(command, args, { cwd, log, env }) {
   return new Promise((resolve, reject) => {
@@ -195,18 +177,15 @@ function runLogged(command, args, { cwd, log, env }) {
   });
 }
 
-/** This Node first on PATH, so pnpm, tsc and the services run on it. */
-const toolEnv = () => ({ ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` });
-
 async function install(dir, log) {
-  const pnpm = pnpmFor(dir);
-  const env = toolEnv();
+  const pm = pnpm(dir);
+  const env = toolEnv(process.env, dir);
   // From the local store when it has every package (CI's after `npm test`), else from the registry.
-  await runLogged(pnpm, ['install', '--frozen-lockfile', '--offline', '--reporter=append-only'], { cwd: dir, log, env }).catch(async () => {
+  await runLogged(pm, ['install', '--frozen-lockfile', '--offline', '--reporter=append-only'], { cwd: dir, log, env }).catch(async () => {
     say(`  ${relative(root, dir)}: the local store lacks packages; installing from the registry`);
-    await runLogged(pnpm, ['install', '--frozen-lockfile', '--prefer-offline', '--reporter=append-only'], { cwd: dir, log, env });
+    await runLogged(pm, ['install', '--frozen-lockfile', '--prefer-offline', '--reporter=append-only'], { cwd: dir, log, env });
   });
-  return pnpm;
+  return pm;
 }
 
 /**
@@ -240,8 +219,8 @@ async function prepareRelease({ tag, commit }) {
   const log = join(LOGS, `build-${tag}.log`);
   rmSync(log, { force: true });
   say(`${relative(root, dir)}: pnpm install, tsc -b (log: ${relative(root, log)})`);
-  const pnpm = await install(dir, log);
-  await runLogged(pnpm, ['exec', 'tsc', '-b'], { cwd: dir, log, env: toolEnv() });
+  const pm = await install(dir, log);
+  await runLogged(pm, ['exec', 'tsc', '-b'], { cwd: dir, log, env: toolEnv(process.env, dir) });
   writeFileSync(join(dir, BUILT_STAMP), `${stamp}\n`);
   say(`${relative(root, dir)}: installed and built in ${seconds(started)} s`);
   return dir;
@@ -256,8 +235,8 @@ async function prepareCurrent() {
   const log = join(LOGS, 'build-current.log');
   rmSync(log, { force: true });
   const started = Date.now();
-  const pnpm = existsSync(join(root, 'node_modules')) ? pnpmFor(root) : await install(root, log);
-  await runLogged(pnpm, ['run', 'build'], { cwd: root, log, env: toolEnv() });
+  if (!existsSync(join(root, 'node_modules'))) await install(root, log);
+  await runLogged(process.execPath, [join(root, 'scripts/run.mjs'), 'build'], { cwd: root, log, env: toolEnv() });
   say(`current checkout built (pnpm run build) in ${seconds(started)} s`);
 }
 

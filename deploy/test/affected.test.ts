@@ -141,7 +141,13 @@ describe('the base of a change', () => {
 
   function repo(): string {
     const dir = mkdtempSync(join(scratch, 'repo-'));
-    for (const file of ['scripts/affected.mjs', 'package.json', ...PACKAGE_DIRS.map((d) => `${d}/package.json`)]) {
+    for (const file of [
+      'scripts/affected.mjs',
+      'scripts/lib/toolchain.mjs',
+      '.node-version',
+      'package.json',
+      ...PACKAGE_DIRS.map((d) => `${d}/package.json`),
+    ]) {
       mkdirSync(dirname(join(dir, file)), { recursive: true });
       cpSync(join(root, file), join(dir, file));
     }

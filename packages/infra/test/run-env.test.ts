@@ -7,8 +7,9 @@ import { workspaceRoot } from '../src/mongo';
 // `node scripts/run.mjs env > .env` is read by docker compose: run from a copy of the script in
 // a folder of its own, so the development key pair it generates lands there, not in the repository.
 const copy = mkdtempSync(join(tmpdir(), 'run-env-'));
-mkdirSync(join(copy, 'scripts'));
+mkdirSync(join(copy, 'scripts/lib'), { recursive: true });
 copyFileSync(join(workspaceRoot(), 'scripts/run.mjs'), join(copy, 'scripts/run.mjs'));
+copyFileSync(join(workspaceRoot(), 'scripts/lib/toolchain.mjs'), join(copy, 'scripts/lib/toolchain.mjs'));
 copyFileSync(join(workspaceRoot(), 'package.json'), join(copy, 'package.json'));
 // On the Node that runs the tests, whichever it is (run-node.test.ts tests the choice).
 writeFileSync(join(copy, '.node-version'), process.versions.node);

@@ -9,8 +9,9 @@ import { workspaceRoot } from '../src/mongo';
 // copy of the script in a folder of its own, with a pin and a stand-in for the fetched `node`
 // already in the cache, so no test downloads anything.
 const copy = mkdtempSync(join(tmpdir(), 'run-node-'));
-mkdirSync(join(copy, 'scripts'));
+mkdirSync(join(copy, 'scripts/lib'), { recursive: true });
 copyFileSync(join(workspaceRoot(), 'scripts/run.mjs'), join(copy, 'scripts/run.mjs'));
+copyFileSync(join(workspaceRoot(), 'scripts/lib/toolchain.mjs'), join(copy, 'scripts/lib/toolchain.mjs'));
 copyFileSync(join(workspaceRoot(), 'package.json'), join(copy, 'package.json'));
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
@@ -102,7 +103,7 @@ describe('the Node.js node scripts/run.mjs runs on', () => {
     'not cached yet: npm installs it beside the cache, renamed into it; stdout carries none of it',
     async () => {
       const { code, stdout, stderr } = await run('1.9.9', { PATH: `${npmStandIn()}${delimiter}${process.env.PATH}` }, 'env');
-      expect(stderr).toContain(`[run] installing ${packageName}@1.9.9 from the npm registry into .tools/npm/`);
+      expect(stderr).toContain(`installing ${packageName}@1.9.9 from the npm registry into .tools/npm/`);
       expect(stderr).toContain('added 1 package'); // npm's summary, on stderr: `env > .env` stays KEY=value lines
       expect(stdout).toBe('');
       const npmArgs = readFileSync(join(copy, 'npm-args'), 'utf8').split('\n');
