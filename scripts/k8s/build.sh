@@ -5,7 +5,9 @@
 # the Go module proxy (its zip has no staging/ tree, so every staging replace points at the
 # published module), etcd/containerd/runc/CNI plugins from Debian. ~12-15 min on 2 cores, once;
 # a complete cache (bin/.complete) is reused and this script returns at once.
-set -euo pipefail
+set -Eeuo pipefail
+# A command that stops the script says which, where and with what status: never a silent exit.
+trap 'status=$?; [[ $- == *e* ]] && echo "$0: line $LINENO: \`$BASH_COMMAND\` exited $status" >&2' ERR
 V=${MKT_K8S_VERSION:-1.34.4}
 COREDNS=${MKT_COREDNS_VERSION:-1.12.4}
 C=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/v$V

@@ -16,7 +16,9 @@
 # restrict_oom_score_adj (no CAP_SYS_RESOURCE), runc and cgroupfs, kubelet failCgroupV1: false
 # (hybrid cgroups), kubelet bound to the node's address (logs/exec), nothing pulled (images are
 # imported), kubelet's sysctls given back on `down`.
-set -euo pipefail
+set -Eeuo pipefail
+# A command that stops the script says which, where and with what status: never a silent exit.
+trap 'status=$?; [[ $- == *e* ]] && echo "$0: line $LINENO: \`$BASH_COMMAND\` exited $status" >&2' ERR
 V=${MKT_K8S_VERSION:-1.34.4}
 C=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/v$V
 B=$C/bin
@@ -70,7 +72,8 @@ chains() { { for t in filter nat mangle raw; do iptables-save -t "$t" 2>/dev/nul
   for t in filter nat mangle raw; do ip6tables-save -t "$t" 2>/dev/null | sed -n "s/^:\([^ ]*\) .*/ip6 $t \1/p"; done; } | grep -v NETAVARK || true; }
 links() { ip -o link show | { grep -vE 'master (podman|cni-podman)|: podman' || true; } | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
 mounts() { awk '{print $2}' /proc/self/mounts | { grep -vE '^/(var/lib|run|var/run)/containers/|/netns/netns-' || true; } | sort; }
-netns() { ls /var/run/netns 2>/dev/null | { grep '^cni-' || true; } | sort; }
+# /var/run/netns exists only once something made a named network namespace (ip netns, podman, a CNI).
+netns() { [ -d /var/run/netns ] || return 0; ls /var/run/netns | { grep '^cni-' || true; } | sort; }
 sysctls() { for s in $SYSCTLS; do echo "$s=$(sysctl -n "$s" 2>/dev/null || echo absent)"; done; }
 processes() { # our binaries and containerd's shims for our socket, by /proc
   local pid exe
@@ -321,6 +324,7 @@ up() {
   done
   local started=$SECONDS NODE_IP
   NODE_IP=${MKT_K8S_NODE_IP:-$(hostname -I | awk '{print $1}')}
+  [ -n "$NODE_IP" ] || die "this machine has no IPv4 address besides loopback (hostname -I): set MKT_K8S_NODE_IP"
   if [ -d "$K" ]; then
     # A run that crashed or was killed: its leftovers go first, and its snapshot of the host stays
     # the one to compare with.
@@ -376,7 +380,7 @@ stop_daemon() { # name…: SIGTERM, then SIGKILL after 10 s
   for d in "$@"; do rm -f "$K/$d.pid"; done
 }
 
-down() {
+down() ( # a subshell: its best-effort `set +e` ends with it (up calls it and goes on)
   # Best effort, every step: one that fails must not keep the next from running.
   set +e +o pipefail
   local started=$SECONDS
@@ -457,7 +461,7 @@ down() {
   fi
   rm -rf "$K"
   say "down in $((SECONDS - started)) s"
-}
+)
 
 clean() { # the host against the snapshot `up` took
   [ -d "$BEFORE" ] || die "no snapshot ($BEFORE): was the cluster brought up by this script?"
