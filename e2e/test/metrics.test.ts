@@ -76,7 +76,7 @@ const PUBLISHING = {
   outbox_oldest_pending_age_seconds: ['source'],
 };
 const EXPECTED: Record<ProcessName, Record<string, string[]>> = {
-  gateway: { ...EVERYWHERE, ...PUBLISHING },
+  gateway: { ...EVERYWHERE, ...PUBLISHING, gateway_login_throttled_total: ['rule'] },
   wallet: {
     ...EVERYWHERE,
     ...PUBLISHING,

@@ -71,6 +71,22 @@ export const SessionCompletedData = z.object({
    * the public rating. Absent (an older producer): every buyer counts as paying.
    */
   paidBuyerIds: z.array(z.string().min(1)).optional(),
+  /**
+   * Added in place (compatible): each paid Confirmed booking of the session — its buyer, what it
+   * cost (`paidMinor`, after any coupon) and its list price (`listMinor`, before any discount).
+   * The review service counts a review only when the buyer paid enough of the list price itself
+   * (its README). Absent (an older producer): `paidBuyerIds` alone decides.
+   */
+  payments: z
+    .array(
+      z.object({
+        bookingId: z.string().min(1),
+        buyerId: z.string().min(1),
+        paidMinor: Minor.nonnegative(),
+        listMinor: Minor.nonnegative(),
+      }),
+    )
+    .optional(),
 });
 
 export const SessionNoShowData = z.object({
@@ -117,6 +133,13 @@ export const BookingPaymentCapturedData = z.object({
   amountMinor: Minor.nonnegative(),
   feeMinor: Minor.nonnegative(),
   currency: z.string().length(3),
+  /**
+   * Added in place (compatible): how much of `amountMinor` the buyer's wallet had received from
+   * this seller by transfers (completed transfers seller → buyer, at most `amountMinor`): money
+   * that went round from the seller and back is not a customer's payment. Absent (an older
+   * producer): unknown, taken as 0.
+   */
+  sellerFundedMinor: Minor.nonnegative().optional(),
 });
 
 export const ReviewCreatedData = z.object({

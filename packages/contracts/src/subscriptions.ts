@@ -49,6 +49,7 @@ const TABLE = {
     'consultation.session.no_show',
   ],
   'review.sessions': ['consultation.session.completed'],
+  'review.payments': ['wallet.booking_payment.captured'],
   'review.users': ['identity.user.registered'],
   'wallet.bookings': ['consultation.session.completed', 'consultation.session.no_show', 'consultation.booking.cancelled'],
   'wallet.users': ['identity.user.registered'],

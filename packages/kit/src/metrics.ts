@@ -1,8 +1,8 @@
 import { trace } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type RegistryContentType } from 'prom-client';
 
-/** For a service's own gauges on the registry (`registers: [getMetrics().registry]`). */
-export { Gauge };
+/** For a service's own gauges and counters on the registry (`registers: [getMetrics().registry]`). */
+export { Counter, Gauge };
 
 /**
  * One registry per process (one service per process); created on first use. Names and labels

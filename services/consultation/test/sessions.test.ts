@@ -45,6 +45,7 @@ describe('sessions', () => {
       buyerIds: [buyer.id],
       bookingIds: [expect.stringMatching(/^bk_/)],
       paidBuyerIds: [buyer.id],
+      payments: [{ bookingId: expect.stringMatching(/^bk_/), buyerId: buyer.id, paidMinor: 500_00, listMinor: 500_00 }],
       endedAt: iso(startsAt!, 55),
     });
     await events.settle();

@@ -3,6 +3,7 @@ import type { Express, Request, RequestHandler, Response } from 'express';
 import { createService, mountEndpoints, traceContextMiddleware, type Runtime, type WindowedCounter } from '@mkt/kit';
 import { corsOrigins, type GatewayConfig } from './config';
 import type { Identity } from './application/identity';
+import type { DeviceCookieSettings } from './credentials/device-cookie';
 import type { SigningKeys } from './credentials/tokens';
 import { AccessLog } from './http/access-log';
 import { authHandlers } from './http/auth.handlers';
@@ -20,6 +21,8 @@ export interface GatewayDeps {
   keys: SigningKeys;
   /** The shared counters of every rate limit (the gateway's database). */
   counter: WindowedCounter;
+  /** The known-device cookie's key and lifetime (sign-ins read and set it). */
+  devices: DeviceCookieSettings;
   /** Whether the gateway's database is connected (the limits let requests through when not). */
   databaseReady: () => boolean;
 }
@@ -37,7 +40,7 @@ export interface GatewayApp {
  * gateway's own endpoints (health, the auth entries of the endpoint table, docs) in the service
  * app every service shares, with its JSON parser, request log and error envelope.
  */
-export function createApp({ config, runtime, identity, keys, counter, databaseReady }: GatewayDeps): GatewayApp {
+export function createApp({ config, runtime, identity, keys, counter, devices, databaseReady }: GatewayDeps): GatewayApp {
   // Every limit is counted in the gateway's database, so N replicas enforce one budget. When the
   // database cannot be asked, the limits in front of proxied traffic let requests through (the
   // services behind have limits and databases of their own; refusing everything would make a
@@ -64,7 +67,10 @@ export function createApp({ config, runtime, identity, keys, counter, databaseRe
       mountEndpoints(app, {
         service: 'gateway',
         publicKey: keys.publicKey,
-        handlers: authHandlers(identity, keys, config.TRUST_PROXY, registrations),
+        handlers: authHandlers(identity, keys, config.TRUST_PROXY, registrations, {
+          settings: devices,
+          secureCookies: config.NODE_ENV === 'production',
+        }),
       });
       mountDocs(app, config.PUBLIC_URL);
     },

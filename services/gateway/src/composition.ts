@@ -14,6 +14,7 @@ import type { GatewayConfig } from './config';
 import { PasswordHasher } from './credentials/passwords';
 import type { SigningKeys } from './credentials/tokens';
 import { LoginThrottleRepository } from './db/login-throttle.repository';
+import { deviceCookieSecret } from './credentials/device-cookie';
 import { gatewayModels } from './db/models';
 import { RefreshTokenRepository } from './db/refresh-token.repository';
 import { UserRepository } from './db/user.repository';
@@ -55,9 +56,15 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
       freeFailuresPerAccount: config.LOGIN_ACCOUNT_FREE_FAILURES,
       accountMemoryMs: config.LOGIN_ACCOUNT_MEMORY_HOURS * 3_600_000,
       maxDelayMs: config.LOGIN_DELAY_MAX_SECONDS * 1000,
+      freshAddressChecks: config.LOGIN_FRESH_ADDRESS_CHECKS,
     },
     new LoginThrottleRepository(models.LoginAttempt, models.LoginAccount),
+    log,
   );
+  const devices = {
+    secret: deviceCookieSecret(config.LOGIN_DEVICE_COOKIE_SECRET, config.JWT_PRIVATE_KEY),
+    maxAgeMs: config.LOGIN_DEVICE_COOKIE_DAYS * 86_400_000,
+  };
   const passwords = new PasswordHasher({
     memoryKib: config.PASSWORD_HASH_MEMORY_KIB,
     timeCost: config.PASSWORD_HASH_TIME_COST,
@@ -65,14 +72,14 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     maxWaiting: config.PASSWORD_HASH_MAX_WAITING,
   });
   const identity = new Identity(
-    { keys, refreshTtlDays: config.REFRESH_TOKEN_TTL_DAYS, referencePrefix: config.REF_PREFIX, passwords, throttle },
+    { keys, refreshTtlDays: config.REFRESH_TOKEN_TTL_DAYS, referencePrefix: config.REF_PREFIX, passwords, throttle, devices },
     { users: new UserRepository(models.User), refreshTokens: new RefreshTokenRepository(models.RefreshToken) },
     // The admin is seeded before the runtime starts: its event waits in the outbox for the relay's first sweep.
     { flush: (userId) => runtime.outbox.flush(models.User, userId) },
     log,
   );
   const counter = new WindowedCounter(models.RateLimitCounter);
-  const app = createApp({ config, runtime, identity, keys, counter, databaseReady: () => isDatabaseReady(db) });
+  const app = createApp({ config, runtime, identity, keys, counter, devices, databaseReady: () => isDatabaseReady(db) });
   /** The configured admin, created before the gateway accepts any request. */
   const seedAdmin = async (): Promise<void> => {
     if (config.ADMIN_EMAIL && config.ADMIN_PASSWORD) await identity.seedAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD, config.ADMIN_NAME);

@@ -26,6 +26,15 @@ export const GatewayEnv = serviceEnv(8080).extend({
   LOGIN_DELAY_MAX_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
   /** How long an account's failures are remembered after the last one. */
   LOGIN_ACCOUNT_MEMORY_HOURS: z.coerce.number().int().min(1).max(720).default(24),
+  /**
+   * Attempts from addresses that never failed on an account whose password is checked although
+   * the account's new-address lane waits, per account while its failures are remembered.
+   */
+  LOGIN_FRESH_ADDRESS_CHECKS: z.coerce.number().int().min(0).max(1000).default(20),
+  /** How long a known-device cookie (issued at each successful sign-in) stays valid. */
+  LOGIN_DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(730).default(180),
+  /** The HMAC key of device cookies (≥ 32 characters); unset: derived from JWT_PRIVATE_KEY, the same on every replica. */
+  LOGIN_DEVICE_COOKIE_SECRET: z.string().min(32).optional(),
   ADMIN_EMAIL: z.string().email().optional(),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   ADMIN_NAME: z.string().min(1).default('Administrator'),

@@ -5,6 +5,7 @@ import { delayAfter } from '../src/domain/login-throttle';
 import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } from './harness';
 import { call, uniqueName } from './support';
 import { randomInt } from 'node:crypto';
+import { getMetrics } from '@mkt/kit';
 
 const password = 'correct horse battery';
 const email = () => `${uniqueName('login')}@example.com`;
@@ -196,8 +197,8 @@ describe('failed logins are counted per account and client address', () => {
     }
   });
 
-  test('past the free failures of an account, guesses from new addresses wait a doubling delay; the owner waits at most the cap', async () => {
-    const slow = await behindProxy({ LOGIN_ACCOUNT_FREE_FAILURES: '3', LOGIN_DELAY_MAX_SECONDS: '2' });
+  test('past the free failures of an account (and its fresh-address checks), guesses from new addresses wait a doubling delay; the owner waits at most the cap', async () => {
+    const slow = await behindProxy({ LOGIN_ACCOUNT_FREE_FAILURES: '3', LOGIN_DELAY_MAX_SECONDS: '2', LOGIN_FRESH_ADDRESS_CHECKS: '0' });
     try {
       const account = await registered(slow);
       const guess = (address = newAddress()) => loginFrom(slow, address, { email: account, password: 'a wrong guess' });
@@ -233,6 +234,104 @@ describe('failed logins are counted per account and client address', () => {
       expect(waiting.status).toBe(429);
       expect(Number(waiting.headers.get('retry-after'))).toBe(1);
       expect((await loginFrom(slow, newAddress(), { email: account, password })).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('four addresses hammering wrong passwords: the owner gets in with their device cookie and from a fresh address; the attacker stays throttled', async () => {
+    // One free failure, then waits of 1 s, 2 s, 4 s, 8 s, 16 s, 32 s; an address (or a device) locks after 6 failures.
+    const slow = await behindProxy({ LOGIN_ACCOUNT_FREE_FAILURES: '1', LOGIN_DELAY_MAX_SECONDS: '60', LOGIN_MAX_FAILURES: '6' });
+    const total = (counts: Record<string, number>) => Object.values(counts).reduce((sum, n) => sum + n, 0);
+    const throttled = async () => {
+      const metric = getMetrics().registry.getSingleMetric('gateway_login_throttled_total');
+      const values = metric ? (await metric.get()).values : [];
+      return Object.fromEntries(values.map((sample) => [String(sample.labels.rule), sample.value]));
+    };
+    try {
+      const account = await registered(slow);
+      const home = newAddress();
+      // The owner signed in at home once: the answer sets the device cookie.
+      const first = await loginFrom(slow, home, { email: account, password });
+      expect(first.status).toBe(200);
+      const setCookie = first.headers.get('set-cookie') ?? '';
+      const deviceCookie = setCookie.split(';')[0]!;
+      const before = await throttled();
+
+      // The attack: one address fails until the waits grow, then three more join.
+      const [a1, a2, a3, a4] = [newAddress(), newAddress(), newAddress(), newAddress()];
+      const guess = (address: string) => loginFrom(slow, address, { email: account, password: 'a wrong guess' });
+      const statuses: number[] = [];
+      for (const wait of [0, 0, 1, 2, 4, 8]) {
+        await sleepSeconds(wait);
+        statuses.push((await guess(a1)).status);
+      }
+      for (const address of [a2, a3, a4, a1, a2, a3, a4, a1, a2, a3, a4]) statuses.push((await guess(address)).status);
+
+      // The owner's browser (its device cookie), from home: in at once, whatever the lanes say.
+      const withCookie = await call(slow.url, 'POST', '/v1/auth/login', {
+        body: { email: account, password },
+        headers: { 'x-forwarded-for': home, cookie: deviceCookie },
+      });
+      expect(withCookie.status).toBe(200);
+      // The owner on a new machine, from an address that never failed: the right password gets in.
+      expect((await loginFrom(slow, newAddress(), { email: account, password })).status).toBe(200);
+      // The first six of a1 and the first of a2 pass the gates; a3 and a4 are new to the account, so each
+      // has its password checked once though the new-address lane waits; then all four wait.
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 401, 401, 401, ...Array(8).fill(429)]);
+      expect(setCookie).toMatch(/^mkt_device=[\w-]+\.[\w-]+; Max-Age=\d+; Path=\/v1\/auth\/login; HttpOnly; SameSite=Strict/);
+      // The attacker is still held back, the right password included.
+      expect((await guess(a1)).status).toBe(429);
+      expect((await loginFrom(slow, a2, { email: account, password })).status).toBe(429);
+      const after = await throttled();
+      expect(total(after) - total(before)).toBeGreaterThanOrEqual(10);
+
+      // A device cookie that keeps failing is locked itself (not the account).
+      const fromDevice = (secret: string) =>
+        call(slow.url, 'POST', '/v1/auth/login', {
+          body: { email: account, password: secret },
+          headers: { 'x-forwarded-for': home, cookie: deviceCookie },
+        });
+      const failed = [];
+      for (let i = 0; i < 6; i += 1) failed.push((await fromDevice('not it')).status);
+      expect(failed).toEqual([401, 401, 401, 401, 401, 401]);
+      expect((await fromDevice(password)).status).toBe(429);
+      expect((await throttled()).device! - after.device!).toBe(1);
+      // A forged or foreign cookie is no device: that attempt waits in the lanes like any other.
+      const forged = await call(slow.url, 'POST', '/v1/auth/login', {
+        body: { email: account, password },
+        headers: { 'x-forwarded-for': a3, cookie: `${deviceCookie.slice(0, -4)}AAAA` },
+      });
+      expect(forged.status).toBe(429);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('guesses from ever new addresses spend the account’s fresh-address checks, then wait; a device cookie still gets in', async () => {
+    const slow = await behindProxy({ LOGIN_ACCOUNT_FREE_FAILURES: '1', LOGIN_DELAY_MAX_SECONDS: '60', LOGIN_FRESH_ADDRESS_CHECKS: '2' });
+    try {
+      const account = await registered(slow);
+      const home = newAddress();
+      const deviceCookie = (await loginFrom(slow, home, { email: account, password })).headers.get('set-cookie')!.split(';')[0]!;
+      const guess = (address = newAddress()) => loginFrom(slow, address, { email: account, password: 'a wrong guess' });
+      // One address fails until the waits are long (the 5th failure: 8 s, the next 16 s).
+      const first = newAddress();
+      for (const wait of [0, 0, 1, 2, 4]) {
+        await sleepSeconds(wait);
+        expect((await guess(first)).status).toBe(401);
+      }
+      const statuses = [];
+      for (let i = 0; i < 5; i += 1) statuses.push((await guess()).status);
+      // The first new address passes the new-address lane (which then waits 16 s); two more get
+      // their check; then every new address waits like the rest.
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+      expect((await loginFrom(slow, newAddress(), { email: account, password })).status).toBe(429);
+      const withCookie = await call(slow.url, 'POST', '/v1/auth/login', {
+        body: { email: account, password },
+        headers: { 'x-forwarded-for': newAddress(), cookie: deviceCookie },
+      });
+      expect(withCookie.status).toBe(200);
     } finally {
       await slow.close();
     }

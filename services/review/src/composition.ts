@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { Reviews } from './application/reviews';
 import type { ReviewConfig } from './config';
 import { EligibilityRepository } from './db/eligibility.repository';
+import { PaymentRepository } from './db/payment.repository';
 import { reviewModels } from './db/models';
 import { ReviewerRepository, ReviewRepository } from './db/review.repository';
 import { reviewConsumers } from './events/consumers';
@@ -21,15 +22,17 @@ export function reviewService(config: Readonly<ReviewConfig>, log: Logger) {
     reviews: new ReviewRepository(models.Review),
     eligibility: new EligibilityRepository(models.Eligibility),
     reviewers: new ReviewerRepository(models.Reviewer),
+    payments: new PaymentRepository(models.Payment),
   };
-  const reviews = new Reviews(repositories, { flush: (doc) => runtime.outbox.flush(models.Review, doc) }, log);
+  const policy = { minPaidPercent: config.REVIEW_MIN_PAID_PERCENT, minPaidMinor: config.REVIEW_MIN_PAID_MINOR };
+  const reviews = new Reviews(repositories, { flush: (doc) => runtime.outbox.flush(models.Review, doc) }, log, policy);
   const consumers = reviewConsumers(reviews);
   const definition: ServiceDefinition = {
     runtime,
     config,
     models: Object.values(models),
     app: createApp({ config, runtime, reviews }),
-    consumers: [consumers.sessions, consumers.users],
+    consumers: [consumers.sessions, consumers.payments, consumers.users],
   };
   return { definition, parts: { models, repositories, reviews, consumers } };
 }

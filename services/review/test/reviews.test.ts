@@ -18,12 +18,13 @@ let Review: typeof service.parts.models.Review;
 let Eligibility: typeof service.parts.models.Eligibility;
 let sessionsConsumer: typeof service.parts.consumers.sessions;
 let usersConsumer: typeof service.parts.consumers.users;
+let paymentsConsumer: typeof service.parts.consumers.payments;
 
 beforeAll(async () => {
   const config = loadConfig(env.serviceEnv(identity.keys.publicKey));
   service = reviewService(config, log);
   ({ Review, Eligibility } = service.parts.models);
-  ({ sessions: sessionsConsumer, users: usersConsumer } = service.parts.consumers);
+  ({ sessions: sessionsConsumer, users: usersConsumer, payments: paymentsConsumer } = service.parts.consumers);
   started = await startComponent(service.definition, env.dbName);
   ({ url } = started);
   bus = started.runtime.bus;
@@ -52,6 +53,23 @@ const completed = (consultationId: string, consultationReferenceId: string, buye
   );
 const handleCompleted = (event: ReturnType<typeof completed>) =>
   sessionsConsumer.handlers['consultation.session.completed']!(event, { log });
+
+/** The wallet's capture of a booking, `sellerFundedMinor` of it received from the seller. */
+const capture = (booking: { bookingId: string; buyerId: string; paidMinor: number }, sellerFundedMinor: number) =>
+  makeEvent(
+    'wallet.booking_payment.captured',
+    {
+      bookingId: booking.bookingId,
+      buyerId: booking.buyerId,
+      sellerId: 'seller-1',
+      amountMinor: booking.paidMinor,
+      feeMinor: 0,
+      currency: 'ETB',
+      sellerFundedMinor,
+    },
+    { source: 'wallet' },
+  );
+const handleCaptured = (event: ReturnType<typeof capture>) => paymentsConsumer.handlers['wallet.booking_payment.captured']!(event, { log });
 
 function consultation() {
   return { id: uniqueName('con'), ref: newReference('CON') };
@@ -269,6 +287,62 @@ describe('reviews from free places (issue 20: farmed reviews)', () => {
     });
     expect((await Review.findById(reviewId).lean())!.visibilityChanges).toBe(1);
     await events.close();
+  });
+
+  test('a seller’s cent and a 499.99 coupon buy no rating; a customer who paid counts, verified once captured; seller-sent money stops a review counting', async () => {
+    const events = await listenForEvents(testServers().amqpUrl, env.events, ['review.visibility_changed']);
+    const c = consultation();
+    const [puppet, customer, funded] = [newUser('buyer', 'Puppet'), newUser('buyer', 'Customer'), newUser('buyer', 'Funded')];
+    const booking = (buyer: TestUser, paidMinor: number) => ({
+      bookingId: uniqueName('bk'),
+      buyerId: buyer.id,
+      paidMinor,
+      listMinor: 500_00,
+    });
+    const [cent, full, sent] = [booking(puppet, 1), booking(customer, 500_00), booking(funded, 500_00)];
+    // The puppet's place cost a cent (a 499.99 coupon on 500): it is paid, so in paidBuyerIds.
+    const session = completed(c.id, c.ref, [puppet.id, customer.id, funded.id], [puppet.id, customer.id, funded.id]);
+    await handleCompleted({ ...session, data: { ...session.data, payments: [cent, full, sent] } });
+    expect((await as(puppet)('POST', '/reviews', review(c.id, 5))).status).toBe(200);
+    expect(await byEntity(c.id)).toMatchObject({ averageRating: 0, totalReviews: 0, reviews: [{ countsInRating: false }] });
+    // The wallet's capture says the cent came from the seller: still nothing.
+    await handleCaptured(capture(cent, 1));
+    expect(await byEntity(c.id)).toMatchObject({
+      averageRating: 0,
+      totalReviews: 0,
+      reviews: [{ countsInRating: false, verifiedPurchase: false }],
+    });
+
+    expect((await as(customer)('POST', '/reviews', review(c.id, 4))).status).toBe(200);
+    const counted = await byEntity(c.id);
+    expect(counted).toMatchObject({ averageRating: 4, totalReviews: 1 });
+    expect(counted.reviews[0]).toMatchObject({ reviewerName: 'Customer', countsInRating: true, verifiedPurchase: false });
+    await handleCaptured(capture(full, 0));
+    expect((await byEntity(c.id)).reviews[0]).toMatchObject({ reviewerName: 'Customer', countsInRating: true, verifiedPurchase: true });
+
+    // Full price, but the seller had sent all of it: counted until the capture says so, then not.
+    const fundedReview = (await as(funded)('POST', '/reviews', review(c.id, 5))).body.data;
+    expect(await byEntity(c.id)).toMatchObject({ averageRating: 4.5, totalReviews: 2 });
+    await handleCaptured(capture(sent, 500_00));
+    await handleCaptured(capture(sent, 500_00));
+    expect(await byEntity(c.id)).toMatchObject({ averageRating: 4, totalReviews: 1, pagination: { total: 3 } });
+    const changed = await events.waitFor(
+      (e) => e.json.type === 'review.visibility_changed' && e.json.data.reviewId === fundedReview.reviewId,
+      'the change that stops it counting',
+    );
+    expect(changed.json.data).toMatchObject({ isActive: true, sequence: 1, countsInRating: false });
+    await events.close();
+  });
+
+  test('a capture that arrives before its session is kept: the session then decides with it', async () => {
+    const c = consultation();
+    const funded = newUser();
+    const sent = { bookingId: uniqueName('bk'), buyerId: funded.id, paidMinor: 500_00, listMinor: 500_00 };
+    await handleCaptured(capture(sent, 500_00));
+    const session = completed(c.id, c.ref, [funded.id], [funded.id]);
+    await handleCompleted({ ...session, data: { ...session.data, payments: [sent] } });
+    expect((await as(funded)('POST', '/reviews', review(c.id, 5))).status).toBe(200);
+    expect(await byEntity(c.id)).toMatchObject({ averageRating: 0, totalReviews: 0, reviews: [{ countsInRating: false }] });
   });
 
   test('an older producer’s event without paidBuyerIds: every buyer counts', async () => {

@@ -119,9 +119,10 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     log,
   );
   const payouts = new Payouts(limits, new PayoutRepository(models), wallets, steps, events, log);
+  const transferRepository = new TransferRepository(models);
   const transfers = new Transfers(
     { referencePrefix: config.REF_PREFIX, maxAmountMinor: config.TRANSFER_MAX_AMOUNT, ceilingMinor: config.WALLET_BALANCE_CEILING },
-    new TransferRepository(models),
+    transferRepository,
     walletRepository,
     wallets,
     steps,
@@ -135,6 +136,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     steps,
     events,
     log,
+    transferRepository,
   );
   const sweep = walletSweep(
     [

@@ -153,6 +153,26 @@ describe('settling a hold', () => {
     await captured.close();
   });
 
+  test('a capture paid with money the seller transferred to the buyer says so (sellerFundedMinor); one paid with the buyer’s own says 0', async () => {
+    const captured = await listen('wallet.booking_payment.captured');
+    const { buyer: puppet, seller } = await parties(0);
+    await givenBalance(seller, 1_00);
+    const sent = await call(walletApp().url, 'POST', '/v1/wallet/transfers', {
+      token: tokenOf(seller),
+      body: { toUserId: puppet.id, amount: 1, currency: 'ETB' },
+    });
+    expect(sent.status).toBe(200);
+    const farmed = holdBody(puppet, seller, 1);
+    expect((await hold(farmed)).body.data).toMatchObject({ status: 'Held' });
+    const { buyer: customer } = await parties(500_00);
+    const paid = holdBody(customer, seller, 500_00);
+    await hold(paid);
+    await completed([farmed.bookingId, paid.bookingId], seller.id);
+    expect((await captured.waitFor(farmed.bookingId)).data).toMatchObject({ amountMinor: 1, sellerFundedMinor: 1 });
+    expect((await captured.waitFor(paid.bookingId)).data).toMatchObject({ amountMinor: 500_00, sellerFundedMinor: 0 });
+    await captured.close();
+  });
+
   test('a cancellation refunds what was asked (never more than held), the rest goes to the seller', async () => {
     const { buyer, seller } = await parties(500_00);
     const body = holdBody(buyer, seller, 200_00);

@@ -30,8 +30,14 @@ export const ReviewsByEntityResponse = z
         rating: Rating,
         comment: Text('Clear and practical'),
         reviewerName: Text('Sara Tesfaye'),
-        /** False for a review by a buyer who only had free places: listed, but not in the average or `totalReviews`. */
+        /**
+         * False for a review by a buyer who had only free places, or who paid of their own less than
+         * the review service's minimum share of the list price (coupons and money the seller had
+         * transferred to them are not theirs): listed, but not in the average or `totalReviews`.
+         */
         countsInRating: z.boolean(),
+        /** True once the wallet captured a booking of the reviewer's that they paid enough of with their own money. */
+        verifiedPurchase: z.boolean(),
         createdAt: Timestamp,
       }),
     ),

@@ -112,8 +112,13 @@ export class BookingRepository {
   }
 
   /** What a session's events need of its Confirmed bookings. */
-  confirmedBuyersOfSession(sessionId: string): Promise<Array<Pick<BookingDoc, '_id' | 'buyerId' | 'payment'>>> {
-    return this.models.Booking.find({ sessionId, status: 'Confirmed' }, { buyerId: 1, payment: 1 }).lean<BookingDoc[]>();
+  confirmedBuyersOfSession(
+    sessionId: string,
+  ): Promise<Array<Pick<BookingDoc, '_id' | 'buyerId' | 'payment' | 'subTotalMinor' | 'totalAmountMinor'>>> {
+    return this.models.Booking.find(
+      { sessionId, status: 'Confirmed' },
+      { buyerId: 1, payment: 1, subTotalMinor: 1, totalAmountMinor: 1 },
+    ).lean<BookingDoc[]>();
   }
 
   /** Whether the user (by id, or — `self` false — by id or USR reference) holds a use of the coupon through a booking. */

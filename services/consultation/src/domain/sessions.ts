@@ -119,24 +119,43 @@ export function sessionListScope(user: AuthenticatedUser): { userId: string | nu
 export const slotKeyOf = (session: Pick<SessionDoc, 'slotKey' | 'consultationId' | 'startsAt'>) =>
   session.slotKey ?? slotKey(session.consultationId, session.startsAt);
 
+/** What one paid booking cost its buyer (after any coupon) against its list price. */
+export interface BookingPayment {
+  bookingId: string;
+  buyerId: string;
+  paidMinor: number;
+  listMinor: number;
+}
+
 /** The session's Confirmed bookings, their buyers, and the buyers who paid (their reviews count). */
 export interface ConfirmedOf {
   buyerIds: string[];
   bookingIds: string[];
   paidBuyerIds: string[];
+  /** Each paid booking's price paid and list price (review weighs them: a coupon that paid most is not a customer's payment). */
+  payments: BookingPayment[];
 }
 
 /**
  * From the session's Confirmed bookings (the session's own list may hold a leaver): the wallet
  * captures the holds of exactly these bookings; `paidBuyerIds` are the buyers who paid.
  */
-export function confirmedOf(bookings: Array<Pick<BookingDoc, '_id' | 'buyerId' | 'payment'>>): ConfirmedOf {
+export function confirmedOf(
+  bookings: Array<Pick<BookingDoc, '_id' | 'buyerId' | 'payment'> & Partial<Pick<BookingDoc, 'subTotalMinor' | 'totalAmountMinor'>>>,
+): ConfirmedOf {
   const buyersOf = (list: typeof bookings) => [...new Set(list.map((booking) => booking.buyerId))];
+  // Paid: the wallet holds their money (a coupon that made it free is not paying).
+  const paid = bookings.filter((booking) => booking.payment === 'held');
   return {
     buyerIds: buyersOf(bookings),
     bookingIds: bookings.map((booking) => booking._id),
-    // Paid: the wallet holds their money (a coupon that made it free is not paying).
-    paidBuyerIds: buyersOf(bookings.filter((booking) => booking.payment === 'held')),
+    paidBuyerIds: buyersOf(paid),
+    payments: paid.map((booking) => ({
+      bookingId: booking._id,
+      buyerId: booking.buyerId,
+      paidMinor: booking.totalAmountMinor ?? 0,
+      listMinor: booking.subTotalMinor ?? booking.totalAmountMinor ?? 0,
+    })),
   };
 }
 
@@ -149,13 +168,13 @@ export function moveEvent(
   consultationReferenceId: string | undefined,
   correlationId: string,
 ): EventEnvelope {
-  const { buyerIds, bookingIds, paidBuyerIds } = confirmed;
+  const { buyerIds, bookingIds, paidBuyerIds, payments } = confirmed;
   const about = { sessionId: session._id, consultationId: session.consultationId, sellerId: session.sellerId, buyerIds, bookingIds };
   const origin = { source: 'consultation', correlationId };
   if (move === 'no-show') return makeEvent('consultation.session.no_show', { ...about, markedAt: at.toISOString() }, origin);
   return makeEvent(
     'consultation.session.completed',
-    { ...about, consultationReferenceId, endedAt: at.toISOString(), paidBuyerIds },
+    { ...about, consultationReferenceId, endedAt: at.toISOString(), paidBuyerIds, payments },
     origin,
   );
 }

@@ -97,20 +97,33 @@ describe('the times of a move must be ones that could have happened', () => {
 });
 
 describe('what a session tells and when the sweep ends it', () => {
-  test('the Confirmed bookings, their buyers once each, and the buyers who paid', () => {
+  test('the Confirmed bookings, their buyers once each, the buyers who paid, and what each paid booking cost against its list price', () => {
     const confirmed = confirmedOf([
-      { _id: 'bk_1', buyerId: 'b1', payment: 'held' },
-      { _id: 'bk_2', buyerId: 'b1', payment: 'held' },
-      { _id: 'bk_3', buyerId: 'b2', payment: 'free' },
+      { _id: 'bk_1', buyerId: 'b1', payment: 'held', subTotalMinor: 50_000, totalAmountMinor: 1 },
+      { _id: 'bk_2', buyerId: 'b1', payment: 'held', subTotalMinor: 10_000, totalAmountMinor: 10_000 },
+      { _id: 'bk_3', buyerId: 'b2', payment: 'free', subTotalMinor: 10_000, totalAmountMinor: 0 },
     ]);
-    expect(confirmed).toEqual({ buyerIds: ['b1', 'b2'], bookingIds: ['bk_1', 'bk_2', 'bk_3'], paidBuyerIds: ['b1'] });
+    expect(confirmed).toEqual({
+      buyerIds: ['b1', 'b2'],
+      bookingIds: ['bk_1', 'bk_2', 'bk_3'],
+      paidBuyerIds: ['b1'],
+      payments: [
+        { bookingId: 'bk_1', buyerId: 'b1', paidMinor: 1, listMinor: 50_000 },
+        { bookingId: 'bk_2', buyerId: 'b1', paidMinor: 10_000, listMinor: 10_000 },
+      ],
+    });
   });
 
   test.each([
     ['end', 'consultation.session.completed', { endedAt: iso(60), paidBuyerIds: ['b1'], consultationReferenceId: 'MKT-CON-1' }],
     ['no-show', 'consultation.session.no_show', { markedAt: iso(60) }],
   ] as const)('%s publishes %s', (move, type, data) => {
-    const confirmed = { buyerIds: ['b1'], bookingIds: ['bk_1'], paidBuyerIds: ['b1'] };
+    const confirmed = {
+      buyerIds: ['b1'],
+      bookingIds: ['bk_1'],
+      paidBuyerIds: ['b1'],
+      payments: [{ bookingId: 'bk_1', buyerId: 'b1', paidMinor: 100, listMinor: 100 }],
+    };
     const event = moveEvent(session(), move, minutes(60), confirmed, 'MKT-CON-1', 'corr');
     expect(event).toMatchObject({ type, correlationId: 'corr', data: { sessionId: 'ses_1', bookingIds: ['bk_1'], ...data } });
   });

@@ -5,6 +5,7 @@ import type { RefreshTokenRepository } from '../db/refresh-token.repository';
 import type { UserDoc } from '../db/models';
 import type { UserRepository } from '../db/user.repository';
 import type { PasswordHasher } from '../credentials/passwords';
+import { issueDeviceCookie, readDeviceCookie, type DeviceCookieSettings } from '../credentials/device-cookie';
 import { hashToken, newRefreshToken, signAccessToken, type SigningKeys } from '../credentials/tokens';
 import {
   accessClaimsOf,
@@ -24,6 +25,8 @@ export interface IdentitySettings {
   referencePrefix: string;
   passwords: PasswordHasher;
   throttle: LoginThrottle;
+  /** The known-device cookie issued at each successful sign-in. */
+  devices: DeviceCookieSettings;
 }
 
 export interface IdentityRepositories {
@@ -54,10 +57,15 @@ export class Identity {
     return this.startSession(user);
   }
 
-  /** Signs in; `address` is the client's address key, for the failed-login throttle. */
-  async login(body: LoginBody, address: string): Promise<AuthSession> {
-    const { passwords, throttle } = this.settings;
-    const ticket = await throttle.begin(body.email, address);
+  /**
+   * Signs in; `address` is the client's address key and `deviceCookie` the known-device cookie
+   * the client sent, if any, for the failed-login throttle. A success answers the session and
+   * the device cookie to set (the same device id when the client had one for this account).
+   */
+  async login(body: LoginBody, address: string, deviceCookie?: string): Promise<{ session: AuthSession; deviceCookie: string }> {
+    const { passwords, throttle, devices } = this.settings;
+    const device = readDeviceCookie(deviceCookie, devices, new Date());
+    const ticket = await throttle.begin(body.email, address, device);
     const user = await this.repos.users.findByEmail(body.email);
     this.dummyHash ??= passwords.hash(randomUUID()).catch((err: unknown) => {
       this.dummyHash = undefined;
@@ -67,7 +75,8 @@ export class Identity {
     if (!user || !matches) throw new InvalidCredentials();
     await throttle.succeeded(ticket);
     if (passwords.needsRehash(user.passwordHash)) await this.rehash(user, body.password);
-    return this.startSession(user);
+    const session = await this.startSession(user);
+    return { session, deviceCookie: issueDeviceCookie(ticket.accountKey, devices, new Date(), ticket.deviceId) };
   }
 
   /** Uses a refresh token once and issues the next one of its family. */

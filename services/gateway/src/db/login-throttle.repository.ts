@@ -10,18 +10,18 @@ export class LoginThrottleRepository {
     private readonly accounts: Model<LoginAccountDoc>,
   ) {}
 
-  /** The address's count after the guarded increment, or null when its guard did not match. */
-  async countAddress(key: string, rule: Guarded): Promise<number | null> {
-    const counted = await this.attempts
-      .findOneAndUpdate({ _id: key, ...rule.filter }, rule.update, { new: true, projection: { failures: 1 } })
-      .lean<LoginAttemptDoc>();
-    return counted ? counted.failures : null;
+  /** The address's record after the guarded increment, or null when its guard did not match. */
+  countAddress(key: string, rule: Guarded): Promise<LoginAttemptDoc | null> {
+    return this.attempts
+      .findOneAndUpdate({ _id: key, ...rule.filter }, rule.update, { new: true, projection: { failures: 1, failingUntil: 1 } })
+      .lean<LoginAttemptDoc>()
+      .exec();
   }
 
   /** Applies a guarded upsert; false when it matched nothing (or a racing upsert made the record first). */
-  private async upsert(model: Model<LoginAttemptDoc> | Model<LoginAccountDoc>, key: string, rule: Guarded): Promise<boolean> {
+  private async upsert(model: Model<LoginAccountDoc>, key: string, rule: Guarded): Promise<boolean> {
     try {
-      const done = await (model as Model<LoginAttemptDoc>).updateOne({ _id: key, ...rule.filter }, rule.update, { upsert: true });
+      const done = await model.updateOne({ _id: key, ...rule.filter }, rule.update, { upsert: true });
       return done.matchedCount === 1 || done.upsertedCount === 1;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
@@ -29,8 +29,26 @@ export class LoginThrottleRepository {
     }
   }
 
-  openAddressWindow(key: string, rule: Guarded): Promise<boolean> {
-    return this.upsert(this.attempts, key, rule);
+  /** Opens the address's window (upserted); its record then, or null when the guard missed (or a racing upsert made it first). */
+  async openAddressWindow(key: string, rule: Guarded): Promise<LoginAttemptDoc | null> {
+    try {
+      return await this.attempts
+        .findOneAndUpdate({ _id: key, ...rule.filter }, rule.update, {
+          upsert: true,
+          new: true,
+          projection: { failures: 1, failingUntil: 1 },
+        })
+        .lean<LoginAttemptDoc>()
+        .exec();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return null;
+    }
+  }
+
+  /** The attempt passed the gates: its address is failing on the account until `until` (a success deletes the record). */
+  async markFailing(key: string, until: Date): Promise<void> {
+    await this.attempts.updateOne({ _id: key }, { $max: { failingUntil: until } });
   }
 
   address(key: string): Promise<LoginAttemptDoc | null> {
@@ -60,7 +78,10 @@ export class LoginThrottleRepository {
    */
   async forgive(ticket: LoginTicket, now: Date): Promise<void> {
     await this.attempts.deleteOne({ _id: ticket.pairKey });
+    if (ticket.kind === 'device' || !ticket.lane) return; // a known device was not counted on the account
     await this.accounts.updateOne({ _id: ticket.accountKey, failures: { $gt: 0 } }, { $inc: { failures: -1 } });
+    if (ticket.freshCheck)
+      await this.accounts.updateOne({ _id: ticket.accountKey, freshChecks: { $gt: 0 } }, { $inc: { freshChecks: -1 } });
     if (ticket.gate) await this.reopenLane(ticket.accountKey, ticket.lane, ticket.gate, now);
   }
 
@@ -68,9 +89,13 @@ export class LoginThrottleRepository {
     await this.accounts.updateOne({ _id: key, [lane]: gate }, { $set: { [lane]: now } });
   }
 
-  /** Deletes ended windows and forgotten accounts (the development server enforces no TTL index). */
+  /** Deletes ended windows of addresses no longer failing, and forgotten accounts (the development server enforces no TTL index). */
   async deleteEnded(now: Date): Promise<number> {
-    const pairs = await this.attempts.deleteMany({ windowEndsAt: { $lte: now } });
+    // A record whose window ended is kept while its address is still failing on the account.
+    const pairs = await this.attempts.deleteMany({
+      windowEndsAt: { $lte: now },
+      $or: [{ failingUntil: { $exists: false } }, { failingUntil: { $lte: now } }],
+    });
     const accounts = await this.accounts.deleteMany({ forgetAt: { $lte: now } });
     return pairs.deletedCount + accounts.deletedCount;
   }

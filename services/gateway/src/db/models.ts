@@ -65,6 +65,12 @@ export interface LoginAttemptDoc {
   _id: string;
   failures: number;
   windowEndsAt: Date;
+  /**
+   * Until when the address counts as failing on the account (an attempt of it passed the
+   * gates; a success deletes the record). Absent: never did. Also the record of a known device
+   * (`_id` the hash of its id), which never has it.
+   */
+  failingUntil?: Date;
 }
 
 const loginAttemptSchema = new Schema<LoginAttemptDoc>(
@@ -72,6 +78,7 @@ const loginAttemptSchema = new Schema<LoginAttemptDoc>(
     _id: { type: String, required: true },
     failures: { type: Number, required: true },
     windowEndsAt: { type: Date, required: true, index: true },
+    failingUntil: { type: Date },
   },
   { versionKey: false },
 );
@@ -87,6 +94,8 @@ export interface LoginAccountDoc {
   forgetAt: Date;
   newAddressesAt: Date;
   failingAddressesAt: Date;
+  /** Attempts from never-failing addresses checked while the new-address lane waited (absent: none). */
+  freshChecks?: number;
 }
 
 const loginAccountSchema = new Schema<LoginAccountDoc>(
@@ -96,6 +105,7 @@ const loginAccountSchema = new Schema<LoginAccountDoc>(
     forgetAt: { type: Date, required: true, index: true },
     newAddressesAt: { type: Date, required: true },
     failingAddressesAt: { type: Date, required: true },
+    freshChecks: { type: Number },
   },
   { versionKey: false },
 );

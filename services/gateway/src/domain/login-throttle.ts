@@ -16,6 +16,18 @@ import { RateLimited } from '@mkt/kit/domain';
  *   hold back an owner signing in from a new address the attacker must spend a new address per
  *   wait, and even then the owner waits at most `maxDelayMs` before an attempt is admitted.
  *
+ *   An address is *failing* on the account once one of its attempts passed the gates (and was
+ *   not forgiven by a success), and stays so for `accountMemoryMs` — past its own window, and
+ *   however many of its later attempts are refused — so a handful of attacking addresses
+ *   cannot pass for new ones and hold the owner's lane shut.
+ * - An address that never failed on the account, refused by the waiting new-address lane, has
+ *   its password checked anyway while the account has `freshAddressChecks` left (counted as a
+ *   failure, given back by a success): an attacker spending a new address per wait cannot keep
+ *   the owner's new address out until they have spent that many on the account.
+ * - A known device (a valid device cookie for the account, issued at a successful sign-in) is
+ *   throttled on its own count only: `maxFailuresPerAddress` failures within `windowMs` lock
+ *   that device cookie, never the account. The owner's browser gets in whatever others guess.
+ *
  * Each attempt is counted *before* its password is checked (parallel guesses cannot slip past)
  * and forgiven when it succeeds.
  */
@@ -33,18 +45,33 @@ export interface ThrottleSettings {
   accountMemoryMs: number;
   /** The longest wait between two attempts of one lane of an account. */
   maxDelayMs: number;
+  /**
+   * Attempts from addresses that never failed on the account whose password is checked even
+   * while the new-address lane waits, per account while its failures are remembered.
+   */
+  freshAddressChecks: number;
 }
 
 /** Attempts from addresses new to the account, and from addresses that already failed on it. */
 export type Lane = 'newAddressesAt' | 'failingAddressesAt';
 
+/** What refused an attempt (the `rule` label of `gateway_login_throttled_total`). */
+export type ThrottleRule = 'address' | 'account' | 'device' | 'busy';
+
 /** What `begin` counted, for `succeeded` to forgive. */
 export interface LoginTicket {
+  /** `device`: counted on a known device's own record only (`pairKey` is the device's key). */
+  kind: 'address' | 'device';
   pairKey: string;
   accountKey: string;
-  lane: Lane;
+  /** The account lane counted on (null for a known device: no account count). */
+  lane: Lane | null;
   /** The wait this attempt set on its lane, if any. */
   gate: Date | null;
+  /** Admitted past a waiting new-address lane as a fresh address's check (`countFreshCheck`). */
+  freshCheck?: boolean;
+  /** The device id of the cookie presented (kept when the cookie is issued again). */
+  deviceId?: string;
 }
 
 /** A guarded write: the rule in the filter, the change in the update. */
@@ -76,8 +103,21 @@ export function throttleKeys(email: string, address: string): { accountKey: stri
   return { accountKey: hashOf(normalized), pairKey: hashOf(`${normalized}\n${address}`) };
 }
 
+/** The record a known device is counted on (its id hashed, apart from every account-and-address key). */
+export function deviceThrottleKey(deviceId: string): string {
+  return hashOf(`device\n${deviceId}`);
+}
+
 /** The lane of an attempt: whether its address had no failure on the account yet. */
 export const laneOf = (addressWasNew: boolean): Lane => (addressWasNew ? 'newAddressesAt' : 'failingAddressesAt');
+
+/** An address that passed the gates on the account is failing on it until then (unless a success forgives it). */
+export const failingUntilFrom = (settings: ThrottleSettings, now: Date) =>
+  new Date(now.getTime() + Math.max(settings.accountMemoryMs, settings.windowMs));
+
+/** Whether an address (as its record reads after counting this attempt) is new to the account: it never got past the gates. */
+export const isNewAddress = (record: { failingUntil?: Date | null } | null, now: Date): boolean =>
+  !record?.failingUntil || record.failingUntil <= now;
 
 /** Counts an attempt in its address's open window, while it is under the limit. */
 export function countInWindow(settings: ThrottleSettings, now: Date): Guarded {
@@ -115,12 +155,33 @@ export function countFree(settings: ThrottleSettings, lane: Lane, now: Date): Gu
 export function startAccountCount(settings: ThrottleSettings, now: Date): Guarded {
   return {
     filter: { forgetAt: { $lte: now } },
-    update: { $set: { failures: 1, forgetAt: forgetAtFrom(settings, now), newAddressesAt: now, failingAddressesAt: now } },
+    update: {
+      $set: { failures: 1, forgetAt: forgetAtFrom(settings, now), newAddressesAt: now, failingAddressesAt: now, freshChecks: 0 },
+    },
+  };
+}
+
+/**
+ * An attempt from an address that never failed on the account, refused by the new-address
+ * lane: its password is checked anyway while the account has fresh-address checks left — so
+ * attackers who spend a new address per wait cannot keep the owner out — counted as a failure
+ * (a success gives both back). Each such check costs the attacker an address for good: it is
+ * failing on the account from then on.
+ */
+export function countFreshCheck(settings: ThrottleSettings, now: Date): Guarded {
+  return {
+    filter: {
+      forgetAt: { $gt: now },
+      $or: [{ freshChecks: { $exists: false } }, { freshChecks: { $lt: settings.freshAddressChecks } }],
+    },
+    update: { $inc: { failures: 1, freshChecks: 1 }, $set: { forgetAt: forgetAtFrom(settings, now) } },
   };
 }
 
 export interface AccountState {
   failures: number;
+  /** Fresh-address checks made while failures are remembered (absent: none). */
+  freshChecks?: number;
   forgetAt: Date;
   newAddressesAt: Date;
   failingAddressesAt: Date;

@@ -27,6 +27,7 @@ const settings = {
   freeFailuresPerAccount: 10,
   accountMemoryMs: 24 * 3_600_000,
   maxDelayMs: 300_000,
+  freshAddressChecks: 20,
 };
 const now = new Date('2026-11-24T12:00:00.000Z');
 const later = (ms: number) => new Date(now.getTime() + ms);
@@ -91,7 +92,7 @@ describe('per account, across addresses: past 10 free failures each attempt make
       update: { $inc: { failures: 1 }, $set: { forgetAt: later(24 * 3_600_000) } },
     });
     expect(startAccountCount(settings, now).update).toEqual({
-      $set: { failures: 1, forgetAt: later(24 * 3_600_000), newAddressesAt: now, failingAddressesAt: now },
+      $set: { failures: 1, forgetAt: later(24 * 3_600_000), newAddressesAt: now, failingAddressesAt: now, freshChecks: 0 },
     });
   });
 

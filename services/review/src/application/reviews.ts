@@ -9,25 +9,33 @@ import {
 } from '@mkt/contracts';
 import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound, type Logger } from '@mkt/kit';
 import type { EligibilityRepository } from '../db/eligibility.repository';
+import type { PaymentRepository } from '../db/payment.repository';
 import type { ReviewDoc } from '../db/models';
 import type { ReviewerRepository, ReviewRepository } from '../db/review.repository';
 import {
+  buyerCounts,
   countsInRating,
-  decideCountReview,
   decideCreate,
+  decideRecount,
   decideSetActive,
   eligibilityFromSession,
+  isVerifiedPurchase,
   ratingSummary,
   reviewStatus,
   type Caller,
   type Emit,
+  type RatingPolicy,
 } from '../domain/reviews';
 
 export interface ReviewRepositories {
   reviews: ReviewRepository;
   eligibility: EligibilityRepository;
   reviewers: ReviewerRepository;
+  payments: PaymentRepository;
 }
+
+/** How many times a recount re-reads what it decided on after its own write (a racing fact). */
+const RECOUNT_ROUNDS = 3;
 
 /** Sends a stored document's pending events now (kit's outbox relay; its sweep sends them otherwise). */
 export interface OutboxFlush {
@@ -45,28 +53,29 @@ export class Reviews {
     private readonly repos: ReviewRepositories,
     private readonly outbox: OutboxFlush,
     private readonly log: Logger,
+    private readonly policy: RatingPolicy,
   ) {}
 
   async create(caller: Caller, body: CreateReviewBody, correlationId: string): Promise<ReviewDoc> {
     const eligible = await this.repos.eligibility.of(caller.id, body.entityId);
-    const decision = decideCreate(eligible, caller, body, { id: newInternalId('rev'), referenceId: newUnderscoreReference('REV') });
-    const { _id: id, entityId, rating, countsInRating: counts } = decision.review;
+    const payments = eligible ? await this.repos.payments.of(eligible.consultationId, [caller.id]) : [];
+    const counts = buyerCounts(eligible, payments, this.policy);
+    const ids = { id: newInternalId('rev'), referenceId: newUnderscoreReference('REV') };
+    const decision = decideCreate(eligible, caller, body, ids, counts);
+    const { _id: id, entityId, rating } = decision.review;
+    let review: ReviewDoc;
     try {
-      const review = await this.repos.reviews.insert(decision, stamp(decision.emit, correlationId));
-      void this.outbox.flush(review);
-      this.log.info({ reviewId: id, entityId, rating, countsInRating: counts }, 'review created');
-      if (counts) return review;
-      // A paid session completed while this was being written found no review to count: look
-      // again now that it is stored (each side writes, then reads what the other wrote).
-      if ((await this.repos.eligibility.of(caller.id, entityId))?.paid === true) {
-        await this.countReviewOfPayingBuyer(entityId, caller.id, correlationId);
-        return foundOr404(await this.repos.reviews.findById(id), 'Review');
-      }
-      return review;
+      review = await this.repos.reviews.insert(decision, stamp(decision.emit, correlationId));
     } catch (err) {
       if (isDuplicateKey(err)) throw new Conflict('You have reviewed this already');
       throw err;
     }
+    void this.outbox.flush(review);
+    this.log.info({ reviewId: id, entityId, rating, countsInRating: counts }, 'review created');
+    // A session or a capture recorded while this was being written found no review to recount:
+    // look again now that it is stored (each side writes, then reads what the other wrote).
+    if (await this.recount(entityId, caller.id, correlationId)) return foundOr404(await this.repos.reviews.findById(id), 'Review');
+    return review;
   }
 
   /**
@@ -77,7 +86,8 @@ export class Reviews {
   async byEntity(entityType: string, entityKey: string, query: PageQuery) {
     const entityId = await this.repos.eligibility.consultationIdOf(entityKey);
     const { page, ratings } = await this.repos.reviews.activeOf(entityType, entityId, query);
-    const names = await this.repos.reviewers.namesOf(page.map((r) => r.reviewerId));
+    const reviewerIds = page.map((r) => r.reviewerId);
+    const [names, payments] = await Promise.all([this.repos.reviewers.namesOf(reviewerIds), this.repos.payments.of(entityId, reviewerIds)]);
     const { averageRating, totalReviews, listed } = ratingSummary(ratings);
     const reviews = page.map((r) => ({
       id: r._id,
@@ -86,6 +96,10 @@ export class Reviews {
       comment: r.comment,
       reviewerName: names.get(r.reviewerId) ?? r.reviewerNameSnapshot,
       countsInRating: countsInRating(r),
+      verifiedPurchase: isVerifiedPurchase(
+        payments.filter((payment) => payment.buyerId === r.reviewerId),
+        this.policy,
+      ),
       createdAt: r.createdAt.toISOString(),
     }));
     return { reviews, averageRating, totalReviews, pagination: pagination(query, listed) };
@@ -119,30 +133,62 @@ export class Reviews {
   }
 
   /**
-   * A buyer who has now completed a paid session of the consultation: their review written after
-   * free places starts to count (a numbered visibility change, in the same write; the relay's
-   * sweep sends it). A racing visibility change makes the guarded write miss: the error lets the
-   * event be retried.
+   * Brings the buyer's review of the consultation in line with what their eligibility and
+   * payments now say (`buyerCounts`): it starts to count, or stops, as a numbered visibility
+   * change in the same write (the relay's sweep sends it). After its own write it reads the facts
+   * again (one recorded meanwhile by another event is not lost); a racing change of the review
+   * makes the guarded write miss, and the error lets the event be retried. True when it changed.
    */
-  async countReviewOfPayingBuyer(consultationId: string, buyerId: string, correlationId: string): Promise<void> {
-    const review = await this.repos.reviews.findNotCounting(consultationId, buyerId);
-    if (!review) return;
-    const decision = decideCountReview(review);
-    if (decision === 'unchanged') return;
-    const changed = await this.repos.reviews.applyVisibilityChange(decision, stamp(decision.emit, correlationId));
-    if (!changed && (await this.repos.reviews.stillNotCounting(review._id)))
-      throw new InvalidState('The review changed meanwhile; try again');
+  async recount(consultationId: string, buyerId: string, correlationId: string): Promise<boolean> {
+    let changedAny = false;
+    for (let round = 0; round < RECOUNT_ROUNDS; round += 1) {
+      const review = await this.repos.reviews.findOf(consultationId, buyerId);
+      if (!review) return changedAny;
+      const [eligible, payments] = await Promise.all([
+        this.repos.eligibility.of(buyerId, consultationId),
+        this.repos.payments.of(consultationId, [buyerId]),
+      ]);
+      const counts = buyerCounts(eligible, payments, this.policy);
+      const decision = decideRecount(review, counts);
+      if (decision === 'unchanged') return changedAny;
+      const changed = await this.repos.reviews.applyVisibilityChange(decision, stamp(decision.emit, correlationId));
+      if (!changed) {
+        const current = await this.repos.reviews.findById(review._id);
+        if (current && countsInRating(current) === counts) return changedAny;
+        throw new InvalidState('The review changed meanwhile; try again');
+      }
+      changedAny = true;
+      this.log.info({ reviewId: review._id, countsInRating: counts, sequence: decision.set.visibilityChanges }, 'review recounted');
+    }
+    return changedAny;
   }
 
   /**
-   * A completed session makes each of its buyers eligible (paid once stays paid), and a paying
-   * buyer's earlier review from a free place starts to count. A repeat changes nothing.
+   * A completed session makes each of its buyers eligible (paid once stays paid), records what
+   * each paid booking cost against its list price, and recounts each buyer's review. A repeat
+   * changes nothing.
    */
   async recordCompletedSession(data: EventData<'consultation.session.completed'>, correlationId: string): Promise<void> {
     for (const record of eligibilityFromSession(data)) {
       await this.repos.eligibility.record(record);
-      if (record.paid) await this.countReviewOfPayingBuyer(record.consultationId, record.buyerId, correlationId);
+      for (const payment of record.payments) await this.repos.payments.recordPriced(payment);
+      await this.recount(record.consultationId, record.buyerId, correlationId);
     }
+  }
+
+  /**
+   * The wallet captured a paid booking: what it captured and how much of it the buyer had
+   * received from the seller. Once the booking's session is known here, the buyer's review is
+   * recounted (money that came from the seller is no customer's payment).
+   */
+  async recordCapture(data: EventData<'wallet.booking_payment.captured'>, correlationId: string): Promise<void> {
+    const payment = await this.repos.payments.recordCaptured({
+      bookingId: data.bookingId,
+      buyerId: data.buyerId,
+      capturedMinor: data.amountMinor,
+      sellerFundedMinor: data.sellerFundedMinor ?? 0,
+    });
+    if (payment.consultationId) await this.recount(payment.consultationId, payment.buyerId, correlationId);
   }
 
   /** A registered user's name, for the reviews they write. */

@@ -71,6 +71,34 @@ const eligibilitySchema = new Schema<EligibilityDoc>(
   { versionKey: false },
 );
 
+/**
+ * One paid booking (id `bk_…`): what it cost and its list price (from the completed session),
+ * and what the wallet captured of it and how much of that the buyer had received from the seller
+ * (from the capture). Either side may arrive first; each sets its own fields.
+ */
+export interface PaymentDoc {
+  _id: string;
+  buyerId: string;
+  consultationId?: string;
+  paidMinor?: number;
+  listMinor?: number;
+  capturedMinor?: number;
+  sellerFundedMinor?: number;
+}
+const paymentSchema = new Schema<PaymentDoc>(
+  {
+    _id: String,
+    buyerId: { type: String, required: true },
+    consultationId: String,
+    paidMinor: Number,
+    listMinor: Number,
+    capturedMinor: Number,
+    sellerFundedMinor: Number,
+  },
+  { versionKey: false },
+);
+paymentSchema.index({ consultationId: 1, buyerId: 1 });
+
 export interface ReviewerDoc {
   _id: string;
   fullName: string;
@@ -83,6 +111,7 @@ export function reviewModels(db: Connection) {
     Review: db.model<ReviewDoc>('Review', reviewSchema, 'reviews'),
     Eligibility: db.model<EligibilityDoc>('Eligibility', eligibilitySchema, 'eligibility'),
     Reviewer: db.model<ReviewerDoc>('Reviewer', reviewerSchema, 'users'),
+    Payment: db.model<PaymentDoc>('Payment', paymentSchema, 'payments'),
   };
 }
 export type ReviewModels = ReturnType<typeof reviewModels>;

@@ -21,20 +21,16 @@ export class ReviewRepository {
     return this.model.findOne(byIdOrReference(key)).lean<ReviewDoc>().exec();
   }
 
-  /** The buyer's review of a consultation that does not count yet, if any. */
-  findNotCounting(consultationId: string, buyerId: string): Promise<ReviewDoc | null> {
+  /** The buyer's review of a consultation, if any. */
+  findOf(consultationId: string, buyerId: string): Promise<ReviewDoc | null> {
     return this.model
-      .findOne({ reviewerId: buyerId, entityType: 'consultation_service', entityId: consultationId, countsInRating: false })
+      .findOne({ reviewerId: buyerId, entityType: 'consultation_service', entityId: consultationId })
       .lean<ReviewDoc>()
       .exec();
   }
 
   async hasReviewed(reviewerId: string, consultationId: string): Promise<boolean> {
     return (await this.model.exists({ reviewerId, entityType: 'consultation_service', entityId: consultationId })) !== null;
-  }
-
-  async stillNotCounting(id: string): Promise<boolean> {
-    return (await this.model.exists({ _id: id, countsInRating: false })) !== null;
   }
 
   /**

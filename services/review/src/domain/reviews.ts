@@ -47,13 +47,69 @@ export function countsInRating(review: Pick<ReviewState, 'countsInRating'>): boo
 }
 
 /**
+ * What a buyer must have paid of their own for their review to count: at least
+ * `minPaidPercent` % of the booking's list price, and at least `minPaidMinor`.
+ */
+export interface RatingPolicy {
+  minPaidPercent: number;
+  minPaidMinor: number;
+}
+
+/**
+ * One paid booking as review knows it: what it cost and its list price (from
+ * `consultation.session.completed`'s `payments`), and, once the wallet captured it, how much of
+ * it the buyer had received from the seller (`wallet.booking_payment.captured`).
+ */
+export interface PaymentState {
+  bookingId: string;
+  buyerId: string;
+  consultationId?: string;
+  paidMinor?: number;
+  listMinor?: number;
+  /** Set when the wallet captured the booking's money. */
+  capturedMinor?: number;
+  sellerFundedMinor?: number;
+}
+
+/**
+ * A paid booking is a customer's payment when what the buyer paid of their own — the booking's
+ * price after coupons, less what the seller had transferred to them — is at least the policy's
+ * share of the list price and its minimum. Unknown price (a capture ahead of its session): not yet.
+ */
+export function isCustomerPayment(payment: PaymentState, policy: RatingPolicy): boolean {
+  if (payment.paidMinor === undefined || payment.listMinor === undefined) return false;
+  const own = payment.paidMinor - Math.min(payment.sellerFundedMinor ?? 0, payment.paidMinor);
+  return own >= policy.minPaidMinor && own * 100 >= policy.minPaidPercent * payment.listMinor;
+}
+
+/**
+ * Whether a buyer's review of a consultation counts: they completed a session, paid for a place
+ * (`paid`), and — when the producer told what each booking cost (`payments`) — at least one of
+ * their bookings is a customer's payment. Without any priced booking (an older producer) `paid`
+ * alone decides.
+ */
+export function buyerCounts(eligibility: EligibilityState | null, payments: readonly PaymentState[], policy: RatingPolicy): boolean {
+  if (!eligibility || eligibility.paid === false) return false;
+  const priced = payments.filter((payment) => payment.paidMinor !== undefined);
+  return priced.length === 0 || priced.some((payment) => isCustomerPayment(payment, policy));
+}
+
+/**
+ * A verified purchase: a customer's payment the wallet captured (the money reached the seller,
+ * and the part the seller had sent the buyer is known). Listed with each review.
+ */
+export function isVerifiedPurchase(payments: readonly PaymentState[], policy: RatingPolicy): boolean {
+  return payments.some((payment) => payment.capturedMinor !== undefined && isCustomerPayment(payment, policy));
+}
+
+/**
  * A review's next visibility change: its number, the numbered `review.visibility_changed`, and
  * the guard that no other change came first (a racing one makes the guarded write miss).
  */
 export interface VisibilityChange {
   reviewId: string;
   /** The guard, the state read: a racing change (which numbers itself too) makes the write miss. */
-  from: { isActive?: boolean; countsInRating?: false; visibilityChanges: number | { $exists: false } };
+  from: { isActive?: boolean; visibilityChanges: number | { $exists: false } };
   set: { isActive: boolean; countsInRating: boolean; visibilityChanges: number };
   emit: Emit<'review.visibility_changed'>;
 }
@@ -61,7 +117,7 @@ export interface VisibilityChange {
 function visibilityChange(
   review: ReviewState,
   change: { isActive: boolean; countsInRating: boolean },
-  guard: Pick<VisibilityChange['from'], 'isActive' | 'countsInRating'>,
+  guard: Pick<VisibilityChange['from'], 'isActive'>,
 ): VisibilityChange {
   const sequence = (review.visibilityChanges ?? 0) + 1;
   return {
@@ -97,11 +153,11 @@ export function decideCreate(
   caller: Caller,
   body: CreateReviewBody,
   ids: { id: string; referenceId: string },
+  counts: boolean,
 ): CreateDecision {
   if (!eligibility)
     throw new RuleViolation(ErrorCode.notEligible, 'Only a buyer who completed a session of this consultation may review it');
   const entityId = eligibility.consultationId;
-  const counts = eligibility.paid !== false;
   return {
     review: {
       _id: ids.id,
@@ -139,12 +195,14 @@ export function decideSetActive(
 }
 
 /**
- * A buyer who has now completed a paid session: their review written after free places only
- * starts to count, told as a numbered visibility change in its current state.
+ * What the buyer's payments now say about their review (`buyerCounts`): a review that does not
+ * count starts to (a paid session completed), one that counts stops (the wallet found the money
+ * came from the seller) — told as a numbered visibility change in its current state, guarded by
+ * its number (a racing change makes the write miss).
  */
-export function decideCountReview(review: ReviewState): VisibilityChange | 'unchanged' {
-  if (countsInRating(review)) return 'unchanged';
-  return visibilityChange(review, { isActive: review.isActive, countsInRating: true }, { countsInRating: false });
+export function decideRecount(review: ReviewState, counts: boolean): VisibilityChange | 'unchanged' {
+  if (countsInRating(review) === counts) return 'unchanged';
+  return visibilityChange(review, { isActive: review.isActive, countsInRating: counts }, {});
 }
 
 /**
@@ -160,6 +218,9 @@ export function eligibilityFromSession(data: EventData<'consultation.session.com
     buyerId,
     sessionId: data.sessionId,
     paid: data.paidBuyerIds?.includes(buyerId) ?? true,
+    payments: (data.payments ?? [])
+      .filter((payment) => payment.buyerId === buyerId)
+      .map((payment) => ({ ...payment, consultationId: data.consultationId })),
   }));
 }
 export type EligibilityRecord = ReturnType<typeof eligibilityFromSession>[number];

@@ -3,12 +3,18 @@ import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
 import type { Reviews } from '../application/reviews';
 
 /** The review service's consumers: each a thin adapter to a use case of `Reviews`. */
-export function reviewConsumers(reviews: Reviews): { sessions: ConsumerSpec; users: ConsumerSpec } {
+export function reviewConsumers(reviews: Reviews): { sessions: ConsumerSpec; payments: ConsumerSpec; users: ConsumerSpec } {
   return {
     sessions: defineConsumer({
       subscription: SUBSCRIPTIONS['review.sessions'],
       handlers: {
         'consultation.session.completed': (event) => reviews.recordCompletedSession(event.data, event.correlationId),
+      },
+    }),
+    payments: defineConsumer({
+      subscription: SUBSCRIPTIONS['review.payments'],
+      handlers: {
+        'wallet.booking_payment.captured': (event) => reviews.recordCapture(event.data, event.correlationId),
       },
     }),
     users: defineConsumer({

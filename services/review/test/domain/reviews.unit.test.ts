@@ -1,7 +1,10 @@
 import { AppError } from '@mkt/kit';
 import {
-  decideCountReview,
+  buyerCounts,
   decideCreate,
+  decideRecount,
+  isCustomerPayment,
+  isVerifiedPurchase,
   decideSetActive,
   eligibilityFromSession,
   ratingSummary,
@@ -13,6 +16,7 @@ const buyer = { id: 'u-buyer', role: 'buyer', name: 'Sara T' };
 const admin = { id: 'u-admin', role: 'admin', name: 'Admin' };
 const body = { entityType: 'consultation_service' as const, entityId: 'MKT-CON-AAAAAAAA', rating: 4, comment: 'Fish & chips <3' };
 const ids = { id: 'rev_1', referenceId: 'REV_1' };
+const policy = { minPaidPercent: 50, minPaidMinor: 10_00 };
 const review = (over: Partial<ReviewState> = {}): ReviewState => ({
   _id: 'rev_1',
   entityType: 'consultation_service',
@@ -34,7 +38,7 @@ const refusal = (fn: () => unknown) => {
 
 describe('who may review: a completed session of the consultation', () => {
   test('without one: 422 not_eligible', () => {
-    expect(refusal(() => decideCreate(null, buyer, body, ids))).toEqual({ status: 422, code: 'not_eligible' });
+    expect(refusal(() => decideCreate(null, buyer, body, ids, false))).toEqual({ status: 422, code: 'not_eligible' });
   });
 
   test.each([
@@ -42,7 +46,8 @@ describe('who may review: a completed session of the consultation', () => {
     ['only free places', false, false],
     ['a record from before the rule (no paid field)', undefined, true],
   ])('with %s the review counts in the rating: %s', (_case, paid, counts) => {
-    const decision = decideCreate({ consultationId: 'con_1', paid }, buyer, body, ids);
+    const eligibility = { consultationId: 'con_1', paid };
+    const decision = decideCreate(eligibility, buyer, body, ids, buyerCounts(eligibility, [], policy));
     expect(decision.review).toMatchObject({
       entityId: 'con_1',
       countsInRating: counts,
@@ -56,7 +61,7 @@ describe('who may review: a completed session of the consultation', () => {
   });
 
   test('the comment is kept as written (escaping is the renderer’s)', () => {
-    expect(decideCreate({ consultationId: 'con_1' }, buyer, body, ids).review.comment).toBe('Fish & chips <3');
+    expect(decideCreate({ consultationId: 'con_1' }, buyer, body, ids, true).review.comment).toBe('Fish & chips <3');
   });
 });
 
@@ -111,18 +116,66 @@ describe('switching a review on and off', () => {
   });
 });
 
-describe('a paying buyer’s review from a free place starts to count', () => {
-  test('as a numbered change in its current state, guarded by its not counting yet', () => {
-    expect(decideCountReview(review({ countsInRating: false, isActive: false, visibilityChanges: 1 }))).toMatchObject({
-      from: { countsInRating: false, visibilityChanges: 1 },
+describe('a review is recounted when what its buyer paid is known better', () => {
+  test('one that did not count starts to, as a numbered change in its current state, guarded by its number', () => {
+    expect(decideRecount(review({ countsInRating: false, isActive: false, visibilityChanges: 1 }), true)).toMatchObject({
+      from: { visibilityChanges: 1 },
       set: { isActive: false, countsInRating: true, visibilityChanges: 2 },
       emit: { data: { isActive: false, countsInRating: true, sequence: 2 } },
     });
   });
 
-  test('one that counts already (or from before the rule) changes nothing', () => {
-    expect(decideCountReview(review({ countsInRating: true }))).toBe('unchanged');
-    expect(decideCountReview(review({ countsInRating: undefined }))).toBe('unchanged');
+  test('one that counted stops (the money came from the seller)', () => {
+    expect(decideRecount(review({ countsInRating: true, visibilityChanges: 0 }), false)).toMatchObject({
+      from: { visibilityChanges: 0 },
+      set: { isActive: true, countsInRating: false, visibilityChanges: 1 },
+      emit: { data: { countsInRating: false, sequence: 1 } },
+    });
+  });
+
+  test('one already as the payments say (or from before the rule, counting) changes nothing', () => {
+    expect(decideRecount(review({ countsInRating: true }), true)).toBe('unchanged');
+    expect(decideRecount(review({ countsInRating: undefined }), true)).toBe('unchanged');
+    expect(decideRecount(review({ countsInRating: false }), false)).toBe('unchanged');
+  });
+});
+
+describe('whose review counts: a customer who paid enough of the list price with their own money', () => {
+  const booking = (over: Partial<Parameters<typeof isCustomerPayment>[0]> = {}) => ({
+    bookingId: 'bk_1',
+    buyerId: buyer.id,
+    paidMinor: 500_00,
+    listMinor: 500_00,
+    ...over,
+  });
+
+  test.each([
+    ['the full price', {}, true],
+    ['half the list price (the policy’s share)', { paidMinor: 250_00 }, true],
+    ['a cent of 500 (a 499.99 coupon)', { paidMinor: 1 }, false],
+    ['less than half the list price', { paidMinor: 249_99 }, false],
+    ['half, but under the minimum amount', { paidMinor: 9_99, listMinor: 19_98 }, false],
+    ['the full price, all of it sent by the seller', { sellerFundedMinor: 500_00 }, false],
+    ['the full price, 300 of it sent by the seller', { sellerFundedMinor: 300_00 }, false],
+    ['the full price, 200 of it sent by the seller', { sellerFundedMinor: 200_00 }, true],
+    ['a capture ahead of its session (price unknown)', { paidMinor: undefined, listMinor: undefined, capturedMinor: 500_00 }, false],
+  ])('%s → %s', (_case, over, expected) => {
+    expect(isCustomerPayment(booking(over), policy)).toBe(expected);
+  });
+
+  test('a buyer counts when any of their priced bookings is a customer’s payment; unpriced (an older producer): paid decides', () => {
+    const paid = { consultationId: 'con_1', paid: true };
+    expect(buyerCounts(paid, [booking({ paidMinor: 1 })], policy)).toBe(false);
+    expect(buyerCounts(paid, [booking({ paidMinor: 1 }), booking({ bookingId: 'bk_2' })], policy)).toBe(true);
+    expect(buyerCounts(paid, [], policy)).toBe(true);
+    expect(buyerCounts({ consultationId: 'con_1', paid: false }, [], policy)).toBe(false);
+    expect(buyerCounts(null, [booking()], policy)).toBe(false);
+  });
+
+  test('a verified purchase is a customer’s payment the wallet captured', () => {
+    expect(isVerifiedPurchase([booking()], policy)).toBe(false);
+    expect(isVerifiedPurchase([booking({ capturedMinor: 500_00, sellerFundedMinor: 0 })], policy)).toBe(true);
+    expect(isVerifiedPurchase([booking({ capturedMinor: 1, paidMinor: 1, sellerFundedMinor: 1 })], policy)).toBe(false);
   });
 });
 

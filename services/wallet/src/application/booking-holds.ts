@@ -12,6 +12,7 @@ import {
   type StepKind,
 } from '@mkt/kit';
 import type { BookingHoldRepository, HoldStepField } from '../db/booking-hold.repository';
+import type { TransferRepository } from '../db/transfer.repository';
 import type { WalletRepository } from '../db/wallet.repository';
 import {
   ABANDON_AFTER_MS,
@@ -69,6 +70,7 @@ export class BookingHolds {
     private readonly steps: WalletSteps,
     private readonly events: EventsOut,
     private readonly log: Logger,
+    private readonly transfers: Pick<TransferRepository, 'completedTotal'>,
   ) {
     const holdStep: Step<BookingHoldDoc> = {
       name: 'hold',
@@ -301,7 +303,9 @@ export class BookingHolds {
   private async finish(bookingId: string, correlationId: string): Promise<BookingHoldDoc> {
     const record = (await this.holds.find(bookingId))!;
     const s = record.settlement!;
-    const event = settlementEvent(record, correlationId);
+    // A capture tells how much of it the buyer had received from the seller (a review it buys does not count).
+    const receivedFromSeller = s.kind === 'capture' ? await this.transfers.completedTotal(record.sellerId, record.buyerId) : 0;
+    const event = settlementEvent(record, correlationId, receivedFromSeller);
     const done = await this.holds.finish(bookingId, event, new Date());
     if (!done) return record;
     this.log.info(

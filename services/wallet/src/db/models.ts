@@ -117,6 +117,8 @@ const transferSchema = new Schema<TransferDoc>(
   },
   { timestamps: true, versionKey: false },
 );
+// What a seller sent a buyer (the capture event's `sellerFundedMinor`), read without a scan.
+transferSchema.index({ fromUserId: 1, toUserId: 1 });
 
 const holdSchema = new Schema<BookingHoldDoc>(
   {

@@ -44,6 +44,14 @@ export class TransferRepository {
     await this.move(id, 'Pending', { status: 'Failed' });
   }
 
+  /** The total of the completed transfers from one user to another (the capture event's `sellerFundedMinor`). */
+  async completedTotal(fromUserId: string, toUserId: string): Promise<number> {
+    const sent = await this.model
+      .find({ fromUserId, toUserId, status: 'Completed' }, { amountMinor: 1 })
+      .lean<Array<Pick<TransferDoc, 'amountMinor'>>>();
+    return sent.reduce((sum, transfer) => sum + transfer.amountMinor, 0);
+  }
+
   /** Transfers left Pending or Debited since before `before`. */
   unfinishedSince(before: Date): Promise<TransferDoc[]> {
     return this.model

@@ -36,15 +36,33 @@ export function isSettlementDue(dueAt: Date | null, now: Date): boolean {
   return !dueAt || dueAt.getTime() <= now.getTime();
 }
 
-/** What a finished settlement tells the others: captured, or refunded (an admin's void says so). */
-export function settlementEvent(record: BookingHoldDoc, correlationId: string): IntegrationEvent | null {
+/**
+ * How much of a captured amount the buyer had received from the seller by transfers (at most
+ * the amount): money that went from the seller to the buyer and back at capture is not a
+ * customer's payment, and the capture event says so.
+ */
+export function sellerFundedOf(capturedMinor: number, receivedFromSellerMinor: number): number {
+  return Math.min(capturedMinor, Math.max(0, receivedFromSellerMinor));
+}
+
+/**
+ * What a finished settlement tells the others: captured (with `sellerFundedMinor`, what the
+ * buyer had received from the seller by transfers), or refunded (an admin's void says so).
+ */
+export function settlementEvent(record: BookingHoldDoc, correlationId: string, receivedFromSellerMinor = 0): IntegrationEvent | null {
   const s = record.settlement!;
   const origin = { source: 'wallet', correlationId };
   const parties = { bookingId: record._id, buyerId: record.buyerId, sellerId: record.sellerId };
   if (s.kind === 'capture')
     return makeEvent(
       'wallet.booking_payment.captured',
-      { ...parties, amountMinor: s.captureMinor, feeMinor: s.feeMinor, currency: record.currency },
+      {
+        ...parties,
+        amountMinor: s.captureMinor,
+        feeMinor: s.feeMinor,
+        currency: record.currency,
+        sellerFundedMinor: sellerFundedOf(s.captureMinor, receivedFromSellerMinor),
+      },
       origin,
     );
   // A void the consultation asked for needs no answer (it gave the booking up itself); an

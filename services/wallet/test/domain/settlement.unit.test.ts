@@ -1,7 +1,7 @@
 import { Conflict } from '@mkt/kit/domain';
 import { checkHoldTerms, decideSettlement, holdCorrelationId, newHold } from '../../src/domain/booking-holds';
 import type { BookingHoldDoc, WalletSummary } from '../../src/domain/records';
-import { isSettlementDue, settlementDueAt, settlementEvent, settlementOf } from '../../src/domain/settlement';
+import { isSettlementDue, sellerFundedOf, settlementDueAt, settlementEvent, settlementOf } from '../../src/domain/settlement';
 import { HARD_CEILING_MINOR } from '../../src/domain/wallet-ops';
 import { CurrencyMismatch } from '../../src/domain/wallet.errors';
 
@@ -114,6 +114,14 @@ describe('a settlement is decided once, of a Held hold only (decideSettlement)',
 });
 
 describe('what a finished settlement tells the others (settlementEvent)', () => {
+  test('a capture tells how much of it the buyer had received from the seller, never more than captured', () => {
+    const captured = hold({ status: 'Settling', settlement: { ...settlementOf('capture', 100_00, 0, 1000), decidedAt: new Date(0) } });
+    expect(settlementEvent(captured, 'c')!.data).toMatchObject({ amountMinor: 100_00, sellerFundedMinor: 0 });
+    expect(settlementEvent(captured, 'c', 30_00)!.data).toMatchObject({ sellerFundedMinor: 30_00 });
+    expect(settlementEvent(captured, 'c', 900_00)!.data).toMatchObject({ sellerFundedMinor: 100_00 });
+    expect(sellerFundedOf(5, -1)).toBe(0);
+  });
+
   const decided = (kind: 'capture' | 'cancel' | 'void', byAdmin = false) =>
     hold({
       status: 'Settling',

@@ -1,0 +1,65 @@
+import {
+  cookieValue,
+  deviceCookieHeader,
+  deviceCookieSecret,
+  issueDeviceCookie,
+  readDeviceCookie,
+} from '../../src/credentials/device-cookie';
+import { countFreshCheck, isNewAddress } from '../../src/domain/login-throttle';
+
+const settings = { secret: deviceCookieSecret(undefined, 'a private key'), maxAgeMs: 86_400_000 };
+const now = new Date('2026-11-26T12:00:00.000Z');
+const later = (ms: number) => new Date(now.getTime() + ms);
+
+describe('the known-device cookie', () => {
+  test('names the account and a device, and reads back while valid; the device id is kept when issued again', () => {
+    const value = issueDeviceCookie('account-key', settings, now);
+    const read = readDeviceCookie(value, settings, later(1000));
+    expect(read).toMatchObject({ accountKey: 'account-key', issuedAt: now.getTime() });
+    expect(readDeviceCookie(issueDeviceCookie('account-key', settings, now, read!.deviceId), settings, now)!.deviceId).toBe(read!.deviceId);
+  });
+
+  test.each([
+    ['a changed payload', (v: string) => `${Buffer.from('{"a":"other","d":"x","t":1}').toString('base64url')}.${v.split('.')[1]}`],
+    ['a changed signature', (v: string) => `${v.slice(0, -2)}AA`],
+    ['no signature', (v: string) => v.split('.')[0]!],
+    ['extra parts', (v: string) => `${v}.x`],
+    ['another key', (v: string) => v, { secret: deviceCookieSecret(undefined, 'another key'), maxAgeMs: 86_400_000 }],
+  ])('%s is no device cookie', (_case, change, readWith = settings) => {
+    expect(readDeviceCookie(change(issueDeviceCookie('account-key', settings, now)), readWith, now)).toBeNull();
+  });
+
+  test('expires after its lifetime (and one from the future is refused)', () => {
+    const value = issueDeviceCookie('account-key', settings, now);
+    expect(readDeviceCookie(value, settings, later(86_400_001))).toBeNull();
+    expect(readDeviceCookie(value, settings, later(-1))).toBeNull();
+    expect(readDeviceCookie(undefined, settings, now)).toBeNull();
+  });
+
+  test('a configured secret is used as it is; the header is HttpOnly, SameSite=Strict, for the sign-in path only', () => {
+    expect(deviceCookieSecret('x'.repeat(32), 'key').toString()).toBe('x'.repeat(32));
+    expect(deviceCookieHeader('v.s', settings, true)).toBe(
+      'mkt_device=v.s; Max-Age=86400; Path=/v1/auth/login; HttpOnly; SameSite=Strict; Secure',
+    );
+    expect(cookieValue('a=1; mkt_device=v.s; b=2', 'mkt_device')).toBe('v.s');
+    expect(cookieValue(undefined, 'mkt_device')).toBeUndefined();
+  });
+});
+
+describe('addresses failing on an account, and fresh-address checks', () => {
+  test('an address is new until one of its attempts passed the gates, and again once that is forgotten', () => {
+    expect(isNewAddress(null, now)).toBe(true);
+    expect(isNewAddress({ failingUntil: undefined }, now)).toBe(true);
+    expect(isNewAddress({ failingUntil: later(1) }, now)).toBe(false);
+    expect(isNewAddress({ failingUntil: now }, now)).toBe(true);
+  });
+
+  test('a fresh-address check is counted as a failure while the account has checks left', () => {
+    const rule = countFreshCheck(
+      { maxFailuresPerAddress: 5, windowMs: 1, freeFailuresPerAccount: 1, accountMemoryMs: 10, maxDelayMs: 1, freshAddressChecks: 20 },
+      now,
+    );
+    expect(rule.filter).toMatchObject({ $or: [{ freshChecks: { $exists: false } }, { freshChecks: { $lt: 20 } }] });
+    expect(rule.update).toMatchObject({ $inc: { failures: 1, freshChecks: 1 } });
+  });
+});
