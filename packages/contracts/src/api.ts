@@ -676,6 +676,7 @@ export const ENDPOINTS: Endpoint[] = [
       notes: 'First session',
     },
     data: BookingResponse,
+    idempotent: true,
     links: linksTo('/data/bookingId', 'id', 'get /consultations/bookings/{id}'),
   }),
   e('get', '/consultations/bookings/{id}', 'consultation', 'bearer', 'getBooking', 'A booking', {
