@@ -417,10 +417,10 @@ const MATRIX: Record<string, Row> = {
       body: { sessionSummary: 'Done' },
     }),
   },
-  // A no-show needs the slot to have begun, and a slot cannot be booked once it has: the owner
-  // (and the admin) get past the authorization to the state rule (409), everyone else is refused.
+  // A no-show needs the slot's grace to have passed, and a slot cannot be booked once it has begun:
+  // the owner (and the admin) get past the authorization to the time rule (422), everyone else is refused.
   'POST /consultations/sessions/{id}/no-show': {
-    expect: s(401, 403, 403, 409, 403, 409),
+    expect: s(401, 403, 403, 422, 403, 422),
     request: async (w) => ({ path: `/consultations/sessions/${await newSession(w, false, 'no-show')}/no-show`, body: { notes: 'Absent' } }),
   },
   // Anyone signed in books another seller's consultation; a seller never books their own.

@@ -247,5 +247,16 @@ export const BookingHoldAdminView = BookingHoldView.extend({
   dueAt: z.string().nullable(),
   settledAt: z.string().nullable(),
   history: z.array(z.object({ action: z.literal('void'), by: z.string(), at: z.string(), reason: z.string() })),
+  /** The buyer disputes the no-show: a capture waits for an admin (void, or uphold). */
+  disputed: z.boolean(),
+  dispute: z
+    .object({
+      reason: z.string(),
+      at: z.string(),
+      resolvedBy: z.string().nullable(),
+      resolvedAt: z.string().nullable(),
+      resolution: z.enum(['capture_upheld']).nullable(),
+    })
+    .nullable(),
 });
 export type BookingHoldAdminView = z.infer<typeof BookingHoldAdminView>;

@@ -21,6 +21,7 @@ import {
   reviewStatus,
   type Caller,
   type Emit,
+  type SessionOutcome,
 } from '../domain/reviews';
 
 export interface ReviewRepositories {
@@ -135,10 +136,11 @@ export class Reviews {
   }
 
   /**
-   * A completed session makes each of its buyers eligible (paid once stays paid), and a paying
-   * buyer's earlier review from a free place starts to count. A repeat changes nothing.
+   * A completed session — or one its seller marked no-show — makes each of its buyers eligible
+   * (paid once stays paid), and a paying buyer's earlier review from a free place starts to
+   * count. A repeat changes nothing.
    */
-  async recordCompletedSession(data: EventData<'consultation.session.completed'>, correlationId: string): Promise<void> {
+  async recordCompletedSession(data: SessionOutcome, correlationId: string): Promise<void> {
     for (const record of eligibilityFromSession(data)) {
       await this.repos.eligibility.record(record);
       if (record.paid) await this.countReviewOfPayingBuyer(record.consultationId, record.buyerId, correlationId);

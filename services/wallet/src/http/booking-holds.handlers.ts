@@ -19,7 +19,8 @@ function bookingCorrelationId(req: Request): string {
  * INTERNAL_API_TOKEN in `x-internal-token`, never a user's token; the gateway has no route
  * there): the hold (idempotent by bookingId) and its void. `/wallets/booking-holds/{bookingId}`
  * (admins only, checked before anything is looked up so nobody else learns which bookings have
- * holds): a hold's state, and its void by hand — the last resort for a hold that never ends.
+ * holds): a hold's state; its void by hand (a Held hold, or a capture not carried out yet: a
+ * no-show within its dispute window); and the ruling on a disputed no-show for the seller.
  */
 export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers'] {
   return {
@@ -42,5 +43,9 @@ export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers
         res.json(ok(holdAdminView(record), 'Hold voided: the amount went back to the buyer'));
       },
     ),
+    'POST /wallets/booking-holds/{bookingId}/uphold': handle({ params: BookingHoldParams }, async (input, req, res) => {
+      const record = await holds.upholdCapture(input.params.bookingId, currentUser(req), correlationIdOf(req));
+      res.json(ok(holdAdminView(record), 'Dispute ruled for the seller: the capture goes on'));
+    }),
   };
 }
