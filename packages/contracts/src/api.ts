@@ -63,6 +63,7 @@ import {
   TopUpRefParams,
   UserRefParams,
   VoidBookingHoldBody,
+  UpholdBookingHoldBody,
 } from './wallet';
 import { AuthSessionResponse, AuthUserResponse, JwksDocument } from './responses/auth';
 import {
@@ -371,6 +372,8 @@ export const ENDPOINTS: Endpoint[] = [
     'Rule a disputed no-show for the seller: its capture goes on',
     {
       params: BookingHoldParams,
+      body: UpholdBookingHoldBody,
+      example: { reason: 'The seller waited the whole hour' },
       errors: { 409: true },
       data: BookingHoldAdminResponse,
     },

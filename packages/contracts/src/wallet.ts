@@ -236,6 +236,12 @@ export const VoidBookingHoldBody = z
   .strict()
   .meta({ id: 'VoidBookingHoldBody' });
 export type VoidBookingHoldBody = z.infer<typeof VoidBookingHoldBody>;
+/** An admin's ruling for the seller on a disputed no-show: why. */
+export const UpholdBookingHoldBody = z
+  .object({ reason: z.string().trim().min(1).max(500).meta(NON_BLANK) })
+  .strict()
+  .meta({ id: 'UpholdBookingHoldBody' });
+export type UpholdBookingHoldBody = z.infer<typeof UpholdBookingHoldBody>;
 
 /** A hold as an admin sees it: where its money stands, when a capture may move it, who changed it by hand. */
 export const BookingHoldAdminView = BookingHoldView.extend({
@@ -256,6 +262,7 @@ export const BookingHoldAdminView = BookingHoldView.extend({
       resolvedBy: z.string().nullable(),
       resolvedAt: z.string().nullable(),
       resolution: z.enum(['capture_upheld']).nullable(),
+      resolutionReason: z.string().nullable(),
     })
     .nullable(),
 });

@@ -346,9 +346,9 @@ describe('no-shows: a grace into the slot, then a capture the buyer may dispute 
     // The admin's queue of disputes.
     const queue = await as(app, admin)('GET', '/consultations/bookings?disputed=true');
     expect(queue.body.data.bookings).toContainEqual(expect.objectContaining({ id: bookingId, disputed: true }));
-    expect((await as(app, buyer)('GET', '/consultations/bookings?disputed=true')).body.data.bookings.map((b: { id: string }) => b.id)).toEqual([
-      bookingId,
-    ]);
+    expect(
+      (await as(app, buyer)('GET', '/consultations/bookings?disputed=true')).body.data.bookings.map((b: { id: string }) => b.id),
+    ).toEqual([bookingId]);
 
     // Paused: past the dispute window, nothing moves while disputed.
     await walletSide().holds.resume(new Date(Date.now() + 48 * 3_600_000));

@@ -438,10 +438,19 @@ describe('an admin voids a hold by hand (issue 20)', () => {
     const body = { ...holdBody(buyer, seller, 100_00), endsAt: endsAt.toISOString() };
     await hold(body);
     await completed([body.bookingId], seller.id);
-    expect((await as(admin).get(body.bookingId)).body.data).toMatchObject({ status: 'Settling', settlement: 'capture', dueAt: body.endsAt });
+    expect((await as(admin).get(body.bookingId)).body.data).toMatchObject({
+      status: 'Settling',
+      settlement: 'capture',
+      dueAt: body.endsAt,
+    });
     const res = await as(admin).void(body.bookingId);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ status: 'Settled', settlement: 'void', dueAt: null, history: [{ action: 'void', by: admin.id }] });
+    expect(res.body.data).toMatchObject({
+      status: 'Settled',
+      settlement: 'void',
+      dueAt: null,
+      history: [{ action: 'void', by: admin.id }],
+    });
     await walletApp().parts.holds.resume(new Date(endsAt.getTime() + 60_000));
     expect(await balancesOf(buyer)).toEqual({ available: 500_00, held: 0 });
     expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
@@ -524,7 +533,11 @@ describe('a no-show: the capture waits out the dispute window; a disputed one wa
   const adminCall = (path: string, body?: object) => call(walletApp().url, body ? 'POST' : 'GET', path, { token: tokenOf(admin), body });
   const noShow = (bookingIds: string[], sellerId: string) =>
     handlers()['consultation.session.no_show']!(
-      makeEvent('consultation.session.no_show', { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], bookingIds }, { source: 'test' }),
+      makeEvent(
+        'consultation.session.no_show',
+        { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], bookingIds },
+        { source: 'test' },
+      ),
       { log },
     );
   const disputed = (bookingId: string, buyer: User, seller: User) =>
@@ -575,10 +588,14 @@ describe('a no-show: the capture waits out the dispute window; a disputed one wa
     expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
     expect(await balancesOf(buyer)).toEqual({ available: 0, held: 100_00 });
 
-    const upheld = await adminCall(`/wallets/booking-holds/${body.bookingId}/uphold`, {});
+    const upheld = await adminCall(`/wallets/booking-holds/${body.bookingId}/uphold`, { reason: 'The seller waited' });
     expect(upheld.status).toBe(200);
-    expect(upheld.body.data).toMatchObject({ disputed: false, dispute: { resolution: 'capture_upheld', resolvedBy: admin.id } });
-    expect((await adminCall(`/wallets/booking-holds/${body.bookingId}/uphold`, {})).status).toBe(409);
+    expect(upheld.body.data).toMatchObject({
+      disputed: false,
+      dispute: { reason: 'I was there', resolution: 'capture_upheld', resolvedBy: admin.id, resolutionReason: 'The seller waited' },
+    });
+    expect((await adminCall(`/wallets/booking-holds/${body.bookingId}/uphold`, {})).status).toBe(400);
+    expect((await adminCall(`/wallets/booking-holds/${body.bookingId}/uphold`, { reason: 'The seller waited' })).status).toBe(409);
     await walletApp().parts.holds.resume(afterWindow);
     expect(await balancesOf(seller)).toEqual({ available: 90_00, held: 0 });
     expect(await ledgerMatches(buyer)).toBe(true);

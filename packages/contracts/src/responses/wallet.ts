@@ -159,6 +159,7 @@ export const BookingHoldAdminResponse = z
         resolvedBy: UserId.nullable(),
         resolvedAt: NullableTimestamp,
         resolution: z.enum(['capture_upheld']).nullable(),
+        resolutionReason: Text('The seller waited the whole hour').nullable(),
       })
       .nullable(),
   })

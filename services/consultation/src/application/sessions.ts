@@ -74,7 +74,12 @@ export class Sessions {
     const disputed: string[] = [];
     for (const booking of open) {
       const event = disputeEvent(session!, booking._id, user.id, reason, now, correlationId);
-      const moved = await bookings.move(booking._id, { status: 'Confirmed', dispute: null }, { dispute: { reason, at: now, by: user.id } }, event);
+      const moved = await bookings.move(
+        booking._id,
+        { status: 'Confirmed', dispute: null },
+        { dispute: { reason, at: now, by: user.id } },
+        event,
+      );
       if (!moved) continue;
       disputed.push(booking._id);
       void outbox.flush(bookings.model, moved);

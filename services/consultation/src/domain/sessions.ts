@@ -131,8 +131,8 @@ export function checkMove(
   if (session.status !== from) throw new InvalidState(`A ${session.status} session cannot be moved by ${move}`);
   if (move === 'start' && session.participantCount === 0) throw new InvalidState('Nobody is booked on this session');
   if (move === 'no-show') {
-    const from = noShowFrom(session, grace);
-    if (now < from) throw new RuleViolation('no_show_too_early', `A no-show can be marked from ${from.toISOString()}`);
+    const earliest = noShowFrom(session, grace);
+    if (now < earliest) throw new RuleViolation('no_show_too_early', `A no-show can be marked from ${earliest.toISOString()}`);
   }
   return session;
 }

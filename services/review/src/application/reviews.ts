@@ -1,12 +1,4 @@
-import {
-  makeEvent,
-  newInternalId,
-  newUnderscoreReference,
-  pagination,
-  type CreateReviewBody,
-  type EventData,
-  type PageQuery,
-} from '@mkt/contracts';
+import { makeEvent, newInternalId, newUnderscoreReference, pagination, type CreateReviewBody, type PageQuery } from '@mkt/contracts';
 import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound, type Logger } from '@mkt/kit';
 import type { EligibilityRepository } from '../db/eligibility.repository';
 import type { ReviewDoc } from '../db/models';

@@ -223,11 +223,11 @@ export class BookingHolds {
   }
 
   /** An admin rules for the seller: the disputed capture goes on (at once when it is due). 409 when not disputed. */
-  async upholdCapture(bookingId: string, admin: AuthenticatedUser, correlationId: string): Promise<BookingHoldDoc> {
+  async upholdCapture(bookingId: string, admin: AuthenticatedUser, reason: string, correlationId: string): Promise<BookingHoldDoc> {
     const current = requireHold(await this.holds.find(bookingId));
-    if (!(await this.holds.upholdCapture(bookingId, admin.id, new Date())))
+    if (!(await this.holds.upholdCapture(bookingId, admin.id, reason, new Date())))
       throw new InvalidState(`Only a disputed hold whose money has not moved can be upheld; this one is ${current.status}`);
-    this.log.warn({ bookingId, adminId: admin.id, correlationId }, 'disputed capture upheld by an admin');
+    this.log.warn({ bookingId, adminId: admin.id, correlationId, reason }, 'disputed capture upheld by an admin');
     const fresh = (await this.holds.find(bookingId))!;
     return fresh.status === 'Settling' ? this.carryOn(fresh, holdCorrelationId(fresh), new Date()) : fresh;
   }

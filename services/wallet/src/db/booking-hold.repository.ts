@@ -127,11 +127,17 @@ export class BookingHoldRepository {
   }
 
   /** An admin lets the disputed capture go on: the flag cleared, the decision kept. True when recorded. */
-  async upholdCapture(bookingId: string, adminId: string, at: Date): Promise<boolean> {
+  async upholdCapture(bookingId: string, adminId: string, reason: string, at: Date): Promise<boolean> {
     const written = await this.model.updateOne(
       { _id: bookingId, disputed: true, status: { $in: ['Held', 'Settling'] }, moving: { $ne: true } },
       {
-        $set: { disputed: false, 'dispute.resolvedBy': adminId, 'dispute.resolvedAt': at, 'dispute.resolution': 'capture_upheld' },
+        $set: {
+          disputed: false,
+          'dispute.resolvedBy': adminId,
+          'dispute.resolvedAt': at,
+          'dispute.resolution': 'capture_upheld',
+          'dispute.resolutionReason': reason,
+        },
       },
     );
     return written.modifiedCount === 1;

@@ -175,6 +175,7 @@ export interface HoldDispute {
   resolvedBy?: string;
   resolvedAt?: Date;
   resolution?: 'capture_upheld';
+  resolutionReason?: string;
 }
 
 /** A hand-made change of a hold, for the audit: who, when, why. */

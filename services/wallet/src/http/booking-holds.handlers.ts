@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { BookingHoldParams, CreateBookingHoldBody, ok, VoidBookingHoldBody } from '@mkt/contracts';
+import { BookingHoldParams, CreateBookingHoldBody, ok, UpholdBookingHoldBody, VoidBookingHoldBody } from '@mkt/contracts';
 import { correlationIdOf, currentUser, handle, saneIdHeader, type MountOptions } from '@mkt/kit';
 import type { BookingHolds } from '../application/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
@@ -43,9 +43,12 @@ export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers
         res.json(ok(holdAdminView(record), 'Hold voided: the amount went back to the buyer'));
       },
     ),
-    'POST /wallets/booking-holds/{bookingId}/uphold': handle({ params: BookingHoldParams }, async (input, req, res) => {
-      const record = await holds.upholdCapture(input.params.bookingId, currentUser(req), correlationIdOf(req));
-      res.json(ok(holdAdminView(record), 'Dispute ruled for the seller: the capture goes on'));
-    }),
+    'POST /wallets/booking-holds/{bookingId}/uphold': handle(
+      { params: BookingHoldParams, body: UpholdBookingHoldBody },
+      async (input, req, res) => {
+        const record = await holds.upholdCapture(input.params.bookingId, currentUser(req), input.body.reason, correlationIdOf(req));
+        res.json(ok(holdAdminView(record), 'Dispute ruled for the seller: the capture goes on'));
+      },
+    ),
   };
 }

@@ -129,6 +129,7 @@ export function holdAdminView(record: BookingHoldDoc): BookingHoldAdminView {
           resolvedBy: record.dispute.resolvedBy ?? null,
           resolvedAt: iso(record.dispute.resolvedAt ?? null),
           resolution: record.dispute.resolution ?? null,
+          resolutionReason: record.dispute.resolutionReason ?? null,
         }
       : null,
   };
