@@ -1,4 +1,5 @@
 import {
+  checkDispute,
   checkMove,
   confirmedOf,
   moveEvent,
@@ -50,6 +51,17 @@ describe('the state machine: who moves a session, from which state', () => {
       code: 'no_show_too_early',
     });
     expect(checkMove(seller, within, 'no-show', minutes(5), { minMs: 5 * 60_000, sharePercent: 0 })).toBe(within);
+  });
+
+  test('a dispute: only by a buyer booked on a No Show session, once per booking', () => {
+    const noShow = session({ status: 'No Show' });
+    const open = { _id: 'bk_1', dispute: null };
+    const done = { _id: 'bk_2', dispute: { reason: 'x', at: T0, by: buyer.id } };
+    expect(checkDispute(buyer, noShow, [open, done])).toEqual([open]);
+    expect(refusal(() => checkDispute(buyer, null, []))).toEqual({ status: 404, code: 'not_found' });
+    expect(refusal(() => checkDispute(seller, noShow, []))).toEqual({ status: 403, code: 'forbidden' });
+    expect(refusal(() => checkDispute(buyer, session(), [open]))).toEqual({ status: 409, code: 'invalid_state' });
+    expect(refusal(() => checkDispute(buyer, noShow, [done]))).toEqual({ status: 409, code: 'invalid_state' });
   });
 
   test('an unknown session is 404', () => {
