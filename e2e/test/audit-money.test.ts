@@ -86,6 +86,27 @@ test('a session cannot be ended before its slot starts (the seller would be paid
   expect(sessions.body.data.sessions.map((s: { id: string }) => s.id)).toContain(sessionId);
 });
 
+test('a no-show marked in the slot’s first second is refused (422 no_show_too_early): the session and the buyer’s hold stay as they were', async () => {
+  const seller = await register(system, 'seller');
+  const buyer = await register(system, 'buyer');
+  await fund(system, [buyer], 500);
+  const { offer, slot, startsAt } = await offerSoonSlot(system, seller, admin, { priceMajor: 100, leadSeconds: 5 });
+  const booked = await book(system, buyer, offer, slot);
+  expect(booked.body.data.status).toBe('Confirmed');
+  const { sessionId, bookingId } = booked.body.data as { sessionId: string; bookingId: string };
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startsAt.getTime() - Date.now() + 300)));
+  const marked = await apiOf(system, seller)('POST', `/consultations/sessions/${sessionId}/no-show`, {});
+  expect(marked.status).toBe(422);
+  expect(marked.body.errors[0]).toMatchObject({ code: 'no_show_too_early' });
+  const sessions = await apiOf(system, seller)('GET', '/consultations/sessions?status=Scheduled');
+  expect(sessions.body.data.sessions.map((s: { id: string }) => s.id)).toContain(sessionId);
+  const held = await apiOf(system, admin)('GET', `/wallets/booking-holds/${bookingId}`);
+  expect(held.body.data).toMatchObject({ status: 'Held', settlement: null, disputed: false });
+  expect(await walletOf(buyer)).toMatchObject({ etbAvailableBalance: 400, heldBalance: 100 });
+  // Nothing to dispute: the session is not marked.
+  expect((await apiOf(system, buyer)('POST', `/consultations/sessions/${sessionId}/dispute`, { reason: 'x' })).status).toBe(409);
+});
+
 test('coupon codes cannot be guessed through bookings: one answer for every bad code, no discount told, throttled', async () => {
   const seller = await register(system, 'seller');
   const guesser = await register(system, 'buyer');

@@ -253,6 +253,11 @@ const MATRIX: Record<string, Row> = {
     expect: ADMIN_ONLY,
     request: async (w) => ({ path: `/wallets/booking-holds/${(await newBooking(w)).bookingId}/void`, body: { reason: 'Matrix' } }),
   },
+  // The admin gets past the authorization to the state rule (409: the hold is not disputed).
+  'POST /wallets/booking-holds/{bookingId}/uphold': {
+    expect: s(401, 403, 403, 403, 403, 409),
+    request: (w) => ({ path: `/wallets/booking-holds/${w.bookingId}/uphold`, body: { reason: 'Matrix' } }),
+  },
   'GET /wallets/rate-limit/stats': { expect: SIGNED_IN, request: () => ({ path: '/wallets/rate-limit/stats' }) },
   'GET /wallets/banks': { expect: SIGNED_IN, request: () => ({ path: '/wallets/banks' }) },
   // The hosted checkout answers whoever holds the link's token.
@@ -417,11 +422,20 @@ const MATRIX: Record<string, Row> = {
       body: { sessionSummary: 'Done' },
     }),
   },
-  // A no-show needs the slot to have begun, and a slot cannot be booked once it has: the owner
-  // (and the admin) get past the authorization to the state rule (409), everyone else is refused.
+  // A no-show needs the slot's grace to have passed, and a slot cannot be booked once it has begun:
+  // the owner (and the admin) get past the authorization to the time rule (422), everyone else is refused.
   'POST /consultations/sessions/{id}/no-show': {
-    expect: s(401, 403, 403, 409, 403, 409),
+    expect: s(401, 403, 403, 422, 403, 422),
     request: async (w) => ({ path: `/consultations/sessions/${await newSession(w, false, 'no-show')}/no-show`, body: { notes: 'Absent' } }),
+  },
+  // Only a buyer booked on the session disputes it; the buyer gets past that to the state rule
+  // (409: the session is not marked no-show), everyone else (its seller and admins too) is refused.
+  'POST /consultations/sessions/{id}/dispute': {
+    expect: s(401, 409, 403, 403, 403, 403),
+    request: async (w) => ({
+      path: `/consultations/sessions/${await newSession(w, false, 'dispute')}/dispute`,
+      body: { reason: 'Absent' },
+    }),
   },
   // Anyone signed in books another seller's consultation; a seller never books their own.
   'POST /consultations/bookings': {

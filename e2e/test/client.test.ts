@@ -1,5 +1,6 @@
 import { ApiError, MarketplaceClient } from '@mkt/client';
 import { call, makeKeyPair, signTestToken } from '@mkt/infra';
+import { bookingBody, dayFromNow, fund, loginAdmin, offerConsultation, register, slotsOf } from './fixtures';
 import { eventually, startSystem, type System } from './system';
 
 /**
@@ -93,6 +94,36 @@ describe('@mkt/client against the system', () => {
     const again = (await sdk.payInSandbox(c.data.paymentUrl).catch((e: unknown) => e)) as ApiError;
     expect(again).toBeInstanceOf(ApiError);
     expect(again.status).toBe(409);
+  });
+
+  test('a booking retried after a lost answer (the same Idempotency-Key) makes one booking and one hold', async () => {
+    const [seller, buyer, admin] = await Promise.all([register(system, 'seller'), register(system, 'buyer'), loginAdmin(system)]);
+    await fund(system, [buyer], 500);
+    const offer = await offerConsultation(system, seller, admin, { priceMajor: 100, capacity: 5 });
+    const body = bookingBody(offer, slotsOf(offer, dayFromNow(3))[0]!, buyer.email);
+    // The first answer is lost on the way back (a timeout after the server acted); the app
+    // calls again, and the SDK sends the same key (here `idempotencyKey`'s) on both.
+    let lose = true;
+    const key = `booking-retry-${Math.random().toString(36).slice(2)}`;
+    const sdk = new MarketplaceClient({
+      baseUrl: system.gateway,
+      tokens: { accessToken: buyer.token, refreshToken: 'unused' },
+      idempotencyKey: () => key,
+      fetch: async (request) => {
+        const response = await fetch(request);
+        if (!lose) return response;
+        lose = false;
+        throw new Error('timed out');
+      },
+    });
+    const lost = await sdk.ok(sdk.api.POST('/consultations/bookings', { body })).catch((e: unknown) => e);
+    expect(lost).toBeInstanceOf(Error);
+    const retried = await sdk.ok(sdk.api.POST('/consultations/bookings', { body }));
+    expect(retried.data.status).toBe('Confirmed');
+    const listed = await sdk.ok(sdk.api.GET('/consultations/bookings'));
+    expect(listed.data.bookings.map((b) => b.id)).toEqual([retried.data.bookingId]);
+    const wallet = await sdk.ok(sdk.api.GET('/v1/wallet'));
+    expect(wallet.data).toMatchObject({ etbAvailableBalance: 400, heldBalance: 100 });
   });
 
   test('ApiError carries the envelope and the request id; a listing is read page by page', async () => {

@@ -24,6 +24,8 @@ const NOT_DRIVEN: Record<string, string> = {
   'GET /wallets/checkout/{walletReferenceId}/return': 'needs the return token that only the payment provider’s redirect carries',
   'POST /wallets/webhooks/chapa': 'needs a Chapa-signed body; the sandbox provider has no webhook',
   'POST /consultations/sessions/{id}/no-show': 'needs a slot that has begun, and a slot cannot be booked once it has',
+  'POST /consultations/sessions/{id}/dispute': 'needs a session marked no-show (see the no-show)',
+  'POST /wallets/booking-holds/{bookingId}/uphold': 'needs a hold whose no-show the buyer disputes (see the no-show)',
 };
 
 const keyOf = (endpoint: Pick<Endpoint, 'method' | 'path'>) => `${endpoint.method.toUpperCase()} ${endpoint.path}`;

@@ -184,6 +184,7 @@ describe('the documented responses and examples', () => {
       ),
     ).map(key);
     expect(idempotent.sort()).toEqual([
+      'POST /consultations/bookings',
       'POST /v1/wallet/transfers',
       'POST /wallets/users/{userReferenceId}/payout-request',
       'POST /wallets/users/{userReferenceId}/topup',

@@ -29,6 +29,7 @@ import {
   EndSessionBody,
   KeyParams,
   NoShowBody,
+  DisputeNoShowBody,
   SessionListQuery,
   SlotsQuery,
   StartSessionBody,
@@ -62,6 +63,7 @@ import {
   TopUpRefParams,
   UserRefParams,
   VoidBookingHoldBody,
+  UpholdBookingHoldBody,
 } from './wallet';
 import { AuthSessionResponse, AuthUserResponse, JwksDocument } from './responses/auth';
 import {
@@ -93,6 +95,7 @@ import {
   SessionEndedResponse,
   SessionListResponse,
   SessionNoShowResponse,
+  SessionDisputedResponse,
   SessionStartedResponse,
   SlotsResponse,
   VisibilityRuleSetCreatedResponse,
@@ -356,6 +359,21 @@ export const ENDPOINTS: Endpoint[] = [
       params: BookingHoldParams,
       body: VoidBookingHoldBody,
       example: { reason: 'The session never took place' },
+      errors: { 409: true },
+      data: BookingHoldAdminResponse,
+    },
+  ),
+  e(
+    'post',
+    '/wallets/booking-holds/{bookingId}/uphold',
+    'wallet',
+    'admin',
+    'upholdBookingHoldCapture',
+    'Rule a disputed no-show for the seller: its capture goes on',
+    {
+      params: BookingHoldParams,
+      body: UpholdBookingHoldBody,
+      example: { reason: 'The seller waited the whole hour' },
       errors: { 409: true },
       data: BookingHoldAdminResponse,
     },
@@ -639,11 +657,18 @@ export const ENDPOINTS: Endpoint[] = [
     data: SessionEndedResponse,
   }),
   e('post', '/consultations/sessions/{id}/no-show', 'consultation', 'bearer', 'markSessionNoShow', 'Mark a no-show', {
-    errors: { 403: true, 409: ['invalid_state'] },
+    errors: { 403: true, 409: ['invalid_state'], 422: ['no_show_too_early'] },
     params: KeyParams,
     body: NoShowBody,
     example: { notes: 'Nobody joined', attemptedContact: true, contactMethod: 'phone' },
     data: SessionNoShowResponse,
+  }),
+  e('post', '/consultations/sessions/{id}/dispute', 'consultation', 'bearer', 'disputeSessionNoShow', 'Dispute a no-show (its buyer)', {
+    errors: { 403: true, 409: ['invalid_state'] },
+    params: KeyParams,
+    body: DisputeNoShowBody,
+    example: { reason: 'I joined on time; nobody was there' },
+    data: SessionDisputedResponse,
   }),
   e('post', '/consultations/bookings', 'consultation', 'bearer', 'createBooking', 'Book a slot', {
     errors: {
@@ -676,6 +701,7 @@ export const ENDPOINTS: Endpoint[] = [
       notes: 'First session',
     },
     data: BookingResponse,
+    idempotent: true,
     links: linksTo('/data/bookingId', 'id', 'get /consultations/bookings/{id}'),
   }),
   e('get', '/consultations/bookings/{id}', 'consultation', 'bearer', 'getBooking', 'A booking', {

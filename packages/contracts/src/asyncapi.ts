@@ -50,6 +50,10 @@ export const EVENT_PRODUCERS: { readonly [T in EventType]: { readonly producer: 
     summary: 'A session was held: its buyers (and those who paid) and bookings.',
   },
   'consultation.session.no_show': { producer: 'consultation', summary: 'A session was marked a no-show: its buyers and bookings.' },
+  'consultation.booking.disputed': {
+    producer: 'consultation',
+    summary: 'A buyer disputes a no-show of their booking: the wallet holds its capture back for an admin.',
+  },
   'wallet.topup.completed': { producer: 'wallet', summary: 'A top-up reached its final status.' },
   'wallet.payout.status_changed': { producer: 'wallet', summary: 'A payout request changed status.' },
   'wallet.booking_refund.completed': {

@@ -213,6 +213,12 @@ export const NoShowBody = z
   })
   .strict()
   .meta({ id: 'NoShowBody' });
+/** The buyer's dispute of a no-show: why they say it is wrong. */
+export const DisputeNoShowBody = z
+  .object({ reason: Text(1000) })
+  .strict()
+  .meta({ id: 'DisputeNoShowBody' });
+export type DisputeNoShowBody = z.infer<typeof DisputeNoShowBody>;
 
 export const Participant = z
   .object({
@@ -264,7 +270,11 @@ export type CreateBookingBody = z.infer<typeof CreateBookingBody>;
 /** PaymentPending: places taken, the wallet's answer not yet in; Failed: not paid, places given back. */
 export const BOOKING_STATUSES = ['PaymentPending', 'Confirmed', 'Cancelled', 'Failed'] as const;
 export const BookingStatus = z.enum(BOOKING_STATUSES).meta({ id: 'BookingStatus' });
-export const BookingListQuery = PageQuery.extend({ status: BookingStatus.optional() }).strict();
+export const BookingListQuery = PageQuery.extend({
+  status: BookingStatus.optional(),
+  /** `true`: only bookings whose buyer disputes a no-show (an admin's queue of disputes). */
+  disputed: z.literal('true').optional(),
+}).strict();
 export const CancelBookingBody = z
   .object({
     bookingId: BookingKey,

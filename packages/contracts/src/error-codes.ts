@@ -30,6 +30,8 @@ export const ErrorCode = {
   cancellationClosed: 'cancellation_closed',
   refundTooLarge: 'refund_too_large',
   tooEarly: 'too_early',
+  /** Consultation: a no-show is marked only once the slot's grace has passed (README "No-shows"). */
+  noShowTooEarly: 'no_show_too_early',
   notEligible: 'not_eligible',
   /** 502 from the wallet itself: the payment provider failed to answer. */
   paymentProviderFailed: 'payment_provider_failed',

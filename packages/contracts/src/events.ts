@@ -97,6 +97,25 @@ export const SessionNoShowData = z.object({
   markedAt: IsoTime.optional(),
   /** Added in place (compatible): the session's Confirmed bookings (the wallet captures their holds). */
   bookingIds: z.array(z.string().min(1)).optional(),
+  /**
+   * Added in place (compatible): the consultation's reference and the buyers who paid — a
+   * buyer marked absent may still review the session (and dispute the no-show).
+   */
+  consultationReferenceId: z.string().min(1).optional(),
+  paidBuyerIds: z.array(z.string().min(1)).optional(),
+});
+
+/**
+ * The buyer disputes a no-show of their booking: the wallet holds the booking's capture back
+ * until an admin decides (voids it, or lets it go on).
+ */
+export const BookingDisputedData = z.object({
+  bookingId: z.string().min(1),
+  sessionId: z.string().min(1),
+  buyerId: z.string().min(1),
+  sellerId: z.string().min(1),
+  reason: z.string().min(1).max(1000),
+  disputedAt: IsoTime,
 });
 
 /** A wallet record (top-up or payout) and the status it reached. */
@@ -181,6 +200,7 @@ export const EVENT_CONTRACTS = {
   'consultation.booking.cancelled': { 1: BookingCancelledData },
   'consultation.session.completed': { 1: SessionCompletedData },
   'consultation.session.no_show': { 1: SessionNoShowData },
+  'consultation.booking.disputed': { 1: BookingDisputedData },
   'wallet.topup.completed': { 1: TopUpCompletedData },
   'wallet.payout.status_changed': { 1: PayoutStatusChangedData },
   'wallet.booking_refund.completed': { 1: BookingRefundCompletedData },

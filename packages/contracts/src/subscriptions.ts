@@ -48,10 +48,15 @@ const TABLE = {
     'consultation.session.completed',
     'consultation.session.no_show',
   ],
-  'review.sessions': ['consultation.session.completed'],
+  'review.sessions': ['consultation.session.completed', 'consultation.session.no_show'],
   'review.payments': ['wallet.booking_payment.captured'],
   'review.users': ['identity.user.registered'],
-  'wallet.bookings': ['consultation.session.completed', 'consultation.session.no_show', 'consultation.booking.cancelled'],
+  'wallet.bookings': [
+    'consultation.session.completed',
+    'consultation.session.no_show',
+    'consultation.booking.cancelled',
+    'consultation.booking.disputed',
+  ],
   'wallet.users': ['identity.user.registered'],
 } as const satisfies Record<
   string,

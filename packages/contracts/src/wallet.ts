@@ -236,6 +236,12 @@ export const VoidBookingHoldBody = z
   .strict()
   .meta({ id: 'VoidBookingHoldBody' });
 export type VoidBookingHoldBody = z.infer<typeof VoidBookingHoldBody>;
+/** An admin's ruling for the seller on a disputed no-show: why. */
+export const UpholdBookingHoldBody = z
+  .object({ reason: z.string().trim().min(1).max(500).meta(NON_BLANK) })
+  .strict()
+  .meta({ id: 'UpholdBookingHoldBody' });
+export type UpholdBookingHoldBody = z.infer<typeof UpholdBookingHoldBody>;
 
 /** A hold as an admin sees it: where its money stands, when a capture may move it, who changed it by hand. */
 export const BookingHoldAdminView = BookingHoldView.extend({
@@ -247,5 +253,17 @@ export const BookingHoldAdminView = BookingHoldView.extend({
   dueAt: z.string().nullable(),
   settledAt: z.string().nullable(),
   history: z.array(z.object({ action: z.literal('void'), by: z.string(), at: z.string(), reason: z.string() })),
+  /** The buyer disputes the no-show: a capture waits for an admin (void, or uphold). */
+  disputed: z.boolean(),
+  dispute: z
+    .object({
+      reason: z.string(),
+      at: z.string(),
+      resolvedBy: z.string().nullable(),
+      resolvedAt: z.string().nullable(),
+      resolution: z.enum(['capture_upheld']).nullable(),
+      resolutionReason: z.string().nullable(),
+    })
+    .nullable(),
 });
 export type BookingHoldAdminView = z.infer<typeof BookingHoldAdminView>;

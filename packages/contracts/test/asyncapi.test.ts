@@ -197,6 +197,14 @@ describe('what the document says a message is, checked against real ones', () =>
       endedAt: '2026-11-26T10:00:00.000Z',
     },
     'consultation.session.no_show': { sessionId: 'SES_1', consultationId: 'c1', buyerIds: [] },
+    'consultation.booking.disputed': {
+      bookingId: 'BK_1',
+      sessionId: 'SES_1',
+      buyerId: 'b1',
+      sellerId: 's1',
+      reason: 'I joined on time',
+      disputedAt: '2026-11-26T10:00:00.000Z',
+    },
     'wallet.topup.completed': { reference: 'TOP-UP-1', userId: 'u1', amountMinor: 100, currency: 'ETB', status: 'completed' },
     'wallet.payout.status_changed': { reference: 'PAY-REQ-1', userId: 'u1', amountMinor: 100, currency: 'ETB', status: 'approved' },
     'wallet.booking_refund.completed': {

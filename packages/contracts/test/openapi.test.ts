@@ -91,6 +91,7 @@ describe('the OpenAPI document’s named components', () => {
         'BookingCancelled',
         'BookingCancelledResponse',
         'BookingHoldAdmin',
+        'BookingHoldAdminDispute',
         'BookingHoldAdminResponse',
         'BookingHoldHistoryEntry',
         'BookingHoldStatus',
@@ -151,6 +152,7 @@ describe('the OpenAPI document’s named components', () => {
         'DiscountCreated',
         'DiscountCreatedResponse',
         'DiscountType',
+        'DisputeNoShowBody',
         'Done',
         'Draft',
         'DraftBody',
@@ -256,6 +258,8 @@ describe('the OpenAPI document’s named components', () => {
         'SellerFollowers',
         'SellerFollowersResponse',
         'Session',
+        'SessionDisputed',
+        'SessionDisputedResponse',
         'SessionEnded',
         'SessionEndedResponse',
         'SessionList',
@@ -287,6 +291,7 @@ describe('the OpenAPI document’s named components', () => {
         'UpdateDraftBody',
         'UpdateProductBody',
         'UpdateReviewBody',
+        'UpholdBookingHoldBody',
         'UserRole',
         'V1Product',
         'V1ProductList',
@@ -431,7 +436,7 @@ describe('what generators read from the document', () => {
     const ids = ENDPOINTS.map((endpoint) => endpoint.operationId);
     expect(new Set(ids).size).toBe(ENDPOINTS.length);
     const verbs =
-      /^(get|list|create|update|delete|set|cancel|approve|reject|process|complete|fail|pay|return|receive|void|start|end|mark|validate|register|login|logout|refresh)([A-Z]|$)/;
+      /^(get|list|create|update|delete|set|cancel|approve|reject|process|complete|fail|pay|return|receive|void|start|end|mark|validate|register|login|logout|refresh|dispute|uphold)([A-Z]|$)/;
     expect(ids.filter((id) => !verbs.test(id))).toEqual([]);
     for (const endpoint of ENDPOINTS) expect(operationOf(endpoint).operationId).toBe(endpoint.operationId);
     expect(operations).toHaveLength(ENDPOINTS.length);

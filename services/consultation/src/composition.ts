@@ -78,7 +78,11 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     steps,
     outbox: runtime.outbox,
     log,
-    rules: { startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000, expiryGraceMs: config.SESSION_EXPIRY_GRACE_MINUTES * 60_000 },
+    rules: {
+      startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000,
+      expiryGraceMs: config.SESSION_EXPIRY_GRACE_MINUTES * 60_000,
+      noShowGrace: { minMs: config.NO_SHOW_GRACE_MINUTES * 60_000, sharePercent: config.NO_SHOW_GRACE_PERCENT },
+    },
   });
   const consultations = new Consultations({ ...repositories, references });
   const setup = new Setup({ ...repositories, couponChecks, references });

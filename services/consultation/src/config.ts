@@ -25,6 +25,13 @@ export const ConsultationEnv = serviceEnv(8084).extend({
    * So every hold ends Captured or Released, never open for ever.
    */
   SESSION_EXPIRY_GRACE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
+  /**
+   * A no-show may be marked only once the slot is this far under way: the larger of
+   * NO_SHOW_GRACE_MINUTES and NO_SHOW_GRACE_PERCENT % of the slot's duration (before: 422
+   * `no_show_too_early`). A buyer who is a few minutes late has not failed to show.
+   */
+  NO_SHOW_GRACE_MINUTES: z.coerce.number().int().min(0).max(1440).default(10),
+  NO_SHOW_GRACE_PERCENT: z.coerce.number().int().min(0).max(100).default(25),
 });
 export type ConsultationConfig = z.infer<typeof ConsultationEnv>;
 

@@ -140,7 +140,10 @@ describe('request fields are kept, not dropped', () => {
     }
     // Bookings are taken only for future slots: the slots begin as time would make them.
     for (const [index, sessionId] of sessionIds.entries())
-      await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - (index + 1) * 3_600_000) } });
+      await models().Session.updateOne(
+        { _id: sessionId },
+        { $set: { startsAt: new Date(Date.now() - (index + 1) * 3_600_000), endsAt: new Date(Date.now() - index * 3_600_000 - 1_000) } },
+      );
     const [told, untold] = sessionIds as [string, string];
     const marked = await seller('POST', `/consultations/sessions/${told}/no-show`, {
       notes: 'No answer',

@@ -2,7 +2,7 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeEvent } from '@mkt/contracts';
 import { stopRuntime } from '@mkt/kit';
-import { as, bookingBody, daysAhead, givenOffer, newUser, startConsultation, models } from './harness';
+import { admin, as, bookingBody, daysAhead, givenOffer, newUser, startConsultation, models, walletModels, walletSide } from './harness';
 import { balanceOf, bookingOf, deliverSession, eventually, holdOf, ledgerMatches, passSlotOf, usePaidPair } from './paid-harness';
 
 const app = usePaidPair();
@@ -129,16 +129,20 @@ describe('after the booking', () => {
     expect(late.body.errors[0].code).toBe('cancellation_closed');
   });
 
-  test('a no-show of the buyer is captured for the seller too', async () => {
+  test('a no-show of the buyer is captured for the seller too, once its dispute window (a day) is over', async () => {
     const offer = await givenOffer(app);
     const buyer = newUser('buyer', { balanceMinor: 500_00 });
     const booked = await book(buyer, offer);
-    await passSlotOf(booked.body.data.sessionId);
+    await passSlotOf(booked.body.data.sessionId, 3_600_000);
     expect((await as(app, offer.seller)('POST', `/consultations/sessions/${booked.body.data.sessionId}/no-show`, {})).status).toBe(200);
     await eventually(
-      () => balanceOf(offer.seller),
-      (b) => b.available === 500_00,
+      () => holdOf(booked.body.data.bookingId),
+      (h) => h?.status === 'Settling' && h.settlement?.kind === 'capture',
     );
+    await walletSide().holds.resume(new Date(Date.now() + 23 * 3_600_000));
+    expect(await balanceOf(offer.seller)).toEqual({ available: 0, held: 0 });
+    await walletSide().holds.resume(new Date(Date.now() + 25 * 3_600_000));
+    expect(await balanceOf(offer.seller)).toEqual({ available: 500_00, held: 0 });
     expect(await balanceOf(buyer)).toEqual({ available: 0, held: 0 });
   });
 
@@ -287,4 +291,78 @@ test('the slots of a day still list after paid bookings (sanity of the shared ha
   await book(newUser(), offer);
   const slots = await as(app, undefined)('GET', `/consultations/${offer.consultationId}/slots?from=${daysAhead(7)}&to=${daysAhead(7)}`);
   expect(slots.body.data.slots.find((s: { startTime: string }) => s.startTime === '10:00')).toMatchObject({ remaining: 0 });
+});
+
+describe('no-shows: a grace into the slot, then a capture the buyer may dispute and an admin may void', () => {
+  const walletAs = (user: ReturnType<typeof newUser>) => as(() => app().wallet, user);
+  /** The session's slot (an hour long) begun `agoMs` ago, and its holds' `endsAt` with it. */
+  async function slotBegun(sessionId: string, agoMs: number): Promise<void> {
+    const startsAt = new Date(Date.now() - agoMs);
+    const endsAt = new Date(startsAt.getTime() + 3_600_000);
+    await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt } });
+    const bookingIds = (await models().Booking.find({ sessionId }, { _id: 1 }).lean()).map((booking) => booking._id);
+    await walletModels().BookingHold.updateMany({ _id: { $in: bookingIds } }, { $set: { endsAt } });
+  }
+
+  test('a no-show marked in the slot’s first second is 422 no_show_too_early and changes nothing; nor can the buyer dispute a session not marked', async () => {
+    const offer = await givenOffer(app);
+    const buyer = newUser('buyer', { balanceMinor: 500_00 });
+    const booked = await book(buyer, offer);
+    const sessionId = booked.body.data.sessionId as string;
+    await slotBegun(sessionId, 300);
+    const early = await as(app, offer.seller)('POST', `/consultations/sessions/${sessionId}/no-show`, {});
+    expect(early.status).toBe(422);
+    expect(early.body.errors[0].code).toBe('no_show_too_early');
+    expect((await models().Session.findById(sessionId).lean())!.status).toBe('Scheduled');
+    expect(await holdOf(booked.body.data.bookingId)).toMatchObject({ status: 'Held', settlement: null });
+    expect(await balanceOf(buyer)).toEqual({ available: 0, held: 500_00 });
+    const dispute = await as(app, buyer)('POST', `/consultations/sessions/${sessionId}/dispute`, { reason: 'Not marked yet' });
+    expect(dispute.status).toBe(409);
+  });
+
+  test('marked after the grace: the buyer disputes, the capture waits past its window, the admin finds it and voids it — all back to the buyer, once', async () => {
+    const offer = await givenOffer(app);
+    const buyer = newUser('buyer', { balanceMinor: 500_00 });
+    const booked = await book(buyer, offer);
+    const { sessionId, bookingId } = booked.body.data as { sessionId: string; bookingId: string };
+    await passSlotOf(sessionId, 3_600_000);
+    expect((await as(app, offer.seller)('POST', `/consultations/sessions/${sessionId}/no-show`, {})).status).toBe(200);
+    await eventually(
+      () => holdOf(bookingId),
+      (h) => h?.status === 'Settling' && h.settlement?.kind === 'capture',
+    );
+
+    // Only the buyer disputes, once.
+    expect((await as(app, offer.seller)('POST', `/consultations/sessions/${sessionId}/dispute`, { reason: 'x' })).status).toBe(403);
+    expect((await as(app, buyer)('POST', `/consultations/sessions/${sessionId}/dispute`, { reason: '  ' })).status).toBe(400);
+    const disputed = await as(app, buyer)('POST', `/consultations/sessions/${sessionId}/dispute`, { reason: 'I waited 20 minutes' });
+    expect(disputed.status).toBe(200);
+    expect(disputed.body.data).toMatchObject({ sessionId, bookingIds: [bookingId], reason: 'I waited 20 minutes' });
+    expect((await as(app, buyer)('POST', `/consultations/sessions/${sessionId}/dispute`, { reason: 'again' })).status).toBe(409);
+    await eventually(
+      () => holdOf(bookingId),
+      (h) => h?.disputed === true,
+    );
+    // The admin's queue of disputes.
+    const queue = await as(app, admin)('GET', '/consultations/bookings?disputed=true');
+    expect(queue.body.data.bookings).toContainEqual(expect.objectContaining({ id: bookingId, disputed: true }));
+    expect(
+      (await as(app, buyer)('GET', '/consultations/bookings?disputed=true')).body.data.bookings.map((b: { id: string }) => b.id),
+    ).toEqual([bookingId]);
+
+    // Paused: past the dispute window, nothing moves while disputed.
+    await walletSide().holds.resume(new Date(Date.now() + 48 * 3_600_000));
+    expect(await balanceOf(offer.seller)).toEqual({ available: 0, held: 0 });
+    const voided = await walletAs(admin)('POST', `/wallets/booking-holds/${bookingId}/void`, { reason: 'The seller never joined' });
+    expect(voided.status).toBe(200);
+    expect(voided.body.data).toMatchObject({ status: 'Settled', settlement: 'void', disputed: false });
+    await eventually(
+      () => bookingOf(bookingId),
+      (b) => b?.status === 'Cancelled' && b.refundStatus === 'Refunded',
+    );
+    await walletSide().holds.resume(new Date(Date.now() + 48 * 3_600_000));
+    expect(await balanceOf(buyer)).toEqual({ available: 500_00, held: 0 });
+    expect(await balanceOf(offer.seller)).toEqual({ available: 0, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
 });

@@ -66,10 +66,13 @@ export async function ledgerMatches(user: Pick<TestUser, 'id'>): Promise<boolean
 export const holdOf = (bookingId: string) => walletModels().BookingHold.findById(bookingId).lean();
 export const bookingOf = (bookingId: string) => models().Booking.findById(bookingId).lean<BookingDoc>();
 
-/** A session's slot moved to just before now, as time would, and with it its holds' `endsAt`. */
-export async function passSlotOf(sessionId: string): Promise<void> {
-  const startsAt = new Date(Date.now() - 60_000);
+/**
+ * A session's slot (`lengthMs` long) moved to end just before now, as time would, and with it
+ * its holds' `endsAt`.
+ */
+export async function passSlotOf(sessionId: string, lengthMs = 59_000): Promise<void> {
   const endsAt = new Date(Date.now() - 1_000);
+  const startsAt = new Date(endsAt.getTime() - lengthMs);
   await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt, endsAt } });
   const bookingIds = (await models().Booking.find({ sessionId }, { _id: 1 }).lean()).map((booking) => booking._id);
   await walletModels().BookingHold.updateMany({ _id: { $in: bookingIds } }, { $set: { endsAt } });

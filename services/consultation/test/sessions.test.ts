@@ -68,11 +68,14 @@ describe('sessions', () => {
       expect((await seller('POST', `/consultations/sessions/${sessionId}/${move}`, {})).status).toBe(409);
   });
 
-  test('no-show: Scheduled → No Show after its start time, announced', async () => {
+  test('no-show: Scheduled → No Show once the slot’s grace has passed, announced', async () => {
     const events = await listenFor(['consultation.session.no_show']);
     const { buyer, sessionId, seller } = await bookedSession();
-    expect((await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {})).status).toBe(409);
-    await models().Session.updateOne({ _id: sessionId }, { $set: { startsAt: new Date(Date.now() - 3_600_000) } });
+    expect((await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {})).status).toBe(422);
+    await models().Session.updateOne(
+      { _id: sessionId },
+      { $set: { startsAt: new Date(Date.now() - 3_600_000), endsAt: new Date(Date.now() - 60_000) } },
+    );
     const marked = await seller('POST', `/consultations/sessions/${sessionId}/no-show`, {
       notes: 'no answer',
       attemptedContact: true,

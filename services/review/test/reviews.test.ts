@@ -130,6 +130,38 @@ describe('eligibility', () => {
   });
 });
 
+describe('eligibility from a no-show', () => {
+  test('through the broker: a buyer the seller marked absent may still review', async () => {
+    await bus.consume(sessionsConsumer);
+    const c = consultation();
+    const buyer = newUser();
+    await bus.publish(
+      makeEvent(
+        'consultation.session.no_show',
+        {
+          sessionId: uniqueName('ses'),
+          consultationId: c.id,
+          consultationReferenceId: c.ref,
+          sellerId: 'seller-1',
+          buyerIds: [buyer.id],
+          paidBuyerIds: [buyer.id],
+          markedAt: new Date().toISOString(),
+        },
+        { source: 'test' },
+      ),
+    );
+    const status = await waitFor(() => as(buyer)('GET', `/reviews/consultation/${c.ref}/status`), {
+      what: 'the buyer to become eligible',
+      until: (res) => res.body.data.canReview === true,
+    });
+    expect(status.body.data).toEqual({ canReview: true, hasReviewed: false, sessionCompleted: true, consultationId: c.ref });
+    const res = await as(buyer)('POST', '/reviews', review(c.id, 1, 'The seller never joined'));
+    expect(res.status).toBe(200);
+    const listed = await as(undefined)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${c.id}`);
+    expect(listed.body.data.reviews.map((r: { comment: string }) => r.comment)).toEqual(['The seller never joined']);
+  });
+});
+
 describe('reviews', () => {
   test('one per reviewer and consultation: a second is 409, two racing posts: one wins', async () => {
     const c = consultation();

@@ -129,7 +129,12 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     log,
   );
   const holds = new BookingHolds(
-    { referencePrefix: config.REF_PREFIX, ceilingMinor: config.WALLET_BALANCE_CEILING, feeBps: config.PLATFORM_FEE_BPS },
+    {
+      referencePrefix: config.REF_PREFIX,
+      ceilingMinor: config.WALLET_BALANCE_CEILING,
+      feeBps: config.PLATFORM_FEE_BPS,
+      noShowDisputeWindowMs: config.NO_SHOW_DISPUTE_WINDOW_MINUTES * 60_000,
+    },
     holdRepository,
     walletRepository,
     wallets,

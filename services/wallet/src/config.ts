@@ -71,6 +71,11 @@ export const WalletEnv = serviceEnv(8081).extend({
   INTERNAL_API_TOKEN: z.union([z.literal(''), z.string().min(32, 'at least 32 characters')]).default(''),
   /** Platform fee on what a seller receives for a booking, in basis points (100 = 1 %). */
   PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(0),
+  /**
+   * How long after the slot's end the capture of a no-show waits: the buyer may dispute it
+   * meanwhile (a disputed capture waits for an admin), and an admin may void it.
+   */
+  NO_SHOW_DISPUTE_WINDOW_MINUTES: z.coerce.number().int().min(0).max(43_200).default(1440),
   LIMIT_DAILY: z.coerce.number().int().min(0).default(10),
   LIMIT_WEEKLY: z.coerce.number().int().min(0).default(50),
   LIMIT_MONTHLY: z.coerce.number().int().min(0).default(150),

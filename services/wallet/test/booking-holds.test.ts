@@ -452,20 +452,78 @@ describe('an admin voids a hold by hand (issue 20)', () => {
     await refunded.close();
   });
 
-  test('only a Held hold: a capture decided and waiting for its slot’s end is 409, and stays', async () => {
+  test('a capture decided but not carried out (waiting for its slot’s end) is voided: all back to the buyer, once; the sweep moves nothing after', async () => {
     const { buyer, seller } = await parties(500_00);
-    const body = { ...holdBody(buyer, seller, 100_00), endsAt: new Date(Date.now() + 3_600_000).toISOString() };
+    const endsAt = new Date(Date.now() + 3_600_000);
+    const body = { ...holdBody(buyer, seller, 100_00), endsAt: endsAt.toISOString() };
+    await hold(body);
+    await completed([body.bookingId], seller.id);
+    expect((await as(admin).get(body.bookingId)).body.data).toMatchObject({
+      status: 'Settling',
+      settlement: 'capture',
+      dueAt: body.endsAt,
+    });
+    const res = await as(admin).void(body.bookingId);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      status: 'Settled',
+      settlement: 'void',
+      dueAt: null,
+      history: [{ action: 'void', by: admin.id }],
+    });
+    await walletApp().parts.holds.resume(new Date(endsAt.getTime() + 60_000));
+    expect(await balancesOf(buyer)).toEqual({ available: 500_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+    expect((await as(admin).void(body.bookingId)).status).toBe(409);
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+
+  test('a capture carried out is 409, and stands', async () => {
+    const { buyer, seller } = await parties(500_00);
+    const body = holdBody(buyer, seller, 100_00);
     await hold(body);
     await completed([body.bookingId], seller.id);
     const res = await as(admin).void(body.bookingId);
     expect(res.status).toBe(409);
     expect(res.body.errors[0].code).toBe('invalid_state');
-    expect((await as(admin).get(body.bookingId)).body.data).toMatchObject({
-      status: 'Settling',
-      settlement: 'capture',
-      dueAt: body.endsAt,
-      history: [],
-    });
+    expect(await balancesOf(seller)).toEqual({ available: 90_00, held: 0 });
+  });
+
+  test('race: an admin’s void against the settlement sweep of a due capture — one wins, the money moves exactly once', async () => {
+    const endsAt = new Date(Date.now() + 3_600_000);
+    const cases = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const { buyer, seller } = await parties(100_00);
+        const body = { ...holdBody(buyer, seller, 100_00), endsAt: endsAt.toISOString() };
+        await hold(body);
+        await completed([body.bookingId], seller.id);
+        return { buyer, seller, body };
+      }),
+    );
+    const later = new Date(endsAt.getTime() + 60_000);
+    const voids = await Promise.all([
+      ...cases.map(({ body }) => as(admin).void(body.bookingId)),
+      walletApp().parts.holds.resume(later),
+      walletApp().parts.holds.resume(later),
+    ]);
+    await walletApp().parts.holds.resume(later);
+    for (const [i, { buyer, seller, body }] of cases.entries()) {
+      const status = (voids[i] as { status: number }).status;
+      expect([200, 409]).toContain(status);
+      const record = (await BookingHold.findById(body.bookingId).lean())!;
+      expect(record.status).toBe('Settled');
+      if (status === 200) {
+        expect(record.settlement).toMatchObject({ kind: 'void', byAdmin: true });
+        expect(await balancesOf(buyer)).toEqual({ available: 100_00, held: 0 });
+        expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+      } else {
+        expect(record.settlement).toMatchObject({ kind: 'capture' });
+        expect(await balancesOf(buyer)).toEqual({ available: 0, held: 0 });
+        expect(await balancesOf(seller)).toEqual({ available: 90_00, held: 0 });
+      }
+      expect(await ledgerMatches(buyer)).toBe(true);
+      expect(await ledgerMatches(seller)).toBe(true);
+    }
   });
 
   test('attack: neither the buyer nor the seller can void (or read) a hold; unknown is 404; the reason is required', async () => {
@@ -486,5 +544,92 @@ describe('an admin voids a hold by hand (issue 20)', () => {
     expect((await as(admin).void(body.bookingId, { reason: 'x'.repeat(501) })).status).toBe(400);
     expect(await balancesOf(buyer)).toEqual({ available: 400_00, held: 100_00 });
     expect((await as(admin).get(body.bookingId)).body.data).toMatchObject({ status: 'Held', history: [] });
+  });
+});
+
+describe('a no-show: the capture waits out the dispute window; a disputed one waits for an admin', () => {
+  const HOUR = 3_600_000;
+  const admin = newUser('admin');
+  const adminCall = (path: string, body?: object) => call(walletApp().url, body ? 'POST' : 'GET', path, { token: tokenOf(admin), body });
+  const noShow = (bookingIds: string[], sellerId: string) =>
+    handlers()['consultation.session.no_show']!(
+      makeEvent(
+        'consultation.session.no_show',
+        { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], bookingIds },
+        { source: 'test' },
+      ),
+      { log },
+    );
+  const disputed = (bookingId: string, buyer: User, seller: User) =>
+    handlers()['consultation.booking.disputed']!(
+      makeEvent(
+        'consultation.booking.disputed',
+        { bookingId, sessionId: 's', buyerId: buyer.id, sellerId: seller.id, reason: 'I was there', disputedAt: new Date().toISOString() },
+        { source: 'test' },
+      ),
+      { log },
+    );
+
+  async function markedNoShow() {
+    const { buyer, seller } = await parties(100_00);
+    // Marked within the slot (after its grace): the window runs from the slot's end.
+    const endsAt = new Date(Date.now() + 30 * 60_000);
+    const body = { ...holdBody(buyer, seller, 100_00), endsAt: endsAt.toISOString() };
+    await hold(body);
+    await noShow([body.bookingId], seller.id);
+    return { buyer, seller, body, endsAt };
+  }
+
+  test('decided at once, carried out only a day after the slot’s end (the window an admin can still void in)', async () => {
+    const { buyer, seller, body, endsAt } = await markedNoShow();
+    const record = (await BookingHold.findById(body.bookingId).lean())!;
+    expect(record).toMatchObject({ status: 'Settling', settlement: { kind: 'capture', noShow: true } });
+    expect(record.dueAt!.getTime()).toBe(endsAt.getTime() + 24 * HOUR);
+    await walletApp().parts.holds.resume(new Date(endsAt.getTime() + 23 * HOUR));
+    expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+    await walletApp().parts.holds.resume(new Date(endsAt.getTime() + 25 * HOUR));
+    expect(await balancesOf(seller)).toEqual({ available: 90_00, held: 0 });
+    expect(await balancesOf(buyer)).toEqual({ available: 0, held: 0 });
+  });
+
+  test('disputed: the capture waits past its window until an admin upholds it (then it goes on); a hold not disputed cannot be upheld', async () => {
+    const { buyer, seller, body, endsAt } = await markedNoShow();
+    await disputed(body.bookingId, buyer, seller);
+    await disputed(body.bookingId, buyer, seller); // a repeat changes nothing
+    const seen = await adminCall(`/wallets/booking-holds/${body.bookingId}`);
+    expect(seen.body.data).toMatchObject({
+      status: 'Settling',
+      settlement: 'capture',
+      disputed: true,
+      dispute: { reason: 'I was there', resolution: null, resolvedBy: null },
+    });
+    const afterWindow = new Date(endsAt.getTime() + 48 * HOUR);
+    await walletApp().parts.holds.resume(afterWindow);
+    expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+    expect(await balancesOf(buyer)).toEqual({ available: 0, held: 100_00 });
+
+    const upheld = await adminCall(`/wallets/booking-holds/${body.bookingId}/uphold`, { reason: 'The seller waited' });
+    expect(upheld.status).toBe(200);
+    expect(upheld.body.data).toMatchObject({
+      disputed: false,
+      dispute: { reason: 'I was there', resolution: 'capture_upheld', resolvedBy: admin.id, resolutionReason: 'The seller waited' },
+    });
+    expect((await adminCall(`/wallets/booking-holds/${body.bookingId}/uphold`, {})).status).toBe(400);
+    expect((await adminCall(`/wallets/booking-holds/${body.bookingId}/uphold`, { reason: 'The seller waited' })).status).toBe(409);
+    await walletApp().parts.holds.resume(afterWindow);
+    expect(await balancesOf(seller)).toEqual({ available: 90_00, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+
+  test('disputed, then voided by the admin: all back to the buyer, once, whatever the sweep does', async () => {
+    const { buyer, seller, body, endsAt } = await markedNoShow();
+    await disputed(body.bookingId, buyer, seller);
+    const voided = await adminCall(`/wallets/booking-holds/${body.bookingId}/void`, { reason: 'The buyer joined; the seller did not' });
+    expect(voided.status).toBe(200);
+    expect(voided.body.data).toMatchObject({ status: 'Settled', settlement: 'void', disputed: false });
+    await walletApp().parts.holds.resume(new Date(endsAt.getTime() + 48 * HOUR));
+    expect(await balancesOf(buyer)).toEqual({ available: 100_00, held: 0 });
+    expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
   });
 });

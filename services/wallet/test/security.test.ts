@@ -141,6 +141,38 @@ describe('balance overflow: every balance stays under its ceiling', () => {
     expect(view.body.data.etbAvailableBalance).toBe(4000);
   });
 
+  test('a transfer whose credit waits under the recipient’s ceiling answers Debited, credit pending (not completed)', async () => {
+    const from = newUser();
+    const recipient = newUser();
+    await givenBalance(from, 2000_00);
+    await givenBalance(recipient, 4000_00);
+    const recipientWallet = await openWallet(recipient.id, recipient.ref, 'MKT');
+    // A credit lands on the recipient between the transfer's check and its credit: no room is left.
+    const repository = walletApp().parts.walletRepository;
+    const read = repository.ofUsers.bind(repository);
+    repository.ofUsers = async (userIds) => {
+      const parties = await read(userIds);
+      repository.ofUsers = read;
+      await applyWalletOp(recipientWallet._id, {
+        opId: `racing-${recipient.id}`,
+        type: 'topup_credit',
+        availableDeltaMinor: 600_00,
+        heldDeltaMinor: 0,
+        reference: 'race',
+      });
+      return parties;
+    };
+    const res = await call(walletApp().url, 'POST', '/v1/wallet/transfers', {
+      token: tokenOf(from),
+      body: { toUserId: recipient.id, amount: 1000_00, currency: 'ETB' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.message).toBe('Transfer debited; credit pending');
+    expect(res.body.data).toMatchObject({ status: 'Debited', completedAt: null });
+    expect(await balancesOf(from)).toEqual({ available: 1000_00, held: 0 });
+    expect(await balancesOf(recipient)).toEqual({ available: 4600_00, held: 0 });
+  });
+
   test('a top-up that would pass the ceiling is 422 at creation, and Failed (uncredited) at payment', async () => {
     const user = newUser();
     await givenBalance(user, 3500_00);

@@ -221,6 +221,16 @@ export const SessionNoShowResponse = z
   })
   .meta({ id: 'SessionNoShow' });
 
+/** The buyer's dispute of a no-show, on each of their bookings of the session. */
+export const SessionDisputedResponse = z
+  .strictObject({
+    sessionId: InternalId('ses'),
+    bookingIds: z.array(InternalId('bk')),
+    reason: Text('I joined on time; nobody was there'),
+    disputedAt: Timestamp,
+  })
+  .meta({ id: 'SessionDisputed' });
+
 export const BookingResponse = z
   .strictObject({
     bookingId: InternalId('bk'),
@@ -262,6 +272,8 @@ export const BookingListResponse = z
         totalAmount: Major(750),
         currency: CurrencyCode,
         refundStatus: RefundStatus,
+        /** The buyer disputes the session's no-show (the wallet holds the capture back for an admin). */
+        disputed: z.boolean(),
       }),
     ),
     pagination: PaginationResponse,

@@ -150,5 +150,17 @@ export const BookingHoldAdminResponse = z
         reason: Text('The session never took place'),
       }),
     ),
+    /** The buyer disputes the no-show: a capture waits for an admin (void, or uphold). */
+    disputed: z.boolean(),
+    dispute: z
+      .strictObject({
+        reason: Text('I joined on time; nobody was there'),
+        at: Timestamp,
+        resolvedBy: UserId.nullable(),
+        resolvedAt: NullableTimestamp,
+        resolution: z.enum(['capture_upheld']).nullable(),
+        resolutionReason: Text('The seller waited the whole hour').nullable(),
+      })
+      .nullable(),
   })
   .meta({ id: 'BookingHoldAdmin' });

@@ -152,8 +152,9 @@ export class Bookings {
     await this.markRefunded(bookingId, at);
   }
 
-  list(user: AuthenticatedUser, query: PageQuery & { status?: string }) {
-    return this.deps.bookings.page(bookingListScope(user, query.status), query);
+  /** The caller's bookings (an admin: everyone's); `disputed`: only those whose no-show the buyer disputes. */
+  list(user: AuthenticatedUser, query: PageQuery & { status?: string; disputed?: 'true' }) {
+    return this.deps.bookings.page({ ...bookingListScope(user, query.status), disputed: query.disputed === 'true' }, query);
   }
 
   /**

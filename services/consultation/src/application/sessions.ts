@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { EventEnvelope, PageQuery } from '@mkt/contracts';
 import { InvalidState, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import {
+  checkDispute,
   checkMove,
+  disputeEvent,
   confirmedOf,
   movedFields,
   moveEvent,
@@ -51,12 +53,40 @@ export class Sessions {
     correlationId: string,
     now = new Date(),
   ): Promise<SessionDoc> {
-    const session = checkMove(user, await this.deps.sessions.findByKey(key), move, now);
+    const session = checkMove(user, await this.deps.sessions.findByKey(key), move, now, this.deps.rules.noShowGrace);
     const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now, this.deps.rules.startLeadMs);
     const event = await this.eventOf(session, move, at, correlationId);
     // Leaving Scheduled closes the slot first: no booking (nor hold) can join it afterwards.
     if (move !== 'end') await this.closeSlotOf(session);
     return this.applyMove(session, move, movedFields(session, move, details, at), event);
+  }
+
+  /**
+   * The buyer disputes the seller's no-show: each of their Confirmed bookings on the session is
+   * flagged (one write guarded by `dispute: null`, with its event: the wallet holds the capture
+   * back until an admin decides). A repeat is 409.
+   */
+  async dispute(user: AuthenticatedUser, key: string, reason: string, correlationId: string, now = new Date()) {
+    const { sessions, bookings, outbox, log } = this.deps;
+    const session = await sessions.findByKey(key);
+    const mine = session ? await bookings.confirmedOfSessionBy(session._id, user.id) : [];
+    const open = checkDispute(user, session, mine);
+    const disputed: string[] = [];
+    for (const booking of open) {
+      const event = disputeEvent(session!, booking._id, user.id, reason, now, correlationId);
+      const moved = await bookings.move(
+        booking._id,
+        { status: 'Confirmed', dispute: null },
+        { dispute: { reason, at: now, by: user.id } },
+        event,
+      );
+      if (!moved) continue;
+      disputed.push(booking._id);
+      void outbox.flush(bookings.model, moved);
+    }
+    if (disputed.length === 0) throw new InvalidState('This no-show is already disputed');
+    log.info({ sessionId: session!._id, bookingIds: disputed, correlationId }, 'no-show disputed by its buyer');
+    return { sessionId: session!._id, bookingIds: disputed, reason, disputedAt: now.toISOString() };
   }
 
   /**
@@ -97,7 +127,7 @@ export class Sessions {
   private async eventOf(session: SessionDoc, move: SessionMove, at: Date, correlationId: string): Promise<EventEnvelope | undefined> {
     if (move === 'start') return undefined;
     const confirmed = confirmedOf(await this.deps.bookings.confirmedBuyersOfSession(session._id));
-    const reference = move === 'end' ? await this.deps.consultations.referenceOf(session.consultationId) : undefined;
+    const reference = await this.deps.consultations.referenceOf(session.consultationId);
     return moveEvent(session, move, at, confirmed, reference, correlationId);
   }
 

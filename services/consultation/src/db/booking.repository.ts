@@ -81,9 +81,10 @@ export class BookingRepository {
   }
 
   /** A listing: the user's bookings as buyer or seller (`userId` null: everyone's), in some statuses. */
-  page(scope: { userId: string | null; statuses: string[] }, query: PageQuery) {
+  page(scope: { userId: string | null; statuses: string[]; disputed?: boolean }, query: PageQuery) {
     const filter: Record<string, unknown> = scope.userId === null ? {} : { $or: [{ buyerId: scope.userId }, { sellerId: scope.userId }] };
     filter.status = scope.statuses.length === 1 ? scope.statuses[0] : { $in: scope.statuses };
+    if (scope.disputed) filter.dispute = { $ne: null };
     return findPage(this.models.Booking, filter, query, { startsAt: -1, _id: -1 });
   }
 
@@ -109,6 +110,11 @@ export class BookingRepository {
   /** A session's Confirmed bookings (what its events name and its expiry cancels). */
   confirmedOfSession(sessionId: string): Promise<BookingDoc[]> {
     return this.models.Booking.find({ sessionId, status: 'Confirmed' }).lean<BookingDoc[]>();
+  }
+
+  /** A buyer's Confirmed bookings of a session. */
+  confirmedOfSessionBy(sessionId: string, buyerId: string): Promise<BookingDoc[]> {
+    return this.models.Booking.find({ sessionId, status: 'Confirmed', buyerId }).lean<BookingDoc[]>();
   }
 
   /** What a session's events need of its Confirmed bookings. */

@@ -177,6 +177,7 @@ const bookingSchema = new Schema<BookingDoc>(
     cancellationType: { type: String, default: null },
     cancelNotes: { type: String, default: null },
     cancelCause: { type: String, default: null },
+    dispute: { type: Schema.Types.Mixed, default: null },
     correlationId: { type: String, default: null },
     released: { type: Boolean, default: false },
     pendingEvents: pendingEventsField,

@@ -150,6 +150,13 @@ export type BookingStatus = 'Pending' | 'PaymentPending' | 'Confirmed' | 'Cancel
  */
 export type PaymentState = 'free' | 'pending' | 'voiding' | 'held' | 'refused' | 'declined' | 'voided';
 
+/** A buyer's dispute of a no-show: why, when, by whom. */
+export interface BookingDispute {
+  reason: string;
+  at: Date;
+  by: string;
+}
+
 export interface BookingDoc {
   _id: string;
   referenceId: string;
@@ -197,6 +204,8 @@ export interface BookingDoc {
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
+  /** The buyer disputes the session's no-show (null: not disputed). */
+  dispute?: BookingDispute | null;
 }
 /** A booking as it is first written (the database stamps its times). */
 export type NewBooking = Omit<BookingDoc, 'createdAt' | 'updatedAt'>;

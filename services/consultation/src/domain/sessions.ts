@@ -1,5 +1,5 @@
 import { makeEvent, type EventEnvelope, type SessionStatus } from '@mkt/contracts';
-import { InvalidField, InvalidState, NotFound, RuleViolation } from '@mkt/kit/domain';
+import { Forbidden, InvalidField, InvalidState, NotFound, RuleViolation } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit';
 import { assertOwner, isAdmin } from './access';
 import { slotKey } from './consultations';
@@ -24,10 +24,27 @@ export const CLOCK_SKEW_MS = 2 * 60_000;
 /** By default a session nobody moved is ended by the sweep an hour after its slot's end. */
 export const EXPIRY_GRACE_MS = 60 * 60_000;
 
+/**
+ * How long into its slot a seller waits before marking a no-show: the larger of `minMs` and
+ * `sharePercent` % of the slot's duration (by default 10 minutes, or a quarter of the slot).
+ */
+export interface NoShowGrace {
+  minMs: number;
+  sharePercent: number;
+}
+export const NO_SHOW_GRACE: NoShowGrace = { minMs: 10 * 60_000, sharePercent: 25 };
+
 export interface SessionRules {
   startLeadMs: number;
   /** How long after its slot's end a session nobody moved (or nobody ended) is ended by the sweep. */
   expiryGraceMs: number;
+  noShowGrace?: NoShowGrace;
+}
+
+/** The first moment a no-show may be marked: the slot's start plus its grace. */
+export function noShowFrom(session: Pick<SessionDoc, 'startsAt' | 'endsAt'>, grace: NoShowGrace = NO_SHOW_GRACE): Date {
+  const duration = Math.max(0, session.endsAt.getTime() - session.startsAt.getTime());
+  return new Date(session.startsAt.getTime() + Math.max(grace.minMs, Math.floor((duration * grace.sharePercent) / 100)));
 }
 
 /**
@@ -98,16 +115,60 @@ export function movedFields(
 
 /**
  * The session, when the caller is its seller (or an admin) and `move` may happen from its state
- * now: a start needs someone booked; a no-show is marked once the slot has begun.
+ * now: a start needs someone booked; a no-show is marked only once the slot's grace has passed
+ * (the buyer may still be joining late; 422 `no_show_too_early` before, nothing changed).
  */
-export function checkMove(user: AuthenticatedUser, session: SessionDoc | null, move: SessionMove, now: Date): SessionDoc {
+export function checkMove(
+  user: AuthenticatedUser,
+  session: SessionDoc | null,
+  move: SessionMove,
+  now: Date,
+  grace: NoShowGrace = NO_SHOW_GRACE,
+): SessionDoc {
   if (!session) throw new NotFound('Session');
   assertOwner(user, session.sellerId, 'session');
   const { from } = SESSION_MOVES[move];
   if (session.status !== from) throw new InvalidState(`A ${session.status} session cannot be moved by ${move}`);
   if (move === 'start' && session.participantCount === 0) throw new InvalidState('Nobody is booked on this session');
-  if (move === 'no-show' && now < session.startsAt) throw new InvalidState('The session has not begun yet');
+  if (move === 'no-show') {
+    const earliest = noShowFrom(session, grace);
+    if (now < earliest) throw new RuleViolation('no_show_too_early', `A no-show can be marked from ${earliest.toISOString()}`);
+  }
   return session;
+}
+
+/**
+ * A buyer disputes a no-show: the session is No Show and the caller has Confirmed bookings on
+ * it (`mine`; anyone else, its seller and admins included, is 403), not all disputed already
+ * (409). Answers the bookings to flag.
+ */
+export function checkDispute(
+  user: AuthenticatedUser,
+  session: SessionDoc | null,
+  mine: Array<Pick<BookingDoc, '_id' | 'dispute'>>,
+): Array<Pick<BookingDoc, '_id' | 'dispute'>> {
+  if (!session) throw new NotFound('Session');
+  if (mine.length === 0) throw new Forbidden('Only a buyer booked on this session can dispute it');
+  if (session.status !== 'No Show') throw new InvalidState(`A ${session.status} session cannot be disputed; only a no-show can`);
+  const open = mine.filter((booking) => !booking.dispute);
+  if (open.length === 0) throw new InvalidState('This no-show is already disputed');
+  return open;
+}
+
+/** What a dispute tells the wallet: hold this booking's capture back for an admin. */
+export function disputeEvent(
+  session: Pick<SessionDoc, '_id' | 'sellerId'>,
+  bookingId: string,
+  buyerId: string,
+  reason: string,
+  at: Date,
+  correlationId: string,
+): EventEnvelope {
+  return makeEvent(
+    'consultation.booking.disputed',
+    { bookingId, sessionId: session._id, buyerId, sellerId: session.sellerId, reason, disputedAt: at.toISOString() },
+    { source: 'consultation', correlationId },
+  );
 }
 
 /** Whose sessions a listing shows: an admin all; others theirs as seller or participant. */
@@ -171,7 +232,12 @@ export function moveEvent(
   const { buyerIds, bookingIds, paidBuyerIds, payments } = confirmed;
   const about = { sessionId: session._id, consultationId: session.consultationId, sellerId: session.sellerId, buyerIds, bookingIds };
   const origin = { source: 'consultation', correlationId };
-  if (move === 'no-show') return makeEvent('consultation.session.no_show', { ...about, markedAt: at.toISOString() }, origin);
+  if (move === 'no-show')
+    return makeEvent(
+      'consultation.session.no_show',
+      { ...about, consultationReferenceId, markedAt: at.toISOString(), paidBuyerIds },
+      origin,
+    );
   return makeEvent(
     'consultation.session.completed',
     { ...about, consultationReferenceId, endedAt: at.toISOString(), paidBuyerIds, payments },

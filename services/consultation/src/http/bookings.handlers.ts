@@ -2,6 +2,7 @@ import {
   BookingListQuery,
   CancelBookingBody,
   CreateBookingBody,
+  DisputeNoShowBody,
   EndSessionBody,
   KeyParams,
   NoShowBody,
@@ -56,6 +57,10 @@ export function bookingHandlers(bookings: Bookings, sessions: Sessions, bookingR
     'POST /consultations/sessions/{id}/no-show': handle({ params: KeyParams, body: NoShowBody }, async (input, req, res) => {
       const s = await sessions.move(currentUser(req), input.params.id, 'no-show', input.body, correlationIdOf(req));
       res.json(ok(noShowView(s), 'Session marked as no-show'));
+    }),
+    'POST /consultations/sessions/{id}/dispute': handle({ params: KeyParams, body: DisputeNoShowBody }, async (input, req, res) => {
+      const disputed = await sessions.dispute(currentUser(req), input.params.id, input.body.reason, correlationIdOf(req));
+      res.json(ok(disputed, 'No-show disputed: an admin decides before the seller is paid'));
     }),
   };
 }

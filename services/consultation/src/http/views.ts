@@ -139,6 +139,7 @@ export function bookingListItem(b: BookingDoc) {
     totalAmount: minorToMajor(b.totalAmountMinor),
     currency: b.currency,
     refundStatus: b.refundStatus ?? null,
+    disputed: Boolean(b.dispute),
   };
 }
 

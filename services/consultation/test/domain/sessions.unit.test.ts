@@ -1,8 +1,10 @@
 import {
+  checkDispute,
   checkMove,
   confirmedOf,
   moveEvent,
   moveTime,
+  noShowFrom,
   overdueBefore,
   overdueEnd,
   slotKeyOf,
@@ -27,12 +29,39 @@ describe('the state machine: who moves a session, from which state', () => {
     ['end an In Progress session', seller, 'end', { status: 'In Progress' }, 10, undefined],
     ['end a Scheduled session', seller, 'end', {}, 10, { status: 409, code: 'invalid_state' }],
     ['end a Completed session', seller, 'end', { status: 'Completed' }, 10, { status: 409, code: 'invalid_state' }],
-    ['no-show after the start', seller, 'no-show', {}, 1, undefined],
-    ['no-show before the start', seller, 'no-show', {}, -1, { status: 409, code: 'invalid_state' }],
-    ['no-show of an In Progress session', seller, 'no-show', { status: 'In Progress' }, 1, { status: 409, code: 'invalid_state' }],
+    ['no-show once the grace (a quarter of the hour) has passed', seller, 'no-show', {}, 15, undefined],
+    ['no-show within the grace', seller, 'no-show', {}, 14, { status: 422, code: 'no_show_too_early' }],
+    ['no-show in the slot’s first second', seller, 'no-show', {}, 0.005, { status: 422, code: 'no_show_too_early' }],
+    ['no-show before the start', seller, 'no-show', {}, -1, { status: 422, code: 'no_show_too_early' }],
+    ['no-show of an In Progress session', seller, 'no-show', { status: 'In Progress' }, 20, { status: 409, code: 'invalid_state' }],
     ['a buyer moving it', buyer, 'start', {}, -10, { status: 403, code: 'forbidden' }],
   ] as const)('%s', (_case, who, move, fields, at, expected) => {
     expect(refusal(() => checkMove(who, session({ startsAt: slotStart, ...fields }), move as SessionMove, minutes(at)))).toEqual(expected);
+  });
+
+  test('the no-show grace: the larger of its minutes and its share of the slot', () => {
+    const of = (minutesLong: number) => ({ startsAt: slotStart, endsAt: minutes(minutesLong) });
+    expect(noShowFrom(of(60))).toEqual(minutes(15));
+    expect(noShowFrom(of(30))).toEqual(minutes(10));
+    expect(noShowFrom(of(120), { minMs: 5 * 60_000, sharePercent: 50 })).toEqual(minutes(60));
+    expect(noShowFrom(of(60), { minMs: 0, sharePercent: 0 })).toEqual(slotStart);
+    const within = session({ startsAt: slotStart, endsAt: minutes(60) });
+    expect(refusal(() => checkMove(seller, within, 'no-show', minutes(4), { minMs: 5 * 60_000, sharePercent: 0 }))).toEqual({
+      status: 422,
+      code: 'no_show_too_early',
+    });
+    expect(checkMove(seller, within, 'no-show', minutes(5), { minMs: 5 * 60_000, sharePercent: 0 })).toBe(within);
+  });
+
+  test('a dispute: only by a buyer booked on a No Show session, once per booking', () => {
+    const noShow = session({ status: 'No Show' });
+    const open = { _id: 'bk_1', dispute: null };
+    const done = { _id: 'bk_2', dispute: { reason: 'x', at: T0, by: buyer.id } };
+    expect(checkDispute(buyer, noShow, [open, done])).toEqual([open]);
+    expect(refusal(() => checkDispute(buyer, null, []))).toEqual({ status: 404, code: 'not_found' });
+    expect(refusal(() => checkDispute(seller, noShow, []))).toEqual({ status: 403, code: 'forbidden' });
+    expect(refusal(() => checkDispute(buyer, session(), [open]))).toEqual({ status: 409, code: 'invalid_state' });
+    expect(refusal(() => checkDispute(buyer, noShow, [done]))).toEqual({ status: 409, code: 'invalid_state' });
   });
 
   test('an unknown session is 404', () => {

@@ -25,6 +25,7 @@ import {
   type Caller,
   type Emit,
   type RatingPolicy,
+  type SessionOutcome,
 } from '../domain/reviews';
 
 export interface ReviewRepositories {
@@ -164,11 +165,11 @@ export class Reviews {
   }
 
   /**
-   * A completed session makes each of its buyers eligible (paid once stays paid), records what
-   * each paid booking cost against its list price, and recounts each buyer's review. A repeat
-   * changes nothing.
+   * A completed session — or one its seller marked no-show — makes each of its buyers eligible
+   * (paid once stays paid), records what each paid booking cost against its list price, and
+   * recounts each buyer's review. A repeat changes nothing.
    */
-  async recordCompletedSession(data: EventData<'consultation.session.completed'>, correlationId: string): Promise<void> {
+  async recordCompletedSession(data: SessionOutcome, correlationId: string): Promise<void> {
     for (const record of eligibilityFromSession(data)) {
       await this.repos.eligibility.record(record);
       for (const payment of record.payments) await this.repos.payments.recordPriced(payment);

@@ -205,12 +205,16 @@ export function decideRecount(review: ReviewState, counts: boolean): VisibilityC
   return visibilityChange(review, { isActive: review.isActive, countsInRating: counts }, {});
 }
 
+/** What eligibility reads of a completed session or of a no-show. */
+export type SessionOutcome = EventData<'consultation.session.completed'> | EventData<'consultation.session.no_show'>;
+
 /**
- * A completed session makes each of its buyers eligible: whether each paid for their place
- * (`paidBuyerIds`; absent from an older producer: all did). Paid once stays paid (applied by
- * the repository: a free place never takes back what a paid one gave).
+ * A completed session (or a no-show: the buyer marked absent may still review it) makes each
+ * of its buyers eligible: whether each paid for their place (`paidBuyerIds`; absent from an
+ * older producer: all did). Paid once stays paid (applied by the repository: a free place
+ * never takes back what a paid one gave).
  */
-export function eligibilityFromSession(data: EventData<'consultation.session.completed'>) {
+export function eligibilityFromSession(data: SessionOutcome) {
   return data.buyerIds.map((buyerId) => ({
     key: `${data.consultationId}|${buyerId}`,
     consultationId: data.consultationId,
@@ -218,7 +222,7 @@ export function eligibilityFromSession(data: EventData<'consultation.session.com
     buyerId,
     sessionId: data.sessionId,
     paid: data.paidBuyerIds?.includes(buyerId) ?? true,
-    payments: (data.payments ?? [])
+    payments: ('payments' in data ? (data.payments ?? []) : [])
       .filter((payment) => payment.buyerId === buyerId)
       .map((payment) => ({ ...payment, consultationId: data.consultationId })),
   }));

@@ -9,6 +9,8 @@ export function reviewConsumers(reviews: Reviews): { sessions: ConsumerSpec; pay
       subscription: SUBSCRIPTIONS['review.sessions'],
       handlers: {
         'consultation.session.completed': (event) => reviews.recordCompletedSession(event.data, event.correlationId),
+        // A buyer marked absent may still review (and so contest the seller's word in public).
+        'consultation.session.no_show': (event) => reviews.recordCompletedSession(event.data, event.correlationId),
       },
     }),
     payments: defineConsumer({

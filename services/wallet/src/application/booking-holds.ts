@@ -1,6 +1,7 @@
 import type { CreateBookingHoldBody } from '@mkt/contracts';
 import {
   defineFlow,
+  InvalidState,
   kindStep,
   NotFound,
   resumeFlow,
@@ -26,6 +27,7 @@ import {
   holdOp,
   holdOpId,
   newHold,
+  NO_SHOW_DISPUTE_WINDOW_MS,
   PLATFORM_USER_ID,
   platformFeeOp,
   platformUserRef,
@@ -175,9 +177,11 @@ export class BookingHolds {
     requestedRefundMinor: number,
     correlationId: string,
     now = new Date(),
+    options: { noShow?: boolean } = {},
   ): Promise<BookingHoldDoc> {
     const current = requireHold(await this.holds.find(bookingId));
-    const decision = decideSettlement(current, kind, requestedRefundMinor, this.settings.feeBps, { now, correlationId });
+    const noShowWindowMs = options.noShow ? (this.settings.noShowDisputeWindowMs ?? NO_SHOW_DISPUTE_WINDOW_MS) : undefined;
+    const decision = decideSettlement(current, kind, requestedRefundMinor, this.settings.feeBps, { now, correlationId, noShowWindowMs });
     if (decision) await this.holds.decide(decision);
     const decided = (await this.holds.find(bookingId))!;
     if (decided.status !== 'Settling') return decided;
@@ -187,20 +191,47 @@ export class BookingHolds {
   }
 
   /**
-   * An admin's last resort for a hold that never ends: the whole amount back to the buyer, the
-   * admin and the reason on the hold's history, and `wallet.booking_refund.completed` with
-   * `voidedByAdmin` (the consultation cancels the booking from it). Only a Held hold: one
-   * already decided (a capture waiting for the slot's end included), settling or settled is
-   * 409 — the guard is in the write, so a racing event and the admin cannot both decide.
+   * An admin's void: the whole amount back to the buyer, the admin and the reason on the hold's
+   * history, and `wallet.booking_refund.completed` with `voidedByAdmin` (the consultation
+   * cancels the booking from it). Of a Held hold, or of a capture not carried out yet (a
+   * no-show waiting out its dispute window, a capture waiting for its slot's end): it replaces
+   * the capture. A capture whose money has begun to move, a refund, or a settled hold is 409 —
+   * the guards are in the writes (`replaceCapture` vs `claim`), so the admin and a racing
+   * settlement sweep cannot both move the money.
    */
   async voidByAdmin(bookingId: string, admin: AuthenticatedUser, reason: string, correlationId: string): Promise<BookingHoldDoc> {
     const current = requireHold(await this.holds.find(bookingId));
     const now = new Date();
     const decision = decideSettlement(current, 'void', 0, this.settings.feeBps, { now, correlationId, admin: { id: admin.id, reason } });
-    const decided = decision !== null && (await this.holds.decide(decision));
+    const decided =
+      decision !== null && (await (current.status === 'Held' ? this.holds.decide(decision) : this.holds.replaceCapture(decision)));
     if (!decided) throw adminVoidRefused((await this.holds.find(bookingId))!.status);
     this.log.warn({ bookingId, adminId: admin.id, correlationId, amountMinor: current.amountMinor, reason }, 'hold voided by an admin');
     return this.carryOn((await this.holds.find(bookingId))!, correlationId, now);
+  }
+
+  /**
+   * The buyer disputes the no-show (from the consultation's event): the hold is flagged, and a
+   * capture waits for an admin — voided (all back to the buyer) or upheld (it goes on). Once its
+   * money has begun to move a dispute changes nothing (logged for the admin). A repeat changes nothing.
+   */
+  async dispute(bookingId: string, reason: string, at: Date, correlationId: string): Promise<BookingHoldDoc | null> {
+    const record = await this.holds.find(bookingId);
+    if (!record) return null; // a free booking: no money to hold back
+    if (!(await this.holds.dispute(bookingId, reason, at)) && !record.disputed)
+      this.log.warn({ bookingId, correlationId, status: record.status }, 'a dispute came after the hold’s money moved');
+    else this.log.info({ bookingId, correlationId }, 'booking hold disputed: its capture waits for an admin');
+    return this.holds.find(bookingId);
+  }
+
+  /** An admin rules for the seller: the disputed capture goes on (at once when it is due). 409 when not disputed. */
+  async upholdCapture(bookingId: string, admin: AuthenticatedUser, reason: string, correlationId: string): Promise<BookingHoldDoc> {
+    const current = requireHold(await this.holds.find(bookingId));
+    if (!(await this.holds.upholdCapture(bookingId, admin.id, reason, new Date())))
+      throw new InvalidState(`Only a disputed hold whose money has not moved can be upheld; this one is ${current.status}`);
+    this.log.warn({ bookingId, adminId: admin.id, correlationId, reason }, 'disputed capture upheld by an admin');
+    const fresh = (await this.holds.find(bookingId))!;
+    return fresh.status === 'Settling' ? this.carryOn(fresh, holdCorrelationId(fresh), new Date()) : fresh;
   }
 
   async get(bookingId: string): Promise<BookingHoldDoc> {
@@ -219,7 +250,7 @@ export class BookingHolds {
    */
   async resume(now = new Date()): Promise<void> {
     await resumeFlow(this.settlementFlow, {
-      unfinished: () => this.holds.settlingDue(new Date(now.getTime() - RESUME_GRACE_MS), now),
+      unfinished: () => this.claimed(this.holds.settlingDue(new Date(now.getTime() - RESUME_GRACE_MS), now)),
       context: (record) => ({ correlationId: holdCorrelationId(record) }),
       onError: async (err, record) => {
         this.log.warn({ err, bookingId: record._id, correlationId: holdCorrelationId(record) }, 'hold settlement still waits');
@@ -230,10 +261,26 @@ export class BookingHolds {
     await this.forgetSettledOps(now);
   }
 
-  /** The settlement's steps still owed; nothing before the settlement is due (a capture before its slot's end). */
+  /**
+   * The settlement's steps still owed; nothing before the settlement is due (a capture before its
+   * slot's end, a no-show's within its dispute window). The steps run on the record as claimed
+   * (`moving`, one conditional write): an admin's void that won the race is what is carried out.
+   */
   private async carryOn(record: BookingHoldDoc, correlationId: string, now: Date): Promise<BookingHoldDoc> {
     if (!isSettlementDue(record.dueAt ?? null, now)) return record;
-    return (await runFlow(this.settlementFlow, record, { correlationId })).record;
+    const claimed = await this.holds.claim(record._id);
+    if (!claimed) return (await this.holds.find(record._id))!;
+    return (await runFlow(this.settlementFlow, claimed, { correlationId })).record;
+  }
+
+  /** The due settlements as each is claimed (a disputed capture, or one ended meanwhile, is left out). */
+  private async claimed(due: Promise<BookingHoldDoc[]>): Promise<BookingHoldDoc[]> {
+    const claimed: BookingHoldDoc[] = [];
+    for (const record of await due) {
+      const fresh = await this.holds.claim(record._id);
+      if (fresh) claimed.push(fresh);
+    }
+    return claimed;
   }
 
   /** The hold step: applied to the wallet once (op id), then recorded; a refusal is final. */

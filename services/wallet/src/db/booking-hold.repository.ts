@@ -72,8 +72,72 @@ export class BookingHoldRepository {
           release: decision.release,
           credit: decision.credit,
           fee: decision.fee,
+          // An admin's decision ends a dispute.
+          ...(decision.history ? { disputed: false } : {}),
         },
         ...(decision.history ? { $push: { history: decision.history } } : {}),
+      },
+    );
+    return written.modifiedCount === 1;
+  }
+
+  /**
+   * An admin's void replaces a capture not carried out yet, in one write guarded by exactly
+   * that: Settling, a capture, its money not begun to move (`claim` sets `moving` first). Of the
+   * admin and a racing sweep, one wins. True when this one was recorded.
+   */
+  async replaceCapture(decision: SettlementDecision): Promise<boolean> {
+    const written = await this.model.updateOne(
+      { _id: decision.bookingId, status: 'Settling', 'settlement.kind': 'capture', moving: { $ne: true }, release: 'pending' },
+      {
+        $set: {
+          settlement: decision.settlement,
+          dueAt: decision.dueAt,
+          release: decision.release,
+          credit: decision.credit,
+          fee: decision.fee,
+          disputed: false,
+        },
+        ...(decision.history ? { $push: { history: decision.history } } : {}),
+      },
+    );
+    return written.modifiedCount === 1;
+  }
+
+  /**
+   * The settlement's money may begin to move: `moving` set in one write, unless it is a capture
+   * the buyer disputes (it waits for an admin). Answers the record as claimed (its settlement
+   * is final from here: an admin's void can no longer replace it); null: not to be carried out now.
+   */
+  claim(bookingId: string): Promise<BookingHoldDoc | null> {
+    return this.model.collection.findOneAndUpdate(
+      { _id: bookingId, status: 'Settling', $or: [{ disputed: { $ne: true } }, { 'settlement.kind': { $ne: 'capture' } }] } as never,
+      { $set: { moving: true } },
+      { returnDocument: 'after' },
+    ) as Promise<BookingHoldDoc | null>;
+  }
+
+  /** The buyer disputes the no-show: flagged once, while the money has not begun to move. True when recorded. */
+  async dispute(bookingId: string, reason: string, at: Date): Promise<boolean> {
+    const written = await this.model.updateOne(
+      { _id: bookingId, status: { $in: ['Pending', 'Held', 'Settling'] }, moving: { $ne: true }, dispute: null },
+      { $set: { disputed: true, dispute: { reason, at } } },
+    );
+    return written.modifiedCount === 1;
+  }
+
+  /** An admin lets the disputed capture go on: the flag cleared, the decision kept. True when recorded. */
+  async upholdCapture(bookingId: string, adminId: string, reason: string, at: Date): Promise<boolean> {
+    const written = await this.model.updateOne(
+      { _id: bookingId, disputed: true, status: { $in: ['Held', 'Settling'] }, moving: { $ne: true } },
+      {
+        $set: {
+          disputed: false,
+          'dispute.resolvedBy': adminId,
+          'dispute.resolvedAt': at,
+          'dispute.resolution': 'capture_upheld',
+          'dispute.resolutionReason': reason,
+        },
       },
     );
     return written.modifiedCount === 1;
@@ -103,7 +167,13 @@ export class BookingHoldRepository {
    */
   settlingDue(cutoff: Date, now: Date): Promise<BookingHoldDoc[]> {
     return this.model
-      .find({ status: 'Settling', updatedAt: { $lt: cutoff }, dueAt: { $not: { $gt: now } } })
+      .find({
+        status: 'Settling',
+        updatedAt: { $lt: cutoff },
+        dueAt: { $not: { $gt: now } },
+        // A disputed capture waits for an admin.
+        $or: [{ disputed: { $ne: true } }, { 'settlement.kind': { $ne: 'capture' } }],
+      })
       .sort({ updatedAt: 1 })
       .limit(100)
       .lean<BookingHoldDoc[]>();

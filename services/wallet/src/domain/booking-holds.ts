@@ -16,7 +16,12 @@ export interface BookingHoldSettings {
   ceilingMinor: number;
   /** Platform fee on what the seller receives, in basis points (100 = 1 %). */
   feeBps: number;
+  /** How long after the slot's end the capture of a no-show waits (the buyer may dispute it meanwhile). */
+  noShowDisputeWindowMs?: number;
 }
+
+/** By default a no-show's capture waits a day after the slot's end for a dispute. */
+export const NO_SHOW_DISPUTE_WINDOW_MS = 24 * 3_600_000;
 
 /** Steps left by a crash are resumed after this long (a live request finishes well before). */
 export const RESUME_GRACE_MS = 30_000;
@@ -82,30 +87,47 @@ export interface SettlementDecision {
 }
 
 /**
+ * A capture decided but not carried out yet (its money has not begun to move): an admin may
+ * still void it — a no-show waiting out its dispute window, or a capture waiting for its slot's end.
+ */
+export const isVoidableCapture = (hold: Pick<BookingHoldDoc, 'status' | 'settlement' | 'moving' | 'release'>) =>
+  hold.status === 'Settling' && hold.settlement?.kind === 'capture' && hold.moving !== true && hold.release === 'pending';
+
+/**
  * How a Held hold ends: the split (refund, capture, fee), when its money may move (a capture
- * before the slot's end waits for it), and which steps it owes (no seller credit or fee step
- * for nothing). Null when the hold is not Held: decided already, or never held.
+ * before the slot's end waits for it; a no-show's capture also waits out the dispute window
+ * after it), and which steps it owes (no seller credit or fee step for nothing). Null when the
+ * hold is not Held: decided already, or never held — except an admin's void of a capture not
+ * carried out yet, which replaces it.
  */
 export function decideSettlement(
   hold: BookingHoldDoc,
   kind: SettlementKind,
   requestedRefundMinor: number,
   feeBps: number,
-  origin: { now: Date; correlationId: string; admin?: { id: string; reason: string } },
+  origin: { now: Date; correlationId: string; admin?: { id: string; reason: string }; noShowWindowMs?: number },
 ): SettlementDecision | null {
-  if (hold.status !== 'Held') return null;
+  const replacesCapture = origin.admin !== undefined && kind === 'void' && isVoidableCapture(hold);
+  if (hold.status !== 'Held' && !replacesCapture) return null;
   const split = settlementOf(kind, hold.amountMinor, requestedRefundMinor, feeBps);
+  const noShow = kind === 'capture' && origin.noShowWindowMs !== undefined;
   const settlement: Settlement = {
     ...split,
     decidedAt: origin.now,
     correlationId: origin.correlationId,
     ...(origin.admin ? { byAdmin: true } : {}),
+    ...(noShow ? { noShow: true } : {}),
   };
+  const slotOver = Math.max(hold.endsAt?.getTime() ?? 0, origin.now.getTime());
   return {
     bookingId: hold._id,
     settlement,
     // An admin's void moves at once, whatever the slot.
-    dueAt: origin.admin ? null : settlementDueAt(kind, hold.endsAt ?? null, origin.now),
+    dueAt: origin.admin
+      ? null
+      : noShow
+        ? new Date(slotOver + origin.noShowWindowMs!)
+        : settlementDueAt(kind, hold.endsAt ?? null, origin.now),
     release: 'pending',
     credit: split.captureMinor - split.feeMinor > 0 ? 'pending' : 'none',
     fee: split.feeMinor > 0 ? 'pending' : 'none',
@@ -113,9 +135,12 @@ export function decideSettlement(
   };
 }
 
-/** An admin's void: only of a Held hold (the guard is in the write: a racing decision wins, then 409). */
+/**
+ * An admin's void: of a Held hold, or of a capture whose money has not begun to move (the guard
+ * is in the write: of a racing settlement sweep and the admin one wins; the other finds it, 409).
+ */
 export function adminVoidRefused(status: BookingHoldDoc['status']): InvalidState {
-  return new InvalidState(`Only a Held hold can be voided; this one is ${status}`);
+  return new InvalidState(`Only a Held hold or a capture not yet carried out can be voided; this one is ${status}`);
 }
 
 /** A void met a settlement other than a void: the booking's payment is settled already. */

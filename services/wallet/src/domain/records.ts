@@ -164,6 +164,18 @@ export interface Settlement {
   correlationId?: string;
   /** An admin voided the hold by hand (its refund event says so: the consultation cancels the booking). */
   byAdmin?: boolean;
+  /** A capture for a no-show: it waits out the dispute window after the slot's end. */
+  noShow?: boolean;
+}
+
+/** The buyer's dispute of a no-show, and the admin's decision that let the capture go on (if so). */
+export interface HoldDispute {
+  reason: string;
+  at: Date;
+  resolvedBy?: string;
+  resolvedAt?: Date;
+  resolution?: 'capture_upheld';
+  resolutionReason?: string;
 }
 
 /** A hand-made change of a hold, for the audit: who, when, why. */
@@ -203,6 +215,14 @@ export interface BookingHoldDoc {
   settledAt: Date | null;
   /** Tries of the sweep that failed to carry the settlement out (each one moves `updatedAt` on). */
   resumeFailures?: number;
+  /**
+   * The settlement's money has begun to move (set in one conditional write before its first
+   * step): from then on its decision is final; before, an admin may still void a capture.
+   */
+  moving?: boolean;
+  /** The buyer disputes the no-show: a capture waits for an admin's decision while it is set. */
+  disputed?: boolean;
+  dispute?: HoldDispute | null;
   /** The wallets have forgotten this booking's op ids (long after the settlement ended). */
   opsForgotten?: boolean;
   pendingEvents: IntegrationEvent[];

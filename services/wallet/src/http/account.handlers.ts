@@ -4,7 +4,16 @@ import type { Limits } from '../application/limits';
 import type { Transfers } from '../application/transfers';
 import type { Wallets } from '../application/wallets';
 import { BANKS } from '../domain/banks';
+import type { TransferDoc } from '../domain/records';
 import { transferView, walletView } from './views';
+
+/**
+ * A transfer's answer says what happened: Completed, or Debited with its credit still owed (no
+ * room under the recipient's ceiling yet; the sweep applies it once there is).
+ */
+function transferAnswer(transfer: TransferDoc) {
+  return ok(transferView(transfer), transfer.status === 'Completed' ? 'Transfer completed' : 'Transfer debited; credit pending');
+}
 
 /** `GET /wallets/banks`, `GET /wallets/rate-limit/stats`, `GET /v1/wallet`, `POST /v1/wallet/transfers` (integer minor units). */
 export function accountHandlers(
@@ -28,7 +37,7 @@ export function accountHandlers(
       const user = currentUser(req);
       const answer = await requests.run('transfer', user.id, req.header('idempotency-key'), req.body, async (attempt) => ({
         status: 200,
-        body: ok(transferView(await transfers.create(user, input.body, attempt)), 'Transfer completed'),
+        body: transferAnswer(await transfers.create(user, input.body, attempt)),
       }));
       res.status(answer.status).json(answer.body);
     }),

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { BookingHoldParams, CreateBookingHoldBody, ok, VoidBookingHoldBody } from '@mkt/contracts';
+import { BookingHoldParams, CreateBookingHoldBody, ok, UpholdBookingHoldBody, VoidBookingHoldBody } from '@mkt/contracts';
 import { correlationIdOf, currentUser, handle, saneIdHeader, type MountOptions } from '@mkt/kit';
 import type { BookingHolds } from '../application/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
@@ -19,7 +19,8 @@ function bookingCorrelationId(req: Request): string {
  * INTERNAL_API_TOKEN in `x-internal-token`, never a user's token; the gateway has no route
  * there): the hold (idempotent by bookingId) and its void. `/wallets/booking-holds/{bookingId}`
  * (admins only, checked before anything is looked up so nobody else learns which bookings have
- * holds): a hold's state, and its void by hand — the last resort for a hold that never ends.
+ * holds): a hold's state; its void by hand (a Held hold, or a capture not carried out yet: a
+ * no-show within its dispute window); and the ruling on a disputed no-show for the seller.
  */
 export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers'] {
   return {
@@ -40,6 +41,13 @@ export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers
       async (input, req, res) => {
         const record = await holds.voidByAdmin(input.params.bookingId, currentUser(req), input.body.reason, correlationIdOf(req));
         res.json(ok(holdAdminView(record), 'Hold voided: the amount went back to the buyer'));
+      },
+    ),
+    'POST /wallets/booking-holds/{bookingId}/uphold': handle(
+      { params: BookingHoldParams, body: UpholdBookingHoldBody },
+      async (input, req, res) => {
+        const record = await holds.upholdCapture(input.params.bookingId, currentUser(req), input.body.reason, correlationIdOf(req));
+        res.json(ok(holdAdminView(record), 'Dispute ruled for the seller: the capture goes on'));
       },
     ),
   };

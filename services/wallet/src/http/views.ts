@@ -121,5 +121,16 @@ export function holdAdminView(record: BookingHoldDoc): BookingHoldAdminView {
     dueAt: iso(record.dueAt),
     settledAt: iso(record.settledAt),
     history: (record.history ?? []).map((entry) => ({ ...entry, at: entry.at.toISOString() })),
+    disputed: record.disputed === true,
+    dispute: record.dispute
+      ? {
+          reason: record.dispute.reason,
+          at: record.dispute.at.toISOString(),
+          resolvedBy: record.dispute.resolvedBy ?? null,
+          resolvedAt: iso(record.dispute.resolvedAt ?? null),
+          resolution: record.dispute.resolution ?? null,
+          resolutionReason: record.dispute.resolutionReason ?? null,
+        }
+      : null,
   };
 }

@@ -1,5 +1,5 @@
 import { Conflict } from '@mkt/kit/domain';
-import { checkHoldTerms, decideSettlement, holdCorrelationId, newHold } from '../../src/domain/booking-holds';
+import { checkHoldTerms, decideSettlement, holdCorrelationId, isVoidableCapture, newHold } from '../../src/domain/booking-holds';
 import type { BookingHoldDoc, WalletSummary } from '../../src/domain/records';
 import { isSettlementDue, sellerFundedOf, settlementDueAt, settlementEvent, settlementOf } from '../../src/domain/settlement';
 import { HARD_CEILING_MINOR } from '../../src/domain/wallet-ops';
@@ -110,6 +110,46 @@ describe('a settlement is decided once, of a Held hold only (decideSettlement)',
     expect(voided.dueAt).toBeNull();
     expect(voided.settlement.byAdmin).toBe(true);
     expect(voided.history).toEqual({ action: 'void', by: 'admin-1', at: now, reason: 'never ended' });
+  });
+});
+
+describe('a no-show’s capture, and an admin’s void of a capture not carried out', () => {
+  const now = new Date('2026-11-23T09:30:00.000Z');
+  const slotEnd = new Date('2026-11-23T10:00:00.000Z');
+  const DAY = 24 * 3_600_000;
+  const capture = (over: Partial<BookingHoldDoc> = {}) =>
+    hold({
+      status: 'Settling',
+      settlement: { ...settlementOf('capture', 100_00, 0, 0), decidedAt: now },
+      release: 'pending',
+      credit: 'pending',
+      ...over,
+    });
+  const adminVoid = (record: BookingHoldDoc) =>
+    decideSettlement(record, 'void', 0, 0, { now, correlationId: 'c', admin: { id: 'admin-1', reason: 'disputed' } });
+
+  test('a no-show’s capture is due its window after the later of the slot’s end and the marking', () => {
+    const within = decideSettlement(hold({ endsAt: slotEnd }), 'capture', 0, 0, { now, correlationId: 'c', noShowWindowMs: DAY })!;
+    expect(within.dueAt).toEqual(new Date(slotEnd.getTime() + DAY));
+    expect(within.settlement.noShow).toBe(true);
+    const late = new Date(slotEnd.getTime() + 3_600_000);
+    const after = decideSettlement(hold({ endsAt: slotEnd }), 'capture', 0, 0, { now: late, correlationId: 'c', noShowWindowMs: DAY })!;
+    expect(after.dueAt).toEqual(new Date(late.getTime() + DAY));
+  });
+
+  test('an admin’s void replaces a capture whose money has not begun to move; nothing else replaces it', () => {
+    expect(isVoidableCapture(capture())).toBe(true);
+    expect(adminVoid(capture())!.settlement).toMatchObject({ kind: 'void', refundMinor: 100_00, byAdmin: true });
+    expect(adminVoid(capture())!.dueAt).toBeNull();
+    for (const moved of [capture({ moving: true }), capture({ release: 'done' }), capture({ status: 'Settled' })]) {
+      expect(isVoidableCapture(moved)).toBe(false);
+      expect(adminVoid(moved)).toBeNull();
+    }
+    const refund = capture({ settlement: { ...settlementOf('cancel', 100_00, 50_00, 0), decidedAt: now } });
+    expect(adminVoid(refund)).toBeNull();
+    // Only an admin's void: an event's decision never replaces one.
+    expect(decideSettlement(capture(), 'void', 0, 0, { now, correlationId: 'c' })).toBeNull();
+    expect(decideSettlement(capture(), 'cancel', 100_00, 0, { now, correlationId: 'c' })).toBeNull();
   });
 });
 
