@@ -123,14 +123,19 @@ function serviceSet(infra, keys, mongoUrlOf = () => infra.mongoUrl) {
     INTERNAL_API_TOKEN: process.env.INTERNAL_API_TOKEN ?? randomBytes(32).toString('hex'),
     WALLET_URL: process.env.WALLET_URL ?? `http://127.0.0.1:${SERVICES.find(({ name }) => name === 'wallet').port}`,
   };
+  // A broker started here has a user per service (packages/infra's busUsers), each allowed to
+  // publish only its own events; the consumers then check the AMQP user-id against the owner.
+  const bus = (name) =>
+    infra.busUsers ? { AMQP_URL: infra.busUsers.urlOf(name), BUS_PUBLISHER_USERS: infra.busUsers.publisherUsers } : {};
   const script = (name) => join(root, `services/${name}/dist/main.js`);
   const services = SERVICES.map(({ name, port }) => ({
     name,
     script: script(name),
-    env: { ...base, PORT: String(port), MONGO_DB: name, MONGO_URL: mongoUrlOf(name) },
+    env: { ...base, ...bus(name), PORT: String(port), MONGO_DB: name, MONGO_URL: mongoUrlOf(name) },
   }));
   const gatewayEnv = {
     ...base,
+    ...bus('gateway'),
     ...ADMIN,
     PORT: process.env.PORT ?? '8080',
     METRICS_HOST: process.env.METRICS_HOST ?? '127.0.0.1',

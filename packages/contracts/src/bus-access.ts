@@ -69,26 +69,28 @@ const anyOf = (names: string[]) => `(?:${names.map(escaped).join('|')})`;
  *   so an event published before its consumer first ran is kept);
  * - write: the exchanges, those queues (binding a queue needs write on it) and `amq.default`
  *   (a consumer forwards a failed message to its retry queue through the default exchange);
- * - read: the exchanges (binding needs read on the source) and its OWN queues only;
+ * - read: the exchanges (binding needs read on the source) and those queues too (declaring a
+ *   queue with a dead-letter exchange needs read on the queue);
  * - topic write on the events exchange: only the routing keys of its own namespaces
  *   (`^(?:consultation)\.` for consultation; `^$` — no event — for a service that publishes none);
  *   topic read: every key (every service binds every subscription's keys).
  *
  * The default exchange reaches every queue by name and is not a topic exchange, so a topic
  * permission cannot limit it: a consumer also checks the message's `user-id` (kit's `Consumer`).
+ * Since every service declares every queue, each may also delete or read another's queue: the
+ * users keep a service from forging another's events, not from disturbing its queues.
  */
 export function busPermissions(service: Service, namespace = ''): BusPermissions {
   const of = (name: string) => (namespace ? `${namespace}.${name}` : name);
   const exchanges = [of(EVENTS_EXCHANGE), of(DEAD_LETTER_EXCHANGE)];
   const queues = SUBSCRIPTION_LIST.map(({ queue }) => of(queue));
-  const own = SUBSCRIPTION_LIST.filter(({ queue }) => queue.startsWith(`${service}.`)).map(({ queue }) => of(queue));
   const queuesOf = (names: string[]) => (names.length > 0 ? [`${anyOf(names)}(?:\\..+)?`] : []);
   const whole = (parts: string[]) => `^(?:${parts.join('|')})$`;
   const owned = ownedEventNamespaces(service);
   return {
     configure: whole([anyOf(exchanges), ...queuesOf(queues)]),
     write: whole([anyOf([...exchanges, 'amq.default']), ...queuesOf(queues)]),
-    read: whole([anyOf(exchanges), ...queuesOf(own)]),
+    read: whole([anyOf(exchanges), ...queuesOf(queues)]),
     topic: { exchange: of(EVENTS_EXCHANGE), write: owned.length > 0 ? `^${anyOf(owned)}\\.` : '^$', read: '.*' },
   };
 }

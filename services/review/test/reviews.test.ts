@@ -48,7 +48,7 @@ const completed = (consultationId: string, consultationReferenceId: string, buye
       ...(paidBuyerIds ? { paidBuyerIds } : {}),
       endedAt: new Date().toISOString(),
     },
-    { source: 'test' },
+    { source: 'consultation' },
   );
 const handleCompleted = (event: ReturnType<typeof completed>) =>
   sessionsConsumer.handlers['consultation.session.completed']!(event, { log });
@@ -136,7 +136,7 @@ describe('reviews', () => {
       makeEvent(
         'identity.user.registered',
         { userId: a.id, referenceId: a.ref, role: 'buyer', fullName: 'Almaz Ayana', email: 'a@x.co' },
-        { source: 't' },
+        { source: 'gateway' },
       ),
       { log },
     );

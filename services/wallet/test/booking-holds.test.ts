@@ -43,7 +43,7 @@ const completed = (bookingIds: string[], sellerId: string, correlationId?: strin
     makeEvent(
       'consultation.session.completed',
       { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], endedAt: new Date().toISOString(), bookingIds },
-      { source: 'test', correlationId },
+      { source: 'consultation', correlationId },
     ),
     { log },
   );
@@ -52,7 +52,7 @@ const cancelled = (bookingId: string, buyer: User, seller: User, refundAmountMin
     makeEvent(
       'consultation.booking.cancelled',
       { bookingId, buyerId: buyer.id, sellerId: seller.id, refundAmountMinor },
-      { source: 'test' },
+      { source: 'consultation' },
     ),
     { log },
   );

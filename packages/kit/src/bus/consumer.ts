@@ -178,7 +178,7 @@ export class Consumer {
       markActiveSpanFailed(err);
       if (err instanceof RefusedPublisher) {
         log.error({ reason: err.reason, refusal: err.message, userId: msg.properties.userId }, 'event refused: its publisher does not own it');
-        await this.deadLetter(channel, msg, err.message);
+        await this.deadLetter(channel, msg, err.message, { 'x-refused': err.reason });
         getMetrics().eventsRefused.inc({ queue: this.queue, type, reason: err.reason });
         metrics.inc({ queue: this.queue, type, outcome: 'refused' });
         handled('refused');
@@ -240,9 +240,14 @@ export class Consumer {
     await this.forward(channel, msg, '', retryQueue, { [ATTEMPT_HEADER]: attempt });
   }
 
-  private async deadLetter(channel: Channel, msg: ConsumeMessage, reason: string): Promise<void> {
+  /** `marks`: more headers (`x-refused` on an event from a publisher that does not own it: never replayed). */
+  private async deadLetter(channel: Channel, msg: ConsumeMessage, reason: string, marks: Record<string, string> = {}): Promise<void> {
     getMetrics().deadLettered.inc({ queue: this.queue });
-    await this.forward(channel, msg, this.bus.names.deadLetter, this.queue, { 'x-error': reason.slice(0, 1000) });
+    await this.forward(channel, msg, this.bus.names.deadLetter, this.queue, {
+      'x-error': reason.slice(0, 1000),
+      ...(msg.properties.userId ? { 'x-original-user-id': String(msg.properties.userId) } : {}),
+      ...marks,
+    });
   }
 
   /**
