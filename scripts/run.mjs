@@ -254,6 +254,14 @@ function printComposeEnv(args) {
     `INTERNAL_API_TOKEN=${randomBytes(32).toString('hex')}`,
     // compose runs the gateway in production, which refuses a published admin password: a random one (read it in .env).
     `ADMIN_PASSWORD=${randomBytes(18).toString('base64url')}`,
+    // The servers' administrators, and a user per service on each (docker-compose.yml's db-users
+    // and bus-users make them): hex, so they sit in the URLs as they are.
+    `MONGO_ROOT_PASSWORD=${randomBytes(24).toString('hex')}`,
+    `RABBITMQ_ADMIN_PASSWORD=${randomBytes(24).toString('hex')}`,
+    ...['gateway', ...SERVICES.map(({ name }) => name)].flatMap((name) => [
+      `MONGO_PASSWORD_${name.toUpperCase()}=${randomBytes(24).toString('hex')}`,
+      `AMQP_PASSWORD_${name.toUpperCase()}=${randomBytes(24).toString('hex')}`,
+    ]),
   ];
   if (args.includes('--sandbox-payments')) lines.push('PAYMENT_PROVIDER=sandbox', 'ALLOW_SANDBOX_PAYMENTS=true');
   else {
