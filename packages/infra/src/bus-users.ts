@@ -80,3 +80,6 @@ export async function provisionBusUsers(ctl: RabbitCtl, brokerUrl: string, templ
   await ctl(['import_definitions', '--format', 'json'], JSON.stringify(busDefinitions(busUsers.users)));
   return busUsers;
 }
+
+/** The permissions each user is given (for the checks of the deployment files). */
+export { busPermissions };
