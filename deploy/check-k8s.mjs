@@ -40,7 +40,11 @@ export const CRD_SOURCES = [
   {
     module: 'github.com/rabbitmq/messaging-topology-operator',
     version: 'v1.17.4',
-    files: ['config/crd/bases/rabbitmq.com_users.yaml', 'config/crd/bases/rabbitmq.com_permissions.yaml', 'config/crd/bases/rabbitmq.com_topicpermissions.yaml'],
+    files: [
+      'config/crd/bases/rabbitmq.com_users.yaml',
+      'config/crd/bases/rabbitmq.com_permissions.yaml',
+      'config/crd/bases/rabbitmq.com_topicpermissions.yaml',
+    ],
   },
   // The optional monitoring component (k8s/components/monitoring): PodMonitor, PrometheusRule.
   {

@@ -318,7 +318,9 @@ describe('the overlays differ where they should', () => {
       expect(topicPermission.spec).toMatchObject({ vhost: '/', permissions: topic });
     }
     expect(users).toHaveLength(SERVICES.length);
-    const config = byKind('prod', 'ConfigMap').find((c) => c.metadata.name.startsWith('marketplace-config')) as unknown as { data: Record<string, string> };
+    const config = byKind('prod', 'ConfigMap').find((c) => c.metadata.name.startsWith('marketplace-config')) as unknown as {
+      data: Record<string, string>;
+    };
     expect(config.data.BUS_PUBLISHER_USERS).toBe('{service}');
   });
 });
@@ -514,8 +516,12 @@ describe('docker-compose.yml', () => {
   test('each service reaches MongoDB and RabbitMQ as its own user, and checks the publishers against theirs', () => {
     for (const name of SERVICES) {
       const { environment } = compose.services[name];
-      expect(environment.MONGO_URL).toMatch(new RegExp(`^mongodb://${name}:\\$\\{MONGO_PASSWORD_${name.toUpperCase()}:\\?[^}]+\\}@mongo:27017/\\?authSource=${name}$`));
-      expect(environment.AMQP_URL).toMatch(new RegExp(`^amqp://${name}:\\$\\{AMQP_PASSWORD_${name.toUpperCase()}:\\?[^}]+\\}@rabbitmq:5672$`));
+      expect(environment.MONGO_URL).toMatch(
+        new RegExp(`^mongodb://${name}:\\$\\{MONGO_PASSWORD_${name.toUpperCase()}:\\?[^}]+\\}@mongo:27017/\\?authSource=${name}$`),
+      );
+      expect(environment.AMQP_URL).toMatch(
+        new RegExp(`^amqp://${name}:\\$\\{AMQP_PASSWORD_${name.toUpperCase()}:\\?[^}]+\\}@rabbitmq:5672$`),
+      );
       expect(environment.BUS_PUBLISHER_USERS).toBe('{service}');
     }
   });

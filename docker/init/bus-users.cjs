@@ -1,3 +1,4 @@
+/* global Buffer */
 // Compose's init step for RabbitMQ (the `bus-users` service, run in the gateway's image, which
 // holds @mkt/contracts): a user per service, named after the service, with the password of
 // AMQP_PASSWORD_<SERVICE> and the permissions of `busPermissions` — each may publish only its

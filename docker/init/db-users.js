@@ -1,3 +1,4 @@
+/* global db, print */
 // Compose's init step for MongoDB (the `db-users` service, mongosh in the mongo image, as the
 // root user): a user per service with readWrite on its own database only, named after the
 // service, with the password of MONGO_PASSWORD_<SERVICE>. Run on every `up`: creates a missing

@@ -25,7 +25,11 @@ export type RabbitCtl = (args: string[], input?: string) => Promise<string>;
  * a broker other runs share), each with a random password.
  */
 export function newBusUsers(brokerUrl: string, template = `mkt_${randomBytes(4).toString('hex')}_{service}`): BusUsers {
-  const users = BUS_SERVICES.map((service) => ({ service, user: busUserOf(template, service), password: randomBytes(18).toString('base64url') }));
+  const users = BUS_SERVICES.map((service) => ({
+    service,
+    user: busUserOf(template, service),
+    password: randomBytes(18).toString('base64url'),
+  }));
   return {
     publisherUsers: template,
     users,
@@ -42,7 +46,9 @@ export function newBusUsers(brokerUrl: string, template = `mkt_${randomBytes(4).
 
 /** RabbitMQ's `rabbit_password_hashing_sha256`: base64(salt ‖ sha256(salt ‖ password)), a 4-byte salt. */
 export function rabbitPasswordHash(password: string, salt: Buffer = randomBytes(4)): string {
-  const digest = createHash('sha256').update(Buffer.concat([salt, Buffer.from(password, 'utf8')])).digest();
+  const digest = createHash('sha256')
+    .update(Buffer.concat([salt, Buffer.from(password, 'utf8')]))
+    .digest();
   return Buffer.concat([salt, digest]).toString('base64');
 }
 

@@ -54,7 +54,14 @@ const SAMPLES: { [T in EventType]?: EventData<T> } = {
   },
   'consultation.session.no_show': { sessionId: id(), consultationId: id(), sellerId: id(), buyerIds: [id()], bookingIds: [id()] },
   'review.created': { reviewId: id(), entityType: 'consultation', entityId: id(), rating: 1 },
-  'wallet.booking_payment.captured': { bookingId: id(), buyerId: id(), sellerId: id(), amountMinor: 100_00, feeMinor: 10_00, currency: 'ETB' },
+  'wallet.booking_payment.captured': {
+    bookingId: id(),
+    buyerId: id(),
+    sellerId: id(),
+    amountMinor: 100_00,
+    feeMinor: 10_00,
+    currency: 'ETB',
+  },
 };
 
 /** The money-moving events, the queue that acts on each (none: nobody consumes it yet) and a service that forges it. */
@@ -91,9 +98,15 @@ async function publishAs(service: Service, exchange: string, routingKey: string,
     // A refused publish closes the channel (its confirm callback then fails too: the close says why).
     return await new Promise<string>((resolve) => {
       channel.once('error', (err: Error) => resolve(`refused: ${err.message}`));
-      channel.publish(exchange, routingKey, Buffer.from(JSON.stringify(event)), { messageId: event.id, userId, persistent: true }, (err) => {
-        if (!err) resolve('confirmed');
-      });
+      channel.publish(
+        exchange,
+        routingKey,
+        Buffer.from(JSON.stringify(event)),
+        { messageId: event.id, userId, persistent: true },
+        (err) => {
+          if (!err) resolve('confirmed');
+        },
+      );
     });
   } finally {
     await connection.close().catch(() => undefined);

@@ -1,5 +1,5 @@
 import { makeEvent } from '@mkt/contracts';
-import { listenForEvents, testServers } from '@mkt/infra';
+import { listenForEvents, readQueue, testServers, waitFor } from '@mkt/infra';
 import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import { PLATFORM_USER_ID } from '../src/domain/booking-holds';
 import { settlementOf } from '../src/domain/settlement';
@@ -466,5 +466,30 @@ describe('an admin voids a hold by hand (issue 20)', () => {
     expect((await as(admin).void(body.bookingId, { reason: 'x'.repeat(501) })).status).toBe(400);
     expect(await balancesOf(buyer)).toEqual({ available: 400_00, held: 100_00 });
     expect((await as(admin).get(body.bookingId)).body.data).toMatchObject({ status: 'Held', history: [] });
+  });
+});
+
+describe('a booking event from another service than consultation', () => {
+  test('a cancellation whose source is not consultation is refused through the broker: the hold stays, the refund waits for the real one', async () => {
+    const { buyer, seller } = await parties(1000_00);
+    const body = holdBody(buyer, seller, 400_00);
+    expect((await hold(body)).status).toBe(200);
+    const data = { bookingId: body.bookingId, buyerId: buyer.id, sellerId: seller.id, refundAmountMinor: 400_00 };
+    const forged = makeEvent('consultation.booking.cancelled', data, { source: 'crm' });
+    const deadLetters = await readQueue(testServers().amqpUrl, env.queue('wallet.bookings.dlq'));
+    try {
+      await walletApp().bus.publish(forged);
+      const kept = await deadLetters.waitFor((message) => message.json?.id === forged.id, 'the forged cancellation');
+      expect(kept.headers['x-refused']).toBe('source');
+    } finally {
+      await deadLetters.close();
+    }
+    expect(await balancesOf(buyer)).toEqual({ available: 600_00, held: 400_00 });
+    expect((await BookingHold.findOne({ bookingId: body.bookingId }).lean())?.status).toBe('Held');
+
+    await walletApp().bus.publish(makeEvent('consultation.booking.cancelled', data, { source: 'consultation' }));
+    await waitFor(() => balancesOf(buyer), { what: 'the refund of the real cancellation', until: (b) => b.held === 0 });
+    expect(await balancesOf(buyer)).toEqual({ available: 1000_00, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
   });
 });

@@ -177,7 +177,10 @@ export class Consumer {
       }
       markActiveSpanFailed(err);
       if (err instanceof RefusedPublisher) {
-        log.error({ reason: err.reason, refusal: err.message, userId: msg.properties.userId }, 'event refused: its publisher does not own it');
+        log.error(
+          { reason: err.reason, refusal: err.message, userId: msg.properties.userId },
+          'event refused: its publisher does not own it',
+        );
         await this.deadLetter(channel, msg, err.message, { 'x-refused': err.reason });
         getMetrics().eventsRefused.inc({ queue: this.queue, type, reason: err.reason });
         metrics.inc({ queue: this.queue, type, outcome: 'refused' });
