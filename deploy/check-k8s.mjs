@@ -36,6 +36,16 @@ export const CRD_SOURCES = [
     files: ['config/crd/bases/mongodbcommunity.mongodb.com_mongodbcommunity.yaml'],
   },
   { module: 'github.com/rabbitmq/cluster-operator/v2', version: 'v2.16.0', files: ['config/crd/bases/rabbitmq.com_rabbitmqclusters.yaml'] },
+  // The services' broker users (k8s/overlays/prod/bus-users.yaml): User, Permission, TopicPermission.
+  {
+    module: 'github.com/rabbitmq/messaging-topology-operator',
+    version: 'v1.17.4',
+    files: [
+      'config/crd/bases/rabbitmq.com_users.yaml',
+      'config/crd/bases/rabbitmq.com_permissions.yaml',
+      'config/crd/bases/rabbitmq.com_topicpermissions.yaml',
+    ],
+  },
   // The optional monitoring component (k8s/components/monitoring): PodMonitor, PrometheusRule.
   {
     module: 'github.com/prometheus-operator/prometheus-operator',

@@ -68,6 +68,8 @@ const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')
 const BASE_IMAGE = `docker.io/library/node:${NODE_VERSION}-bookworm-slim`;
 const image = (service) => `localhost/marketplace/${service}:dev`;
 const STANDIN_MONGO = 'localhost/marketplace-standin/mongo-java-server:dev';
+// docker-compose.yml's one-shot services, which make the database and broker users and exit.
+const INIT_STEPS = ['db-users', 'bus-users'];
 const STANDIN_RABBIT = 'localhost/marketplace-standin/rabbitmq:dev';
 // RabbitMQ 4.x where it can be had: Debian 13 (trixie) ships rabbitmq-server 4.0 with Erlang 27,
 // which needs trixie's libc, so the stand-in is a trixie root file system of its own.
@@ -717,11 +719,27 @@ async function compose() {
   // the broker then (readiness does not wait for it: its outbox keeps the events, and every
   // service declares every subscription's queue before it publishes), so the journey's reads of
   // projections wait for what they expect.
-  const containers = (
+  // The init steps (db-users, bus-users: each service's own database and broker user) run once
+  // and exit; they have no health check. Each must have exited 0.
+  const isInitStep = (name) => INIT_STEPS.some((step) => name.includes(`_${step}_`));
+  const all = (
     await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])
   )
     .split('\n')
     .filter(Boolean);
+  const containers = all.filter((name) => !isInitStep(name));
+  await waitFor(
+    'every init step exited 0',
+    async () => {
+      for (const name of all.filter(isInitStep)) {
+        const state = await output('podman', ['inspect', '--format', '{{.State.Status}} {{.State.ExitCode}}', name]);
+        if (state !== 'exited 0') throw new Error(`${name}: ${state}`);
+      }
+      return true;
+    },
+    180_000,
+    1_000,
+  );
   await waitFor(
     'every container healthy',
     async () => {
@@ -739,7 +757,7 @@ async function compose() {
     await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])
   )
     .split('\n')
-    .filter(Boolean)
+    .filter((name) => name && !isInitStep(name))
     .sort();
   const rows = [['container', 'state', 'restarts', 'health']];
   let unhealthy = 0;

@@ -14,6 +14,11 @@
 // replay of something that was applied after all changes nothing. The queues are quorum queues
 // (docs/rabbitmq-queues.md): each look counts as a delivery, and `<queue>.dlq` is declared with a
 // delivery limit out of reach so that listing never drops a dead letter.
+//
+// With a broker user per service (BUS_PUBLISHER_USERS), run `replay` with the consuming service's
+// own AMQP_URL: a dead letter carries that service's user-id, and the broker lets only that user
+// send it again (the consumer takes it back as its own copy). An event refused because another
+// service published it (`x-refused`) is never replayed: it stays for a person to look at.
 import { createRequire } from 'node:module';
 import { URL, fileURLToPath } from 'node:url';
 
@@ -91,12 +96,18 @@ async function replay(connection, names, options) {
   await channel.checkQueue(names.main);
   const { total, messages } = await readAll(channel, names.deadLetter, options.limit);
   const replayed = [];
+  const refused = [];
   for (const msg of messages) {
     if (options.id && msg.properties.messageId !== options.id) {
       channel.nack(msg, false, true);
       continue;
     }
     const headers = { ...msg.properties.headers };
+    if (headers['x-refused']) {
+      channel.nack(msg, false, true);
+      refused.push(describe(msg));
+      continue;
+    }
     const error = headers['x-error'];
     delete headers['x-attempt'];
     delete headers['x-error'];
@@ -114,10 +125,11 @@ async function replay(connection, names, options) {
   }
   await confirm.close();
   await channel.close();
-  if (options.json) process.stdout.write(`${JSON.stringify({ queue: names.deadLetter, to: names.main, total, replayed })}\n`);
+  if (options.json) process.stdout.write(`${JSON.stringify({ queue: names.deadLetter, to: names.main, total, replayed, refused })}\n`);
   else {
     process.stdout.write(`${names.deadLetter}: replayed ${replayed.length} of ${total} to ${names.main}\n`);
     for (const row of replayed) process.stdout.write(`- ${row.messageId ?? '(no id)'} ${row.routingKey}\n`);
+    for (const row of refused) process.stdout.write(`- kept (refused publisher): ${row.messageId ?? '(no id)'} ${row.routingKey}\n`);
   }
 }
 

@@ -95,14 +95,19 @@ function serviceSet(infra, keys, mongoUrlOf = () => infra.mongoUrl) {
     INTERNAL_API_TOKEN: process.env.INTERNAL_API_TOKEN ?? randomBytes(32).toString('hex'),
     WALLET_URL: process.env.WALLET_URL ?? `http://127.0.0.1:${SERVICES.find(({ name }) => name === 'wallet').port}`,
   };
+  // A broker started here has a user per service (packages/infra's busUsers), each allowed to
+  // publish only its own events; the consumers then check the AMQP user-id against the owner.
+  const bus = (name) =>
+    infra.busUsers ? { AMQP_URL: infra.busUsers.urlOf(name), BUS_PUBLISHER_USERS: infra.busUsers.publisherUsers } : {};
   const script = (name) => join(root, `services/${name}/dist/main.js`);
   const services = SERVICES.map(({ name, port }) => ({
     name,
     script: script(name),
-    env: { ...base, PORT: String(port), MONGO_DB: name, MONGO_URL: mongoUrlOf(name) },
+    env: { ...base, ...bus(name), PORT: String(port), MONGO_DB: name, MONGO_URL: mongoUrlOf(name) },
   }));
   const gatewayEnv = {
     ...base,
+    ...bus('gateway'),
     ...ADMIN,
     PORT: process.env.PORT ?? '8080',
     METRICS_HOST: process.env.METRICS_HOST ?? '127.0.0.1',
@@ -221,6 +226,14 @@ function printComposeEnv(args) {
     `INTERNAL_API_TOKEN=${randomBytes(32).toString('hex')}`,
     // compose runs the gateway in production, which refuses a published admin password: a random one (read it in .env).
     `ADMIN_PASSWORD=${randomBytes(18).toString('base64url')}`,
+    // The servers' administrators, and a user per service on each (docker-compose.yml's db-users
+    // and bus-users make them): hex, so they sit in the URLs as they are.
+    `MONGO_ROOT_PASSWORD=${randomBytes(24).toString('hex')}`,
+    `RABBITMQ_ADMIN_PASSWORD=${randomBytes(24).toString('hex')}`,
+    ...['gateway', ...SERVICES.map(({ name }) => name)].flatMap((name) => [
+      `MONGO_PASSWORD_${name.toUpperCase()}=${randomBytes(24).toString('hex')}`,
+      `AMQP_PASSWORD_${name.toUpperCase()}=${randomBytes(24).toString('hex')}`,
+    ]),
   ];
   if (args.includes('--sandbox-payments')) lines.push('PAYMENT_PROVIDER=sandbox', 'ALLOW_SANDBOX_PAYMENTS=true');
   else {

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { busPermissions } from '@mkt/infra';
 
 // deploy/check-k8s.mjs renders the overlays (kustomize) and checks them offline: kubeconform -strict
 // against the Kubernetes schemas and the operators' CRD schemas, and kube-score. It installs its
@@ -287,23 +288,40 @@ describe('the overlays differ where they should', () => {
     expect(byKind('prod', 'Secret')).toEqual([]);
   });
 
-  test("prod: MONGO_URL is the operator's connection string Secret, AMQP_URL the cluster operator's default user", () => {
+  test("prod: each service's MONGO_URL is its own database user's connection string, its AMQP_URL its own broker user's", () => {
     const mdbc = byKind('prod', 'MongoDBCommunity')[0]!;
-    const user = mdbc.spec.users[0];
-    const rmq = byKind('prod', 'RabbitmqCluster')[0]!;
     for (const name of SERVICES) {
       const env = envOf('prod', name);
+      const user = mdbc.spec.users.find((u: { name: string }) => u.name === name);
+      // Its own database, and only that one.
+      expect(user.roles).toEqual([{ name: 'readWrite', db: name }]);
       expect(env.find((e) => e.name === 'MONGO_URL')?.valueFrom?.secretKeyRef).toEqual({
-        name: `${mdbc.metadata.name}-${user.db}-${user.name}`,
+        name: user.connectionStringSecretName,
         key: 'connectionString.standard',
       });
-      expect(env.find((e) => e.name === 'AMQP_URL')?.valueFrom?.secretKeyRef).toEqual({
-        name: `${rmq.metadata.name}-default-user`,
-        key: 'connection_string',
-      });
+      expect(env.find((e) => e.name === 'AMQP_URL')?.valueFrom?.secretKeyRef).toEqual({ name: `marketplace-amqp-${name}`, key: 'url' });
     }
-    // The user may use each service's database, and only those.
-    expect(user.roles.map((r: { db: string }) => r.db).sort()).toEqual([...SERVICES].sort());
+    expect(mdbc.spec.users.map((u: { name: string }) => u.name).sort()).toEqual([...SERVICES].sort());
+  });
+
+  test('prod: a RabbitMQ user per service, whose permissions are busPermissions (only its own events on the exchange)', () => {
+    const users = byKind('prod', 'User');
+    const permissions = byKind('prod', 'Permission');
+    const topics = byKind('prod', 'TopicPermission');
+    for (const name of SERVICES) {
+      const user = users.find((u) => u.spec.importCredentialsSecret.name === `marketplace-amqp-${name}`)!;
+      expect(user.spec.tags).toEqual([]);
+      const { configure, write, read, topic } = busPermissions(name as Parameters<typeof busPermissions>[0]);
+      const permission = permissions.find((p) => p.spec.userReference.name === user.metadata.name)!;
+      expect(permission.spec).toMatchObject({ vhost: '/', permissions: { configure, write, read } });
+      const topicPermission = topics.find((p) => p.spec.userReference.name === user.metadata.name)!;
+      expect(topicPermission.spec).toMatchObject({ vhost: '/', permissions: topic });
+    }
+    expect(users).toHaveLength(SERVICES.length);
+    const config = byKind('prod', 'ConfigMap').find((c) => c.metadata.name.startsWith('marketplace-config')) as unknown as {
+      data: Record<string, string>;
+    };
+    expect(config.data.BUS_PUBLISHER_USERS).toBe('{service}');
   });
 });
 
@@ -474,18 +492,38 @@ describe('docker-compose.yml', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };
 
-  test('runs MongoDB, RabbitMQ, the five services and the gateway, each with a health check', () => {
+  const INIT_STEPS = ['bus-users', 'db-users'];
+
+  test('runs MongoDB, RabbitMQ, their init steps, the five services and the gateway, each server with a health check', () => {
     expect(Object.keys(compose.services).sort()).toEqual([
+      'bus-users',
       'catalog',
       'consultation',
       'crm',
+      'db-users',
       'gateway',
       'mongo',
       'rabbitmq',
       'review',
       'wallet',
     ]);
-    for (const service of Object.values(compose.services)) expect(service.healthcheck?.test).toBeDefined();
+    for (const [name, service] of Object.entries(compose.services))
+      if (!INIT_STEPS.includes(name)) expect(service.healthcheck?.test).toBeDefined();
+    expect(compose.services['db-users'].depends_on.mongo.condition).toBe('service_healthy');
+    expect(compose.services['bus-users'].depends_on.rabbitmq.condition).toBe('service_healthy');
+  });
+
+  test('each service reaches MongoDB and RabbitMQ as its own user, and checks the publishers against theirs', () => {
+    for (const name of SERVICES) {
+      const { environment } = compose.services[name];
+      expect(environment.MONGO_URL).toMatch(
+        new RegExp(`^mongodb://${name}:\\$\\{MONGO_PASSWORD_${name.toUpperCase()}:\\?[^}]+\\}@mongo:27017/\\?authSource=${name}$`),
+      );
+      expect(environment.AMQP_URL).toMatch(
+        new RegExp(`^amqp://${name}:\\$\\{AMQP_PASSWORD_${name.toUpperCase()}:\\?[^}]+\\}@rabbitmq:5672$`),
+      );
+      expect(environment.BUS_PUBLISHER_USERS).toBe('{service}');
+    }
   });
 
   test('publishes only the gateway and starts each service after what it needs is healthy', () => {
@@ -496,8 +534,9 @@ describe('docker-compose.yml', () => {
     for (const name of SERVICES) {
       const service = compose.services[name];
       expect(service.build.args.SERVICE).toBe(name);
-      expect(service.depends_on.mongo.condition).toBe('service_healthy');
-      expect(service.depends_on.rabbitmq.condition).toBe('service_healthy');
+      // The init steps run once MongoDB and RabbitMQ are healthy, and make the users first.
+      expect(service.depends_on['db-users'].condition).toBe('service_completed_successfully');
+      expect(service.depends_on['bus-users'].condition).toBe('service_completed_successfully');
       expect(service.read_only).toBe(true);
     }
     for (const name of SERVICES.slice(1)) expect(compose.services.gateway.depends_on[name].condition).toBe('service_healthy');

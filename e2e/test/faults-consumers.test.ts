@@ -31,7 +31,7 @@ function confirmed(seller: Session, buyer: Session, bookingId: string, amountMin
       date: '2030-01-01',
       startTime: '09:00',
     },
-    { source: 'e2e' },
+    { source: 'consultation' },
   );
 }
 
@@ -76,7 +76,7 @@ test.each(['SIGKILL', 'SIGTERM'] as const)(
           makeEvent(
             'consultation.booking.cancelled',
             { bookingId: cancelled.id, sellerId: cancelled.seller.id, buyerId: cancelled.buyer.id, refundAmountMinor: 500 },
-            { source: 'e2e' },
+            { source: 'consultation' },
           ),
         );
         const pair = expected.get(`${cancelled.seller.id}|${cancelled.buyer.id}`)!;

@@ -19,3 +19,4 @@ export * from './subscriptions';
 export * from './internal-api';
 export * from './asyncapi';
 export * from './compat/event-schema-compat';
+export * from './bus-access';

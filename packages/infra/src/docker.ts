@@ -58,5 +58,6 @@ export async function startRabbitContainer(image = RABBIT_IMAGE): Promise<Broker
     stop: async () => {
       await container.stop();
     },
+    ctl: (args, input) => run('docker', ['exec', ...(input === undefined ? [] : ['-i']), id, 'rabbitmqctl', ...args], { input }),
   };
 }

@@ -3,6 +3,7 @@ import { dockerAnswers, MONGO_IMAGE, RABBIT_IMAGE, startMongoContainer, startRab
 import { startLocalMongo, type LocalServer, type MongoStorage } from './mongo';
 import { ensureRabbitBinary, rabbitAlreadyRunning, startLocalRabbit, waitForAmqp, type BrokerHandle } from './rabbit';
 import { isPortOpen, type OwnProcess, type Say } from './process';
+import { provisionBusUsers, type BusUsers } from './bus-users';
 
 export type { BrokerHandle, LocalServer, MongoStorage, OwnProcess, Say };
 export { workspaceRoot } from './mongo';
@@ -15,6 +16,12 @@ export interface Infra {
   stop: () => Promise<void>;
   /** The local processes of the servers it started (for `npm start`'s pid file). */
   processes: () => OwnProcess[];
+  /**
+   * A broker user per service (random names and passwords of this run), when it started the
+   * broker itself; absent on a broker it was given or found running (every service then
+   * connects with `amqpUrl`).
+   */
+  busUsers?: BusUsers;
 }
 
 export interface InfraOptions {
@@ -62,6 +69,10 @@ export async function provideInfra({
     for (const server of started.reverse()) await server.stop().catch(() => undefined);
   };
   try {
+    let busUsers: BusUsers | undefined;
+    const withUsers = async (rabbit: BrokerHandle) => {
+      if (rabbit.ctl) busUsers = await provisionBusUsers(rabbit.ctl, rabbit.url);
+    };
     let mongoUrl = (await urlReachable(env.MONGO_URL, 27017)) ? env.MONGO_URL! : null;
     let amqpUrl = (await urlReachable(env.AMQP_URL, 5672)) ? env.AMQP_URL! : null;
     if (mongoUrl) used.push(`MongoDB from MONGO_URL`);
@@ -77,6 +88,7 @@ export async function provideInfra({
         const rabbit = await startRabbitContainer();
         started.push(rabbit);
         amqpUrl = rabbit.url;
+        await withUsers(rabbit);
         used.push(rabbit.description);
       }
     }
@@ -98,12 +110,18 @@ export async function provideInfra({
         const rabbit = await startLocalRabbit(binary);
         started.push(rabbit);
         amqpUrl = rabbit.url;
+        await withUsers(rabbit);
         used.push(rabbit.description);
       }
     }
+    used.push(
+      busUsers
+        ? `RabbitMQ users of this run, one per service, each publishing only its own events (${busUsers.publisherUsers})`
+        : 'RabbitMQ: one user for every service (a broker not started here cannot be given users of a run)',
+    );
     for (const line of used) say(`infra: ${line}`);
     const processes = () => started.flatMap((server) => server.processes?.() ?? []);
-    return { mongoUrl, amqpUrl, used, stop, processes };
+    return { mongoUrl, amqpUrl, used, stop, processes, ...(busUsers ? { busUsers } : {}) };
   } catch (err) {
     await stop();
     throw err;
@@ -139,6 +157,7 @@ export function connectAmqp(url: string) {
   return amqp.connect(url);
 }
 export * from './testing';
+export * from './bus-users';
 export * from './harness';
 export { freePort, stopProcess } from './process';
 export * from './dev-runner';

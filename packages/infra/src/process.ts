@@ -17,10 +17,10 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export function run(
   command: string,
   args: string[],
-  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       command,
       args,
       { timeout: options.timeoutMs ?? 600_000, env: options.env ?? process.env, cwd: options.cwd, maxBuffer: 64 * 1024 * 1024 },
@@ -29,6 +29,8 @@ export function run(
         else resolve(stdout);
       },
     );
+    // `input`: the command's standard input (what must not be in its arguments, which `ps` shows).
+    if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import amqp from 'amqplib';
 import { freePort, isRoot, run, sleep, startProcess, stopProcess, waitForPort, which, type OwnProcess, type Say } from './process';
 
@@ -14,6 +14,8 @@ export interface BrokerHandle {
   stop: () => Promise<void>;
   /** The local process it runs as while it runs (none for a container). */
   processes?: () => OwnProcess[];
+  /** `rabbitmqctl` against this broker (`input`: its standard input), to create its users. */
+  ctl?: (args: string[], input?: string) => Promise<string>;
 }
 
 /**
@@ -64,6 +66,11 @@ export async function startLocalRabbit(binary: string): Promise<BrokerHandle> {
     RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
     RABBITMQ_NODE_PORT: String(port),
     RABBITMQ_DIST_PORT: String(distPort),
+    // The Erlang distribution port (and an epmd this node starts) on the loopback interface too,
+    // as the AMQP port: a node's distribution port is a remote shell for whoever has its cookie.
+    ERL_EPMD_ADDRESS: '127.0.0.1',
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
+    RABBITMQ_CTL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
     RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
     RABBITMQ_LOG_BASE: join(dir, 'log'),
     RABBITMQ_LOGS: '-',
@@ -96,6 +103,7 @@ export async function startLocalRabbit(binary: string): Promise<BrokerHandle> {
       const pid = current?.child.pid;
       return pid === undefined ? [] : [{ name: 'rabbitmq-server', pid }];
     },
+    ctl: (args, input) => run(join(dirname(binary), 'rabbitmqctl'), ['-n', nodeName, ...args], { env, input, timeoutMs: 120_000 }),
     startBroker,
     stopBroker,
     stop: async () => {

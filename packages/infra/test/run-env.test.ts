@@ -37,7 +37,16 @@ describe('node scripts/run.mjs env (the .env of docker compose)', () => {
   test('only KEY=value lines on stdout, its own lines on stderr, and no sandbox payments unless asked for', async () => {
     const { stdout, stderr } = await runEnv();
     const env = parseEnvFile(stdout);
-    expect([...env.keys()].sort()).toEqual(['ADMIN_PASSWORD', 'INTERNAL_API_TOKEN', 'JWT_PRIVATE_KEY', 'JWT_PUBLIC_KEY']);
+    expect([...env.keys()].sort()).toEqual([
+      'ADMIN_PASSWORD',
+      ...['CATALOG', 'CONSULTATION', 'CRM', 'GATEWAY', 'REVIEW', 'WALLET'].map((name) => `AMQP_PASSWORD_${name}`),
+      'INTERNAL_API_TOKEN',
+      'JWT_PRIVATE_KEY',
+      'JWT_PUBLIC_KEY',
+      ...['CATALOG', 'CONSULTATION', 'CRM', 'GATEWAY', 'REVIEW', 'WALLET'].map((name) => `MONGO_PASSWORD_${name}`),
+      'MONGO_ROOT_PASSWORD',
+      'RABBITMQ_ADMIN_PASSWORD',
+    ]);
     expect(env.has('ALLOW_SANDBOX_PAYMENTS')).toBe(false);
     expect(env.has('PAYMENT_PROVIDER')).toBe(false);
     // A fresh clone generates its key pair: that line used to land in .env and break compose.

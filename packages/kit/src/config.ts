@@ -14,6 +14,16 @@ export const BaseEnv = z.object({
     .string()
     .regex(/^[a-z0-9_-]{0,40}$/, 'Lower-case letters, digits, _ and -')
     .default(''),
+  /**
+   * The broker user of every service, `{service}` standing for its name (`{service}`, or
+   * `mkt_<run>_{service}`): set, a consumer takes an event only when the broker-checked AMQP
+   * `user-id` is its owner's user (docs/rabbitmq-queues.md, "Who may publish what"). Unset: every
+   * service shares one broker user and only the event's `source` is checked.
+   */
+  BUS_PUBLISHER_USERS: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]*\{service\}[A-Za-z0-9_.-]*$/, 'A user name with {service} in it, e.g. {service}')
+    .optional(),
   JWT_PUBLIC_KEY: z
     .string()
     .min(1)

@@ -22,6 +22,11 @@ export interface Metrics {
   /** Age of the oldest pending event at the last sweep, by source (0: none). */
   outboxOldestPendingAge: Gauge<'source'>;
   deadLettered: Counter<'queue'>;
+  /**
+   * Events a consumer refused because their publisher does not own them (dead-lettered, never
+   * handled nor retried), by queue, type and reason (`source`, `routing_key`, `publisher`, `unowned`).
+   */
+  eventsRefused: Counter<'queue' | 'type' | 'reason'>;
   /** Messages in each consumer queue's dead-letter queue (`<queue>.dlq`), read at scrape. */
   deadLetterQueueDepth: Gauge<'queue'>;
   jobRuns: Counter<'job_name' | 'outcome'>;
@@ -97,6 +102,12 @@ export function getMetrics(): Metrics {
       name: 'dead_lettered_total',
       help: 'Messages sent to the dead-letter exchange, by queue',
       labelNames: ['queue'],
+      registers,
+    }),
+    eventsRefused: new Counter({
+      name: 'events_refused_total',
+      help: 'Events refused by a consumer because their publisher does not own them (dead-lettered), by queue, type and reason',
+      labelNames: ['queue', 'type', 'reason'],
       registers,
     }),
     deadLetterQueueDepth: new Gauge({

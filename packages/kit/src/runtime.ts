@@ -18,6 +18,7 @@ export interface RuntimeConfig {
   MONGO_DB?: string;
   AMQP_URL: string;
   BUS_NAMESPACE?: string;
+  BUS_PUBLISHER_USERS?: string;
   SHUTDOWN_TIMEOUT_MS: number;
   SHUTDOWN_GRACE_MS?: number;
   NODE_ENV?: string;
@@ -43,7 +44,7 @@ export interface Runtime {
 
 export interface CreateRuntimeOptions {
   name: string;
-  config: Pick<RuntimeConfig, 'AMQP_URL' | 'BUS_NAMESPACE'>;
+  config: Pick<RuntimeConfig, 'AMQP_URL' | 'BUS_NAMESPACE' | 'BUS_PUBLISHER_USERS'>;
   log: Logger;
   /** The database the service's models are bound to (`createDatabase()`). */
   db: Database;
@@ -61,7 +62,12 @@ export interface CreateRuntimeOptions {
  */
 export function createRuntime(options: CreateRuntimeOptions): Runtime {
   const { config, log, db } = options;
-  const bus = new Bus({ url: config.AMQP_URL, log, namespace: config.BUS_NAMESPACE });
+  const bus = new Bus({
+    url: config.AMQP_URL,
+    log,
+    namespace: config.BUS_NAMESPACE,
+    publisherUsers: config.BUS_PUBLISHER_USERS,
+  });
   const outboxSources = options.outboxSources ?? [];
   const outbox = new OutboxRelay({ bus, log, sources: outboxSources });
   let draining = false;

@@ -34,7 +34,7 @@ function reviewEvent(entityId: string) {
   return makeEvent(
     'review.created',
     { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId, rating: 5 },
-    { source: 'test' },
+    { source: 'review' },
   );
 }
 

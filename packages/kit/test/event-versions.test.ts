@@ -54,8 +54,8 @@ afterAll(async () => {
 /** One fact, published in both versions, as a producer does while a consumer still reads v1. */
 async function publishBoth(entityId: string): Promise<void> {
   const fact = { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId };
-  await bus.publish(makeEventOf(contracts, 'review.created', { ...fact, rating: 4 }, { source: 'test' }));
-  await bus.publish(makeEventOf(contracts, 'review.created', { ...fact, stars: 4 }, { source: 'test', version: 2 }));
+  await bus.publish(makeEventOf(contracts, 'review.created', { ...fact, rating: 4 }, { source: 'review' }));
+  await bus.publish(makeEventOf(contracts, 'review.created', { ...fact, stars: 4 }, { source: 'review', version: 2 }));
 }
 
 test('the queue plan binds version 1 under the bare type, version 2 under <type>.v2; a v1-only plan is unchanged', () => {
@@ -117,7 +117,7 @@ test('a version this queue does not read, under another version’s key (a forge
   const channel = await admin.createChannel();
   const queue = env.queue(v1Queue);
   const fact = { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId: 'misrouted', stars: 2 };
-  const event = makeEventOf(contracts, 'review.created', fact, { source: 'test', version: 2 });
+  const event = makeEventOf(contracts, 'review.created', fact, { source: 'review', version: 2 });
   const count = seen.v1.length;
   // A version 2 body under the version 1 key: what a relay that routes by type alone would send.
   await bus.publishRaw(bus.names.events, 'review.created', Buffer.from(JSON.stringify(event)), { messageId: event.id });

@@ -73,7 +73,7 @@ const review = (entityId: string, occurredAt = new Date().toISOString()) => ({
   ...makeEvent(
     'review.created',
     { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId, rating: 5 },
-    { source: 'test' },
+    { source: 'review' },
   ),
   occurredAt,
 });

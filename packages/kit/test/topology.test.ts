@@ -43,7 +43,7 @@ function registered(): IntegrationEvent<'identity.user.registered'> {
   return makeEvent(
     'identity.user.registered',
     { userId, referenceId: `ref-${userId}`, email: `${userId}@marketplace.test`, fullName: 'First Before Consumer', role: 'buyer' },
-    { source: 'test' },
+    { source: 'gateway' },
   );
 }
 

@@ -65,7 +65,7 @@ beforeAll(async () => {
     handlers: {
       'review.created': async (event) => {
         log.info('handling');
-        const madeInHandler = makeEvent('review.created', { ...event.data, entityId: 'follow-up' }, { source: 'test' });
+        const madeInHandler = makeEvent('review.created', { ...event.data, entityId: 'follow-up' }, { source: 'review' });
         handled.push({ event, madeInHandler });
       },
     },
@@ -83,7 +83,7 @@ beforeAll(async () => {
         const event = makeEvent(
           'review.created',
           { reviewId: uniqueName('rev'), entityType: 'consultation_service', entityId: String(req.body.id), rating: 5 },
-          { source: 'test' },
+          { source: 'review' },
         );
         const doc = await Order.findOneAndUpdate(
           { _id: String(req.body.id) },

@@ -306,7 +306,7 @@ describe('ratings from review.created', () => {
       makeEvent(
         'review.created',
         { reviewId: `rev_${Math.random()}`, entityType: 'consultation_service', entityId: offer.consultationId, rating },
-        { source: 'test' },
+        { source: 'review' },
       );
     const five = review(5);
     await handler(five, { log });

@@ -113,7 +113,7 @@ describe('after the booking', () => {
           endedAt: new Date().toISOString(),
           bookingIds: [booked.body.data.bookingId],
         },
-        { source: 'test' },
+        { source: 'consultation' },
       ),
     );
     await eventually(

@@ -21,13 +21,13 @@ const created = (entityId: string, rating: number, reviewId = uniqueName('rev'),
   makeEvent(
     'review.created',
     { reviewId, entityType: 'consultation_service', entityId, rating, ...(countsInRating === undefined ? {} : { countsInRating }) },
-    { source: 'test' },
+    { source: 'review' },
   );
 const visibility = (review: IntegrationEvent<'review.created'>, isActive: boolean, sequence: number, countsInRating?: boolean) =>
   makeEvent(
     'review.visibility_changed',
     { ...review.data, isActive, sequence, ...(countsInRating === undefined ? {} : { countsInRating }) },
-    { source: 'test' },
+    { source: 'review' },
   );
 const handle = (event: IntegrationEvent<'review.created'> | IntegrationEvent<'review.visibility_changed'>) => {
   const handler = (reviewsConsumer(app.parts.ratings).handlers as Record<string, (e: unknown, ctx: { log: typeof log }) => Promise<void>>)[

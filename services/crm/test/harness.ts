@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { makeEvent, type EventData, type EventType } from '@mkt/contracts';
+import { eventOwner, makeEvent, type EventData, type EventType } from '@mkt/contracts';
 import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
 import { crmService, type CrmParts } from '../src/composition';
@@ -33,7 +33,7 @@ export const tokenOf = (user: TestUser) => identity.tokenOf(user);
 export const as = (crm: () => { url: string }, user: TestUser | undefined) => identity.as(() => crm().url, user);
 
 export function event<T extends EventType>(type: T, data: EventData<T>, occurredAt?: string) {
-  const made = makeEvent(type, data, { source: 'test' });
+  const made = makeEvent(type, data, { source: eventOwner(type)! });
   return occurredAt ? { ...made, occurredAt } : made;
 }
 

@@ -49,7 +49,7 @@ const completed = (consultationId: string, consultationReferenceId: string, buye
       ...(paidBuyerIds ? { paidBuyerIds } : {}),
       endedAt: new Date().toISOString(),
     },
-    { source: 'test' },
+    { source: 'consultation' },
   );
 const handleCompleted = (event: ReturnType<typeof completed>) =>
   sessionsConsumer.handlers['consultation.session.completed']!(event, { log });
@@ -147,7 +147,7 @@ describe('eligibility from a no-show', () => {
           paidBuyerIds: [buyer.id],
           markedAt: new Date().toISOString(),
         },
-        { source: 'test' },
+        { source: 'consultation' },
       ),
     );
     const status = await waitFor(() => as(buyer)('GET', `/reviews/consultation/${c.ref}/status`), {
@@ -186,7 +186,7 @@ describe('reviews', () => {
       makeEvent(
         'identity.user.registered',
         { userId: a.id, referenceId: a.ref, role: 'buyer', fullName: 'Almaz Ayana', email: 'a@x.co' },
-        { source: 't' },
+        { source: 'gateway' },
       ),
       { log },
     );

@@ -1,5 +1,5 @@
 import { makeEvent } from '@mkt/contracts';
-import { listenForEvents, testServers } from '@mkt/infra';
+import { listenForEvents, readQueue, testServers, waitFor } from '@mkt/infra';
 import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import { PLATFORM_USER_ID } from '../src/domain/booking-holds';
 import { settlementOf } from '../src/domain/settlement';
@@ -43,7 +43,7 @@ const completed = (bookingIds: string[], sellerId: string, correlationId?: strin
     makeEvent(
       'consultation.session.completed',
       { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], endedAt: new Date().toISOString(), bookingIds },
-      { source: 'test', correlationId },
+      { source: 'consultation', correlationId },
     ),
     { log },
   );
@@ -52,7 +52,7 @@ const cancelled = (bookingId: string, buyer: User, seller: User, refundAmountMin
     makeEvent(
       'consultation.booking.cancelled',
       { bookingId, buyerId: buyer.id, sellerId: seller.id, refundAmountMinor },
-      { source: 'test' },
+      { source: 'consultation' },
     ),
     { log },
   );
@@ -556,7 +556,7 @@ describe('a no-show: the capture waits out the dispute window; a disputed one wa
       makeEvent(
         'consultation.session.no_show',
         { sessionId: 's', consultationId: 'c', sellerId, buyerIds: [], bookingIds },
-        { source: 'test' },
+        { source: 'consultation' },
       ),
       { log },
     );
@@ -565,7 +565,7 @@ describe('a no-show: the capture waits out the dispute window; a disputed one wa
       makeEvent(
         'consultation.booking.disputed',
         { bookingId, sessionId: 's', buyerId: buyer.id, sellerId: seller.id, reason: 'I was there', disputedAt: new Date().toISOString() },
-        { source: 'test' },
+        { source: 'consultation' },
       ),
       { log },
     );
@@ -630,6 +630,32 @@ describe('a no-show: the capture waits out the dispute window; a disputed one wa
     await walletApp().parts.holds.resume(new Date(endsAt.getTime() + 48 * HOUR));
     expect(await balancesOf(buyer)).toEqual({ available: 100_00, held: 0 });
     expect(await balancesOf(seller)).toEqual({ available: 0, held: 0 });
+    expect(await ledgerMatches(buyer)).toBe(true);
+  });
+});
+
+describe('a booking event from another service than consultation', () => {
+  test('a cancellation whose source is not consultation is refused through the broker: the hold stays, the refund waits for the real one', async () => {
+    const { buyer, seller } = await parties(1000_00);
+    const body = holdBody(buyer, seller, 400_00);
+    expect((await hold(body)).status).toBe(200);
+    const data = { bookingId: body.bookingId, buyerId: buyer.id, sellerId: seller.id, refundAmountMinor: 400_00 };
+    const forged = makeEvent('consultation.booking.cancelled', data, { source: 'crm' });
+    await walletApp().bus.consume(bookingEventsConsumer(walletApp().parts.holds));
+    const deadLetters = await readQueue(testServers().amqpUrl, env.queue('wallet.bookings.dlq'));
+    try {
+      await walletApp().bus.publish(forged);
+      const kept = await deadLetters.waitFor((message) => message.json?.id === forged.id, 'the forged cancellation');
+      expect(kept.headers['x-refused']).toBe('source');
+    } finally {
+      await deadLetters.close();
+    }
+    expect(await balancesOf(buyer)).toEqual({ available: 600_00, held: 400_00 });
+    expect((await BookingHold.findById(body.bookingId).lean())?.status).toBe('Held');
+
+    await walletApp().bus.publish(makeEvent('consultation.booking.cancelled', data, { source: 'consultation' }));
+    await waitFor(() => balancesOf(buyer), { what: 'the refund of the real cancellation', until: (b) => b.held === 0 });
+    expect(await balancesOf(buyer)).toEqual({ available: 1000_00, held: 0 });
     expect(await ledgerMatches(buyer)).toBe(true);
   });
 });

@@ -124,7 +124,7 @@ describe('identity.user.registered', () => {
     const event = makeEvent(
       'identity.user.registered',
       { userId: user.id, referenceId: user.ref, role: 'buyer', fullName: 'A', email: 'a@b.c' },
-      { source: 'test' },
+      { source: 'gateway' },
     );
     await handler(event, { log });
     await handler(event, { log });
@@ -138,7 +138,7 @@ describe('identity.user.registered', () => {
       makeEvent(
         'identity.user.registered',
         { userId: user.id, referenceId: user.ref, role: 'seller', fullName: 'S', email: 's@b.c' },
-        { source: 'test' },
+        { source: 'gateway' },
       ),
     );
     await waitFor(() => Wallet.exists({ userId: user.id }), { what: 'the wallet the registration opens' });

@@ -4,6 +4,7 @@ import { routingKeyOf, SUBSCRIPTION_LIST, type IntegrationEvent, type Subscripti
 import type { Logger } from '../logger';
 import { getMetrics } from '../metrics';
 import { Consumer, type ConsumerSpec } from './consumer';
+import { amqpUser, type PublisherTrust } from './publishers';
 import { BusNames, QueueMigrationNeeded, assertExchanges, assertSubscriptionQueues, queueNames } from './topology';
 
 export interface BusOptions {
@@ -21,6 +22,11 @@ export interface BusOptions {
    * before anything is published; by default every one of the platform (`SUBSCRIPTIONS`).
    */
   subscriptions?: readonly Subscription[];
+  /**
+   * Every service's broker user, `{service}` standing for its name (BUS_PUBLISHER_USERS): set, a
+   * consumer takes an event only when its AMQP `user-id` is its owner's user (`refusalOf`).
+   */
+  publisherUsers?: string;
 }
 
 export class BusUnavailable extends Error {
@@ -46,10 +52,13 @@ export class Bus extends EventEmitter {
   private connecting: Promise<void> | null = null;
 
   readonly names: BusNames;
+  /** Who this process's consumers take events from. */
+  readonly trust: PublisherTrust;
 
   constructor(private readonly options: BusOptions) {
     super();
     this.names = new BusNames(options.namespace);
+    this.trust = { ownUser: amqpUser(options.url), publisherUsers: options.publisherUsers || undefined };
   }
 
   get log(): Logger {
@@ -132,7 +141,11 @@ export class Bus extends EventEmitter {
     return depths;
   }
 
-  /** Publishes bytes to an exchange (or a queue through ''), persistent, with confirm. */
+  /**
+   * Publishes bytes to an exchange (or a queue through ''), persistent, with confirm. Every
+   * message carries the AMQP `user-id` of the connection's user: the broker checks it, and the
+   * consumers check it is the owner of the event.
+   */
   publishRaw(exchange: string, routingKey: string, content: Buffer, properties: Options.Publish = {}): Promise<void> {
     const channel = this.publishChannel;
     if (!channel) return Promise.reject(new BusUnavailable('not connected'));
@@ -144,7 +157,13 @@ export class Bus extends EventEmitter {
           exchange,
           routingKey,
           content,
-          { persistent: true, contentType: 'application/json', timestamp: Math.floor(Date.now() / 1000), ...properties },
+          {
+            persistent: true,
+            contentType: 'application/json',
+            timestamp: Math.floor(Date.now() / 1000),
+            ...properties,
+            userId: this.trust.ownUser,
+          },
           (err) => {
             clearTimeout(timer);
             if (err) reject(new BusUnavailable(err instanceof Error ? err.message : String(err)));

@@ -15,6 +15,7 @@ import type { Logger } from '../logger';
 import { getMetrics, observeWithTrace } from '../metrics';
 import { consumeSpan, markActiveSpanFailed } from '../tracing';
 import type { Bus } from './bus';
+import { refusalOf, type RefusalReason } from './publishers';
 import { assertConsumerQueues, queueNames } from './topology';
 
 type Handler<T extends EventType> = (event: IntegrationEvent<T>, context: { log: Logger }) => Promise<void>;
@@ -70,12 +71,26 @@ export const DEFAULT_RETRY_DELAYS_MS = [1_000, 5_000, 30_000];
 
 class PoisonMessage extends Error {}
 
+/**
+ * A well-formed event from a publisher that does not own it (`refusalOf`): dead-lettered with the
+ * reason, counted (`events_refused_total`), never handled nor retried.
+ */
+class RefusedPublisher extends PoisonMessage {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A well-formed event of a version this consumer does not read: acked and counted, not handled. */
 class UnreadVersion extends Error {}
 
 /**
  * Runs handlers for one queue: the envelope and data are checked against contracts (a bad
- * message goes straight to the dead-letter queue), a message is acked only after its handler
+ * message goes straight to the dead-letter queue), the publisher against the event's owner (an
+ * event from another service is refused, `refusalOf`, and dead-lettered), a message is acked only after its handler
  * succeeded, a failure is retried after a delay a bounded number of times, then dead-lettered.
  * Handlers must be idempotent: delivery is at least once.
  */
@@ -161,6 +176,17 @@ export class Consumer {
         return;
       }
       markActiveSpanFailed(err);
+      if (err instanceof RefusedPublisher) {
+        log.error(
+          { reason: err.reason, refusal: err.message, userId: msg.properties.userId },
+          'event refused: its publisher does not own it',
+        );
+        await this.deadLetter(channel, msg, err.message, { 'x-refused': err.reason });
+        getMetrics().eventsRefused.inc({ queue: this.queue, type, reason: err.reason });
+        metrics.inc({ queue: this.queue, type, outcome: 'refused' });
+        handled('refused');
+        return;
+      }
       if (err instanceof PoisonMessage || attempt >= this.retryDelays.length) {
         log.error({ err }, 'message dead-lettered');
         await this.deadLetter(channel, msg, (err as Error).message);
@@ -186,6 +212,13 @@ export class Consumer {
     if (!envelope.success) throw new PoisonMessage(`Bad envelope: ${envelope.error.message}`);
     const { type: name, version } = envelope.data;
     const type = name as EventType;
+    const refusal = refusalOf(
+      envelope.data,
+      { exchange: msg.fields.exchange, routingKey: msg.fields.routingKey, userId: msg.properties.userId as string | undefined },
+      this.bus.trust,
+      this.bus.names.events,
+    );
+    if (refusal) throw new RefusedPublisher(refusal.reason, refusal.message);
     const handler = Object.hasOwn(this.spec.handlers, type) ? (this.spec.handlers[type] as Handler<EventType>) : undefined;
     if (!handler) throw new PoisonMessage(`No handler for ${name} on ${this.queue}`);
     if (!versionsRead(this.spec.subscription, type).includes(version)) {
@@ -210,9 +243,14 @@ export class Consumer {
     await this.forward(channel, msg, '', retryQueue, { [ATTEMPT_HEADER]: attempt });
   }
 
-  private async deadLetter(channel: Channel, msg: ConsumeMessage, reason: string): Promise<void> {
+  /** `marks`: more headers (`x-refused` on an event from a publisher that does not own it: never replayed). */
+  private async deadLetter(channel: Channel, msg: ConsumeMessage, reason: string, marks: Record<string, string> = {}): Promise<void> {
     getMetrics().deadLettered.inc({ queue: this.queue });
-    await this.forward(channel, msg, this.bus.names.deadLetter, this.queue, { 'x-error': reason.slice(0, 1000) });
+    await this.forward(channel, msg, this.bus.names.deadLetter, this.queue, {
+      'x-error': reason.slice(0, 1000),
+      ...(msg.properties.userId ? { 'x-original-user-id': String(msg.properties.userId) } : {}),
+      ...marks,
+    });
   }
 
   /**

@@ -2,3 +2,4 @@ export * from './bus';
 export * from './consumer';
 export * from './outbox';
 export * from './topology';
+export * from './publishers';
