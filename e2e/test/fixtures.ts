@@ -372,12 +372,12 @@ export async function checkWallets(system: System): Promise<WalletCheck> {
         return sum + (decided ? Math.max(delta, 0) : Math.max(-delta, 0));
       }, 0);
     const rows = wallets.map((wallet) => ({
-        walletId: wallet._id as string,
-        availableMinor: (wallet.availableMinor as number) + inFlightView(wallet, 'availableDeltaMinor'),
-        heldMinor: (wallet.heldMinor as number) + inFlightView(wallet, 'heldDeltaMinor'),
-        ledgerAvailable: sums.get(wallet._id as string)?.available ?? 0,
-        ledgerHeld: sums.get(wallet._id as string)?.held ?? 0,
-      }));
+      walletId: wallet._id as string,
+      availableMinor: (wallet.availableMinor as number) + inFlightView(wallet, 'availableDeltaMinor'),
+      heldMinor: (wallet.heldMinor as number) + inFlightView(wallet, 'heldDeltaMinor'),
+      ledgerAvailable: sums.get(wallet._id as string)?.available ?? 0,
+      ledgerHeld: sums.get(wallet._id as string)?.held ?? 0,
+    }));
     const mismatched = rows.filter((row) => row.availableMinor !== row.ledgerAvailable || row.heldMinor !== row.ledgerHeld);
     const topUps = await db.collection('topups').find({ status: 'Completed' }).toArray();
     const payouts = await db.collection('payouts').find({ status: 'Completed' }).toArray();

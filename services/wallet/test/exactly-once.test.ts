@@ -77,7 +77,7 @@ describe('a run that died at each point of an op', () => {
     expect(await applyWalletOp(walletId, op)).toEqual({ kind: 'repeat' });
     await finishOpsInFlight(future());
     expect(await balancesOf(user)).toEqual({ available: 70_00, held: 0 });
-    expect((await walletDoc(walletId))).toMatchObject({ inflight: [], inflightInMinor: 0, inflightOutMinor: 0 });
+    expect(await walletDoc(walletId)).toMatchObject({ inflight: [], inflightInMinor: 0, inflightOutMinor: 0 });
     expect(await ledgerMatches(user)).toBe(true);
   });
 

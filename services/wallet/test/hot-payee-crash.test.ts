@@ -89,9 +89,9 @@ test('32 payers → 1 seller, the wallet process SIGKILLed mid-run: every transf
 
   const transfers = await Transfer.find({ toUserId: seller.id }).lean();
   const byStatus = transfers.reduce<Record<string, number>>((n, t) => ({ ...n, [t.status]: (n[t.status] ?? 0) + 1 }), {});
-  console.log(
+  process.stdout.write(
     `[hot-payee-crash] ${answered} answered before the kill, ${cut} cut off; at the kill: ${unfinishedAtKill} transfers unfinished, ` +
-      `${inflightAtKill} ops in flight; after recovery: ${JSON.stringify(byStatus)}`,
+      `${inflightAtKill} ops in flight; after recovery: ${JSON.stringify(byStatus)}\n`,
   );
   expect(unfinishedAtKill + inflightAtKill).toBeGreaterThan(0); // the kill did cut transfers mid-flow
   expect(Object.keys(byStatus).sort()).toEqual(['Completed']); // funds never ran short: none Failed, none left

@@ -172,10 +172,9 @@ export class WalletRepository {
   /** Wallets still in the previous release's form (op ids in `appliedOps`, entries in `pendingEntries`, `doneOps`). */
   async legacyIds(limit = 200): Promise<string[]> {
     const wallets = await this.Wallet.collection
-      .find(
-        { $or: [{ appliedOps: { $ne: false } }, { pendingEntries: { $exists: true } }, { doneOps: { $exists: true } }] } as object,
-        { projection: { _id: 1 } },
-      )
+      .find({ $or: [{ appliedOps: { $ne: false } }, { pendingEntries: { $exists: true } }, { doneOps: { $exists: true } }] } as object, {
+        projection: { _id: 1 },
+      })
       .limit(limit)
       .toArray();
     return wallets.map((wallet) => wallet._id as unknown as string);
@@ -199,9 +198,12 @@ export class WalletRepository {
 
   /** Migration, last write: the old arrays go, once every entry read by `legacyEntries` is in the ledger. */
   async dropLegacy(walletId: string): Promise<void> {
-    await this.Wallet.collection.updateOne({ _id: walletId, appliedOps: false } as object, {
-      $unset: { pendingEntries: '', doneOps: '' },
-    } as object);
+    await this.Wallet.collection.updateOne(
+      { _id: walletId, appliedOps: false } as object,
+      {
+        $unset: { pendingEntries: '', doneOps: '' },
+      } as object,
+    );
   }
 
   private async settle(

@@ -43,7 +43,12 @@ describe('why the write that takes an op into flight matched no wallet (refusalO
     ['short of held', 'insufficient_funds', wallet(10, 4), op({ availableDeltaMinor: 5, heldDeltaMinor: -5 })],
     ['a credit with no room', 'ceiling_exceeded', wallet(10, 0), op({ availableDeltaMinor: 5, ceilingMinor: 14 })],
     ['room taken by a credit in flight', 'ceiling_exceeded', wallet(5, 0, 5), op({ availableDeltaMinor: 5, ceilingMinor: 14 })],
-    ['room taken by what a debit in flight took (a rollback gives it back)', 'ceiling_exceeded', wallet(5, 0, 0, 5), op({ availableDeltaMinor: 5, ceilingMinor: 14 })],
+    [
+      'room taken by what a debit in flight took (a rollback gives it back)',
+      'ceiling_exceeded',
+      wallet(5, 0, 0, 5),
+      op({ availableDeltaMinor: 5, ceilingMinor: 14 }),
+    ],
     ['no such wallet', 'insufficient_funds', null, op({ availableDeltaMinor: 5 })],
     ['the guards pass on this read: take it again', null, wallet(10, 0, 2, 2), op({ availableDeltaMinor: -5 })],
     ['a credit that fits, counting the ops in flight', null, wallet(5, 0, 2, 2), op({ availableDeltaMinor: 5, ceilingMinor: 14 })],
@@ -54,10 +59,26 @@ describe('why the write that takes an op into flight matched no wallet (refusalO
 
 describe('an op moves a wallet in two writes (escrowOf): what it takes at once, what it adds at the commit', () => {
   test.each([
-    ['a debit', op({ availableDeltaMinor: -5 }), { takeAvailableMinor: 5, takeHeldMinor: 0, addAvailableMinor: 0, addHeldMinor: 0, inMinor: 0, outMinor: 5 }],
-    ['a credit', op({ availableDeltaMinor: 5 }), { takeAvailableMinor: 0, takeHeldMinor: 0, addAvailableMinor: 5, addHeldMinor: 0, inMinor: 5, outMinor: 0 }],
-    ['a hold', op({ availableDeltaMinor: -5, heldDeltaMinor: 5 }), { takeAvailableMinor: 5, takeHeldMinor: 0, addAvailableMinor: 0, addHeldMinor: 5, inMinor: 5, outMinor: 5 }],
-    ['a release with a refund', op({ availableDeltaMinor: 3, heldDeltaMinor: -5 }), { takeAvailableMinor: 0, takeHeldMinor: 5, addAvailableMinor: 3, addHeldMinor: 0, inMinor: 3, outMinor: 5 }],
+    [
+      'a debit',
+      op({ availableDeltaMinor: -5 }),
+      { takeAvailableMinor: 5, takeHeldMinor: 0, addAvailableMinor: 0, addHeldMinor: 0, inMinor: 0, outMinor: 5 },
+    ],
+    [
+      'a credit',
+      op({ availableDeltaMinor: 5 }),
+      { takeAvailableMinor: 0, takeHeldMinor: 0, addAvailableMinor: 5, addHeldMinor: 0, inMinor: 5, outMinor: 0 },
+    ],
+    [
+      'a hold',
+      op({ availableDeltaMinor: -5, heldDeltaMinor: 5 }),
+      { takeAvailableMinor: 5, takeHeldMinor: 0, addAvailableMinor: 0, addHeldMinor: 5, inMinor: 5, outMinor: 5 },
+    ],
+    [
+      'a release with a refund',
+      op({ availableDeltaMinor: 3, heldDeltaMinor: -5 }),
+      { takeAvailableMinor: 0, takeHeldMinor: 5, addAvailableMinor: 3, addHeldMinor: 0, inMinor: 3, outMinor: 5 },
+    ],
   ] as const)('%s', (_name, given, moves) => {
     const escrow = escrowOf(given);
     expect(escrow).toEqual(moves);
