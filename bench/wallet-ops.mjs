@@ -112,12 +112,14 @@ async function run(name, dist, url) {
       `[bench] ${name}: op ${checkpoint}: ${rows.get(checkpoint).msPerOp.toFixed(3)} ms/op, ${rows.get(checkpoint).bytes} bytes\n`,
     );
   }
+  const lastBytes = await size().catch(() => null);
   await connection.dropDatabase().catch(() => undefined);
   await connection.close();
+  const where = `op ${applied.toLocaleString('en')} (the wallet then ${lastBytes?.toLocaleString('en') ?? '?'} bytes)`;
   const stoppedAt = failure
-    ? `failed at op ~${applied}: ${String(failure.message ?? failure).slice(0, 80)}`
+    ? `failed at ${where}: ${String(failure.message ?? failure).slice(0, 80)}`
     : applied < OPS
-      ? `out of time at op ${applied}`
+      ? `out of time (BENCH_BUDGET_SECONDS) at ${where}`
       : null;
   return { rows, stoppedAt };
 }
