@@ -16,7 +16,7 @@ export interface WalletWork {
 
 /**
  * Applies each op once, at a cost that does not grow with a wallet's history (README "Money",
- * "Exactly once"): three single-document writes, none of which keeps the op id on the wallet.
+ * "Exactly once"): three single-document writes, after which the op id is left only in the ledger.
  *
  * 1. `escrow`: the wallet takes the op into flight under its guards — what it takes leaves the
  *    balances, what it adds waits; the op (entry and this run's token) sits in `inflight`.
