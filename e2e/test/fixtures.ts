@@ -336,7 +336,7 @@ export async function openDatabase(url: string, dbName: string) {
 
 export interface WalletCheck {
   wallets: number;
-  /** Wallets whose ledger (moved entries plus those still pending) does not sum to the balance. */
+  /** Wallets whose ledger does not sum to the balance (read with its ops in flight, see checkWallets). */
   mismatched: Array<{ walletId: string; availableMinor: number; ledgerAvailable: number; heldMinor: number; ledgerHeld: number }>;
   availableMinor: number;
   heldMinor: number;
@@ -358,19 +358,27 @@ export async function checkWallets(system: System): Promise<WalletCheck> {
       sum.held += entry.heldDeltaMinor as number;
       sums.set(entry.walletId as string, sum);
     };
-    const moved = new Set(entries.map((entry) => entry._id as string));
+    const moved = new Map(entries.map((entry) => [entry._id as string, entry]));
     for (const entry of entries) add(entry);
     for (const wallet of wallets)
       for (const entry of (wallet.pendingEntries as Array<Record<string, unknown>>) ?? []) if (!moved.has(entry.id as string)) add(entry);
-    const mismatched = wallets
-      .map((wallet) => ({
-        walletId: wallet._id as string,
-        availableMinor: wallet.availableMinor as number,
-        heldMinor: wallet.heldMinor as number,
-        ledgerAvailable: sums.get(wallet._id as string)?.available ?? 0,
-        ledgerHeld: sums.get(wallet._id as string)?.held ?? 0,
-      }))
-      .filter((row) => row.availableMinor !== row.ledgerAvailable || row.heldMinor !== row.ledgerHeld);
+    // An op in flight (its run cut off): the balance has what it took and not what it adds yet.
+    // Decided (its entry carries its token): the ledger counts it whole, so the balance is read
+    // with what it adds; else the ledger does not count it, so the balance is read with what it took given back.
+    const inFlightView = (wallet: Record<string, unknown>, field: 'availableDeltaMinor' | 'heldDeltaMinor') =>
+      ((wallet.inflight as Array<Record<string, unknown>> | undefined) ?? []).reduce((sum, op) => {
+        const delta = op[field] as number;
+        const decided = moved.get(op.id as string)?.token === op.token;
+        return sum + (decided ? Math.max(delta, 0) : Math.max(-delta, 0));
+      }, 0);
+    const rows = wallets.map((wallet) => ({
+      walletId: wallet._id as string,
+      availableMinor: (wallet.availableMinor as number) + inFlightView(wallet, 'availableDeltaMinor'),
+      heldMinor: (wallet.heldMinor as number) + inFlightView(wallet, 'heldDeltaMinor'),
+      ledgerAvailable: sums.get(wallet._id as string)?.available ?? 0,
+      ledgerHeld: sums.get(wallet._id as string)?.held ?? 0,
+    }));
+    const mismatched = rows.filter((row) => row.availableMinor !== row.ledgerAvailable || row.heldMinor !== row.ledgerHeld);
     const topUps = await db.collection('topups').find({ status: 'Completed' }).toArray();
     const payouts = await db.collection('payouts').find({ status: 'Completed' }).toArray();
     const transfers = await db.collection('transfers').find().toArray();
@@ -380,8 +388,8 @@ export async function checkWallets(system: System): Promise<WalletCheck> {
     return {
       wallets: wallets.length,
       mismatched,
-      availableMinor: wallets.reduce((sum, wallet) => sum + (wallet.availableMinor as number), 0),
-      heldMinor: wallets.reduce((sum, wallet) => sum + (wallet.heldMinor as number), 0),
+      availableMinor: rows.reduce((sum, row) => sum + row.availableMinor, 0),
+      heldMinor: rows.reduce((sum, row) => sum + row.heldMinor, 0),
       completedTopUpsMinor: topUps.reduce((sum, completed) => sum + (completed.amountMinor as number), 0),
       settledPayoutsMinor: payouts.reduce((sum, payout) => sum + (payout.amountMinor as number), 0),
       transfersByStatus,

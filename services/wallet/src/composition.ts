@@ -28,7 +28,7 @@ import { PayoutRepository } from './db/payout.repository';
 import { TopUpRepository } from './db/topup.repository';
 import { TransferRepository } from './db/transfer.repository';
 import { WalletRepository } from './db/wallet.repository';
-import { FORGET_OPS_AFTER_MS } from './domain/wallet-ops';
+import { FINISH_INFLIGHT_AFTER_MS } from './domain/wallet-ops';
 import { bookingEventsConsumer } from './events/booking-events.consumer';
 import { userRegisteredConsumer } from './events/user-registered.consumer';
 import { ChapaProvider } from './payments/chapa.provider';
@@ -89,7 +89,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     ],
   });
   const walletRepository = new WalletRepository(models);
-  const ledger = new LedgerRepository(models, log);
+  const ledger = new LedgerRepository(models, walletRepository, log);
   const holdRepository = new BookingHoldRepository(models);
   const events = new RelayedEvents(runtime.outbox, { topups: models.TopUp, payouts: models.Payout, 'booking-holds': models.BookingHold });
   const steps = new WalletSteps(walletRepository, ledger);
@@ -143,14 +143,16 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     log,
     transferRepository,
   );
+  let migrated = false;
   const sweep = walletSweep(
     [
+      { name: 'ops-in-flight', run: () => ledger.sweep(new Date(Date.now() - FINISH_INFLIGHT_AFTER_MS)) },
+      // Until a pass finds none left (a wallet opened later by a process of the previous release is migrated by its first op).
+      { name: 'migrate-wallets', run: async () => void (migrated ||= (await ledger.migrateLegacy()) === 0) },
       { name: 'topups', run: () => topUps.reconcile() },
       { name: 'booking-holds', run: () => holds.resume() },
       { name: 'payouts', run: () => payouts.resume() },
       { name: 'transfers', run: () => transfers.resume() },
-      { name: 'ledger', run: () => ledger.sweep() },
-      { name: 'forgotten-ops', run: () => walletRepository.dropForgottenOps(new Date(Date.now() - FORGET_OPS_AFTER_MS)) },
       { name: 'limits', run: () => limits.deleteExpired() },
       { name: 'idempotency-keys', run: () => requests.deleteExpired() },
     ],

@@ -1,7 +1,7 @@
 import { makeEvent } from '@mkt/contracts';
 import { listenForEvents, readQueue, testServers, waitFor } from '@mkt/infra';
 import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
-import { PLATFORM_USER_ID } from '../src/domain/booking-holds';
+import { holdOp, PLATFORM_USER_ID, releaseOp, sellerCreditOp } from '../src/domain/booking-holds';
 import { settlementOf } from '../src/domain/settlement';
 import {
   applyWalletOp,
@@ -10,6 +10,7 @@ import {
   call,
   env,
   givenBalance,
+  LedgerEntryModel,
   ledgerMatches,
   log,
   newUser,
@@ -208,19 +209,27 @@ describe('settling a hold', () => {
     expect(await ledgerMatches(seller)).toBe(true);
   });
 
-  test('an hour after a settlement the wallets forget its op ids', async () => {
+  test('a settlement’s op ids live in the ledger, not on the wallets: its steps replayed long after change nothing', async () => {
     const { buyer, seller } = await parties(500_00);
     const body = holdBody(buyer, seller, 100_00);
     await hold(body);
     await completed([body.bookingId], seller.id);
-    const opsOf = async (user: User) =>
-      ((await Wallet.findOne({ userId: user.id }).lean())?.appliedOps ?? []).filter((id) => id.includes(body.bookingId));
-    expect(await opsOf(buyer)).toEqual([`booking:${body.bookingId}:hold`, `booking:${body.bookingId}:release`]);
-    expect(await opsOf(seller)).toEqual([`booking:${body.bookingId}:capture`]);
-    await walletApp().parts.holds.resume(new Date(Date.now() + 2 * 3_600_000));
-    expect(await opsOf(buyer)).toEqual([]);
-    expect(await opsOf(seller)).toEqual([]);
+    const record = (await walletApp().parts.holds.find(body.bookingId))!;
+    const buyerWallet = (await Wallet.findOne({ userId: buyer.id }).lean())!;
+    const sellerWallet = (await Wallet.findOne({ userId: seller.id }).lean())!;
+    for (const wallet of [buyerWallet, sellerWallet]) expect(wallet).toMatchObject({ appliedOps: false, inflight: [] });
+    // A stalled run of every step, arriving long after (no hour, no forgetting: the ledger keeps the ids).
+    const replays = [
+      applyWalletOp(buyerWallet._id, holdOp(record)),
+      applyWalletOp(buyerWallet._id, releaseOp(record, record.settlement!)),
+      applyWalletOp(sellerWallet._id, sellerCreditOp(record, record.settlement!, walletApp().config.WALLET_BALANCE_CEILING)),
+    ];
+    for (const outcome of await Promise.all(replays)) expect(outcome).toEqual({ kind: 'repeat' });
+    expect(await balancesOf(buyer)).toEqual({ available: 400_00, held: 0 });
     expect(await balancesOf(seller)).toEqual({ available: 90_00, held: 0 });
+    expect(await LedgerEntryModel.countDocuments({ reference: body.bookingId })).toBe(4); // hold, release, capture, fee
+    expect(await ledgerMatches(buyer)).toBe(true);
+    expect(await ledgerMatches(seller)).toBe(true);
   });
 
   test('the split of a settlement always sums to the hold; the fee never overflows', () => {
@@ -284,8 +293,9 @@ describe('voiding and faults', () => {
     // ...and the process dies here. The consultation asks again:
     expect((await hold(body)).body.data.status).toBe('Held');
     expect(await balancesOf(buyer)).toEqual({ available: 200_00, held: 100_00 });
-    // Its op id stays on the wallet (a repeat is a no-op) until long after the settlement.
-    expect((await Wallet.findById(wallet._id).lean())!.appliedOps.filter((id) => id === `booking:${body.bookingId}:hold`)).toHaveLength(1);
+    // Its op id is a ledger key: one entry, nothing left on the wallet (a repeat is a no-op).
+    expect(await LedgerEntryModel.countDocuments({ _id: `booking:${body.bookingId}:hold` })).toBe(1);
+    expect((await Wallet.findById(wallet._id).lean())!.inflight).toEqual([]);
   });
 
   test('a hold applied for a booking given up meanwhile is released by the sweep, once', async () => {

@@ -11,6 +11,7 @@ import {
   BookingHold,
   call,
   givenBalance,
+  LedgerEntryModel,
   ledgerMatches,
   newUser,
   openWallet,
@@ -120,8 +121,8 @@ describe('top-ups are credited after a crash in their completion', () => {
     await walletApp().parts.topUps.reconcile(later());
     expect((await TopUp.findOne({ referenceId }).lean())?.credit).toBe('done');
     expect(await balancesOf(user)).toEqual({ available: 150_50, held: 0 });
-    const wallet = (await Wallet.findOne({ userId: user.id }).lean())!;
-    expect(wallet.appliedOps.filter((op) => op === `topup:${topUp._id}:credit`)).toHaveLength(1);
+    expect(await LedgerEntryModel.countDocuments({ _id: `topup:${topUp._id}:credit` })).toBe(1);
+    expect((await Wallet.findOne({ userId: user.id }).lean())!.inflight).toEqual([]);
     expect(await ledgerMatches(user)).toBe(true);
   });
 });

@@ -7,7 +7,6 @@ import { walletService, type WalletParts } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
 import type { WalletModels } from '../src/db/models';
 import type { WalletOp } from '../src/domain/records';
-import { FORGET_OPS_AFTER_MS } from '../src/domain/wallet-ops';
 
 export const log = pino({ level: 'silent' });
 const identity = testIdentity();
@@ -31,6 +30,9 @@ function baseEnv(): Record<string, string> {
     CHECKOUT_REDIRECT_ORIGINS: 'https://shop.example',
   });
 }
+
+/** The environment a wallet of this file starts with (a wallet process of a test's own takes it too). */
+export const walletEnv = (overrides: Record<string, string> = {}): Record<string, string> => ({ ...baseEnv(), ...overrides });
 
 /** The wallets started and not closed yet: the last one is the file's models and helpers below. */
 const running: WalletApp[] = [];
@@ -96,9 +98,8 @@ export const applyWalletOp = (walletId: string, op: WalletOp) => current().parts
 /** An op applied as a step applies it: its pending entries, null for a repeat; a refusal throws. */
 export const applyOp = (walletId: string, op: WalletOp) => current().parts.steps.apply({ walletId, op });
 
-/** The sweep's pass over op ids forgotten over an hour before `now`. */
-export const dropForgottenOps = (now: Date) =>
-  current().parts.walletRepository.dropForgottenOps(new Date(now.getTime() - FORGET_OPS_AFTER_MS));
+/** The sweep's pass over ops left in flight since before `cutoff` (their run died). */
+export const finishOpsInFlight = (cutoff: Date) => current().parts.ledger.sweep(cutoff);
 
 export async function disconnectDatabase(): Promise<void> {
   await mongoose.disconnect();
@@ -126,7 +127,7 @@ export async function balancesOf(user: TestUser): Promise<{ available: number; h
   return { available: wallet?.availableMinor ?? 0, held: wallet?.heldMinor ?? 0 };
 }
 
-/** Moves pending ledger entries, then checks that the ledger sums to the balances. */
+/** Finishes the wallet's ops in flight, then checks that the ledger sums to the balances. */
 export async function ledgerMatches(user: TestUser): Promise<boolean> {
   const wallet = await Wallet.findOne({ userId: user.id }).lean();
   if (!wallet) return false;

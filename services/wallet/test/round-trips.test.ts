@@ -52,9 +52,9 @@ describe('database round trips per operation', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('Completed');
-    // both wallets (one read), the transfer; per step (debit, credit): the guarded wallet
-    // write, the transfer's step, the ledger insert, then done-op + pull in one update.
-    expect(counter.counts()).toEqual({ findAndModify: 2, find: 1, insert: 3, update: 4 });
+    // both wallets (one read), the transfer; per step (debit, credit): the op taken into
+    // flight (the guarded wallet write), its ledger insert, the commit, the transfer's step.
+    expect(counter.counts()).toEqual({ find: 1, insert: 3, update: 6 });
     expect(await balancesOf(from)).toEqual({ available: 75_00, held: 0 });
     expect(await balancesOf(to)).toEqual({ available: 25_00, held: 0 });
     expect(await ledgerMatches(from)).toBe(true);
@@ -73,7 +73,7 @@ describe('database round trips per operation', () => {
       headers: { 'idempotency-key': uniqueName('k') },
     });
     expect(res.status).toBe(200);
-    expect(counter.counts()).toEqual({ findAndModify: 2, find: 1, insert: 4, update: 5 });
+    expect(counter.counts()).toEqual({ find: 1, insert: 4, update: 7 });
   });
 
   test('a booking hold: 6 commands', async () => {
@@ -94,9 +94,9 @@ describe('database round trips per operation', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('Held');
-    // buyer's wallet (a read: it exists), the hold record (upsert), the guarded wallet write,
-    // Held, the ledger insert, the pull of the moved entry.
-    expect(counter.counts()).toEqual({ find: 1, findAndModify: 3, insert: 1, update: 1 });
+    // buyer's wallet (a read: it exists), the hold record (upsert), the op taken into flight
+    // (the guarded wallet write), its ledger insert, the commit, Held.
+    expect(counter.counts()).toEqual({ find: 1, findAndModify: 2, insert: 1, update: 2 });
     expect(await balancesOf(buyer)).toEqual({ available: 60_00, held: 40_00 });
     expect(await ledgerMatches(buyer)).toBe(true);
   });
@@ -117,9 +117,9 @@ describe('database round trips per operation', () => {
       if (tries > 200) throw new Error('the top-up event was never published');
       await new Promise((resolve) => setImmediate(resolve));
     }
-    // read the top-up, Completed + event (one write), the credit step (guarded wallet write,
-    // top-up step, ledger insert, done-op + pull), the outbox: read the events, pull them.
-    expect(counter.counts()).toEqual({ find: 2, findAndModify: 2, insert: 1, update: 3 });
+    // read the top-up, Completed + event (one write), the credit step (the op taken into
+    // flight, its ledger insert, the commit, the top-up's step), the outbox: read the events, pull them.
+    expect(counter.counts()).toEqual({ find: 2, findAndModify: 1, insert: 1, update: 4 });
     expect(await balancesOf(user)).toEqual({ available: 20_00, held: 0 });
     expect(await ledgerMatches(user)).toBe(true);
   });

@@ -41,9 +41,8 @@ import {
   voidedMarker,
   type BookingHoldSettings,
 } from '../domain/booking-holds';
-import type { BookingHoldDoc, LedgerEntry, SettlementKind } from '../domain/records';
+import type { BookingHoldDoc, SettlementKind } from '../domain/records';
 import { isSettlementDue, settlementEvent } from '../domain/settlement';
-import { FORGET_OPS_AFTER_MS } from '../domain/wallet-ops';
 import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/wallet.errors';
 import type { EventsOut } from './outbox';
 import { stepStatus, type WalletSteps, type WalletWork } from './wallet-steps';
@@ -58,7 +57,7 @@ interface SettlementRun {
  * The money of paid bookings (see domain/booking-holds.ts), on kit's step runner: the `hold`
  * flow (one step on the buyer's wallet), then, once a settlement is decided, the settlement
  * flow — `release` (buyer), `credit` (seller), `fee` (platform), `settled` (the record ends with
- * its event). A booking's op ids stay on the wallets until long after the settlement ended.
+ * its event). Each op applies once, ever: its id is its ledger entry's key.
  */
 export class BookingHolds {
   private readonly holdFlow: Flow<BookingHoldDoc>;
@@ -82,7 +81,7 @@ export class BookingHolds {
     };
     this.holdFlow = defineFlow('booking-hold', [holdStep]);
     // No room under the ceiling for a credit: it stays owed and the sweep retries it (logged).
-    const credits: StepKind<WalletWork, LedgerEntry[] | null> = {
+    const credits: StepKind<WalletWork, boolean> = {
       apply: async (work, opId) => {
         try {
           return await steps.apply(work);
@@ -92,7 +91,7 @@ export class BookingHolds {
           throw err;
         }
       },
-      after: (entries, work) => steps.after(entries, work),
+      after: () => steps.after(),
     };
     const record = (field: HoldStepField) => async (hold: BookingHoldDoc) => {
       await this.holds.recordStep(hold._id, field);
@@ -110,7 +109,7 @@ export class BookingHolds {
         name: 'release',
         opId: (hold) => releaseOpId(hold._id),
         status: (hold) => stepStatus(hold.release),
-        work: (hold) => ({ walletId: hold.buyerWalletId!, op: releaseOp(hold, hold.settlement!), keepOpId: true }),
+        work: (hold) => ({ walletId: hold.buyerWalletId!, op: releaseOp(hold, hold.settlement!) }),
         record: record('release'),
       }),
       kindStep(credits, {
@@ -120,7 +119,7 @@ export class BookingHolds {
         work: async (hold) => {
           const seller = await this.walletRepository.find({ userId: hold.sellerId });
           if (!seller) throw new NotFound('Seller wallet'); // opened at registration; the sweep retries
-          return { walletId: seller._id, op: sellerCreditOp(hold, hold.settlement!, settings.ceilingMinor), keepOpId: true };
+          return { walletId: seller._id, op: sellerCreditOp(hold, hold.settlement!, settings.ceilingMinor) };
         },
         record: record('credit'),
       }),
@@ -130,7 +129,7 @@ export class BookingHolds {
         status: (hold) => stepStatus(hold.fee),
         work: async (hold) => {
           const platform = await this.wallets.open(PLATFORM_USER_ID, platformUserRef(settings.referencePrefix));
-          return { walletId: platform._id, op: platformFeeOp(hold, hold.settlement!, settings.ceilingMinor), keepOpId: true };
+          return { walletId: platform._id, op: platformFeeOp(hold, hold.settlement!, settings.ceilingMinor) };
         },
         record: record('fee'),
       }),
@@ -245,8 +244,7 @@ export class BookingHolds {
 
   /**
    * Finishes settlements a crash interrupted (the runner resumes their flow, under the
-   * decision's correlation id), gives back holds whose record never took them, and lets the
-   * wallets forget the op ids of settlements long over.
+   * decision's correlation id) and gives back holds whose record never took them.
    */
   async resume(now = new Date()): Promise<void> {
     await resumeFlow(this.settlementFlow, {
@@ -258,7 +256,6 @@ export class BookingHolds {
       },
     });
     await this.reconcileStrayHolds(now);
-    await this.forgetSettledOps(now);
   }
 
   /**
@@ -285,11 +282,9 @@ export class BookingHolds {
 
   /** The hold step: applied to the wallet once (op id), then recorded; a refusal is final. */
   private async takeHold(record: BookingHoldDoc): Promise<BookingHoldDoc> {
-    // The op id stays on the wallet until the settlement is long over (FORGET_OPS_AFTER_MS).
-    const work: WalletWork = { walletId: record.buyerWalletId!, op: holdOp(record), keepOpId: true };
-    let entries: LedgerEntry[] | null;
+    const work: WalletWork = { walletId: record.buyerWalletId!, op: holdOp(record) };
     try {
-      entries = await this.steps.apply(work);
+      await this.steps.apply(work);
     } catch (err) {
       if (!(err instanceof InsufficientFunds)) throw err;
       await this.holds.reject(record._id);
@@ -297,7 +292,6 @@ export class BookingHolds {
     }
     const fresh = (await this.holds.recordHeld(record._id)) ?? (await this.holds.find(record._id))!;
     if (fresh.hold === 'done') {
-      await this.steps.after(entries, work);
       this.log.info({ bookingId: record._id, correlationId: record.correlationId, amountMinor: record.amountMinor }, 'booking amount held');
     } else {
       // Voided or refused while this hold was being applied: the money goes straight back.
@@ -308,14 +302,13 @@ export class BookingHolds {
 
   /**
    * Gives back a hold that was applied to the wallet but never recorded on its (now ended)
-   * record. Both op ids stay on the wallet for good (a rare path), so neither the hold nor its
-   * release can ever apply again.
+   * record. Neither the hold nor its give-back can ever apply again (their op ids are ledger keys).
    */
   private async unholdIfApplied(record: BookingHoldDoc): Promise<void> {
     const walletId = record.buyerWalletId;
     if (!walletId || record.hold === 'done') return;
-    if (!(await this.walletRepository.hasApplied(walletId, holdOpId(record._id)))) return;
-    await this.steps.applyAndMove(walletId, unholdOp(record));
+    if (!(await this.steps.hasApplied(walletId, holdOpId(record._id)))) return;
+    await this.steps.apply({ walletId, op: unholdOp(record) });
     this.log.warn({ bookingId: record._id }, 'a hold applied after its booking was given up was released');
   }
 
@@ -330,19 +323,6 @@ export class BookingHolds {
       if (record.status === 'Pending') await this.holds.voidPending(record._id);
       const fresh = (await this.holds.find(record._id))!;
       if (fresh.hold !== 'done' && fresh.status !== 'Pending') await this.unholdIfApplied(fresh);
-    }
-  }
-
-  /** Lets the wallets forget the op ids of settlements ended long ago (keeps `appliedOps` small). */
-  private async forgetSettledOps(now: Date): Promise<void> {
-    for (const record of await this.holds.settledBefore(new Date(now.getTime() - FORGET_OPS_AFTER_MS))) {
-      const id = record._id;
-      if (record.buyerWalletId) await this.walletRepository.dropOps(record.buyerWalletId, [holdOpId(id), releaseOpId(id)]);
-      const seller = await this.walletRepository.find({ userId: record.sellerId });
-      if (seller) await this.walletRepository.dropOps(seller._id, [captureOpId(id)]);
-      const platform = await this.walletRepository.find({ userId: PLATFORM_USER_ID });
-      if (platform) await this.walletRepository.dropOps(platform._id, [feeOpId(id)]);
-      await this.holds.markOpsForgotten(id);
     }
   }
 

@@ -7,10 +7,11 @@ export interface SweepPass {
 }
 
 /**
- * The sweeper (`SWEEP_INTERVAL_MS`): the flows' resumes (each through kit's step runner: top-up
- * credits, booking settlements, payouts, transfers), then the housekeeping (ledger moves, op ids
- * forgotten an hour ago, expired limit counters and idempotency keys). The passes are not a flow
- * — they own no record and share no op id — so one failing never stops the others.
+ * The sweeper (`SWEEP_INTERVAL_MS`): the ledger's housekeeping first (ops left in flight by a run
+ * that died are finished; wallets of the previous release migrated), then the flows' resumes
+ * (each through kit's step runner: top-up credits, booking settlements, payouts, transfers), then
+ * expired limit counters and idempotency keys. The passes are not a flow — they own no record
+ * and share no op id — so one failing never stops the others.
  */
 export function walletSweep(passes: SweepPass[], log: Logger): () => Promise<void> {
   return async () => {

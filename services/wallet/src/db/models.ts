@@ -24,9 +24,10 @@ const walletSchema = new Schema<WalletDoc>(
     currency: { type: String, required: true, default: DEFAULT_CURRENCY },
     availableMinor: { type: Number, required: true, default: 0, min: 0 },
     heldMinor: { type: Number, required: true, default: 0, min: 0 },
-    appliedOps: { type: [String], default: [] },
-    doneOps: freeFormArrayField,
-    pendingEntries: freeFormArrayField,
+    inflight: freeFormArrayField,
+    inflightInMinor: { type: Number, required: true, default: 0 },
+    inflightOutMinor: { type: Number, required: true, default: 0 },
+    appliedOps: { type: Schema.Types.Mixed, default: false },
   },
   { timestamps: true, versionKey: false },
 );
@@ -39,9 +40,11 @@ export interface LedgerEntryDoc {
   heldDeltaMinor: number;
   reference: string;
   createdAt: Date;
+  /** The run whose in-flight op this entry decided (entries of the previous release have none). */
+  token?: string;
 }
 
-/** Append-only; an entry's id is its op id, so moving it twice keeps one. */
+/** Append-only; an entry's id is its op id: inserted once, ever (what decides the op applied). */
 const ledgerSchema = new Schema<LedgerEntryDoc>(
   {
     _id: { type: String, required: true },
@@ -51,6 +54,7 @@ const ledgerSchema = new Schema<LedgerEntryDoc>(
     heldDeltaMinor: { type: Number, required: true },
     reference: { type: String, required: true },
     createdAt: { type: Date, required: true },
+    token: { type: String },
   },
   { versionKey: false },
 );

@@ -1,11 +1,22 @@
 import { DEFAULT_CURRENCY, newReference, newUuid } from '@mkt/contracts';
 import { isDuplicateKey } from '@mkt/kit';
-import type { ApplyOutcome, BoundedOp, LedgerEntry, WalletDoc, WalletSummary } from '../domain/records';
+import type { BoundedOp, InflightOp, LedgerEntry, WalletSummary } from '../domain/records';
+import { escrowOf, type WalletGuardState } from '../domain/wallet-ops';
 import type { WalletModels } from './models';
 
-const SUMMARY = { appliedOps: 0, doneOps: 0, pendingEntries: 0 };
+/** What readers of balances never need: the protocol's fields, and those of wallets not migrated yet. */
+const SUMMARY = { appliedOps: 0, inflight: 0, inflightInMinor: 0, inflightOutMinor: 0, doneOps: 0, pendingEntries: 0 };
 
-/** Every query of `wallets`: opening, reading, the guarded balance write and the op-id bookkeeping. */
+/** The fields a wallet of this protocol starts with (see `WalletDoc`). */
+const PROTOCOL_FIELDS = { appliedOps: false, inflight: [], inflightInMinor: 0, inflightOutMinor: 0 } as const;
+
+/** A wallet as a refused write reads it: its guards, its ops in flight, and whether it still needs migrating. */
+export type WalletGuardRead = WalletGuardState & { inflight: InflightOp[]; legacy: boolean };
+
+/**
+ * Every query of `wallets`: opening, reading, and the three guarded single-document writes of
+ * an op (taken into flight, committed, rolled back). Each write has its rule in its filter.
+ */
 export class WalletRepository {
   private readonly Wallet: WalletModels['Wallet'];
 
@@ -16,8 +27,8 @@ export class WalletRepository {
   /**
    * The wallet of a user, opened on first use (or by the registration event). An existing
    * wallet — nearly every call: the registration event opens it — is one indexed read, not a
-   * write (issue 25: an upsert costs the database server 3–4 times a read); a missing one is
-   * created by one upsert, so two first uses at once still create one wallet.
+   * write (an upsert costs the database server 3–4 times a read); a missing one is created by
+   * one upsert, so two first uses at once still create one wallet.
    */
   async open(userId: string, userRef: string, referencePrefix: string, now = new Date()): Promise<WalletSummary> {
     const existing = await this.find({ userId });
@@ -29,9 +40,7 @@ export class WalletRepository {
       currency: DEFAULT_CURRENCY,
       availableMinor: 0,
       heldMinor: 0,
-      appliedOps: [],
-      doneOps: [],
-      pendingEntries: [],
+      ...PROTOCOL_FIELDS,
       createdAt: now,
       updatedAt: now,
     };
@@ -67,75 +76,152 @@ export class WalletRepository {
     return this.Wallet.findById(walletId, SUMMARY).lean<WalletSummary>();
   }
 
-  /** Has this op been applied to the wallet (and not forgotten yet)? */
-  async hasApplied(walletId: string, opId: string): Promise<boolean> {
-    const wallet = await this.Wallet.findById(walletId, { appliedOps: 1 }).lean<WalletDoc>();
-    return wallet?.appliedOps.includes(opId) ?? false;
-  }
-
   /**
-   * Applies a balance change exactly once, in one single-document write: the guards (not applied
-   * before, enough available and held, the balance stays under its ceiling) are in the filter, the
-   * ledger entry rides along. A repeat of an applied op changes nothing; a change that would go
-   * negative or pass the ceiling changes nothing either, and the wallet is read (only then) so
-   * `refusal` can say which.
+   * Takes an op into flight, in one single-document write whose filter holds every guard: the
+   * wallet is of this protocol (migrated), the same op is not in flight already, enough
+   * available and held for what it takes, and the balance stays under its ceiling counting every
+   * op in flight. What the op takes leaves the balances now; what it adds waits for the commit.
+   * The write does not know whether the op was applied before: the ledger decides that next.
+   * False when the filter matched nothing (`guardState` says why).
    */
-  async apply(
-    walletId: string,
-    op: BoundedOp,
-    entry: LedgerEntry,
-    refusal: (wallet: WalletDoc | null) => Exclude<ApplyOutcome['kind'], 'applied'>,
-    now = new Date(),
-  ): Promise<ApplyOutcome> {
+  async escrow(walletId: string, op: BoundedOp, inflight: InflightOp, now = new Date()): Promise<boolean> {
+    const moves = escrowOf(op);
     const growth = op.availableDeltaMinor + op.heldDeltaMinor;
-    const filter: Record<string, unknown> = { _id: walletId, appliedOps: { $ne: op.opId } };
-    if (op.availableDeltaMinor < 0) filter.availableMinor = { $gte: -op.availableDeltaMinor };
-    if (op.heldDeltaMinor < 0) filter.heldMinor = { $gte: -op.heldDeltaMinor };
-    // The ceiling is a guard of the same write (no read-then-write): two racing credits cannot
-    // both fit under it. Balances and the ceiling stay below 2^50, so the sum is exact.
-    if (growth > 0) filter.$expr = { $lte: [{ $add: ['$availableMinor', '$heldMinor'] }, op.ceilingMinor - growth] };
-    const updated = await this.Wallet.collection.findOneAndUpdate(
+    const filter: Record<string, unknown> = {
+      _id: walletId,
+      appliedOps: false,
+      pendingEntries: { $exists: false },
+      'inflight.id': { $ne: op.opId },
+    };
+    if (moves.takeAvailableMinor > 0) filter.availableMinor = { $gte: moves.takeAvailableMinor };
+    if (moves.takeHeldMinor > 0) filter.heldMinor = { $gte: moves.takeHeldMinor };
+    // The ceiling is a guard of the same write: two racing credits cannot both fit under it.
+    // Balances and the ceiling stay below 2^50, so the sum is exact.
+    if (growth > 0)
+      filter.$expr = {
+        $lte: [{ $add: ['$availableMinor', '$heldMinor', '$inflightInMinor', '$inflightOutMinor'] }, op.ceilingMinor - growth],
+      };
+    const taken = await this.Wallet.collection.updateOne(
       filter as object,
       {
-        $inc: { availableMinor: op.availableDeltaMinor, heldMinor: op.heldDeltaMinor },
-        $push: { appliedOps: op.opId, pendingEntries: entry },
+        $inc: {
+          availableMinor: -moves.takeAvailableMinor,
+          heldMinor: -moves.takeHeldMinor,
+          inflightInMinor: moves.inMinor,
+          inflightOutMinor: moves.outMinor,
+        },
+        $push: { inflight: inflight },
         $set: { updatedAt: now },
       } as object,
-      { returnDocument: 'after', projection: { pendingEntries: 1 } },
     );
-    if (updated) return { kind: 'applied', pendingEntries: (updated.pendingEntries as LedgerEntry[] | undefined) ?? [entry] };
-    const wallet = await this.Wallet.findById(walletId, { appliedOps: 1, availableMinor: 1, heldMinor: 1 }).lean<WalletDoc>();
-    return { kind: refusal(wallet) };
+    return taken.matchedCount === 1;
   }
 
   /**
-   * The owning record says the step is done: the op id is forgotten, but only an hour later
-   * (`dropForgottenOps`). A step run twice at once (a request and the sweep, a redelivered
-   * event) can then never apply again after the first run forgot it, whatever its stale read.
+   * The op its ledger entry decided (the entry carries this run's token): what it adds reaches
+   * the balances and it leaves flight, in one write matched on the token — done once, whoever
+   * finishes it.
    */
-  async forgetOp(walletId: string, opId: string, now = new Date()): Promise<void> {
-    await this.Wallet.updateOne({ _id: walletId, 'doneOps.id': { $ne: opId } }, { $push: { doneOps: { id: opId, at: now } } });
+  async commit(walletId: string, inflight: InflightOp, now = new Date()): Promise<boolean> {
+    const moves = escrowOf(inflight);
+    return this.settle(walletId, inflight.token, moves.addAvailableMinor, moves.addHeldMinor, moves, now);
   }
 
-  /** Drops op ids from a wallet now (their steps ended long ago). */
-  async dropOps(walletId: string, opIds: string[]): Promise<void> {
-    await this.Wallet.updateOne({ _id: walletId }, { $pullAll: { appliedOps: opIds } });
+  /** The op was applied before by another run (the ledger says so): what this run took goes back, once. */
+  async rollback(walletId: string, inflight: InflightOp, now = new Date()): Promise<boolean> {
+    const moves = escrowOf(inflight);
+    return this.settle(walletId, inflight.token, moves.takeAvailableMinor, moves.takeHeldMinor, moves, now);
   }
 
-  /** The sweep: op ids forgotten before `cutoff` leave `appliedOps` (keeps it small). */
-  async dropForgottenOps(cutoff: Date): Promise<void> {
-    const wallets = await this.Wallet.find({ 'doneOps.at': { $lt: cutoff } }, { doneOps: 1 })
-      .limit(200)
-      .lean<WalletDoc[]>();
-    for (const wallet of wallets) {
-      const old = wallet.doneOps.filter((entry) => new Date(entry.at).getTime() < cutoff.getTime());
-      // Pulled as the exact stored values (works on every MongoDB-compatible server).
-      await this.Wallet.collection.updateOne(
-        { _id: wallet._id } as object,
-        {
-          $pullAll: { appliedOps: old.map((entry) => entry.id), doneOps: old },
-        } as object,
-      );
-    }
+  /** A wallet's guards, its ops in flight and whether it still needs migrating (after a refused `escrow`). */
+  async guardState(walletId: string): Promise<WalletGuardRead | null> {
+    const wallet = await this.Wallet.collection.findOne({ _id: walletId } as object, {
+      projection: {
+        availableMinor: 1,
+        heldMinor: 1,
+        inflightInMinor: 1,
+        inflightOutMinor: 1,
+        inflight: 1,
+        appliedOps: 1,
+        pendingEntries: 1,
+      },
+    });
+    if (!wallet) return null;
+    return {
+      availableMinor: wallet.availableMinor as number,
+      heldMinor: wallet.heldMinor as number,
+      inflightInMinor: (wallet.inflightInMinor as number | undefined) ?? 0,
+      inflightOutMinor: (wallet.inflightOutMinor as number | undefined) ?? 0,
+      inflight: (wallet.inflight as InflightOp[] | undefined) ?? [],
+      legacy: wallet.appliedOps !== false || wallet.pendingEntries !== undefined,
+    };
+  }
+
+  /** Wallets with an op in flight since before `cutoff` (a run died mid-op), with those ops. */
+  async inflightSince(cutoff: Date, limit = 200): Promise<Array<{ _id: string; inflight: InflightOp[] }>> {
+    const wallets = await this.Wallet.collection
+      .find({ 'inflight.createdAt': { $lt: cutoff.toISOString() } } as object, { projection: { inflight: 1 } })
+      .limit(limit)
+      .toArray();
+    return wallets.map((wallet) => ({
+      _id: wallet._id as unknown as string,
+      inflight: ((wallet.inflight as InflightOp[] | undefined) ?? []).filter((op) => op.createdAt < cutoff.toISOString()),
+    }));
+  }
+
+  /** Wallets still in the previous release's form (op ids in `appliedOps`, entries in `pendingEntries`, `doneOps`). */
+  async legacyIds(limit = 200): Promise<string[]> {
+    const wallets = await this.Wallet.collection
+      .find({ $or: [{ appliedOps: { $ne: false } }, { pendingEntries: { $exists: true } }, { doneOps: { $exists: true } }] } as object, {
+        projection: { _id: 1 },
+      })
+      .limit(limit)
+      .toArray();
+    return wallets.map((wallet) => wallet._id as unknown as string);
+  }
+
+  /**
+   * Migration, first write: `appliedOps` becomes `false` — from then on no process (this
+   * release's or the previous one's) can apply an op here until the entries below are in the
+   * ledger. Dropping the op ids loses nothing: each was pushed with its entry, which is either
+   * in the ledger already or still in `pendingEntries`. Only the first run of it changes anything.
+   */
+  async fenceLegacy(walletId: string): Promise<void> {
+    await this.Wallet.collection.updateOne({ _id: walletId, appliedOps: { $ne: false } } as object, { $set: PROTOCOL_FIELDS } as object);
+  }
+
+  /** A fenced legacy wallet's entries not moved yet (nothing can add to them any more). */
+  async legacyEntries(walletId: string): Promise<LedgerEntry[]> {
+    const wallet = await this.Wallet.collection.findOne({ _id: walletId } as object, { projection: { pendingEntries: 1 } });
+    return (wallet?.pendingEntries as LedgerEntry[] | undefined) ?? [];
+  }
+
+  /** Migration, last write: the old arrays go, once every entry read by `legacyEntries` is in the ledger. */
+  async dropLegacy(walletId: string): Promise<void> {
+    await this.Wallet.collection.updateOne(
+      { _id: walletId, appliedOps: false } as object,
+      {
+        $unset: { pendingEntries: '', doneOps: '' },
+      } as object,
+    );
+  }
+
+  private async settle(
+    walletId: string,
+    token: string,
+    availableMinor: number,
+    heldMinor: number,
+    moves: { inMinor: number; outMinor: number },
+    now: Date,
+  ): Promise<boolean> {
+    const settled = await this.Wallet.collection.updateOne(
+      { _id: walletId, 'inflight.token': token } as object,
+      {
+        $inc: { availableMinor, heldMinor, inflightInMinor: -moves.inMinor, inflightOutMinor: -moves.outMinor },
+        $pull: { inflight: { token } },
+        $set: { updatedAt: now },
+      } as object,
+    );
+    return settled.matchedCount === 1;
   }
 }

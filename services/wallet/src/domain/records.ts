@@ -34,23 +34,38 @@ export interface WalletDoc {
   userId: string;
   userRef: string;
   currency: string;
+  /** Spendable: every applied op's available delta, less what ops in flight take from it. */
   availableMinor: number;
+  /** Held for payouts and bookings: every applied op's held delta, less what ops in flight take from it. */
   heldMinor: number;
   /**
-   * Operations applied: the idempotency guard. An op id stays here until an hour after its
-   * owning record recorded the step (`doneOps`), so a repeat read from a stale record is a no-op.
+   * Ops in flight (`WalletRepository.escrow`): what each takes is out of the balances already,
+   * what it adds is not in yet. Each leaves the array when its ledger entry decides it (commit)
+   * or finds the op applied before (rollback); a crash leaves it to the sweep. At most one per op id.
    */
-  appliedOps: string[];
-  /** Op ids whose step its record has recorded, with when: dropped from `appliedOps` an hour later. */
-  doneOps: Array<{ id: string; at: Date }>;
-  /** Entries written with the balance change, moved to the ledger collection by the relay. */
-  pendingEntries: LedgerEntry[];
+  inflight: InflightOp[];
+  /** Sum of what the ops in flight add (available and held): counted against the ceiling. */
+  inflightInMinor: number;
+  /** Sum of what the ops in flight take: counted against the ceiling too (a rollback gives it back). */
+  inflightOutMinor: number;
+  /**
+   * `false` on a wallet of this protocol (op ids live in `ledger_entries`, not here). Not an
+   * array on purpose: a process of the previous release, which pushed op ids here, fails on
+   * such a wallet instead of applying an op without looking in the ledger. A wallet that still
+   * has the array (and `doneOps`, `pendingEntries`) is migrated before any op reaches it.
+   */
+  appliedOps: false | string[];
   createdAt: Date;
   updatedAt: Date;
 }
 
-/** A wallet without its bookkeeping arrays (what readers of balances need). */
-export type WalletSummary = Omit<WalletDoc, 'appliedOps' | 'doneOps' | 'pendingEntries'>;
+/** An op on its way into a wallet: its ledger entry and the run that took its amounts (`token`). */
+export interface InflightOp extends LedgerEntry {
+  token: string;
+}
+
+/** A wallet as readers of balances see it (without its in-flight ops and protocol marker). */
+export type WalletSummary = Omit<WalletDoc, 'appliedOps' | 'inflight' | 'inflightInMinor' | 'inflightOutMinor'>;
 
 export interface WalletOp {
   /** Unique per step of a business operation, e.g. `payout:<id>:hold`. */
@@ -67,11 +82,10 @@ export interface WalletOp {
 export type BoundedOp = WalletOp & { ceilingMinor: number };
 
 /**
- * What applying an op did: `applied` answers the wallet's pending ledger entries as the write
- * left them (this op's among them), so moving them to the ledger needs no read.
+ * What applying an op did: `applied` by this call, a `repeat` (applied before, or by another
+ * run of the same step at the same time), or refused (nothing changed).
  */
-export type ApplyOutcome =
-  { kind: 'applied'; pendingEntries: LedgerEntry[] } | { kind: 'repeat' } | { kind: 'insufficient_funds' } | { kind: 'ceiling_exceeded' };
+export type ApplyOutcome = { kind: 'applied' } | { kind: 'repeat' } | { kind: 'insufficient_funds' } | { kind: 'ceiling_exceeded' };
 
 /** A wallet step a record still owes (applied to the wallet, or about to be). */
 export type StepState = 'none' | 'pending' | 'done';

@@ -1,5 +1,5 @@
 import type { WalletOp } from '../../src/domain/records';
-import { appliedEntries, boundedOp, fitsUnder, HARD_CEILING_MINOR, ledgerEntryOf, refusalOf } from '../../src/domain/wallet-ops';
+import { appliedOnce, boundedOp, escrowOf, fitsUnder, HARD_CEILING_MINOR, ledgerEntryOf, refusalOf } from '../../src/domain/wallet-ops';
 import { BalanceCeilingExceeded, InsufficientFunds } from '../../src/domain/wallet.errors';
 
 /** The wallet's money rules (README "Money", "Bounded amounts"), without a database. */
@@ -30,30 +30,73 @@ describe('an op is bounded before it reaches a wallet (boundedOp)', () => {
   });
 });
 
-describe('why a guarded write matched no wallet (refusalOf)', () => {
-  const wallet = (availableMinor: number, heldMinor: number, appliedOps: string[] = []) => ({ availableMinor, heldMinor, appliedOps });
+describe('why the write that takes an op into flight matched no wallet (refusalOf)', () => {
+  const wallet = (availableMinor: number, heldMinor: number, inflightInMinor = 0, inflightOutMinor = 0) => ({
+    availableMinor,
+    heldMinor,
+    inflightInMinor,
+    inflightOutMinor,
+  });
 
   test.each([
-    ['applied before', wallet(0, 0, ['op-1']), op({ availableDeltaMinor: -5 }), 'repeat'],
-    ['short of available', wallet(4, 0), op({ availableDeltaMinor: -5 }), 'insufficient_funds'],
-    ['short of held', wallet(10, 4), op({ availableDeltaMinor: 5, heldDeltaMinor: -5 }), 'insufficient_funds'],
-    ['a credit with no room', wallet(10, 0), op({ availableDeltaMinor: 5 }), 'ceiling_exceeded'],
-    ['no such wallet', null, op({ availableDeltaMinor: 5 }), 'insufficient_funds'],
-  ] as const)('%s → %s', (_name, stored, given, outcome) => {
-    expect(refusalOf(stored === null ? null : { ...stored, appliedOps: [...stored.appliedOps] }, given)).toBe(outcome);
+    ['short of available', 'insufficient_funds', wallet(4, 0), op({ availableDeltaMinor: -5 })],
+    ['short of held', 'insufficient_funds', wallet(10, 4), op({ availableDeltaMinor: 5, heldDeltaMinor: -5 })],
+    ['a credit with no room', 'ceiling_exceeded', wallet(10, 0), op({ availableDeltaMinor: 5, ceilingMinor: 14 })],
+    ['room taken by a credit in flight', 'ceiling_exceeded', wallet(5, 0, 5), op({ availableDeltaMinor: 5, ceilingMinor: 14 })],
+    [
+      'room taken by what a debit in flight took (a rollback gives it back)',
+      'ceiling_exceeded',
+      wallet(5, 0, 0, 5),
+      op({ availableDeltaMinor: 5, ceilingMinor: 14 }),
+    ],
+    ['no such wallet', 'insufficient_funds', null, op({ availableDeltaMinor: 5 })],
+    ['the guards pass on this read: take it again', null, wallet(10, 0, 2, 2), op({ availableDeltaMinor: -5 })],
+    ['a credit that fits, counting the ops in flight', null, wallet(5, 0, 2, 2), op({ availableDeltaMinor: 5, ceilingMinor: 14 })],
+  ] as const)('%s → %s', (_name, outcome, stored, given) => {
+    expect(refusalOf(stored, given)).toBe(outcome);
   });
 });
 
-describe('an outcome as a step sees it (appliedEntries)', () => {
-  test('applied: the pending entries; a repeat: null; a refusal: its error', () => {
-    const entries = [ledgerEntryOf('w1', op({ availableDeltaMinor: 5 }), new Date(0))];
-    expect(appliedEntries({ kind: 'applied', pendingEntries: entries })).toBe(entries);
-    expect(appliedEntries({ kind: 'repeat' })).toBeNull();
-    expect(() => appliedEntries({ kind: 'insufficient_funds' })).toThrow(InsufficientFunds);
-    expect(() => appliedEntries({ kind: 'ceiling_exceeded' })).toThrow(BalanceCeilingExceeded);
+describe('an op moves a wallet in two writes (escrowOf): what it takes at once, what it adds at the commit', () => {
+  test.each([
+    [
+      'a debit',
+      op({ availableDeltaMinor: -5 }),
+      { takeAvailableMinor: 5, takeHeldMinor: 0, addAvailableMinor: 0, addHeldMinor: 0, inMinor: 0, outMinor: 5 },
+    ],
+    [
+      'a credit',
+      op({ availableDeltaMinor: 5 }),
+      { takeAvailableMinor: 0, takeHeldMinor: 0, addAvailableMinor: 5, addHeldMinor: 0, inMinor: 5, outMinor: 0 },
+    ],
+    [
+      'a hold',
+      op({ availableDeltaMinor: -5, heldDeltaMinor: 5 }),
+      { takeAvailableMinor: 5, takeHeldMinor: 0, addAvailableMinor: 0, addHeldMinor: 5, inMinor: 5, outMinor: 5 },
+    ],
+    [
+      'a release with a refund',
+      op({ availableDeltaMinor: 3, heldDeltaMinor: -5 }),
+      { takeAvailableMinor: 0, takeHeldMinor: 5, addAvailableMinor: 3, addHeldMinor: 0, inMinor: 3, outMinor: 5 },
+    ],
+  ] as const)('%s', (_name, given, moves) => {
+    const escrow = escrowOf(given);
+    expect(escrow).toEqual(moves);
+    // Taken then added is the op's deltas exactly; taken then given back is nothing.
+    expect(escrow.addAvailableMinor - escrow.takeAvailableMinor).toBe(given.availableDeltaMinor);
+    expect(escrow.addHeldMinor - escrow.takeHeldMinor).toBe(given.heldDeltaMinor);
+  });
+});
+
+describe('an outcome as a step sees it (appliedOnce)', () => {
+  test('applied: true; a repeat: false; a refusal: its error', () => {
+    expect(appliedOnce({ kind: 'applied' })).toBe(true);
+    expect(appliedOnce({ kind: 'repeat' })).toBe(false);
+    expect(() => appliedOnce({ kind: 'insufficient_funds' })).toThrow(InsufficientFunds);
+    expect(() => appliedOnce({ kind: 'ceiling_exceeded' })).toThrow(BalanceCeilingExceeded);
   });
 
-  test('the ledger entry of an op is keyed by its op id (moved twice, kept once)', () => {
+  test('the ledger entry of an op is keyed by its op id (inserted once, ever)', () => {
     expect(ledgerEntryOf('w1', op({ availableDeltaMinor: 5, heldDeltaMinor: -5 }), new Date(0))).toEqual({
       id: 'op-1',
       walletId: 'w1',

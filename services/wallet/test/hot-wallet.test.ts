@@ -1,0 +1,110 @@
+import mongoose from 'mongoose';
+import { startWireCounter, testServers, type WireCounter } from '@mkt/infra';
+import { disconnectDatabase, LedgerEntryModel, newUser, openWallet, startWallet, type WalletApp } from './harness';
+
+/**
+ * A wallet's cost does not grow with its own traffic: HOT_WALLET_OPS (default 200,000) credits
+ * applied to one wallet through the application layer (`WalletSteps.applyOp`, as every step
+ * applies its op), a few at a time, against the real database. At every checkpoint the wallet
+ * document's BSON size is the same small number, and the database commands an op costs —
+ * counted on the wire for the first thousand ops and for the last — are the same three.
+ * Timings are printed for the record only (bench/wallet-ops.mjs compares them; no assertion on time).
+ */
+const OPS = Number(process.env.HOT_WALLET_OPS ?? 200_000);
+const CONCURRENCY = 8;
+const CHECKPOINTS = [1_000, 10_000, 100_000, 200_000].filter((n) => n < OPS).concat(OPS);
+const WINDOW = 1_000;
+
+jest.setTimeout(30 * 60_000);
+
+describe('one wallet, hundreds of thousands of ops', () => {
+  let counter: WireCounter;
+  /** The bulk of the ops, straight to the database. */
+  let app: WalletApp;
+  /** The measured windows, through the wire counter (the same database). */
+  let counted: WalletApp;
+  let direct: mongoose.mongo.MongoClient;
+
+  beforeAll(async () => {
+    counter = await startWireCounter(testServers().mongoUrl);
+    app = await startWallet();
+    counted = await startWallet({ MONGO_URL: counter.url });
+    for (const started of [app, counted]) await started.outbox.stop();
+    direct = await mongoose.mongo.MongoClient.connect(testServers().mongoUrl);
+  });
+  afterAll(async () => {
+    await direct.close();
+    await counted.close();
+    await app.close();
+    await disconnectDatabase();
+    await counter.stop();
+  });
+
+  test(`${OPS.toLocaleString('en')} ops: the document stays the same size, every op costs the same commands`, async () => {
+    expect(OPS).toBeGreaterThanOrEqual(200_000);
+    const seller = newUser('seller');
+    const wallet = await openWallet(seller.id, seller.ref, 'MKT');
+    const wallets = direct.db(app.parts.models.Wallet.db.name).collection('wallets');
+    const sizeNow = async () => mongoose.mongo.BSON.calculateObjectSize((await wallets.findOne({ _id: wallet._id } as object))!);
+    let applied = 0;
+    /** Applies ops `applied + 1 … until` through `via`, CONCURRENCY at a time; answers the milliseconds it took. */
+    const applyUntil = async (until: number, via: WalletApp = app): Promise<number> => {
+      const started = performance.now();
+      const worker = async () => {
+        while (applied < until) {
+          const n = (applied += 1);
+          const outcome = await via.parts.steps.applyOp(wallet._id, {
+            opId: `hot:${seller.id}:${n}`,
+            type: 'transfer_credit',
+            availableDeltaMinor: 1,
+            heldDeltaMinor: 0,
+            reference: `hot-${n}`,
+          });
+          if (outcome.kind !== 'applied') throw new Error(`op ${n}: ${outcome.kind}`);
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      return performance.now() - started;
+    };
+
+    const rows: Array<{ ops: number; bytes: number; msPerOp: number }> = [];
+    counter.reset();
+    const firstMs = await applyUntil(WINDOW, counted);
+    const firstCommands = counter.counts();
+    rows.push({ ops: WINDOW, bytes: await sizeNow(), msPerOp: firstMs / WINDOW });
+    for (const checkpoint of CHECKPOINTS.filter((n) => n > WINDOW)) {
+      await applyUntil(checkpoint - WINDOW);
+      counter.reset();
+      const ms = await applyUntil(checkpoint, counted);
+      const commands = counter.counts();
+      // The same three commands per op at every checkpoint: take into flight, the ledger insert, commit.
+      expect({ checkpoint, commands }).toEqual({ checkpoint, commands: firstCommands });
+      rows.push({ ops: checkpoint, bytes: await sizeNow(), msPerOp: ms / WINDOW });
+    }
+    process.stdout.write(
+      `[hot-wallet] ${OPS} ops on one wallet, ${CONCURRENCY} at a time\n` +
+        rows.map((row) => `  at op ${String(row.ops).padStart(7)}: ${row.bytes} bytes, ${row.msPerOp.toFixed(3)} ms/op`).join('\n') +
+        '\n',
+    );
+
+    expect(firstCommands).toEqual({ update: 2 * WINDOW, insert: WINDOW });
+    const sizes = rows.map((row) => row.bytes);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(1_024);
+    // Only the numbers' encodings may differ (a 32-bit balance growing into 64 bits).
+    expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(16);
+    const stored = (await wallets.findOne({ _id: wallet._id } as object))!;
+    expect(stored).toMatchObject({
+      availableMinor: OPS,
+      heldMinor: 0,
+      inflight: [],
+      inflightInMinor: 0,
+      inflightOutMinor: 0,
+      appliedOps: false,
+    });
+    const [sum] = await LedgerEntryModel.aggregate<{ n: number; available: number }>([
+      { $match: { walletId: wallet._id } },
+      { $group: { _id: null, n: { $sum: 1 }, available: { $sum: '$availableDeltaMinor' } } },
+    ]);
+    expect(sum).toMatchObject({ n: OPS, available: OPS });
+  });
+});
