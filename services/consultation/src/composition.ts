@@ -80,7 +80,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     log,
     rules: { startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000, expiryGraceMs: config.SESSION_EXPIRY_GRACE_MINUTES * 60_000 },
   });
-  const consultations = new Consultations({ ...repositories, references });
+  const consultations = new Consultations({ ...repositories, references, maxPerSeller: config.MAX_CONSULTATIONS_PER_SELLER });
   const setup = new Setup({ ...repositories, couponChecks, references });
   const ratings = new Ratings(repositories.consultations, repositories.ratings);
   const parts = { models, repositories, bookings, sessions, consultations, setup, ratings, couponChecks, bookingRequests };

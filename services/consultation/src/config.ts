@@ -25,6 +25,11 @@ export const ConsultationEnv = serviceEnv(8084).extend({
    * So every hold ends Captured or Released, never open for ever.
    */
   SESSION_EXPIRY_GRACE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
+  /**
+   * How many consultations one seller may have: creating one more is 422 `limit_reached`. It
+   * bounds what a seller's records cost the reads that go over all of them (the rule-set listing).
+   */
+  MAX_CONSULTATIONS_PER_SELLER: z.coerce.number().int().min(1).max(1_000_000).default(1000),
 });
 export type ConsultationConfig = z.infer<typeof ConsultationEnv>;
 
