@@ -101,7 +101,10 @@ async function givenSeller(url, identity, count) {
     first ??= made[0].body.data;
   }
   const admin = identity.newUser('admin');
-  await identity.as(url, admin)('POST', `/consultations/${first.id}/approve`, { version: first.version });
+  const approve = identity.as(url, admin);
+  const approved = await approve('POST', `/consultations/${first.id}/approve`, { version: first.version });
+  // A build from before approvals named a version (BENCH_SERVICE_MAIN) refuses the field.
+  if (approved.status === 400) await approve('POST', `/consultations/${first.id}/approve`, {});
   return { token: identity.tokenOf(seller), detailPath: `/consultations/${first.id}` };
 }
 
