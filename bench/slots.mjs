@@ -100,7 +100,7 @@ async function givenConsultation(url, identity, [from, to]) {
     pricingId: pricing.body.data.id,
   });
   const id = created.body.data.id;
-  await identity.as(url, admin)('POST', `/consultations/${id}/approve`);
+  await identity.as(url, admin)('POST', `/consultations/${id}/approve`, { version: created.body.data.version });
   return id;
 }
 

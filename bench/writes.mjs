@@ -283,7 +283,9 @@ async function benchBookings(admin) {
       },
     }),
   );
-  await admin.ok(admin.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } } }));
+  await admin.ok(
+    admin.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } }, body: { version: consultation.version } }),
+  );
 
   // Free slots from tomorrow on, within the 31-day window a slot query may span.
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

@@ -256,7 +256,9 @@ async function adminToken() {
  * the booking read reach their logic.
  */
 async function bookOnce(admin, seller, buyer, consultation, ruleSet) {
-  await admin.ok(admin.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } }, body: {} }));
+  await admin.ok(
+    admin.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } }, body: { version: consultation.version } }),
+  );
   await topUp(buyer, 100);
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
   const { slots } = await buyer.data(

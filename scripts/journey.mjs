@@ -168,7 +168,12 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   await step('the admin approves it', async () => {
     expect(
       'approve',
-      await answer(adminApi.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } } })),
+      await answer(
+        adminApi.api.POST('/consultations/{id}/approve', {
+          params: { path: { id: consultation.id } },
+          body: { version: consultation.version },
+        }),
+      ),
       200,
       (b) => b.data?.visibility === 'Published',
     );

@@ -401,7 +401,8 @@ const MATRIX: Record<string, Row> = {
   },
   'POST /consultations/{id}/approve': {
     expect: ADMIN_ONLY,
-    request: async (w) => ({ path: `/consultations/${await newConsultation(w)}/approve` }),
+    // A new consultation is at version 1: the admin approves that version.
+    request: async (w) => ({ path: `/consultations/${await newConsultation(w)}/approve`, body: { version: 1 } }),
   },
   'GET /consultations/{id}/slots': {
     expect: EVERYONE(200),

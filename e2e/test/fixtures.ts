@@ -94,7 +94,9 @@ export async function offerConsultation(
     pricingId: pricing.body.data?.id,
   });
   if (consultation.status !== 200) throw new Error(`consultation: ${consultation.status} ${JSON.stringify(consultation.body)}`);
-  const approved = await apiOf(system, admin)('POST', `/consultations/${consultation.body.data.id}/approve`);
+  const approved = await apiOf(system, admin)('POST', `/consultations/${consultation.body.data.id}/approve`, {
+    version: consultation.body.data.version,
+  });
   if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
   return {
     id: consultation.body.data.id,

@@ -127,7 +127,14 @@ describe('the marketplace through the gateway', () => {
     expect(consultation.status).toBe(200);
     const consultationId = consultation.body.data.id;
     expect(
-      (await answer(api(admin).POST('/consultations/{id}/approve', { params: { path: { id: consultationId } } }))).body.data.visibility,
+      (
+        await answer(
+          api(admin).POST('/consultations/{id}/approve', {
+            params: { path: { id: consultationId } },
+            body: { version: consultation.body.data.version },
+          }),
+        )
+      ).body.data.visibility,
     ).toBe('Published');
 
     const { date } = slot;
@@ -250,7 +257,9 @@ describe('the marketplace through the gateway', () => {
         },
       }),
     );
-    await answer(api(admin).POST('/consultations/{id}/approve', { params: { path: { id: c.body.data.id } } }));
+    await answer(
+      api(admin).POST('/consultations/{id}/approve', { params: { path: { id: c.body.data.id } }, body: { version: c.body.data.version } }),
+    );
     const date = DateTime.now().setZone(zone).plus({ days: 2 }).toFormat('yyyy-MM-dd');
     const book = (startTime: string, endTime: string) =>
       answer(
@@ -323,7 +332,9 @@ describe('paid bookings through the gateway', () => {
         },
       }),
     );
-    await answer(api(admin).POST('/consultations/{id}/approve', { params: { path: { id: c.body.data.id } } }));
+    await answer(
+      api(admin).POST('/consultations/{id}/approve', { params: { path: { id: c.body.data.id } }, body: { version: c.body.data.version } }),
+    );
     const date = DateTime.now().setZone(zone).plus({ days: 4 }).toFormat('yyyy-MM-dd');
     const res = await answer(
       api(broke).POST('/consultations/bookings', {

@@ -229,7 +229,7 @@ async function offerFlow(seller: Session, admin: Session): Promise<Offer> {
     pricingId: pricing.body.data.id,
   });
   const id = consultation.body.data.id as string;
-  await drive(admin, 'POST', '/consultations/{id}/approve', `/consultations/${id}/approve`);
+  await drive(admin, 'POST', '/consultations/{id}/approve', `/consultations/${id}/approve`, { version: consultation.body.data.version });
   await drive(seller, 'PUT', '/consultations/{id}', `/consultations/${id}`, { description: 'Short, clear answers' });
   await drive(null, 'GET', '/consultations', '/consultations');
   await drive(null, 'GET', '/consultations/{id}', `/consultations/${id}`);

@@ -134,7 +134,7 @@ export async function prepareLoad(base, admin, { buyers: buyerCount = 6, pairs =
       pricingId: pricing.id,
     },
   });
-  await must('POST', `/consultations/${consultation.id}/approve`, { token: adminToken });
+  await must('POST', `/consultations/${consultation.id}/approve`, { token: adminToken, body: { version: consultation.version } });
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
   const slots = [];
   for (let from = 1; from <= 15; from += 7) {

@@ -28,6 +28,7 @@ from marketplace_api_client.api.consultation import (
 from marketplace_api_client.api.gateway import login, register
 from marketplace_api_client.api.wallet import create_topup, get_wallet, pay_checkout
 from marketplace_api_client.models import (
+    ApproveConsultationBody,
     AvailabilityIntervalInput,
     AvailabilityRuleInput,
     CheckoutForm,
@@ -126,7 +127,13 @@ def main() -> None:
     ).data
     say(f"the seller offers a consultation: {consultation.reference_id} ({consultation.current_status}), rule set {rule_set.reference_id}")
 
-    approved = ok(approve_consultation.sync_detailed(consultation.id, client=as_admin), "approve").data
+    # The admin approves the version they read (here: the one the seller created).
+    approved = ok(
+        approve_consultation.sync_detailed(
+            consultation.id, client=as_admin, body=ApproveConsultationBody(version=consultation.version)
+        ),
+        "approve",
+    ).data
     say(f"the admin approves it: {approved.visibility}")
 
     # The wallet is opened from the gateway's user.registered: an event away.

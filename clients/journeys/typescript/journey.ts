@@ -108,7 +108,10 @@ async function main(): Promise<void> {
   ).data;
   say(`the seller offers a consultation: ${consultation.referenceId} (${consultation.currentStatus}), rule set ${ruleSet.referenceId}`);
 
-  const approved = (await asAdmin.consultation.approveConsultation({ id: consultation.id })).data;
+  // The admin approves the version they read (here: the one the seller created).
+  const approved = (
+    await asAdmin.consultation.approveConsultation({ id: consultation.id, approveConsultationBody: { version: consultation.version } })
+  ).data;
   say(`the admin approves it: ${approved.visibility}`);
 
   // The wallet is opened from the gateway's user.registered: an event away.

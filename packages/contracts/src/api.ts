@@ -575,7 +575,7 @@ export const ENDPOINTS: Endpoint[] = [
   }),
 
   e('post', '/consultations', 'consultation', 'bearer', 'createConsultation', 'Create a consultation', {
-    errors: { 403: true, 404: true, 422: ['invalid'] },
+    errors: { 403: true, 404: true, 422: ['invalid', 'limit_reached'] },
     body: CreateConsultationBody,
     example: {
       title: 'Business plan review',
@@ -618,12 +618,12 @@ export const ENDPOINTS: Endpoint[] = [
     'consultation',
     'admin',
     'approveConsultation',
-    'Approve and publish, or approve a pending edit',
+    'Approve and publish the version read (`version`), or approve a pending edit (`revisionId`)',
     {
-      errors: { 409: ['invalid_state'], 422: ['invalid'] },
+      errors: { 409: ['invalid_state', 'conflict'], 422: ['invalid'] },
       params: KeyParams,
       body: ApproveConsultationBody,
-      example: { revisionId: '9b2e4c1a-7d3f-4e8b-a6c5-1f0d2e3b4a59' },
+      example: { version: 2 },
       data: ConsultationApprovedResponse,
     },
   ),
@@ -771,6 +771,7 @@ export const ENDPOINTS: Endpoint[] = [
       ...VALIDITY,
       couponCode: 'LAUNCH10',
       maxUses: 100,
+      maxUsesPerBuyer: 1,
       isActive: true,
     },
     data: DiscountCreatedResponse,

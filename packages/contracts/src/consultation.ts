@@ -145,13 +145,25 @@ export const UpdateConsultationBody = z
 export type UpdateConsultationBody = z.infer<typeof UpdateConsultationBody>;
 
 /**
- * `POST /consultations/{id}/approve`: an Approved consultation with an edit of its public text
- * waiting (`pendingRevision` of the detail) is approved by naming that revision, so an admin
- * approves exactly the text they read, never a later one sent meanwhile. A Pending consultation
- * takes no body.
+ * `POST /consultations/{id}/approve`: the admin names what they read, so what goes live is
+ * exactly that, never an edit sent meanwhile. A Pending consultation is approved at the `version`
+ * of the detail the admin read (required: 422 without it; another version is 409 `conflict`). An
+ * Approved consultation with an edit of its public text waiting (`pendingRevision` of the detail)
+ * is approved by naming that revision (`revisionId`) or the `version` it came with.
  */
 export const ApproveConsultationBody = z
-  .object({ revisionId: z.string().trim().min(1).max(64).meta(NON_BLANK).optional() })
+  .object({
+    version: z
+      .number()
+      .int()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .describe(
+        'The `version` of the consultation the admin read (detail, edit or create answer). Required to approve a Pending consultation; a consultation edited since is 409 `conflict` and stays unapproved.',
+      ),
+    revisionId: z.string().trim().min(1).max(64).meta(NON_BLANK).optional(),
+  })
   .strict()
   .meta({ id: 'ApproveConsultationBody' });
 export type ApproveConsultationBody = z.infer<typeof ApproveConsultationBody>;
@@ -331,6 +343,13 @@ export const CreateDiscountBody = z
       .toUpperCase()
       .describe('3 to 40 letters (either case), digits, dashes or underscores; stored and answered upper-cased (launch10 is LAUNCH10)'),
     maxUses: z.number().int().min(1).max(1_000_000),
+    maxUsesPerBuyer: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .default(1)
+      .describe('How many uses one buyer may hold at once (a cancelled booking gives its use back); default 1'),
     isActive: z.boolean().default(true),
   })
   .strict()

@@ -33,6 +33,8 @@ export const ErrorCode = {
   /** Consultation: a no-show is marked only once the slot's grace has passed (README "No-shows"). */
   noShowTooEarly: 'no_show_too_early',
   notEligible: 'not_eligible',
+  /** Consultation: a seller already has as many consultations as one may (`MAX_CONSULTATIONS_PER_SELLER`). */
+  limitReached: 'limit_reached',
   /** 502 from the wallet itself: the payment provider failed to answer. */
   paymentProviderFailed: 'payment_provider_failed',
   badGateway: 'bad_gateway',

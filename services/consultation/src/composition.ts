@@ -84,7 +84,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
       noShowGrace: { minMs: config.NO_SHOW_GRACE_MINUTES * 60_000, sharePercent: config.NO_SHOW_GRACE_PERCENT },
     },
   });
-  const consultations = new Consultations({ ...repositories, references });
+  const consultations = new Consultations({ ...repositories, references, maxPerSeller: config.MAX_CONSULTATIONS_PER_SELLER });
   const setup = new Setup({ ...repositories, couponChecks, references });
   const ratings = new Ratings(repositories.consultations, repositories.ratings);
   const parts = { models, repositories, bookings, sessions, consultations, setup, ratings, couponChecks, bookingRequests };

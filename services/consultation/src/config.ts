@@ -32,6 +32,11 @@ export const ConsultationEnv = serviceEnv(8084).extend({
    */
   NO_SHOW_GRACE_MINUTES: z.coerce.number().int().min(0).max(1440).default(10),
   NO_SHOW_GRACE_PERCENT: z.coerce.number().int().min(0).max(100).default(25),
+  /**
+   * How many consultations one seller may have: creating one more is 422 `limit_reached`. It
+   * bounds what a seller's records cost the reads that go over all of them (the rule-set listing).
+   */
+  MAX_CONSULTATIONS_PER_SELLER: z.coerce.number().int().min(1).max(1_000_000).default(1000),
 });
 export type ConsultationConfig = z.infer<typeof ConsultationEnv>;
 

@@ -1,4 +1,4 @@
-import { admin, as, givenOffer, newUser, useConsultationApp, weekdays, ZONE, models } from './harness';
+import { admin, approveAsRead, as, givenOffer, newUser, useConsultationApp, weekdays, ZONE, models } from './harness';
 
 const app = useConsultationApp();
 
@@ -22,7 +22,7 @@ describe('consultations', () => {
     );
 
     expect((await as(app, offer.seller)('POST', `/consultations/${offer.consultationId}/approve`)).status).toBe(403);
-    const approved = await as(app, admin)('POST', `/consultations/${offer.referenceId}/approve`);
+    const approved = await approveAsRead(app, offer.referenceId);
     expect(approved.body.data).toMatchObject({ currentStatus: 'Approved', visibility: 'Published' });
     expect((await as(app, admin)('POST', `/consultations/${offer.consultationId}/approve`)).status).toBe(409);
     const publicDetail = await anonymous('GET', `/consultations/${offer.referenceId}`);

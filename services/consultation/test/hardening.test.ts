@@ -1,6 +1,5 @@
 import { MAX_SLOTS_PER_QUERY } from '../src/domain/consultations';
 import {
-  admin,
   as,
   couponChecksOf,
   daysAhead,
@@ -11,6 +10,7 @@ import {
   ZONE,
   type Offer,
   models,
+  approveAsRead,
 } from './harness';
 
 const app = useConsultationApp();
@@ -40,7 +40,7 @@ async function givenBusyOffer(): Promise<Offer> {
     ruleSetId: ruleSet.body.data.id,
     pricingId: pricing.body.data.id,
   });
-  await as(app, admin)('POST', `/consultations/${created.body.data.id}/approve`);
+  await approveAsRead(app, created.body.data.id);
   return {
     seller,
     consultationId: created.body.data.id,
@@ -97,7 +97,7 @@ describe('an approved consultation edited on what a booking gets goes back to re
     expect(edited.status).toBe(200);
     expect(edited.body.data).toMatchObject({ currentStatus: 'Pending', visibility: 'Hidden' });
     expect((await as(app, undefined)('GET', `/consultations/${offer.consultationId}`)).status).toBe(404);
-    expect((await as(app, admin)('POST', `/consultations/${offer.consultationId}/approve`)).body.data).toMatchObject({
+    expect((await approveAsRead(app, offer.consultationId)).body.data).toMatchObject({
       currentStatus: 'Approved',
       visibility: 'Published',
     });

@@ -179,6 +179,15 @@ export function daysAhead(days: number): string {
   return DateTime.now().setZone(ZONE).plus({ days }).toFormat('yyyy-MM-dd');
 }
 
+/**
+ * An admin approves a consultation as they should: reads its detail, then approves the `version`
+ * they read (a Pending consultation needs it).
+ */
+export async function approveAsRead(app: () => { url: string }, key: string, caller: TestUser = admin) {
+  const read = await as(app, caller)('GET', `/consultations/${key}`);
+  return as(app, caller)('POST', `/consultations/${key}/approve`, { version: read.body.data?.version });
+}
+
 export interface Offer {
   seller: TestUser;
   consultationId: string;
@@ -227,7 +236,7 @@ export async function givenOffer(
     ruleSetId: ruleSet.body.data.referenceId,
     pricingId: pricing.body.data.referenceId,
   });
-  if (options.approve !== false) await as(app, admin)('POST', `/consultations/${created.body.data.id}/approve`);
+  if (options.approve !== false) await approveAsRead(app, created.body.data.id);
   return {
     seller,
     consultationId: created.body.data.id,

@@ -75,6 +75,7 @@ describe('create answers carry the interface’s fields', () => {
       discountValue: 15.5,
       ...window,
       maxUses: 40,
+      maxUsesPerBuyer: 1,
       isActive: true,
     });
     expectSchema(DiscountCreatedResponse, created.body.data);

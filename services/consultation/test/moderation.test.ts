@@ -84,7 +84,7 @@ describe('an edit of the public text of an approved consultation waits for an ad
     });
     expect((await as(app, undefined)('GET', `/consultations/${offer.consultationId}`)).status).toBe(404);
     expect(await listedTitle(offer)).toBeUndefined();
-    const approved = await approve(offer);
+    const approved = await approve(offer, { version: rebooked.body.data.version });
     expect(approved.body).toMatchObject({ message: 'Consultation approved', data: { currentStatus: 'Approved', visibility: 'Published' } });
     expect(await anonymousDetail(offer)).toMatchObject({ title: SCAM, duration: 45 });
   });
@@ -96,8 +96,64 @@ describe('an edit of the public text of an approved consultation waits for an ad
 
     expect(edited.body.data).toMatchObject({ title: 'Not yet approved', currentStatus: 'Pending', pendingRevision: null });
     expect((await approve(offer, { revisionId: '00000000-0000-4000-8000-000000000000' })).status).toBe(409);
-    expect((await approve(offer)).status).toBe(200);
+    expect((await approve(offer, { version: edited.body.data.version })).status).toBe(200);
     expect(await anonymousDetail(offer)).toMatchObject({ title: 'Not yet approved', category: 'Careers' });
+  });
+
+  test('an admin approves the version they read: the seller’s edit after the read does not go live unreviewed', async () => {
+    const offer = await givenOffer(app, { approve: false });
+    // The admin reads the Pending consultation (its seller and admins see its version)...
+    const read = (await as(app, admin)('GET', `/consultations/${offer.consultationId}`)).body.data;
+    expect(read).toMatchObject({ title: 'Career coaching', currentStatus: 'Pending', version: 1 });
+    expect(await detailAs(offer, offer.seller)).toMatchObject({ version: 1 });
+    // ...the seller edits it meanwhile...
+    const edited = await edit(offer, { description: SCAM });
+    expect(edited.body.data).toMatchObject({ currentStatus: 'Pending', version: 2 });
+
+    // ...and the admin's click on what they read is refused: nothing went live.
+    const stale = await approve(offer, { version: read.version });
+    expect(stale.status).toBe(409);
+    expect(stale.body.errors[0]).toMatchObject({ code: 'conflict' });
+    expect(stale.body.message).toMatch(/changed after version 1 was read .*version 2/);
+    expect((await as(app, undefined)('GET', `/consultations/${offer.consultationId}`)).status).toBe(404);
+    expect(await detailAs(offer, admin)).toMatchObject({ currentStatus: 'Pending', visibility: 'Hidden', version: 2 });
+    // Naming no version is refused too (what was read is not known).
+    const unnamed = await approve(offer);
+    expect(unnamed.status).toBe(422);
+    expect(unnamed.body.errors[0]).toMatchObject({ path: 'version', code: 'invalid' });
+
+    // The admin reads again and approves what they now saw: that text is live, and the version moves on.
+    const approved = await approve(offer, { version: 2 });
+    expect(approved.body).toMatchObject({ message: 'Consultation approved', data: { currentStatus: 'Approved', version: 3 } });
+    expect(await anonymousDetail(offer)).toMatchObject({ description: SCAM });
+    // The public never sees the version (it would tell a revision is waiting).
+    expect(await anonymousDetail(offer)).not.toHaveProperty('version');
+  });
+
+  test('racing approvals of one version and an edit: one approval at most, and only of the version it names', async () => {
+    const offer = await givenOffer(app, { approve: false });
+    const [first, second, edited] = await Promise.all([
+      approve(offer, { version: 1 }),
+      approve(offer, { version: 1 }),
+      edit(offer, { title: 'Raced in' }),
+    ]);
+    const approvals = [first, second].filter((res) => res.status === 200);
+    expect(approvals.length).toBeLessThanOrEqual(1);
+    for (const refused of [first, second].filter((res) => res.status !== 200)) expect(refused.status).toBe(409);
+    const now = await detailAs(offer, admin);
+    if (edited.body.data.currentStatus === 'Pending') {
+      // The edit came first and moved the version on: no approval of version 1 applied.
+      expect(approvals).toHaveLength(0);
+      expect(now).toMatchObject({ currentStatus: 'Pending', title: 'Raced in' });
+    } else {
+      // The approval came first: the edit waits as a revision, the live text is version 1's.
+      expect(approvals).toHaveLength(1);
+      expect(now).toMatchObject({
+        currentStatus: 'Approved',
+        title: 'Career coaching',
+        pendingRevision: { changes: { title: 'Raced in' } },
+      });
+    }
   });
 
   test('another seller can neither edit nor see the revision', async () => {

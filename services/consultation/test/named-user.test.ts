@@ -19,6 +19,8 @@ async function givenCoupon(offer: Offer, couponCode: string) {
     validTo: new Date(Date.now() + 86_400_000).toISOString(),
     couponCode,
     maxUses: 10,
+    // More than the one use each user here takes: the quote stays valid, `usedByUser` informs.
+    maxUsesPerBuyer: 2,
   });
   expect(res.status).toBe(200);
 }

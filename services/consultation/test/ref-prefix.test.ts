@@ -1,7 +1,6 @@
 import { stopRuntime } from '@mkt/kit';
 import { loadConfig } from '../src/config';
 import {
-  admin,
   as,
   bookingBody,
   givenOffer,
@@ -11,6 +10,7 @@ import {
   ZONE,
   type ConsultationApp,
   models,
+  approveAsRead,
 } from './harness';
 
 // `REF_PREFIX` names the references this instance writes (CON, AVL-RST); a record keeps the
@@ -44,7 +44,7 @@ describe('REF_PREFIX', () => {
     expect(old.referenceId).toMatch(/^MKT-CON-/);
     const oldRuleSetRef = (await models().RuleSet.findById(old.ruleSetId).lean())!.referenceId;
     expect(oldRuleSetRef).toMatch(/^MKT-AVL-RST-/);
-    const approved = await as(tstApp, admin)('POST', `/consultations/${old.referenceId}/approve`);
+    const approved = await approveAsRead(tstApp, old.referenceId);
     expect(approved.body.data).toMatchObject({ id: old.consultationId, currentStatus: 'Approved' });
     expect((await as(tstApp, undefined)('GET', `/consultations/${old.referenceId}`)).body.data.id).toBe(old.consultationId);
 
@@ -65,7 +65,7 @@ describe('REF_PREFIX', () => {
     expect((await as(app, old.seller)('GET', `/consultations/${created.body.data.referenceId}`)).body.data.ruleSetId).toBe(old.ruleSetId);
 
     // Booking on the MKT instance by the TST consultation's reference and the MKT rule set's.
-    await as(app, admin)('POST', `/consultations/${created.body.data.referenceId}/approve`);
+    await approveAsRead(app, created.body.data.referenceId);
     const buyer = newUser('buyer');
     const booked = await as(app, buyer)(
       'POST',

@@ -57,6 +57,16 @@ const HourMinuteSecond = z
   .meta({ examples: ['09:00:00'] });
 const Zone = Text('Africa/Addis_Ababa');
 
+/**
+ * A consultation's version: one more at every edit and approval; an admin approves the one they
+ * read (`ApproveConsultationBody`). 0 for a record from before versions were kept, until it is edited.
+ */
+const Version = z
+  .number()
+  .int()
+  .min(0)
+  .meta({ examples: [2] });
+
 export const ConsultationCreatedResponse = z
   .strictObject({
     id: ConsultationId,
@@ -67,6 +77,7 @@ export const ConsultationCreatedResponse = z
     currentStatus: CurrentStatus,
     visibility: ConsultationVisibility,
     createdAt: Timestamp,
+    version: Version,
   })
   .meta({ id: 'ConsultationCreated' });
 
@@ -135,6 +146,8 @@ export const ConsultationResponse = z
     createdAt: Timestamp,
     updatedAt: Timestamp,
     pendingRevision: PendingRevision,
+    /** Only for its seller and admins, as `pendingRevision`: what an approval names. */
+    version: Version.optional(),
   })
   .meta({ id: 'Consultation' });
 
@@ -147,6 +160,7 @@ export const ConsultationUpdatedResponse = z
     visibility: ConsultationVisibility,
     updatedAt: Timestamp,
     pendingRevision: PendingRevision,
+    version: Version,
   })
   .meta({ id: 'ConsultationUpdated' });
 
@@ -156,6 +170,7 @@ export const ConsultationApprovedResponse = z
     referenceId: PrefixedRef('CON'),
     currentStatus: CurrentStatus,
     visibility: ConsultationVisibility,
+    version: Version,
   })
   .meta({ id: 'ConsultationApproved' });
 
@@ -375,6 +390,8 @@ export const DiscountCreatedResponse = z
     validFrom: Timestamp,
     validTo: Timestamp,
     maxUses: Count(100),
+    /** How many uses one buyer may hold at once. */
+    maxUsesPerBuyer: Count(1),
     isActive: z.boolean(),
   })
   .meta({ id: 'DiscountCreated' });
@@ -395,8 +412,10 @@ export const CouponQuoteResponse = z
     savings: Major(75),
     currency: CurrencyCode.nullable(),
     /**
-     * The user the quote is for (`userId`, else the caller) already holds a use of this coupon
-     * through a booking of theirs; false for a code that cannot be used (it shows nothing of itself).
+     * The user the quote is for (`userId`, else the caller) holds a use of this coupon through a
+     * booking of theirs (PaymentPending or Confirmed: a cancelled one gave its use back); false for
+     * a code that cannot be used (it shows nothing of itself). Holding `maxUsesPerBuyer` uses, the
+     * quote is `valid: false` for them.
      */
     usedByUser: z.boolean(),
   })

@@ -139,11 +139,17 @@ export class BookingSteps {
     return cancelled;
   }
 
-  /** A cancelled booking's places and seat given back, then marked released. */
+  /**
+   * A cancelled booking's places, seat and coupon use given back, then marked released (a
+   * coupon use is the buyer's again: cancelling cannot use up a coupon for others). Each release
+   * is guarded by the booking's id, so the sweep finishing one a crash interrupted gives nothing
+   * back twice.
+   */
   async release(booking: BookingDoc): Promise<void> {
-    const { places, sessions, bookings } = this.stores;
+    const { places, sessions, bookings, discounts } = this.stores;
     await places.release('slot', booking.slotKey, booking._id, booking.places);
     await places.release('day', booking.dayKey, booking._id, 1);
+    if (booking.couponId) await discounts.releaseUse(booking.couponId, booking._id, booking.buyerId);
     await sessions.leave(booking);
     await bookings.markReleased(booking._id);
   }
@@ -168,7 +174,7 @@ export class BookingSteps {
     const { places, discounts, sessions } = this.stores;
     if (taken.slot) await places.release('slot', booking.slotKey, booking._id, booking.places);
     if (taken.day) await places.release('day', booking.dayKey, booking._id, 1);
-    if (taken.coupon && booking.couponId) await discounts.releaseUse(booking.couponId, booking._id);
+    if (taken.coupon && booking.couponId) await discounts.releaseUse(booking.couponId, booking._id, booking.buyerId);
     if (taken.seat) await sessions.leave(booking);
   }
 }

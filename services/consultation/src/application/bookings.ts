@@ -30,7 +30,7 @@ import {
   type Taken,
 } from '../domain/bookings';
 import { CouponInvalid, SlotUnavailable } from '../domain/consultation.errors';
-import { UNUSABLE_COUPON } from '../domain/coupons';
+import { buyerCouponProblem, UNUSABLE_COUPON, usesHeldBy } from '../domain/coupons';
 import { bookedAtMost } from '../domain/places';
 import type { BookingDoc, ConsultationDoc, DiscountDoc, NewBooking } from '../domain/records';
 import type { ConsultationRepository } from '../db/consultation.repository';
@@ -123,8 +123,12 @@ export class Bookings {
     const dayMost = bookedAtMost(ruleSet.metaData.maxBookingsPerDay, 1);
     taken.day = dayMost !== null && (await places.take('day', booking.dayKey, consultation._id, booking._id, 1, dayMost));
     if (!taken.day) throw new SlotUnavailable('The day is fully booked');
-    taken.coupon = discount !== null && (await discounts.takeUse(discount._id, discount.maxUses, booking._id));
-    if (discount && !taken.coupon) throw new CouponInvalid(UNUSABLE_COUPON);
+    taken.coupon = discount !== null && (await discounts.takeUse(discount, booking._id, booking.buyerId));
+    if (discount && !taken.coupon) {
+      // Refused by one of the two limits: the buyer's own is told to them (they know the coupon).
+      const now = await discounts.findById(discount._id);
+      throw new CouponInvalid((now && buyerCouponProblem(now, usesHeldBy(now, booking.buyerId))) ?? UNUSABLE_COUPON);
+    }
   }
 
   /** One booking of the caller's (buyer, seller, admin): how clients follow a PaymentPending one. */
@@ -275,6 +279,9 @@ export class Bookings {
       discount = await discounts.sellerCoupon(consultation.sellerId, body.couponCode);
     }
     const { totalAmountMinor } = priceBooking(body, pricing!, subTotalMinor, discount, now);
+    // The buyer's own limit, as read (the use is taken under it atomically later).
+    const buyerProblem = discount && buyerCouponProblem(discount, usesHeldBy(discount, user.id));
+    if (buyerProblem) throw new CouponInvalid(buyerProblem);
     return {
       consultation,
       ruleSet: ruleSet!,

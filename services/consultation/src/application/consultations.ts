@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateConsultationBody, PageQuery, UpdateConsultationBody } from '@mkt/contracts';
-import { Conflict, foundOr404, InvalidState, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { Conflict, foundOr404, NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
-import { checkEdit, decideApprove, decideEdit, EDIT_ATTEMPTS, ownRecord } from '../domain/consultation-edits';
+import { checkEdit, decideApprove, decideEdit, EDIT_ATTEMPTS, ownRecord, type ApprovalNames } from '../domain/consultation-edits';
 import { checkNewConsultation, newConsultation, placesByKey, slotsToList, slotsWithPlaces } from '../domain/consultations';
+import { ConsultationLimitReached } from '../domain/consultation.errors';
 import type { ConsultationDoc, PricingDoc } from '../domain/records';
 import type { ConsultationRepository } from '../db/consultation.repository';
 import type { PlaceRepository } from '../db/place.repository';
@@ -15,19 +16,33 @@ export interface ConsultationDeps {
   pricing: PricingRepository;
   places: PlaceRepository;
   references: References;
+  /** How many consultations one seller may have (`MAX_CONSULTATIONS_PER_SELLER`). */
+  maxPerSeller: number;
 }
 
 /** Consultations: created by sellers, edited (some edits wait for review), approved by admins, listed, their slots. */
 export class Consultations {
   constructor(private readonly deps: ConsultationDeps) {}
 
+  /**
+   * A seller's new consultation, counted against `maxPerSeller` (422 `limit_reached` past it) by
+   * one guarded increment before it is written; given back if the write fails.
+   */
   async create(user: AuthenticatedUser, body: CreateConsultationBody): Promise<ConsultationDoc> {
+    const { consultations, maxPerSeller } = this.deps;
     checkNewConsultation(user, body);
     const [ruleSet, pricing] = await Promise.all([
       this.deps.ruleSets.findByKey(body.ruleSetId),
       this.deps.pricing.findByKey(body.pricingId),
     ]);
-    return this.deps.consultations.create(newConsultation(user, body, { ruleSet, pricing }, this.deps.references));
+    const record = newConsultation(user, body, { ruleSet, pricing }, this.deps.references);
+    if (!(await consultations.takeQuota(record.sellerId, maxPerSeller))) throw new ConsultationLimitReached(maxPerSeller);
+    try {
+      return await consultations.create(record);
+    } catch (err) {
+      await consultations.giveBackQuota(record.sellerId);
+      throw err;
+    }
   }
 
   /** Anyone sees Approved+Published ones; a seller also their own; an admin all. */
@@ -78,13 +93,19 @@ export class Consultations {
     throw new Conflict('The consultation kept changing while it was edited: send the edit again');
   }
 
-  /** An admin approves (see `decideApprove`): one conditional write, refused when someone moved it first. */
-  async approve(key: string, revisionId?: string): Promise<{ consultation: ConsultationDoc; revised: boolean }> {
+  /**
+   * An admin approves what they read (see `decideApprove`): one conditional write guarded by the
+   * version or revision named. When it misses, someone moved the consultation after the read:
+   * decided again on what it is now, which names the refusal (the version changed: 409
+   * `conflict`; approved meanwhile: 409 `invalid_state`).
+   */
+  async approve(key: string, named: ApprovalNames): Promise<{ consultation: ConsultationDoc; revised: boolean }> {
     const consultation = await this.mustFind(key);
-    const write = decideApprove(consultation, revisionId);
+    const write = decideApprove(consultation, named);
     const approved = await this.deps.consultations.updateGuarded(consultation._id, write.guard, write.update);
-    if (!approved) throw new InvalidState(write.missed);
-    return { consultation: approved, revised: write.revised };
+    if (approved) return { consultation: approved, revised: write.revised };
+    decideApprove(await this.mustFind(consultation._id), named);
+    throw new Conflict('The consultation changed while it was approved: read it again');
   }
 
   private async mustFind(key: string): Promise<ConsultationDoc> {

@@ -9,7 +9,7 @@ import type {
 } from '@mkt/contracts';
 import { NotFound, type AuthenticatedUser } from '@mkt/kit';
 import { assertOwner, subjectOf, visibleTo, type References } from '../domain/access';
-import { couponCheck } from '../domain/coupons';
+import { couponCheck, couponProblem } from '../domain/coupons';
 import { newDiscount, USING_STATUSES } from '../domain/discounts';
 import { newPricing } from '../domain/pricing';
 import type { RuleSetDoc } from '../domain/records';
@@ -39,19 +39,28 @@ export class Setup {
     return this.deps.ruleSets.create(newRuleSet(user, body, this.deps.references, randomUUID()));
   }
 
-  /** The caller's rule sets (an admin's: all) with `bookings` and `utilization` (see `utilization`). */
+  /** How many shapes rule-set listings have counted slots for since the process started (see `utilization`). */
+  readonly usage = { shapesCounted: 0 };
+
+  /**
+   * The caller's rule sets (an admin's: all) with `bookings` and `utilization` (see
+   * `utilization`): the page's consultations and bookings read grouped, in three commands for the
+   * whole page, and slots counted once per rule set and duration.
+   */
   async listRuleSets(user: AuthenticatedUser, query: PageQuery, now = new Date()) {
     const page = await this.deps.ruleSets.page(user.role === 'admin' ? null : user.id, query);
     const window = utilizationWindow(now);
-    const items = await Promise.all(
-      page.items.map(async (set) => {
-        const [{ bookings, upcoming }, consultations] = await Promise.all([
-          this.deps.bookings.usageOfRuleSet(set._id, window),
-          this.deps.consultations.onRuleSet(set._id),
-        ]);
-        return { set, bookings, utilization: utilization(set, consultations, upcoming, window) };
-      }),
-    );
+    const ids = page.items.map((set) => set._id);
+    const [usage, shapes] = await Promise.all([
+      this.deps.bookings.usageOfRuleSets(ids, window),
+      this.deps.consultations.shapesOnRuleSets(ids),
+    ]);
+    const items = page.items.map((set) => {
+      const { bookings, places } = usage.get(set._id)!;
+      const used = utilization(set, shapes.get(set._id)!, places, window);
+      this.usage.shapesCounted += used.shapesCounted;
+      return { set, bookings, utilization: used.utilization };
+    });
     return { items, pagination: page.pagination };
   }
 
@@ -84,8 +93,11 @@ export class Setup {
     const consultation = visibleTo(user, await consultations.findByKey(body.consultationId));
     const price = await pricing.findById(consultation.pricingId);
     const found = await discounts.sellerCoupon(consultation.sellerId, body.couponCode);
-    const check = couponCheck(found, price, now);
-    return { ...check, usedByUser: check.discount ? await bookings.usesCoupon(check.discount._id, USING_STATUSES, subject) : false };
+    // What the user holds counts only for a coupon that can be used at all (else it shows nothing).
+    const held =
+      found && !couponProblem(found, price?.basePriceMinor ?? 0, now) ? await bookings.couponUsesOf(found._id, USING_STATUSES, subject) : 0;
+    const check = couponCheck(found, price, now, held);
+    return { ...check, usedByUser: check.discount ? held > 0 : false };
   }
 
   createVisibilityRuleSet(user: AuthenticatedUser, body: CreateVisibilityRuleSetBody) {

@@ -127,18 +127,36 @@ export class BookingRepository {
     ).lean<BookingDoc[]>();
   }
 
-  /** Whether the user (by id, or — `self` false — by id or USR reference) holds a use of the coupon through a booking. */
-  async usesCoupon(couponId: string, statuses: readonly string[], user: { key: string; self: boolean }): Promise<boolean> {
+  /** How many uses of the coupon the user (by id, or — `self` false — by id or USR reference) holds through bookings in `statuses`. */
+  couponUsesOf(couponId: string, statuses: readonly string[], user: { key: string; self: boolean }): Promise<number> {
     const buyer = user.self ? { buyerId: user.key } : { $or: [{ buyerId: user.key }, { buyerRef: user.key }] };
-    return (await this.models.Booking.exists({ couponId, status: { $in: statuses }, ...buyer })) !== null;
+    return this.models.Booking.countDocuments({ couponId, status: { $in: statuses }, ...buyer });
   }
 
-  /** `bookings` of a rule set (Confirmed) and the places of those in a window. */
-  async usageOfRuleSet(ruleSetId: string, window: { from: Date; to: Date }) {
-    const [bookings, upcoming] = await Promise.all([
-      this.models.Booking.countDocuments({ ruleSetId, status: 'Confirmed' }),
-      this.models.Booking.find({ ruleSetId, status: 'Confirmed', startsAt: { $gte: window.from, $lt: window.to } }, { places: 1 }).lean(),
+  /**
+   * Per rule set: its Confirmed bookings (`bookings`) and the places those starting in the window
+   * hold (a booking from before `places` was kept holds one), in two grouped commands for all of
+   * them.
+   */
+  async usageOfRuleSets(
+    ruleSetIds: string[],
+    window: { from: Date; to: Date },
+  ): Promise<Map<string, { bookings: number; places: number }>> {
+    const confirmed = { ruleSetId: { $in: ruleSetIds }, status: 'Confirmed' };
+    const [all, upcoming] = await Promise.all([
+      this.models.Booking.collection
+        .aggregate<{ _id: string; n: number }>([{ $match: confirmed }, { $group: { _id: '$ruleSetId', n: { $sum: 1 } } }])
+        .toArray(),
+      this.models.Booking.collection
+        .aggregate<{ _id: string; n: number }>([
+          { $match: { ...confirmed, startsAt: { $gte: window.from, $lt: window.to } } },
+          { $group: { _id: '$ruleSetId', n: { $sum: { $ifNull: ['$places', 1] } } } },
+        ])
+        .toArray(),
     ]);
-    return { bookings, upcoming };
+    const usage = new Map(ruleSetIds.map((id) => [id, { bookings: 0, places: 0 }]));
+    for (const { _id, n } of all) usage.get(_id)!.bookings = n;
+    for (const { _id, n } of upcoming) usage.get(_id)!.places = n;
+    return usage;
   }
 }

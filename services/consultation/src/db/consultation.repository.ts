@@ -1,12 +1,14 @@
 import type { PageQuery } from '@mkt/contracts';
-import { byIdOrReference, findPage } from '@mkt/kit';
+import { byIdOrReference, findPage, isDuplicateKey } from '@mkt/kit';
 import type { ConsultationDoc, PricingDoc, RuleSetDoc } from '../domain/records';
+import type { ConsultationUpdate } from '../domain/consultation-edits';
+import type { OfferShape } from '../domain/rule-sets';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
 
 /** The `consultations` collection. */
 export class ConsultationRepository {
-  constructor(private readonly models: Pick<ConsultationModels, 'Consultation' | 'RuleSet' | 'Pricing'>) {}
+  constructor(private readonly models: Pick<ConsultationModels, 'Consultation' | 'RuleSet' | 'Pricing' | 'SellerQuota'>) {}
 
   private get model() {
     return this.models.Consultation;
@@ -53,9 +55,51 @@ export class ConsultationRepository {
     return this.model.find({ $or: [{ _id: { $in: keys } }, { referenceId: { $in: keys } }] }).lean<ConsultationDoc[]>();
   }
 
-  /** What `utilization` needs of the consultations on a rule set. */
-  onRuleSet(ruleSetId: string): Promise<Array<Pick<ConsultationDoc, 'duration' | 'maxCapacity'>>> {
-    return this.model.find({ ruleSetId }, { duration: 1, maxCapacity: 1 }).lean<ConsultationDoc[]>();
+  /**
+   * What `utilization` needs of the consultations on some rule sets, in one command: per rule set
+   * and duration, the sum of their capacities (grouped by the database: the answer grows with the
+   * distinct durations, not with the consultations).
+   */
+  async shapesOnRuleSets(ruleSetIds: string[]): Promise<Map<string, OfferShape[]>> {
+    const groups = await this.model.collection
+      .aggregate<{ _id: { ruleSetId: string; duration: number }; capacity: number }>([
+        { $match: { ruleSetId: { $in: ruleSetIds } } },
+        { $group: { _id: { ruleSetId: '$ruleSetId', duration: '$duration' }, capacity: { $sum: '$maxCapacity' } } },
+      ])
+      .toArray();
+    const shapes = new Map<string, OfferShape[]>(ruleSetIds.map((id) => [id, []]));
+    for (const { _id, capacity } of groups) shapes.get(_id.ruleSetId)?.push({ duration: _id.duration, capacity });
+    return shapes;
+  }
+
+  /**
+   * Counts one more consultation of a seller unless they have `max` already: one guarded
+   * increment (`consultations < max` in its filter), so of racing creations at the limit only as
+   * many as it leaves pass. A seller's first counter starts from the consultations they have
+   * (all made before it existed: later ones are counted by it); racing first creations insert it
+   * once. False at the limit.
+   */
+  async takeQuota(sellerId: string, max: number): Promise<boolean> {
+    const quotas = this.models.SellerQuota;
+    const increment = async () =>
+      (await quotas.updateOne({ _id: sellerId, consultations: { $lt: max } }, { $inc: { consultations: 1 } })).modifiedCount === 1;
+    if (await increment()) return true;
+    if ((await quotas.exists({ _id: sellerId })) === null) {
+      // No counter yet: every consultation the seller has was made before it existed.
+      const existing = await this.model.countDocuments({ sellerId });
+      try {
+        await quotas.collection.insertOne({ _id: sellerId, consultations: existing } as never);
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+    }
+    // Asked again: a racing first creation may have made the counter since.
+    return increment();
+  }
+
+  /** Gives back a count `takeQuota` took for a consultation that was not made after all. */
+  async giveBackQuota(sellerId: string): Promise<void> {
+    await this.models.SellerQuota.updateOne({ _id: sellerId, consultations: { $gt: 0 } }, { $inc: { consultations: -1 } });
   }
 
   async create(record: Omit<ConsultationDoc, 'createdAt' | 'updatedAt' | 'averageRating' | 'totalReviews'>): Promise<ConsultationDoc> {
@@ -79,7 +123,7 @@ export class ConsultationRepository {
   updateGuarded(
     id: string,
     guard: Record<string, unknown>,
-    update: { $set?: Record<string, unknown>; $unset?: Record<string, ''> },
+    update: ConsultationUpdate,
     touchesLive = true,
   ): Promise<ConsultationDoc | null> {
     return this.model.findOneAndUpdate({ _id: id, ...guard }, update, { new: true, timestamps: touchesLive }).lean<ConsultationDoc>();

@@ -15,6 +15,7 @@ import type {
   PricingDoc,
   RatingEntryDoc,
   RuleSetDoc,
+  SellerQuotaDoc,
   SessionDoc,
   VisibilityRuleSetDoc,
 } from '../domain/records';
@@ -68,8 +69,10 @@ const discountSchema = new Schema<DiscountDoc>(
     validTo: Date,
     couponCode: { type: String, required: true },
     maxUses: Number,
+    maxUsesPerBuyer: { type: Number, default: 1 },
     uses: { type: Number, default: 0 },
     usedBy: { type: [String], default: [] },
+    buyerUses: { type: Schema.Types.Mixed, default: () => ({}) },
     isActive: Boolean,
   },
   timestamps,
@@ -119,6 +122,7 @@ const consultationSchema = new Schema<ConsultationDoc>(
     averageRating: { type: Number, default: 0 },
     totalReviews: { type: Number, default: 0 },
     pendingRevision: { type: Schema.Types.Mixed, default: undefined },
+    version: { type: Number, default: 1 },
   },
   timestamps,
 );
@@ -216,6 +220,12 @@ const sessionSchema = new Schema<SessionDoc>(
 );
 sessionSchema.index({ consultationId: 1, startsAt: 1 }, { unique: true });
 
+/**
+ * How many consultations a seller has (`_id` = seller id), for `MAX_CONSULTATIONS_PER_SELLER`: the
+ * limit is in the filter of the increment, so racing creations never pass it.
+ */
+const sellerQuotaSchema = new Schema<SellerQuotaDoc>({ _id: String, consultations: { type: Number, default: 0 } }, { versionKey: false });
+
 /** `Idempotency-Key`s of booking requests (`_id` = `user:booking:key`), kit's idempotent requests. */
 const bookingRequestKeySchema = idempotencyRecordSchema();
 
@@ -232,6 +242,7 @@ export function consultationModels(db: Connection) {
     CouponCheck: db.model<WindowedCounterDoc>('CouponCheck', couponCheckSchema, 'coupon_checks'),
     VisibilityRuleSet: db.model<VisibilityRuleSetDoc>('VisibilityRuleSet', visibilityRuleSetSchema, 'visibility_rule_sets'),
     Consultation: db.model<ConsultationDoc>('Consultation', consultationSchema, 'consultations'),
+    SellerQuota: db.model<SellerQuotaDoc>('SellerQuota', sellerQuotaSchema, 'seller_quotas'),
     RatingEntry: db.model<RatingEntryDoc>('RatingEntry', ratingEntrySchema, 'rating_entries'),
     SlotPlace: db.model<PlaceDoc>('SlotPlace', placeSchema, 'slot_places'),
     DayPlace: db.model<PlaceDoc>('DayPlace', placeSchema.clone(), 'day_places'),

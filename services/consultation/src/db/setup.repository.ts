@@ -1,6 +1,7 @@
 import type { PageQuery } from '@mkt/contracts';
 import { Conflict, findPage, isDuplicateKey } from '@mkt/kit';
 import type { DiscountDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../domain/records';
+import { buyerUseKey, maxUsesPerBuyerOf } from '../domain/coupons';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
 
@@ -61,21 +62,40 @@ export class DiscountRepository {
     return this.models.Discount.findOne({ sellerId, couponCode: code.toUpperCase() }).lean<DiscountDoc>();
   }
 
+  findById(id: string): Promise<DiscountDoc | null> {
+    return this.models.Discount.findById(id).lean<DiscountDoc>();
+  }
+
   /**
-   * Takes one use of a coupon for a booking: the limit is in the filter (`uses < maxUses`),
-   * `usedBy` makes it once per booking. False when it is used up.
+   * Takes one use of a coupon for a buyer's booking, in one conditional write with both limits
+   * in its filter: `uses < maxUses`, and the buyer's list of bookings holding a use shorter than
+   * `maxUsesPerBuyer` (its element `maxUsesPerBuyer − 1` does not exist) — so of a buyer's racing
+   * bookings only as many as the limit leaves get one. `usedBy` makes it once per booking. False
+   * when either limit is reached.
    */
-  async takeUse(discountId: string, maxUses: number, bookingId: string): Promise<boolean> {
-    const { modifiedCount } = await this.models.Discount.updateOne(
-      { _id: discountId, usedBy: { $ne: bookingId }, uses: { $lt: maxUses } },
-      { $inc: { uses: 1 }, $push: { usedBy: bookingId } },
+  async takeUse(discount: Pick<DiscountDoc, '_id' | 'maxUses' | 'maxUsesPerBuyer'>, bookingId: string, buyerId: string): Promise<boolean> {
+    const buyer = `buyerUses.${buyerUseKey(buyerId)}`;
+    const { modifiedCount } = await this.models.Discount.collection.updateOne(
+      {
+        _id: discount._id,
+        usedBy: { $ne: bookingId },
+        uses: { $lt: discount.maxUses },
+        [`${buyer}.${maxUsesPerBuyerOf(discount) - 1}`]: { $exists: false },
+      } as never,
+      { $inc: { uses: 1 }, $push: { usedBy: bookingId, [buyer]: bookingId } } as never,
     );
     return modifiedCount === 1;
   }
 
-  /** Gives a booking's use back, once (only while the coupon still lists the booking). */
-  async releaseUse(discountId: string, bookingId: string): Promise<void> {
-    await this.models.Discount.updateOne({ _id: discountId, usedBy: bookingId }, { $inc: { uses: -1 }, $pull: { usedBy: bookingId } });
+  /**
+   * Gives a booking's use back, once: only while the coupon still lists the booking, so a repeat
+   * (a retried cancel, the sweep after a crash) changes nothing.
+   */
+  async releaseUse(discountId: string, bookingId: string, buyerId: string): Promise<void> {
+    await this.models.Discount.collection.updateOne(
+      { _id: discountId, usedBy: bookingId } as never,
+      { $inc: { uses: -1 }, $pull: { usedBy: bookingId, [`buyerUses.${buyerUseKey(buyerId)}`]: bookingId } } as never,
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import { BOOKABLE_CONSULTATION_FIELDS, type UpdateConsultationBody } from '@mkt/contracts';
-import { InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
+import { Conflict, InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
 import { ForeignRecord } from './consultation.errors';
 import { PUBLIC_TEXT_FIELDS, type ConsultationDoc } from './records';
 
@@ -12,9 +12,29 @@ export const EDIT_ATTEMPTS = 3;
 /** A conditional write of an edit: `guard` is what it was decided on; `touchesLive` whether the listed text or terms change. */
 export interface EditWrite {
   guard: Record<string, unknown>;
-  update: { $set?: Record<string, unknown>; $unset?: Record<string, ''> };
+  update: ConsultationUpdate;
   touchesLive: boolean;
 }
+
+/** An update of a consultation; every edit and approval also moves its `version` on (`$inc`). */
+export interface ConsultationUpdate {
+  $set?: Record<string, unknown>;
+  $unset?: Record<string, ''>;
+  $inc?: { version: 1 };
+}
+
+/**
+ * A consultation's version: 1 when made, one more at every edit (its text, its terms, or a
+ * pending revision submitted or dropped) and every approval. What an admin reads is that version
+ * (the detail's `version`); approving names it, so what goes live is exactly what was read. A
+ * record from before versions were kept reads as 0 until its first edit.
+ */
+export const versionOf = (c: Pick<ConsultationDoc, 'version'>): number => c.version ?? 0;
+
+/** The filter that holds while a consultation is still at `version` (0: none stored yet). */
+export const atVersion = (version: number): Record<string, unknown> => (version === 0 ? { version: { $exists: false } } : { version });
+
+const NEXT_VERSION = { version: 1 } as const;
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -39,7 +59,7 @@ export function decideEdit(current: ConsultationDoc, set: Record<string, unknown
   const rebookable = BOOKABLE_CONSULTATION_FIELDS.some((field) => terms[field] !== undefined && terms[field] !== current[field]);
   if (current.currentStatus === 'Approved' && !rebookable) {
     // Terms equal to the live ones change nothing; the text waits for review.
-    if (Object.keys(text).length === 0) return { guard, update: { $set: terms }, touchesLive: false };
+    if (Object.keys(text).length === 0) return { guard, update: { $set: terms, $inc: NEXT_VERSION }, touchesLive: false };
     const proposed: Record<string, unknown> = { ...current.pendingRevision?.changes, ...text };
     const changes = Object.fromEntries(
       Object.entries(proposed).filter(([field, value]) => !sameValue(value, current[field as keyof ConsultationDoc])),
@@ -48,17 +68,21 @@ export function decideEdit(current: ConsultationDoc, set: Record<string, unknown
     if (Object.keys(changes).length === 0)
       return {
         guard,
-        update: { ...(Object.keys(terms).length > 0 ? { $set: terms } : {}), $unset: { pendingRevision: '' } },
+        update: { ...(Object.keys(terms).length > 0 ? { $set: terms } : {}), $unset: { pendingRevision: '' }, $inc: NEXT_VERSION },
         touchesLive: false,
       };
     return {
       guard,
-      update: { $set: { ...terms, pendingRevision: { id: fresh.revisionId, submittedAt: fresh.now, changes } } },
+      update: { $set: { ...terms, pendingRevision: { id: fresh.revisionId, submittedAt: fresh.now, changes } }, $inc: NEXT_VERSION },
       touchesLive: false,
     };
   }
   const live = { ...current.pendingRevision?.changes, ...set, ...(rebookable ? { currentStatus: 'Pending', visibility: 'Hidden' } : {}) };
-  return { guard, update: { $set: live, ...(current.pendingRevision ? { $unset: { pendingRevision: '' } } : {}) }, touchesLive: true };
+  return {
+    guard,
+    update: { $set: live, ...(current.pendingRevision ? { $unset: { pendingRevision: '' } } : {}), $inc: NEXT_VERSION },
+    touchesLive: true,
+  };
 }
 
 /**
@@ -85,35 +109,47 @@ export function ownRecord<T extends { _id: string; sellerId: string }>(
 /** An approval as one conditional write: the filter it is guarded by and the update. */
 export interface ApprovalWrite {
   guard: Record<string, unknown>;
-  update: { $set: Record<string, unknown>; $unset?: Record<string, ''> };
+  update: ConsultationUpdate & { $set: Record<string, unknown> };
   revised: boolean;
-  /** Why it is refused when the guard misses (someone else moved the consultation first). */
-  missed: string;
+}
+
+/** What the admin names as what they read: the consultation's `version`, and/or its pending revision's id. */
+export interface ApprovalNames {
+  version?: number;
+  revisionId?: string;
 }
 
 /**
- * An admin approves: a Pending consultation becomes Approved and Published; an Approved one's
- * pending revision (named by `revisionId`, the one the admin read) replaces its live text — one
- * conditional write, which misses if the revision was replaced meanwhile.
+ * An admin approves exactly what they read. A Pending consultation becomes Approved and
+ * Published only at the `version` the admin names (required: without it, an edit the seller made
+ * after the admin read it would go live unreviewed); an Approved one's pending revision replaces
+ * its live text when the admin names it by `revisionId` or by the `version` it came with. Either
+ * is one conditional write guarded by what was named, so an edit landing between the read and
+ * the click makes it miss. A name that is not the current one: 409 `conflict` (the version) or
+ * `invalid_state` (the revision); nothing to approve: 409 `invalid_state`.
  */
-export function decideApprove(consultation: ConsultationDoc, revisionId: string | undefined): ApprovalWrite {
+export function decideApprove(consultation: ConsultationDoc, named: ApprovalNames): ApprovalWrite {
+  const { version, revisionId } = named;
   const revision = consultation.pendingRevision;
+  const current = versionOf(consultation);
   if (revisionId !== undefined && revision?.id !== revisionId)
     throw new InvalidState('That is not the pending revision of this consultation: read it again');
-  if (consultation.currentStatus === 'Pending')
+  if (version !== undefined && version !== current)
+    throw new Conflict(`The consultation changed after version ${version} was read (it is at version ${current} now): read it again`);
+  if (consultation.currentStatus === 'Pending') {
+    if (version === undefined) throw new InvalidField('Name the version you read (version of the detail)', 'version');
     return {
-      guard: { currentStatus: 'Pending' },
-      update: { $set: { currentStatus: 'Approved', visibility: 'Published' } },
+      guard: { currentStatus: 'Pending', ...atVersion(version) },
+      update: { $set: { currentStatus: 'Approved', visibility: 'Published' }, $inc: NEXT_VERSION },
       revised: false,
-      missed: `A ${consultation.currentStatus} consultation cannot be approved`,
     };
+  }
   if (!revision) throw new InvalidState(`A ${consultation.currentStatus} consultation cannot be approved`);
-  if (revisionId === undefined)
+  if (revisionId === undefined && version === undefined)
     throw new InvalidField('Name the pending revision you read (pendingRevision.id of the detail)', 'revisionId');
   return {
-    guard: { currentStatus: 'Approved', 'pendingRevision.id': revision.id },
-    update: { $set: revision.changes, $unset: { pendingRevision: '' } },
+    guard: { currentStatus: 'Approved', 'pendingRevision.id': revision.id, ...(version === undefined ? {} : atVersion(version)) },
+    update: { $set: revision.changes, $unset: { pendingRevision: '' }, $inc: NEXT_VERSION },
     revised: true,
-    missed: 'The pending revision changed meanwhile: read it again',
   };
 }

@@ -37,6 +37,12 @@ export class ForeignRecord extends AppError {
     super(403, ErrorCode.forbidden, message, [{ path, code: ErrorCode.forbidden, message }]);
   }
 }
+/** A seller may have at most so many consultations (config `MAX_CONSULTATIONS_PER_SELLER`). */
+export class ConsultationLimitReached extends RuleViolation {
+  constructor(max: number) {
+    super(ErrorCode.limitReached, `A seller may have at most ${max} consultations`);
+  }
+}
 /** The buyer's wallet could not hold the total: the booking is Failed, its places given back. */
 export class InsufficientFunds extends RuleViolation {
   constructor() {

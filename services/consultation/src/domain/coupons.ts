@@ -21,6 +21,33 @@ export interface PriceQuote {
  */
 export const UNUSABLE_COUPON = 'This coupon code cannot be used';
 
+/** Told to a buyer who holds as many uses of a coupon as one buyer may (they know the coupon). */
+export const USED_UP_BY_BUYER = 'You already hold as many uses of this coupon as one buyer may';
+
+/** How many uses one buyer may hold at once: `maxUsesPerBuyer`, 1 when the coupon has none stored. */
+export const maxUsesPerBuyerOf = (discount: Pick<DiscountDoc, 'maxUsesPerBuyer'>): number => discount.maxUsesPerBuyer ?? 1;
+
+/**
+ * The field of `buyerUses` a buyer's uses are kept under: the id itself when it is only letters,
+ * digits, `-` and `_` (user ids are uuids); otherwise `~` and its base64url, so no id can make
+ * a path of it (`.`, `$`).
+ */
+export function buyerUseKey(buyerId: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(buyerId) ? buyerId : `~${Buffer.from(buyerId).toString('base64url')}`;
+}
+
+/** How many uses of a coupon a buyer holds, by the coupon's own record. */
+export const usesHeldBy = (discount: Pick<DiscountDoc, 'buyerUses'>, buyerId: string): number =>
+  discount.buyerUses?.[buyerUseKey(buyerId)]?.length ?? 0;
+
+/**
+ * Why this buyer may not take another use of a usable coupon, or null: they hold
+ * `maxUsesPerBuyer` already (a cancelled booking holds none: its use was given back).
+ */
+export function buyerCouponProblem(discount: Pick<DiscountDoc, 'maxUsesPerBuyer'>, held: number): string | null {
+  return held >= maxUsesPerBuyerOf(discount) ? USED_UP_BY_BUYER : null;
+}
+
 /** Why a coupon cannot be used now, or null. */
 export function couponProblem(discount: DiscountDoc | null, priceMinor: number, now: Date): string | null {
   if (!discount || !discount.isActive || now < discount.validFrom || now > discount.validTo || discount.uses >= discount.maxUses)
@@ -52,9 +79,10 @@ export interface CouponCheck {
   currency: string | null;
 }
 
-export function couponCheck(found: DiscountDoc | null, pricing: PricingDoc | null, now: Date): CouponCheck {
+/** `held`: the uses the user the check is for holds (over the per-buyer limit: not usable for them). */
+export function couponCheck(found: DiscountDoc | null, pricing: PricingDoc | null, now: Date, held = 0): CouponCheck {
   const price = pricing?.basePriceMinor ?? 0;
-  const problem = couponProblem(found, price, now);
+  const problem = couponProblem(found, price, now) ?? (found ? buyerCouponProblem(found, held) : null);
   const discount = problem === UNUSABLE_COUPON ? null : found;
   return { problem, discount, quote: applyCoupon(price, problem ? null : discount), currency: pricing?.currency ?? null };
 }

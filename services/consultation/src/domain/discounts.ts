@@ -3,8 +3,8 @@ import type { AuthenticatedUser } from '@mkt/kit';
 import { assertSeller } from './access';
 import type { DiscountDoc } from './records';
 
-/** Bookings that hold (or held, then cancelled: the use stays used) a use of a coupon. */
-export const USING_STATUSES = ['PaymentPending', 'Confirmed', 'Cancelled'] as const;
+/** Bookings that hold a use of a coupon (a cancelled or failed one gave its use back). */
+export const USING_STATUSES = ['PaymentPending', 'Confirmed'] as const;
 
 /** A seller's coupon: a Fixed value kept in minor units (the contract parsed it), a percentage as is. */
 export function newDiscount(user: AuthenticatedUser, body: CreateDiscountBody): Omit<DiscountDoc, 'createdAt'> {
@@ -21,8 +21,10 @@ export function newDiscount(user: AuthenticatedUser, body: CreateDiscountBody): 
     validTo: new Date(body.validTo),
     couponCode: body.couponCode,
     maxUses: body.maxUses,
+    maxUsesPerBuyer: body.maxUsesPerBuyer,
     isActive: body.isActive,
     uses: 0,
     usedBy: [],
+    buyerUses: {},
   } as Omit<DiscountDoc, 'createdAt'>;
 }

@@ -44,9 +44,13 @@ export interface DiscountDoc {
   validTo: Date;
   couponCode: string;
   maxUses: number;
+  /** How many uses one buyer may hold at once (absent on records from before it was kept: 1). */
+  maxUsesPerBuyer?: number;
   uses: number;
   /** Bookings holding a use: makes taking and giving back a use idempotent. */
   usedBy: string[];
+  /** Per buyer (`buyerUseKey`), the bookings of theirs holding a use: the per-buyer limit's guard. */
+  buyerUses?: Record<string, string[]>;
   isActive: boolean;
   createdAt: Date;
 }
@@ -94,6 +98,8 @@ export interface ConsultationDoc {
   visibility: 'Hidden' | 'Published';
   averageRating: number;
   totalReviews: number;
+  /** Moves on at every edit and approval (see `versionOf`); absent on records from before it was kept. */
+  version?: number;
   /** An edit of the public text of an Approved consultation, waiting for an admin (see `decideEdit`). */
   pendingRevision?: PendingRevisionDoc | null;
   createdAt: Date;
@@ -107,6 +113,12 @@ export interface PendingRevisionDoc {
   submittedAt: Date;
   /** The fields it changes, with their new values. */
   changes: PublicText;
+}
+
+/** How many consultations a seller has (see `MAX_CONSULTATIONS_PER_SELLER`). */
+export interface SellerQuotaDoc {
+  _id: string;
+  consultations: number;
 }
 
 /**

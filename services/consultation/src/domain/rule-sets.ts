@@ -2,8 +2,8 @@ import { newReference, type CreateRuleSetBody } from '@mkt/contracts';
 import { InvalidField } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit';
 import { assertSeller, type References } from './access';
-import type { ConsultationDoc, RuleSetDoc } from './records';
-import { countSlotsBetween, isValidZone } from './slots';
+import type { RuleSetDoc } from './records';
+import { countSlotsByDuration, isValidZone } from './slots';
 
 // Availability rule sets: a seller's weekly intervals in a time zone, and how much they are used.
 
@@ -39,24 +39,42 @@ export function utilizationWindow(now: Date): { from: Date; to: Date } {
 }
 
 /**
+ * What the consultations on one rule set offer, grouped by their shape: the duration (the rule
+ * set gives the zone, intervals and buffer) with the sum of their capacities. Consultations of one
+ * duration offer their slots alike, so their places are counted once for all of them.
+ */
+export interface OfferShape {
+  duration: number;
+  capacity: number;
+}
+
+/** `utilization` of one rule set, and how many shapes (distinct durations) it counted slots for. */
+export interface Utilization {
+  utilization: number;
+  shapesCounted: number;
+}
+
+/**
  * `utilization`: places booked in the window over the places the rule set's consultations offer
- * in it (4 decimals; 0 when it offers none).
+ * in it (4 decimals; 0 when it offers none). The slots are counted once per shape (see
+ * `OfferShape`), by `countSlotsByDuration`, whose cost does not grow with the slots: what a
+ * listing costs is bounded by the distinct durations on its rule sets, not by how many
+ * consultations they carry.
  */
 export function utilization(
   set: RuleSetDoc,
-  consultations: Array<Pick<ConsultationDoc, 'duration' | 'maxCapacity'>>,
-  upcoming: Array<{ places?: number }>,
+  shapes: readonly OfferShape[],
+  bookedPlaces: number,
   window: { from: Date; to: Date },
-): number {
-  const offered = consultations.reduce((sum, c) => {
-    const schedule = {
-      timezone: set.timezone,
-      rules: set.availabilityRules,
-      durationMinutes: c.duration,
-      bufferMinutes: set.metaData.bufferTime,
-    };
-    return sum + countSlotsBetween(schedule, window.from, window.to) * c.maxCapacity;
-  }, 0);
-  const booked = upcoming.reduce((sum, b) => sum + (b.places ?? 1), 0);
-  return offered === 0 ? 0 : Math.round((booked / offered) * 10_000) / 10_000;
+): Utilization {
+  const base = { timezone: set.timezone, rules: set.availabilityRules, bufferMinutes: set.metaData.bufferTime };
+  const capacityOf = new Map<number, number>();
+  for (const shape of shapes) capacityOf.set(shape.duration, (capacityOf.get(shape.duration) ?? 0) + shape.capacity);
+  const slots = countSlotsByDuration(base, [...capacityOf.keys()], window.from, window.to);
+  let offered = 0;
+  for (const [duration, capacity] of capacityOf) offered += slots.get(duration)! * capacity;
+  return {
+    utilization: offered === 0 ? 0 : Math.round((bookedPlaces / offered) * 10_000) / 10_000,
+    shapesCounted: capacityOf.size,
+  };
 }

@@ -128,16 +128,90 @@ export function slotsBetween(schedule: Schedule, from: Date, to: Date, limit = N
     .map(([start, end]) => ({ startsAt: new Date(start), endsAt: new Date(end) }));
 }
 
-/** How many slots `slotsBetween` would list, without listing them (rule-set utilization counts a month for each consultation). */
+/** How many slots `slotsBetween` would list, without listing them. */
 export function countSlotsBetween(schedule: Schedule, from: Date, to: Date): number {
+  const { durationMinutes, ...base } = schedule;
+  return countSlotsByDuration(base, [durationMinutes], from, to).get(durationMinutes) ?? 0;
+}
+
+/**
+ * How many slots `slotsBetween` would list in [from, to) for each of some durations on the same
+ * intervals, zone and buffer — without listing them. The cost does not grow with the slots: on an
+ * ordinary day (one offset from midnight to midnight) an interval's starts are
+ * `midnight + start + k × (duration + buffer)`, so the ones in the window are counted by
+ * arithmetic (a whole day inside the window: the same figure for every such day of that weekday);
+ * only a day whose offset changes is walked slot by slot (`eachSlotOfDay`, cached). So the work is
+ * about (days × durations × intervals), whatever the slot length.
+ */
+export function countSlotsByDuration(
+  base: Omit<Schedule, 'durationMinutes'>,
+  durations: readonly number[],
+  from: Date,
+  to: Date,
+): Map<number, number> {
+  const counts = new Map(durations.map((duration) => [duration, 0]));
+  const fromMs = from.getTime();
+  const toMs = to.getTime();
+  if (!(fromMs < toMs) || durations.length === 0) return counts;
+  const clock = zoneClock(base.timezone);
+  const byDay = new Map(base.rules.map((rule) => [rule.weekday, rule]));
+  const first = clock.wallOf(fromMs).date;
+  const days = Math.round((Date.parse(clock.wallOf(toMs).date) - Date.parse(first)) / DAY_MS);
+  const unique = [...counts.keys()];
+  // Per weekday and duration: the slots of a whole ordinary day.
+  const wholeDay = new Map<string, number>();
+  for (let i = -1; i <= days + 1; i += 1) {
+    const day = clock.localDay(first, i);
+    const weekday = WEEKDAYS[day.weekdayIndex]!;
+    const rule = byDay.get(weekday);
+    const intervals = (rule?.intervals ?? []).filter((interval) => interval.enabled);
+    if (intervals.length === 0) continue;
+    const midnight = day.startMs;
+    for (const duration of unique) {
+      let found = 0;
+      if (midnight === null) {
+        eachSlotOfDay({ ...base, durationMinutes: duration }, rule, day, (start) => {
+          if (start >= fromMs && start < toMs) found += 1;
+        });
+      } else if (midnight >= fromMs && midnight + DAY_MS <= toMs) {
+        const key = `${weekday}|${duration}`;
+        let whole = wholeDay.get(key);
+        if (whole === undefined) {
+          whole = startsWithin(intervals, duration, base.bufferMinutes, midnight, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY);
+          wholeDay.set(key, whole);
+        }
+        found = whole;
+      } else {
+        found = startsWithin(intervals, duration, base.bufferMinutes, midnight, fromMs, toMs);
+      }
+      counts.set(duration, counts.get(duration)! + found);
+    }
+  }
+  return counts;
+}
+
+/** On an ordinary day starting at `midnight`: the slots of the intervals that start in [fromMs, toMs). */
+function startsWithin(
+  intervals: AvailabilityRule['intervals'],
+  duration: number,
+  buffer: number,
+  midnight: number,
+  fromMs: number,
+  toMs: number,
+): number {
+  const step = (duration + buffer) * MINUTE;
   let count = 0;
-  eachSlotBetween(
-    schedule,
-    from,
-    to,
-    () => (count += 1),
-    () => true,
-  );
+  for (const interval of intervals) {
+    const start = minutesOf(interval.start_time);
+    const end = minutesOf(interval.end_time);
+    if (end - start < duration) continue;
+    // Starts k = 0..n-1 (a slot ends within its interval); those in the window are lo..hi.
+    const n = Math.floor((end - start - duration) / (duration + buffer)) + 1;
+    const first = midnight + start * MINUTE;
+    const lo = Math.max(0, Math.ceil((fromMs - first) / step));
+    const hi = Math.min(n - 1, Math.ceil((toMs - first) / step) - 1);
+    if (hi >= lo) count += hi - lo + 1;
+  }
   return count;
 }
 

@@ -10,6 +10,7 @@ import {
 import { currentUser, handle, type MountOptions } from '@mkt/kit';
 import type { Consultations } from '../application/consultations';
 import { mayReview } from '../domain/access';
+import { versionOf } from '../domain/consultation-edits';
 import { consultationListItem, consultationView } from './views';
 
 /** `/consultations` itself: public reads (a token read when sent), seller writes, admin approval. */
@@ -17,8 +18,14 @@ export function consultationHandlers(consultations: Consultations): MountOptions
   return {
     'POST /consultations': handle({ body: CreateConsultationBody }, async (input, req, res) => {
       const c = await consultations.create(currentUser(req), input.body);
-      const { id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt } = consultationView(c, null);
-      res.json(ok({ id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt }, 'Consultation created'));
+      const { id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt, version } = consultationView(
+        c,
+        null,
+        true,
+      );
+      res.json(
+        ok({ id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt, version }, 'Consultation created'),
+      );
     }),
     'GET /consultations': handle({ query: ConsultationListQuery }, async (input, req, res) => {
       const { items, pagination } = await consultations.list(req.user, input.query);
@@ -31,13 +38,20 @@ export function consultationHandlers(consultations: Consultations): MountOptions
     'PUT /consultations/{id}': handle({ params: KeyParams, body: UpdateConsultationBody }, async (input, req, res) => {
       const c = await consultations.update(currentUser(req), input.params.id, input.body);
       // The caller owns it (or is an admin): the answer says what waits for review.
-      const { id, title, duration, currentStatus, visibility, updatedAt, pendingRevision } = consultationView(c, null, true);
+      const { id, title, duration, currentStatus, visibility, updatedAt, pendingRevision, version } = consultationView(c, null, true);
       const message = pendingRevision ? 'Consultation updated; the new text is live once an admin approves it' : 'Consultation updated';
-      res.json(ok({ id, title, duration, currentStatus, visibility, updatedAt, pendingRevision }, message));
+      res.json(ok({ id, title, duration, currentStatus, visibility, updatedAt, pendingRevision, version }, message));
     }),
     'POST /consultations/{id}/approve': handle({ params: KeyParams, body: ApproveConsultationBody }, async (input, _req, res) => {
-      const { consultation: c, revised } = await consultations.approve(input.params.id, input.body.revisionId);
-      const data = { id: c._id, referenceId: c.referenceId, currentStatus: c.currentStatus, visibility: c.visibility };
+      const { version, revisionId } = input.body;
+      const { consultation: c, revised } = await consultations.approve(input.params.id, { version, revisionId });
+      const data = {
+        id: c._id,
+        referenceId: c.referenceId,
+        currentStatus: c.currentStatus,
+        visibility: c.visibility,
+        version: versionOf(c),
+      };
       res.json(ok(data, revised ? 'Revision approved' : 'Consultation approved'));
     }),
     'GET /consultations/{id}/slots': handle({ params: KeyParams, query: SlotsQuery }, async (input, req, res) => {

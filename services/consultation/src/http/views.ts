@@ -1,5 +1,6 @@
 import { minorToMajor } from '@mkt/contracts';
-import type { CouponCheck } from '../domain/coupons';
+import { versionOf } from '../domain/consultation-edits';
+import { maxUsesPerBuyerOf, type CouponCheck } from '../domain/coupons';
 import type {
   BookingDoc,
   ConsultationDoc,
@@ -15,8 +16,9 @@ const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null
 const major = (minor: number | null | undefined) => (minor === null || minor === undefined ? null : minorToMajor(minor));
 
 /**
- * A consultation. `withRevision` (its seller and admins only) adds `pendingRevision`: an edit of
- * its public text waiting for review, or null. Nobody else learns of one.
+ * A consultation. `withRevision` (its seller and admins only) adds `pendingRevision` — an edit of
+ * its public text waiting for review, or null — and `version`, what an approval names (it moves
+ * on when a revision is submitted). Nobody else learns of either.
  */
 export function consultationView(c: ConsultationDoc, pricing: PricingDoc | null, withRevision = false) {
   return {
@@ -43,7 +45,7 @@ export function consultationView(c: ConsultationDoc, pricing: PricingDoc | null,
     totalReviews: c.totalReviews,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
-    ...(withRevision ? { pendingRevision: pendingRevisionView(c.pendingRevision) } : {}),
+    ...(withRevision ? { pendingRevision: pendingRevisionView(c.pendingRevision), version: versionOf(c) } : {}),
   };
 }
 
@@ -192,6 +194,7 @@ export function discountView(d: DiscountDoc) {
     validFrom: iso(d.validFrom),
     validTo: iso(d.validTo),
     maxUses: d.maxUses,
+    maxUsesPerBuyer: maxUsesPerBuyerOf(d),
     isActive: d.isActive,
   };
 }

@@ -37,7 +37,10 @@ describe('decideEdit', () => {
     const write = decideEdit(consultation(), { title: 'Pay outside the platform', tags: ['coaching'] }, fresh);
     expect(write).toEqual({
       guard: { currentStatus: 'Approved', pendingRevision: null },
-      update: { $set: { pendingRevision: { id: 'rev-2', submittedAt: now, changes: { title: 'Pay outside the platform' } } } },
+      update: {
+        $set: { pendingRevision: { id: 'rev-2', submittedAt: now, changes: { title: 'Pay outside the platform' } } },
+        $inc: { version: 1 },
+      },
       touchesLive: false,
     });
   });
@@ -57,6 +60,7 @@ describe('decideEdit', () => {
     const waiting = { id: 'rev-1', submittedAt: now, changes: { title: 'New title' } };
     expect(decideEdit(consultation({ pendingRevision: waiting }), { title: 'Career coaching' }, fresh).update).toEqual({
       $unset: { pendingRevision: '' },
+      $inc: { version: 1 },
     });
   });
 
@@ -68,6 +72,7 @@ describe('decideEdit', () => {
       update: {
         $set: { title: 'New title', description: 'Latest wish', duration: 45, currentStatus: 'Pending', visibility: 'Hidden' },
         $unset: { pendingRevision: '' },
+        $inc: { version: 1 },
       },
       touchesLive: true,
     });
@@ -76,7 +81,7 @@ describe('decideEdit', () => {
   test('a Pending consultation is edited in place, guarded on still being Pending', () => {
     expect(decideEdit(consultation({ currentStatus: 'Pending', visibility: 'Hidden' }), { title: 'Better' }, fresh)).toEqual({
       guard: { currentStatus: 'Pending', pendingRevision: null },
-      update: { $set: { title: 'Better' } },
+      update: { $set: { title: 'Better' }, $inc: { version: 1 } },
       touchesLive: true,
     });
   });
@@ -84,7 +89,7 @@ describe('decideEdit', () => {
   test('bookable fields sent unchanged keep an Approved consultation listed', () => {
     expect(decideEdit(consultation(), { duration: 60, maxCapacity: 1 }, fresh)).toEqual({
       guard: { currentStatus: 'Approved', pendingRevision: null },
-      update: { $set: { duration: 60, maxCapacity: 1 } },
+      update: { $set: { duration: 60, maxCapacity: 1 }, $inc: { version: 1 } },
       touchesLive: false,
     });
   });

@@ -1,6 +1,6 @@
 import { VisibilityStatusBody } from '@mkt/contracts';
 import { isListed, subjectOf, visibleTo } from '../../src/domain/access';
-import { decideApprove } from '../../src/domain/consultation-edits';
+import { decideApprove, decideEdit } from '../../src/domain/consultation-edits';
 import { ratingSummary, countsInRating } from '../../src/domain/ratings';
 import type { VisibilityRuleSetDoc } from '../../src/domain/records';
 import { assertZone, utilization, utilizationWindow } from '../../src/domain/rule-sets';
@@ -121,21 +121,51 @@ describe('visibility rules', () => {
   });
 });
 
-describe('moderation: approving', () => {
+describe('moderation: approving names what the admin read', () => {
   const revision = { id: 'rev-1', submittedAt: T0, changes: { title: 'New' } };
   test.each([
-    ['a Pending one', {}, undefined, { revised: false, guard: { currentStatus: 'Pending' } }],
-    ['a revision, named', { pendingRevision: revision }, 'rev-1', { revised: true, guard: { 'pendingRevision.id': 'rev-1' } }],
-  ] as const)('%s', (_case, fields, revisionId, write) => {
+    ['a Pending one at the version read', {}, { version: 3 }, { revised: false, guard: { currentStatus: 'Pending', version: 3 } }],
+    ['a Pending one from before versions (0)', { version: undefined }, { version: 0 }, { guard: { version: { $exists: false } } }],
+    [
+      'a revision, named by id',
+      { pendingRevision: revision },
+      { revisionId: 'rev-1' },
+      { revised: true, guard: { 'pendingRevision.id': 'rev-1' } },
+    ],
+    [
+      'a revision, named by version',
+      { pendingRevision: revision },
+      { version: 3 },
+      { revised: true, guard: { 'pendingRevision.id': 'rev-1', version: 3 } },
+    ],
+  ] as const)('%s', (_case, fields, named, write) => {
     const status = 'pendingRevision' in fields ? 'Approved' : 'Pending';
-    expect(decideApprove(consultation({ currentStatus: status, ...fields }), revisionId)).toMatchObject(write);
+    const decided = decideApprove(consultation({ currentStatus: status, version: 3, ...fields }), named);
+    expect(decided).toMatchObject(write);
+    // Every approval moves the version on, so the same name never approves twice.
+    expect(decided.update.$inc).toEqual({ version: 1 });
   });
   test.each([
-    ['nothing to approve', {}, undefined, { status: 409, code: 'invalid_state' }],
-    ['a revision not named', { pendingRevision: revision }, undefined, { status: 422, code: 'invalid', path: 'revisionId' }],
-    ['another revision named', { pendingRevision: revision }, 'rev-0', { status: 409, code: 'invalid_state' }],
-  ] as const)('refused: %s', (_case, fields, revisionId, expected) => {
-    expect(refusal(() => decideApprove(consultation(fields), revisionId))).toEqual(expected);
+    ['nothing to approve', {}, { version: 3 }, { status: 409, code: 'invalid_state' }],
+    ['a Pending one, no version named', { currentStatus: 'Pending' }, {}, { status: 422, code: 'invalid', path: 'version' }],
+    ['a Pending one edited since the read', { currentStatus: 'Pending' }, { version: 2 }, { status: 409, code: 'conflict' }],
+    ['a revision not named', { pendingRevision: revision }, {}, { status: 422, code: 'invalid', path: 'revisionId' }],
+    ['another revision named', { pendingRevision: revision }, { revisionId: 'rev-0' }, { status: 409, code: 'invalid_state' }],
+    ['a revision, an older version named', { pendingRevision: revision }, { version: 2 }, { status: 409, code: 'conflict' }],
+  ] as const)('refused: %s', (_case, fields, named, expected) => {
+    expect(refusal(() => decideApprove(consultation({ version: 3, ...fields }), named))).toEqual(expected);
+  });
+  test('every edit moves the version on', () => {
+    const pending = consultation({ currentStatus: 'Pending', version: 3 });
+    const approved = consultation({ version: 3 });
+    const fresh = { revisionId: 'rev-2', now: T0 };
+    for (const [current, set] of [
+      [pending, { description: 'New' }],
+      [approved, { description: 'New' }],
+      [approved, { duration: 90 }],
+      [approved, { title: approved.title }],
+    ] as const)
+      expect(decideEdit(current, set, fresh).update.$inc).toEqual({ version: 1 });
   });
 });
 
@@ -144,10 +174,21 @@ describe('rule sets and ratings', () => {
     const window = utilizationWindow(T0);
     expect(window.to.getTime() - window.from.getTime()).toBe(28 * 86_400_000);
     // Every day 09:00–17:00, 60-minute slots of 2 places: 28 × 8 × 2 = 448 places.
-    expect(utilization(ruleSet(), [{ duration: 60, maxCapacity: 2 }], [{ places: 2 }, {}, { places: 1 }], window)).toBe(
-      Math.round((4 / 448) * 10_000) / 10_000,
-    );
-    expect(utilization(ruleSet(), [], [{ places: 1 }], window)).toBe(0);
+    expect(utilization(ruleSet(), [{ duration: 60, capacity: 2 }], 4, window)).toEqual({
+      utilization: Math.round((4 / 448) * 10_000) / 10_000,
+      shapesCounted: 1,
+    });
+    expect(utilization(ruleSet(), [], 1, window)).toEqual({ utilization: 0, shapesCounted: 0 });
+  });
+  test('utilization counts slots once per duration, whatever the consultations of it', () => {
+    const window = utilizationWindow(T0);
+    // 60-minute slots of 2 + 3 places and 30-minute ones (16 a day) of 1: 28 × (8 × 5 + 16) = 1568.
+    const shapes = [
+      { duration: 60, capacity: 2 },
+      { duration: 30, capacity: 1 },
+      { duration: 60, capacity: 3 },
+    ];
+    expect(utilization(ruleSet(), shapes, 1568, window)).toEqual({ utilization: 1, shapesCounted: 2 });
   });
   test.each([
     ['Africa/Addis_Ababa', undefined],

@@ -1,6 +1,15 @@
 import { DateTime } from 'luxon';
 import { WEEKDAYS, type AvailabilityRule } from '@mkt/contracts';
-import { countSlotsBetween, localDateRange, localSlot, slotsBetween, wallClock, type Schedule, type Slot } from '../../src/domain/slots';
+import {
+  countSlotsBetween,
+  countSlotsByDuration,
+  localDateRange,
+  localSlot,
+  slotsBetween,
+  wallClock,
+  type Schedule,
+  type Slot,
+} from '../../src/domain/slots';
 import { zoneClock } from '../../src/domain/zone-clock';
 
 /**
@@ -174,5 +183,22 @@ describe('the zone clock', () => {
     expect(ny.localDay('2026-03-09').startMs).toBe(Date.parse('2026-03-09T04:00:00Z'));
     expect(ny.localDay('2026-11-01').startMs).toBeNull();
     expect(ny.localDay('2026-10-31', 2)).toEqual({ date: '2026-11-02', weekdayIndex: 0, startMs: Date.parse('2026-11-02T05:00:00Z') });
+  });
+});
+
+describe('slots counted for many durations at once agree with listing them', () => {
+  // 28 days from a mid-day instant (the rule-set listing's window), across each change.
+  test.each(CHANGES)('%s, 28 days from %s', (zone, from) => {
+    const window = [new Date(from), new Date(Date.parse(from) + 28 * 86_400_000)] as const;
+    for (const [, buffer, intervals] of SHAPES) {
+      const { durationMinutes: _, ...base } = allWeek(zone, 5, buffer, intervals);
+      const durations = [5, 15, 25, 45, 60, 90, 480];
+      const counts = countSlotsByDuration(base, durations, ...window);
+      for (const duration of durations)
+        expect([duration, counts.get(duration)]).toEqual([
+          duration,
+          slotsBetween({ ...base, durationMinutes: duration }, ...window).length,
+        ]);
+    }
   });
 });

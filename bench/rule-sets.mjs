@@ -1,0 +1,167 @@
+#!/usr/bin/env node
+// CPU per request of a seller's rule-set listing, `GET /consultations/availability-rule-sets/rule-sets`
+// (`bookings` and `utilization`: places booked ÷ places offered in the next 28 days), when the
+// seller's one rule set carries 10, 1,000 and 5,000 consultations (durations of 15..120 minutes:
+// 8 distinct), against the consultation service alone, started from its build (`pnpm build`
+// first) as a child process on the infra `scripts/infra.mjs` would use (MONGO_URL and AMQP_URL
+// when set and reachable, else it finds or starts them), with MAX_CONSULTATIONS_PER_SELLER raised
+// to let the seller have them. Prints a markdown table: CPU of the service process per listing
+// (from /proc/<pid>/stat, so the load generator's own work is not counted), the listings' p50/p99
+// one at a time, and the p50/p99 of an unrelated anonymous `GET /consultations/{id}` while 4
+// clients list without pause (what the audit saw take 1.4 s with 5,000).
+//   node bench/rule-sets.mjs   (BENCH_LISTINGS, default 50; BENCH_SECONDS, default 5;
+//                               BENCH_SIZES, default 10,1000,5000;
+//                               BENCH_SERVICE_MAIN, the entry of another build to compare with)
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { provideInfra, freePort, testIdentity, uniqueName, call } = require(join(root, 'packages/infra/dist/index.js'));
+const listings = Number(process.env.BENCH_LISTINGS ?? 50);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const sizes = (process.env.BENCH_SIZES ?? '10,1000,5000').split(',').map(Number);
+const ZONE = 'Africa/Addis_Ababa';
+const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+const RULE_SETS = '/consultations/availability-rule-sets/rule-sets';
+/** The service's entry: another build (e.g. of the commit before a change) to compare with. */
+const serviceMain = process.env.BENCH_SERVICE_MAIN ?? join(root, 'services/consultation/dist/main.js');
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** User + system CPU time of a process so far, in milliseconds (Linux). */
+function cpuMsOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime; USER_HZ is 100 on Linux
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+
+async function startConsultation(infra, identity) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [serviceMain], {
+    env: {
+      ...process.env,
+      MONGO_URL: infra.mongoUrl,
+      AMQP_URL: infra.amqpUrl,
+      MONGO_DB: uniqueName('bench_rule_sets'),
+      BUS_NAMESPACE: uniqueName('bench'),
+      JWT_PUBLIC_KEY: identity.keys.publicKey,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      MAX_CONSULTATIONS_PER_SELLER: String(Math.max(...sizes)),
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (const deadline = Date.now() + 60_000; ;) {
+    const ready = await call(url, 'GET', '/readyz').catch(() => null);
+    if (ready?.status === 200) return { url, child };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the consultation service did not start');
+    await sleep(200);
+  }
+}
+
+/** A seller with one rule set (every day 09:00–17:00) carrying `count` consultations (8 durations), and one approved. */
+async function givenSeller(url, identity, count) {
+  const seller = identity.newUser('seller');
+  const asSeller = identity.as(url, seller);
+  const ruleSet = await asSeller('POST', RULE_SETS, {
+    name: `Bench ${count}`,
+    timezone: ZONE,
+    metaData: { autoAccept: true, bufferTime: 5, maxBookingsPerDay: 1000 },
+    availabilityRules: WEEK.map((weekday) => ({
+      type: 'weekly',
+      weekday,
+      intervals: [{ start_time: '09:00:00', end_time: '17:00:00', enabled: true }],
+    })),
+  });
+  const pricing = await asSeller('POST', '/consultations/pricing', { basePrice: 10, currency: 'ETB', pricingStrategy: 'Fixed' });
+  const create = (i) =>
+    asSeller('POST', '/consultations', {
+      title: `Consultation ${i}`,
+      duration: 15 * (1 + (i % 8)),
+      sessionType: 'Group',
+      maxCapacity: 1 + (i % 5),
+      deliveryMode: 'Online',
+      timezone: ZONE,
+      language: 'English',
+      category: 'Business',
+      ruleSetId: ruleSet.body.data.id,
+      pricingId: pricing.body.data.id,
+    });
+  let first;
+  // 8 at a time: creating 5,000 takes a while, but it is not what is measured.
+  for (let i = 0; i < count; i += 8) {
+    const made = await Promise.all(Array.from({ length: Math.min(8, count - i) }, (_, k) => create(i + k)));
+    for (const res of made) if (res.status !== 200) throw new Error(`consultation: ${res.status} ${JSON.stringify(res.body)}`);
+    first ??= made[0].body.data;
+  }
+  const admin = identity.newUser('admin');
+  const approve = identity.as(url, admin);
+  const approved = await approve('POST', `/consultations/${first.id}/approve`, { version: first.version });
+  // A build from before approvals named a version (BENCH_SERVICE_MAIN) refuses the field.
+  if (approved.status === 400) await approve('POST', `/consultations/${first.id}/approve`, {});
+  return { token: identity.tokenOf(seller), detailPath: `/consultations/${first.id}` };
+}
+
+/** CPU of the service per listing and latency, `listings` listings one after another. */
+async function measureSequential(service, token) {
+  for (let i = 0; i < 5; i += 1) await call(service.url, 'GET', RULE_SETS, { token }); // warm-up (JIT)
+  const latencies = [];
+  const before = cpuMsOf(service.child.pid);
+  for (let i = 0; i < listings; i += 1) {
+    const started = performance.now();
+    const res = await call(service.url, 'GET', RULE_SETS, { token });
+    latencies.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`listing: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  const cpu = (cpuMsOf(service.child.pid) - before) / listings;
+  latencies.sort((a, b) => a - b);
+  return { cpu, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+}
+
+/** The p50/p99 of an anonymous detail read while `clients` clients list the seller's rule sets without pause. */
+async function measureDetailUnderLoad(service, token, detailPath, clients = 4) {
+  const stopAt = Date.now() + seconds * 1000;
+  const load = Array.from({ length: clients }, async () => {
+    while (Date.now() < stopAt) await call(service.url, 'GET', RULE_SETS, { token });
+  });
+  const latencies = [];
+  while (Date.now() < stopAt) {
+    const started = performance.now();
+    await call(service.url, 'GET', detailPath);
+    latencies.push(performance.now() - started);
+    await sleep(20);
+  }
+  await Promise.all(load);
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+}
+
+const infra = await provideInfra({ say: (line) => console.error(line) });
+const identity = testIdentity();
+const service = await startConsultation(infra, identity);
+try {
+  const rows = [];
+  for (const size of sizes) {
+    const seller = await givenSeller(service.url, identity, size);
+    const sequential = await measureSequential(service, seller.token);
+    const underLoad = await measureDetailUnderLoad(service, seller.token, seller.detailPath);
+    rows.push(
+      `| ${size.toLocaleString('en')} | ${Math.min(size, 8)} | ${sequential.cpu.toFixed(1)} | ${sequential.p50.toFixed(1)} | ${sequential.p99.toFixed(1)} | ${underLoad.p50.toFixed(1)} | ${underLoad.p99.toFixed(1)} |`,
+    );
+  }
+  console.log(`\nGET ${RULE_SETS} (one rule set, every day 09:00–17:00, ${ZONE}; ${new Date().toISOString()}):\n`);
+  console.log('| consultations | durations | CPU ms / listing | p50 ms | p99 ms | detail p50 ms, 4 listing clients | detail p99 ms |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|');
+  for (const row of rows) console.log(row);
+} finally {
+  const exited = new Promise((resolve) => service.child.once('exit', resolve));
+  service.child.kill('SIGTERM');
+  await exited;
+  await infra.stop();
+}
