@@ -9,14 +9,14 @@ const otherServices = (service) => {
   return [
     {
       regex: `^(\\.\\./)+(services/)?(${others})(/|$)`,
-      message: 'A service never imports another service’s code: share through @mkt/contracts or events (DESIGN §1).',
+      message: 'A service never imports another service’s code: share through @mkt/contracts or events (ADR 0001).',
     },
-    { regex: `^@mkt/(${others})(/|$)`, message: 'A service never imports another service’s code (DESIGN §1).' },
+    { regex: `^@mkt/(${others})(/|$)`, message: 'A service never imports another service’s code (ADR 0001).' },
   ];
 };
 
 /**
- * The shape of every service (issue 23, docs/architecture.md): http/events → application →
+ * The shape of every service (docs/architecture.md): http/events → application →
  * domain, and db beside the domain. Type imports are allowed everywhere except where a layer must
  * not even know a module (the domain: no mongoose, no db).
  */
@@ -25,7 +25,7 @@ const LAYERS = {
     patterns: [
       {
         regex: '^(\\.\\./)+(http|events|application)(/|$)',
-        message: 'db is the bottom layer: repositories carry out decisions, they never call up (issue 23).',
+        message: 'db is the bottom layer: repositories carry out decisions, they never call up.',
       },
     ],
     paths: [],
@@ -34,43 +34,41 @@ const LAYERS = {
     patterns: [
       {
         regex: '^(\\.\\./)+(db|http|events|application|payments|proxy)(/|$)',
-        message: 'The domain is pure: given what was read and the command, it decides; it reads and writes nothing (issue 23).',
+        message: 'The domain is pure: given what was read and the command, it decides; it reads and writes nothing.',
         allowTypeImports: false,
       },
     ],
     paths: [
-      { name: 'express', message: 'The domain knows no HTTP (issue 13).' },
+      { name: 'express', message: 'The domain knows no HTTP.' },
       {
         name: 'mongoose',
-        message: 'The domain knows no database: repositories in db/ carry out its decisions (issue 23).',
+        message: 'The domain knows no database: repositories in db/ carry out its decisions.',
         allowTypeImports: false,
       },
-      { name: '@mkt/kit', message: 'The domain imports only kit’s pure part: @mkt/kit/domain (issue 23).' },
-      { name: 'amqplib', message: 'The domain does no I/O (issue 23).' },
-      { name: 'pino', message: 'The domain does no I/O (issue 23).' },
-      { name: 'node:http', message: 'The domain does no I/O (issue 23).' },
-      { name: 'node:https', message: 'The domain does no I/O (issue 23).' },
-      { name: 'node:net', message: 'The domain does no I/O (issue 23).' },
-      { name: 'node:fs', message: 'The domain does no I/O (issue 23).' },
-      { name: 'undici', message: 'The domain does no I/O (issue 23).' },
+      { name: '@mkt/kit', message: 'The domain imports only kit’s pure part: @mkt/kit/domain.' },
+      { name: 'amqplib', message: 'The domain does no I/O.' },
+      { name: 'pino', message: 'The domain does no I/O.' },
+      { name: 'node:http', message: 'The domain does no I/O.' },
+      { name: 'node:https', message: 'The domain does no I/O.' },
+      { name: 'node:net', message: 'The domain does no I/O.' },
+      { name: 'node:fs', message: 'The domain does no I/O.' },
+      { name: 'undici', message: 'The domain does no I/O.' },
     ],
   },
   application: {
-    patterns: [{ regex: '^(\\.\\./)+(http|events)(/|$)', message: 'Use cases know no transport: http/ and events/ call them (issue 23).' }],
+    patterns: [{ regex: '^(\\.\\./)+(http|events)(/|$)', message: 'Use cases know no transport: http/ and events/ call them.' }],
     paths: [
-      { name: 'express', message: 'Use cases know no HTTP (issue 23).' },
-      { name: 'mongoose', message: 'Use cases hold no queries: a repository in db/ does (issue 23).' },
+      { name: 'express', message: 'Use cases know no HTTP.' },
+      { name: 'mongoose', message: 'Use cases hold no queries: a repository in db/ does.' },
     ],
   },
   http: {
-    patterns: [
-      { regex: '^(\\.\\./)+(db|events)(/|$)', message: 'Handlers call the use cases, not the database (types are fine) (issue 13).' },
-    ],
-    paths: [{ name: 'mongoose', message: 'Handlers call the use cases, not the database (issue 23).' }],
+    patterns: [{ regex: '^(\\.\\./)+(db|events)(/|$)', message: 'Handlers call the use cases, not the database (types are fine).' }],
+    paths: [{ name: 'mongoose', message: 'Handlers call the use cases, not the database.' }],
   },
   events: {
-    patterns: [{ regex: '^(\\.\\./)+http(/|$)', message: 'Consumers know no HTTP (issue 23).' }],
-    paths: [{ name: 'mongoose', message: 'Consumers are thin adapters: a repository in db/ queries (issue 23).' }],
+    patterns: [{ regex: '^(\\.\\./)+http(/|$)', message: 'Consumers know no HTTP.' }],
+    paths: [{ name: 'mongoose', message: 'Consumers are thin adapters: a repository in db/ queries.' }],
   },
 };
 
@@ -96,17 +94,17 @@ const CROSS_SERVICE_EXCEPTIONS = { consultation: ['services/consultation/test/**
 
 /**
  * Routes exist once, in the contracts' endpoint tables, mounted by kit's `mountEndpoints` (its own
- * case-sensitive, strict matcher): no router of a service's own (issues 20 and 23).
+ * case-sensitive, strict matcher): no router of a service's own.
  */
 const NO_EXPRESS_ROUTER = {
   name: 'express',
   importNames: ['Router'],
-  message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit (issue 23).',
+  message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit.',
 };
 const NO_KIT_ROUTER = {
   name: '@mkt/kit',
   importNames: ['withInput'],
-  message: 'Routes come from the endpoint table: mountEndpoints() and handle() from @mkt/kit (issue 23).',
+  message: 'Routes come from the endpoint table: mountEndpoints() and handle() from @mkt/kit.',
 };
 
 const layering = SERVICES.flatMap((service) => [
@@ -125,18 +123,18 @@ const layering = SERVICES.flatMap((service) => [
 const FORBIDDEN_SYNTAX = [
   {
     selector: "Property[key.name='err'][value.type='MemberExpression'][value.property.name='message']",
-    message: 'Log the error object ({ err }): its message alone drops the stack (issue 20).',
+    message: 'Log the error object ({ err }): its message alone drops the stack.',
   },
   {
     selector: "Property[key.name='err'] > ChainExpression > MemberExpression[property.name='message']",
-    message: 'Log the error object ({ err }): its message alone drops the stack (issue 20).',
+    message: 'Log the error object ({ err }): its message alone drops the stack.',
   },
 ];
 const FORBIDDEN_IN_SERVICES = [
   ...FORBIDDEN_SYNTAX,
   {
     selector: "CallExpression[callee.object.name='express'][callee.property.name='Router']",
-    message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit (issue 23).',
+    message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit.',
   },
 ];
 

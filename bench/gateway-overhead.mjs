@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Gateway overhead (issue 15): the same public read straight from the catalog, through the
+// Gateway overhead: the same public read straight from the catalog, through the
 // gateway, and through nginx (Debian's, started here with one worker and keep-alive to the
 // catalog) — interleaved rounds in one run, so the machine's noise falls on all three alike.
 // Prints req/s and p99 of each, the ratios gateway/nginx and gateway/direct, and the p99 each

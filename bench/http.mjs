@@ -65,5 +65,5 @@ console.log('| call | req/s | p50 ms | p99 ms | non-2xx |');
 console.log('|---|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
 
-// Gateway overhead: the catalog direct vs through the gateway vs through nginx (issue 15).
+// Gateway overhead: the catalog direct vs through the gateway vs through nginx.
 if (process.env.BENCH_OVERHEAD !== '0') await gatewayOverhead();

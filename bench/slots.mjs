@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// CPU per request of the public slots query (issue 20 item 1): `GET /consultations/{id}/slots`
+// CPU per request of the public slots query: `GET /consultations/{id}/slots`
 // for 31 days of 5-minute slots in a daylight-saving zone (America/New_York, a range that
 // crosses the March change), against the consultation service alone, started from its build
 // (`pnpm build` first) as a child process on the infra `scripts/infra.mjs` would use (MONGO_URL

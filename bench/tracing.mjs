@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Tracing overhead (issue 22): the same system started twice on its own in-memory MongoDB and
+// Tracing overhead: the same system started twice on its own in-memory MongoDB and
 // RabbitMQ (as the tests do) — tracing off (no OTEL_* variable: W3C propagation only), then on,
 // sampled at 10 % (`parentbased_traceidratio`, 0.1) and exported over OTLP http/protobuf to a
 // sink in this process that reads and drops — and, against each, the gateway read path

@@ -103,7 +103,7 @@ async function fund(user, amount) {
   await user.client.payInSandbox(topUp.paymentUrl);
 }
 
-// ---- CPU per operation (issue 25): /proc/<pid>/stat of every process `npm start` recorded ----
+// ---- CPU per operation: /proc/<pid>/stat of every process `npm start` recorded ----
 
 const TICKS = 100; // USER_HZ: /proc/<pid>/stat counts in 1/100 s on Linux
 /** pid → [ppid, utime + stime] of every process now, from /proc. */

@@ -455,7 +455,7 @@ async function requireInfraBuild() {
 }
 
 /**
- * `node scripts/infra.mjs`: the project's MongoDB and RabbitMQ (DESIGN §8) found or started,
+ * `node scripts/infra.mjs`: the project's MongoDB and RabbitMQ (ADR 0010) found or started,
  * kept until we stop it (SIGTERM: it stops what it started). MONGO_URL/AMQP_URL of our own
  * environment are dropped, so it starts a database of its own for this run.
  */

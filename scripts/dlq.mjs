@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Lists and replays dead letters (DESIGN §6: a message that failed its retries, or could never be
+// Lists and replays dead letters (ADR 0005: a message that failed its retries, or could never be
 // read, waits in `<queue>.dlq`).
 //
 //   npm run dlq -- list <queue> [--limit N] [--json]

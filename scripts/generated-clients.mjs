@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run clients:check` (node scripts/run.mjs clients): the OpenAPI document as client
-// developers use it (issue 26). Writes the document, generates a client with two mainstream
+// developers use it. Writes the document, generates a client with two mainstream
 // generators and fails on any warning they give about it, compiles the TypeScript one under
 // `tsc --strict`, then starts the whole system (scripts/system-env.mjs: sandbox payments, a seeded
 // admin) and runs a short booking journey written against each generated client

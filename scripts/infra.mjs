@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Finds or starts MongoDB and RabbitMQ (DESIGN §8), prints what it used and the URLs, and keeps
+// Finds or starts MongoDB and RabbitMQ (ADR 0010), prints what it used and the URLs, and keeps
 // whatever it started running until Ctrl-C. Needs `pnpm install` and `pnpm build` first
 // (`npm start` and `npm test` do both). Only the KEY=value lines go to stdout (`> infra.env`).
 import { createRequire } from 'node:module';

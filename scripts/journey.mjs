@@ -40,7 +40,7 @@ export function wallClock(date, zone) {
  * - `redact(text)`: masks secrets in what a failure prints (default: as is);
  * - `record`: an array each step is pushed to as `{ step, ok, seconds, detail }` (the failed
  *   one with `ok: false` and the error's first line), for a caller's table;
- * - `settle`: also wait for the slot's end, when the wallet moves the captured hold (issue 20: a
+ * - `settle`: also wait for the slot's end, when the wallet moves the captured hold (a
  *   seller is paid only once the time bought is over; 5 minutes after the slot begins), and check
  *   the seller credited and the buyer's hold gone.
  * Throws at the first step that fails.
@@ -292,7 +292,7 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
     return 'Completed';
   });
   // The saga's other end: the consultation's events reach the wallet, which decides to capture
-  // the hold and moves the money once the slot has ended (issue 20), not before.
+  // the hold and moves the money once the slot has ended, not before.
   await step('the wallet decides to capture the hold (due at the slot’s end)', async () => {
     const hold = await eventually(
       'the capture decided',

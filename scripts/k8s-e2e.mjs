@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run k8s:e2e`: the marketplace on a real Kubernetes (issue 28, k8s/README.md "Kubernetes for
+// `npm run k8s:e2e`: the marketplace on a real Kubernetes (k8s/README.md "Kubernetes for
 // real"). By default on a single-node cluster this script provides on this machine (root; the
 // binaries built once into $MKT_K8S_CACHE, scripts/k8s/build.sh; scripts/k8s/cluster.sh up/down):
 //

@@ -371,7 +371,7 @@ describe('the checks refuse what is wrong (so a green run means something)', () 
   });
 });
 
-describe('monitoring (issue 22): the prod overlay scrapes every process where the NetworkPolicy lets Prometheus in', () => {
+describe('monitoring: the prod overlay scrapes every process where the NetworkPolicy lets Prometheus in', () => {
   test('one PodMonitor per process, on a named container port that metrics-from-monitoring admits from `monitoring`', () => {
     const policy = one('prod', 'NetworkPolicy', 'metrics-from-monitoring').spec;
     expect(policy.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
@@ -421,7 +421,7 @@ describe('monitoring (issue 22): the prod overlay scrapes every process where th
   });
 });
 
-describe('payments are never a silent sandbox (issue 12)', () => {
+describe('payments are never a silent sandbox', () => {
   const config = (overlay: string) =>
     rendered[overlay]!.objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'marketplace-config') as
       { data: Record<string, string> } | undefined;
@@ -460,7 +460,7 @@ describe('payments are never a silent sandbox (issue 12)', () => {
   });
 });
 
-describe('the gateway never runs on development defaults in production (issue 12)', () => {
+describe('the gateway never runs on development defaults in production', () => {
   type Env = Array<{ name: string; value?: string; valueFrom?: unknown }>;
   const gatewayEnv = (overlay: string) =>
     byKind(overlay, 'Deployment').find((d) => d.metadata.name === 'gateway')!.spec.template.spec.containers[0].env as Env;

@@ -1,7 +1,7 @@
 import { apiOf, dayFromNow, loginAdmin, offerConsultation, register, type Offer, type Session } from './fixtures';
 import { startSystem, type System } from './system';
 
-// Issue 20's moderation finding replayed through the gateway: an approved consultation's title
+// The moderation finding of an outside audit replayed through the gateway: an approved consultation's title
 // was edited to a scam and stayed listed. The edit now waits for an admin; the public keeps
 // the approved text until then.
 let system: System;

@@ -17,7 +17,7 @@ import {
 } from './fixtures';
 import { eventually, startSystem, type System } from './system';
 
-/** Issue 20's attacks on the consultation's money and trust, replayed through the gateway. */
+/** An outside audit's attacks on the consultation's money and trust, replayed through the gateway. */
 let system: System;
 let admin: Session;
 beforeAll(async () => {

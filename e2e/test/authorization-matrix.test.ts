@@ -20,7 +20,7 @@ import {
 } from './fixtures';
 import { startSystem, type System } from './system';
 
-// Every endpoint of the public API × every kind of caller, with the status DESIGN §4 says each
+// Every endpoint of the public API × every kind of caller, with the status ADR 0003 says each
 // gets. The rows are keyed by the contracts' endpoint table (the source of the OpenAPI
 // document), so a route added without a row here fails the first test.
 
@@ -244,7 +244,7 @@ const MATRIX: Record<string, Row> = {
   'POST /wallets/payout-requests/{referenceId}/process': payoutMove('process', 'Approved'),
   'POST /wallets/payout-requests/{referenceId}/complete': payoutMove('complete', 'Processing'),
   'POST /wallets/payout-requests/{referenceId}/fail': payoutMove('fail', 'Processing'),
-  // A paid booking's hold: read and voided by hand by an admin only (issue 20).
+  // A paid booking's hold: read and voided by hand by an admin only.
   'GET /wallets/booking-holds/{bookingId}': {
     expect: ADMIN_ONLY,
     request: (w) => ({ path: `/wallets/booking-holds/${w.bookingId}` }),
@@ -325,7 +325,7 @@ const MATRIX: Record<string, Row> = {
       body: { categoryId: 'MKT-CAT-GROCERY0', metaData: { form: '{"name":"Draft"}' } },
     }),
   },
-  // A draft is seen by its seller only: to anyone else it does not exist (404, DESIGN §4).
+  // A draft is seen by its seller only: to anyone else it does not exist (404, ADR 0003).
   'PATCH /physical-products/seller-products/draft/{referenceId}': {
     expect: s(401, 404, 404, 200, 404, 200),
     request: (w) => ({ path: `/physical-products/seller-products/draft/${w.draftRef}`, body: { metaData: { form: '{"name":"Edited"}' } } }),
@@ -727,7 +727,7 @@ async function send(w: World, as: Persona, method: string, request: Request): Pr
 }
 
 describe.each(Object.entries(MATRIX))('%s', (key, row) => {
-  test('answers each caller as DESIGN §4 says', async () => {
+  test('answers each caller as ADR 0003 says', async () => {
     const [method] = key.split(' ');
     const actual = {} as Statuses;
     for (const persona of PERSONAS) actual[persona] = await send(world, persona, method!, await row.request(world, persona));

@@ -1,7 +1,7 @@
 import { apiOf, book, dayFromNow, fund, loginAdmin, offerConsultation, register, slotsOf } from './fixtures';
 import { startSystem, type System } from './system';
 
-// Issue 13's interface gaps, end to end through the gateway (each also has component tests).
+// The interface's gaps, end to end through the gateway (each also has component tests).
 let system: System;
 beforeAll(async () => {
   system = await startSystem();
@@ -10,7 +10,7 @@ afterAll(() => system?.stop());
 
 const window = { validFrom: '2026-01-01T00:00:00.000Z', validTo: '2099-01-01T00:00:00.000Z' };
 
-describe('the interface gaps of issue 13, through the gateway', () => {
+describe('the interface gaps, through the gateway', () => {
   test('create answers carry every field of their resource; another seller’s records are 403', async () => {
     const [seller, other] = await Promise.all([register(system, 'seller'), register(system, 'seller')]);
     const api = apiOf(system, seller);

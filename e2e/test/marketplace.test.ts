@@ -179,7 +179,7 @@ describe('the marketplace through the gateway', () => {
         .data.status,
     ).toBe('Completed');
     // Delivered: the capture of the held 750 is decided at once and carried out once the slot has
-    // ended (issue 20: a seller is never paid before the slot is over), by the wallet's sweep.
+    // ended (a seller is never paid before the slot is over), by the wallet's sweep.
     const hold = await eventually(
       () => answer(api(admin).GET('/wallets/booking-holds/{bookingId}', { params: { path: { bookingId: booking.body.data.bookingId } } })),
       (res) => res.body.data?.settlement === 'capture',

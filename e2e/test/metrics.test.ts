@@ -6,7 +6,7 @@ import { apiOf, book, fund, loginAdmin, metric, nearSlots, offerNearConsultation
 import { startSystem, type ProcessName, type System } from './system';
 
 /**
- * Issue 22's metrics: after a paid booking, every process's /metrics exposes the names and label
+ * The metrics: after a paid booking, every process's /metrics exposes the names and label
  * names docs/observability.md lists, routes are labelled by their template, and every metric the
  * Grafana dashboard and the PrometheusRule query is one the processes export.
  */

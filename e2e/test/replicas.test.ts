@@ -17,7 +17,7 @@ import {
 } from './fixtures';
 import { startSystem, type System } from './system';
 
-// Issue 21, "several replicas, proven": two instances of every service and two gateways on one
+// Several replicas, proven: two instances of every service and two gateways on one
 // database and broker (each service's instances behind a round-robin TCP balancer, as behind a
 // Kubernetes Service), the write-path load alternating between the gateways, one instance of
 // each service and one gateway killed mid-run. Afterwards: no overbooking, money conserved,
@@ -177,7 +177,7 @@ function random(seed: number) {
 }
 
 test('two instances of everything, one of each killed under the write-path load: every invariant holds', async () => {
-  // --- the gateway's limits hold across the two gateways (issue 21, part 1) -----------------
+  // --- the gateway's limits hold across the two gateways (part 1) -----------------
   const adminLogin = await must('POST', '/v1/auth/login', { body: system.admin });
   const admin: Session = {
     token: adminLogin.accessToken,

@@ -18,7 +18,7 @@ import {
 import { startSystem, type System } from './system';
 
 /**
- * Traces (issue 22): the system exports over OTLP http/json to a receiver in this process. A
+ * Traces: the system exports over OTLP http/json to a receiver in this process. A
  * client's trace (`traceparent` sent to the gateway) covers a paid booking and its session's end:
  * gateway → consultation → wallet (the hold), the outbox's publish, and the CRM's and review's
  * handling, every span's parent in the trace. And an event left in the outbox by a producer

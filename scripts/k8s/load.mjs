@@ -2,7 +2,7 @@
 // roll or pods die: buyers race two by two for one-place paid slots, payers send money to payees.
 // The requests as bench/writes.mjs makes them (the same endpoints, bodies and rules), with what a
 // client of a rolling system does: every write carries an Idempotency-Key and is retried with the
-// same key on a connection error or a 502/503/504 (DESIGN §8: the key makes the retry return the
+// same key on a connection error or a 502/503/504 (ADR 0010: the key makes the retry return the
 // first answer, never a second hold or transfer). Afterwards the rules, waiting for the events to
 // be in:
 //   - no slot holds more than its one place; the seller's Confirmed bookings are exactly those

@@ -132,7 +132,7 @@ import {
 
 export type Service = 'gateway' | 'wallet' | 'catalog' | 'crm' | 'consultation' | 'review';
 export type Access = 'public' | 'bearer' | 'admin' | 'signature';
-/** The error statuses an operation may answer (DESIGN §5). */
+/** The error statuses an operation may answer (ADR 0004). */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 502 | 503 | 504;
 
 /** One endpoint of the public API: the source of the OpenAPI document and of its tests. */

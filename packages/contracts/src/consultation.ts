@@ -197,7 +197,7 @@ export const SlotsQuery = z
   });
 
 /**
- * Expired: the slot ended (plus a grace) and nobody moved the session (issue 20): its bookings
+ * Expired: the slot ended (plus a grace) and nobody moved the session: its bookings
  * are cancelled in full, so no hold stays open for ever.
  */
 export const SESSION_STATUSES = ['Scheduled', 'In Progress', 'Completed', 'No Show', 'Expired'] as const;

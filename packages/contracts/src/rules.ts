@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 /**
- * Two kinds of bad input, two statuses (DESIGN §5):
+ * Two kinds of bad input, two statuses (ADR 0004):
  * - 400 `invalid`: the request does not match its documented schema (type, format, bound,
  *   enum, unknown key). The OpenAPI document says all of it, so a client can check before
  *   sending.

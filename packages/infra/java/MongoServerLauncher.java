@@ -27,7 +27,7 @@ import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
 
 /**
- * The development and test MongoDB-compatible server (DESIGN §8): mongo-java-server on
+ * The development and test MongoDB-compatible server (ADR 0010): mongo-java-server on
  * 127.0.0.1:PORT, with the in-memory backend or the H2 file backend. MONGO_BIND_HOST (default
  * 127.0.0.1) changes the address: the compose stand-in of scripts/containers.mjs binds 0.0.0.0.
  *
@@ -40,7 +40,7 @@ import de.bwaldvogel.mongo.bson.Document;
  * MongoDB 5.0's wire version (13; the library's own 5.0 constant says 8), which current
  * drivers require.
  *
- * Index use as MongoDB does it (issue 25): the library looks a query up in a unique index only
+ * Index use as MongoDB does it: the library looks a query up in a unique index only
  * when the query names exactly the index's keys, so a guarded write — `{_id, status}`,
  * `{_id, appliedOps: {$ne: op}}` — scanned the whole collection, and every write got slower as
  * the data grew. Both backends' collections here narrow a query to the first unique index

@@ -174,7 +174,7 @@ function startService(
   onEnd: (end: ChildEnd) => void,
 ): Running {
   // stdout goes straight to ours: every log line is JSON naming its `service`, and copying each
-  // line through this process cost CPU on every request (issue 15). stderr (a crash) is prefixed.
+  // line through this process cost CPU on every request. stderr (a crash) is prefixed.
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), service.script], {
     cwd: options.cwd,
     env: service.env,

@@ -53,7 +53,7 @@ const MISSING_HELP = [
 ].join('\n');
 
 /**
- * Finds or starts MongoDB and RabbitMQ, in the order of DESIGN §8: URLs from the environment
+ * Finds or starts MongoDB and RabbitMQ, in the order of ADR 0010: URLs from the environment
  * when reachable; a Docker engine (testcontainers); local servers (mongod, else the embedded
  * mongo-java-server; rabbitmq-server, or one already listening on 5672); as root, install
  * what they need; else stop with a message saying what to install. Says what it used.

@@ -35,7 +35,7 @@ export function redactQuerySecrets(text: string): string {
 /**
  * stdout batched: lines gathered up to 4 KiB, written by one synchronous write, and whatever
  * waits written every 250 ms and when the process exits — a write per log line cost the hot paths
- * more than their own work (issues 15 and 25, bench/README.md). The writes stay synchronous on
+ * more than their own work (bench/README.md). The writes stay synchronous on
  * purpose: an asynchronous one runs on libuv's thread pool, and a shutdown that ends the process
  * while the pool is busy (kit's exitProcess) would lose it, or print it after "stopped". At most
  * 16 MiB wait (a stalled stdout drops lines beyond that rather than grow without bound); a

@@ -75,7 +75,7 @@ export async function ensureIndexes(models: AnyModel[]): Promise<void> {
   for (const model of models) await model.createIndexes();
 }
 
-/** Every record is found by either its id or its referenceId (DESIGN §5). */
+/** Every record is found by either its id or its referenceId (ADR 0004). */
 export function byIdOrReference(key: string): Record<string, unknown> {
   return { $or: [{ _id: key }, { referenceId: key }] };
 }

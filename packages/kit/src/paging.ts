@@ -1,7 +1,7 @@
 import type { Model, RootFilterQuery, SortOrder } from 'mongoose';
 import { pageOffset, pagination, type PageQuery, type Pagination } from '@mkt/contracts';
 
-/** One page of a listing and where it sits: `pagination {page, limit, total}` (DESIGN §5). */
+/** One page of a listing and where it sits: `pagination {page, limit, total}` (ADR 0004). */
 export interface Page<T> {
   items: T[];
   pagination: Pagination;

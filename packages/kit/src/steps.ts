@@ -1,5 +1,5 @@
 /**
- * One runner for multi-step flows (issue 23). A flow is a table of named steps over the record
+ * One runner for multi-step flows. A flow is a table of named steps over the record
  * that owns it; each step says, from that record alone, whether it is still to do, and names
  * its op id (what makes running it twice do it once). Running a flow runs the steps still to
  * do, in order; resuming after a crash is running it again over the records a query finds

@@ -21,7 +21,7 @@ import type * as InstrumentationExpress from '@opentelemetry/instrumentation-exp
 import type * as InstrumentationMongodb from '@opentelemetry/instrumentation-mongodb';
 
 /**
- * OpenTelemetry traces (DESIGN §10, docs/observability.md). `initTracing` runs first in every
+ * OpenTelemetry traces (ADR 0012, docs/observability.md). `initTracing` runs first in every
  * service's `main.ts` (through `@mkt/kit/tracing`), before express, http, mongodb or amqplib are
  * required, so that the instrumentations can patch them.
  *

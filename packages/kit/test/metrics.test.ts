@@ -19,7 +19,7 @@ import {
 } from '@mkt/kit';
 import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
-/** Issue 22: the metrics kit records, read back from a real runtime's /metrics (real MongoDB and RabbitMQ). */
+/** The metrics kit records, read back from a real runtime's /metrics (real MongoDB and RabbitMQ). */
 const log = pino({ level: 'silent' });
 const { mongoUrl, amqpUrl } = testServers();
 const env = testEnv('kit_metrics');

@@ -296,7 +296,7 @@ describe('drafts', () => {
   });
 });
 
-describe('routing is case-sensitive and strict (issue 12)', () => {
+describe('routing is case-sensitive and strict', () => {
   test('the product list answers with or without its trailing slash; other spellings are 404', async () => {
     const token = tokenOf(newUser());
     expect((await call(catalog(), 'POST', base, { token, body: product() })).status).toBe(200);

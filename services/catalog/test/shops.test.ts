@@ -92,7 +92,7 @@ describe('/v1/products', () => {
   );
 });
 
-describe('sellers only (issue 12)', () => {
+describe('sellers only', () => {
   test('a buyer cannot create a shop or a /v1 product: 403, nothing created', async () => {
     const buyer = newUser('buyer');
     const slug = `buyer-shop-${Date.now()}`;

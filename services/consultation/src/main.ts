@@ -4,5 +4,5 @@ import { consultationService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-// Log lines buffered off the write paths (issue 25), flushed at exit (kit's bufferedStdout).
+// Log lines buffered off the write paths, flushed at exit (kit's bufferedStdout).
 startService(consultationService(config, createLogger('consultation', config.LOG_LEVEL, bufferedStdout())).definition);

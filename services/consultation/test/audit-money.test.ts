@@ -26,7 +26,7 @@ import {
 import { balanceOf, bookingOf, eventually, holdOf } from './paid-harness';
 
 /**
- * Issue 20, the consultation's money-and-trust findings, replayed against the real wallet. The
+ * An outside audit's findings on the consultation's money and trust, replayed against the real wallet. The
  * service runs with a start lead of 30 days, so a seller can start a session of a slot a week
  * ahead (bookings are only taken for future slots); the sweeps are run by the tests with a
  * `now` of their choosing.
@@ -91,7 +91,7 @@ async function givenCoupon(offer: Offer, couponCode: string, discountValue: numb
   expect(res.status).toBe(200);
 }
 
-describe('a paid booking joins only a Scheduled session (issue 20, HIGH)', () => {
+describe('a paid booking joins only a Scheduled session (HIGH)', () => {
   test('after the seller started the session, a booking of its slot is 422 slot_unavailable and nothing is held', async () => {
     const offer = await givenOffer(api, { capacity: 5 });
     const first = await book(newUser(), offer);
@@ -131,7 +131,7 @@ describe('a paid booking joins only a Scheduled session (issue 20, HIGH)', () =>
   });
 });
 
-describe('nothing is held without an end: the session sweep (issue 20, HIGH)', () => {
+describe('nothing is held without an end: the session sweep (HIGH)', () => {
   test('a session nobody moved expires after its slot’s end + grace: its bookings cancelled and refunded in full, its slot closed', async () => {
     const events = await listenFor(['consultation.booking.cancelled']);
     const offer = await givenOffer(api, { capacity: 5 });
@@ -246,7 +246,7 @@ describe('an admin’s void of a hold (wallet.booking_refund.completed voidedByA
   });
 });
 
-describe('a session is not ended before its slot starts (issue 20, MEDIUM)', () => {
+describe('a session is not ended before its slot starts (MEDIUM)', () => {
   test('end is 422 too_early before the slot starts, whatever actualEndTime says', async () => {
     const offer = await givenOffer(api);
     const { sessionId } = (await book(newUser(), offer)).body.data;
@@ -294,7 +294,7 @@ describe('a session is not ended before its slot starts (issue 20, MEDIUM)', () 
   });
 });
 
-describe('coupon codes cannot be guessed through bookings (issue 20, LOW)', () => {
+describe('coupon codes cannot be guessed through bookings (LOW)', () => {
   test('a failed coupon counts against the validate-coupon throttle; one answer for every bad code; no total told', async () => {
     const offer = await givenOffer(api);
     await givenCoupon(offer, 'SECRET30', 30);
@@ -382,7 +382,7 @@ describe('Idempotency-Key on POST /consultations/bookings', () => {
   });
 });
 
-describe('SellerId by reference (DESIGN §5)', () => {
+describe('SellerId by reference (ADR 0004)', () => {
   test('the seller’s USR reference names them as well as their id', async () => {
     const offer = await givenOffer(api);
     const res = await book(newUser(), offer, { SellerId: offer.seller.ref });

@@ -2,8 +2,8 @@ import { admin, as, givenOffer, newUser, useConsultationApp, weekdays, ZONE, mod
 
 const app = useConsultationApp();
 
-// Another seller's rule set or pricing is their record: naming it is 403 `forbidden` (DESIGN
-// §4), an unknown one 404 — on create and on update, and nothing is written either way.
+// Another seller's rule set or pricing is their record: naming it is 403 `forbidden` (ADR
+// 0003), an unknown one 404 — on create and on update, and nothing is written either way.
 
 const consultation = (ruleSetId: string, pricingId: string) => ({
   title: 'Tax advice',

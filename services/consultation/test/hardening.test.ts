@@ -130,7 +130,7 @@ describe('an approved consultation edited on what a booking gets goes back to re
       tags: ['cv'],
       duration: 60,
     });
-    // Issue 20: the new text is a pending revision (moderation.test.ts); the approved one stays live.
+    // The new text is a pending revision (moderation.test.ts); the approved one stays live.
     expect(res.body.data).toMatchObject({
       title: 'Career coaching',
       currentStatus: 'Approved',

@@ -12,7 +12,7 @@ const listedTitle = async (offer: Offer) => {
   return res.body.data.consultations.find((c: { id: string }) => c.id === offer.consultationId)?.title;
 };
 
-describe('an edit of the public text of an approved consultation waits for an admin (issue 20)', () => {
+describe('an edit of the public text of an approved consultation waits for an admin', () => {
   test('the scam title replayed: the public keeps the approved text until an admin approves the revision it read', async () => {
     const offer = await givenOffer(app);
     const before = await anonymousDetail(offer);

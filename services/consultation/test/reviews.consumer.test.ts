@@ -107,7 +107,7 @@ describe('review.visibility_changed', () => {
   });
 });
 
-describe('reviews that do not count in the rating (issue 20: farmed reviews)', () => {
+describe('reviews that do not count in the rating (farmed reviews)', () => {
   test('free places’ 5★ reviews leave the average and count as they were; a paying buyer’s review moves them', async () => {
     const offer = await givenOffer(() => app);
     await handle(created(offer.consultationId, 2, uniqueName('rev'), true));

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { WalletClient } from '../src/payments/wallet.client';
 
 /**
- * The hold call on its kept-alive pool (issue 25): connections are reused, and a reused one the
+ * The hold call on its kept-alive pool: connections are reused, and a reused one the
  * wallet drops without answering is asked again once on a new connection (the hold is idempotent).
  */
 const hold = {

@@ -4,5 +4,5 @@ import { crmService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-// Log lines buffered off the write paths (issue 25), flushed at exit (kit's bufferedStdout).
+// Log lines buffered off the write paths, flushed at exit (kit's bufferedStdout).
 startService(crmService(config, createLogger('crm', config.LOG_LEVEL, bufferedStdout())).definition);

@@ -181,7 +181,7 @@ describe('listings and analytics on a known data set', () => {
   });
 });
 
-describe('forged relationships (issue 12)', () => {
+describe('forged relationships', () => {
   const post = (user: User, body: object) => as(crm, user)('POST', '/customers', body);
 
   test('a seller records relationships for itself only; buyers and admins-for-unknown-sellers cannot', async () => {
@@ -246,7 +246,7 @@ describe('forged relationships (issue 12)', () => {
   });
 });
 
-describe('named customers (issue 20): only the seller’s own buyers, one answer for everyone else', () => {
+describe('named customers: only the seller’s own buyers, one answer for everyone else', () => {
   const post = (user: User, body: object) => as(crm, user)('POST', '/customers', body);
 
   test('the admin, a rival seller, the seller itself, a buyer who never booked with it, an unknown user: one 422, nothing created, no name shown; a buyer who booked (even cancelled since) is fine', async () => {

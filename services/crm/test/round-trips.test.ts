@@ -8,7 +8,7 @@ import { cancelled, confirmed, env, log, newUser } from './harness';
 
 /**
  * The database commands one booking event costs the CRM, counted on the wire between the
- * service and the database (README, "Database round trips"; issue 25).
+ * service and the database (README, "Database round trips").
  */
 let counter: WireCounter;
 let started: StartedRuntime;

@@ -261,7 +261,7 @@ describe('reviews', () => {
   });
 });
 
-describe('reviews from free places (issue 20: farmed reviews)', () => {
+describe('reviews from free places (farmed reviews)', () => {
   const byEntity = async (key: string) =>
     (await as(undefined)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${key}`)).body.data;
 

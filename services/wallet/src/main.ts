@@ -4,5 +4,5 @@ import { walletService } from './composition';
 import { loadConfig } from './config';
 
 const config = loadConfig();
-// Log lines buffered off the write paths (issue 25), flushed at exit (kit's bufferedStdout).
+// Log lines buffered off the write paths, flushed at exit (kit's bufferedStdout).
 startService(walletService(config, createLogger('wallet', config.LOG_LEVEL, bufferedStdout())).definition);

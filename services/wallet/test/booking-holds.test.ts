@@ -367,7 +367,7 @@ describe('voiding and faults', () => {
   });
 });
 
-describe('a capture waits for the booked slot’s end (issue 20)', () => {
+describe('a capture waits for the booked slot’s end', () => {
   const HOUR = 3_600_000;
 
   test('a session ended early is decided at once but paid only once the slot is over, by the sweep', async () => {
@@ -415,7 +415,7 @@ test('a settlement the sweep cannot carry out is touched, so it waits its turn a
   expect(after.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
 });
 
-describe('an admin voids a hold by hand (issue 20)', () => {
+describe('an admin voids a hold by hand', () => {
   const admin = newUser('admin');
   const as = (user: User) => ({
     get: (bookingId: string) => call(walletApp().url, 'GET', `/wallets/booking-holds/${bookingId}`, { token: tokenOf(user) }),

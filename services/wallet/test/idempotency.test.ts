@@ -55,7 +55,7 @@ describe('Idempotency-Key after a failure', () => {
       runs += 1;
       attempts.push(attempt);
       // Part of the work may be done before the failure (a hold taken, then the database went
-      // away): a retry under a fresh id would do it a second time (issue 20's review).
+      // away): a retry under a fresh id would do it a second time (found in review).
       if (runs === 1) throw new Error('the database went away');
       return { status: 200, body: { run: runs } };
     };

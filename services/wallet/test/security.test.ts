@@ -21,7 +21,7 @@ import {
 } from './harness';
 import { testServers } from '@mkt/infra';
 
-// Issue 12: each block reproduces an attack of the audit and checks the documented answer.
+// Each block reproduces an attack of the audit and checks the documented answer.
 const walletApp = useWallet({ WALLET_BALANCE_CEILING: '5000.00', TOPUP_MAX_AMOUNT: '2000.00', TRANSFER_MAX_AMOUNT: '2000.00' });
 
 const topUp = (user: ReturnType<typeof newUser>, body: object, app: WalletApp = walletApp()) =>
@@ -331,7 +331,7 @@ describe('the checkout token is never written to the log', () => {
   });
 });
 
-describe('paths reach a handler only as their route spells them (issue 20)', () => {
+describe('paths reach a handler only as their route spells them', () => {
   test('another case or a trailing slash is 404/405, never the handler', async () => {
     const user = newUser();
     const as = (method: string, path: string, body?: object) => call(walletApp().url, method, path, { token: tokenOf(user), body });

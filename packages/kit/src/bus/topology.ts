@@ -6,7 +6,7 @@ export { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE };
 /**
  * Exchange and queue names, optionally under a namespace (`BUS_NAMESPACE`): several whole
  * systems can then share one broker without seeing each other's events (the end-to-end tests
- * do; production leaves it empty and keeps the names of DESIGN §6).
+ * do; production leaves it empty and keeps the names of ADR 0005).
  */
 export class BusNames {
   readonly events: string;

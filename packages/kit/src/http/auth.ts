@@ -31,7 +31,7 @@ function publicKeyOf(pem: string): KeyObject {
 }
 
 /**
- * Tokens already verified, until they expire (issue 25: the RS256 check and the claims' parse
+ * Tokens already verified, until they expire (the RS256 check and the claims' parse
  * were on every request, for the same token a client sends again and again). A token is the
  * signed text itself, so a hit is the same token under the same key; expiry is checked on every
  * hit. Only a token whose signature is in its canonical base64url form is kept (the spare bits of

@@ -47,7 +47,7 @@ export type NewProduct = Pick<Product, '_id' | 'sellerId' | 'isDraft' | 'categor
 /** The fields a change sets (`$set`). */
 export type ProductChange = Partial<Omit<Product, '_id' | 'sellerId' | 'createdAt' | 'updatedAt'>>;
 
-/** 422: well-formed fields that do not fit the category or each other (DESIGN §5, contracts `RULE`). */
+/** 422: well-formed fields that do not fit the category or each other (ADR 0004, contracts `RULE`). */
 class InvalidProduct extends AppError {
   constructor(items: ErrorItem[]) {
     super(422, ErrorCode.invalid, 'Validation failed', items);

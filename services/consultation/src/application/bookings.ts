@@ -115,7 +115,7 @@ export class Bookings {
   private async takeAll(booking: NewBooking, plan: Plan, taken: Taken): Promise<void> {
     const { places, discounts } = this.deps;
     const { consultation, ruleSet, discount } = plan;
-    // The slot first (issue 25): a slot already taken, the common refusal, then takes nothing
+    // The slot first: a slot already taken, the common refusal, then takes nothing
     // that would have to be given back.
     const slotMost = bookedAtMost(consultation.maxCapacity, booking.places);
     taken.slot = slotMost !== null && (await places.take('slot', booking.slotKey, consultation._id, booking._id, booking.places, slotMost));
@@ -263,7 +263,7 @@ export class Bookings {
    */
   private async plan(user: AuthenticatedUser, body: CreateBookingBody, now: Date): Promise<Plan> {
     const { consultations, couponChecks, discounts } = this.deps;
-    // One read (issue 25): the consultation with its rule set and pricing joined.
+    // One read: the consultation with its rule set and pricing joined.
     const read = await consultations.forBooking(body.consultationId);
     const consultation = visibleTo(user, read.consultation);
     checkBookable(user, body, consultation);
@@ -274,7 +274,7 @@ export class Bookings {
       // Every booking that names a coupon is a coupon check like validate-coupon's, counted
       // before the code is looked up: past the limit the answer is 429 whether the code is right
       // or wrong, so codes cannot be guessed through bookings faster than through validation
-      // (issue 20; counting only failures let a 422 for a right code show through the 429s).
+      // (counting only failures let a 422 for a right code show through the 429s).
       await couponChecks.count(user.id, now);
       discount = await discounts.sellerCoupon(consultation.sellerId, body.couponCode);
     }

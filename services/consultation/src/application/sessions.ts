@@ -90,7 +90,7 @@ export class Sessions {
   }
 
   /**
-   * Ends what nobody ended, so no hold stays open for ever (issue 20): a session still Scheduled
+   * Ends what nobody ended, so no hold stays open for ever: a session still Scheduled
    * `expiryGraceMs` after its slot's end was never held — Expired, its Confirmed bookings
    * cancelled with a full refund; one still In Progress then is Completed at its slot's end (its
    * holds are captured). Each step is guarded by the state it leaves; a crash is resumed here.

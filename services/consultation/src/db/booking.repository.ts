@@ -32,7 +32,7 @@ export class BookingRepository {
 
   /**
    * The schema validates the booking (it comes from a client's request) and fills its defaults;
-   * the driver inserts it (issue 25): `Model.create` went through `save`, its middleware and a
+   * the driver inserts it: `Model.create` went through `save`, its middleware and a
    * stack trace captured per save, for nothing a plain insert does not do.
    */
   async insert(booking: NewBooking, now = new Date()): Promise<void> {
@@ -51,7 +51,7 @@ export class BookingRepository {
    * state of `guard`; the booking after it, or null when the guard missed.
    */
   async move(id: string, guard: Record<string, unknown>, set: Record<string, unknown>, event?: EventEnvelope): Promise<BookingDoc | null> {
-    // The driver's own write (issue 25): the values are the domain's (typed: strings, numbers,
+    // The driver's own write: the values are the domain's (typed: strings, numbers,
     // dates), the client's text in them checked by the contracts schemas; no casting needed.
     const update = { $set: { ...set, updatedAt: new Date() }, ...(event ? { $push: { pendingEvents: event } } : {}) };
     return (await this.models.Booking.collection.findOneAndUpdate({ _id: id, ...guard } as never, update as never, {

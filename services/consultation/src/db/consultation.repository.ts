@@ -19,7 +19,7 @@ export class ConsultationRepository {
   }
 
   /**
-   * What a booking needs read, in one command (issue 25; three before): the consultation a key
+   * What a booking needs read, in one command (three before): the consultation a key
    * names with its rule set and its pricing joined (`$lookup` on their ids). Nulls where one
    * does not exist.
    */

@@ -34,7 +34,7 @@ export class PlaceRepository {
     bookedAtMost: number,
   ): Promise<boolean> {
     try {
-      // The driver's own write (issue 25): no casting of what the service computed.
+      // The driver's own write: no casting of what the service computed.
       await this.model(counter).collection.findOneAndUpdate(
         { _id: key, booked: { $lte: bookedAtMost }, bookingIds: { $ne: bookingId }, closed: { $ne: true } } as never,
         { $inc: { booked: places }, $push: { bookingIds: bookingId }, $setOnInsert: { consultationId, closed: false } } as never,

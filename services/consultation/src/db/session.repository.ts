@@ -38,7 +38,7 @@ export class SessionRepository {
    */
   async join(booking: NewBooking, consultation: ConsultationDoc): Promise<JoinResult> {
     try {
-      // The driver's own upsert (issue 25); a new session gets the schema's defaults and timestamps.
+      // The driver's own upsert; a new session gets the schema's defaults and timestamps.
       const now = new Date();
       const filter = {
         consultationId: consultation._id,

@@ -4,7 +4,7 @@ import { ForeignRecord } from './consultation.errors';
 import { PUBLIC_TEXT_FIELDS, type ConsultationDoc } from './records';
 
 // Edits of a consultation and their review: what an owner may change at once, what waits for an
-// admin (issue 20: an approved consultation's text was edited into a scam and stayed listed).
+// admin (an approved consultation's text was edited into a scam and stayed listed).
 
 /** How many times an edit is decided again when the consultation changed under it. */
 export const EDIT_ATTEMPTS = 3;

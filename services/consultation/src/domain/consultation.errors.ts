@@ -13,7 +13,7 @@ export class CouponInvalid extends RuleViolation {
 }
 /**
  * `expected` null: the right figure is not told — after a coupon it would reveal the discount
- * of a guessed code (issue 20).
+ * of a guessed code.
  */
 export class PriceMismatch extends RuleViolation {
   constructor(field: 'subTotal' | 'totalAmount' | 'currency', expected: string | null) {
@@ -30,7 +30,7 @@ export class RefundTooLarge extends RuleViolation {
     super('refund_too_large', 'refundAmount is more than was paid', 'refundAmount');
   }
 }
-/** Naming another seller's rule set or pricing is touching their record (DESIGN §4): 403. */
+/** Naming another seller's rule set or pricing is touching their record (ADR 0003): 403. */
 export class ForeignRecord extends AppError {
   constructor(path: string, what: string) {
     const message = `The ${what} belongs to another seller`;
@@ -61,7 +61,7 @@ export class PaymentGivenUp extends RuleViolation {
     super('payment_failed', 'The payment could not be completed; the booking was not made');
   }
 }
-/** Cancelling is open until the session starts (issue 12 item 9: no refund after delivery). */
+/** Cancelling is open until the session starts (no refund after delivery). */
 export class CancellationClosed extends RuleViolation {
   constructor() {
     super('cancellation_closed', 'A booking can be cancelled only before its session starts');

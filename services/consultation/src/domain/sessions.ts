@@ -71,7 +71,7 @@ export function moveTime(
     if (at < earliest) throw new InvalidField(`actualStartTime is more than ${lead} before the slot`, field);
   }
   if (move === 'end') {
-    // Ending pays the seller and opens reviews: not before the slot has even begun (issue 20).
+    // Ending pays the seller and opens reviews: not before the slot has even begun.
     if (now < session.startsAt)
       throw new RuleViolation('too_early', `The session can be ended from its slot's start, ${session.startsAt.toISOString()}`);
     if (session.startedAt && at <= session.startedAt) throw new InvalidField('actualEndTime must be after the start', field);

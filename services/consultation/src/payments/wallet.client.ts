@@ -40,7 +40,7 @@ export class WalletClient {
   private readonly url: URL;
   private readonly request: typeof httpRequest;
   /**
-   * One kept-alive pool to the wallet for the process (issue 25): a hold reuses the last idle
+   * One kept-alive pool to the wallet for the process: a hold reuses the last idle
    * connection (LIFO) and is a plain `http.request` — no fetch machinery (WHATWG streams,
    * `AbortSignal` and its timer) set up per call.
    */

@@ -20,7 +20,7 @@ export class Projection {
    * Applies what one event decided (domain/projection.ts): the booking's fact merged, then per
    * pair its facts read (when the totals are recomputed) and its relationship written in one
    * upsert, then the facts read again (settleTotals) — four commands for a booking event
-   * (issue 25; six before).
+   * (six before).
    */
   async apply(update: ProjectionUpdate): Promise<void> {
     if (update.fact) await this.facts.merge(update.fact);

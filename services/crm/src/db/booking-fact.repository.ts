@@ -8,7 +8,7 @@ export class BookingFactRepository {
 
   /** Merges an event's fields into its booking's fact (upserted; a repeat sets the same values). */
   async merge({ bookingId, set }: FactChange): Promise<void> {
-    // The driver's own write (issue 25): the fields are the projection's, typed, from a checked event.
+    // The driver's own write: the fields are the projection's, typed, from a checked event.
     await this.models.bookingFacts.collection.updateOne({ _id: bookingId as never }, { $set: set }, { upsert: true });
   }
 

@@ -91,7 +91,7 @@ export class RelationshipRepository {
 
   /**
    * What one event changes in a pair's relationship, in one upsert on the pair's unique index
-   * (issue 25; it was an `exists`, maybe an insert, and up to three updates): made (Active, New:
+   * (it was an `exists`, maybe an insert, and up to three updates): made (Active, New:
    * the schema's defaults) where none exists, the totals and the seller's category set,
    * `lastInteraction` moved forward only (`$max`: a late event of an earlier time changes
    * nothing). The driver's own update: every value here is the projection's, not a client's.

@@ -1,6 +1,6 @@
 import { ENDPOINTS, type Endpoint, type Service } from '@mkt/contracts';
 
-/** The routing table of DESIGN §3: which service owns which path prefix. */
+/** The routing table of ADR 0002: which service owns which path prefix. */
 export type Upstream = Exclude<Service, 'gateway'>;
 
 export interface Route {

@@ -78,7 +78,7 @@ export class Transfers {
       if (earlier) return this.carryOn(earlier);
     }
     checkTransferRequest(user, body, this.settings);
-    // Both parties in one read (issue 25); a sender without a wallet yet has it opened, as before.
+    // Both parties in one read; a sender without a wallet yet has it opened, as before.
     const parties = await this.walletRepository.ofUsers([user.id, body.toUserId]);
     const sender = parties.find((wallet) => wallet.userId === user.id) ?? (await this.wallets.open(user.id, user.ref));
     const from = checkTransferSender(sender, body);

@@ -24,7 +24,7 @@ export class BookingHoldRepository {
   /**
    * Inserts the record unless it exists; either way answers the stored one. The new record is
    * cast by the schema, with its defaults (as the update's upsert did: the hold request was
-   * checked by the contracts schema), then upserted by the driver (issue 25).
+   * checked by the contracts schema), then upserted by the driver.
    */
   async upsert(bookingId: string, fields: Partial<BookingHoldDoc>, now = new Date()): Promise<BookingHoldDoc> {
     const fresh = new this.model({ ...fields, _id: bookingId, settlement: null, createdAt: now, updatedAt: now });

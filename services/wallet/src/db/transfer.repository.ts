@@ -15,7 +15,7 @@ export class TransferRepository {
   }
 
   /**
-   * Validated by the schema (it carries a client's amount), inserted by the driver (issue 25):
+   * Validated by the schema (it carries a client's amount), inserted by the driver:
    * `Model.create` went through `save` and its middleware for nothing a plain insert lacks.
    */
   async create(fields: Omit<TransferDoc, 'createdAt' | 'updatedAt' | 'completedAt'>, now = new Date()): Promise<TransferDoc> {
