@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Backups of every service database, and their restore (README "Backups and restore").
 //
-//   npm run backup [-- --services wallet,crm] [--dir <folder>] [--keep N] [--keep-days D]
+//   npm run backup [-- --services wallet,crm] [--dir <folder>] [--attempts N] [--keep N] [--keep-days D]
 //   npm run restore -- <backup folder> [--services …] [--force] [--identity <age identity file>]
 //   npm run backup -- prune [--keep N] [--keep-days D]
 //
@@ -13,7 +13,10 @@
 // the way back only into the driver's BSON wrappers (Decimal128, Long, Int32, Double, Binary,
 // Timestamp, dates…), so every type comes back as it was. A manifest.json beside the archives
 // names each database, its collections and document counts, the SHA-256 of its archive file and
-// when its dump started and ended.
+// when its dump started and ended. Each database's dump is a consistent cut of that database
+// (read twice, kept when both reads agree: see dumpDatabase); databases are dumped one after
+// the other, so two databases are not cut at the same moment (the sagas between services, and
+// the drill in e2e/test/backup-restore-drill.test.ts, deal with that).
 //
 // With age recipients (BACKUP_AGE_RECIPIENTS, or a recipients file BACKUP_AGE_RECIPIENTS_FILE)
 // each archive is encrypted with `age -r …`; a restore decrypts with `age -d -i <identity>`
@@ -144,9 +147,40 @@ async function* records(stream) {
   if (pending.length > 0) throw new BackupError('corrupt archive: it ends inside a record');
 }
 
-/** Dumps one database into `file`; returns its manifest entry (without the hash). */
-async function dumpDatabase(db, file, recipients) {
-  const startedAt = new Date().toISOString();
+/**
+ * Reads every collection of `db` once, in name order: its options, its index specs, then its
+ * documents as raw BSON, each record handed to `emit` (when given). Returns the collections with
+ * their counts and a SHA-256 of what was read (the content the consistency check compares).
+ */
+async function readDatabase(db, emit) {
+  const hash = createHash('sha256');
+  const out = async (kind, doc) => {
+    const bytes = record(kind, doc);
+    hash.update(bytes);
+    if (emit) await emit(bytes);
+  };
+  const listed = await db.listCollections({}, { nameOnly: false }).toArray();
+  const infos = listed
+    .filter((c) => (c.type ?? 'collection') === 'collection' && !c.name.startsWith('system.'))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const collections = [];
+  for (const info of infos) {
+    const collection = db.collection(info.name);
+    const indexes = (await collection.listIndexes().toArray()).filter((index) => index.name !== '_id_');
+    await out(KIND.collection, { name: info.name, options: info.options ?? {}, indexes });
+    let count = 0;
+    for await (const raw of collection.find({}, { raw: true, sort: { _id: 1 } })) {
+      await out(KIND.document, raw);
+      count += 1;
+    }
+    collections.push({ name: info.name, documents: count, indexes: indexes.map((index) => index.name) });
+  }
+  await out(KIND.end, { collections: collections.length });
+  return { collections, digest: hash.digest('hex') };
+}
+
+/** One pass written into `file` (gzip, then age when there are recipients). */
+async function writePass(db, file, recipients) {
   const gzip = createGzip();
   let sink;
   let encryption = null;
@@ -155,33 +189,42 @@ async function dumpDatabase(db, file, recipients) {
     sink = pipeline(gzip, encryption.child.stdin).then(() => encryption.done);
   } else sink = pipeline(gzip, createWriteStream(file, { mode: 0o600 }));
   const write = (buffer) => (gzip.write(buffer) ? Promise.resolve() : new Promise((r) => gzip.once('drain', r)));
-  const collections = [];
   try {
-    const listed = await db.listCollections({}, { nameOnly: false }).toArray();
-    const names = listed
-      .filter((c) => (c.type ?? 'collection') === 'collection' && !c.name.startsWith('system.'))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    for (const info of names) {
-      const collection = db.collection(info.name);
-      const indexes = (await collection.listIndexes().toArray()).filter((index) => index.name !== '_id_');
-      await write(record(KIND.collection, { name: info.name, options: info.options ?? {}, indexes }));
-      let count = 0;
-      for await (const raw of collection.find({}, { raw: true, sort: { _id: 1 } })) {
-        await write(record(KIND.document, raw));
-        count += 1;
-      }
-      collections.push({ name: info.name, documents: count, indexes: indexes.map((index) => index.name) });
-    }
-    await write(record(KIND.end, { collections: collections.length }));
+    const read = await readDatabase(db, write);
     gzip.end();
     await sink;
+    return read;
   } catch (err) {
     gzip.destroy();
     encryption?.child.kill();
     await sink.catch(() => undefined);
     throw err;
   }
-  return { collections, startedAt, endedAt: new Date().toISOString(), encrypted: !!recipients };
+}
+
+/**
+ * Dumps one database into `file` as a consistent cut, without a snapshot from the server: the
+ * pass written is read again at once, and kept only when the second read is identical. Pass one
+ * reads collections C1…Cn at t1…tn, pass two at t1'…tn'; identical reads mean each Ci did not
+ * change over [ti, ti'], so none changed over [tn, t1'] and the archive is the database as it
+ * was then (the services' documents carry `updatedAt`, so a change undone between two reads
+ * still differs). A database that keeps changing is tried `attempts` times, then refused.
+ */
+async function dumpDatabase(db, file, recipients, attempts) {
+  const startedAt = new Date().toISOString();
+  for (let attempt = 1; attempt <= attempts; attempt += 1) {
+    const written = await writePass(db, file, recipients);
+    const again = await readDatabase(db);
+    if (again.digest === written.digest) {
+      return { collections: written.collections, startedAt, endedAt: new Date().toISOString(), attempts: attempt, encrypted: !!recipients };
+    }
+    // Changed under the dump: a short random pause, then a fresh pass.
+    await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
+  }
+  rmSync(file, { force: true });
+  throw new BackupError(
+    `${db.databaseName} changed during each of ${attempts} dump attempts: no consistent copy (raise --attempts, or back it up when quieter)`,
+  );
 }
 
 export async function sha256Of(file) {
@@ -203,7 +246,7 @@ export const backupsRoot = (env = process.env) => resolve(env.BACKUP_ROOT ?? joi
  * Dumps the databases of `services` into `dir` (created; a manifest already there gets these
  * databases added or replaced, so databases may be dumped at different moments into one backup).
  */
-export async function backup({ services = SERVICES, dir, env = process.env } = {}) {
+export async function backup({ services = SERVICES, dir, attempts = 50, env = process.env } = {}) {
   const folder = resolve(dir ?? env.BACKUP_DIR ?? join(backupsRoot(env), timestamp()));
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   const recipients = recipientArgs(env);
@@ -220,12 +263,14 @@ export async function backup({ services = SERVICES, dir, env = process.env } = {
     const client = new MongoClient(target.url, { serverSelectionTimeoutMS: 10_000 });
     try {
       await client.connect();
-      const entry = await dumpDatabase(client.db(database), join(folder, file), recipients);
+      const entry = await dumpDatabase(client.db(database), join(folder, file), recipients, attempts);
       const sha256 = await sha256Of(join(folder, file));
       manifest.databases = manifest.databases.filter((d) => d.service !== target.service);
       manifest.databases.push({ service: target.service, database, file, sha256, ...entry });
       const documents = entry.collections.reduce((sum, c) => sum + c.documents, 0);
-      log(`${target.service}: ${database}, ${entry.collections.length} collections, ${documents} documents`);
+      log(
+        `${target.service}: ${database}, ${entry.collections.length} collections, ${documents} documents (consistent on attempt ${entry.attempts})`,
+      );
     } finally {
       await client.close();
     }
@@ -421,7 +466,7 @@ export async function restore({ folder, services, force = false, identity, env =
 // The command line
 
 const USAGE = `usage:
-  npm run backup [-- [--services a,b] [--dir <folder>] [--keep N] [--keep-days D]]
+  npm run backup [-- [--services a,b] [--dir <folder>] [--attempts N] [--keep N] [--keep-days D]]
   npm run backup -- prune [--keep N] [--keep-days D]
   npm run restore -- <backup folder> [--services a,b] [--force] [--identity <age identity file>]`;
 
@@ -443,6 +488,7 @@ function parseArgs(argv) {
     else if (arg === '--dir') options.dir = value();
     else if (arg === '--keep') options.keep = number();
     else if (arg === '--keep-days') options.keepDays = number();
+    else if (arg === '--attempts') options.attempts = Math.max(1, number());
     else if (arg === '--force') options.force = true;
     else if (arg === '--identity') options.identity = value();
     else if (arg === '--help' || arg === '-h') options.help = true;
@@ -463,7 +509,7 @@ async function main(argv) {
     const deleted = prune({ rootDir: backupsRoot(), keep: options.keep, keepDays: options.keepDays });
     log(`pruned ${deleted.length} backup(s)`);
   } else if (command === 'backup' && options.positional.length === 0) {
-    const { folder } = await backup({ services: options.services, dir: options.dir });
+    const { folder } = await backup({ services: options.services, dir: options.dir, attempts: options.attempts });
     const deleted = prune({ rootDir: backupsRoot(), keep: options.keep, keepDays: options.keepDays, protect: folder });
     if (deleted.length > 0) log(`retention: deleted ${deleted.length} older backup(s)`);
     console.log(folder);

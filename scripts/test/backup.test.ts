@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -143,7 +143,7 @@ describe('backup and restore', () => {
     expect(manifest.format).toBe('mkt-backup/1');
     expect(manifest.tool).toMatch(/^scripts\/backup\.mjs \d+\.\d+\.\d+$/);
     const [entry] = manifest.databases;
-    expect(entry).toMatchObject({ service: 'wallet', database: source, file: 'wallet.bson.gz' });
+    expect(entry).toMatchObject({ service: 'wallet', database: source, file: 'wallet.bson.gz', attempts: 1 });
     expect(entry!.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(Date.parse(entry!.endedAt)).toBeGreaterThanOrEqual(Date.parse(entry!.startedAt));
     expect(entry!.collections).toEqual([
@@ -205,6 +205,28 @@ describe('backup and restore', () => {
     expect(await client.db(target).collection('wallets').countDocuments()).toBe(1);
     ok(cli(['restore', folder, '--force'], { WALLET_MONGO_DB: target }));
     expect(await snapshot(target)).toEqual(await snapshot(source));
+  });
+
+  test('a database that changes under every dump attempt is refused, not copied half-way', async () => {
+    const busy = unique('busy_writer');
+    const db = client.db(busy);
+    await db.collection('a').insertOne({ _id: 'first' });
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i += 1) await db.collection('a').insertOne({ _id: `w${i}`, at: new Date() });
+    })();
+    const dir = join(work, 'busy');
+    const child = spawn(process.execPath, [tool, 'backup', '--services', 'review', '--dir', dir, '--attempts', '3'], {
+      env: { ...process.env, MONGO_URL: mongoUrl, REVIEW_MONGO_DB: busy },
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const status = await new Promise((resolve) => child.once('close', resolve));
+    writing = false;
+    await writer;
+    expect(status).toBe(1);
+    expect(stderr).toMatch(/changed during each of 3 dump attempts: no consistent copy/);
+    expect(existsSync(join(dir, 'review.bson.gz'))).toBe(false);
   });
 
   test('bad input gets a clear error', () => {
