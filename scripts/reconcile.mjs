@@ -10,12 +10,14 @@
 //   1. A hold still holding money (Held, or Pending) whose booking the consultation does not
 //      have, or has Failed or Pending (a request the backup cut short), is voided through the
 //      wallet's own API: the buyer gets the whole amount back, as the consultation's sweep does
-//      for a booking it gives up. A Cancelled booking's hold is voided only when the cancel
-//      refunds in full; a partial refund is reported for a person to settle (exit 2).
+//      for a booking it gives up. One whose booking is Cancelled (the wallet's backup predates
+//      the cancel) gets the cancel announced again through the consultation's outbox, so the
+//      wallet settles it as the cancel said (the refund it recorded, the rest to the seller).
 //   2. A paid Confirmed booking whose hold the wallet does not have is held again (the same
 //      idempotent request the consultation makes); one the wallet refuses, or whose hold has
 //      already ended (a cancel the consultation's backup missed), is cancelled by the admin
-//      through the gateway, so its places come back and the CRM hears of it.
+//      through the gateway, so its places come back and the CRM hears of it. Anything it cannot
+//      mend is listed under `needsAPerson` (exit 2).
 //   3. The CRM's booking facts follow the consultation: facts of bookings it does not have are
 //      deleted, missing ones are written from the booking; then the CRM's own rebuild
 //      (services/crm/dist/rebuild.js) recomputes every relationship's totals from the facts.
@@ -71,12 +73,43 @@ async function openDb(client, service, env) {
   return { db: c.db(target.database ?? service), url: target.url, database: target.database ?? service };
 }
 
+/**
+ * The booking's `booking.cancelled` once more, with the terms the booking recorded, put in the
+ * booking's own outbox: the consultation's relay publishes it, the wallet settles the hold as
+ * the cancel said (refund to the buyer, the rest to the seller), the CRM merges it (idempotent).
+ */
+async function announceCancelAgain(db, booking) {
+  const { makeEvent } = createRequire(import.meta.url)(join(root, 'packages/contracts/dist/index.js'));
+  const event = makeEvent(
+    'consultation.booking.cancelled',
+    {
+      bookingId: booking._id,
+      sellerId: booking.sellerId,
+      buyerId: booking.buyerId,
+      refundAmountMinor: booking.refundAmountMinor ?? booking.totalAmountMinor,
+      totalAmountMinor: booking.totalAmountMinor,
+      ...(booking.cancelledBy ? { cancelledBy: booking.cancelledBy } : {}),
+      ...(booking.cancelCause ? { cause: booking.cancelCause } : {}),
+    },
+    { source: 'consultation', correlationId: booking.correlationId ?? undefined },
+  );
+  await db.collection('bookings').updateOne({ _id: booking._id, status: 'Cancelled' }, { $push: { pendingEvents: event } });
+}
+
 export async function reconcile({ env = process.env, dryRun = false } = {}) {
   const walletUrl = required(env, 'WALLET_URL').replace(/\/+$/, '');
   const internal = { 'x-internal-token': required(env, 'INTERNAL_API_TOKEN') };
   const gatewayUrl = required(env, 'GATEWAY_URL').replace(/\/+$/, '');
   const clients = new Map();
-  const summary = { holdsVoided: 0, holdsTakenAgain: 0, bookingsCancelled: 0, crmFactsDeleted: 0, crmFactsWritten: 0, needsAPerson: [] };
+  const summary = {
+    holdsVoided: 0,
+    cancelsAnnouncedAgain: 0,
+    holdsTakenAgain: 0,
+    bookingsCancelled: 0,
+    crmFactsDeleted: 0,
+    crmFactsWritten: 0,
+    needsAPerson: [],
+  };
   let adminToken = null;
   const admin = async () => {
     if (adminToken) return adminToken;
@@ -114,16 +147,16 @@ export async function reconcile({ env = process.env, dryRun = false } = {}) {
     const bookingById = new Map(bookings.map((b) => [b._id, b]));
     const holdById = new Map(holds.map((h) => [h._id, h]));
 
-    // 1. Money held for no booking.
+    // 1. Money held for no booking, or for a booking whose cancel the wallet never heard.
     for (const hold of holds.filter((h) => ACTIVE_HOLD.includes(h.status))) {
       const booking = bookingById.get(hold._id);
-      const gone = !booking || ['Failed', 'Pending'].includes(booking.status);
-      const cancelledInFull = booking?.status === 'Cancelled' && (booking.refundAmountMinor ?? 0) >= booking.totalAmountMinor;
-      if (booking?.status === 'Cancelled' && !cancelledInFull) {
-        summary.needsAPerson.push({ booking: hold._id, why: 'cancelled with a partial refund, its hold still held' });
+      if (booking?.status === 'Cancelled') {
+        log(`hold ${hold._id}: its booking was cancelled; the cancel announced again`);
+        summary.cancelsAnnouncedAgain += 1;
+        if (!dryRun) await announceCancelAgain(consultation.db, booking);
         continue;
       }
-      if (!gone && !cancelledInFull) continue;
+      if (booking && !['Failed', 'Pending'].includes(booking.status)) continue;
       log(`hold ${hold._id}: booking ${booking ? booking.status : 'not in the consultation'}; voided`);
       summary.holdsVoided += 1;
       if (dryRun) continue;
