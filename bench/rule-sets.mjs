@@ -12,15 +12,10 @@
 //   node bench/rule-sets.mjs   (BENCH_LISTINGS, default 50; BENCH_SECONDS, default 5;
 //                               BENCH_SIZES, default 10,1000,5000;
 //                               BENCH_SERVICE_MAIN, the entry of another build to compare with)
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { cpuMsOf, infraKit, measureDetailUnderLoad, percentile, root, startService } from './lib/service-bench.mjs';
 
-const require = createRequire(import.meta.url);
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { provideInfra, freePort, testIdentity, uniqueName, call } = require(join(root, 'packages/infra/dist/index.js'));
+const { provideInfra, testIdentity, call } = infraKit;
 const listings = Number(process.env.BENCH_LISTINGS ?? 50);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const sizes = (process.env.BENCH_SIZES ?? '10,1000,5000').split(',').map(Number);
@@ -29,41 +24,6 @@ const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'
 const RULE_SETS = '/consultations/availability-rule-sets/rule-sets';
 /** The service's entry: another build (e.g. of the commit before a change) to compare with. */
 const serviceMain = process.env.BENCH_SERVICE_MAIN ?? join(root, 'services/consultation/dist/main.js');
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** User + system CPU time of a process so far, in milliseconds (Linux). */
-function cpuMsOf(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime; USER_HZ is 100 on Linux
-}
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-
-async function startConsultation(infra, identity) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [serviceMain], {
-    env: {
-      ...process.env,
-      MONGO_URL: infra.mongoUrl,
-      AMQP_URL: infra.amqpUrl,
-      MONGO_DB: uniqueName('bench_rule_sets'),
-      BUS_NAMESPACE: uniqueName('bench'),
-      JWT_PUBLIC_KEY: identity.keys.publicKey,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      MAX_CONSULTATIONS_PER_SELLER: String(Math.max(...sizes)),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (const deadline = Date.now() + 60_000; ;) {
-    const ready = await call(url, 'GET', '/readyz').catch(() => null);
-    if (ready?.status === 200) return { url, child };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the consultation service did not start');
-    await sleep(200);
-  }
-}
 
 /** A seller with one rule set (every day 09:00–17:00) carrying `count` consultations (8 durations), and one approved. */
 async function givenSeller(url, identity, count) {
@@ -124,33 +84,24 @@ async function measureSequential(service, token) {
   return { cpu, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
 }
 
-/** The p50/p99 of an anonymous detail read while `clients` clients list the seller's rule sets without pause. */
-async function measureDetailUnderLoad(service, token, detailPath, clients = 4) {
-  const stopAt = Date.now() + seconds * 1000;
-  const load = Array.from({ length: clients }, async () => {
-    while (Date.now() < stopAt) await call(service.url, 'GET', RULE_SETS, { token });
-  });
-  const latencies = [];
-  while (Date.now() < stopAt) {
-    const started = performance.now();
-    await call(service.url, 'GET', detailPath);
-    latencies.push(performance.now() - started);
-    await sleep(20);
-  }
-  await Promise.all(load);
-  latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
-}
-
 const infra = await provideInfra({ say: (line) => console.error(line) });
 const identity = testIdentity();
-const service = await startConsultation(infra, identity);
+const service = await startService(infra, identity, {
+  main: serviceMain,
+  database: 'bench_rule_sets',
+  env: { MAX_CONSULTATIONS_PER_SELLER: String(Math.max(...sizes)) },
+});
 try {
   const rows = [];
   for (const size of sizes) {
     const seller = await givenSeller(service.url, identity, size);
     const sequential = await measureSequential(service, seller.token);
-    const underLoad = await measureDetailUnderLoad(service, seller.token, seller.detailPath);
+    const underLoad = await measureDetailUnderLoad(
+      service,
+      () => call(service.url, 'GET', RULE_SETS, { token: seller.token }),
+      seller.detailPath,
+      { clients: 4, seconds },
+    );
     rows.push(
       `| ${size.toLocaleString('en')} | ${Math.min(size, 8)} | ${sequential.cpu.toFixed(1)} | ${sequential.p50.toFixed(1)} | ${sequential.p99.toFixed(1)} | ${underLoad.p50.toFixed(1)} | ${underLoad.p99.toFixed(1)} |`,
     );

@@ -11,15 +11,10 @@
 //   node bench/slots.mjs   (BENCH_SLOTS_REQUESTS, default 200; BENCH_SECONDS, default 5;
 //                           BENCH_SERVICE_NODE_ARGS, node options of the service, e.g. --cpu-prof;
 //                           BENCH_SERVICE_MAIN, the entry of another build to compare with)
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { cpuMsOf, infraKit, measureDetailUnderLoad, percentile, root, startService } from './lib/service-bench.mjs';
 
-const require = createRequire(import.meta.url);
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { provideInfra, freePort, testIdentity, uniqueName, call } = require(join(root, 'packages/infra/dist/index.js'));
+const { provideInfra, testIdentity, call } = infraKit;
 const requests = Number(process.env.BENCH_SLOTS_REQUESTS ?? 200);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const ZONE = 'America/New_York';
@@ -28,41 +23,6 @@ const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'
 const serviceMain = process.env.BENCH_SERVICE_MAIN ?? join(root, 'services/consultation/dist/main.js');
 /** Node options of the service process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a CPU profile. */
 const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** User + system CPU time of a process so far, in milliseconds (Linux). */
-function cpuMsOf(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
-  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
-}
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-
-async function startConsultation(infra, identity) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...nodeArgs, serviceMain], {
-    env: {
-      ...process.env,
-      MONGO_URL: infra.mongoUrl,
-      AMQP_URL: infra.amqpUrl,
-      MONGO_DB: uniqueName('bench_slots'),
-      BUS_NAMESPACE: uniqueName('bench'),
-      JWT_PUBLIC_KEY: identity.keys.publicKey,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (const deadline = Date.now() + 60_000; ;) {
-    const ready = await call(url, 'GET', '/readyz').catch(() => null);
-    if (ready?.status === 200) return { url, child };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the consultation service did not start');
-    await sleep(200);
-  }
-}
 
 /** An approved 5-minute consultation on a rule set in ZONE open `from`..`to` every day. */
 async function givenConsultation(url, identity, [from, to]) {
@@ -128,27 +88,9 @@ async function measureSequential(service, path) {
   return { cpu, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), slots };
 }
 
-/** The p50/p99 of a detail read while `clients` clients ask for slots without pause. */
-async function measureDetailUnderLoad(service, slotsPath, detailPath, clients = 8) {
-  const stopAt = Date.now() + seconds * 1000;
-  const load = Array.from({ length: clients }, async () => {
-    while (Date.now() < stopAt) await call(service.url, 'GET', slotsPath);
-  });
-  const latencies = [];
-  while (Date.now() < stopAt) {
-    const started = performance.now();
-    await call(service.url, 'GET', detailPath);
-    latencies.push(performance.now() - started);
-    await sleep(20);
-  }
-  await Promise.all(load);
-  latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
-}
-
 const infra = await provideInfra({ say: (line) => console.error(line) });
 const identity = testIdentity();
-const service = await startConsultation(infra, identity);
+const service = await startService(infra, identity, { main: serviceMain, database: 'bench_slots', nodeArgs });
 try {
   const { from, to } = marchRange();
   const cases = [
@@ -162,7 +104,7 @@ try {
     const slotsPath = `/consultations/${id}/slots?from=${from}&to=${to}`;
     const sequential = await measureSequential(service, slotsPath);
     detailPath = `/consultations/${id}`;
-    const underLoad = await measureDetailUnderLoad(service, slotsPath, detailPath);
+    const underLoad = await measureDetailUnderLoad(service, () => call(service.url, 'GET', slotsPath), detailPath, { clients: 8, seconds });
     rows.push(
       `| ${c.name} | ${sequential.slots} | ${sequential.cpu.toFixed(1)} | ${sequential.p50.toFixed(1)} | ${sequential.p99.toFixed(1)} | ${underLoad.p50.toFixed(1)} | ${underLoad.p99.toFixed(1)} |`,
     );

@@ -1,0 +1,76 @@
+// What the single-service benches share (bench/slots.mjs, bench/rule-sets.mjs): a service started
+// from a build as a child process on the project's servers, the CPU it spends read from /proc,
+// percentiles, and a detail read timed while other clients load the service.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const infraKit = require(join(root, 'packages/infra/dist/index.js'));
+const { freePort, uniqueName, call } = infraKit;
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** User + system CPU time of a process so far, in milliseconds (Linux). */
+export function cpuMsOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** The value at share `p` (0..1) of an ascending list. */
+export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+
+/**
+ * A service's build (`main`, its dist/main.js) started on `infra` with a database of its own
+ * (named from `database`), `env` on top; resolves once `/readyz` answers 200.
+ */
+export async function startService(infra, identity, { main, database, nodeArgs = [], env = {} }) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [...nodeArgs, main], {
+    env: {
+      ...process.env,
+      MONGO_URL: infra.mongoUrl,
+      AMQP_URL: infra.amqpUrl,
+      MONGO_DB: uniqueName(database),
+      BUS_NAMESPACE: uniqueName('bench'),
+      JWT_PUBLIC_KEY: identity.keys.publicKey,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (const deadline = Date.now() + 60_000; ;) {
+    const ready = await call(url, 'GET', '/readyz').catch(() => null);
+    if (ready?.status === 200) return { url, child };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${main} did not start`);
+    await sleep(200);
+  }
+}
+
+/**
+ * The p50/p99 of an anonymous `GET detailPath`, one every 20 ms for `seconds`, while `clients`
+ * clients run `load()` without pause.
+ */
+export async function measureDetailUnderLoad(service, load, detailPath, { clients, seconds }) {
+  const stopAt = Date.now() + seconds * 1000;
+  const loading = Array.from({ length: clients }, async () => {
+    while (Date.now() < stopAt) await load();
+  });
+  const latencies = [];
+  while (Date.now() < stopAt) {
+    const started = performance.now();
+    await call(service.url, 'GET', detailPath);
+    latencies.push(performance.now() - started);
+    await sleep(20);
+  }
+  await Promise.all(loading);
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+}
