@@ -8,12 +8,13 @@ import {
   offerConsultation,
   offerSoonSlot,
   register,
+  reviewWhenEligible,
+  runSession,
   slotsOf,
   dayFromNow,
   type Offer,
   type Session,
   type Slot,
-  waitForSlotStart,
 } from './fixtures';
 import { eventually, startSystem, type System } from './system';
 
@@ -168,21 +169,9 @@ test('a review farm (100 % coupon, fresh empty wallets, 5★ each) leaves the pu
   for (const buyer of farm) expect((await bookFree(buyer)).body.data).toMatchObject({ status: 'Confirmed', totalAmount: 0 });
   const paid = await book(system, payer, offer, slot);
   expect(paid.body.data).toMatchObject({ status: 'Confirmed', totalAmount: 100 });
-  const sessionId = paid.body.data.sessionId as string;
-  const sellerApi = apiOf(system, seller);
-  expect((await sellerApi('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(200);
-  await waitForSlotStart(startsAt);
-  expect((await sellerApi('POST', `/consultations/sessions/${sessionId}/end`, {})).status).toBe(200);
+  await runSession(system, seller, paid.body.data.sessionId as string, startsAt);
 
-  const review = async (buyer: Session, rating: number) => {
-    await eventually(
-      async () => (await apiOf(system, buyer)('GET', `/reviews/consultation/${offer.id}/status`)).body.data?.canReview,
-      (canReview) => canReview === true,
-      15_000,
-    );
-    const res = await apiOf(system, buyer)('POST', '/reviews', { entityType: 'consultation_service', entityId: offer.id, rating });
-    expect(res.status).toBe(200);
-  };
+  const review = (buyer: Session, rating: number) => reviewWhenEligible(system, buyer, offer.id, rating);
   for (const buyer of farm) await review(buyer, 5);
   const listed = await apiOf(system)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${offer.id}`);
   expect(listed.body.data.reviews).toHaveLength(3);

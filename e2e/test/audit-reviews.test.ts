@@ -1,4 +1,15 @@
-import { apiOf, bookingBody, book, fund, loginAdmin, offerSoonSlot, register, waitForSlotStart, type Session } from './fixtures';
+import {
+  apiOf,
+  bookingBody,
+  book,
+  fund,
+  loginAdmin,
+  offerSoonSlot,
+  register,
+  reviewWhenEligible,
+  runSession,
+  type Session,
+} from './fixtures';
 import { eventually, startSystem, type System } from './system';
 
 // A rating bought with the seller's own cent, replayed through the gateway: the seller sends a
@@ -46,21 +57,9 @@ test('a seller’s cent and a 499.99 coupon buy no 5★: the public rating is un
   const paid = await book(system, customer, offer, slot);
   expect(paid.body.data).toMatchObject({ status: 'Confirmed', totalAmount: 500 });
 
-  const sessionId = paid.body.data.sessionId as string;
-  const sellerApi = apiOf(system, seller);
-  expect((await sellerApi('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(200);
-  await waitForSlotStart(startsAt);
-  expect((await sellerApi('POST', `/consultations/sessions/${sessionId}/end`, {})).status).toBe(200);
+  await runSession(system, seller, paid.body.data.sessionId as string, startsAt);
 
-  const review = async (buyer: Session, rating: number) => {
-    await eventually(
-      async () => (await apiOf(system, buyer)('GET', `/reviews/consultation/${offer.id}/status`)).body.data?.canReview,
-      (canReview) => canReview === true,
-      15_000,
-    );
-    const res = await apiOf(system, buyer)('POST', '/reviews', { entityType: 'consultation_service', entityId: offer.id, rating });
-    expect(res.status).toBe(200);
-  };
+  const review = (buyer: Session, rating: number) => reviewWhenEligible(system, buyer, offer.id, rating);
   const listing = async () =>
     (await apiOf(system)('GET', `/reviews/by-entity?entityType=consultation_service&entityId=${offer.id}`)).body.data;
   const publicRating = async () => (await apiOf(system)('GET', `/consultations/${offer.id}`)).body.data;

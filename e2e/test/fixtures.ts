@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import { call, connectAmqp, waitFor as waitUntil, type JsonResponse } from '@mkt/infra';
-import type { System } from './system';
+import { eventually, type System } from './system';
 
 /** What the fault and load tests share: users, a bookable consultation, money, audits, reports. */
 
@@ -497,4 +497,23 @@ export async function offerSoonSlot(
 /** Sleeps until a slot has begun (and a little more, for clocks). */
 export async function waitForSlotStart(startsAt: Date): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, startsAt.getTime() - Date.now() + 500)));
+}
+
+/** The seller starts a session, waits for its slot to begin and ends it (reviews open). */
+export async function runSession(system: System, seller: Session, sessionId: string, startsAt: Date): Promise<void> {
+  const sellerApi = apiOf(system, seller);
+  expect((await sellerApi('POST', `/consultations/sessions/${sessionId}/start`, {})).status).toBe(200);
+  await waitForSlotStart(startsAt);
+  expect((await sellerApi('POST', `/consultations/sessions/${sessionId}/end`, {})).status).toBe(200);
+}
+
+/** A buyer reviews a consultation once the review service says they may (200 expected). */
+export async function reviewWhenEligible(system: System, buyer: Session, consultationId: string, rating: number): Promise<void> {
+  await eventually(
+    async () => (await apiOf(system, buyer)('GET', `/reviews/consultation/${consultationId}/status`)).body.data?.canReview,
+    (canReview) => canReview === true,
+    15_000,
+  );
+  const res = await apiOf(system, buyer)('POST', '/reviews', { entityType: 'consultation_service', entityId: consultationId, rating });
+  expect(res.status).toBe(200);
 }
