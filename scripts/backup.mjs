@@ -34,7 +34,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
@@ -341,6 +341,11 @@ async function* archiveRecords(folder, entry, identity) {
 
 /** Reads a whole archive and checks it against its manifest entry; changes nothing. */
 async function verifyArchive(folder, entry, identity) {
+  // The manifest names files of its own folder only, and a restore given a key restores only what
+  // that key decrypts (a plaintext archive slipped into an encrypted backup is refused).
+  if (typeof entry.file !== 'string' || basename(entry.file) !== entry.file || entry.file.startsWith('.'))
+    throw new BackupError(`the manifest names ${JSON.stringify(entry.file)}: only a file of the backup's own folder`);
+  if (identity && !entry.encrypted) throw new BackupError(`${entry.file} is not encrypted, but a key was given: refused`);
   const sha256 = await sha256Of(join(folder, entry.file));
   if (sha256 !== entry.sha256)
     throw new BackupError(`${entry.file}: SHA-256 ${sha256} is not the manifest's ${entry.sha256} (tampered or damaged)`);
@@ -425,6 +430,11 @@ export async function restore({ folder, services, force = false, identity, env =
       clients.push(client);
       await client.connect();
       const database = targets[i].database ?? entry.database;
+      // A manifest cannot send one service's archive into another service's database.
+      if (SERVICES.includes(database) && database !== entry.service)
+        throw new BackupError(`${entry.service}: the manifest names the database ${database}, another service's: refused`);
+      if (plan.some((planned) => planned.database === database))
+        throw new BackupError(`${entry.service}: the database ${database} is named twice: refused`);
       const db = client.db(database);
       const existing = (await db.listCollections({}, { nameOnly: true }).toArray()).filter((c) => !c.name.startsWith('system.'));
       if (existing.length > 0 && !force) {

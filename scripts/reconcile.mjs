@@ -156,7 +156,7 @@ export async function reconcile({ env = process.env, dryRun = false } = {}) {
         if (!dryRun) await announceCancelAgain(consultation.db, booking);
         continue;
       }
-      if (booking && !['Failed', 'Pending'].includes(booking.status)) continue;
+      if (booking && booking.status !== 'Failed') continue;
       log(`hold ${hold._id}: booking ${booking ? booking.status : 'not in the consultation'}; voided`);
       summary.holdsVoided += 1;
       if (dryRun) continue;
@@ -168,6 +168,8 @@ export async function reconcile({ env = process.env, dryRun = false } = {}) {
     for (const booking of bookings.filter((b) => b.status === 'Confirmed' && b.totalAmountMinor > 0)) {
       const hold = holdById.get(booking._id);
       if (hold && ['Held', 'Settling'].includes(hold.status)) continue;
+      // Captured for the seller: a booking stays Confirmed after its session, so that is history.
+      if (hold?.status === 'Settled' && hold.settlement?.kind === 'capture') continue;
       if (hold) {
         await cancelAsAdmin(booking, `its hold is ${hold.status}`);
         continue;

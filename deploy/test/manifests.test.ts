@@ -321,7 +321,9 @@ describe('the overlays differ where they should', () => {
     const config = byKind('prod', 'ConfigMap').find((c) => c.metadata.name.startsWith('marketplace-config')) as unknown as {
       data: Record<string, string>;
     };
-    expect(config.data.BUS_PUBLISHER_USERS).toBe('{service}');
+    // Turned on only once every released image sets the AMQP user-id (docs/rabbitmq-queues.md):
+    // the overlay's images predate it, and their events would all be refused.
+    expect(config.data.BUS_PUBLISHER_USERS).toBeUndefined();
   });
 });
 

@@ -55,6 +55,19 @@ export const BookingCancelledData = z.object({
   cause: z.string().min(1).max(40).optional(),
 });
 
+/**
+ * Each paid Confirmed booking of a session: its buyer, what it cost (`paidMinor`, after any
+ * coupon) and its list price (`listMinor`, before any discount).
+ */
+const SessionPayments = z.array(
+  z.object({
+    bookingId: z.string().min(1),
+    buyerId: z.string().min(1),
+    paidMinor: Minor.nonnegative(),
+    listMinor: Minor.nonnegative(),
+  }),
+);
+
 export const SessionCompletedData = z.object({
   sessionId: z.string().min(1),
   consultationId: z.string().min(1),
@@ -77,16 +90,7 @@ export const SessionCompletedData = z.object({
    * The review service counts a review only when the buyer paid enough of the list price itself
    * (its README). Absent (an older producer): `paidBuyerIds` alone decides.
    */
-  payments: z
-    .array(
-      z.object({
-        bookingId: z.string().min(1),
-        buyerId: z.string().min(1),
-        paidMinor: Minor.nonnegative(),
-        listMinor: Minor.nonnegative(),
-      }),
-    )
-    .optional(),
+  payments: SessionPayments.optional(),
 });
 
 export const SessionNoShowData = z.object({
@@ -103,6 +107,11 @@ export const SessionNoShowData = z.object({
    */
   consultationReferenceId: z.string().min(1).optional(),
   paidBuyerIds: z.array(z.string().min(1)).optional(),
+  /**
+   * Added in place (compatible): as `consultation.session.completed`'s — a buyer marked absent
+   * may review, and the review counts only as a customer's payment would.
+   */
+  payments: SessionPayments.optional(),
 });
 
 /**

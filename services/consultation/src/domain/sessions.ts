@@ -235,7 +235,7 @@ export function moveEvent(
   if (move === 'no-show')
     return makeEvent(
       'consultation.session.no_show',
-      { ...about, consultationReferenceId, markedAt: at.toISOString(), paidBuyerIds },
+      { ...about, consultationReferenceId, markedAt: at.toISOString(), paidBuyerIds, payments },
       origin,
     );
   return makeEvent(

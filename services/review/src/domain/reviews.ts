@@ -222,7 +222,7 @@ export function eligibilityFromSession(data: SessionOutcome) {
     buyerId,
     sessionId: data.sessionId,
     paid: data.paidBuyerIds?.includes(buyerId) ?? true,
-    payments: ('payments' in data ? (data.payments ?? []) : [])
+    payments: (data.payments ?? [])
       .filter((payment) => payment.buyerId === buyerId)
       .map((payment) => ({ ...payment, consultationId: data.consultationId })),
   }));

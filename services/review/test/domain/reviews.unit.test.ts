@@ -80,6 +80,13 @@ describe('eligibility from a completed session', () => {
     ]);
     expect(eligibilityFromSession({ ...data, buyerIds: ['a', 'b'] }).map((r) => r.paid)).toEqual([true, true]);
   });
+
+  test('a no-show carries what each booking cost too: a seller-bought place marked absent does not count', () => {
+    const noShow = { sessionId: 'ses_1', consultationId: 'con_1', buyerIds: ['puppet'], paidBuyerIds: ['puppet'] };
+    const payments = [{ bookingId: 'bk_1', buyerId: 'puppet', paidMinor: 1, listMinor: 500_00 }];
+    const [record] = eligibilityFromSession({ ...noShow, payments });
+    expect(buyerCounts({ consultationId: 'con_1', paid: record!.paid }, record!.payments, policy)).toBe(false);
+  });
 });
 
 describe('switching a review on and off', () => {
