@@ -38,7 +38,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
-import { ensureGoTool, run } from './lib/go-tools.mjs';
+import { ensureGoTool } from './lib/go-tools.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // The driver mongoose brings (the services' own), not a second copy.
@@ -86,16 +86,11 @@ function parseServices(list) {
 // ---------------------------------------------------------------------------------------------
 // age
 
-/** The age binary: $AGE, `age` on the PATH, or the pinned one (installed the first time). */
+/** The age binary: $AGE, or the pinned one (installed the first time). */
 export function ageBinary(env = process.env) {
-  for (const candidate of [env.AGE, 'age'].filter(Boolean)) {
-    try {
-      run(candidate, ['--version']);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
+  // AGE names another build on purpose; otherwise the pinned release, never an age that PATH
+  // happens to hold.
+  if (env.AGE) return env.AGE;
   return ensureGoTool(join(root, '.tools'), 'age', AGE, log);
 }
 
