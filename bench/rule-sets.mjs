@@ -13,7 +13,7 @@
 //                               BENCH_SIZES, default 10,1000,5000;
 //                               BENCH_SERVICE_MAIN, the entry of another build to compare with)
 import { join } from 'node:path';
-import { cpuMsOf, infraKit, measureDetailUnderLoad, percentile, root, startService } from './lib/service-bench.mjs';
+import { infraKit, measureDetailUnderLoad, measureRequests, root, startService, stopService } from './lib/service-bench.mjs';
 
 const { provideInfra, testIdentity, call } = infraKit;
 const listings = Number(process.env.BENCH_LISTINGS ?? 50);
@@ -69,20 +69,8 @@ async function givenSeller(url, identity, count) {
 }
 
 /** CPU of the service per listing and latency, `listings` listings one after another. */
-async function measureSequential(service, token) {
-  for (let i = 0; i < 5; i += 1) await call(service.url, 'GET', RULE_SETS, { token }); // warm-up (JIT)
-  const latencies = [];
-  const before = cpuMsOf(service.child.pid);
-  for (let i = 0; i < listings; i += 1) {
-    const started = performance.now();
-    const res = await call(service.url, 'GET', RULE_SETS, { token });
-    latencies.push(performance.now() - started);
-    if (res.status !== 200) throw new Error(`listing: ${res.status} ${JSON.stringify(res.body)}`);
-  }
-  const cpu = (cpuMsOf(service.child.pid) - before) / listings;
-  latencies.sort((a, b) => a - b);
-  return { cpu, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
-}
+const measureSequential = (service, token) =>
+  measureRequests(service, () => call(service.url, 'GET', RULE_SETS, { token }), { count: listings, warmUp: 5 });
 
 const infra = await provideInfra({ say: (line) => console.error(line) });
 const identity = testIdentity();
@@ -111,8 +99,5 @@ try {
   console.log('|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
 } finally {
-  const exited = new Promise((resolve) => service.child.once('exit', resolve));
-  service.child.kill('SIGTERM');
-  await exited;
-  await infra.stop();
+  await stopService(service, infra);
 }

@@ -12,7 +12,7 @@
 //                           BENCH_SERVICE_NODE_ARGS, node options of the service, e.g. --cpu-prof;
 //                           BENCH_SERVICE_MAIN, the entry of another build to compare with)
 import { join } from 'node:path';
-import { cpuMsOf, infraKit, measureDetailUnderLoad, percentile, root, startService } from './lib/service-bench.mjs';
+import { infraKit, measureDetailUnderLoad, measureRequests, root, startService, stopService } from './lib/service-bench.mjs';
 
 const { provideInfra, testIdentity, call } = infraKit;
 const requests = Number(process.env.BENCH_SLOTS_REQUESTS ?? 200);
@@ -72,20 +72,8 @@ function marchRange() {
 
 /** CPU of the service per request and latency, `requests` requests one after another. */
 async function measureSequential(service, path) {
-  for (let i = 0; i < 20; i += 1) await call(service.url, 'GET', path); // warm-up (JIT, caches)
-  const latencies = [];
-  let slots = 0;
-  const before = cpuMsOf(service.child.pid);
-  for (let i = 0; i < requests; i += 1) {
-    const started = performance.now();
-    const res = await call(service.url, 'GET', path);
-    latencies.push(performance.now() - started);
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    slots = res.body.data.slots?.length ?? '–';
-  }
-  const cpu = (cpuMsOf(service.child.pid) - before) / requests;
-  latencies.sort((a, b) => a - b);
-  return { cpu, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), slots };
+  const { last, ...measured } = await measureRequests(service, () => call(service.url, 'GET', path), { count: requests, warmUp: 20 });
+  return { ...measured, slots: last.body.data.slots?.length ?? '–' };
 }
 
 const infra = await provideInfra({ say: (line) => console.error(line) });
@@ -119,9 +107,5 @@ try {
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
 } finally {
-  // Waits for the service to drain and exit (and to write its profile, when asked for one).
-  const exited = new Promise((resolve) => service.child.once('exit', resolve));
-  service.child.kill('SIGTERM');
-  await exited;
-  await infra.stop();
+  await stopService(service, infra);
 }

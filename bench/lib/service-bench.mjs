@@ -74,3 +74,31 @@ export async function measureDetailUnderLoad(service, load, detailPath, { client
   latencies.sort((a, b) => a - b);
   return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
 }
+
+/**
+ * CPU of the service per request and the requests' p50/p99, `count` requests one after another
+ * after `warmUp` unmeasured ones (JIT, caches); every answer must be 200. Returns the last answer too.
+ */
+export async function measureRequests(service, request, { count, warmUp }) {
+  for (let i = 0; i < warmUp; i += 1) await request();
+  const latencies = [];
+  let last;
+  const before = cpuMsOf(service.child.pid);
+  for (let i = 0; i < count; i += 1) {
+    const started = performance.now();
+    last = await request();
+    latencies.push(performance.now() - started);
+    if (last.status !== 200) throw new Error(`${last.status} ${JSON.stringify(last.body)}`);
+  }
+  const cpu = (cpuMsOf(service.child.pid) - before) / count;
+  latencies.sort((a, b) => a - b);
+  return { cpu, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), last };
+}
+
+/** Stops the service (waiting for it to drain and exit, and write a profile when asked) and the servers. */
+export async function stopService(service, infra) {
+  const exited = new Promise((resolve) => service.child.once('exit', resolve));
+  service.child.kill('SIGTERM');
+  await exited;
+  await infra.stop();
+}
