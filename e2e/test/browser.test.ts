@@ -69,6 +69,32 @@ describe('in a real browser', () => {
     await page.close();
   });
 
+  test('the docs page: "Try it out" on a public read calls the gateway that serves the page and shows its answer', async () => {
+    const page = await browser.newPage();
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') refused.push(message.text());
+    });
+    await page.goto(`${system.gateway}/docs`);
+    const operation = page.locator('#operations-catalog-listCategories');
+    await operation.locator('.opblock-summary-control').click();
+    await operation.locator('.try-out__btn').click();
+    const [answer] = await Promise.all([
+      page.waitForResponse((response) => response.url() === `${system.gateway}/physical-products/categories`, { timeout: 30_000 }),
+      operation.locator('.btn.execute').click(),
+    ]);
+    expect(answer.status()).toBe(200);
+    const shown = operation.locator('.live-responses-table .response .response-col_status').first();
+    await shown.waitFor({ timeout: 10_000 });
+    expect((await shown.textContent())?.trim()).toBe('200');
+    expect(await operation.locator('.live-responses-table .response .response-col_description').first().textContent()).toContain(
+      '"success": true',
+    );
+    await operation.screenshot({ path: join(artifacts, 'docs-try-it-out.png') });
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
   test('the sandbox checkout: Pay → back at the shop, top-up Completed', async () => {
     const { token, reference, paymentUrl } = await buyerTopUp(42.5);
     const page = await browser.newPage();
