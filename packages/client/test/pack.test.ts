@@ -99,7 +99,8 @@ console.log(JSON.stringify({ balance, transfer: transfer.data, buyers, missing: 
 
 test('npm pack → npm install in a project outside the workspace → tsc → node, against a server that fails on purpose', async () => {
   const packed = await run('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: pkg, maxBuffer: 16 * 1024 * 1024 });
-  const [{ filename, files }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [
+  // The JSON follows whatever the lifecycle scripts printed.
+  const [{ filename, files }] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[\s*$/m))) as [
     { filename: string; files: Array<{ path: string }> },
   ];
   const paths = files.map((f) => f.path);
