@@ -96,34 +96,72 @@ describe('@mkt/client against the system', () => {
     expect(again.status).toBe(409);
   });
 
-  test('a booking retried after a lost answer (the same Idempotency-Key) makes one booking and one hold', async () => {
+  test('a booking whose answer is lost is sent again by the SDK with the same Idempotency-Key: one booking, one hold', async () => {
     const [seller, buyer, admin] = await Promise.all([register(system, 'seller'), register(system, 'buyer'), loginAdmin(system)]);
     await fund(system, [buyer], 500);
     const offer = await offerConsultation(system, seller, admin, { priceMajor: 100, capacity: 5 });
     const body = bookingBody(offer, slotsOf(offer, dayFromNow(3))[0]!, buyer.email);
-    // The first answer is lost on the way back (a timeout after the server acted); the app
-    // calls again, and the SDK sends the same key (here `idempotencyKey`'s) on both.
+    // The first answer is lost on the way back (a time-out after the server acted): the SDK sends
+    // the booking again with the same key, and the gateway answers the first booking.
     let lose = true;
-    const key = `booking-retry-${Math.random().toString(36).slice(2)}`;
+    const sentKeys: string[] = [];
     const sdk = new MarketplaceClient({
       baseUrl: system.gateway,
       tokens: { accessToken: buyer.token, refreshToken: 'unused' },
-      idempotencyKey: () => key,
+      initialRetryDelayMs: 50,
       fetch: async (request) => {
+        if (request.method === 'POST') sentKeys.push(request.headers.get('idempotency-key') ?? 'none');
         const response = await fetch(request);
-        if (!lose) return response;
+        if (!lose || request.method !== 'POST') return response;
         lose = false;
         throw new Error('timed out');
       },
     });
-    const lost = await sdk.ok(sdk.api.POST('/consultations/bookings', { body })).catch((e: unknown) => e);
-    expect(lost).toBeInstanceOf(Error);
-    const retried = await sdk.ok(sdk.api.POST('/consultations/bookings', { body }));
-    expect(retried.data.status).toBe('Confirmed');
+    const booked = await sdk.ok(sdk.api.POST('/consultations/bookings', { body }));
+    expect(booked.data.status).toBe('Confirmed');
+    expect(sentKeys).toHaveLength(2);
+    expect(sentKeys[1]).toBe(sentKeys[0]);
+    // The app calling again later with that key (a retry across processes) gets the same booking.
+    const again = await sdk.ok(sdk.api.POST('/consultations/bookings', { body, params: { header: { 'Idempotency-Key': sentKeys[0]! } } }));
+    expect(again.data.bookingId).toBe(booked.data.bookingId);
     const listed = await sdk.ok(sdk.api.GET('/consultations/bookings'));
-    expect(listed.data.bookings.map((b) => b.id)).toEqual([retried.data.bookingId]);
+    expect(listed.data.bookings.map((b) => b.id)).toEqual([booked.data.bookingId]);
     const wallet = await sdk.ok(sdk.api.GET('/v1/wallet'));
     expect(wallet.data).toMatchObject({ etbAvailableBalance: 400, heldBalance: 100 });
+  });
+
+  test('one transfer sent concurrently under one key: the attempts answered 409 in progress are retried, all answer the one transfer, the money moves once', async () => {
+    const [payer, payee] = await Promise.all([register(system, 'buyer'), register(system, 'buyer')]);
+    await fund(system, [payer], 500);
+    await eventually(
+      () => call(system.gateway, 'GET', '/v1/wallet', { token: payee.token }),
+      (res) => res.status === 200,
+    );
+    const statuses: number[] = [];
+    const sdk = new MarketplaceClient({
+      baseUrl: system.gateway,
+      tokens: { accessToken: payer.token, refreshToken: 'unused' },
+      initialRetryDelayMs: 100,
+      maxNetworkRetries: 5,
+      fetch: async (request) => {
+        const response = await fetch(request);
+        if (request.method === 'POST') statuses.push(response.status);
+        return response;
+      },
+    });
+    const key = `transfer-${Math.random().toString(36).slice(2)}`;
+    const body = { toUserId: payee.id, amount: 12_000, currency: 'ETB' as const };
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        sdk.ok(sdk.api.POST('/v1/wallet/transfers', { body, params: { header: { 'Idempotency-Key': key } } })),
+      ),
+    );
+    expect(new Set(answers.map((a) => a.data.id)).size).toBe(1);
+    // Every attempt ended in the one answer or a 409 in progress that was sent again.
+    expect(statuses.filter((status) => status !== 200 && status !== 409)).toEqual([]);
+    const balance = async (token: string) => (await call(system.gateway, 'GET', '/v1/wallet', { token })).body.data.etbAvailableBalance;
+    expect(await balance(payer.token)).toBe(380);
+    expect(await balance(payee.token)).toBe(120);
   });
 
   test('ApiError carries the envelope and the request id; a listing is read page by page', async () => {

@@ -123,6 +123,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     consultation: { MONGO_DB: dbName('consultation'), WALLET_URL: serviceUrl('wallet') },
     gateway: {
       MONGO_DB: dbName('gateway'),
+      // The `servers` URL of /openapi.json: the docs page's "Try it out" calls the gateway that serves it.
+      PUBLIC_URL: url('gateway'),
       // No metrics listener unless a test asks for one (on a port of its own): systems run side
       // by side, and two gateways of one system would both ask for 9464.
       METRICS_PORT: '0',

@@ -3,6 +3,7 @@ import type { paths } from './generated/openapi';
 import { IDEMPOTENT_OPERATIONS } from './generated/operations';
 import { ApiError } from './errors';
 import { accessTokenExpired, type Tokens } from './tokens';
+import { anySignal, randomUuid, RETRY_DEFAULTS, sendWithRetries, type RetryOptions } from './retry';
 
 /** The API's paths, as generated from its OpenAPI document. */
 export type Paths = paths;
@@ -18,6 +19,16 @@ export type SuccessBody<P extends keyof paths, M extends Method> =
   Operation<P, M> extends { responses: { 200: { content: { 'application/json': infer R } } } } ? R : never;
 /** The `data` of an operation's success envelope. */
 export type ResponseData<P extends keyof paths, M extends Method> = SuccessBody<P, M> extends { data: infer D } ? D : never;
+/**
+ * The record type of a listing's pages (`GET` of `P`): the elements of its `data` when that is an
+ * array, else of `data`'s array fields (`customers`, `bookings`...).
+ */
+export type ItemOf<P extends keyof paths> = ElementsOf<NonNullable<ResponseData<P, 'get'>>>;
+type ElementsOf<D> = D extends readonly (infer E)[]
+  ? E
+  : D extends object
+    ? { [K in keyof D]-?: NonNullable<D[K]> extends readonly (infer E)[] ? E : never }[keyof D]
+    : unknown;
 /** The parameters (path, query, header) an operation takes. */
 export type Parameters<P extends keyof paths, M extends Method> = Operation<P, M> extends { parameters: infer X } ? X : never;
 
@@ -25,7 +36,7 @@ export type Parameters<P extends keyof paths, M extends Method> = Operation<P, M
 export type AuthSession = ResponseData<'/v1/auth/login', 'post'>;
 export type RegisterBody = RequestBody<'/v1/auth/register', 'post'>;
 
-export interface MarketplaceClientOptions {
+export interface MarketplaceClientOptions extends RetryOptions {
   /** The gateway, e.g. `http://localhost:8080` (the document's paths are appended to it). */
   baseUrl: string;
   /** Tokens from an earlier sign-in (e.g. kept by the app); `signIn`/`register` set them too. */
@@ -38,7 +49,10 @@ export interface MarketplaceClientOptions {
   onTokens?: (tokens: Tokens | undefined) => void;
   /** The fetch every call goes through (default: the global one). */
   fetch?: (request: Request) => Promise<Response>;
-  /** Makes an Idempotency-Key for a call that takes one and was given none (default: a UUID). */
+  /**
+   * Makes the Idempotency-Key of a call that takes one and was given none, once per call: every
+   * retry of the call sends the same key (default: a random UUID).
+   */
   idempotencyKey?: () => string;
   /** A time limit for each HTTP exchange, in milliseconds (default: none). */
   timeoutMs?: number;
@@ -77,6 +91,8 @@ export interface PageOptions<T> {
 
 /** The HTTP method of each answer, for the error a failed call throws. */
 const methods = new WeakMap<Response, string>();
+/** The requests of operations that take an Idempotency-Key (carrying one): safe to send again. */
+const keyed = new WeakSet<Request>();
 
 /**
  * The marketplace API: `api` is the openapi-fetch client typed by the document (path-keyed:
@@ -84,7 +100,8 @@ const methods = new WeakMap<Response, string>();
  * `{ data, error, response }`; `ok(call)` turns it into the success envelope or throws
  * `ApiError`. Around every call: the bearer token, a refresh on a 401 of an expired token
  * (once, shared by concurrent calls, the request retried once), an Idempotency-Key where the
- * operation takes one.
+ * operation takes one, and retries of the calls safe to repeat (`maxNetworkRetries`: reads, and
+ * the keyed operations with the same key) after a network failure, a 409 in progress, a 429 or a 5xx.
  */
 export class MarketplaceClient {
   readonly api: Client<paths>;
@@ -110,14 +127,23 @@ export class MarketplaceClient {
     const base = options.fetch ?? ((request: Request) => fetch(request));
     this.#fetch = async (request) => {
       const timed = options.timeoutMs
-        ? new Request(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs)]) })
+        ? new Request(request, { signal: anySignal([request.signal, AbortSignal.timeout(options.timeoutMs)]) })
         : request;
       const response = await base(timed);
       methods.set(response, request.method);
       return response;
     };
     this.#public = createClient<paths>({ baseUrl: this.baseUrl, fetch: this.#fetch });
-    this.api = createClient<paths>({ baseUrl: this.baseUrl, fetch: (request) => this.#authorized(request) });
+    const retries = { ...RETRY_DEFAULTS, ...definedOnly(options) };
+    this.api = createClient<paths>({
+      baseUrl: this.baseUrl,
+      // A call's retries belong to the session it started in (never sent as another user).
+      fetch: (request) => {
+        const session = this.#session;
+        const sameSession = () => this.#session === session;
+        return sendWithRetries(request, (attempt) => this.#authorized(attempt), retries, keyed.has(request), sameSession);
+      },
+    });
     this.api.use(this.#idempotency());
   }
 
@@ -186,7 +212,7 @@ export class MarketplaceClient {
    * reached or a page comes back empty. `params` as for `api.GET` (the path, the query's filters);
    * `page` and `limit` are set here.
    */
-  async *pages<P extends PathsOf<'get'>, T = unknown>(
+  async *pages<P extends PathsOf<'get'>, T = ItemOf<P>>(
     path: P,
     params: Partial<Parameters<P, 'get'>> = {},
     options: PageOptions<T> = {},
@@ -205,7 +231,7 @@ export class MarketplaceClient {
   }
 
   /** Every record of a listing, page after page (see `pages`). */
-  async *items<P extends PathsOf<'get'>, T = unknown>(
+  async *items<P extends PathsOf<'get'>, T = ItemOf<P>>(
     path: P,
     params: Partial<Parameters<P, 'get'>> = {},
     options: PageOptions<T> = {},
@@ -305,16 +331,28 @@ export class MarketplaceClient {
     return done;
   }
 
-  /** Sets an Idempotency-Key on the operations the document says take one, unless given. */
+  /**
+   * Sets an Idempotency-Key on the operations the document says take one, unless given, once per
+   * call (the retries send the request as it is then), and marks them safe to retry.
+   */
   #idempotency(): Middleware {
     return {
       onRequest: ({ request, schemaPath }) => {
-        if (!IDEMPOTENT_OPERATIONS.has(`${request.method} ${schemaPath}`) || request.headers.has('idempotency-key')) return undefined;
-        request.headers.set('Idempotency-Key', this.#options.idempotencyKey?.() ?? crypto.randomUUID());
+        if (!IDEMPOTENT_OPERATIONS.has(`${request.method} ${schemaPath}`)) return undefined;
+        if (!request.headers.has('idempotency-key'))
+          request.headers.set('Idempotency-Key', this.#options.idempotencyKey?.() ?? randomUuid());
+        keyed.add(request);
         return request;
       },
     };
   }
+}
+
+function definedOnly(options: RetryOptions): RetryOptions {
+  const { maxNetworkRetries, initialRetryDelayMs, maxRetryDelayMs, maxRetryAfterMs } = options;
+  return Object.fromEntries(
+    Object.entries({ maxNetworkRetries, initialRetryDelayMs, maxRetryDelayMs, maxRetryAfterMs }).filter(([, v]) => v !== undefined),
+  );
 }
 
 function describe(response: Response): string {

@@ -2,6 +2,7 @@ export {
   MarketplaceClient,
   type AuthSession,
   type CheckoutOutcome,
+  type ItemOf,
   type MarketplaceClientOptions,
   type Page,
   type PageOptions,
@@ -14,6 +15,7 @@ export {
   type SuccessBody,
 } from './client';
 export { ApiError, type ErrorDetail } from './errors';
+export { backoffMs, retryAfterMs, RETRY_DEFAULTS, type RetryOptions } from './retry';
 export { accessTokenExpired, type Tokens } from './tokens';
 export type { components, operations, paths } from './generated/openapi';
 export { IDEMPOTENT_OPERATIONS } from './generated/operations';
