@@ -225,6 +225,32 @@ describe('what the document says a message is, checked against real ones', () =>
     },
     'review.created': { reviewId: 'REV_1', entityType: 'consultation', entityId: 'c1', rating: 5 },
     'review.visibility_changed': { reviewId: 'REV_1', entityType: 'consultation', entityId: 'c1', rating: 5, isActive: false, sequence: 2 },
+    'wallet.admin_action.recorded': {
+      action: 'payout.approve',
+      actorId: 'a1',
+      actorRole: 'admin',
+      targetType: 'payout',
+      targetId: 'MKT-PAY-REQ-1',
+      at: '2026-11-26T10:00:00.000Z',
+      requestId: 'req-1',
+      clientAddress: '203.0.113.7',
+      before: { status: 'Pending' },
+      after: { status: 'Approved' },
+      notes: null,
+    },
+    'consultation.admin_action.recorded': {
+      action: 'consultation.approve',
+      actorId: 'a1',
+      actorRole: 'admin',
+      targetType: 'consultation',
+      targetId: 'con_1',
+      at: '2026-11-26T10:00:00.000Z',
+      requestId: 'req-1',
+      clientAddress: null,
+      before: { currentStatus: 'Pending' },
+      after: { currentStatus: 'Approved' },
+      notes: null,
+    },
   };
 
   test.each(EVENT_TYPES)('%s: an event made by makeEvent is a valid payload; one of another type or with bad data is not', (type) => {
