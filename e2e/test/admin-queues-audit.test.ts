@@ -31,7 +31,8 @@ const adminApi = () => apiOf(system, admin);
 
 /** The log's entries of one target, once `count` are there; then a moment later still exactly `count` (none late). */
 async function entriesOf(targetId: string, count: number): Promise<Entry[]> {
-  const read = async () => (await adminApi()('GET', `/v1/admin/audit-log?targetId=${encodeURIComponent(targetId)}&limit=100`)).body.data.entries as Entry[];
+  const read = async () =>
+    (await adminApi()('GET', `/v1/admin/audit-log?targetId=${encodeURIComponent(targetId)}&limit=100`)).body.data.entries as Entry[];
   await waitFor(`${count} audit entries of ${targetId}`, read, (entries) => entries.length >= count);
   // Every event of an action goes out right after its write: one second is ample for a stray second entry to land.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -139,7 +140,9 @@ test('consultations: a new one and a revision wait in the approval queue until a
   const ruleSet = await api('POST', '/consultations/availability-rule-sets/rule-sets', {
     name: 'Mornings',
     timezone: 'Africa/Addis_Ababa',
-    availabilityRules: [{ type: 'weekly', weekday: 'monday', intervals: [{ start_time: '09:00:00', end_time: '12:00:00', enabled: true }] }],
+    availabilityRules: [
+      { type: 'weekly', weekday: 'monday', intervals: [{ start_time: '09:00:00', end_time: '12:00:00', enabled: true }] },
+    ],
   });
   const pricing = await api('POST', '/consultations/pricing', { basePrice: 100, currency: 'ETB' });
   const created = await api('POST', '/consultations', {
@@ -161,7 +164,14 @@ test('consultations: a new one and a revision wait in the approval queue until a
   const waiting = await queue();
   expect(waiting.data.counts).toEqual({ consultations: 1, revisions: 0 });
   expect(waiting.data.items).toEqual([
-    expect.objectContaining({ kind: 'consultation', consultationId: id, title: 'Plan review', version: 1, revisionId: null, changes: null }),
+    expect.objectContaining({
+      kind: 'consultation',
+      consultationId: id,
+      title: 'Plan review',
+      version: 1,
+      revisionId: null,
+      changes: null,
+    }),
   ]);
   expect((await apiOf(system, seller)('GET', '/consultations/admin/approvals')).status).toBe(403);
 

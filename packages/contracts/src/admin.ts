@@ -108,7 +108,10 @@ export const AuditLogResponse = z
   .strictObject({
     entries: z.array(AuditEntryResponse),
     /** Pass as `cursor` for the next (older) page; null on the last page. */
-    nextCursor: z.string().nullable().meta({ examples: [null] }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ examples: [null] }),
   })
   .meta({ id: 'AuditLog' });
 
@@ -196,7 +199,10 @@ export const ApprovalQueueResponse = z
         /** What an approval names (`version` of `POST /consultations/{id}/approve`). */
         version: Count(2),
         /** A revision's id (`revisionId` of the approval); null for a consultation. */
-        revisionId: z.uuid().nullable().meta({ examples: [null] }),
+        revisionId: z
+          .uuid()
+          .nullable()
+          .meta({ examples: [null] }),
         /** A revision's proposed changes; null for a consultation. */
         changes: Snapshot.nullable().meta({ examples: [null] }),
         /** When it began to wait: the revision's submission, or the consultation's last change. */

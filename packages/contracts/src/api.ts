@@ -848,11 +848,19 @@ export const ENDPOINTS: Endpoint[] = [
   }),
 
   // The admins' queues and audit log (admins only).
-  e('get', '/wallets/admin/payout-requests', 'wallet', 'admin', 'listPayoutQueue', 'Payouts waiting for an admin, with the four-eyes rule', {
-    query: PayoutQueueQuery,
-    data: PayoutQueueResponse,
-    paged: true,
-  }),
+  e(
+    'get',
+    '/wallets/admin/payout-requests',
+    'wallet',
+    'admin',
+    'listPayoutQueue',
+    'Payouts waiting for an admin, with the four-eyes rule',
+    {
+      query: PayoutQueueQuery,
+      data: PayoutQueueResponse,
+      paged: true,
+    },
+  ),
   e('get', '/wallets/admin/booking-holds', 'wallet', 'admin', 'listHoldQueue', 'Booking holds overdue or disputed', {
     query: HoldQueueQuery,
     data: HoldQueueResponse,

@@ -19,7 +19,14 @@ async function heldBooking(endsAt: Date) {
   const seller = newUser('seller');
   await givenBalance(buyer, 100_00);
   await openWallet(seller.id, seller.ref, 'MKT');
-  const body = { bookingId: uniqueName('bk'), buyerId: buyer.id, buyerRef: buyer.ref, sellerId: seller.id, amountMinor: 100_00, currency: 'ETB' };
+  const body = {
+    bookingId: uniqueName('bk'),
+    buyerId: buyer.id,
+    buyerRef: buyer.ref,
+    sellerId: seller.id,
+    amountMinor: 100_00,
+    currency: 'ETB',
+  };
   const held = await call(walletApp().url, 'POST', '/internal/holds', {
     body: { ...body, endsAt: endsAt.toISOString() },
     headers: { 'x-internal-token': TOKEN },

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { pageOffset, type AdminRequestContext, type ApprovalQueueQuery, type CreateConsultationBody, type PageQuery, type UpdateConsultationBody } from '@mkt/contracts';
+import {
+  pageOffset,
+  pagination,
+  type AdminRequestContext,
+  type ApprovalQueueQuery,
+  type CreateConsultationBody,
+  type PageQuery,
+  type UpdateConsultationBody,
+} from '@mkt/contracts';
 import { Conflict, foundOr404, NotFound, type AuthenticatedUser, type OutboxRelay } from '@mkt/kit';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
 import {
@@ -127,8 +135,13 @@ export class Consultations {
   }
 
   /** The admins' queue: Pending consultations and pending revisions, oldest first, with both counts. */
-  approvalQueue(query: ApprovalQueueQuery) {
-    return this.deps.consultations.approvalQueue({ kind: query.kind, sellerId: query.sellerId }, pageOffset(query), query.limit);
+  async approvalQueue(query: ApprovalQueueQuery) {
+    const { items, total, counts } = await this.deps.consultations.approvalQueue(
+      { kind: query.kind, sellerId: query.sellerId },
+      pageOffset(query),
+      query.limit,
+    );
+    return { items, counts, pagination: pagination(query, total) };
   }
 
   private async mustFind(key: string): Promise<ConsultationDoc> {

@@ -7,7 +7,6 @@ import {
   SlotsQuery,
   UpdateConsultationBody,
   ok,
-  pagination,
 } from '@mkt/contracts';
 import { adminRequestOf, currentUser, handle, type MountOptions } from '@mkt/kit';
 import type { Consultations } from '../application/consultations';
@@ -62,9 +61,9 @@ export function consultationHandlers(consultations: Consultations): MountOptions
       res.json(ok(data, revised ? 'Revision approved' : 'Consultation approved'));
     }),
     'GET /consultations/admin/approvals': handle({ query: ApprovalQueueQuery }, async (input, _req, res) => {
-      const { items, total, counts } = await consultations.approvalQueue(input.query);
+      const { items, counts, pagination } = await consultations.approvalQueue(input.query);
       const data = { counts, items: items.map(approvalQueueItem) };
-      res.json(ok(data, 'Consultations and revisions waiting for approval', pagination(input.query, total)));
+      res.json(ok(data, 'Consultations and revisions waiting for approval', pagination));
     }),
     'GET /consultations/{id}/slots': handle({ params: KeyParams, query: SlotsQuery }, async (input, req, res) => {
       const { from, to } = input.query;

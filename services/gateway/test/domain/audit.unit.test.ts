@@ -26,17 +26,19 @@ describe('the cursor', () => {
   test('round-trips the last entry’s time and id', () => {
     expect(decodeCursor(encodeCursor({ at, _id: 'e1' }))).toEqual({ at, id: 'e1' });
   });
-  test.each(['', 'bm90LWEtY3Vyc29y', Buffer.from('yesterday|e1').toString('base64url'), Buffer.from(`${at.toISOString()}|`).toString('base64url')])(
-    'one not of this log is 422 on cursor: %p',
-    (cursor) => {
-      expect(() => decodeCursor(cursor)).toThrow(AppError);
-      try {
-        decodeCursor(cursor);
-      } catch (err) {
-        expect((err as AppError).status).toBe(422);
-      }
-    },
-  );
+  test.each([
+    '',
+    'bm90LWEtY3Vyc29y',
+    Buffer.from('yesterday|e1').toString('base64url'),
+    Buffer.from(`${at.toISOString()}|`).toString('base64url'),
+  ])('one not of this log is 422 on cursor: %p', (cursor) => {
+    expect(() => decodeCursor(cursor)).toThrow(AppError);
+    try {
+      decodeCursor(cursor);
+    } catch (err) {
+      expect((err as AppError).status).toBe(422);
+    }
+  });
   test('the next page starts strictly after the cursor (time, then id, newest first)', () => {
     expect(auditFilter({ actorId: 'a1' }, { at, id: 'e1' })).toEqual({
       actorId: 'a1',

@@ -203,7 +203,11 @@ export class BookingHolds {
     const correlationId = context.requestId;
     const current = requireHold(await this.holds.find(bookingId));
     const now = new Date();
-    const voidDecision = decideSettlement(current, 'void', 0, this.settings.feeBps, { now, correlationId, admin: { id: admin.id, reason } });
+    const voidDecision = decideSettlement(current, 'void', 0, this.settings.feeBps, {
+      now,
+      correlationId,
+      admin: { id: admin.id, reason },
+    });
     // The audit entry rides on the decision's own write: no void without it, no entry without the void.
     const decision = voidDecision && {
       ...voidDecision,

@@ -45,7 +45,10 @@ export class PayoutRepository {
         { _id: decision.payoutId, status: decision.from, hold: 'done' },
         {
           $set: decision.set,
-          $push: { pendingEvents: { $each: decision.audit ? [decision.event, decision.audit] : [decision.event] }, history: decision.history },
+          $push: {
+            pendingEvents: { $each: decision.audit ? [decision.event, decision.audit] : [decision.event] },
+            history: decision.history,
+          },
         },
         { new: true },
       )

@@ -5,13 +5,29 @@ import { decideMove } from '../../src/domain/payouts';
 import type { BookingHoldDoc, PayoutDoc } from '../../src/domain/records';
 
 /** The admins' queue rules and the audit entry a move carries, without a database. */
-const user = (id: string, role: AuthenticatedUser['role']): AuthenticatedUser => ({ id, ref: `MKT-USR-${id}`, role, email: 'a@b.c', name: id });
+const user = (id: string, role: AuthenticatedUser['role']): AuthenticatedUser => ({
+  id,
+  ref: `MKT-USR-${id}`,
+  role,
+  email: 'a@b.c',
+  name: id,
+});
 const admin = user('admin-1', 'admin');
 const owner = user('owner', 'seller');
 const now = new Date('2026-11-24T10:00:00.000Z');
 const context = { requestId: 'req-1', clientAddress: '203.0.113.7' };
 const payout = (status: PayoutStatus, over: Partial<PayoutDoc> = {}): PayoutDoc =>
-  ({ _id: 'p1', referenceId: 'MKT-PAY-REQ-1', userId: 'owner', requestedBy: 'owner', amountMinor: 150_00, currency: 'ETB', status, history: [], ...over }) as PayoutDoc;
+  ({
+    _id: 'p1',
+    referenceId: 'MKT-PAY-REQ-1',
+    userId: 'owner',
+    requestedBy: 'owner',
+    amountMinor: 150_00,
+    currency: 'ETB',
+    status,
+    history: [],
+    ...over,
+  }) as PayoutDoc;
 
 describe('the payout queue', () => {
   test.each([
