@@ -138,8 +138,10 @@ export const AUDIT_CSV_COLUMNS = [
 /** The payout states that wait for an admin's next move. */
 export const PAYOUT_QUEUE_STATUSES = ['Pending', 'Approved', 'Processing'] as const;
 
+export const PayoutQueueState = z.enum(PAYOUT_QUEUE_STATUSES).meta({ id: 'PayoutQueueState' });
+
 export const PayoutQueueQuery = PageQuery.extend({
-  status: z.enum(PAYOUT_QUEUE_STATUSES).optional(),
+  status: PayoutQueueState.optional(),
   userId: z.uuid().optional(),
 }).strict();
 export type PayoutQueueQuery = z.infer<typeof PayoutQueueQuery>;
@@ -179,9 +181,11 @@ export const PayoutQueueResponse = z
   })
   .meta({ id: 'PayoutQueue' });
 
+/** `consultation`: new or re-submitted consultations (Pending); `revision`: edits of approved ones. */
+export const ApprovalQueueKind = z.enum(['consultation', 'revision']).meta({ id: 'ApprovalQueueKind' });
+
 export const ApprovalQueueQuery = PageQuery.extend({
-  /** `consultation`: new or re-submitted consultations (Pending); `revision`: edits of approved ones. */
-  kind: z.enum(['consultation', 'revision']).optional(),
+  kind: ApprovalQueueKind.optional(),
   sellerId: z.uuid().optional(),
 }).strict();
 export type ApprovalQueueQuery = z.infer<typeof ApprovalQueueQuery>;
@@ -191,7 +195,7 @@ export const ApprovalQueueResponse = z
     counts: z.strictObject({ consultations: Count(2), revisions: Count(1) }),
     items: z.array(
       z.strictObject({
-        kind: z.enum(['consultation', 'revision']),
+        kind: ApprovalQueueKind,
         consultationId: Text('con_k2j4h6g8f0d2s4a6'),
         referenceId: PrefixedRef('CON'),
         sellerId: UserId,
@@ -212,9 +216,11 @@ export const ApprovalQueueResponse = z
   })
   .meta({ id: 'ApprovalQueue' });
 
+/** `overdue`: open past its slot's end plus the grace; `disputed`: a no-show the buyer disputes. */
+export const HoldQueueKind = z.enum(['overdue', 'disputed']).meta({ id: 'HoldQueueKind' });
+
 export const HoldQueueQuery = PageQuery.extend({
-  /** `overdue`: open past its slot's end plus the grace; `disputed`: a no-show the buyer disputes. */
-  kind: z.enum(['overdue', 'disputed']).optional(),
+  kind: HoldQueueKind.optional(),
 }).strict();
 export type HoldQueueQuery = z.infer<typeof HoldQueueQuery>;
 

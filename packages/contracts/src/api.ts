@@ -879,7 +879,7 @@ export const ENDPOINTS: Endpoint[] = [
     query: AuditLogQuery,
     data: AuditLogResponse,
   }),
-  e('get', '/v1/admin/audit-log/export', 'gateway', 'admin', 'exportAuditLog', 'The audit log as CSV (the same filters)', {
+  e('get', '/v1/admin/audit-log/export', 'gateway', 'admin', 'getAuditLogCsv', 'The audit log as CSV (the same filters)', {
     query: AuditFilterQuery,
     produces: 'csv',
   }),

@@ -1,4 +1,4 @@
-import { makeEvent } from '@mkt/contracts';
+import { ENDPOINTS, makeEvent, successBodySchema } from '@mkt/contracts';
 import { listenForEvents, testServers } from '@mkt/infra';
 import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import { call, env, givenBalance, log, newUser, openWallet, tokenOf, uniqueName, useWallet } from './harness';
@@ -118,6 +118,9 @@ test('a disputed no-show waits in the queue until an admin upholds it; the rulin
     const { bookingId } = await disputedNoShow();
     const waiting = await queue('?kind=disputed&limit=100');
     expect(waiting.data.counts.disputed).toBe(before.disputed + 1);
+    // The answer is what the OpenAPI document says it is (the gateway-wide check cannot make a disputed hold).
+    const entry = ENDPOINTS.find((endpoint) => endpoint.path === '/wallets/admin/booking-holds')!;
+    expect(successBodySchema(entry)!.safeParse(waiting).error?.issues ?? []).toEqual([]);
     expect(waiting.data.items.find((item: { bookingId: string }) => item.bookingId === bookingId)).toMatchObject({
       status: 'Settling',
       settlement: 'capture',
@@ -130,8 +133,8 @@ test('a disputed no-show waits in the queue until an admin upholds it; the rulin
     expect(idsOf(await queue('?kind=disputed&limit=100'))).not.toContain(bookingId);
     expect((await queue()).data.counts.disputed).toBe(before.disputed);
 
-    const entry = await entries.waitFor((e) => e.json.data.targetId === bookingId, 'the ruling’s audit entry');
-    expect(entry.json.data).toMatchObject({
+    const recorded = await entries.waitFor((e) => e.json.data.targetId === bookingId, 'the ruling’s audit entry');
+    expect(recorded.json.data).toMatchObject({
       action: 'booking_hold.uphold',
       actorId: admin.id,
       notes: 'The seller waited',
