@@ -266,7 +266,9 @@ test('the log: filters, a cursor through every page, the CSV export; admins only
   } while (cursor);
   expect(seen).toEqual([...refs].reverse());
   // A range that ended before them, and a target filter.
-  expect((await adminApi()('GET', `/v1/admin/audit-log?targetId=${refs[0]}&to=${encodeURIComponent(since)}`)).body.data.entries).toEqual([]);
+  expect((await adminApi()('GET', `/v1/admin/audit-log?targetId=${refs[0]}&to=${encodeURIComponent(since)}`)).body.data.entries).toEqual(
+    [],
+  );
   // A range that ends where it starts is refused, not answered empty.
   expect((await adminApi()('GET', `/v1/admin/audit-log?${filter}&to=${encodeURIComponent(since)}`)).status).toBe(422);
   expect((await adminApi()('GET', `/v1/admin/audit-log?targetType=payout&targetId=${refs[1]}`)).body.data.entries).toHaveLength(1);
