@@ -35,10 +35,9 @@ async function heldBooking(endsAt: Date) {
   return { buyer, seller, bookingId: body.bookingId };
 }
 
-async function disputedNoShow() {
-  const booking = await heldBooking(new Date(Date.now() + 30 * 60_000));
-  const origin = { source: 'consultation' };
-  await handlers()['consultation.session.no_show']!(
+const origin = { source: 'consultation' };
+const markNoShow = (booking: { seller: { id: string }; bookingId: string }) =>
+  handlers()['consultation.session.no_show']!(
     makeEvent(
       'consultation.session.no_show',
       { sessionId: 's', consultationId: 'c', sellerId: booking.seller.id, buyerIds: [], bookingIds: [booking.bookingId] },
@@ -46,6 +45,10 @@ async function disputedNoShow() {
     ),
     { log },
   );
+
+async function disputedNoShow() {
+  const booking = await heldBooking(new Date(Date.now() + 30 * 60_000));
+  await markNoShow(booking);
   await handlers()['consultation.booking.disputed']!(
     makeEvent(
       'consultation.booking.disputed',
@@ -73,11 +76,15 @@ test('an overdue hold waits in the queue until an admin voids it; the void is on
     const before = (await queue()).data.counts;
     const { bookingId } = await heldBooking(new Date(Date.now() - 2 * HOUR));
     const fresh = await heldBooking(new Date(Date.now() + HOUR));
+    // A no-show's capture waiting out its dispute window is on time, however long ago the slot ended.
+    const inWindow = await heldBooking(new Date(Date.now() - 2 * HOUR));
+    await markNoShow(inWindow);
 
     const waiting = await queue('?kind=overdue&limit=100');
     expect(waiting.data.counts.overdue).toBe(before.overdue + 1);
     expect(idsOf(waiting)).toContain(bookingId);
     expect(idsOf(waiting)).not.toContain(fresh.bookingId);
+    expect(idsOf(waiting)).not.toContain(inWindow.bookingId);
     expect(waiting.data.items.find((item: { bookingId: string }) => item.bookingId === bookingId)).toMatchObject({
       status: 'Held',
       overdue: true,

@@ -217,8 +217,8 @@ export class BookingHoldRepository {
   }
 
   /**
-   * The admins' queue of holds: overdue (open, its slot's end before `overdueBefore`: on the
-   * `{status, endsAt}` index) and/or disputed (on the `{disputed, createdAt}` index), oldest
+   * The admins' queue of holds: overdue (open, its slot's end and any decided settlement's
+   * `dueAt` before `overdueBefore`: on the `{status, endsAt}` index) and/or disputed (on the `{disputed, createdAt}` index), oldest
    * first, with both counts.
    */
   async queue(
@@ -227,7 +227,12 @@ export class BookingHoldRepository {
     offset: number,
     limit: number,
   ): Promise<{ items: BookingHoldDoc[]; total: number; counts: { overdue: number; disputed: number } }> {
-    const overdue = { status: { $in: [...OPEN_HOLD_STATUSES] }, endsAt: { $ne: null, $lt: overdueBefore } };
+    // A decided settlement waiting for its own time (a no-show's dispute window) is not late until that has passed too.
+    const overdue = {
+      status: { $in: [...OPEN_HOLD_STATUSES] },
+      endsAt: { $ne: null, $lt: overdueBefore },
+      $or: [{ dueAt: null }, { dueAt: { $lt: overdueBefore } }],
+    };
     const disputed = { disputed: true };
     const where = kind === 'overdue' ? overdue : kind === 'disputed' ? disputed : { $or: [overdue, disputed] };
     const [items, total, overdueCount, disputedCount] = await Promise.all([

@@ -50,11 +50,16 @@ export function fourEyesBlock(admin: Pick<AuthenticatedUser, 'id'>, payout: Pick
 /** An open hold this long past its slot's end is overdue: its settlement was never decided or carried out. */
 export const HOLD_OVERDUE_AFTER_MS = 60 * 60_000;
 
-/** Whether an open hold is overdue at `now`. */
-export function isOverdueHold(hold: Pick<BookingHoldDoc, 'status' | 'endsAt'>, now: Date): boolean {
+/**
+ * Whether an open hold is overdue at `now`: its slot ended more than the grace ago, and so did
+ * the time its decided settlement waits for (`dueAt`: a no-show's dispute window), if any.
+ */
+export function isOverdueHold(hold: Pick<BookingHoldDoc, 'status' | 'endsAt' | 'dueAt'>, now: Date): boolean {
+  const cutoff = now.getTime() - HOLD_OVERDUE_AFTER_MS;
   return (
     ['Pending', 'Held', 'Settling'].includes(hold.status) &&
     hold.endsAt !== null &&
-    hold.endsAt.getTime() < now.getTime() - HOLD_OVERDUE_AFTER_MS
+    hold.endsAt.getTime() < cutoff &&
+    (hold.dueAt === null || hold.dueAt.getTime() < cutoff)
   );
 }

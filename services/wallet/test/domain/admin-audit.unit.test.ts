@@ -52,7 +52,7 @@ describe('the payout queue', () => {
 });
 
 describe('overdue holds', () => {
-  const hold = (status: BookingHoldDoc['status'], endsAt: Date | null) => ({ status, endsAt });
+  const hold = (status: BookingHoldDoc['status'], endsAt: Date | null, dueAt: Date | null = null) => ({ status, endsAt, dueAt });
   const past = (ms: number) => new Date(now.getTime() - ms);
   test.each([
     ['Held, past the grace', hold('Held', past(HOLD_OVERDUE_AFTER_MS + 1)), true],
@@ -60,6 +60,12 @@ describe('overdue holds', () => {
     ['Held, within the grace', hold('Held', past(HOLD_OVERDUE_AFTER_MS - 1)), false],
     ['Held, no slot end known', hold('Held', null), false],
     ['Settled long ago', hold('Settled', past(10 * HOLD_OVERDUE_AFTER_MS)), false],
+    [
+      'a no-show’s capture inside its dispute window',
+      hold('Settling', past(2 * HOLD_OVERDUE_AFTER_MS), new Date(now.getTime() + 1)),
+      false,
+    ],
+    ['a capture its sweep never carried out', hold('Settling', past(3 * HOLD_OVERDUE_AFTER_MS), past(2 * HOLD_OVERDUE_AFTER_MS)), true],
   ] as const)('%s: %p', (_name, record, overdue) => {
     expect(isOverdueHold(record, now)).toBe(overdue);
   });
