@@ -74,6 +74,10 @@ export const EVENT_PRODUCERS: { readonly [T in EventType]: { readonly producer: 
     producer: 'consultation',
     summary: 'An admin approved a consultation or its revision: the audit entry, written with the approval itself.',
   },
+  'review.admin_action.recorded': {
+    producer: 'review',
+    summary: 'An admin hid or restored a review: the audit entry, written with the change itself.',
+  },
 };
 
 /** The retries and dead letters of every consuming queue (kit's `Consumer` and `consumerQueuePlan`). */

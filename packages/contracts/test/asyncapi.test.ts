@@ -251,6 +251,19 @@ describe('what the document says a message is, checked against real ones', () =>
       after: { currentStatus: 'Approved' },
       notes: null,
     },
+    'review.admin_action.recorded': {
+      action: 'review.hide',
+      actorId: 'a1',
+      actorRole: 'admin',
+      targetType: 'review',
+      targetId: 'rev_1',
+      at: '2026-11-26T10:00:00.000Z',
+      requestId: 'req-1',
+      clientAddress: '203.0.113.7',
+      before: { isActive: true },
+      after: { isActive: false },
+      notes: null,
+    },
   };
 
   test.each(EVENT_TYPES)('%s: an event made by makeEvent is a valid payload; one of another type or with bad data is not', (type) => {

@@ -12,6 +12,7 @@ export function auditConsumer(audit: AuditLog): ConsumerSpec {
     handlers: {
       'wallet.admin_action.recorded': (event) => audit.record(event, 'wallet'),
       'consultation.admin_action.recorded': (event) => audit.record(event, 'consultation'),
+      'review.admin_action.recorded': (event) => audit.record(event, 'review'),
     },
   });
 }
