@@ -254,6 +254,12 @@ const MATRIX: Record<string, Row> = {
     request: async (w) => ({ path: `/wallets/booking-holds/${(await newBooking(w)).bookingId}/void`, body: { reason: 'Matrix' } }),
   },
   // The admin gets past the authorization to the state rule (409: the hold is not disputed).
+  // The admins' queues and the audit log: admins alone, anyone else 403 before anything is read.
+  'GET /wallets/admin/payout-requests': { expect: ADMIN_ONLY, request: () => ({ path: '/wallets/admin/payout-requests' }) },
+  'GET /wallets/admin/booking-holds': { expect: ADMIN_ONLY, request: () => ({ path: '/wallets/admin/booking-holds' }) },
+  'GET /consultations/admin/approvals': { expect: ADMIN_ONLY, request: () => ({ path: '/consultations/admin/approvals' }) },
+  'GET /v1/admin/audit-log': { expect: ADMIN_ONLY, request: () => ({ path: '/v1/admin/audit-log' }) },
+  'GET /v1/admin/audit-log/export': { expect: ADMIN_ONLY, request: () => ({ path: '/v1/admin/audit-log/export' }) },
   'POST /wallets/booking-holds/{bookingId}/uphold': {
     expect: s(401, 403, 403, 403, 403, 409),
     request: (w) => ({ path: `/wallets/booking-holds/${w.bookingId}/uphold`, body: { reason: 'Matrix' } }),

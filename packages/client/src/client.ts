@@ -35,6 +35,7 @@ export type Parameters<P extends keyof paths, M extends Method> = Operation<P, M
 /** What sign in, register and refresh answer: the user and a fresh token pair. */
 export type AuthSession = ResponseData<'/v1/auth/login', 'post'>;
 export type RegisterBody = RequestBody<'/v1/auth/register', 'post'>;
+export type AuditEntry = ResponseData<'/v1/admin/audit-log', 'get'>['entries'][number];
 
 export interface MarketplaceClientOptions extends RetryOptions {
   /** The gateway, e.g. `http://localhost:8080` (the document's paths are appended to it). */
@@ -228,6 +229,29 @@ export class MarketplaceClient {
       yield { items, page, limit: pagination?.limit ?? limit, total: pagination?.total ?? items.length, body };
       if (!pagination || items.length === 0 || page * pagination.limit >= pagination.total) return;
     }
+  }
+
+  /**
+   * Every entry of the audit log the filters match (`GET /v1/admin/audit-log`, admins only),
+   * newest first, following `nextCursor` page after page (`limit` per request, default 100).
+   */
+  async *auditEntries(
+    filters: Omit<NonNullable<Parameters<'/v1/admin/audit-log', 'get'>['query']>, 'cursor' | 'limit'> = {},
+    limit = 100,
+  ): AsyncGenerator<AuditEntry, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const body = await this.ok(this.api.GET('/v1/admin/audit-log', { params: { query: { ...filters, limit, cursor } } }));
+      yield* body.data.entries;
+      cursor = body.data.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** The audit log's CSV export of the filters (`GET /v1/admin/audit-log/export`, admins only), as text. */
+  async exportAuditLog(filters: NonNullable<Parameters<'/v1/admin/audit-log/export', 'get'>['query']> = {}): Promise<string> {
+    const { data, error, response } = await this.api.GET('/v1/admin/audit-log/export', { params: { query: filters }, parseAs: 'text' });
+    if (!response.ok || data === undefined) throw ApiError.from(response, error, describe(response));
+    return data as unknown as string;
   }
 
   /** Every record of a listing, page after page (see `pages`). */

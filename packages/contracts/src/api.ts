@@ -1,4 +1,15 @@
 import { z } from 'zod';
+import {
+  ApprovalQueueQuery,
+  ApprovalQueueResponse,
+  AuditFilterQuery,
+  AuditLogQuery,
+  AuditLogResponse,
+  HoldQueueQuery,
+  HoldQueueResponse,
+  PayoutQueueQuery,
+  PayoutQueueResponse,
+} from './admin';
 import { LoginBody, LogoutBody, RefreshBody, RegisterBody } from './auth';
 import {
   CreateProductBody,
@@ -166,8 +177,8 @@ export interface Endpoint {
   paged?: boolean;
   /** The success answer is `{ success, message }` without `data`. */
   noData?: boolean;
-  /** Answers something other than the JSON envelope (HTML page, redirect, JWKS). */
-  produces?: 'html' | 'redirect' | 'jwks';
+  /** Answers something other than the JSON envelope (HTML page, redirect, JWKS, CSV file). */
+  produces?: 'html' | 'redirect' | 'jwks' | 'csv';
   /**
    * Operations a success leads on to (OpenAPI links, `method path` → their path parameters read
    * from this answer, e.g. `$response.body#/data/id`): a fuzzer follows them with real records.
@@ -834,5 +845,42 @@ export const ENDPOINTS: Endpoint[] = [
     body: UpdateReviewBody,
     example: { isActive: false },
     data: ReviewUpdatedResponse,
+  }),
+
+  // The admins' queues and audit log (admins only).
+  e(
+    'get',
+    '/wallets/admin/payout-requests',
+    'wallet',
+    'admin',
+    'listPayoutQueue',
+    'Payouts waiting for an admin, with the four-eyes rule',
+    {
+      query: PayoutQueueQuery,
+      data: PayoutQueueResponse,
+      paged: true,
+    },
+  ),
+  e('get', '/wallets/admin/booking-holds', 'wallet', 'admin', 'listHoldQueue', 'Booking holds overdue or disputed', {
+    query: HoldQueueQuery,
+    data: HoldQueueResponse,
+    paged: true,
+  }),
+  e(
+    'get',
+    '/consultations/admin/approvals',
+    'consultation',
+    'admin',
+    'listApprovalQueue',
+    'Consultations and revisions waiting for approval',
+    { query: ApprovalQueueQuery, data: ApprovalQueueResponse, paged: true },
+  ),
+  e('get', '/v1/admin/audit-log', 'gateway', 'admin', 'listAuditLog', 'The audit log of admin actions (newest first)', {
+    query: AuditLogQuery,
+    data: AuditLogResponse,
+  }),
+  e('get', '/v1/admin/audit-log/export', 'gateway', 'admin', 'getAuditLogCsv', 'The audit log as CSV (the same filters)', {
+    query: AuditFilterQuery,
+    produces: 'csv',
   }),
 ];

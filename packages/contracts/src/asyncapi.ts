@@ -66,6 +66,18 @@ export const EVENT_PRODUCERS: { readonly [T in EventType]: { readonly producer: 
   },
   'review.created': { producer: 'review', summary: 'A review was created, with its rating.' },
   'review.visibility_changed': { producer: 'review', summary: 'A review was hidden or shown again (apply only over a lower `sequence`).' },
+  'wallet.admin_action.recorded': {
+    producer: 'wallet',
+    summary: 'An admin moved a payout or voided or upheld a booking hold: the audit entry, written with the action itself.',
+  },
+  'consultation.admin_action.recorded': {
+    producer: 'consultation',
+    summary: 'An admin approved a consultation or its revision: the audit entry, written with the approval itself.',
+  },
+  'review.admin_action.recorded': {
+    producer: 'review',
+    summary: 'An admin hid or restored a review: the audit entry, written with the change itself.',
+  },
 };
 
 /** The retries and dead letters of every consuming queue (kit's `Consumer` and `consumerQueuePlan`). */

@@ -1,6 +1,7 @@
 import { context, propagation } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { AdminActionRecordedData } from './admin';
 
 /**
  * Integration events: past tense; `type` (version 1) or `<type>.v<N>` (version N ≥ 2) is the
@@ -216,6 +217,9 @@ export const EVENT_CONTRACTS = {
   'wallet.booking_payment.captured': { 1: BookingPaymentCapturedData },
   'review.created': { 1: ReviewCreatedData },
   'review.visibility_changed': { 1: ReviewVisibilityChangedData },
+  'wallet.admin_action.recorded': { 1: AdminActionRecordedData },
+  'consultation.admin_action.recorded': { 1: AdminActionRecordedData },
+  'review.admin_action.recorded': { 1: AdminActionRecordedData },
 } as const satisfies EventRegistry;
 
 /** Event contracts: type → version → schema of `data`. Tests may build their own (a v2 before it exists). */

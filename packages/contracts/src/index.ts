@@ -12,6 +12,7 @@ export * from './catalog';
 export * from './consultation';
 export * from './crm';
 export * from './review';
+export * from './admin';
 export * from './api';
 export * from './openapi';
 export * from './responses';

@@ -139,6 +139,19 @@ function success(endpoint: Endpoint): ZodOpenApiOperationObject['responses'] {
     };
   }
   if (endpoint.produces === 'html') return { '200': html('An HTML page') };
+  if (endpoint.produces === 'csv') {
+    return {
+      '200': {
+        description: 'A CSV file (RFC 4180, a header row first)',
+        content: {
+          'text/csv': {
+            schema: { type: 'string' as const },
+            example: 'id,at,action,actorId\r\n3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01,2026-11-23T09:00:00.000Z,payout.approve,…\r\n',
+          },
+        },
+      },
+    };
+  }
   if (endpoint.produces === 'redirect') {
     const note = { schema: { type: 'string' as const }, example: 'See Other. Redirecting to https://example.com/done?status=Completed' };
     const redirect = {

@@ -43,6 +43,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     outboxSources: [
       { name: 'bookings', model: models.Booking },
       { name: 'sessions', model: models.Session },
+      { name: 'consultations', model: models.Consultation },
     ],
   });
   const repositories = {
@@ -84,7 +85,12 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
       noShowGrace: { minMs: config.NO_SHOW_GRACE_MINUTES * 60_000, sharePercent: config.NO_SHOW_GRACE_PERCENT },
     },
   });
-  const consultations = new Consultations({ ...repositories, references, maxPerSeller: config.MAX_CONSULTATIONS_PER_SELLER });
+  const consultations = new Consultations({
+    ...repositories,
+    references,
+    maxPerSeller: config.MAX_CONSULTATIONS_PER_SELLER,
+    outbox: runtime.outbox,
+  });
   const setup = new Setup({ ...repositories, couponChecks, references });
   const ratings = new Ratings(repositories.consultations, repositories.ratings);
   const parts = { models, repositories, bookings, sessions, consultations, setup, ratings, couponChecks, bookingRequests };

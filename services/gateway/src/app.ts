@@ -2,10 +2,12 @@ import type { RequestListener } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { createService, mountEndpoints, traceContextMiddleware, type Runtime, type WindowedCounter } from '@mkt/kit';
 import { corsOrigins, type GatewayConfig } from './config';
+import type { AuditLog } from './application/audit-log';
 import type { Identity } from './application/identity';
 import type { DeviceCookieSettings } from './credentials/device-cookie';
 import type { SigningKeys } from './credentials/tokens';
 import { AccessLog } from './http/access-log';
+import { auditHandlers } from './http/audit.handlers';
 import { authHandlers } from './http/auth.handlers';
 import { mountDocs } from './http/docs';
 import { createEdge } from './http/edge';
@@ -18,6 +20,8 @@ export interface GatewayDeps {
   config: Readonly<GatewayConfig>;
   runtime: Pick<Runtime, 'log' | 'readiness'>;
   identity: Identity;
+  /** The audit log of admin actions (its read and export entries). */
+  audit: AuditLog;
   keys: SigningKeys;
   /** The shared counters of every rate limit (the gateway's database). */
   counter: WindowedCounter;
@@ -40,7 +44,7 @@ export interface GatewayApp {
  * gateway's own endpoints (health, the auth entries of the endpoint table, docs) in the service
  * app every service shares, with its JSON parser, request log and error envelope.
  */
-export function createApp({ config, runtime, identity, keys, counter, devices, databaseReady }: GatewayDeps): GatewayApp {
+export function createApp({ config, runtime, identity, audit, keys, counter, devices, databaseReady }: GatewayDeps): GatewayApp {
   // Every limit is counted in the gateway's database, so N replicas enforce one budget. When the
   // database cannot be asked, the limits in front of proxied traffic let requests through (the
   // services behind have limits and databases of their own; refusing everything would make a
@@ -67,10 +71,13 @@ export function createApp({ config, runtime, identity, keys, counter, devices, d
       mountEndpoints(app, {
         service: 'gateway',
         publicKey: keys.publicKey,
-        handlers: authHandlers(identity, keys, config.TRUST_PROXY, registrations, {
-          settings: devices,
-          secureCookies: config.NODE_ENV === 'production',
-        }),
+        handlers: {
+          ...authHandlers(identity, keys, config.TRUST_PROXY, registrations, {
+            settings: devices,
+            secureCookies: config.NODE_ENV === 'production',
+          }),
+          ...auditHandlers(audit),
+        },
       });
       mountDocs(app, config.PUBLIC_URL);
     },

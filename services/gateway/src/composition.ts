@@ -8,6 +8,7 @@ import {
   type ServiceDefinition,
 } from '@mkt/kit';
 import { createApp } from './app';
+import { AuditLog } from './application/audit-log';
 import { Identity } from './application/identity';
 import { LoginThrottle } from './application/login-throttle';
 import type { GatewayConfig } from './config';
@@ -18,6 +19,8 @@ import { deviceCookieSecret } from './credentials/device-cookie';
 import { gatewayModels } from './db/models';
 import { RefreshTokenRepository } from './db/refresh-token.repository';
 import { UserRepository } from './db/user.repository';
+import { AuditEntryRepository } from './db/audit-entry.repository';
+import { auditConsumer } from './events/audit.consumer';
 import { metricsListener } from './http/metrics-server';
 
 export function signingKeys(config: Readonly<GatewayConfig>): SigningKeys {
@@ -32,7 +35,8 @@ export function signingKeys(config: Readonly<GatewayConfig>): SigningKeys {
 /**
  * How the gateway is put together (main.ts and the component tests): every part built here, at
  * once — its own database handle and the models bound to it, the runtime, repositories, the
- * login throttle, password hashing, identity, the shared limits' counter, the app and the jobs.
+ * login throttle, password hashing, identity, the audit log and its consumer, the shared limits'
+ * counter, the app and the jobs.
  * Nothing connects until the definition is started.
  */
 export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
@@ -79,7 +83,8 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     log,
   );
   const counter = new WindowedCounter(models.RateLimitCounter);
-  const app = createApp({ config, runtime, identity, keys, counter, devices, databaseReady: () => isDatabaseReady(db) });
+  const audit = new AuditLog(new AuditEntryRepository(models), log);
+  const app = createApp({ config, runtime, identity, audit, keys, counter, devices, databaseReady: () => isDatabaseReady(db) });
   /** The configured admin, created before the gateway accepts any request. */
   const seedAdmin = async (): Promise<void> => {
     if (config.ADMIN_EMAIL && config.ADMIN_PASSWORD) await identity.seedAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD, config.ADMIN_NAME);
@@ -89,6 +94,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     config,
     models: Object.values(models),
     app: app.listener,
+    consumers: [auditConsumer(audit)],
     // The admin exists before the port opens: no request can race its creation.
     beforeListen: seedAdmin,
     // TTL indexes are not enforced everywhere (the development server): expired records are deleted hourly.
@@ -99,5 +105,5 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
       ...(config.METRICS_PORT > 0 ? [metricsListener(config.METRICS_PORT, config.METRICS_HOST)] : []),
     ],
   };
-  return { definition, parts: { models, keys, identity, throttle, passwords, service: app.service } };
+  return { definition, parts: { models, keys, identity, throttle, passwords, audit, service: app.service } };
 }

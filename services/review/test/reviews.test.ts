@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import pino from 'pino';
 import { makeEvent, newReference } from '@mkt/contracts';
 import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
-import { listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
+import { call, listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
 import { reviewService } from '../src/composition';
 import { loadConfig } from '../src/config';
 
@@ -253,6 +253,48 @@ describe('reviews', () => {
     // The no-op PATCH wrote no change (and so no event): two changes in all.
     expect((await Review.findById(reviewId).lean())!.visibilityChanges).toBe(2);
     await events.close();
+  });
+
+  test('an admin’s hide and restore each carry one audit entry with the change; the reviewer’s own hide and a no-op none', async () => {
+    const entries = await listenForEvents(testServers().amqpUrl, env.events, ['review.admin_action.recorded']);
+    const c = consultation();
+    const buyer = newUser();
+    const admin = newUser('admin');
+    await handleCompleted(completed(c.id, c.ref, [buyer.id]));
+    const reviewId = (await as(buyer)('POST', '/reviews', review(c.ref, 4))).body.data.reviewId;
+    const hide = () =>
+      call(url, 'PATCH', `/reviews/${reviewId}`, {
+        token: identity.tokenOf(admin),
+        body: { isActive: false },
+        headers: { 'x-request-id': `hide-${reviewId}` },
+      });
+    expect((await hide()).status).toBe(200);
+    expect((await hide()).status).toBe(200); // a repeat: unchanged, nothing recorded
+    expect((await as(buyer)('PATCH', `/reviews/${reviewId}`, { isActive: true })).status).toBe(403); // refused: nothing
+    expect((await as(admin)('PATCH', `/reviews/${reviewId}`, { isActive: true })).status).toBe(200);
+    expect((await as(buyer)('PATCH', `/reviews/${reviewId}`, { isActive: false })).status).toBe(200); // the reviewer's own
+    await waitFor(() => events(reviewId).length >= 2, { what: 'the two audit entries' });
+    await waitFor(async () => !(await Review.exists({ _id: reviewId, 'pendingEvents.0': { $exists: true } })), {
+      what: 'the outbox to let go of the changes',
+    });
+    await entries.settle();
+    expect(events(reviewId).map((e) => e.data)).toEqual([
+      expect.objectContaining({
+        action: 'review.hide',
+        actorId: admin.id,
+        targetType: 'review',
+        targetId: reviewId,
+        requestId: `hide-${reviewId}`,
+        before: { isActive: true },
+        after: { isActive: false, sequence: 1 },
+      }),
+      expect.objectContaining({ action: 'review.restore', before: { isActive: false }, after: { isActive: true, sequence: 2 } }),
+    ]);
+    await entries.close();
+
+    function events(id: string) {
+      return entries.seen.filter((e) => e.json.data.targetId === id).map((e) => e.json);
+    }
   });
 
   test('posting needs a token; reading by entity does not', async () => {

@@ -8,6 +8,7 @@ import type { Transfers } from './application/transfers';
 import type { Wallets } from './application/wallets';
 import type { WalletConfig } from './config';
 import { accountHandlers } from './http/account.handlers';
+import { adminQueueHandlers } from './http/admin.handlers';
 import { bookingHoldHandlers } from './http/booking-holds.handlers';
 import { checkoutHandlers } from './http/checkout.handlers';
 import { mountUnknownPayoutMove, payoutHandlers } from './http/payouts.handlers';
@@ -58,6 +59,7 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
           ...payoutHandlers(parts.payouts, parts.requests),
           ...checkoutHandlers(parts.topUps, parts.provider, config.MERCHANT_NAME),
           ...bookingHoldHandlers(parts.holds),
+          ...adminQueueHandlers(parts.payouts, parts.holds),
         },
       });
       mountUnknownPayoutMove(app);

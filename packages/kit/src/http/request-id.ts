@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const acceptable = /^[\w\-.:]{1,128}$/;
@@ -20,4 +21,22 @@ export function requestIdOf(req: IncomingMessage): string {
 export function correlationIdOf(req: IncomingMessage): string {
   const id = (req as IncomingMessage & { id?: unknown }).id;
   return id === undefined || id === null ? randomUUID() : String(id);
+}
+
+/**
+ * The header the gateway sets on every request it forwards: the client's address as it saw it
+ * (whatever a client sent under that name is replaced). Audit entries record it.
+ */
+export const CLIENT_ADDRESS_HEADER = 'x-client-address';
+
+/** The client's address the gateway forwarded, when it is an IP address; null otherwise. */
+export function clientAddressOf(req: IncomingMessage): string | null {
+  const given = req.headers[CLIENT_ADDRESS_HEADER];
+  const value = Array.isArray(given) ? given[0] : given;
+  return value && isIP(value) !== 0 ? value : null;
+}
+
+/** Where an admin's request came from: its id (the gateway's `x-request-id`) and the client's address. */
+export function adminRequestOf(req: IncomingMessage): { requestId: string; clientAddress: string | null } {
+  return { requestId: correlationIdOf(req), clientAddress: clientAddressOf(req) };
 }

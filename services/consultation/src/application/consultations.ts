@@ -1,8 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateConsultationBody, PageQuery, UpdateConsultationBody } from '@mkt/contracts';
-import { Conflict, foundOr404, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import {
+  pageOffset,
+  pagination,
+  type AdminRequestContext,
+  type ApprovalQueueQuery,
+  type CreateConsultationBody,
+  type PageQuery,
+  type UpdateConsultationBody,
+} from '@mkt/contracts';
+import { Conflict, foundOr404, NotFound, type AuthenticatedUser, type OutboxRelay } from '@mkt/kit';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
-import { checkEdit, decideApprove, decideEdit, EDIT_ATTEMPTS, ownRecord, type ApprovalNames } from '../domain/consultation-edits';
+import {
+  auditedApproval,
+  checkEdit,
+  decideApprove,
+  decideEdit,
+  EDIT_ATTEMPTS,
+  ownRecord,
+  type ApprovalNames,
+} from '../domain/consultation-edits';
 import { checkNewConsultation, newConsultation, placesByKey, slotsToList, slotsWithPlaces } from '../domain/consultations';
 import { ConsultationLimitReached } from '../domain/consultation.errors';
 import type { ConsultationDoc, PricingDoc } from '../domain/records';
@@ -18,6 +34,8 @@ export interface ConsultationDeps {
   references: References;
   /** How many consultations one seller may have (`MAX_CONSULTATIONS_PER_SELLER`). */
   maxPerSeller: number;
+  /** Publishes an approval's audit entry right after its write (the sweeper otherwise). */
+  outbox: Pick<OutboxRelay, 'flush'>;
 }
 
 /** Consultations: created by sellers, edited (some edits wait for review), approved by admins, listed, their slots. */
@@ -99,13 +117,31 @@ export class Consultations {
    * decided again on what it is now, which names the refusal (the version changed: 409
    * `conflict`; approved meanwhile: 409 `invalid_state`).
    */
-  async approve(key: string, named: ApprovalNames): Promise<{ consultation: ConsultationDoc; revised: boolean }> {
+  async approve(
+    admin: AuthenticatedUser,
+    key: string,
+    named: ApprovalNames,
+    context: AdminRequestContext,
+  ): Promise<{ consultation: ConsultationDoc; revised: boolean }> {
     const consultation = await this.mustFind(key);
-    const write = decideApprove(consultation, named);
+    const write = auditedApproval(decideApprove(consultation, named), consultation, admin, context, new Date());
     const approved = await this.deps.consultations.updateGuarded(consultation._id, write.guard, write.update);
-    if (approved) return { consultation: approved, revised: write.revised };
+    if (approved) {
+      void this.deps.outbox.flush(this.deps.consultations.model, approved._id);
+      return { consultation: approved, revised: write.revised };
+    }
     decideApprove(await this.mustFind(consultation._id), named);
     throw new Conflict('The consultation changed while it was approved: read it again');
+  }
+
+  /** The admins' queue: Pending consultations and pending revisions, oldest first, with both counts. */
+  async approvalQueue(query: ApprovalQueueQuery) {
+    const { items, total, counts } = await this.deps.consultations.approvalQueue(
+      { kind: query.kind, sellerId: query.sellerId },
+      pageOffset(query),
+      query.limit,
+    );
+    return { items, counts, pagination: pagination(query, total) };
   }
 
   private async mustFind(key: string): Promise<ConsultationDoc> {

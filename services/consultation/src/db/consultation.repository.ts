@@ -10,7 +10,8 @@ import type { ConsultationModels } from './models';
 export class ConsultationRepository {
   constructor(private readonly models: Pick<ConsultationModels, 'Consultation' | 'RuleSet' | 'Pricing' | 'SellerQuota'>) {}
 
-  private get model() {
+  /** The model, for the outbox relay's flush after a write. */
+  get model() {
     return this.models.Consultation;
   }
 
@@ -131,5 +132,28 @@ export class ConsultationRepository {
 
   async setRating(id: string, summary: { averageRating: number; totalReviews: number }): Promise<void> {
     await this.model.updateOne({ _id: id }, { $set: summary });
+  }
+
+  /**
+   * The admins' approval queue: Pending consultations (on `{currentStatus, updatedAt}`) and
+   * Approved ones with a pending revision (on the sparse `pendingRevision.submittedAt` index),
+   * oldest first, with how many of each wait.
+   */
+  async approvalQueue(
+    filter: { kind?: 'consultation' | 'revision'; sellerId?: string },
+    offset: number,
+    limit: number,
+  ): Promise<{ items: ConsultationDoc[]; total: number; counts: { consultations: number; revisions: number } }> {
+    const seller = filter.sellerId ? { sellerId: filter.sellerId } : {};
+    const pending = { currentStatus: 'Pending', ...seller };
+    const revised = { 'pendingRevision.submittedAt': { $exists: true, $ne: null }, currentStatus: 'Approved', ...seller };
+    const where = filter.kind === 'consultation' ? pending : filter.kind === 'revision' ? revised : { $or: [pending, revised] };
+    const [items, total, consultations, revisions] = await Promise.all([
+      this.model.find(where).sort({ updatedAt: 1, _id: 1 }).skip(offset).limit(limit).lean<ConsultationDoc[]>(),
+      this.model.countDocuments(where),
+      this.model.countDocuments(pending),
+      this.model.countDocuments(revised),
+    ]);
+    return { items, total, counts: { consultations, revisions } };
   }
 }

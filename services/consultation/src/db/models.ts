@@ -123,10 +123,16 @@ const consultationSchema = new Schema<ConsultationDoc>(
     totalReviews: { type: Number, default: 0 },
     pendingRevision: { type: Schema.Types.Mixed, default: undefined },
     version: { type: Number, default: 1 },
+    /** The outbox: an approval's audit entry, pushed by the approval's own write. */
+    pendingEvents: pendingEventsField,
   },
   timestamps,
 );
 consultationSchema.index({ currentStatus: 1, visibility: 1, createdAt: -1 });
+// The admins' approval queue: Pending ones by their last change, and pending revisions (only
+// consultations that have one are in this sparse index), without a scan.
+consultationSchema.index({ currentStatus: 1, updatedAt: 1 });
+consultationSchema.index({ 'pendingRevision.submittedAt': 1 }, { sparse: true });
 
 const ratingEntrySchema = new Schema<RatingEntryDoc>(
   { _id: String, consultationId: { type: String, index: true }, rating: Number, isActive: Boolean, visibilitySequence: Number },

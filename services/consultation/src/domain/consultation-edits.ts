@@ -1,4 +1,11 @@
-import { BOOKABLE_CONSULTATION_FIELDS, type UpdateConsultationBody } from '@mkt/contracts';
+import {
+  adminActionData,
+  BOOKABLE_CONSULTATION_FIELDS,
+  makeEvent,
+  type AdminRequestContext,
+  type IntegrationEvent,
+  type UpdateConsultationBody,
+} from '@mkt/contracts';
 import { Conflict, InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
 import { ForeignRecord } from './consultation.errors';
 import { PUBLIC_TEXT_FIELDS, type ConsultationDoc } from './records';
@@ -21,6 +28,8 @@ export interface ConsultationUpdate {
   $set?: Record<string, unknown>;
   $unset?: Record<string, ''>;
   $inc?: { version: 1 };
+  /** The outbox: an approval's audit entry. */
+  $push?: { pendingEvents: IntegrationEvent };
 }
 
 /**
@@ -152,4 +161,34 @@ export function decideApprove(consultation: ConsultationDoc, named: ApprovalName
     update: { $set: revision.changes, $unset: { pendingRevision: '' }, $inc: NEXT_VERSION },
     revised: true,
   };
+}
+
+/**
+ * An approval with its audit entry: the `consultation.admin_action.recorded` event goes into the
+ * consultation's outbox in the approval's own conditional write, so the approval and its entry
+ * take effect together or not at all (a missed guard records nothing; a retry that finds it
+ * approved is refused, and records nothing either). Before and after: the status and version,
+ * and for a revision the fields it replaced.
+ */
+export function auditedApproval(
+  write: ApprovalWrite,
+  consultation: ConsultationDoc,
+  admin: { id: string; role: 'buyer' | 'seller' | 'admin' },
+  context: AdminRequestContext,
+  now: Date,
+): ApprovalWrite {
+  const version = versionOf(consultation);
+  const changes = consultation.pendingRevision?.changes ?? {};
+  const replaced = Object.fromEntries(Object.keys(changes).map((field) => [field, consultation[field as keyof ConsultationDoc] ?? null]));
+  const data = write.revised
+    ? adminActionData(admin, 'consultation.approve_revision', { type: 'consultation', id: consultation._id }, context, now, {
+        before: { version, revisionId: consultation.pendingRevision?.id ?? null, ...replaced },
+        after: { version: version + 1, ...changes },
+      })
+    : adminActionData(admin, 'consultation.approve', { type: 'consultation', id: consultation._id }, context, now, {
+        before: { currentStatus: consultation.currentStatus, visibility: consultation.visibility, version },
+        after: { currentStatus: 'Approved', visibility: 'Published', version: version + 1 },
+      });
+  const event = makeEvent('consultation.admin_action.recorded', data, { source: 'consultation', correlationId: context.requestId });
+  return { ...write, update: { ...write.update, $push: { pendingEvents: event } } };
 }

@@ -102,6 +102,8 @@ export interface ConsultationDoc {
   version?: number;
   /** An edit of the public text of an Approved consultation, waiting for an admin (see `decideEdit`). */
   pendingRevision?: PendingRevisionDoc | null;
+  /** The outbox (an approval's audit entry until it is published). */
+  pendingEvents?: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
 }

@@ -1,4 +1,5 @@
 import {
+  ApprovalQueueQuery,
   ApproveConsultationBody,
   ConsultationListQuery,
   CreateConsultationBody,
@@ -7,11 +8,11 @@ import {
   UpdateConsultationBody,
   ok,
 } from '@mkt/contracts';
-import { currentUser, handle, type MountOptions } from '@mkt/kit';
+import { adminRequestOf, currentUser, handle, type MountOptions } from '@mkt/kit';
 import type { Consultations } from '../application/consultations';
 import { mayReview } from '../domain/access';
 import { versionOf } from '../domain/consultation-edits';
-import { consultationListItem, consultationView } from './views';
+import { approvalQueueItem, consultationListItem, consultationView } from './views';
 
 /** `/consultations` itself: public reads (a token read when sent), seller writes, admin approval. */
 export function consultationHandlers(consultations: Consultations): MountOptions['handlers'] {
@@ -42,9 +43,14 @@ export function consultationHandlers(consultations: Consultations): MountOptions
       const message = pendingRevision ? 'Consultation updated; the new text is live once an admin approves it' : 'Consultation updated';
       res.json(ok({ id, title, duration, currentStatus, visibility, updatedAt, pendingRevision, version }, message));
     }),
-    'POST /consultations/{id}/approve': handle({ params: KeyParams, body: ApproveConsultationBody }, async (input, _req, res) => {
+    'POST /consultations/{id}/approve': handle({ params: KeyParams, body: ApproveConsultationBody }, async (input, req, res) => {
       const { version, revisionId } = input.body;
-      const { consultation: c, revised } = await consultations.approve(input.params.id, { version, revisionId });
+      const { consultation: c, revised } = await consultations.approve(
+        currentUser(req),
+        input.params.id,
+        { version, revisionId },
+        adminRequestOf(req),
+      );
       const data = {
         id: c._id,
         referenceId: c.referenceId,
@@ -53,6 +59,11 @@ export function consultationHandlers(consultations: Consultations): MountOptions
         version: versionOf(c),
       };
       res.json(ok(data, revised ? 'Revision approved' : 'Consultation approved'));
+    }),
+    'GET /consultations/admin/approvals': handle({ query: ApprovalQueueQuery }, async (input, _req, res) => {
+      const { items, counts, pagination } = await consultations.approvalQueue(input.query);
+      const data = { counts, items: items.map(approvalQueueItem) };
+      res.json(ok(data, 'Consultations and revisions waiting for approval', pagination));
     }),
     'GET /consultations/{id}/slots': handle({ params: KeyParams, query: SlotsQuery }, async (input, req, res) => {
       const { from, to } = input.query;

@@ -229,3 +229,19 @@ export function couponCheckView(check: CouponCheck & { usedByUser: boolean }) {
     usedByUser: check.usedByUser,
   };
 }
+
+/** A consultation in the admins' approval queue: a Pending one, or an Approved one's pending revision. */
+export function approvalQueueItem(c: ConsultationDoc) {
+  const revision = c.currentStatus === 'Approved' ? (c.pendingRevision ?? null) : null;
+  return {
+    kind: revision ? ('revision' as const) : ('consultation' as const),
+    consultationId: c._id,
+    referenceId: c.referenceId,
+    sellerId: c.sellerId,
+    title: c.title,
+    version: versionOf(c),
+    revisionId: revision?.id ?? null,
+    changes: revision ? { ...revision.changes } : null,
+    waitingSince: (revision?.submittedAt ?? c.updatedAt).toISOString(),
+  };
+}

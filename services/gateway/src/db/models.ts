@@ -1,6 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import { newUuid, type IntegrationEvent, type Role } from '@mkt/contracts';
 import { pendingEventsField, windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit';
+import type { AuditEntry } from '../domain/audit';
 
 export interface UserDoc {
   _id: string;
@@ -115,6 +116,36 @@ const loginAccountSchema = new Schema<LoginAccountDoc>(
  * hits per key and calendar window of the limits every gateway replica must share (kit's
  * WindowedCounter).
  */
+/**
+ * The audit log of admin actions: append-only (the repository inserts and reads, nothing
+ * updates or deletes an entry; no TTL). `_id` is the id of the event that carried the entry.
+ */
+const auditEntrySchema = new Schema<AuditEntry>(
+  {
+    _id: { type: String, required: true },
+    action: { type: String, required: true },
+    actorId: { type: String, required: true },
+    actorRole: { type: String, required: true },
+    targetType: { type: String, required: true },
+    targetId: { type: String, required: true },
+    at: { type: Date, required: true },
+    requestId: { type: String, required: true },
+    clientAddress: { type: String, default: null },
+    service: { type: String, required: true },
+    before: { type: Schema.Types.Mixed, default: null },
+    after: { type: Schema.Types.Mixed, default: null },
+    notes: { type: String, default: null },
+    recordedAt: { type: Date, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+// Newest first, each filter on an index of its own (a read never scans the growing log).
+auditEntrySchema.index({ at: -1, _id: -1 });
+auditEntrySchema.index({ actorId: 1, at: -1, _id: -1 });
+auditEntrySchema.index({ action: 1, at: -1, _id: -1 });
+auditEntrySchema.index({ targetId: 1, at: -1, _id: -1 });
+auditEntrySchema.index({ targetType: 1, at: -1, _id: -1 });
+
 export function gatewayModels(db: Connection) {
   return {
     User: db.model<UserDoc>('User', userSchema, 'users'),
@@ -122,6 +153,7 @@ export function gatewayModels(db: Connection) {
     LoginAttempt: db.model<LoginAttemptDoc>('LoginAttempt', loginAttemptSchema, 'login_attempts'),
     LoginAccount: db.model<LoginAccountDoc>('LoginAccount', loginAccountSchema, 'login_accounts'),
     RateLimitCounter: db.model<WindowedCounterDoc>('RateLimitCounter', windowedCounterSchema(), 'rate_limit_counters'),
+    AuditEntry: db.model<AuditEntry>('AuditEntry', auditEntrySchema, 'audit_entries'),
   };
 }
 export type GatewayModels = ReturnType<typeof gatewayModels>;

@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 import { errorBody } from '@mkt/contracts';
-import { NotFound, PayloadTooLarge, requestIdOf, setRequestCorrelationId, toHttpError } from '@mkt/kit';
+import { CLIENT_ADDRESS_HEADER, NotFound, PayloadTooLarge, requestIdOf, setRequestCorrelationId, toHttpError } from '@mkt/kit';
 import { upstreamFor } from '../proxy/routes';
 import type { Forward, UpstreamFailure } from '../proxy/forward';
 import type { AccessLog } from './access-log';
@@ -70,6 +70,8 @@ export function createEdge(options: EdgeOptions): RequestHandler {
       return sendError(res, headers, new NotFound(`Route ${req.method} ${path.startsWith('/') ? path : '(absolute-form target)'}`));
     }
     for (const name in req.headers) if (name.startsWith('x-user-')) delete req.headers[name];
+    // The client's address as the gateway sees it, for the services' audit entries: never the client's own header.
+    req.headers[CLIENT_ADDRESS_HEADER] = clientAddress(req, options.trustProxyHops);
     const upstream = upstreamFor(path);
 
     const proceed = () => {

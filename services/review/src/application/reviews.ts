@@ -3,6 +3,7 @@ import {
   newInternalId,
   newUnderscoreReference,
   pagination,
+  type AdminRequestContext,
   type CreateReviewBody,
   type EventData,
   type PageQuery,
@@ -13,6 +14,7 @@ import type { PaymentRepository } from '../db/payment.repository';
 import type { ReviewDoc } from '../db/models';
 import type { ReviewerRepository, ReviewRepository } from '../db/review.repository';
 import {
+  adminAuditOf,
   buyerCounts,
   countsInRating,
   decideCreate,
@@ -117,12 +119,15 @@ export class Reviews {
    * The reviewer or an admin switches a review off (or an admin back on); averages follow — here
    * at once, at the consultation by `review.visibility_changed`, written with the change (outbox).
    */
-  async setActive(caller: Pick<Caller, 'id' | 'role'>, key: string, isActive: boolean, correlationId: string): Promise<ReviewDoc> {
+  async setActive(caller: Pick<Caller, 'id' | 'role'>, key: string, isActive: boolean, context: AdminRequestContext): Promise<ReviewDoc> {
+    const correlationId = context.requestId;
     const review = await this.repos.reviews.findByKey(key);
     if (!review) throw new NotFound('Review');
     const decision = decideSetActive(review, caller, isActive);
     if (decision === 'unchanged') return review;
-    const changed = await this.repos.reviews.applyVisibilityChange(decision, stamp(decision.emit, correlationId));
+    // An admin's change carries its audit entry in the same write.
+    const audit = adminAuditOf(decision, caller, context, new Date());
+    const changed = await this.repos.reviews.applyVisibilityChange(decision, stamp(decision.emit, correlationId), audit);
     if (!changed) {
       const current = foundOr404(await this.repos.reviews.findById(review._id), 'Review');
       if (current.isActive === isActive) return current;

@@ -37,9 +37,18 @@ export class ReviewRepository {
    * One guarded write: the change applies only to the state it was decided on (of two racing
    * changes one applies), with its event (outbox). The changed review, or null when it missed.
    */
-  applyVisibilityChange(change: VisibilityChange, event: IntegrationEvent): Promise<ReviewDoc | null> {
+  applyVisibilityChange(
+    change: VisibilityChange,
+    event: IntegrationEvent,
+    audit: IntegrationEvent | null = null,
+  ): Promise<ReviewDoc | null> {
+    const events = audit ? [event, audit] : [event];
     return this.model
-      .findOneAndUpdate({ _id: change.reviewId, ...change.from }, { $set: change.set, $push: { pendingEvents: event } }, { new: true })
+      .findOneAndUpdate(
+        { _id: change.reviewId, ...change.from },
+        { $set: change.set, $push: { pendingEvents: { $each: events } } },
+        { new: true },
+      )
       .lean<ReviewDoc>()
       .exec();
   }

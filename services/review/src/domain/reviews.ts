@@ -1,4 +1,13 @@
-import { ErrorCode, type CreateReviewBody, type EventData, type EventType } from '@mkt/contracts';
+import {
+  adminActionData,
+  ErrorCode,
+  makeEvent,
+  type AdminRequestContext,
+  type CreateReviewBody,
+  type EventData,
+  type EventType,
+  type IntegrationEvent,
+} from '@mkt/contracts';
 import { Forbidden, RuleViolation } from '@mkt/kit/domain';
 
 /**
@@ -247,4 +256,27 @@ export function ratingSummary(ratings: ReadonlyArray<Pick<ReviewState, 'rating' 
  */
 export function reviewStatus(eligible: boolean, hasReviewed: boolean, consultationKey: string) {
   return { canReview: eligible && !hasReviewed, hasReviewed, sessionCompleted: eligible, consultationId: consultationKey };
+}
+
+/**
+ * An admin's hide or restore of a review carries its audit entry (`review.admin_action.recorded`),
+ * pushed by the change's own guarded write: a change that misses, or a repeat that changes
+ * nothing (`unchanged`), records nothing. The reviewer's own hide is not an admin action.
+ */
+export function adminAuditOf(
+  change: VisibilityChange,
+  caller: Pick<Caller, 'id' | 'role'>,
+  context: AdminRequestContext,
+  now: Date,
+): IntegrationEvent | null {
+  if (caller.role !== 'admin') return null;
+  const data = adminActionData(
+    { id: caller.id, role: 'admin' },
+    change.set.isActive ? 'review.restore' : 'review.hide',
+    { type: 'review', id: change.reviewId },
+    context,
+    now,
+    { before: { isActive: !change.set.isActive }, after: { isActive: change.set.isActive, sequence: change.set.visibilityChanges } },
+  );
+  return makeEvent('review.admin_action.recorded', data, { source: 'review', correlationId: context.requestId });
 }

@@ -1,5 +1,5 @@
 import { CreateReviewBody, ReviewParams, ReviewsByEntityQuery, UpdateReviewBody, ok } from '@mkt/contracts';
-import { correlationIdOf, currentUser, handle, type MountOptions } from '@mkt/kit';
+import { adminRequestOf, correlationIdOf, currentUser, handle, type MountOptions } from '@mkt/kit';
 import type { Reviews } from '../application/reviews';
 
 /** One handler per entry of the review service in the contracts' endpoint table. */
@@ -28,7 +28,7 @@ export function reviewHandlers(reviews: Reviews): MountOptions['handlers'] {
       res.json(ok(await reviews.status(currentUser(req), input.params.id)));
     }),
     'PATCH /reviews/{id}': handle({ params: ReviewParams, body: UpdateReviewBody }, async (input, req, res) => {
-      const r = await reviews.setActive(currentUser(req), input.params.id, input.body.isActive, correlationIdOf(req));
+      const r = await reviews.setActive(currentUser(req), input.params.id, input.body.isActive, adminRequestOf(req));
       res.json(
         ok({ reviewId: r._id, referenceId: r.referenceId, isActive: r.isActive, updatedAt: r.updatedAt.toISOString() }, 'Review updated'),
       );

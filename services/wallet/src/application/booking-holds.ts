@@ -1,4 +1,4 @@
-import type { CreateBookingHoldBody } from '@mkt/contracts';
+import { pageOffset, type AdminRequestContext, type CreateBookingHoldBody, type HoldQueueQuery } from '@mkt/contracts';
 import {
   defineFlow,
   InvalidState,
@@ -41,6 +41,7 @@ import {
   voidedMarker,
   type BookingHoldSettings,
 } from '../domain/booking-holds';
+import { HOLD_OVERDUE_AFTER_MS, walletAuditEvent } from '../domain/admin-audit';
 import type { BookingHoldDoc, SettlementKind } from '../domain/records';
 import { isSettlementDue, settlementEvent } from '../domain/settlement';
 import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/wallet.errors';
@@ -198,14 +199,29 @@ export class BookingHolds {
    * the guards are in the writes (`replaceCapture` vs `claim`), so the admin and a racing
    * settlement sweep cannot both move the money.
    */
-  async voidByAdmin(bookingId: string, admin: AuthenticatedUser, reason: string, correlationId: string): Promise<BookingHoldDoc> {
+  async voidByAdmin(bookingId: string, admin: AuthenticatedUser, reason: string, context: AdminRequestContext): Promise<BookingHoldDoc> {
+    const correlationId = context.requestId;
     const current = requireHold(await this.holds.find(bookingId));
     const now = new Date();
-    const decision = decideSettlement(current, 'void', 0, this.settings.feeBps, { now, correlationId, admin: { id: admin.id, reason } });
+    const voidDecision = decideSettlement(current, 'void', 0, this.settings.feeBps, {
+      now,
+      correlationId,
+      admin: { id: admin.id, reason },
+    });
+    // The audit entry rides on the decision's own write: no void without it, no entry without the void.
+    const decision = voidDecision && {
+      ...voidDecision,
+      audit: walletAuditEvent(admin, 'booking_hold.void', { type: 'booking_hold', id: bookingId }, context, now, {
+        before: { status: current.status, settlement: current.settlement?.kind ?? null, disputed: current.disputed === true },
+        after: { status: 'Settling', settlement: 'void', refundMinor: voidDecision.settlement.refundMinor },
+        notes: reason,
+      }),
+    };
     const decided =
       decision !== null && (await (current.status === 'Held' ? this.holds.decide(decision) : this.holds.replaceCapture(decision)));
     if (!decided) throw adminVoidRefused((await this.holds.find(bookingId))!.status);
     this.log.warn({ bookingId, adminId: admin.id, correlationId, amountMinor: current.amountMinor, reason }, 'hold voided by an admin');
+    this.events.flush('booking-holds', bookingId);
     return this.carryOn((await this.holds.find(bookingId))!, correlationId, now);
   }
 
@@ -224,13 +240,26 @@ export class BookingHolds {
   }
 
   /** An admin rules for the seller: the disputed capture goes on (at once when it is due). 409 when not disputed. */
-  async upholdCapture(bookingId: string, admin: AuthenticatedUser, reason: string, correlationId: string): Promise<BookingHoldDoc> {
+  async upholdCapture(bookingId: string, admin: AuthenticatedUser, reason: string, context: AdminRequestContext): Promise<BookingHoldDoc> {
+    const correlationId = context.requestId;
     const current = requireHold(await this.holds.find(bookingId));
-    if (!(await this.holds.upholdCapture(bookingId, admin.id, reason, new Date())))
+    const now = new Date();
+    const audit = walletAuditEvent(admin, 'booking_hold.uphold', { type: 'booking_hold', id: bookingId }, context, now, {
+      before: { status: current.status, disputed: true },
+      after: { status: current.status, disputed: false, resolution: 'capture_upheld' },
+      notes: reason,
+    });
+    if (!(await this.holds.upholdCapture(bookingId, admin.id, reason, now, audit)))
       throw new InvalidState(`Only a disputed hold whose money has not moved can be upheld; this one is ${current.status}`);
     this.log.warn({ bookingId, adminId: admin.id, correlationId, reason }, 'disputed capture upheld by an admin');
+    this.events.flush('booking-holds', bookingId);
     const fresh = (await this.holds.find(bookingId))!;
     return fresh.status === 'Settling' ? this.carryOn(fresh, holdCorrelationId(fresh), new Date()) : fresh;
+  }
+
+  /** The admins' queue: holds overdue (open past their slot's end and the grace) or disputed. */
+  queue(query: HoldQueueQuery, now = new Date()): ReturnType<BookingHoldRepository['queue']> {
+    return this.holds.queue(query.kind, new Date(now.getTime() - HOLD_OVERDUE_AFTER_MS), pageOffset(query), query.limit);
   }
 
   async get(bookingId: string): Promise<BookingHoldDoc> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { newReference, type CreatePayoutBody } from '@mkt/contracts';
+import { newReference, pageOffset, type AdminRequestContext, type CreatePayoutBody, type PayoutQueueQuery } from '@mkt/contracts';
 import {
   defineFlow,
   InvalidState,
@@ -142,16 +142,21 @@ export class Payouts {
     return payout;
   }
 
+  /** The admins' queue: what waits for a move, oldest first, with the counts per state. */
+  queue(query: PayoutQueueQuery): ReturnType<PayoutRepository['queue']> {
+    return this.payouts.queue({ status: query.status, userId: query.userId }, pageOffset(query), query.limit);
+  }
+
   /** Owner's cancel or an admin's move; the state guard is in the write, so racing moves: one wins. */
   async move(
     user: AuthenticatedUser,
     referenceId: string,
     move: PayoutMove,
     adminNotes: string | undefined,
-    correlationId: string,
+    context: AdminRequestContext,
   ): Promise<PayoutDoc> {
     const payout = await this.find(referenceId);
-    const decision = decideMove(user, payout, move, adminNotes, correlationId, new Date());
+    const decision = decideMove(user, payout, move, adminNotes, context.requestId, new Date(), context);
     const moved = await this.payouts.applyMove(decision);
     if (!moved) throw new InvalidState(`The payout request is no longer ${decision.from}`);
     this.log.info(

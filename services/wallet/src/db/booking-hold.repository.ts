@@ -75,7 +75,7 @@ export class BookingHoldRepository {
           // An admin's decision ends a dispute.
           ...(decision.history ? { disputed: false } : {}),
         },
-        ...(decision.history ? { $push: { history: decision.history } } : {}),
+        ...pushesOf(decision),
       },
     );
     return written.modifiedCount === 1;
@@ -98,7 +98,7 @@ export class BookingHoldRepository {
           fee: decision.fee,
           disputed: false,
         },
-        ...(decision.history ? { $push: { history: decision.history } } : {}),
+        ...pushesOf(decision),
       },
     );
     return written.modifiedCount === 1;
@@ -127,7 +127,7 @@ export class BookingHoldRepository {
   }
 
   /** An admin lets the disputed capture go on: the flag cleared, the decision kept. True when recorded. */
-  async upholdCapture(bookingId: string, adminId: string, reason: string, at: Date): Promise<boolean> {
+  async upholdCapture(bookingId: string, adminId: string, reason: string, at: Date, audit: IntegrationEvent): Promise<boolean> {
     const written = await this.model.updateOne(
       { _id: bookingId, disputed: true, status: { $in: ['Held', 'Settling'] }, moving: { $ne: true } },
       {
@@ -138,6 +138,8 @@ export class BookingHoldRepository {
           'dispute.resolution': 'capture_upheld',
           'dispute.resolutionReason': reason,
         },
+        // The audit entry goes with the ruling (the outbox), or neither is written.
+        $push: { pendingEvents: audit },
       },
     );
     return written.modifiedCount === 1;
@@ -215,6 +217,34 @@ export class BookingHoldRepository {
   }
 
   /**
+   * The admins' queue of holds: overdue (open, its slot's end and any decided settlement's
+   * `dueAt` before `overdueBefore`: on the `{status, endsAt}` index) and/or disputed (on the `{disputed, createdAt}` index), oldest
+   * first, with both counts.
+   */
+  async queue(
+    kind: 'overdue' | 'disputed' | undefined,
+    overdueBefore: Date,
+    offset: number,
+    limit: number,
+  ): Promise<{ items: BookingHoldDoc[]; total: number; counts: { overdue: number; disputed: number } }> {
+    // A decided settlement waiting for its own time (a no-show's dispute window) is not late until that has passed too.
+    const overdue = {
+      status: { $in: [...OPEN_HOLD_STATUSES] },
+      endsAt: { $ne: null, $lt: overdueBefore },
+      $or: [{ dueAt: null }, { dueAt: { $lt: overdueBefore } }],
+    };
+    const disputed = { disputed: true };
+    const where = kind === 'overdue' ? overdue : kind === 'disputed' ? disputed : { $or: [overdue, disputed] };
+    const [items, total, overdueCount, disputedCount] = await Promise.all([
+      this.model.find(where).sort({ createdAt: 1, _id: 1 }).skip(offset).limit(limit).lean<BookingHoldDoc[]>(),
+      this.model.countDocuments(where),
+      this.model.countDocuments(overdue),
+      this.model.countDocuments(disputed),
+    ]);
+    return { items, total, counts: { overdue: overdueCount, disputed: disputedCount } };
+  }
+
+  /**
    * The hold gauges' figures in one aggregation that matches on the `status` index: only open
    * holds are read (a few per booking in flight), never the settled history. Overdue: open and
    * past `overdueBefore` (an `endsAt` of null, a hold of the previous release, never is).
@@ -238,4 +268,13 @@ export class BookingHoldRepository {
     ]);
     return { open: row?.open ?? 0, oldest: row?.oldest ?? null, overdue: row?.overdue ?? 0 };
   }
+}
+
+/** What an admin's decision pushes with it: its history line and its audit entry (the outbox). */
+function pushesOf(decision: SettlementDecision): { $push?: Record<string, unknown> } {
+  const push: Record<string, unknown> = {
+    ...(decision.history ? { history: decision.history } : {}),
+    ...(decision.audit ? { pendingEvents: decision.audit } : {}),
+  };
+  return Object.keys(push).length > 0 ? { $push: push } : {};
 }

@@ -2,8 +2,8 @@ import { beforeScrape, getMetrics, Gauge } from '@mkt/kit';
 import type { BookingHoldRepository } from './booking-hold.repository';
 
 export { OPEN_HOLD_STATUSES } from './booking-hold.repository';
-/** An open hold this long past its slot's end is overdue: its settlement was never decided or carried out. */
-export const HOLD_OVERDUE_AFTER_MS = 60 * 60_000;
+import { HOLD_OVERDUE_AFTER_MS } from '../domain/admin-audit';
+export { HOLD_OVERDUE_AFTER_MS };
 
 let gauges: { open: Gauge; oldest: Gauge; overdue: Gauge } | undefined;
 

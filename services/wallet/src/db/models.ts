@@ -107,6 +107,9 @@ const payoutSchema = new Schema<PayoutDoc>(
   { timestamps: true, versionKey: false },
 );
 
+// The admins' payout queue: by state, oldest first, without a scan.
+payoutSchema.index({ status: 1, hold: 1, createdAt: 1 });
+
 const transferSchema = new Schema<TransferDoc>(
   {
     _id: { type: String, required: true },
@@ -152,6 +155,10 @@ const holdSchema = new Schema<BookingHoldDoc>(
   },
   { timestamps: true, versionKey: false },
 );
+
+// The admins' hold queue: open holds past their slot's end, and disputed ones, without a scan.
+holdSchema.index({ status: 1, endsAt: 1 });
+holdSchema.index({ disputed: 1, createdAt: 1 });
 
 /** One counter per user, window and period, e.g. `u1:daily:2026-11-21` (kit's WindowedCounter). */
 const usageSchema = windowedCounterSchema();

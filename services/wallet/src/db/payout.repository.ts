@@ -1,3 +1,4 @@
+import { PAYOUT_QUEUE_STATUSES } from '@mkt/contracts';
 import type { PayoutDoc } from '../domain/records';
 import type { PayoutMoveDecision } from '../domain/payouts';
 import type { WalletModels } from './models';
@@ -42,7 +43,13 @@ export class PayoutRepository {
     return this.model
       .findOneAndUpdate(
         { _id: decision.payoutId, status: decision.from, hold: 'done' },
-        { $set: decision.set, $push: { pendingEvents: decision.event, history: decision.history } },
+        {
+          $set: decision.set,
+          $push: {
+            pendingEvents: { $each: decision.audit ? [decision.event, decision.audit] : [decision.event] },
+            history: decision.history,
+          },
+        },
         { new: true },
       )
       .lean<PayoutDoc>();
@@ -59,5 +66,28 @@ export class PayoutRepository {
   /** Releases and settlements still owed. */
   finishOwed(): Promise<PayoutDoc[]> {
     return this.model.find({ finish: 'pending' }).limit(100).lean<PayoutDoc[]>();
+  }
+
+  /**
+   * The admins' queue: payouts whose hold is taken in a state an admin moves next (or the one
+   * asked), oldest first, and how many wait in each state — on the `{status, hold, createdAt}` index.
+   */
+  async queue(
+    filter: { status?: PayoutDoc['status']; userId?: string },
+    offset: number,
+    limit: number,
+  ): Promise<{ items: PayoutDoc[]; total: number; counts: Record<(typeof PAYOUT_QUEUE_STATUSES)[number], number> }> {
+    const base = { hold: 'done', ...(filter.userId ? { userId: filter.userId } : {}) };
+    const where = { ...base, status: filter.status ?? { $in: [...PAYOUT_QUEUE_STATUSES] } };
+    const [items, total, ...counted] = await Promise.all([
+      this.model.find(where).sort({ createdAt: 1, _id: 1 }).skip(offset).limit(limit).lean<PayoutDoc[]>(),
+      this.model.countDocuments(where),
+      ...PAYOUT_QUEUE_STATUSES.map((status) => this.model.countDocuments({ ...base, status })),
+    ]);
+    const counts = Object.fromEntries(PAYOUT_QUEUE_STATUSES.map((status, i) => [status, counted[i]!])) as Record<
+      (typeof PAYOUT_QUEUE_STATUSES)[number],
+      number
+    >;
+    return { items, total, counts };
   }
 }

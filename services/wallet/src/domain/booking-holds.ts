@@ -1,4 +1,4 @@
-import type { CreateBookingHoldBody } from '@mkt/contracts';
+import type { CreateBookingHoldBody, IntegrationEvent } from '@mkt/contracts';
 import { Conflict, InvalidState, NotFound } from '@mkt/kit/domain';
 import type { BookingHoldDoc, BookingHoldHistoryEntry, Settlement, SettlementKind, StepState, WalletOp, WalletSummary } from './records';
 import { settlementDueAt, settlementOf } from './settlement';
@@ -84,6 +84,8 @@ export interface SettlementDecision {
   credit: StepState;
   fee: StepState;
   history?: BookingHoldHistoryEntry;
+  /** An admin's decision: its audit entry, pushed into the outbox by the same write. */
+  audit?: IntegrationEvent;
 }
 
 /**

@@ -1,7 +1,8 @@
-import { makeEvent, type Bank, type CreatePayoutBody, type IntegrationEvent } from '@mkt/contracts';
+import { makeEvent, type AdminRequestContext, type Bank, type CreatePayoutBody, type IntegrationEvent } from '@mkt/contracts';
 import type { AuthenticatedUser } from '@mkt/kit';
 import { Forbidden, InvalidState } from '@mkt/kit/domain';
 import { assertOwnerOrAdmin } from './access';
+import { walletAuditEvent } from './admin-audit';
 import { accountNumberFits, activeBank } from './banks';
 import { holdOutcomeDeltas, payoutTransition, type PayoutMove } from './payout-states';
 import type { PayoutDoc, PayoutHistoryEntry, WalletOp } from './records';
@@ -65,12 +66,15 @@ export interface PayoutMoveDecision {
   set: Partial<Pick<PayoutDoc, 'status' | 'finish' | 'processedAt' | 'adminNotes'>>;
   event: IntegrationEvent;
   history: PayoutHistoryEntry;
+  /** An admin's move: its audit entry, pushed by the same write. */
+  audit: IntegrationEvent | null;
 }
 
 /**
  * Owner's cancel or an admin's move: who may (the owner or an admin cancels; only an admin moves
  * otherwise, and never a payout of their own: four eyes), whether the state allows it, and the
- * write. The state guard is in the write's filter, so of racing moves one wins.
+ * write. The state guard is in the write's filter, so of racing moves one wins. A move by an
+ * admin (a cancel too) carries its audit entry (`context`: the request it came from).
  */
 export function decideMove(
   user: AuthenticatedUser,
@@ -79,6 +83,7 @@ export function decideMove(
   adminNotes: string | undefined,
   correlationId: string,
   now: Date,
+  context: AdminRequestContext = { requestId: correlationId, clientAddress: null },
 ): PayoutMoveDecision {
   if (move === 'cancel') assertOwnerOrAdmin(user, payout.userId);
   else if (user.role !== 'admin') throw new Forbidden('Only an admin moves payout requests');
@@ -96,6 +101,14 @@ export function decideMove(
     set,
     event: statusEvent(payout, transition.to, correlationId),
     history: historyEntry(user, move, transition.from, transition.to, adminNotes, now),
+    audit:
+      user.role === 'admin'
+        ? walletAuditEvent(user, `payout.${move}`, { type: 'payout', id: payout.referenceId }, context, now, {
+            before: { status: transition.from },
+            after: { status: transition.to, ...(set.adminNotes !== undefined ? { adminNotes: set.adminNotes } : {}) },
+            notes: adminNotes ?? null,
+          })
+        : null,
   };
 }
 

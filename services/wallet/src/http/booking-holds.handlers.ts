@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { BookingHoldParams, CreateBookingHoldBody, ok, UpholdBookingHoldBody, VoidBookingHoldBody } from '@mkt/contracts';
-import { correlationIdOf, currentUser, handle, saneIdHeader, type MountOptions } from '@mkt/kit';
+import { adminRequestOf, correlationIdOf, currentUser, handle, saneIdHeader, type MountOptions } from '@mkt/kit';
 import type { BookingHolds } from '../application/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
 import { holdAdminView, holdView } from './views';
@@ -39,14 +39,14 @@ export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers
     'POST /wallets/booking-holds/{bookingId}/void': handle(
       { params: BookingHoldParams, body: VoidBookingHoldBody },
       async (input, req, res) => {
-        const record = await holds.voidByAdmin(input.params.bookingId, currentUser(req), input.body.reason, correlationIdOf(req));
+        const record = await holds.voidByAdmin(input.params.bookingId, currentUser(req), input.body.reason, adminRequestOf(req));
         res.json(ok(holdAdminView(record), 'Hold voided: the amount went back to the buyer'));
       },
     ),
     'POST /wallets/booking-holds/{bookingId}/uphold': handle(
       { params: BookingHoldParams, body: UpholdBookingHoldBody },
       async (input, req, res) => {
-        const record = await holds.upholdCapture(input.params.bookingId, currentUser(req), input.body.reason, correlationIdOf(req));
+        const record = await holds.upholdCapture(input.params.bookingId, currentUser(req), input.body.reason, adminRequestOf(req));
         res.json(ok(holdAdminView(record), 'Dispute ruled for the seller: the capture goes on'));
       },
     ),

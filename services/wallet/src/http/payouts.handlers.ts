@@ -9,7 +9,7 @@ import {
   UserRefParams,
   ok,
 } from '@mkt/contracts';
-import { correlationIdOf, currentUser, handle, NotFound, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+import { adminRequestOf, correlationIdOf, currentUser, handle, NotFound, type IdempotentRequests, type MountOptions } from '@mkt/kit';
 import type { Payouts } from '../application/payouts';
 import { payoutCreatedView, payoutStatusView } from './views';
 
@@ -43,7 +43,7 @@ export function payoutHandlers(payouts: Payouts, requests: IdempotentRequests): 
     'POST /wallets/payout-requests/{referenceId}/cancel': handle(
       { params: PayoutRefParams, body: CancelPayoutBody },
       async (input, req, res) => {
-        await payouts.move(currentUser(req), input.params.referenceId, 'cancel', undefined, correlationIdOf(req));
+        await payouts.move(currentUser(req), input.params.referenceId, 'cancel', undefined, adminRequestOf(req));
         res.json({ success: true, message: 'Payout request cancelled' });
       },
     ),
@@ -54,7 +54,7 @@ export function payoutHandlers(payouts: Payouts, requests: IdempotentRequests): 
       { params: PayoutRefParams, body: PayoutMoveBody },
       async (input, req, res) => {
         const user = currentUser(req);
-        const moved = await payouts.move(user, input.params.referenceId, move, input.body.adminNotes, correlationIdOf(req));
+        const moved = await payouts.move(user, input.params.referenceId, move, input.body.adminNotes, adminRequestOf(req));
         res.json(
           ok(payoutStatusView(user, await payouts.statusOf(user, moved.referenceId)), `Payout request ${moved.status.toLowerCase()}`),
         );

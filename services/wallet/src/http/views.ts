@@ -12,6 +12,7 @@ import {
 } from '@mkt/contracts';
 import type { AuthenticatedUser } from '@mkt/kit';
 import type { TopUpCreatedResult } from '../application/topups';
+import { fourEyesBlock, isOverdueHold, nextMovesOf } from '../domain/admin-audit';
 import type { BookingHoldDoc, PayoutDoc, PayoutHistoryEntry, TopUpDoc, TransferDoc, WalletSummary } from '../domain/records';
 
 /** The wallet's answers: its records as the API shows them (major units where the interface says so). */
@@ -132,5 +133,49 @@ export function holdAdminView(record: BookingHoldDoc): BookingHoldAdminView {
           resolutionReason: record.dispute.resolutionReason ?? null,
         }
       : null,
+  };
+}
+
+/** A payout in the admins' queue, as the calling admin sees it: who asked, who reviewed, whether they may move it next. */
+export function payoutQueueItem(viewer: AuthenticatedUser, payout: PayoutDoc) {
+  const blockedBecause = fourEyesBlock(viewer, payout);
+  const nextMoves = nextMovesOf(payout.status);
+  return {
+    referenceId: payout.referenceId,
+    userId: payout.userId,
+    requestedAmount: formatMinor(payout.amountMinor),
+    currency: payout.currency,
+    status: payout.status,
+    bankCode: payout.bankCode,
+    accountName: payout.accountName,
+    reason: payout.reason,
+    requestedBy: payout.requestedBy,
+    reviewedBy: (payout.history ?? [])
+      .filter((entry) => entry.byRole === 'admin')
+      .map((entry) => ({ userId: entry.byUserId, action: entry.action, at: entry.at.toISOString() })),
+    nextMoves,
+    mayAct: blockedBecause === null && nextMoves.length > 0,
+    blockedBecause,
+    createdAt: payout.createdAt.toISOString(),
+  };
+}
+
+/** A hold in the admins' queue. */
+export function holdQueueItem(record: BookingHoldDoc, now: Date) {
+  return {
+    bookingId: record._id,
+    status: record.status,
+    settlement: record.settlement?.kind ?? null,
+    amountMinor: record.amountMinor,
+    currency: record.currency,
+    buyerId: record.buyerId,
+    sellerId: record.sellerId,
+    endsAt: iso(record.endsAt),
+    dueAt: iso(record.dueAt),
+    overdue: isOverdueHold(record, now),
+    disputed: record.disputed === true,
+    disputeReason: record.dispute?.reason ?? null,
+    disputedAt: iso(record.dispute?.at ?? null),
+    createdAt: record.createdAt.toISOString(),
   };
 }

@@ -1,0 +1,96 @@
+import { AUDIT_CSV_COLUMNS, type AdminActionRecordedData, type AuditFilterQuery } from '@mkt/contracts';
+import { InvalidField } from '@mkt/kit/domain';
+
+/**
+ * The audit log of admin actions: one entry per action, appended once (its id is the id of the
+ * event the action's own write put in its service's outbox), never changed or removed.
+ */
+export interface AuditEntry extends Omit<AdminActionRecordedData, 'at'> {
+  _id: string;
+  at: Date;
+  /** The service where the action took effect (the event's publisher). */
+  service: string;
+  /** When the log received it. */
+  recordedAt: Date;
+}
+
+/** An entry from its event: the event's id and data, and the service that published it. */
+export function entryOf(event: { id: string; data: AdminActionRecordedData }, service: string, now: Date): AuditEntry {
+  const { at, ...data } = event.data;
+  return { _id: event.id, ...data, at: new Date(at), service, recordedAt: now };
+}
+
+/** Where a page stops: the last entry's time and id (newest first, the id breaks ties). */
+export interface AuditCursor {
+  at: Date;
+  id: string;
+}
+
+export function encodeCursor(entry: Pick<AuditEntry, 'at' | '_id'>): string {
+  return Buffer.from(`${entry.at.toISOString()}|${entry._id}`, 'utf8').toString('base64url');
+}
+
+/** The cursor a client sent back; one that is not ours is 422 on `cursor`. */
+export function decodeCursor(cursor: string): AuditCursor {
+  const [at, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const time = at ? new Date(at) : null;
+  if (!time || Number.isNaN(time.getTime()) || !id || rest.length > 0 || time.toISOString() !== at)
+    throw new InvalidField('Not a cursor of this log: pass the nextCursor of the previous page', 'cursor');
+  return { at: time, id };
+}
+
+/** The filter of a query, as the query of the store (every field on an index with `at`). */
+export function auditFilter(query: AuditFilterQuery, after?: AuditCursor): Record<string, unknown> {
+  const at: Record<string, Date> = {};
+  if (query.from) at.$gte = new Date(query.from);
+  if (query.to) at.$lt = new Date(query.to);
+  const where: Record<string, unknown> = {
+    ...(query.actorId ? { actorId: query.actorId } : {}),
+    ...(query.action ? { action: query.action } : {}),
+    ...(query.targetType ? { targetType: query.targetType } : {}),
+    ...(query.targetId ? { targetId: query.targetId } : {}),
+    ...(Object.keys(at).length > 0 ? { at } : {}),
+  };
+  if (after) where.$or = [{ at: { $lt: after.at } }, { at: after.at, _id: { $lt: after.id } }];
+  return where;
+}
+
+/** A range whose end is not after its start finds nothing: 422 rather than an empty answer that looks like one. */
+export function checkRange(query: AuditFilterQuery): void {
+  if (query.from && query.to && new Date(query.to).getTime() <= new Date(query.from).getTime())
+    throw new InvalidField('`to` must be after `from`', 'to');
+}
+
+/**
+ * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break; a leading `=`,
+ * `+`, `-`, `@`, tab or carriage return is prefixed with `'` so a spreadsheet never runs it as
+ * a formula.
+ */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  let text = value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export const CSV_HEADER = `${AUDIT_CSV_COLUMNS.join(',')}\r\n`;
+
+/** One entry as a CSV row, in `AUDIT_CSV_COLUMNS` order. */
+export function csvRow(entry: AuditEntry): string {
+  const row: Record<(typeof AUDIT_CSV_COLUMNS)[number], unknown> = {
+    id: entry._id,
+    at: entry.at,
+    action: entry.action,
+    actorId: entry.actorId,
+    actorRole: entry.actorRole,
+    targetType: entry.targetType,
+    targetId: entry.targetId,
+    service: entry.service,
+    requestId: entry.requestId,
+    clientAddress: entry.clientAddress,
+    notes: entry.notes,
+    before: entry.before,
+    after: entry.after,
+  };
+  return `${AUDIT_CSV_COLUMNS.map((column) => csvField(row[column])).join(',')}\r\n`;
+}

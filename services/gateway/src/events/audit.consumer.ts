@@ -1,0 +1,18 @@
+import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
+import type { AuditLog } from '../application/audit-log';
+
+/**
+ * The gateway's one consumer: every service's admin-action event into the audit log, under the
+ * service that owns the event's namespace (the consumer takes it from that service's broker user alone).
+ */
+export function auditConsumer(audit: AuditLog): ConsumerSpec {
+  return defineConsumer({
+    subscription: SUBSCRIPTIONS['gateway.audit'],
+    handlers: {
+      'wallet.admin_action.recorded': (event) => audit.record(event, 'wallet'),
+      'consultation.admin_action.recorded': (event) => audit.record(event, 'consultation'),
+      'review.admin_action.recorded': (event) => audit.record(event, 'review'),
+    },
+  });
+}

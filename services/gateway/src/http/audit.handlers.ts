@@ -1,0 +1,52 @@
+import { AuditFilterQuery, AuditLogQuery, ok } from '@mkt/contracts';
+import { handle, type MountOptions } from '@mkt/kit';
+import type { AuditLog } from '../application/audit-log';
+import { CSV_HEADER, csvRow, type AuditEntry } from '../domain/audit';
+
+const entryView = (entry: AuditEntry) => ({
+  id: entry._id,
+  action: entry.action,
+  actorId: entry.actorId,
+  actorRole: entry.actorRole,
+  targetType: entry.targetType,
+  targetId: entry.targetId,
+  at: entry.at.toISOString(),
+  requestId: entry.requestId,
+  clientAddress: entry.clientAddress,
+  service: entry.service,
+  before: entry.before,
+  after: entry.after,
+  notes: entry.notes,
+});
+
+/**
+ * The audit log's entries of the endpoint table (admins only, checked by the entries' access
+ * before anything is read): a page with filters and a cursor, and the CSV export of the same
+ * filters, streamed (its size is the log's, never held in memory at once).
+ */
+export function auditHandlers(audit: AuditLog): MountOptions['handlers'] {
+  return {
+    'GET /v1/admin/audit-log': handle({ query: AuditLogQuery }, async (input, _req, res) => {
+      const { entries, nextCursor } = await audit.page(input.query);
+      res.json(ok({ entries: entries.map(entryView), nextCursor }));
+    }),
+    'GET /v1/admin/audit-log/export': handle({ query: AuditFilterQuery }, async (input, _req, res) => {
+      const rows = audit.each(input.query);
+      // The first entry is read before the answer starts: a failure then is the error envelope.
+      const first = await rows.next();
+      res.status(200);
+      res.setHeader('content-type', 'text/csv; charset=utf-8');
+      res.setHeader('content-disposition', `attachment; filename="audit-log-${new Date().toISOString().slice(0, 10)}.csv"`);
+      res.setHeader('cache-control', 'no-store');
+      res.write(CSV_HEADER);
+      try {
+        if (!first.done) res.write(csvRow(first.value));
+        for await (const entry of rows) if (!res.write(csvRow(entry))) await new Promise((resume) => res.once('drain', resume));
+        res.end();
+      } catch (err) {
+        // Half a file must not pass for a whole one: the connection is cut.
+        res.destroy(err as Error);
+      }
+    }),
+  };
+}
