@@ -720,6 +720,12 @@ async function pruneBucket(config, options, protect) {
 async function main(argv) {
   const [command, ...rest] = argv;
   const options = parseArgs(rest);
+  // A subcommand that does not exist fails even with --help (the runbook test relies on it).
+  const known =
+    (command === 'backup' &&
+      (options.positional.length === 0 || (options.positional.length === 1 && ['prune', 'list'].includes(options.positional[0])))) ||
+    (command === 'restore' && options.positional.length <= 1);
+  if (!known) throw new BackupError(`unknown command: ${[command, ...options.positional].join(' ')}\n${USAGE}`);
   if (options.help) {
     console.log(USAGE);
     return;
