@@ -37,10 +37,14 @@ RUN pnpm exec tsc -b packages/contracts packages/kit \
 # need when migrate-queues and reconcile load them. (A RUN of its own: the one above is the
 # service image's, and must stay identical to share its layer.)
 # hadolint ignore=DL3059
-RUN CI=true pnpm install --frozen-lockfile --prod
+RUN CI=true pnpm install --frozen-lockfile --prod --ignore-scripts
 
 FROM node:${NODE_VERSION} AS runtime
+# NODE_PATH: packages/kit loads mongoose, which the services (not kit) list as a production
+# dependency; pnpm's hoisted store (node_modules/.pnpm/node_modules) is where a workspace package
+# finds it outside a service's own folder.
 ENV NODE_ENV=production \
+    NODE_PATH=/opt/marketplace/node_modules/.pnpm/node_modules \
     AGE=/usr/local/bin/age \
     BACKUP_ROOT=/backups
 WORKDIR /opt/marketplace
