@@ -14,12 +14,14 @@
 //   build    hadolint, then the six images from docker/service.Dockerfile (shared layers), and the
 //            operations image marketplace-tools from docker/tools.Dockerfile, each of its commands
 //            run with --help (read-only, no network)
-//   run      each image alone, read-only, as its user, against the project's own servers
+//   run      each image alone, read-only, as its user, against the project's own servers; the
+//            tools image backs up to S3 (moto) and restores from it, lists dead letters, plans queues
 //   compose  docker-compose.yml + docker/compose.standins.yml up, a journey through the
 //            gateway container, `down -v`
 //   standins only the MongoDB and RabbitMQ stand-in images compose uses (not in the default
 //            list: compose builds them; scripts/k8s-e2e.mjs asks for them when missing)
-//   tools    only the operations image, as the build step makes it (not in the default list)
+//   tools    only the operations image, as the build step makes it, then at work as the run
+//            step proves it (not in the default list)
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
@@ -671,6 +673,94 @@ async function runEach() {
     }
   }
   table(rows);
+  if (await imageExists(TOOLS_IMAGE)) await proveTools({ mongoUrl, amqpUrl, namespace });
+}
+
+/**
+ * The tools image at work, with no checkout, against the project's own servers and a real
+ * S3-compatible server (moto, scripts/lib/moto.mjs, on 127.0.0.1): a wallet-like database dumped,
+ * encrypted with a key pair the image's age-keygen made, uploaded; listed from the bucket and
+ * restored from it alone into another database; then `dlq list` and `migrate-queues --list` on the
+ * broker. Each container read-only, as the image's user.
+ */
+async function proveTools({ mongoUrl, amqpUrl, namespace }) {
+  const started = Date.now();
+  const { startMoto } = await import('./lib/moto.mjs');
+  const moto = await startMoto(join(root, '.tools'));
+  onCleanup('the S3 server (moto)', () => moto.stop());
+  const bucket = `mkt-tools-${Date.now().toString(36)}`;
+  const created = await fetch(`${moto.endpoint}/${bucket}`, { method: 'PUT' });
+  if (!created.ok) throw new Error(`creating the bucket on moto: ${created.status}`);
+  const { mongodb } = await import('./lib/deps.mjs');
+  const { MongoClient } = mongodb(root);
+  const client = new MongoClient(mongoUrl);
+  await client.connect();
+  onCleanup('the MongoDB client', () => client.close());
+  const source = `tools_proof_${Date.now().toString(36)}`;
+  await client
+    .db(source)
+    .collection('ledger')
+    .insertMany(Array.from({ length: 7 }, (_, i) => ({ _id: `e${i}`, amountMinor: i * 100 })));
+
+  const dir = join(WORK, 'tools-proof');
+  rmSync(dir, { recursive: true, force: true });
+  for (const sub of ['backups', 'tmp', 'keys']) mkdirSync(join(dir, sub), { recursive: true });
+  onCleanup('the tools proof folder', () => rmSync(dir, { recursive: true, force: true }));
+  const keygen = await output('podman', ['run', '--rm', '--read-only', '--network', 'none', TOOLS_IMAGE, 'age-keygen']);
+  const identity = keygen.split('\n').find((line) => line.startsWith('AGE-SECRET-KEY-'));
+  const recipient = /public key: (age1\w+)/.exec(keygen)?.[1];
+  if (!identity || !recipient) throw new Error('the image’s age-keygen made no key pair');
+  secrets.add(identity);
+  writeFileSync(join(dir, 'keys', 'identity'), `${identity}\n`, { mode: 0o444 });
+  spawnSync('chown', ['-R', '1000:1000', join(dir, 'backups'), join(dir, 'tmp')]);
+  const s3 = {
+    BACKUP_S3_BUCKET: bucket,
+    BACKUP_S3_ENDPOINT: moto.endpoint,
+    AWS_ACCESS_KEY_ID: 'tools-proof',
+    AWS_SECRET_ACCESS_KEY: 'tools-proof-secret',
+  };
+  const tools = (env, args, volumes = []) =>
+    run(
+      'podman',
+      [
+        'run',
+        '--rm',
+        '--network',
+        'host',
+        '--read-only',
+        '--security-opt',
+        'no-new-privileges',
+        ...volumes.flatMap((volume) => ['-v', volume]),
+        ...Object.keys(env).flatMap((key) => ['-e', key]),
+        TOOLS_IMAGE,
+        ...args,
+      ],
+      { env: { ...process.env, ...env }, log: logFile('tools-proof') },
+    );
+  const made = await tools(
+    { MONGO_URL: mongoUrl, WALLET_MONGO_DB: source, BACKUP_AGE_RECIPIENTS: recipient, ...s3 },
+    ['backup', '--services', 'wallet'],
+    [`${join(dir, 'backups')}:/backups`],
+  );
+  const url = made.stdout.split('\n').find((line) => line.startsWith('s3://'));
+  if (!url) throw new Error(`backup printed no s3:// URL: ${made.stdout}`);
+  const listed = await tools(s3, ['backup', 'list']);
+  if (!listed.stdout.split('\n').includes(url)) throw new Error(`backup list does not name ${url}: ${listed.stdout}`);
+  const target = `${source}_restored`;
+  await tools(
+    { MONGO_URL: mongoUrl, WALLET_MONGO_DB: target, BACKUP_DOWNLOAD_DIR: '/tmp', ...s3 },
+    ['restore', url, '--identity', '/keys/identity'],
+    [`${join(dir, 'tmp')}:/tmp`, `${join(dir, 'keys')}:/keys:ro`],
+  );
+  const count = await client.db(target).collection('ledger').countDocuments();
+  if (count !== 7) throw new Error(`the restore from ${url} holds ${count} documents, not 7`);
+  const dlq = await tools({ AMQP_URL: amqpUrl, BUS_NAMESPACE: namespace }, ['dlq', 'list']);
+  const plan = await tools({ AMQP_URL: amqpUrl, BUS_NAMESPACE: namespace }, ['migrate-queues', '--list']);
+  if (!/dead letter\(s\)/.test(dlq.stdout) || plan.stdout.split('\n').length < 8)
+    throw new Error(`dlq list / migrate-queues --list answered:\n${dlq.stdout}\n${plan.stdout}`);
+  say(
+    `${TOOLS_IMAGE}: backup (age, to S3 on moto) → backup list → restore from ${url.replace(/[^/]+\/$/, '…/')} alone: 7 of 7 documents; dlq list, migrate-queues --list on the broker (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+  );
 }
 
 // ---- 5. compose
@@ -866,6 +956,8 @@ const STEP_RUNNERS = {
   tools: async () => {
     await hadolint();
     await buildTools();
+    const { mongoUrl, amqpUrl } = await startInfra();
+    await proveTools({ mongoUrl, amqpUrl, namespace: `tools-${Date.now().toString(36)}` });
   },
 };
 const asked = process.argv.slice(2);
