@@ -312,8 +312,8 @@ describe('backups and operations Jobs run the tools image (marketplace-tools)', 
     expect(env.BACKUP_AGE_RECIPIENTS).toEqual({ name: 'marketplace-backup-age', key: 'recipients' });
     for (const name of ['BACKUP_S3_BUCKET', 'BACKUP_S3_ENDPOINT', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'])
       expect(env[name]).toMatchObject({ name: 'marketplace-backup-s3', optional: true });
-    const root = env.BACKUP_ROOT as string;
-    const mount = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === root);
+    const backupRoot = env.BACKUP_ROOT as string;
+    const mount = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === backupRoot);
     const volume = pod.volumes.find((v: { name: string }) => v.name === mount.name);
     const claim = one('prod', 'PersistentVolumeClaim', volume.persistentVolumeClaim.claimName);
     expect(claim.spec.resources.requests.storage).toMatch(/Gi$/);
