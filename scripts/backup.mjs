@@ -29,7 +29,7 @@
 // restore writes into the database so named, or the one the manifest recorded when unset.
 //
 // With BACKUP_S3_BUCKET each backup is then copied to S3-compatible object storage (archives
-// first, each checked by the server against its SHA-256, the manifest last); `restore` takes an
+// first, each sent with its SHA-256 for S3 to check, the manifest last); `restore` takes an
 // s3://bucket/prefix/name as well as a folder, and the retention limits apply to the bucket too.
 //
 // Not done: point-in-time recovery (a dump is each database as it was during its own dump; the
@@ -371,7 +371,7 @@ export function parseS3Url(url) {
 
 /**
  * Copies a backup folder to `<prefix><folder name>/` in the bucket: the archives first, each sent
- * with the SHA-256 of its manifest entry (the server refuses a body that does not match), then
+ * with the SHA-256 of its manifest entry (x-amz-checksum-sha256: S3 refuses a body that does not match), then
  * manifest.json, so a backup whose manifest is in the bucket is whole. Refuses archives that are
  * not age-encrypted unless BACKUP_S3_ALLOW_PLAINTEXT=true.
  */
