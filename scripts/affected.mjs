@@ -19,6 +19,8 @@
 //     scripts/contracts.mjs and scripts/contract-gates/ (with deploy for scripts/lib/go-tools.mjs);
 //     infra for scripts/mixed-versions.mjs (its release resolution is tested there); nothing for
 //     contracts/released/ (the gates, which always run, read it);
+//   - scripts for the runbooks (README.md, docs/*.md, k8s/README.md, services' READMEs: every command
+//     they name is run), and scripts with e2e for the operations scripts (backup, reconcile, dlq, tools);
 //   - e2e for docs/observability.md and deploy for k8s/README.md (tests read them), deploy and e2e
 //     for k8s/components/monitoring/ (the metrics test reads the alerts and the dashboard);
 //   - nothing for documentation (every other *.md: READMEs, CHANGELOGs, changeset notes; docs/), bench/,
@@ -77,7 +79,19 @@ const UNTESTED_FILES = [
 ];
 const UNTESTED_FOLDERS = ['docs/', 'bench/', 'scripts/k8s/', 'clients/'];
 /** Documentation a test reads: the metrics test holds docs/observability.md to what is exported; deploy's holds k8s/README.md to the overlays. */
-const READ_BY_TESTS = { 'docs/observability.md': ['e2e'], 'k8s/README.md': ['deploy'] };
+const READ_BY_TESTS = { 'docs/observability.md': ['e2e', 'scripts'], 'k8s/README.md': ['deploy', 'scripts'] };
+/** The runbooks whose every command scripts/test/runbooks.test.ts runs (scripts/lib/runbooks.mjs). */
+const isRunbook = (file) => file === 'README.md' || /^docs\/[^/]+\.md$/.test(file) || /^services\/[^/]+\/README\.md$/.test(file);
+/** The operations scripts: their tests (scripts/test/) and the runs through a system (e2e: the restore drill, dead letters, queue migration). */
+const OPERATIONS_FILES = [
+  'scripts/backup.mjs',
+  'scripts/reconcile.mjs',
+  'scripts/dlq.mjs',
+  'scripts/tools.mjs',
+  'scripts/lib/deps.mjs',
+  'scripts/lib/moto.mjs',
+  'scripts/lib/runbooks.mjs',
+];
 
 const say = (line) => console.error(`[affected] ${line}`);
 
@@ -110,6 +124,7 @@ function classify(file, dependants) {
   // Files a test reads although they are documentation or deployment: the tests that read them.
   if (Object.hasOwn(READ_BY_TESTS, file)) return { projects: READ_BY_TESTS[file] };
   if (file.startsWith('k8s/components/monitoring/')) return { projects: ['deploy', 'e2e'] }; // e2e/test/metrics.test.ts
+  if (isRunbook(file)) return { projects: ['scripts'] }; // every command it names must exist
   if (file.endsWith('.md')) return { projects: [] }; // no other test reads documentation
   const project = Object.keys(PROJECTS).find((name) => file.startsWith(`${PROJECTS[name]}/`));
   if (project && FOUNDATIONS.includes(project)) return { all: `packages/${project}, which every project builds on` };
@@ -127,7 +142,8 @@ function classify(file, dependants) {
     return { projects: [...selected] };
   }
   if (DEPLOY_FILES.includes(file) || DEPLOY_FOLDERS.some((folder) => file.startsWith(folder))) return { projects: ['deploy'] };
-  if (file === 'scripts/migrate-queues.mjs') return { projects: ['e2e'] };
+  if (file === 'scripts/migrate-queues.mjs') return { projects: ['e2e', 'scripts'] };
+  if (OPERATIONS_FILES.includes(file)) return { projects: ['scripts', 'e2e'] };
   if (file === 'scripts/contracts.mjs' || file.startsWith('scripts/contract-gates/')) return { projects: ['scripts'] };
   if (file === 'scripts/lib/go-tools.mjs') return { projects: ['scripts', 'deploy'] };
   if (file === 'scripts/mixed-versions.mjs') return { projects: ['infra'] }; // its release resolution: packages/infra/test

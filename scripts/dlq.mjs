@@ -2,13 +2,16 @@
 // Lists and replays dead letters (ADR 0005: a message that failed its retries, or could never be
 // read, waits in `<queue>.dlq`).
 //
-//   npm run dlq -- list <queue> [--limit N] [--json]
-//   npm run dlq -- replay <queue> [--limit N] [--id <messageId>] [--json]
+//   npm run dlq -- list [--json]                                   every dead-letter queue and its count
+//   npm run dlq -- list <queue> [--limit N] [--json]               the dead letters of one queue
+//   npm run dlq -- replay <queue> [--limit N] [--id <messageId>]… [--json]
+//   npm run dlq -- drop <queue> --id <messageId> [--id …] [--json]
 //
 // <queue> is a consuming queue (`crm.bookings`) or its dead-letter queue (`crm.bookings.dlq`);
 // with BUS_NAMESPACE set it is taken under that namespace. AMQP_URL names the broker
 // (default amqp://guest:guest@127.0.0.1:5672). `list` changes nothing: every message it reads
-// goes back to the queue. `replay` sends each message to the consuming queue only (not to the
+// goes back to the queue; without a queue it counts the dead letters of every consuming queue of
+// the platform (SUBSCRIPTIONS in packages/contracts) without reading any. `replay` sends each message to the consuming queue only (not to the
 // exchange, whose other consumers already have it), its retry count reset, and removes it from
 // the dead-letter queue after the broker confirmed the copy. Consumers are idempotent, so a
 // replay of something that was applied after all changes nothing. The queues are quorum queues
@@ -19,26 +22,51 @@
 // own AMQP_URL: a dead letter carries that service's user-id, and the broker lets only that user
 // send it again (the consumer takes it back as its own copy). An event refused because another
 // service published it (`x-refused`) is never replayed: it stays for a person to look at.
+// `drop` removes the dead letters named by --id (each printed first) and puts the others back:
+// for an event that should never have been sent. It never drops without an id.
 import { createRequire } from 'node:module';
 import { URL, fileURLToPath } from 'node:url';
+import { amqplib } from './lib/deps.mjs';
 
-const require = createRequire(fileURLToPath(new URL('../packages/infra/package.json', import.meta.url)));
-const amqp = require('amqplib');
+const root = fileURLToPath(new URL('..', import.meta.url));
+const amqp = amqplib(root);
 
-const USAGE = 'usage: npm run dlq -- list|replay <queue> [--limit N] [--id <messageId>] [--json]';
+const COMMANDS = ['list', 'replay', 'drop'];
+const USAGE = `usage:
+  npm run dlq -- list [--json]                                  every dead-letter queue and how many it holds
+  npm run dlq -- list <queue> [--limit N] [--json]              the dead letters of one queue (all stay)
+  npm run dlq -- replay <queue> [--limit N] [--id <messageId>]… [--json]
+  npm run dlq -- drop <queue> --id <messageId> [--id …] [--json]
+<queue>: a consuming queue (crm.bookings) or its dead-letter queue (crm.bookings.dlq).
+Environment: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672), BUS_NAMESPACE.`;
+
+class UsageError extends Error {}
 
 function parseArgs(argv) {
-  const [command, queue, ...rest] = argv;
-  const options = { limit: Infinity, id: null, json: false };
+  const [command, ...rest] = argv;
+  if (command === '--help' || command === '-h') return { help: true };
+  if (!COMMANDS.includes(command)) throw new UsageError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
+  const options = { command, queue: null, limit: Infinity, ids: [], json: false, help: false };
   for (let i = 0; i < rest.length; i += 1) {
-    if (rest[i] === '--json') options.json = true;
-    else if (rest[i] === '--limit') options.limit = Number(rest[++i]);
-    else if (rest[i] === '--id') options.id = rest[++i];
-    else throw new Error(`unknown option ${rest[i]}\n${USAGE}`);
+    const arg = rest[i];
+    if (arg === '--json') options.json = true;
+    else if (arg === '--help' || arg === '-h') options.help = true;
+    else if (arg === '--limit') options.limit = Number(rest[++i]);
+    else if (arg === '--id') {
+      const id = rest[++i];
+      if (!id) throw new UsageError(`--id needs a message id\n${USAGE}`);
+      options.ids.push(id);
+    } else if (arg.startsWith('-')) throw new UsageError(`unknown option ${arg}\n${USAGE}`);
+    else if (options.queue === null) options.queue = arg;
+    else throw new UsageError(`unexpected argument ${arg}\n${USAGE}`);
   }
-  if (!['list', 'replay'].includes(command) || !queue) throw new Error(USAGE);
-  if (!(options.limit > 0)) throw new Error(`--limit must be a positive number\n${USAGE}`);
-  return { command, queue, ...options };
+  if (options.help) return options;
+  if (!(options.limit > 0)) throw new UsageError(`--limit must be a positive number\n${USAGE}`);
+  if (command !== 'list' && !options.queue) throw new UsageError(`${command} needs a queue\n${USAGE}`);
+  if (command === 'drop' && options.ids.length === 0)
+    throw new UsageError(`drop needs --id <messageId> (it never drops everything)\n${USAGE}`);
+  if (command === 'list' && options.ids.length > 0) throw new UsageError(`list takes no --id\n${USAGE}`);
+  return options;
 }
 
 function queueNames(given) {
@@ -98,7 +126,7 @@ async function replay(connection, names, options) {
   const replayed = [];
   const refused = [];
   for (const msg of messages) {
-    if (options.id && msg.properties.messageId !== options.id) {
+    if (options.ids.length > 0 && !options.ids.includes(msg.properties.messageId)) {
       channel.nack(msg, false, true);
       continue;
     }
@@ -133,17 +161,69 @@ async function replay(connection, names, options) {
   }
 }
 
+/** The platform's consuming queues (SUBSCRIPTIONS), from the built contracts. */
+function platformQueues() {
+  const contracts = createRequire(`${root}packages/contracts/package.json`)('./dist/index.js');
+  return contracts.SUBSCRIPTION_LIST.map((subscription) => subscription.queue);
+}
+
+/** How many dead letters each consuming queue's `.dlq` holds (checkQueue: nothing is read). */
+async function summary(connection, options) {
+  const rows = [];
+  for (const queue of platformQueues()) {
+    const { deadLetter } = queueNames(queue);
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined); // a queue that does not exist closes the channel: reported below
+    try {
+      const { messageCount } = await channel.checkQueue(deadLetter);
+      rows.push({ queue: deadLetter, deadLetters: messageCount });
+      await channel.close();
+    } catch {
+      rows.push({ queue: deadLetter, deadLetters: null });
+    }
+  }
+  const total = rows.reduce((sum, row) => sum + (row.deadLetters ?? 0), 0);
+  if (options.json) process.stdout.write(`${JSON.stringify({ total, queues: rows })}\n`);
+  else {
+    const width = Math.max(...rows.map((row) => row.queue.length));
+    for (const row of rows) process.stdout.write(`${row.queue.padEnd(width)}  ${row.deadLetters ?? 'not declared'}\n`);
+    process.stdout.write(`${total} dead letter(s)${total > 0 ? ': `npm run dlq -- list <queue>` shows them' : ''}\n`);
+  }
+}
+
+async function drop(connection, names, options) {
+  const channel = await connection.createChannel();
+  const { total, messages } = await readAll(channel, names.deadLetter, options.limit);
+  const dropped = [];
+  for (const msg of messages) {
+    if (options.ids.includes(msg.properties.messageId)) {
+      dropped.push(describe(msg));
+      channel.ack(msg);
+    } else channel.nack(msg, false, true);
+  }
+  await channel.close();
+  const missing = options.ids.filter((id) => !dropped.some((row) => row.messageId === id));
+  if (options.json) process.stdout.write(`${JSON.stringify({ queue: names.deadLetter, total, dropped, missing })}\n`);
+  else {
+    process.stdout.write(`${names.deadLetter}: dropped ${dropped.length} of ${total}\n`);
+    for (const row of dropped) process.stdout.write(`- dropped ${row.messageId} ${row.routingKey}\n  body: ${row.body}\n`);
+    for (const id of missing) process.stdout.write(`- not found: ${id}\n`);
+  }
+  if (missing.length > 0) process.exitCode = 1;
+}
+
 async function main() {
-  if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
+  const options = parseArgs(process.argv.slice(2));
+  if (options.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const options = parseArgs(process.argv.slice(2));
-  const names = queueNames(options.queue);
   const connection = await amqp.connect(process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
   try {
-    if (options.command === 'list') await list(connection, names, options);
-    else await replay(connection, names, options);
+    if (options.command === 'list' && !options.queue) await summary(connection, options);
+    else if (options.command === 'list') await list(connection, queueNames(options.queue), options);
+    else if (options.command === 'drop') await drop(connection, queueNames(options.queue), options);
+    else await replay(connection, queueNames(options.queue), options);
   } finally {
     await connection.close().catch(() => undefined);
   }
@@ -151,5 +231,5 @@ async function main() {
 
 main().catch((err) => {
   process.stderr.write(`${err.message}\n`);
-  process.exit(1);
+  process.exit(err instanceof UsageError ? 2 : 1);
 });

@@ -12,19 +12,21 @@
 // keep consumers of the previous version before the run gives up (default 60000).
 import { createRequire } from 'node:module';
 import { URL, fileURLToPath } from 'node:url';
+import { amqplib } from './lib/deps.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const requireFrom = (pkg) => createRequire(`${root}${pkg}/package.json`);
-const amqp = requireFrom('packages/infra')('amqplib');
+const amqp = amqplib(root);
 const kit = requireFrom('packages/kit')('./dist/index.js');
 
 const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review'];
 const USAGE = `usage: node scripts/migrate-queues.mjs [${SERVICES.join('|')}...] [--list] [--wait-ms N] [--json]`;
 
 function parseArgs(argv) {
-  const options = { services: [], list: false, json: false, waitMs: 60_000 };
+  const options = { services: [], list: false, json: false, waitMs: 60_000, help: false };
   for (let i = 0; i < argv.length; i += 1) {
-    if (argv[i] === '--list') options.list = true;
+    if (argv[i] === '--help' || argv[i] === '-h') options.help = true;
+    else if (argv[i] === '--list') options.list = true;
     else if (argv[i] === '--json') options.json = true;
     else if (argv[i] === '--wait-ms') options.waitMs = Number(argv[++i]);
     else if (SERVICES.includes(argv[i])) options.services.push(argv[i]);
@@ -71,6 +73,10 @@ function plansOf(services, names) {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
+  if (options.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const names = new kit.BusNames(process.env.BUS_NAMESPACE ?? '');
   const plans = plansOf(options.services, names);
   const print = (line) => process.stdout.write(`${line}\n`);

@@ -31,10 +31,10 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { targetsOf } from './backup.mjs';
+import { mongodb } from './lib/deps.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const fromMongoose = createRequire(createRequire(join(root, 'packages/infra/package.json')).resolve('mongoose'));
-const { MongoClient } = fromMongoose('mongodb');
+const { MongoClient } = mongodb(root);
 
 const log = (line) => console.error(`[reconcile] ${line}`);
 const ACTIVE_HOLD = ['Held', 'Pending'];
@@ -238,6 +238,10 @@ export async function reconcile({ env = process.env, dryRun = false } = {}) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log('usage: npm run reconcile [-- --dry-run]   (environment: see the head of scripts/reconcile.mjs)');
+    process.exit(0);
+  }
   const unknown = args.filter((a) => a !== '--dry-run');
   if (unknown.length > 0) {
     console.error(`usage: npm run reconcile [-- --dry-run] (unknown ${unknown.join(' ')})`);

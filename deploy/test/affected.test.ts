@@ -59,7 +59,7 @@ describe('the selection of a change', () => {
     ]) {
       expect([file, forFiles(file).projects]).toEqual([file, ['deploy']]);
     }
-    expect(forFiles('scripts/migrate-queues.mjs').projects).toEqual(['e2e']);
+    expect(forFiles('scripts/migrate-queues.mjs').projects).toEqual(['e2e', 'scripts']); // and its --help in the runbooks test
   });
 
   test('the contract gates select their own tests; the released contracts nothing (the gates always run after the tests)', () => {
@@ -73,16 +73,19 @@ describe('the selection of a change', () => {
   });
 
   test('documentation a test reads selects that test: docs/observability.md (metrics), k8s/README.md (manifests), the monitoring component', () => {
-    expect(forFiles('docs/observability.md').projects).toEqual(['e2e']);
-    expect(forFiles('k8s/README.md').projects).toEqual(['deploy']);
+    expect(forFiles('docs/observability.md').projects).toEqual(['e2e', 'scripts']);
+    expect(forFiles('k8s/README.md').projects).toEqual(['deploy', 'scripts']);
     expect(forFiles('k8s/components/monitoring/prometheus-rule.yaml').projects).toEqual(['e2e', 'deploy']);
+  });
+
+  test('a runbook selects the test that runs every command it names; the operations scripts select theirs', () => {
+    for (const file of ['README.md', 'docs/releasing.md', 'docs/operations.md', 'services/wallet/README.md'])
+      expect(forFiles(file).projects).toEqual(['scripts']);
+    expect(forFiles('scripts/dlq.mjs', 'scripts/lib/runbooks.mjs')).toMatchObject({ all: false, projects: ['e2e', 'scripts'] });
   });
 
   test('documentation, benches and lint configuration select nothing', () => {
     const none = forFiles(
-      'README.md',
-      'docs/releasing.md',
-      'services/wallet/README.md',
       'services/wallet/CHANGELOG.md',
       'packages/contracts/README.md',
       '.changeset/brave-lions-sing.md',

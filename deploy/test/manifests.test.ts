@@ -81,8 +81,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   });
 
   test('pods are hardened: non-root, read-only root file system, no privilege, resources, pinned images', () => {
-    for (const workload of [...byKind(overlay, 'Deployment'), ...byKind(overlay, 'StatefulSet')]) {
-      const pod = workload.spec.template.spec;
+    const podOf = (workload: K8sObject) => (workload.kind === 'CronJob' ? workload.spec.jobTemplate.spec : workload.spec).template.spec;
+    for (const workload of [...byKind(overlay, 'Deployment'), ...byKind(overlay, 'StatefulSet'), ...byKind(overlay, 'CronJob')]) {
+      const pod = podOf(workload);
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       expect(pod.automountServiceAccountToken).toBe(false);
       for (const c of pod.containers) {
@@ -262,14 +263,96 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
       expect(allowed('prod', app('catalog'), rabbit[0]!, 25672)).toBe(false);
     });
 
-    test('the wallet, alone, reaches the payment provider on 443', () => {
+    test('the wallet (the payment provider) and the operations Jobs (S3-compatible storage), alone, reach outside on 443', () => {
       const egress = byKind('prod', 'NetworkPolicy').filter(
         (p) => p.spec.policyTypes.includes('Egress') && (p.spec.egress ?? []).some((r: Rule) => r.to?.some((peer) => peer.ipBlock)),
       );
-      expect(egress.map((p) => p.spec.podSelector)).toEqual([{ matchLabels: { 'app.kubernetes.io/name': 'wallet' } }]);
-      expect(egress[0]!.spec.egress.flatMap((r: Rule) => r.ports)).toEqual([{ protocol: 'TCP', port: 443 }]);
+      expect(egress.map((p) => p.spec.podSelector)).toEqual(
+        expect.arrayContaining([{ matchLabels: { 'app.kubernetes.io/name': 'wallet' } }, { matchLabels: { 'marketplace/tier': 'ops' } }]),
+      );
+      expect(egress).toHaveLength(2);
+      for (const policy of egress)
+        expect(policy.spec.egress.filter((r: Rule) => r.to?.some((peer) => peer.ipBlock)).flatMap((r: Rule) => r.ports)).toEqual([
+          { protocol: 'TCP', port: 443 },
+        ]);
+    });
+
+    test('the operations Jobs (backup, restore, dlq, migrate-queues) reach MongoDB and RabbitMQ, and no service', () => {
+      const { mongo, rabbit } = data();
+      const ops: Pod = { ns, labels: one('prod', 'CronJob', 'marketplace-backup').spec.jobTemplate.spec.template.metadata.labels };
+      expect(allowed('prod', ops, dns, 53)).toBe(true);
+      expect(allowed('prod', ops, mongo[0]!, 27017)).toBe(true);
+      expect(allowed('prod', ops, rabbit[0]!, 5672)).toBe(true);
+      for (const name of SERVICES) expect(allowed('prod', ops, app(name), port(name))).toBe(false);
+      expect(allowed('prod', ops, rabbit[0]!, 25672)).toBe(false);
     });
   }
+});
+
+describe('backups and operations Jobs run the tools image (marketplace-tools)', () => {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const backupPod = (): any => one('prod', 'CronJob', 'marketplace-backup').spec.jobTemplate.spec.template.spec;
+
+  test('prod: the CronJob dumps hourly, one run at a time, to the backup volume, encrypted for the Secret’s recipients, with retention', () => {
+    const cron = one('prod', 'CronJob', 'marketplace-backup');
+    expect(cron.metadata.namespace).toBe('marketplace');
+    expect(cron.spec).toMatchObject({ concurrencyPolicy: 'Forbid', startingDeadlineSeconds: expect.any(Number) });
+    expect(cron.spec.schedule).toMatch(/^\d+ \* \* \* \*$/);
+    const pod = backupPod();
+    const c = pod.containers[0];
+    expect(c.image).toMatch(/^marketplace-tools:[0-9]/);
+    expect(c.args.slice(0, 1)).toEqual(['backup']);
+    expect(c.args).toEqual(expect.arrayContaining(['--keep', '--keep-days', '--s3-keep-days']));
+    const env = Object.fromEntries(
+      (
+        c.env as Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string; optional?: boolean } } }>
+      ).map((e) => [e.name, e.value ?? e.valueFrom!.secretKeyRef]),
+    );
+    expect(env.MONGO_URL).toEqual({ name: 'marketplace-mongo-backup', key: 'connectionString.standard' });
+    expect(env.BACKUP_AGE_RECIPIENTS).toEqual({ name: 'marketplace-backup-age', key: 'recipients' });
+    for (const name of ['BACKUP_S3_BUCKET', 'BACKUP_S3_ENDPOINT', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'])
+      expect(env[name]).toMatchObject({ name: 'marketplace-backup-s3', optional: true });
+    const backupRoot = env.BACKUP_ROOT as string;
+    const mount = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === backupRoot);
+    const volume = pod.volumes.find((v: { name: string }) => v.name === mount.name);
+    const claim = one('prod', 'PersistentVolumeClaim', volume.persistentVolumeClaim.claimName);
+    expect(claim.spec.resources.requests.storage).toMatch(/Gi$/);
+    expect(pod.securityContext.fsGroup).toBe(1000); // the volume is writable by the image's user
+    // The `backup` user reads every database and writes none.
+    const users = byKind('prod', 'MongoDBCommunity')[0]!.spec.users as Array<{ name: string; roles: Array<{ name: string; db: string }> }>;
+    expect(users.find((u) => u.name === 'backup')!.roles).toEqual([{ name: 'backup', db: 'admin' }]);
+    expect(byKind('dev', 'CronJob')).toEqual([]);
+  });
+
+  test('k8s/jobs/ (restore, dlq, migrate-queues): valid against the 1.33 schemas, hardened, scored as the workloads', () => {
+    const files = ['restore', 'dlq', 'migrate-queues'].map((name) => join(root, 'k8s', 'jobs', `${name}.yaml`));
+    const jobs = files.flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((doc) => doc.toJS() as K8sObject));
+    expect(jobs.map((job) => [job.kind, job.metadata.namespace])).toEqual(Array(3).fill(['Job', 'marketplace']));
+    // Checked beside the prod overlay they run in: its NetworkPolicies select them.
+    const dir = mkdtempSync(join(tmpdir(), 'k8s-jobs-'));
+    const file = join(dir, 'prod-and-jobs.yaml');
+    writeFileSync(file, [rendered.prod!.yaml, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n---\n'));
+    const checked = checkK8s('--file', file)[file]!;
+    expect(checked.kubeconform.filter((r) => r.status !== 'valid')).toEqual([]);
+    const jobFindings = checked.kubeScore.filter((f) => f.object.startsWith('Job/'));
+    expect(jobFindings.filter((f) => f.check !== 'container-security-context-user-group-id')).toEqual([]);
+    for (const job of jobs) {
+      const pod = job.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.serviceAccountName).toBe(backupPod().serviceAccountName);
+      expect(job.spec.template.metadata.labels['marketplace/tier']).toBe('ops');
+      for (const c of pod.containers) {
+        expect(c.image).toBe(backupPod().containers[0].image);
+        expect(c.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+        expect(c.args[0]).toBe(job.metadata.name.replace(/^marketplace-/, ''));
+      }
+    }
+  }, 300_000);
 });
 
 describe('the overlays differ where they should', () => {
@@ -301,7 +384,11 @@ describe('the overlays differ where they should', () => {
       });
       expect(env.find((e) => e.name === 'AMQP_URL')?.valueFrom?.secretKeyRef).toEqual({ name: `marketplace-amqp-${name}`, key: 'url' });
     }
-    expect(mdbc.spec.users.map((u: { name: string }) => u.name).sort()).toEqual([...SERVICES].sort());
+    // Besides: the operations users, used by no service (backup reads every database; restore writes them).
+    expect(mdbc.spec.users.map((u: { name: string }) => u.name).sort()).toEqual([...SERVICES, 'backup', 'restore'].sort());
+    for (const name of SERVICES)
+      for (const other of ['marketplace-mongo-backup', 'marketplace-mongo-restore'])
+        expect(JSON.stringify(envOf('prod', name))).not.toContain(`"${other}"`);
   });
 
   test('prod: a RabbitMQ user per service, whose permissions are busPermissions (only its own events on the exchange)', () => {
