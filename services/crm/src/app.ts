@@ -6,7 +6,7 @@ import { customerHandlers } from './http/customers.handlers';
 
 export interface AppDeps {
   config: Readonly<CrmConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
   parts: Pick<CrmParts, 'relationships'>;
 }
 
@@ -19,7 +19,7 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'crm',
-        publicKey: config.JWT_PUBLIC_KEY,
+        publicKey: runtime.accessKeys,
         guardedPrefixes: ['/customers'],
         // These answered with and without their final slash (a router's root under `/customers`).
         optionalTrailingSlash: ['GET /customers', 'POST /customers'],

@@ -6,7 +6,7 @@ import { reviewHandlers } from './http/reviews.handlers';
 
 export interface AppDeps {
   config: Readonly<ReviewConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
   reviews: Reviews;
 }
 
@@ -22,7 +22,7 @@ export function createApp({ config, runtime, reviews }: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'review',
-        publicKey: config.JWT_PUBLIC_KEY,
+        publicKey: runtime.accessKeys,
         guardedPrefixes: ['/reviews'],
         handlers: reviewHandlers(reviews),
       }),
