@@ -87,7 +87,9 @@ describe('access tokens verified by kid against the gateway JWKS (jwks-rsa)', ()
     const before = server.fetches;
     server.kids = ['k1', 'k2'];
     // Concurrent first tokens of the new kid share one fetch.
-    await Promise.all([1, 2, 3].map((n) => expect(verifyAccessToken(tokenOf('k2', 900 + n), keys)).resolves.toMatchObject({ id: user.id })));
+    await Promise.all(
+      [1, 2, 3].map((n) => expect(verifyAccessToken(tokenOf('k2', 900 + n), keys)).resolves.toMatchObject({ id: user.id })),
+    );
     expect(server.fetches - before).toBe(1);
     await expect(verifyAccessToken(tokenOf('k2', 950), keys)).resolves.toMatchObject({ id: user.id });
     expect(server.fetches - before).toBe(1);

@@ -11,7 +11,8 @@ const standard = { subject: user.id, issuer: 'marketplace-gateway', audience: 'm
 describe('verifyAccessToken (the public key parsed once and reused)', () => {
   test('a token the gateway signed is accepted, every time', async () => {
     const token = signTestToken(keys.privateKey, user);
-    for (let i = 0; i < 3; i += 1) await expect(verifyAccessToken(token, keys.publicKey)).resolves.toMatchObject({ id: user.id, role: 'buyer' });
+    for (let i = 0; i < 3; i += 1)
+      await expect(verifyAccessToken(token, keys.publicKey)).resolves.toMatchObject({ id: user.id, role: 'buyer' });
   });
 
   test('keys are not mixed up: a token of another key pair is refused under this one', async () => {

@@ -15,7 +15,7 @@ export interface AppDeps {
  * (a token is read when sent); anything else under it, and everything under `/v1/shops` and
  * `/v1/products`, needs a token before it hears 404 or 405.
  */
-export function createApp({ config, runtime, parts }: AppDeps): Express {
+export function createApp({ runtime, parts }: AppDeps): Express {
   return createService({
     name: 'catalog',
     log: runtime.log,

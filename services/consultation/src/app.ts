@@ -28,7 +28,7 @@ export interface AppDeps {
  * under one that no entry answers needs a token before it hears 404 or 405.
  */
 export function createApp(deps: AppDeps): Express {
-  const { config, runtime } = deps;
+  const { runtime } = deps;
   return createService({
     name: 'consultation',
     log: runtime.log,

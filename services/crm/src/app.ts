@@ -11,7 +11,7 @@ export interface AppDeps {
 }
 
 /** The CRM's entries of the contracts' endpoint table: every `/customers` path needs a verified token. */
-export function createApp({ config, runtime, parts }: AppDeps): Express {
+export function createApp({ runtime, parts }: AppDeps): Express {
   return createService({
     name: 'crm',
     log: runtime.log,

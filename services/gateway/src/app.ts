@@ -66,7 +66,7 @@ export function createApp({ config, runtime, identity, keys, counter, devices, d
       );
       mountEndpoints(app, {
         service: 'gateway',
-        publicKey: keys.publicKey,
+        publicKey: keys.set,
         handlers: authHandlers(identity, keys, config.TRUST_PROXY, registrations, {
           settings: devices,
           secureCookies: config.NODE_ENV === 'production',
@@ -82,7 +82,7 @@ export function createApp({ config, runtime, identity, keys, counter, devices, d
       origins: corsOrigins(config),
       securityHeaders: securityHeaders(),
       perIp: limit('ip', config.RATE_LIMIT_IP_PER_MIN, 'minute', 'allow'),
-      perUser: perUser ? { limiter: perUser, tokens: new TokenUsers(keys.publicKey) } : null,
+      perUser: perUser ? { limiter: perUser, tokens: new TokenUsers(keys.set) } : null,
       slotsPerIp: limit('slots', config.RATE_LIMIT_SLOTS_PER_MIN, 'minute', 'allow'),
       trustProxyHops: config.TRUST_PROXY,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,

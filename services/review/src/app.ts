@@ -14,7 +14,7 @@ export interface AppDeps {
  * The review entries of the contracts' endpoint table: `GET /reviews/by-entity` is public, the
  * rest needs a token, and so does anything else under `/reviews` before it hears 404 or 405.
  */
-export function createApp({ config, runtime, reviews }: AppDeps): Express {
+export function createApp({ runtime, reviews }: AppDeps): Express {
   return createService({
     name: 'review',
     log: runtime.log,

@@ -85,7 +85,7 @@ export function jwksAccessKeys(options: JwksAccessKeysOptions): JwksAccessKeys {
       // The JWKS cannot be fetched now (the gateway away, a timeout, the fetch limit reached).
       const stale = known.get(kid);
       if (stale && Date.now() - stale.seenAt <= options.staleSeconds * 1000) return stale.pem;
-      options.log.warn({ err: (err as Error).message, kid }, 'JWKS unavailable and the key is not known; token refused');
+      options.log.warn({ err, kid }, 'JWKS unavailable and the key is not known; token refused');
       throw refused();
     }
   };
@@ -99,7 +99,7 @@ export function jwksAccessKeys(options: JwksAccessKeysOptions): JwksAccessKeys {
         failures = 0;
       } catch (err) {
         failures += 1;
-        options.log.warn({ err: (err as Error).message, url: options.url }, ready ? 'JWKS refresh failed; keeping the keys' : 'JWKS not loaded yet; retrying');
+        options.log.warn({ err, url: options.url }, ready ? 'JWKS refresh failed; keeping the keys' : 'JWKS not loaded yet; retrying');
       }
       if (stopped) return;
       // Until the first set is loaded: retried at 0.5 s, doubling to 10 s; then every cacheSeconds.
