@@ -1,4 +1,4 @@
-import { JwksClient, SigningKeyNotFoundError } from 'jwks-rsa';
+import { JwksClient, JwksRateLimitError, SigningKeyNotFoundError } from 'jwks-rsa';
 import { Unauthenticated } from '../errors';
 import type { Logger } from '../logger';
 
@@ -62,6 +62,7 @@ export function jwksAccessKeys(options: JwksAccessKeysOptions): JwksAccessKeys {
   /** The last set served: kid → its PEM and when it was last seen in the JWKS. */
   let known = new Map<string, { pem: string; seenAt: number }>();
   let ready = false;
+  let lastWarnedAt = 0;
   const remember = (kid: string, pem: string) => known.set(kid, { pem, seenAt: Date.now() });
   const refresh = async () => {
     const keys = await client.getSigningKeys();
@@ -85,7 +86,11 @@ export function jwksAccessKeys(options: JwksAccessKeysOptions): JwksAccessKeys {
       // The JWKS cannot be fetched now (the gateway away, a timeout, the fetch limit reached).
       const stale = known.get(kid);
       if (stale && Date.now() - stale.seenAt <= options.staleSeconds * 1000) return stale.pem;
-      options.log.warn({ err, kid }, 'JWKS unavailable and the key is not known; token refused');
+      // At most one line per 10 s: tokens with invented kids must not flood the log.
+      if (!(err instanceof JwksRateLimitError) && Date.now() - lastWarnedAt > 10_000) {
+        lastWarnedAt = Date.now();
+        options.log.warn({ err, kid }, 'JWKS unavailable and the key is not known; token refused');
+      }
       throw refused();
     }
   };
