@@ -2,7 +2,16 @@ import { createPublicKey } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { accessKeysFrom, authenticate, createService, currentUser, jwksAccessKeys, verifyAccessToken } from '@mkt/kit';
+import {
+  accessKeysFrom,
+  authenticate,
+  createDatabase,
+  createRuntime,
+  createService,
+  currentUser,
+  jwksAccessKeys,
+  verifyAccessToken,
+} from '@mkt/kit';
 import { call, listenOnFreePort, makeKeyPair, signTestToken, type KeyPair } from '@mkt/infra';
 
 const log = pino({ level: 'silent' });
@@ -179,6 +188,34 @@ describe('access tokens verified by kid against the gateway JWKS (jwks-rsa)', ()
       expect(refused.body).toMatchObject({ success: false, errors: [{ code: 'unauthenticated' }] });
       expect((await as(tokenOf('k2'))).body.data).toMatchObject({ id: user.id });
     } finally {
+      await listening.close();
+    }
+  });
+
+  test("a service's runtime made with JWT_JWKS_URL: /readyz is 503 (keys loading) until the gateway's JWKS answers, then 200", async () => {
+    const server = await jwks(['k1']);
+    await server.down();
+    const runtime = createRuntime({
+      name: 'keys-ready-test',
+      config: { AMQP_URL: 'amqp://unused', JWT_JWKS_URL: server.url, JWT_JWKS_CACHE_SECONDS: 60 },
+      log,
+      db: createDatabase(),
+      readinessNeedsDatabase: false,
+    });
+    const app = createService({ name: 'keys-ready-test', log, readiness: runtime.readiness, routes: () => undefined });
+    const listening = await listenOnFreePort(app);
+    const stop = runtime.accessKeys!.start!();
+    try {
+      const notReady = await call(listening.url, 'GET', '/readyz');
+      expect(notReady.status).toBe(503);
+      expect(notReady.body.checks.keys).toBe('loading');
+      await server.up();
+      for (let i = 0; i < 50 && (await call(listening.url, 'GET', '/readyz')).status !== 200; i += 1) await sleep(100);
+      const ready = await call(listening.url, 'GET', '/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body.data.checks.keys).toBe('up');
+    } finally {
+      stop();
       await listening.close();
     }
   });

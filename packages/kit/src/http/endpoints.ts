@@ -205,7 +205,7 @@ export function mountEndpoints(app: Express, options: MountOptions): void {
 
   const needsKey = entries.some((entry) => entry.access === 'bearer' || entry.access === 'admin' || readsToken(entry));
   if ((needsKey || options.guardedPrefixes?.length) && !options.publicKey)
-    throw new Error(`The ${options.service} endpoints need publicKey to verify tokens`);
+    throw new Error(`The ${options.service} endpoints need publicKey to verify tokens (configure JWT_JWKS_URL or JWT_PUBLIC_KEY)`);
   if (entries.some((entry) => entry.access === 'service') && options.serviceToken === undefined)
     throw new Error(`The ${options.service} endpoints need serviceToken for their internal entries`);
 
