@@ -189,7 +189,8 @@ async function deploy(dev) {
     apiVersion: 'v1',
     kind: 'List',
     items: [
-      secret('marketplace-jwt', { 'private.pem': dev.JWT_PRIVATE_KEY, 'public.pem': dev.JWT_PUBLIC_KEY }),
+      // The gateway's key set (docs/key-rotation.md): one key, the current one.
+      secret('marketplace-jwt', { 'gateway-1.pem': dev.JWT_PRIVATE_KEY, current: 'gateway-1' }),
       secret('marketplace-admin', { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD }),
       secret('marketplace-internal', { token: dev.INTERNAL_API_TOKEN }),
     ],

@@ -91,6 +91,9 @@ function serviceSet(infra, keys, mongoUrlOf = () => infra.mongoUrl) {
     MONGO_URL: infra.mongoUrl,
     AMQP_URL: infra.amqpUrl,
     JWT_PUBLIC_KEY: keys.publicKey,
+    // A key directory (JWT_KEYS_DIR, docs/key-rotation.md): the gateway signs from it and the
+    // services verify by kid against its JWKS, so a key can be rotated on the running system.
+    ...(process.env.JWT_KEYS_DIR ? { JWT_JWKS_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}/v1/auth/.well-known/jwks.json` } : {}),
     // Paid bookings: consultation asks the wallet directly, with a credential of this run.
     INTERNAL_API_TOKEN: process.env.INTERNAL_API_TOKEN ?? randomBytes(32).toString('hex'),
     WALLET_URL: process.env.WALLET_URL ?? `http://127.0.0.1:${SERVICES.find(({ name }) => name === 'wallet').port}`,

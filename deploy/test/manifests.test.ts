@@ -221,6 +221,11 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
     expect(allowed(overlay, stranger, app('gateway'), 8080)).toBe(false);
   });
 
+  test("every service reaches the gateway's JWKS port; strangers do not", () => {
+    for (const name of SERVICES.slice(1)) expect(allowed(overlay, app(name), app('gateway'), 8080)).toBe(true);
+    expect(allowed(overlay, stranger, app('gateway'), 8080)).toBe(false);
+  });
+
   test('the gateway reaches every service; consultation reaches the wallet; no other service-to-service path', () => {
     for (const name of SERVICES.slice(1)) expect(allowed(overlay, app('gateway'), app(name), port(name))).toBe(true);
     expect(allowed(overlay, app('consultation'), app('wallet'), 8081)).toBe(true);
@@ -353,6 +358,24 @@ describe('backups and operations Jobs run the tools image (marketplace-tools)', 
       }
     }
   }, 300_000);
+});
+
+describe.each(OVERLAYS)('the %s overlay: signing keys', (overlay) => {
+  test('the gateway reads its key set from the whole Secret (no subPath: its updates reach the pod); the services verify by the JWKS', () => {
+    const gateway = container(overlay, 'gateway');
+    const dir = envOf(overlay, 'gateway').find((e) => e.name === 'JWT_KEYS_DIR')?.value;
+    expect(dir).toBe('/etc/marketplace/jwt-keys');
+    expect(envOf(overlay, 'gateway').some((e) => e.name === 'JWT_PRIVATE_KEY' || e.name === 'JWT_PUBLIC_KEY')).toBe(false);
+    const mount = gateway.volumeMounts.find((m: { mountPath: string }) => m.mountPath === dir);
+    expect(mount).toMatchObject({ readOnly: true });
+    expect(mount.subPath).toBeUndefined();
+    const volume = one(overlay, 'Deployment', 'gateway').spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
+    expect(volume.secret.secretName).toBe('marketplace-jwt');
+    for (const name of SERVICES.slice(1)) {
+      expect(envOf(overlay, name).find((e) => e.name === 'JWT_JWKS_URL')?.value).toBe('http://gateway:8080/v1/auth/.well-known/jwks.json');
+      expect(envOf(overlay, name).some((e) => e.name === 'JWT_PUBLIC_KEY')).toBe(false);
+    }
+  });
 });
 
 describe('the overlays differ where they should', () => {
@@ -628,7 +651,12 @@ describe('docker-compose.yml', () => {
       expect(service.depends_on['bus-users'].condition).toBe('service_completed_successfully');
       expect(service.read_only).toBe(true);
     }
-    for (const name of SERVICES.slice(1)) expect(compose.services.gateway.depends_on[name].condition).toBe('service_healthy');
+    // Started, not healthy: a service is ready once it has the gateway's JWKS.
+    for (const name of SERVICES.slice(1)) expect(compose.services.gateway.depends_on[name].condition).toBe('service_started');
+    for (const name of SERVICES.slice(1)) {
+      expect(compose.services[name].environment.JWT_JWKS_URL).toBe('http://gateway:8080/v1/auth/.well-known/jwks.json');
+      expect(compose.services[name].environment.JWT_PUBLIC_KEY).toBeUndefined();
+    }
   });
 
   test('gives each service longer than its shutdown budget between SIGTERM and SIGKILL', () => {

@@ -41,6 +41,12 @@ export interface SystemOptions {
    * WALLET_URL point at the balancers; the gateways are listed in `gateways`.
    */
   instances?: number;
+  /**
+   * The key set of a deployment: the gateway signs with the keys of this directory (`<kid>.pem`
+   * and `current`, re-read every second) and every service verifies by `kid` against the first
+   * gateway's JWKS (`JWT_JWKS_URL`, keys cached for `cacheSeconds`) instead of one public key.
+   */
+  keyDirectory?: { dir: string; cacheSeconds: number };
 }
 
 export interface System {
@@ -105,11 +111,18 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   const serviceUrl = (name: ServiceName) => balancers[name]?.url ?? url(name);
   const dbName = (name: ProcessName) => `${run}_${name}`;
   // Its own exchange and queues: the system never competes with other test files for their events.
+  const keySet = options.keyDirectory;
   const base = {
     ...process.env,
     MONGO_URL: mongoUrl,
     AMQP_URL: amqpUrl,
-    JWT_PUBLIC_KEY: keys.publicKey,
+    ...(keySet
+      ? {
+          JWT_PUBLIC_KEY: '',
+          JWT_JWKS_URL: `${url('gateway')}/v1/auth/.well-known/jwks.json`,
+          JWT_JWKS_CACHE_SECONDS: String(keySet.cacheSeconds),
+        }
+      : { JWT_PUBLIC_KEY: keys.publicKey }),
     LOG_LEVEL: 'warn',
     BUS_NAMESPACE: run,
     // The credential between services on `/internal/*` (paid bookings: consultation → wallet).
@@ -128,7 +141,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       // No metrics listener unless a test asks for one (on a port of its own): systems run side
       // by side, and two gateways of one system would both ask for 9464.
       METRICS_PORT: '0',
-      JWT_PRIVATE_KEY: keys.privateKey,
+      ...(keySet ? { JWT_PRIVATE_KEY: '', JWT_KEYS_DIR: keySet.dir, JWT_KEYS_RELOAD_SECONDS: '1' } : { JWT_PRIVATE_KEY: keys.privateKey }),
       ADMIN_EMAIL: admin.email,
       ADMIN_PASSWORD: admin.password,
       BCRYPT_ROUNDS: '4',

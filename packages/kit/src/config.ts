@@ -24,10 +24,26 @@ export const BaseEnv = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]*\{service\}[A-Za-z0-9_.-]*$/, 'A user name with {service} in it, e.g. {service}')
     .optional(),
-  JWT_PUBLIC_KEY: z
-    .string()
-    .min(1)
-    .transform((value) => pemFromEnv(value)),
+  /**
+   * Where access tokens' keys come from: the gateway's JWKS (`JWT_JWKS_URL`, keys by `kid`, so
+   * the gateway's signing key rotates without a restart), else the one `JWT_PUBLIC_KEY`. One of
+   * them is required by every service that verifies tokens (`accessKeysFrom`).
+   */
+  JWT_PUBLIC_KEY: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z
+      .string()
+      .min(1)
+      .transform((value) => pemFromEnv(value))
+      .optional(),
+  ),
+  JWT_JWKS_URL: z.preprocess((value) => (value === '' ? undefined : value), z.string().url().optional()),
+  /** How long a key served by the JWKS is used before the JWKS is asked again (a retired key is refused after it). */
+  JWT_JWKS_CACHE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+  /** JWKS fetches per minute at most (a token with an unknown `kid` costs one). */
+  JWT_JWKS_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(600).default(10),
+  /** While the JWKS cannot be fetched, keys it served within this long still verify. */
+  JWT_JWKS_STALE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(900),
   REF_PREFIX: ReferencePrefix.default('MKT'),
   BODY_LIMIT: z.string().default('1mb'),
   /** SIGTERM to exit, grace included: a stuck step cannot keep the process past it. */

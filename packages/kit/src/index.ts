@@ -9,6 +9,7 @@ export * from './runtime';
 export * from './http/create-service';
 export * from './http/validate';
 export * from './http/auth';
+export * from './http/access-keys';
 export * from './http/request-id';
 export * from './bus';
 export * from './http/endpoints';

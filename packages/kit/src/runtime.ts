@@ -3,6 +3,7 @@ import { Bus } from './bus/bus';
 import type { ConsumerSpec } from './bus/consumer';
 import { ensureOutboxIndexes, OutboxRelay, type OutboxSource } from './bus/outbox';
 import type { ReadinessCheck } from './http/create-service';
+import { accessKeysFrom, type AccessKeys, type AccessKeysConfig } from './http/access-keys';
 import type { Logger } from './logger';
 import { closeDatabase, ensureIndexes, isDatabaseReady, openDatabase, type AnyModel, type Database } from './mongo';
 import { shutdownGraceMs } from './config';
@@ -36,6 +37,11 @@ export interface Runtime {
   bus: Bus;
   outbox: OutboxRelay;
   readiness: ReadinessCheck[];
+  /**
+   * The keys access tokens are verified with (`mountEndpoints`' `publicKey`): the gateway's JWKS
+   * or the one configured key; undefined when the configuration names neither.
+   */
+  accessKeys: AccessKeys | undefined;
   /** The collections whose documents carry pending events (their sweep index is built at start). */
   outboxSources: OutboxSource[];
   /** From now on `/readyz` answers 503 (SIGTERM; requests are still served). */
@@ -44,8 +50,10 @@ export interface Runtime {
 
 export interface CreateRuntimeOptions {
   name: string;
-  config: Pick<RuntimeConfig, 'AMQP_URL' | 'BUS_NAMESPACE' | 'BUS_PUBLISHER_USERS'>;
+  config: Pick<RuntimeConfig, 'AMQP_URL' | 'BUS_NAMESPACE' | 'BUS_PUBLISHER_USERS'> & Partial<AccessKeysConfig>;
   log: Logger;
+  /** The token keys; default: from the configuration (`JWT_JWKS_URL`, else `JWT_PUBLIC_KEY`), when it names one. */
+  accessKeys?: AccessKeys;
   /** The database the service's models are bound to (`createDatabase()`). */
   db: Database;
   outboxSources?: OutboxSource[];
@@ -71,8 +79,24 @@ export function createRuntime(options: CreateRuntimeOptions): Runtime {
   const outboxSources = options.outboxSources ?? [];
   const outbox = new OutboxRelay({ bus, log, sources: outboxSources });
   let draining = false;
+  const accessKeys =
+    options.accessKeys ??
+    (config.JWT_JWKS_URL || config.JWT_PUBLIC_KEY
+      ? accessKeysFrom(
+          {
+            JWT_JWKS_URL: config.JWT_JWKS_URL,
+            JWT_PUBLIC_KEY: config.JWT_PUBLIC_KEY,
+            JWT_JWKS_CACHE_SECONDS: config.JWT_JWKS_CACHE_SECONDS ?? 300,
+            JWT_JWKS_REQUESTS_PER_MINUTE: config.JWT_JWKS_REQUESTS_PER_MINUTE ?? 10,
+            JWT_JWKS_STALE_SECONDS: config.JWT_JWKS_STALE_SECONDS ?? 900,
+          },
+          log,
+        )
+      : undefined);
   const readiness: ReadinessCheck[] = [
     { name: 'process', check: () => !draining, downAs: 'draining' },
+    // Not ready until the first key set is loaded: a token could not be verified before.
+    ...(accessKeys?.loaded ? [{ name: 'keys', check: accessKeys.loaded, downAs: 'loading' }] : []),
     { name: 'mongo', check: () => isDatabaseReady(db), required: options.readinessNeedsDatabase ?? true },
     { name: 'broker', check: () => bus.isConnected(), required: false },
   ];
@@ -83,6 +107,7 @@ export function createRuntime(options: CreateRuntimeOptions): Runtime {
     bus,
     outbox,
     readiness,
+    accessKeys,
     outboxSources,
     startDraining: () => {
       draining = true;
@@ -140,6 +165,12 @@ export async function startRuntime(
   else connected.catch((err: Error) => log.warn({ err }, 'broker still not connected; retrying'));
   outbox.start();
   const stopJobs = (service.jobs ?? []).map((job) => job(runtime));
+  // The token keys load (retried until they do) and refresh in the background.
+  const stopKeys = runtime.accessKeys?.start?.();
+  if (stopKeys)
+    stopJobs.push(async () => {
+      stopKeys();
+    });
   // Dead-letter queue depths, read from the broker at scrape (nothing asked while it is away).
   const stopDepths = beforeScrape(async () => {
     const depths = await bus.deadLetterDepths();

@@ -6,7 +6,7 @@ import { catalogHandlers } from './http/catalog.handlers';
 
 export interface AppDeps {
   config: Readonly<CatalogConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
   parts: Pick<CatalogParts, 'products' | 'shops' | 'categories'>;
 }
 
@@ -15,7 +15,7 @@ export interface AppDeps {
  * (a token is read when sent); anything else under it, and everything under `/v1/shops` and
  * `/v1/products`, needs a token before it hears 404 or 405.
  */
-export function createApp({ config, runtime, parts }: AppDeps): Express {
+export function createApp({ runtime, parts }: AppDeps): Express {
   return createService({
     name: 'catalog',
     log: runtime.log,
@@ -23,7 +23,7 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'catalog',
-        publicKey: config.JWT_PUBLIC_KEY,
+        publicKey: runtime.accessKeys,
         guardedPrefixes: ['/physical-products', '/v1/shops', '/v1/products'],
         // These answered with and without their final slash (`{/}`, a router's root).
         optionalTrailingSlash: [

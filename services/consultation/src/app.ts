@@ -13,7 +13,7 @@ import { setupHandlers } from './http/setup.handlers';
 /** What the HTTP side needs: config, logging and readiness, and the application services (built by `composition.ts`). */
 export interface AppDeps {
   config: Readonly<ConsultationConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
   bookings: Bookings;
   sessions: Sessions;
   consultations: Consultations;
@@ -28,7 +28,7 @@ export interface AppDeps {
  * under one that no entry answers needs a token before it hears 404 or 405.
  */
 export function createApp(deps: AppDeps): Express {
-  const { config, runtime } = deps;
+  const { runtime } = deps;
   return createService({
     name: 'consultation',
     log: runtime.log,
@@ -36,7 +36,7 @@ export function createApp(deps: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'consultation',
-        publicKey: config.JWT_PUBLIC_KEY,
+        publicKey: runtime.accessKeys,
         guardedPrefixes: PRIVATE_PREFIXES.map((prefix) => `/consultations${prefix}`),
         handlers: {
           ...consultationHandlers(deps.consultations),

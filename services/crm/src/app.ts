@@ -6,12 +6,12 @@ import { customerHandlers } from './http/customers.handlers';
 
 export interface AppDeps {
   config: Readonly<CrmConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
   parts: Pick<CrmParts, 'relationships'>;
 }
 
 /** The CRM's entries of the contracts' endpoint table: every `/customers` path needs a verified token. */
-export function createApp({ config, runtime, parts }: AppDeps): Express {
+export function createApp({ runtime, parts }: AppDeps): Express {
   return createService({
     name: 'crm',
     log: runtime.log,
@@ -19,7 +19,7 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'crm',
-        publicKey: config.JWT_PUBLIC_KEY,
+        publicKey: runtime.accessKeys,
         guardedPrefixes: ['/customers'],
         // These answered with and without their final slash (a router's root under `/customers`).
         optionalTrailingSlash: ['GET /customers', 'POST /customers'],

@@ -70,7 +70,7 @@ export function createApp({ config, runtime, identity, audit, keys, counter, dev
       );
       mountEndpoints(app, {
         service: 'gateway',
-        publicKey: keys.publicKey,
+        publicKey: keys.set,
         handlers: {
           ...authHandlers(identity, keys, config.TRUST_PROXY, registrations, {
             settings: devices,
@@ -89,7 +89,7 @@ export function createApp({ config, runtime, identity, audit, keys, counter, dev
       origins: corsOrigins(config),
       securityHeaders: securityHeaders(),
       perIp: limit('ip', config.RATE_LIMIT_IP_PER_MIN, 'minute', 'allow'),
-      perUser: perUser ? { limiter: perUser, tokens: new TokenUsers(keys.publicKey) } : null,
+      perUser: perUser ? { limiter: perUser, tokens: new TokenUsers(keys.set) } : null,
       slotsPerIp: limit('slots', config.RATE_LIMIT_SLOTS_PER_MIN, 'minute', 'allow'),
       trustProxyHops: config.TRUST_PROXY,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,

@@ -14,8 +14,10 @@ import { LoginThrottle } from './application/login-throttle';
 import type { GatewayConfig } from './config';
 import { PasswordHasher } from './credentials/passwords';
 import type { SigningKeys } from './credentials/tokens';
+import { readKeyDirectory, singleKeySet, SigningKeySet } from './credentials/key-set';
+import { SecretRepository } from './db/secret.repository';
 import { LoginThrottleRepository } from './db/login-throttle.repository';
-import { deviceCookieSecret } from './credentials/device-cookie';
+import { deviceCookieSecret, type DeviceCookieSettings } from './credentials/device-cookie';
 import { gatewayModels } from './db/models';
 import { RefreshTokenRepository } from './db/refresh-token.repository';
 import { UserRepository } from './db/user.repository';
@@ -23,13 +25,16 @@ import { AuditEntryRepository } from './db/audit-entry.repository';
 import { auditConsumer } from './events/audit.consumer';
 import { metricsListener } from './http/metrics-server';
 
-export function signingKeys(config: Readonly<GatewayConfig>): SigningKeys {
-  return {
-    privateKey: config.JWT_PRIVATE_KEY,
-    publicKey: config.JWT_PUBLIC_KEY,
-    keyId: config.JWT_KEY_ID,
-    accessTtlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
-  };
+/**
+ * The signing keys: the directory JWT_KEYS_DIR (read at start — a set that does not read stops
+ * the start — and again every JWT_KEYS_RELOAD_SECONDS), else the one JWT_PRIVATE_KEY.
+ */
+export function signingKeys(config: Readonly<GatewayConfig>, log: Logger): SigningKeys {
+  const dir = config.JWT_KEYS_DIR;
+  const set = dir
+    ? new SigningKeySet(readKeyDirectory(dir), log, { read: () => readKeyDirectory(dir), everyMs: config.JWT_KEYS_RELOAD_SECONDS * 1000 })
+    : new SigningKeySet(singleKeySet(config.JWT_PRIVATE_KEY!, config.JWT_KEY_ID), log);
+  return { set, accessTtlSeconds: config.ACCESS_TOKEN_TTL_SECONDS };
 }
 
 /**
@@ -42,6 +47,7 @@ export function signingKeys(config: Readonly<GatewayConfig>): SigningKeys {
 export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
   const db = createDatabase();
   const models = gatewayModels(db);
+  const keys = signingKeys(config, log);
   const runtime = createRuntime({
     name: 'gateway',
     config,
@@ -51,8 +57,10 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     // Ready on itself alone: proxying needs no database; its own routes (login, register) fail
     // on their own while the database is away, and `/readyz` reports it.
     readinessNeedsDatabase: false,
+    // Its own tokens are checked against its own key set (never its JWKS over HTTP); the runtime
+    // re-reads the set in the background while it runs.
+    accessKeys: keys.set,
   });
-  const keys = signingKeys(config);
   const throttle = new LoginThrottle(
     {
       maxFailuresPerAddress: config.LOGIN_MAX_FAILURES,
@@ -65,10 +73,8 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     new LoginThrottleRepository(models.LoginAttempt, models.LoginAccount),
     log,
   );
-  const devices = {
-    secret: deviceCookieSecret(config.LOGIN_DEVICE_COOKIE_SECRET, config.JWT_PRIVATE_KEY),
-    maxAgeMs: config.LOGIN_DEVICE_COOKIE_DAYS * 86_400_000,
-  };
+  // The secret is read (or made) before the port opens (`beforeListen`); until then no sign-in is served.
+  const devices: DeviceCookieSettings = { secret: Buffer.alloc(0), maxAgeMs: config.LOGIN_DEVICE_COOKIE_DAYS * 86_400_000 };
   const passwords = new PasswordHasher({
     memoryKib: config.PASSWORD_HASH_MEMORY_KIB,
     timeCost: config.PASSWORD_HASH_TIME_COST,
@@ -85,8 +91,9 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
   const counter = new WindowedCounter(models.RateLimitCounter);
   const audit = new AuditLog(new AuditEntryRepository(models), log);
   const app = createApp({ config, runtime, identity, audit, keys, counter, devices, databaseReady: () => isDatabaseReady(db) });
-  /** The configured admin, created before the gateway accepts any request. */
+  /** The device cookies' key, and the configured admin, before the gateway accepts any request. */
   const seedAdmin = async (): Promise<void> => {
+    devices.secret = await deviceCookieSecret(config.LOGIN_DEVICE_COOKIE_SECRET, new SecretRepository(models.GatewaySecret));
     if (config.ADMIN_EMAIL && config.ADMIN_PASSWORD) await identity.seedAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD, config.ADMIN_NAME);
   };
   const definition: ServiceDefinition = {

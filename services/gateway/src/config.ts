@@ -9,8 +9,19 @@ export const KNOWN_DEFAULT_PASSWORDS = ['admin-change-me', 'change-me', 'changem
 export const PRODUCTION_ADMIN_PASSWORD_MIN = 12;
 
 export const GatewayEnv = serviceEnv(8080).extend({
-  JWT_PRIVATE_KEY: z.string().min(1).transform(pemFromEnv),
-  JWT_KEY_ID: z.string().min(1).default('gateway-1'),
+  /**
+   * The signing key set: a directory (a mounted Secret) of `<kid>.pem` RSA private keys and a
+   * file `current` naming the one that signs; read again every JWT_KEYS_RELOAD_SECONDS, so a
+   * key is added, promoted and retired without a restart (docs/key-rotation.md).
+   */
+  JWT_KEYS_DIR: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(1).optional()),
+  JWT_KEYS_RELOAD_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  /** Without JWT_KEYS_DIR: the one signing key (local runs), its id JWT_KEY_ID. */
+  JWT_PRIVATE_KEY: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(1).transform(pemFromEnv).optional()),
+  JWT_KEY_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'Letters, digits, _ and - (at most 64)')
+    .default('gateway-1'),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   PASSWORD_HASH_MEMORY_KIB: z.coerce.number().int().min(1024).max(1_048_576).default(19_456),
@@ -33,7 +44,11 @@ export const GatewayEnv = serviceEnv(8080).extend({
   LOGIN_FRESH_ADDRESS_CHECKS: z.coerce.number().int().min(0).max(1000).default(20),
   /** How long a known-device cookie (issued at each successful sign-in) stays valid. */
   LOGIN_DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(730).default(180),
-  /** The HMAC key of device cookies (≥ 32 characters); unset: derived from JWT_PRIVATE_KEY, the same on every replica. */
+  /**
+   * The HMAC key of device cookies (≥ 32 characters); unset: a random key the gateway makes once
+   * and keeps in its database (the same on every replica; independent of the signing keys, so a
+   * rotation keeps the devices known).
+   */
   LOGIN_DEVICE_COOKIE_SECRET: z.string().min(32).optional(),
   ADMIN_EMAIL: z.string().email().optional(),
   ADMIN_PASSWORD: z.string().min(8).optional(),
@@ -101,6 +116,8 @@ export function corsOrigins(config: Pick<GatewayConfig, 'CORS_ORIGINS'>): string
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
   const config = parseConfig(GatewayEnv, env);
   const problems = productionProblems(config);
+  if (!config.JWT_KEYS_DIR && !config.JWT_PRIVATE_KEY)
+    problems.unshift('  JWT_KEYS_DIR: required (a directory of signing keys), or JWT_PRIVATE_KEY for one key');
   if (problems.length > 0) throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
   return config;
 }

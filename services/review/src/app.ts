@@ -6,7 +6,7 @@ import { reviewHandlers } from './http/reviews.handlers';
 
 export interface AppDeps {
   config: Readonly<ReviewConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
   reviews: Reviews;
 }
 
@@ -14,7 +14,7 @@ export interface AppDeps {
  * The review entries of the contracts' endpoint table: `GET /reviews/by-entity` is public, the
  * rest needs a token, and so does anything else under `/reviews` before it hears 404 or 405.
  */
-export function createApp({ config, runtime, reviews }: AppDeps): Express {
+export function createApp({ runtime, reviews }: AppDeps): Express {
   return createService({
     name: 'review',
     log: runtime.log,
@@ -22,7 +22,7 @@ export function createApp({ config, runtime, reviews }: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'review',
-        publicKey: config.JWT_PUBLIC_KEY,
+        publicKey: runtime.accessKeys,
         guardedPrefixes: ['/reviews'],
         handlers: reviewHandlers(reviews),
       }),

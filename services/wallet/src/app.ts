@@ -30,7 +30,7 @@ export interface WalletHttpParts {
 
 export interface AppDeps {
   config: Readonly<WalletConfig>;
-  runtime: Pick<Runtime, 'log' | 'readiness'>;
+  runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
   parts: WalletHttpParts;
 }
 
@@ -48,7 +48,7 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
     routes: (app) => {
       mountEndpoints(app, {
         service: 'wallet',
-        publicKey: config.JWT_PUBLIC_KEY,
+        publicKey: runtime.accessKeys,
         serviceToken: config.INTERNAL_API_TOKEN,
         guardedPrefixes: ['/wallets', '/v1/wallet'],
         // `GET /v1/wallet/` answered as well when it was a router's root.

@@ -3,6 +3,7 @@ import type { RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
 import { AccessClaims, JWT_AUDIENCE, JWT_ISSUER, type Role } from '@mkt/contracts';
 import { Forbidden, Unauthenticated } from '../errors';
+import { staticAccessKeys, type AccessKeys } from './access-keys';
 
 /** Who is calling, from a verified access token. */
 export interface AuthenticatedUser {
@@ -33,19 +34,37 @@ function publicKeyOf(pem: string): KeyObject {
 /**
  * Tokens already verified, until they expire (the RS256 check and the claims' parse
  * were on every request, for the same token a client sends again and again). A token is the
- * signed text itself, so a hit is the same token under the same key; expiry is checked on every
- * hit. Only a token whose signature is in its canonical base64url form is kept (the spare bits of
- * the last character give each token 16 spellings that all verify: one client could otherwise
- * fill the cache with one token). Bounded: when full, the oldest entry goes.
+ * signed text itself, so a hit is the same token under the same key — the key its `kid` names
+ * now is asked on every hit, so a token of a key taken out of the set is refused like any
+ * other; expiry is checked on every hit. Only a token whose signature is in its canonical
+ * base64url form is kept (the spare bits of the last character give each token 16 spellings
+ * that all verify: one client could otherwise fill the cache with one token). Bounded: when
+ * full, the oldest entry goes.
  */
 const verified = new Map<string, { user: AuthenticatedUser; key: string; expiresAtMs: number }>();
 const VERIFIED_MAX = 10_000;
 
+/** A PEM (one key, whatever the token's `kid`) or a key set by `kid`. */
+export type TokenKeys = string | AccessKeys;
+const asAccessKeys = (keys: TokenKeys): AccessKeys => (typeof keys === 'string' ? staticAccessKeys(keys) : keys);
+
+/** The `kid` of a token's header; undefined when there is none (or no readable header). */
+export function keyIdOf(token: string): string | undefined {
+  try {
+    const header = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8')) as { kid?: unknown };
+    return typeof header.kid === 'string' ? header.kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Verifies an access token: RS256 only (an `alg: none` token or an HS256 token signed with the
- * public key is refused), our issuer and audience, not expired. Throws Unauthenticated.
+ * Verifies an access token: with the key its `kid` names in `keys` (a PEM: that one key), RS256
+ * only (an `alg: none` token or an HS256 token signed with the public key is refused), our
+ * issuer and audience, not expired. Throws (rejects with) Unauthenticated.
  */
-export function verifyAccessToken(token: string, publicKey: string): AuthenticatedUser {
+export async function verifyAccessToken(token: string, keys: TokenKeys): Promise<AuthenticatedUser> {
+  const publicKey = await asAccessKeys(keys).keyFor(keyIdOf(token));
   const hit = verified.get(token);
   if (hit && hit.key === publicKey && Date.now() < hit.expiresAtMs) return { ...hit.user };
   return verifyAccessTokenNow(token, publicKey);
@@ -85,21 +104,28 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 /** Requires a valid bearer token; never trusts an identity header. */
-export function authenticate(publicKey: string): RequestHandler {
+export function authenticate(keys: TokenKeys): RequestHandler {
+  const set = asAccessKeys(keys);
   return (req, _res, next) => {
     const token = bearerToken(req.header('authorization'));
     if (!token) return next(new Unauthenticated());
-    req.user = verifyAccessToken(token, publicKey);
-    next();
+    verifyAccessToken(token, set).then((user) => {
+      req.user = user;
+      next();
+    }, next);
   };
 }
 
 /** Reads a token when one is sent (public endpoints that answer more to a known caller). */
-export function authenticateOptional(publicKey: string): RequestHandler {
+export function authenticateOptional(keys: TokenKeys): RequestHandler {
+  const set = asAccessKeys(keys);
   return (req, _res, next) => {
     const token = bearerToken(req.header('authorization'));
-    if (token) req.user = verifyAccessToken(token, publicKey);
-    next();
+    if (!token) return next();
+    verifyAccessToken(token, set).then((user) => {
+      req.user = user;
+      next();
+    }, next);
   };
 }
 

@@ -2,7 +2,7 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import type { z } from 'zod';
 import { ENDPOINTS, INTERNAL_ENDPOINTS } from '@mkt/contracts';
 import { MethodNotAllowed } from '../errors';
-import { authenticate, authenticateOptional, requireRole, requireServiceToken } from './auth';
+import { authenticate, authenticateOptional, requireRole, requireServiceToken, type TokenKeys } from './auth';
 import { RouteTable, expressPath, type TableMethod } from './route-table';
 import { withInput, type RequestSchemas, type ValidInput } from './validate';
 
@@ -61,8 +61,11 @@ export interface MountOptions {
   handlers: Partial<Record<EndpointKey, EndpointHandler<any>>>;
   /** The tables to mount from; default the contracts' `ENDPOINTS` and `INTERNAL_ENDPOINTS`. */
   tables?: ReadonlyArray<readonly TableEntry[]>;
-  /** Verifies bearer tokens: needed when an entry is `bearer`, `admin` or reads a token. */
-  publicKey?: string;
+  /**
+   * Verifies bearer tokens (a PEM, or the key set by `kid`: `runtime.accessKeys`): needed when an
+   * entry is `bearer`, `admin` or reads a token.
+   */
+  publicKey?: TokenKeys;
   /** The shared credential of `service` entries (`x-internal-token`); empty refuses every call. */
   serviceToken?: string;
   /**
@@ -202,7 +205,7 @@ export function mountEndpoints(app: Express, options: MountOptions): void {
 
   const needsKey = entries.some((entry) => entry.access === 'bearer' || entry.access === 'admin' || readsToken(entry));
   if ((needsKey || options.guardedPrefixes?.length) && !options.publicKey)
-    throw new Error(`The ${options.service} endpoints need publicKey to verify tokens`);
+    throw new Error(`The ${options.service} endpoints need publicKey to verify tokens (configure JWT_JWKS_URL or JWT_PUBLIC_KEY)`);
   if (entries.some((entry) => entry.access === 'service') && options.serviceToken === undefined)
     throw new Error(`The ${options.service} endpoints need serviceToken for their internal entries`);
 
@@ -227,7 +230,7 @@ export function mountEndpoints(app: Express, options: MountOptions): void {
 const readsToken = (entry: TableEntry) => entry.access === 'public' && Boolean(entry.errors?.[401]);
 
 function accessChecks(options: MountOptions): (entry: TableEntry) => RequestHandler[] {
-  const key = options.publicKey ?? '';
+  const key: TokenKeys = options.publicKey ?? '';
   const bearer = authenticate(key);
   const optional = authenticateOptional(key);
   const admin = requireRole('admin');

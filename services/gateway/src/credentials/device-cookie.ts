@@ -15,15 +15,24 @@ export interface DeviceCookie {
 }
 
 export interface DeviceCookieSettings {
-  /** The HMAC key (derived from the token signing key unless configured). */
+  /** The HMAC key (the configured one, else the gateway's own, kept in its database: `deviceCookieSecret`). */
   secret: Buffer;
   maxAgeMs: number;
 }
 
-/** The HMAC key: the configured secret, else one derived from the JWT private key (the same on every replica). */
-export function deviceCookieSecret(configured: string | undefined, jwtPrivateKey: string): Buffer {
+/**
+ * The HMAC key: the configured secret, else 256 random bits the first gateway to start makes and
+ * keeps in its database (an atomic insert-if-absent: every replica reads the same key). It never
+ * depends on the token signing keys, so rotating those keeps every device cookie valid.
+ */
+export async function deviceCookieSecret(configured: string | undefined, stored: SecretStore): Promise<Buffer> {
   if (configured) return Buffer.from(configured, 'utf8');
-  return createHmac('sha256', jwtPrivateKey).update('mkt device cookie v1').digest();
+  return Buffer.from(await stored.getOrCreate('device-cookie', () => randomBytes(32).toString('base64url')), 'base64url');
+}
+
+/** Secrets kept by name; `getOrCreate` answers the stored value, storing `make()` when there is none. */
+export interface SecretStore {
+  getOrCreate(name: string, make: () => string): Promise<string>;
 }
 
 const signatureOf = (payload: string, secret: Buffer) => createHmac('sha256', secret).update(payload).digest('base64url');

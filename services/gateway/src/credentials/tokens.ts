@@ -1,23 +1,25 @@
-import { createHash, createPublicKey, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { JWT_AUDIENCE, JWT_ISSUER, type AccessClaims } from '@mkt/contracts';
+import type { SigningKeySet } from './key-set';
 
 export interface SigningKeys {
-  privateKey: string;
-  publicKey: string;
-  keyId: string;
+  /** The key set: the current key signs, every key of it is published. */
+  set: SigningKeySet;
   accessTtlSeconds: number;
 }
 
+/** An access token signed with the set's current key, its id in the header's `kid`. */
 export function signAccessToken(claims: AccessClaims, keys: SigningKeys): string {
   const { sub, ...rest } = claims;
-  return jwt.sign(rest, keys.privateKey, {
+  const key = keys.set.current();
+  return jwt.sign(rest, key.privateKey, {
     algorithm: 'RS256',
     subject: sub,
     issuer: JWT_ISSUER,
     audience: JWT_AUDIENCE,
     expiresIn: keys.accessTtlSeconds,
-    keyid: keys.keyId,
+    keyid: key.kid,
   });
 }
 
@@ -30,8 +32,7 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** The public key as a JSON Web Key Set, for anyone verifying our tokens. */
+/** The public keys of the set (current, next, previous) as a JSON Web Key Set, for anyone verifying our tokens. */
 export function jwks(keys: SigningKeys): { keys: object[] } {
-  const jwk = createPublicKey(keys.publicKey).export({ format: 'jwk' });
-  return { keys: [{ ...jwk, kid: keys.keyId, alg: 'RS256', use: 'sig' }] };
+  return keys.set.jwks();
 }

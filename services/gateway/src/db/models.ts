@@ -111,6 +111,18 @@ const loginAccountSchema = new Schema<LoginAccountDoc>(
   { versionKey: false },
 );
 
+/** A secret the gateway makes itself, once, shared by every replica (`_id`: its name). */
+export interface GatewaySecretDoc {
+  _id: string;
+  value: string;
+  createdAt: Date;
+}
+
+const gatewaySecretSchema = new Schema<GatewaySecretDoc>(
+  { _id: String, value: { type: String, required: true }, createdAt: Date },
+  { versionKey: false },
+);
+
 /**
  * The gateway's models, bound to its connection (no process-global models). `RateLimitCounter`:
  * hits per key and calendar window of the limits every gateway replica must share (kit's
@@ -154,6 +166,7 @@ export function gatewayModels(db: Connection) {
     LoginAccount: db.model<LoginAccountDoc>('LoginAccount', loginAccountSchema, 'login_accounts'),
     RateLimitCounter: db.model<WindowedCounterDoc>('RateLimitCounter', windowedCounterSchema(), 'rate_limit_counters'),
     AuditEntry: db.model<AuditEntry>('AuditEntry', auditEntrySchema, 'audit_entries'),
+    GatewaySecret: db.model<GatewaySecretDoc>('GatewaySecret', gatewaySecretSchema, 'gateway_secrets'),
   };
 }
 export type GatewayModels = ReturnType<typeof gatewayModels>;

@@ -127,7 +127,7 @@ async function applyLimits(
   const asked: Array<Promise<LimitOutcome>> = [];
   if (options.perIp) asked.push(options.perIp.take(address));
   if (options.perUser && req.headers.authorization) {
-    const user = options.perUser.tokens.userOf(req.headers.authorization);
+    const user = await options.perUser.tokens.userOf(req.headers.authorization);
     if (user) asked.push(options.perUser.limiter.take(user));
   }
   for (const outcome of asked.length === 0 ? [] : await Promise.all(asked)) {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { RequestHandler } from 'express';
-import { bearerToken, verifyAccessToken } from '@mkt/kit';
+import { bearerToken, verifyAccessToken, type TokenKeys } from '@mkt/kit';
 import type { SharedLimit } from './shared-limit';
 
 /**
@@ -37,17 +37,17 @@ export class TokenUsers {
   private readonly known = new Map<string, { user: string; expiresAt: number }>();
 
   constructor(
-    private readonly publicKey: string,
+    private readonly keys: TokenKeys,
     private readonly maxEntries = 10_000,
   ) {}
 
-  userOf(authorization: string | undefined, now = Date.now()): string | null {
+  async userOf(authorization: string | undefined, now = Date.now()): Promise<string | null> {
     const token = bearerToken(authorization);
     if (!token) return null;
     const cached = this.known.get(token);
     if (cached && cached.expiresAt > now) return cached.user;
     try {
-      const user = verifyAccessToken(token, this.publicKey);
+      const user = await verifyAccessToken(token, this.keys);
       const expiresAt = expiryOf(token);
       if (this.known.size >= this.maxEntries) this.known.clear();
       this.known.set(token, { user: `user:${user.id}`, expiresAt });

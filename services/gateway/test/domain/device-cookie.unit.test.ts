@@ -1,13 +1,30 @@
+import { randomBytes } from 'node:crypto';
 import {
   cookieValue,
   deviceCookieHeader,
   deviceCookieSecret,
   issueDeviceCookie,
   readDeviceCookie,
+  type SecretStore,
 } from '../../src/credentials/device-cookie';
 import { countFreshCheck, isNewAddress } from '../../src/domain/login-throttle';
 
-const settings = { secret: deviceCookieSecret(undefined, 'a private key'), maxAgeMs: 86_400_000 };
+const settings = { secret: randomBytes(32), maxAgeMs: 86_400_000 };
+
+/** A store as the gateway's database keeps it: the first value made is the one every later ask reads. */
+function memoryStore(): SecretStore & { made: number } {
+  const values = new Map<string, string>();
+  return {
+    made: 0,
+    async getOrCreate(name, make) {
+      if (!values.has(name)) {
+        this.made += 1;
+        values.set(name, make());
+      }
+      return values.get(name)!;
+    },
+  };
+}
 const now = new Date('2026-11-26T12:00:00.000Z');
 const later = (ms: number) => new Date(now.getTime() + ms);
 
@@ -24,7 +41,7 @@ describe('the known-device cookie', () => {
     ['a changed signature', (v: string) => `${v.slice(0, -2)}AA`],
     ['no signature', (v: string) => v.split('.')[0]!],
     ['extra parts', (v: string) => `${v}.x`],
-    ['another key', (v: string) => v, { secret: deviceCookieSecret(undefined, 'another key'), maxAgeMs: 86_400_000 }],
+    ['another key', (v: string) => v, { secret: randomBytes(32), maxAgeMs: 86_400_000 }],
   ])('%s is no device cookie', (_case, change, readWith = settings) => {
     expect(readDeviceCookie(change(issueDeviceCookie('account-key', settings, now)), readWith, now)).toBeNull();
   });
@@ -36,8 +53,19 @@ describe('the known-device cookie', () => {
     expect(readDeviceCookie(undefined, settings, now)).toBeNull();
   });
 
-  test('a configured secret is used as it is; the header is HttpOnly, SameSite=Strict, for the sign-in path only', () => {
-    expect(deviceCookieSecret('x'.repeat(32), 'key').toString()).toBe('x'.repeat(32));
+  test('unset, the secret is 256 random bits made once and read back by every replica; never the signing key', async () => {
+    const store = memoryStore();
+    const first = await deviceCookieSecret(undefined, store);
+    expect(first).toHaveLength(32);
+    expect((await deviceCookieSecret(undefined, store)).equals(first)).toBe(true);
+    expect(store.made).toBe(1);
+    expect((await deviceCookieSecret(undefined, memoryStore())).equals(first)).toBe(false);
+  });
+
+  test('a configured secret is used as it is; the header is HttpOnly, SameSite=Strict, for the sign-in path only', async () => {
+    const store = memoryStore();
+    expect((await deviceCookieSecret('x'.repeat(32), store)).toString()).toBe('x'.repeat(32));
+    expect(store.made).toBe(0);
     expect(deviceCookieHeader('v.s', settings, true)).toBe(
       'mkt_device=v.s; Max-Age=86400; Path=/v1/auth/login; HttpOnly; SameSite=Strict; Secure',
     );
