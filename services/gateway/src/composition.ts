@@ -16,6 +16,7 @@ import type { SigningKeys } from './credentials/tokens';
 import { LoginThrottleRepository } from './db/login-throttle.repository';
 import { deviceCookieSecret } from './credentials/device-cookie';
 import { gatewayModels } from './db/models';
+import { gatewayMigrations } from './migrations';
 import { RefreshTokenRepository } from './db/refresh-token.repository';
 import { UserRepository } from './db/user.repository';
 import { metricsListener } from './http/metrics-server';
@@ -88,6 +89,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     runtime,
     config,
     models: Object.values(models),
+    migrations: gatewayMigrations,
     app: app.listener,
     // The admin exists before the port opens: no request can race its creation.
     beforeListen: seedAdmin,
