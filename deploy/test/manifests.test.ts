@@ -494,21 +494,13 @@ describe('docker-compose.yml', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };
 
-  const INIT_STEPS = ['bus-users', 'db-users'];
+  const MIGRATE_STEPS = SERVICES.map((name) => `${name}-migrate`);
+  const INIT_STEPS = ['bus-users', 'db-users', ...MIGRATE_STEPS];
 
-  test('runs MongoDB, RabbitMQ, their init steps, the five services and the gateway, each server with a health check', () => {
-    expect(Object.keys(compose.services).sort()).toEqual([
-      'bus-users',
-      'catalog',
-      'consultation',
-      'crm',
-      'db-users',
-      'gateway',
-      'mongo',
-      'rabbitmq',
-      'review',
-      'wallet',
-    ]);
+  test('runs MongoDB, RabbitMQ, their init steps, the migrations, the five services and the gateway, each server with a health check', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(
+      ['bus-users', 'db-users', 'mongo', 'rabbitmq', ...SERVICES, ...MIGRATE_STEPS].sort(),
+    );
     for (const [name, service] of Object.entries(compose.services))
       if (!INIT_STEPS.includes(name)) expect(service.healthcheck?.test).toBeDefined();
     expect(compose.services['db-users'].depends_on.mongo.condition).toBe('service_healthy');
@@ -540,8 +532,22 @@ describe('docker-compose.yml', () => {
       expect(service.depends_on['db-users'].condition).toBe('service_completed_successfully');
       expect(service.depends_on['bus-users'].condition).toBe('service_completed_successfully');
       expect(service.read_only).toBe(true);
+      // Its migrations ran (and ended well) before it starts: it refuses a database behind them.
+      expect(service.depends_on[`${name}-migrate`].condition).toBe('service_completed_successfully');
     }
     for (const name of SERVICES.slice(1)) expect(compose.services.gateway.depends_on[name].condition).toBe('service_healthy');
+  });
+
+  test('each migrate step is the service’s image and environment running `dist/migrate.js up` once', () => {
+    for (const name of SERVICES) {
+      const step = compose.services[`${name}-migrate`];
+      expect(step.image).toBe(compose.services[name].image);
+      expect(step.environment).toEqual(compose.services[name].environment);
+      expect(step.command).toEqual(['node', 'dist/migrate.js', 'up']);
+      expect(step.restart).toBe('no');
+      expect(step.depends_on['db-users'].condition).toBe('service_completed_successfully');
+      expect(step.read_only).toBe(true);
+    }
   });
 
   test('gives each service longer than its shutdown budget between SIGTERM and SIGKILL', () => {
