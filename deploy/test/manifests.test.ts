@@ -81,7 +81,7 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   });
 
   test('pods are hardened: non-root, read-only root file system, no privilege, resources, pinned images', () => {
-    for (const workload of [...byKind(overlay, 'Deployment'), ...byKind(overlay, 'StatefulSet')]) {
+    for (const workload of [...byKind(overlay, 'Deployment'), ...byKind(overlay, 'StatefulSet'), ...byKind(overlay, 'Job')]) {
       const pod = workload.spec.template.spec;
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       expect(pod.automountServiceAccountToken).toBe(false);
@@ -99,6 +99,23 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       }
       // The only writable place, bounded.
       expect(pod.volumes.find((v: { name: string }) => v.name === 'tmp')).toMatchObject({ emptyDir: { sizeLimit: expect.any(String) } });
+    }
+  });
+
+  test('each service has a migrate Job before its rollout: its image and environment, `dist/migrate.js up`, a PreSync hook', () => {
+    for (const name of SERVICES) {
+      const job = one(overlay, 'Job', `${name}-migrate`);
+      const c = job.spec.template.spec.containers[0];
+      expect(c.command).toEqual(['node', 'dist/migrate.js', 'up']);
+      expect(c.image).toBe(container(overlay, name).image);
+      expect(c.imagePullPolicy).toBe(container(overlay, name).imagePullPolicy);
+      expect(c.env).toEqual(envOf(overlay, name));
+      expect(job.spec.template.spec.restartPolicy).toBe('Never');
+      expect(job.spec.template.spec.serviceAccountName).toBe(name);
+      expect(job.metadata).toMatchObject({ annotations: { 'argocd.argoproj.io/hook': 'PreSync' } });
+      // Not a serving pod: no Service, HPA or tier policy selects it.
+      expect(job.spec.template.metadata.labels).toMatchObject({ 'app.kubernetes.io/component': 'migrations' });
+      expect(job.spec.template.metadata.labels['marketplace/tier']).toBeUndefined();
     }
   });
 
@@ -236,6 +253,18 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
     }
     expect(allowed(overlay, stranger, mongo[0]!, 27017)).toBe(false);
     expect(allowed(overlay, stranger, rabbit[0]!, 5672)).toBe(false);
+  });
+
+  test('each migrate Job resolves names and reaches MongoDB, and nothing else; nothing reaches it', () => {
+    const { mongo, rabbit } = data();
+    for (const name of SERVICES) {
+      const job: Pod = { ns, labels: one(overlay, 'Job', `${name}-migrate`).spec.template.metadata.labels };
+      expect(allowed(overlay, job, dns, 53)).toBe(true);
+      expect(allowed(overlay, job, mongo[0]!, 27017)).toBe(true);
+      expect(allowed(overlay, job, rabbit[0]!, 5672)).toBe(false);
+      expect(allowed(overlay, job, app('wallet'), 8081)).toBe(false);
+      expect(allowed(overlay, app('gateway'), job, 8080)).toBe(false);
+    }
   });
 
   test("Prometheus (namespace monitoring) scrapes each service's HTTP port and the gateway's metrics port only", () => {
