@@ -70,7 +70,11 @@ const image = (service) => `localhost/marketplace/${service}:dev`;
 const STANDIN_MONGO = 'localhost/marketplace-standin/mongo-java-server:dev';
 // docker-compose.yml's one-shot services, which make the database and broker users, or run a
 // service's migrations (`<service>-migrate`), and exit.
-const INIT_STEPS = ['db-users', 'bus-users', ...['wallet', 'catalog', 'crm', 'consultation', 'review', 'gateway'].map((name) => `${name}-migrate`)];
+const INIT_STEPS = [
+  'db-users',
+  'bus-users',
+  ...['wallet', 'catalog', 'crm', 'consultation', 'review', 'gateway'].map((name) => `${name}-migrate`),
+];
 const STANDIN_RABBIT = 'localhost/marketplace-standin/rabbitmq:dev';
 // RabbitMQ 4.x where it can be had: Debian 13 (trixie) ships rabbitmq-server 4.0 with Erlang 27,
 // which needs trixie's libc, so the stand-in is a trixie root file system of its own.
