@@ -253,6 +253,8 @@ export async function runMigrations(service: ServiceDefinition, argv: string[]):
       process.stdout.write(`${runtime.name} (${dbName}): ${line}\n`),
     );
   } finally {
+    // Its own close is no outage to warn about.
+    runtime.db.removeAllListeners('disconnected');
     await closeDatabase(runtime.db);
   }
 }
