@@ -10,7 +10,7 @@
 //   node bench/tracing.mjs   (BENCH_SECONDS, 5 by default; BENCH_ROUNDS of off-then-on, 1;
 //   BENCH_TRACING=off,10,0 adds a run sampled at 0 %;
 //   BENCH_CONNECTIONS as the scripts)
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { clearInterval, setInterval } from 'node:timers';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -75,25 +75,34 @@ async function startSystem(infra, label, extraEnv) {
     WALLET_URL: url('wallet'),
     ...extraEnv,
   };
+  const envOf = (name) => ({
+    ...base,
+    PORT: String(ports[name]),
+    MONGO_DB: `${run}_${name}`,
+    ...(name === 'gateway'
+      ? {
+          ...admin,
+          JWT_PRIVATE_KEY: keys.privateKey,
+          RATE_LIMIT_IP_PER_MIN: '0',
+          RATE_LIMIT_USER_PER_MIN: '0',
+          RATE_LIMIT_REGISTER_IP_PER_HOUR: '0',
+          RATE_LIMIT_SLOTS_PER_MIN: '0',
+          ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_URL`, url(service)])),
+        }
+      : {}),
+  });
+  // Every database migrated first, as a release's migrate job does before its pods start.
+  for (const name of [...SERVICES, 'gateway']) {
+    const migrate = spawnSync(process.execPath, [join(root, 'services', name, 'dist', 'migrate.js'), 'up'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: envOf(name),
+    });
+    if (migrate.status !== 0) throw new Error(`the migrations of ${name} failed (exit ${migrate.status})`);
+  }
   const children = [...SERVICES, 'gateway'].map((name) =>
     spawn(process.execPath, [join(root, 'services', name, 'dist', 'main.js')], {
       stdio: ['ignore', 'ignore', 'inherit'],
-      env: {
-        ...base,
-        PORT: String(ports[name]),
-        MONGO_DB: `${run}_${name}`,
-        ...(name === 'gateway'
-          ? {
-              ...admin,
-              JWT_PRIVATE_KEY: keys.privateKey,
-              RATE_LIMIT_IP_PER_MIN: '0',
-              RATE_LIMIT_USER_PER_MIN: '0',
-              RATE_LIMIT_REGISTER_IP_PER_HOUR: '0',
-              RATE_LIMIT_SLOTS_PER_MIN: '0',
-              ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_URL`, url(service)])),
-            }
-          : {}),
-      },
+      env: envOf(name),
     }),
   );
   const deadline = Date.now() + 90_000;

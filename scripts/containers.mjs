@@ -77,8 +77,13 @@ const TOOLS_IMAGE = 'localhost/marketplace-tools:dev';
 const TOOLS_COMMANDS = ['backup', 'restore', 'reconcile', 'dlq', 'migrate-queues', 'age', 'age-keygen'];
 const AGE_RELEASE = { version: 'v1.3.2', tools: ['age', 'age-keygen'] };
 const STANDIN_MONGO = 'localhost/marketplace-standin/mongo-java-server:dev';
-// docker-compose.yml's one-shot services, which make the database and broker users and exit.
-const INIT_STEPS = ['db-users', 'bus-users'];
+// docker-compose.yml's one-shot services, which make the database and broker users, or run a
+// service's migrations (`<service>-migrate`), and exit.
+const INIT_STEPS = [
+  'db-users',
+  'bus-users',
+  ...['wallet', 'catalog', 'crm', 'consultation', 'review', 'gateway'].map((name) => `${name}-migrate`),
+];
 const STANDIN_RABBIT = 'localhost/marketplace-standin/rabbitmq:dev';
 // RabbitMQ 4.x where it can be had: Debian 13 (trixie) ships rabbitmq-server 4.0 with Erlang 27,
 // which needs trixie's libc, so the stand-in is a trixie root file system of its own.
@@ -873,8 +878,8 @@ async function compose() {
   // the broker then (readiness does not wait for it: its outbox keeps the events, and every
   // service declares every subscription's queue before it publishes), so the journey's reads of
   // projections wait for what they expect.
-  // The init steps (db-users, bus-users: each service's own database and broker user) run once
-  // and exit; they have no health check. Each must have exited 0.
+  // The init steps (db-users, bus-users: each service's own database and broker user; each
+  // service's migrations) run once and exit; they have no health check. Each must have exited 0.
   const isInitStep = (name) => INIT_STEPS.some((step) => name.includes(`_${step}_`));
   const all = (
     await output('podman', ['ps', '-a', '--filter', `label=io.podman.compose.project=${COMPOSE_PROJECT}`, '--format', '{{.Names}}'])

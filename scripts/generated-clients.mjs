@@ -225,9 +225,17 @@ async function startSystem({ redirectOrigins = [] } = {}) {
   for (const service of SERVICES) {
     const log = join(LOGS, `${service}.log`);
     const fd = openSync(log, 'w');
+    const env = { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: `clients_${runId}_${service}` };
+    // Its database migrated first, as a release's migrate job does before its pods start.
+    const migrate = spawnSync(process.execPath, [join(root, 'services', service, 'dist', 'migrate.js'), 'up'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', fd, fd],
+    });
+    if (migrate.status !== 0) throw new Error(`the migrations of ${service} failed (exit ${migrate.status}); see ${log}`);
     const child = spawn(process.execPath, [join(root, 'services', service, 'dist', 'main.js')], {
       cwd: root,
-      env: { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: `clients_${runId}_${service}` },
+      env,
       stdio: ['ignore', fd, fd],
     });
     closeSync(fd);

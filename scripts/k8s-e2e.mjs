@@ -5,8 +5,8 @@
 //
 //   1. the cluster: binaries (cached), etcd, containerd, control plane, kubelet, kube-proxy, CoreDNS
 //   2. the six service images and the MongoDB/RabbitMQ stand-ins (`npm run images` builds them)
-//      imported into the node; k8s/overlays/ci applied (with the JWT, admin and internal Secrets);
-//      every rollout waited for
+//      imported into the node; k8s/overlays/ci applied (with the JWT, admin and internal Secrets):
+//      the migrate Jobs first, waited for until complete, then the Deployments; every rollout waited for
 //   3. the journey (scripts/journey.mjs) through the gateway Service
 //   4. two replicas of every service: load through the Services, then the rules
 //   5. rolling update under load: every Deployment to a new image tag, then the rules
@@ -235,8 +235,28 @@ async function applyOverlay() {
       '',
     ].join('\n'),
   );
+  await migrateFirst(overlay);
   const applied = await kubectl(['apply', '--server-side', '-k', overlay]);
   say(`applied k8s/overlays/ci (${origin}): ${applied.stdout.split('\n').length} objects`);
+}
+
+/**
+ * The release's migrations before its Deployments, as a GitOps tool's PreSync hook orders them
+ * (k8s/README.md "Migrations"): the previous run's Jobs deleted (a Job's template cannot change),
+ * everything but the Deployments applied, every `<service>-migrate` Job waited for until it
+ * completed. Only then are the Deployments applied.
+ */
+async function migrateFirst(overlay) {
+  await kn(['delete', 'job', '-l', 'app.kubernetes.io/component=migrations', '--ignore-not-found', '--wait=true']);
+  const rendered = await k(['kustomize', overlay]);
+  const withoutDeployments = rendered
+    .split(/^---$/m)
+    .filter((doc) => !/^kind: Deployment$/m.test(doc))
+    .join('---');
+  await kubectl(['apply', '--server-side', '-f', '-'], { input: withoutDeployments });
+  const started = Date.now();
+  await kn(['wait', '--for=condition=complete', 'job', '-l', 'app.kubernetes.io/component=migrations', '--timeout=300s']);
+  say(`every migrate Job complete after ${seconds(started)} s; now the Deployments`);
 }
 
 async function waitForRollouts(timeout = '300s') {

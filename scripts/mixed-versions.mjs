@@ -4,7 +4,12 @@
 // configurations on one database server and one broker:
 //   a. the previous release of S beside the current others and the current gateway;
 //   b. the current S beside the previous release of every other service, the gateway included;
-// each through the journey of scripts/journey.mjs (bookings, payments, events, reviews).
+// each through the journey of scripts/journey.mjs (bookings, payments, events, reviews). Each
+// starts from real data, not empty databases: the previous release of every service runs alone
+// first and fills them through the journey (users, consultations, paid bookings, reviews), the
+// current release's migrations run (`dist/migrate.js up`), then the configuration runs on them.
+// One more configuration, `rollback`, runs the previous release of every service on the migrated
+// data (a rollback after an expand step).
 //
 //   node scripts/mixed-versions.mjs                                  # consultation and wallet
 //   node scripts/mixed-versions.mjs --services crm --release crm@0.1.0
@@ -284,10 +289,45 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 const clue = (line) => redact(line).slice(0, 400);
 
 /**
- * Starts the six processes of `config` (each from the checkout its version says) on `servers`,
- * runs the journey through its gateway and stops them. Resolves with its result; never throws.
+ * A configuration from real data: the previous release of every service on its databases through
+ * the journey (`seed`), the current migrations, then the configuration itself on those databases.
+ * Resolves with one result (the seed's steps first, named `seed: …`); never throws.
  */
-async function runConfiguration(config, { servers, keys, runId, settle }) {
+async function runConfiguration(config, options) {
+  if (!config.seed) return runProcesses(config, options);
+  // One admin for both: the seed's gateway makes it; the second keeps it (and its password).
+  const admin = { email: `admin-${config.index}@marketplace.test`, password: randomBytes(18).toString('base64url') };
+  config = { ...config, admin };
+  const seeded = await runProcesses({ ...config, id: `${config.id}-seed`, versions: config.seed }, options);
+  const seedSteps = seeded.steps.map((step) => ({ ...step, step: `seed: ${step.step}` }));
+  if (!seeded.ok) return { ...seeded, config, steps: seedSteps, error: `filling the databases (previous release): ${seeded.error}` };
+  const result = await runProcesses(config, { ...options, migrateWith: root });
+  return { ...result, steps: [...seedSteps, ...result.steps], seconds: result.seconds + seeded.seconds };
+}
+
+/**
+ * Each service's migrations (`dist/migrate.js up` of the checkout `dirOf(service)`, when it has
+ * one: a release from before migrations builds its indexes at start) on the configuration's
+ * databases. Throws with the failing one's output.
+ */
+function migrateDatabases(dirOf, envOf) {
+  for (const service of SERVICES) {
+    const script = join(dirOf(service), 'services', service, 'dist', 'migrate.js');
+    if (!existsSync(script)) continue;
+    const ran = spawnSync(process.execPath, [script, 'up'], { cwd: dirOf(service), env: envOf(service), encoding: 'utf8' });
+    if (ran.status !== 0)
+      throw new Error(
+        `the migrations of ${service} failed (${ran.status ?? ran.signal}): ${redact(`${ran.stdout}${ran.stderr}`).slice(-1_500)}`,
+      );
+  }
+}
+
+/**
+ * Starts the six processes of `config` (each from the checkout its version says) on `servers`,
+ * their databases migrated first (by `migrateWith`'s migrations when given, else each version's
+ * own), runs the journey through its gateway and stops them. Resolves with its result; never throws.
+ */
+async function runProcesses(config, { servers, keys, runId, settle, migrateWith = null }) {
   const started = Date.now();
   const result = { config, ok: false, steps: [], seconds: 0, error: null, readySeconds: null };
   const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await infraLib.freePort()])));
@@ -296,7 +336,7 @@ async function runConfiguration(config, { servers, keys, runId, settle }) {
   // publishes or stores meets another configuration's.
   const namespace = `mixed-${runId}-${config.index}`;
   const internalToken = randomBytes(32).toString('hex');
-  const admin = { email: `admin-${config.index}@marketplace.test`, password: randomBytes(18).toString('base64url') };
+  const admin = config.admin ?? { email: `admin-${config.index}@marketplace.test`, password: randomBytes(18).toString('base64url') };
   secrets.add(internalToken);
   secrets.add(admin.password);
   const common = {
@@ -322,7 +362,12 @@ async function runConfiguration(config, { servers, keys, runId, settle }) {
   });
   const mine = new Map();
   const logOf = (service) => join(LOGS, `${config.id}-${service}.log`);
+  const databaseOf = (service) => `mixed_${runId}_${config.index}_${service}`;
   try {
+    migrateDatabases(
+      (service) => migrateWith ?? config.versions[service].dir,
+      (service) => ({ ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: databaseOf(service), LOG_LEVEL: 'warn' }),
+    );
     for (const service of SERVICES) {
       const { dir } = config.versions[service];
       const log = logOf(service);
@@ -330,7 +375,7 @@ async function runConfiguration(config, { servers, keys, runId, settle }) {
       const fd = openSync(log, 'a');
       const child = spawn(process.execPath, [join(dir, 'services', service, 'dist', 'main.js')], {
         cwd: dir,
-        env: { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: `mixed_${runId}_${config.index}_${service}` },
+        env: { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: databaseOf(service) },
         stdio: ['ignore', fd, fd],
       });
       closeSync(fd);
@@ -517,6 +562,7 @@ async function main() {
     which === 'current'
       ? { label: `current ${head}${dirty ? '+changes' : ''}`, dir: root }
       : { label: `${previous[service].tag} ${previous[service].commit.slice(0, 7)}`, dir: dirOf.get(previous[service].commit) };
+  const allPrevious = Object.fromEntries(SERVICES.map((service) => [service, version(service, 'previous')]));
   const configurations = [];
   const seen = new Set();
   for (const subject of subjects) {
@@ -529,9 +575,17 @@ async function main() {
       if (seen.has(key)) continue;
       seen.add(key);
       const versions = Object.fromEntries(SERVICES.map((service) => [service, version(service, which[service])]));
-      configurations.push({ id: `${subject}-${suffix}`, index: configurations.length + 1, title, versions });
+      configurations.push({ id: `${subject}-${suffix}`, index: configurations.length + 1, title, versions, seed: allPrevious });
     }
   }
+  // A rollback after an expand step: the previous release of everything on the migrated data.
+  configurations.push({
+    id: 'rollback',
+    index: configurations.length + 1,
+    title: 'previous release of every service on the data the current migrations migrated',
+    versions: allPrevious,
+    seed: allPrevious,
+  });
 
   // One database server and one broker for every configuration.
   infraLib = require(join(root, 'packages/infra/dist/index.js'));

@@ -122,6 +122,38 @@ function serviceSet(infra, keys, mongoUrlOf = () => infra.mongoUrl) {
   return [...services, { name: 'gateway', script: script('gateway'), env: gatewayEnv }];
 }
 
+/**
+ * Each service's migrations (`services/<name>/dist/migrate.js <args>`: up, down, status) against
+ * the servers of `infra`, one service after another; the first that fails stops the rest.
+ */
+function migrateAll(infra, keys, args) {
+  for (const { name, env } of serviceSet(infra, keys)) {
+    const result = spawnSync(process.execPath, [join(root, `services/${name}/dist/migrate.js`), ...args], {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    });
+    if (result.status !== 0)
+      throw new Error(`the migrations of ${name} failed (${result.error?.message ?? `exit ${result.status ?? result.signal}`})`);
+  }
+}
+
+/** `npm run migrate [up|down|status]`: every service's database of `npm start` (or of MONGO_URL), then the servers stop. */
+async function migrate(args) {
+  prepare();
+  const infra = await provide({ kind: 'file', path: join(root, '.dev/data/mongo.h2') });
+  let code = 0;
+  try {
+    migrateAll(infra, devKeys(), args.length > 0 ? args : ['up']);
+  } catch (err) {
+    say(err.message);
+    code = 1;
+  } finally {
+    await infra.stop();
+  }
+  process.exit(code);
+}
+
 const ADMIN = {
   ADMIN_EMAIL: process.env.ADMIN_EMAIL ?? 'admin@marketplace.local',
   ADMIN_PASSWORD: process.env.ADMIN_PASSWORD ?? 'admin-change-me',
@@ -145,6 +177,13 @@ async function start() {
     nodeArgs: (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean),
     startInfra: async () => {
       const infra = await provide({ kind: 'file', path: join(root, '.dev/data/mongo.h2') });
+      // The services start only on migrated databases: the migrations run first, as a release's job would.
+      try {
+        migrateAll(infra, keys, ['up']);
+      } catch (err) {
+        await infra.stop();
+        throw err;
+      }
       if (!process.env.MONGO_WIRE_COUNTER) return infra;
       const counters = await startWireCounters(infra.mongoUrl);
       return { ...infra, counters, stop: () => counters.stop().then(infra.stop) };
@@ -262,12 +301,13 @@ const SCRIPTS = {
   k8s: 'scripts/k8s-e2e.mjs', // the overlay on a real single-node Kubernetes (k8s/README.md)
 };
 const USAGE =
-  'usage: node scripts/run.mjs start | test [jest arguments] | build | typecheck | lint | format | env [--sandbox-payments] | ' +
+  'usage: node scripts/run.mjs start | migrate [up|down|status] | test [jest arguments] | build | typecheck | lint | format | env [--sandbox-payments] | ' +
   'images [steps] | mixed [options] | clients [check|generate|serve] | k8s [options] | node <script> [arguments] | exec <tool> [arguments]';
 
 await onPinnedNode(say);
 const rest = process.argv.slice(3);
 if (mode === 'start') await start();
+else if (mode === 'migrate') await migrate(rest);
 else if (mode === 'test') await test();
 else if (mode === 'build') prepare();
 else if (mode === 'typecheck') sh(prepare(), ['exec', 'tsc', '-p', 'tsconfig.tests.json']);

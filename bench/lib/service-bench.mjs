@@ -1,8 +1,8 @@
 // What the single-service benches share (bench/slots.mjs, bench/rule-sets.mjs): a service started
 // from a build as a child process on the project's servers, the CPU it spends read from /proc,
 // percentiles, and a detail read timed while other clients load the service.
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,20 +32,25 @@ export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math
 export async function startService(infra, identity, { main, database, nodeArgs = [], env = {} }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...nodeArgs, main], {
-    env: {
-      ...process.env,
-      MONGO_URL: infra.mongoUrl,
-      AMQP_URL: infra.amqpUrl,
-      MONGO_DB: uniqueName(database),
-      BUS_NAMESPACE: uniqueName('bench'),
-      JWT_PUBLIC_KEY: identity.keys.publicKey,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const processEnv = {
+    ...process.env,
+    MONGO_URL: infra.mongoUrl,
+    AMQP_URL: infra.amqpUrl,
+    MONGO_DB: uniqueName(database),
+    BUS_NAMESPACE: uniqueName('bench'),
+    JWT_PUBLIC_KEY: identity.keys.publicKey,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    ...env,
+  };
+  // Its database migrated first (the build's dist/migrate.js beside its main), as a release's job
+  // does; a build from before migrations has none and builds its indexes at start.
+  const migrateScript = join(dirname(main), 'migrate.js');
+  if (existsSync(migrateScript)) {
+    const migrate = spawnSync(process.execPath, [migrateScript, 'up'], { env: processEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (migrate.status !== 0) throw new Error(`${main}: its migrations failed (exit ${migrate.status})`);
+  }
+  const child = spawn(process.execPath, [...nodeArgs, main], { env: processEnv, stdio: ['ignore', 'ignore', 'inherit'] });
   for (const deadline = Date.now() + 60_000; ;) {
     const ready = await call(url, 'GET', '/readyz').catch(() => null);
     if (ready?.status === 200) return { url, child };

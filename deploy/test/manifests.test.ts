@@ -82,7 +82,12 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
 
   test('pods are hardened: non-root, read-only root file system, no privilege, resources, pinned images', () => {
     const podOf = (workload: K8sObject) => (workload.kind === 'CronJob' ? workload.spec.jobTemplate.spec : workload.spec).template.spec;
-    for (const workload of [...byKind(overlay, 'Deployment'), ...byKind(overlay, 'StatefulSet'), ...byKind(overlay, 'CronJob')]) {
+    for (const workload of [
+      ...byKind(overlay, 'Deployment'),
+      ...byKind(overlay, 'StatefulSet'),
+      ...byKind(overlay, 'Job'),
+      ...byKind(overlay, 'CronJob'),
+    ]) {
       const pod = podOf(workload);
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       expect(pod.automountServiceAccountToken).toBe(false);
@@ -100,6 +105,23 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       }
       // The only writable place, bounded.
       expect(pod.volumes.find((v: { name: string }) => v.name === 'tmp')).toMatchObject({ emptyDir: { sizeLimit: expect.any(String) } });
+    }
+  });
+
+  test('each service has a migrate Job before its rollout: its image and environment, `dist/migrate.js up`, a PreSync hook', () => {
+    for (const name of SERVICES) {
+      const job = one(overlay, 'Job', `${name}-migrate`);
+      const c = job.spec.template.spec.containers[0];
+      expect(c.command).toEqual(['node', 'dist/migrate.js', 'up']);
+      expect(c.image).toBe(container(overlay, name).image);
+      expect(c.imagePullPolicy).toBe(container(overlay, name).imagePullPolicy);
+      expect(c.env).toEqual(envOf(overlay, name));
+      expect(job.spec.template.spec.restartPolicy).toBe('Never');
+      expect(job.spec.template.spec.serviceAccountName).toBe(name);
+      expect(job.metadata).toMatchObject({ annotations: { 'argocd.argoproj.io/hook': 'PreSync' } });
+      // Not a serving pod: no Service, HPA or tier policy selects it.
+      expect(job.spec.template.metadata.labels).toMatchObject({ 'app.kubernetes.io/component': 'migrations' });
+      expect(job.spec.template.metadata.labels['marketplace/tier']).toBeUndefined();
     }
   });
 
@@ -242,6 +264,18 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
     }
     expect(allowed(overlay, stranger, mongo[0]!, 27017)).toBe(false);
     expect(allowed(overlay, stranger, rabbit[0]!, 5672)).toBe(false);
+  });
+
+  test('each migrate Job resolves names and reaches MongoDB, and nothing else; nothing reaches it', () => {
+    const { mongo, rabbit } = data();
+    for (const name of SERVICES) {
+      const job: Pod = { ns, labels: one(overlay, 'Job', `${name}-migrate`).spec.template.metadata.labels };
+      expect(allowed(overlay, job, dns, 53)).toBe(true);
+      expect(allowed(overlay, job, mongo[0]!, 27017)).toBe(true);
+      expect(allowed(overlay, job, rabbit[0]!, 5672)).toBe(false);
+      expect(allowed(overlay, job, app('wallet'), 8081)).toBe(false);
+      expect(allowed(overlay, app('gateway'), job, 8080)).toBe(false);
+    }
   });
 
   test("Prometheus (namespace monitoring) scrapes each service's HTTP port and the gateway's metrics port only", () => {
@@ -604,21 +638,13 @@ describe('docker-compose.yml', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };
 
-  const INIT_STEPS = ['bus-users', 'db-users'];
+  const MIGRATE_STEPS = SERVICES.map((name) => `${name}-migrate`);
+  const INIT_STEPS = ['bus-users', 'db-users', ...MIGRATE_STEPS];
 
-  test('runs MongoDB, RabbitMQ, their init steps, the five services and the gateway, each server with a health check', () => {
-    expect(Object.keys(compose.services).sort()).toEqual([
-      'bus-users',
-      'catalog',
-      'consultation',
-      'crm',
-      'db-users',
-      'gateway',
-      'mongo',
-      'rabbitmq',
-      'review',
-      'wallet',
-    ]);
+  test('runs MongoDB, RabbitMQ, their init steps, the migrations, the five services and the gateway, each server with a health check', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(
+      ['bus-users', 'db-users', 'mongo', 'rabbitmq', ...SERVICES, ...MIGRATE_STEPS].sort(),
+    );
     for (const [name, service] of Object.entries(compose.services))
       if (!INIT_STEPS.includes(name)) expect(service.healthcheck?.test).toBeDefined();
     expect(compose.services['db-users'].depends_on.mongo.condition).toBe('service_healthy');
@@ -650,12 +676,26 @@ describe('docker-compose.yml', () => {
       expect(service.depends_on['db-users'].condition).toBe('service_completed_successfully');
       expect(service.depends_on['bus-users'].condition).toBe('service_completed_successfully');
       expect(service.read_only).toBe(true);
+      // Its migrations ran (and ended well) before it starts: it refuses a database behind them.
+      expect(service.depends_on[`${name}-migrate`].condition).toBe('service_completed_successfully');
     }
     // Started, not healthy: a service is ready once it has the gateway's JWKS.
     for (const name of SERVICES.slice(1)) expect(compose.services.gateway.depends_on[name].condition).toBe('service_started');
     for (const name of SERVICES.slice(1)) {
       expect(compose.services[name].environment.JWT_JWKS_URL).toBe('http://gateway:8080/v1/auth/.well-known/jwks.json');
       expect(compose.services[name].environment.JWT_PUBLIC_KEY).toBeUndefined();
+    }
+  });
+
+  test('each migrate step is the service’s image and environment running `dist/migrate.js up` once', () => {
+    for (const name of SERVICES) {
+      const step = compose.services[`${name}-migrate`];
+      expect(step.image).toBe(compose.services[name].image);
+      expect(step.environment).toEqual(compose.services[name].environment);
+      expect(step.command).toEqual(['node', 'dist/migrate.js', 'up']);
+      expect(step.restart).toBe('no');
+      expect(step.depends_on['db-users'].condition).toBe('service_completed_successfully');
+      expect(step.read_only).toBe(true);
     }
   });
 

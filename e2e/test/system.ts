@@ -75,6 +75,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Ready to serve, and connected to the broker: `/readyz` is 200 without the broker (the outbox
  * keeps events), but a test's first event needs the consumers' queues declared.
  */
+/** `services/<name>/dist/migrate.js up` on the process's database; fails with what it said. */
+async function migrateDatabase(name: ProcessName, env: NodeJS.ProcessEnv): Promise<void> {
+  const child = spawn(process.execPath, [join(root, 'services', name, 'dist', 'migrate.js'), 'up'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the migrations of ${name} failed (exit ${code}): ${output.slice(-2_000)}`);
+}
+
 async function waitReady(url: string, name: string, deadline: number, child: () => ChildProcess | null): Promise<void> {
   for (;;) {
     const ready = await call(url, 'GET', '/readyz').catch(() => null);
@@ -194,6 +207,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     ServiceProcess[]
   >;
   const processes = Object.fromEntries(names.map((name) => [name, replicas[name][0]!])) as Record<ProcessName, ServiceProcess>;
+  // Every database migrated first, as a release's migrate job does before its pods start.
+  await Promise.all(names.map((name) => migrateDatabase(name, { ...base, ...envOf[name], ...options.envOf?.[name] })));
   for (const name of names) for (const unit of unitsOf(name)) spawnProcess(name, unit);
   const stop = async () => {
     await Promise.all(units.map((unit) => kill(unit, 'SIGTERM')));

@@ -6,6 +6,7 @@ export * from './mongo';
 export * from './paging';
 export * from './shutdown';
 export * from './runtime';
+export * from './migrations';
 export * from './http/create-service';
 export * from './http/validate';
 export * from './http/auth';

@@ -1,11 +1,12 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { Bus } from './bus/bus';
 import type { ConsumerSpec } from './bus/consumer';
-import { ensureOutboxIndexes, OutboxRelay, type OutboxSource } from './bus/outbox';
+import { OutboxRelay, type OutboxSource } from './bus/outbox';
 import type { ReadinessCheck } from './http/create-service';
 import { accessKeysFrom, type AccessKeys, type AccessKeysConfig } from './http/access-keys';
 import type { Logger } from './logger';
-import { closeDatabase, ensureIndexes, isDatabaseReady, openDatabase, type AnyModel, type Database } from './mongo';
+import { closeDatabase, isDatabaseReady, openDatabase, type AnyModel, type Database } from './mongo';
+import { DatabaseBehindError, Migrator, runMigrateCommand, type Migration } from './migrations';
 import { shutdownGraceMs } from './config';
 import { beforeScrape, getMetrics } from './metrics';
 import { exitProcess, handleShutdown } from './shutdown';
@@ -42,7 +43,7 @@ export interface Runtime {
    * or the one configured key; undefined when the configuration names neither.
    */
   accessKeys: AccessKeys | undefined;
-  /** The collections whose documents carry pending events (their sweep index is built at start). */
+  /** The collections whose documents carry pending events (their sweep index is the first migration's). */
   outboxSources: OutboxSource[];
   /** From now on `/readyz` answers 503 (SIGTERM; requests are still served). */
   startDraining: () => void;
@@ -122,8 +123,14 @@ export type Job = (runtime: Runtime) => () => Promise<void>;
 export interface ServiceDefinition {
   runtime: Runtime;
   config: RuntimeConfig;
-  /** Every model of the service (bound to `runtime.db`): their indexes are built before traffic. */
+  /** Every model of the service (bound to `runtime.db`): their indexes are its first migration's. */
   models: AnyModel[];
+  /**
+   * The migrations of the service's database, in order (`src/migrations/`). A process starts only
+   * on a database that has had every one of them (`DatabaseBehindError` otherwise); they are run
+   * by the service's migrate command, before the rollout, never by a serving process.
+   */
+  migrations?: Migration[];
   /** The HTTP handler: an express app (`createService`), or any request listener (the gateway's edge in front of one). */
   app: RequestListener;
   consumers?: ConsumerSpec[];
@@ -132,7 +139,7 @@ export interface ServiceDefinition {
   /** Wait this long for the broker before answering (tests); by default it connects in the background. */
   brokerTimeoutMs?: number;
   /**
-   * Runs once the database is open and indexed, before the port opens (the gateway seeds its
+   * Runs once the database is open and migrated, before the port opens (the gateway seeds its
    * admin here: no request can race its creation).
    */
   beforeListen?: () => Promise<void>;
@@ -213,22 +220,43 @@ export async function startRuntime(
   };
 }
 
-/** The database of a service opened, then its indexes (unique keys above all), its outbox sweep index and `beforeListen`. */
-async function prepareDatabase(service: ServiceDefinition, dbName: string): Promise<void> {
+/** The migrator of a service's database (open it first): its migrations, with its models and outbox sources. */
+export function serviceMigrator(
+  service: Pick<ServiceDefinition, 'runtime' | 'models' | 'migrations'>,
+  options: { leaseMs?: number; waitMs?: number } = {},
+): Migrator {
+  const { runtime } = service;
+  return new Migrator({
+    ...options,
+    context: { db: runtime.db, log: runtime.log, models: service.models, outboxSources: runtime.outboxSources },
+    migrations: service.migrations ?? [],
+  });
+}
+
+/**
+ * The database of a service opened and checked (or, for the tests, migrated), then
+ * `beforeListen`. A serving process never migrates: a database behind the migrations this release
+ * knows stops the start with `DatabaseBehindError`, which names them and the command to run.
+ */
+async function prepareDatabase(service: ServiceDefinition, dbName: string, migrations: 'check' | 'apply'): Promise<void> {
   const { runtime, config } = service;
   if (!isDatabaseReady(runtime.db)) await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log });
-  await ensureIndexes(service.models);
-  await ensureOutboxIndexes(runtime.outboxSources);
+  const migrator = serviceMigrator(service);
+  if (migrations === 'apply') await migrator.up();
+  else {
+    const pending = await migrator.pending();
+    if (pending.length > 0) throw new DatabaseBehindError(runtime.db.name, pending);
+  }
   await service.beforeListen?.();
 }
 
 /**
- * The process every service shares: database (indexes first), then `startRuntime`; graceful
- * shutdown in the reverse order.
+ * The process every service shares: its database (checked to have had every migration), then
+ * `startRuntime`; graceful shutdown in the reverse order.
  */
 export async function runService(service: ServiceDefinition): Promise<Server> {
   const { config, runtime } = service;
-  await prepareDatabase(service, config.MONGO_DB ?? runtime.name);
+  await prepareDatabase(service, config.MONGO_DB ?? runtime.name, 'check');
   const { server, closers, startDraining } = await startRuntime(service);
   handleShutdown({
     log: runtime.log,
@@ -240,6 +268,38 @@ export async function runService(service: ServiceDefinition): Promise<Server> {
     closers: [...closers, () => closeDatabase(runtime.db), () => shutdownTracing()],
   });
   return server;
+}
+
+/**
+ * A service's migrate command (`node dist/migrate.js up|down|status`, a one-shot job before the
+ * rollout): its database opened, the command run under the lease, the database closed. Answers
+ * the exit code.
+ */
+export async function runMigrations(service: ServiceDefinition, argv: string[]): Promise<number> {
+  const { config, runtime } = service;
+  const dbName = config.MONGO_DB ?? runtime.name;
+  await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log });
+  try {
+    return await runMigrateCommand(serviceMigrator(service), argv, (line) =>
+      process.stdout.write(`${runtime.name} (${dbName}): ${line}\n`),
+    );
+  } finally {
+    // Its own close is no outage to warn about.
+    runtime.db.removeAllListeners('disconnected');
+    await closeDatabase(runtime.db);
+  }
+}
+
+/** `runMigrations` for a process entry point: a failure is logged and the process exits non-zero. */
+export function startMigrations(service: ServiceDefinition, argv = process.argv.slice(2)): void {
+  const { log } = service.runtime;
+  runMigrations(service, argv).then(
+    (code) => exitProcess(code),
+    (err: unknown) => {
+      log.fatal({ err }, 'migrations failed');
+      exitProcess(1);
+    },
+  );
 }
 
 /**
@@ -259,18 +319,19 @@ export function startService(service: ServiceDefinition): void {
     exitProcess(1);
   });
   runService(service).catch((err: unknown) => {
-    log.fatal({ err }, 'could not start');
+    if (err instanceof DatabaseBehindError) log.fatal({ dbName: err.dbName, pending: err.pending }, err.message);
+    else log.fatal({ err }, 'could not start');
     exitProcess(1);
   });
 }
 
 /**
  * A service as its composition builds it, for component tests: its database (named `dbName`)
- * with its indexes, the broker awaited, and no consumers or jobs — the test drives those
+ * migrated (as `npm test` has every database: the migrations run, not skipped), the broker awaited, and no consumers or jobs — the test drives those
  * itself. Stop it with `stopRuntime`; `mongoose.disconnect()` closes every service's database.
  */
 export async function startComponent(service: ServiceDefinition, dbName: string): Promise<StartedRuntime> {
-  await prepareDatabase(service, dbName);
+  await prepareDatabase(service, dbName, 'apply');
   return startRuntime({ ...service, consumers: [], jobs: [], brokerTimeoutMs: 30_000 });
 }
 

@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { ProductService } from './application/products';
 import { ShopService } from './application/shops';
 import type { CatalogConfig } from './config';
+import { catalogMigrations } from './migrations';
 import { allModels, catalogModels, type CatalogModels } from './db/models';
 import { ProductRepository } from './db/product.repository';
 import { ShopRepository, V1ProductRepository } from './db/shop.repository';
@@ -38,5 +39,5 @@ export function catalogService(config: Readonly<CatalogConfig>, log: Logger): { 
   const runtime = createRuntime({ name: 'catalog', config, log, db });
   const parts = catalogParts(config, db);
   const app = createApp({ config, runtime, parts });
-  return { definition: { runtime, config, models: allModels(parts.models), app }, parts };
+  return { definition: { runtime, config, models: allModels(parts.models), migrations: catalogMigrations, app }, parts };
 }

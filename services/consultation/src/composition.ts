@@ -20,6 +20,7 @@ import type { ConsultationConfig } from './config';
 import { BookingRepository } from './db/booking.repository';
 import { ConsultationRepository } from './db/consultation.repository';
 import { consultationModels } from './db/models';
+import { consultationMigrations } from './migrations';
 import { PlaceRepository } from './db/place.repository';
 import { RatingRepository } from './db/rating.repository';
 import { SessionRepository } from './db/session.repository';
@@ -99,6 +100,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     runtime,
     config,
     models: Object.values(models),
+    migrations: consultationMigrations,
     app,
     consumers: [reviewsConsumer(ratings), walletPaymentsConsumer(bookings)],
     jobs: [

@@ -4,6 +4,7 @@ import { Projection } from './application/projection';
 import { RelationshipService } from './application/relationships';
 import type { CrmConfig } from './config';
 import { BookingFactRepository } from './db/booking-fact.repository';
+import { crmMigrations } from './migrations';
 import { allModels, crmModels, type CrmModels } from './db/models';
 import { RelationshipRepository } from './db/relationship.repository';
 import { KnownUserRepository } from './db/user.repository';
@@ -45,6 +46,7 @@ export function crmService(config: Readonly<CrmConfig>, log: Logger): { definiti
     runtime,
     config,
     models: allModels(parts.models),
+    migrations: crmMigrations,
     app,
     consumers: [parts.consumers.users, parts.consumers.bookings],
   };

@@ -19,6 +19,7 @@ import { SecretRepository } from './db/secret.repository';
 import { LoginThrottleRepository } from './db/login-throttle.repository';
 import { deviceCookieSecret, type DeviceCookieSettings } from './credentials/device-cookie';
 import { gatewayModels } from './db/models';
+import { gatewayMigrations } from './migrations';
 import { RefreshTokenRepository } from './db/refresh-token.repository';
 import { UserRepository } from './db/user.repository';
 import { AuditEntryRepository } from './db/audit-entry.repository';
@@ -100,6 +101,7 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     runtime,
     config,
     models: Object.values(models),
+    migrations: gatewayMigrations,
     app: app.listener,
     consumers: [auditConsumer(audit)],
     // The admin exists before the port opens: no request can race its creation.

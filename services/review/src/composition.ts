@@ -5,6 +5,7 @@ import type { ReviewConfig } from './config';
 import { EligibilityRepository } from './db/eligibility.repository';
 import { PaymentRepository } from './db/payment.repository';
 import { reviewModels } from './db/models';
+import { reviewMigrations } from './migrations';
 import { ReviewerRepository, ReviewRepository } from './db/review.repository';
 import { reviewConsumers } from './events/consumers';
 
@@ -31,6 +32,7 @@ export function reviewService(config: Readonly<ReviewConfig>, log: Logger) {
     runtime,
     config,
     models: Object.values(models),
+    migrations: reviewMigrations,
     app: createApp({ config, runtime, reviews }),
     consumers: [consumers.sessions, consumers.payments, consumers.users],
   };

@@ -24,6 +24,7 @@ import { BookingHoldRepository } from './db/booking-hold.repository';
 import { holdMetrics } from './db/hold-metrics';
 import { LedgerRepository } from './db/ledger.repository';
 import { walletModels, type WalletModels } from './db/models';
+import { walletMigrations } from './migrations';
 import { PayoutRepository } from './db/payout.repository';
 import { TopUpRepository } from './db/topup.repository';
 import { TransferRepository } from './db/transfer.repository';
@@ -143,12 +144,9 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     log,
     transferRepository,
   );
-  let migrated = false;
   const sweep = walletSweep(
     [
       { name: 'ops-in-flight', run: () => ledger.sweep(new Date(Date.now() - FINISH_INFLIGHT_AFTER_MS)) },
-      // Until a pass finds none left (a wallet opened later by a process of the previous release is migrated by its first op).
-      { name: 'migrate-wallets', run: async () => void (migrated ||= (await ledger.migrateLegacy()) === 0) },
       { name: 'topups', run: () => topUps.reconcile() },
       { name: 'booking-holds', run: () => holds.resume() },
       { name: 'payouts', run: () => payouts.resume() },
@@ -177,6 +175,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     runtime,
     config,
     models: Object.values(models),
+    migrations: walletMigrations(ledger),
     app: createApp({ config, runtime, parts }),
     consumers: [userRegisteredConsumer(wallets), bookingEventsConsumer(holds)],
     jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, sweep), holdMetrics(holdRepository)],

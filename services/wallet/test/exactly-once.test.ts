@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { Migrator } from '@mkt/kit';
+import { walletMigrations } from '../src/migrations';
 import { newReference } from '@mkt/contracts';
 import type { WalletOp } from '../src/domain/records';
 import { boundedOp, inflightOf, ledgerEntryOf } from '../src/domain/wallet-ops';
@@ -193,7 +196,7 @@ describe('wallets of the previous release (op ids in appliedOps, entries in pend
     expect(await ledgerMatches({ id: userId } as never)).toBe(true);
   });
 
-  test('the sweep migrates them, idempotently, and a migration cut off after its first write is finished by the next', async () => {
+  test('they are migrated idempotently, and a migration cut off after its first write is finished by the next', async () => {
     const first = await legacyWallet();
     const second = await legacyWallet();
     await parts().walletRepository.fenceLegacy(second.walletId); // ...and the process dies here
@@ -209,6 +212,28 @@ describe('wallets of the previous release (op ids in appliedOps, entries in pend
       expect(await applyWalletOp(walletId, credit(20_00, b.id))).toEqual({ kind: 'repeat' });
       expect(await ledgerMatches({ id: userId } as never)).toBe(true);
     }
+  });
+
+  test('migration 0002-wallet-ops-ledger moves every one of them (more than a batch), once, before any op reaches them', async () => {
+    const legacy = await Promise.all(Array.from({ length: 3 }, () => legacyWallet()));
+    await parts().walletRepository.fenceLegacy(legacy[0]!.walletId); // a run cut off after its first write
+    const db = Wallet.db;
+    await db.collection('migrations').deleteOne({ _id: '0002-wallet-ops-ledger' } as never);
+    const migrator = new Migrator({
+      context: { db, log: pino({ level: 'silent' }), models: [], outboxSources: [] },
+      migrations: walletMigrations(parts().ledger),
+    });
+    expect(await migrator.up()).toEqual(['0002-wallet-ops-ledger']);
+    expect(await parts().walletRepository.legacyIds()).toEqual([]);
+    for (const { walletId, userId, b } of legacy) {
+      const wallet = await walletDoc(walletId);
+      expect(wallet).toMatchObject({ appliedOps: false, inflight: [], availableMinor: 50_00 });
+      expect(wallet).not.toHaveProperty('pendingEntries');
+      expect(wallet).not.toHaveProperty('doneOps');
+      expect(await LedgerEntryModel.countDocuments({ _id: b.id })).toBe(1);
+      expect(await ledgerMatches({ id: userId } as never)).toBe(true);
+    }
+    await expect(migrator.down()).rejects.toThrow('cannot be undone');
   });
 
   test('a process of the previous release cannot apply an op to a wallet of this protocol (its write fails whole)', async () => {

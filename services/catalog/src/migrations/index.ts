@@ -1,0 +1,5 @@
+import type { Migration } from '@mkt/kit';
+import { indexes } from './0001-indexes';
+
+/** The catalog database's migrations, in order (services/catalog/README.md lists them). */
+export const catalogMigrations: Migration[] = [indexes];

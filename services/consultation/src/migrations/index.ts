@@ -1,0 +1,6 @@
+import type { Migration } from '@mkt/kit';
+import { indexes } from './0001-indexes';
+import { sellerRefs } from './0002-seller-refs';
+
+/** The consultation database's migrations, in order (services/consultation/README.md lists them). */
+export const consultationMigrations: Migration[] = [indexes, sellerRefs];

@@ -1,0 +1,95 @@
+import { Migrator } from '@mkt/kit';
+import { consultationMigrations } from '../src/migrations';
+import { as, bookingBody, daysAhead, givenOffer, log, models, newUser, useConsultationApp, type Offer } from './harness';
+
+const app = useConsultationApp();
+
+/** The migrator of the running service's database (as its `dist/migrate.js` builds it). */
+const migrator = () =>
+  new Migrator({ context: { db: models().Consultation.db, log, models: [], outboxSources: [] }, migrations: consultationMigrations });
+
+/** The consultation as a release before `sellerRef` stored it: no seller reference at all. */
+async function asOldShape(offer: Offer): Promise<void> {
+  await models().Consultation.collection.updateOne({ _id: offer.consultationId } as never, { $unset: { sellerRef: '' } });
+}
+
+const bookBySellerRef = (offer: Offer, date: string) =>
+  as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { SellerId: offer.seller.ref, date }));
+
+describe('0002-seller-refs: consultations made before sellerRef get their seller’s reference', () => {
+  test('backfilled from what the database holds; SellerId by reference then books them; down undoes only the backfill', async () => {
+    // A seller with an older consultation and a newer one (which has the reference).
+    const twice = await givenOffer(app, { capacity: 5 });
+    const newer = await as(app, twice.seller)('POST', '/consultations', {
+      title: 'Interview practice',
+      description: 'One hour',
+      duration: 60,
+      sessionType: 'Group',
+      maxCapacity: 5,
+      deliveryMode: 'Online',
+      timezone: 'Africa/Addis_Ababa',
+      language: 'Amharic',
+      category: 'Career',
+      subcategory: ['CV'],
+      tags: ['coaching'],
+      ruleSetId: twice.ruleSetId,
+      pricingId: twice.pricingId,
+    });
+    expect(newer.status).toBe(200);
+    // A seller whose only consultation is old, who once booked as a buyer (the booking names them).
+    const bought = await givenOffer(app, { capacity: 5 });
+    const elsewhere = await givenOffer(app, { capacity: 5 });
+    const booked = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(elsewhere));
+    expect(booked.status).toBe(200);
+    const booking = await models().Booking.collection.findOne({ _id: booked.body.data.bookingId } as never);
+    await models().Booking.collection.insertOne({
+      ...booking,
+      _id: `${booking!._id}-2`,
+      referenceId: `${booking!.referenceId}-2`,
+      buyerId: bought.seller.id,
+      buyerRef: bought.seller.ref,
+    } as never);
+    // A seller of whom the database holds no reference anywhere.
+    const stranger = await givenOffer(app, { capacity: 5 });
+    for (const offer of [twice, bought, stranger]) await asOldShape(offer);
+
+    // Before: the reference names nobody on an old consultation (422, nothing booked).
+    const refused = await bookBySellerRef(twice, daysAhead(8));
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0].path).toBe('SellerId');
+
+    // The migration again, as a database of the old release has it ahead of it.
+    await models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0002-seller-refs' } as never);
+    expect(await migrator().up()).toEqual(['0002-seller-refs']);
+
+    const refOf = async (offer: Offer) => (await models().Consultation.findById(offer.consultationId).lean())?.sellerRef ?? null;
+    expect(await refOf(twice)).toBe(twice.seller.ref);
+    expect(await refOf(bought)).toBe(bought.seller.ref);
+    expect(await refOf(stranger)).toBeNull();
+    for (const offer of [twice, bought]) {
+      const res = await bookBySellerRef(offer, daysAhead(8));
+      expect(res.status).toBe(200);
+      expect(res.body.data.status).toBe('Confirmed');
+    }
+    // The seller's id names them on every consultation, backfilled or not.
+    const byId = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(stranger, { date: daysAhead(8) }));
+    expect(byId.status).toBe(200);
+
+    // Run again: nothing changes twice.
+    await models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0002-seller-refs' } as never);
+    await migrator().up();
+    expect(await refOf(twice)).toBe(twice.seller.ref);
+
+    // down: only what the backfill set goes (the newer consultation keeps the reference it was made with).
+    expect(await migrator().down()).toEqual(['0002-seller-refs']);
+    expect(await refOf(twice)).toBeNull();
+    expect(await refOf(bought)).toBeNull();
+    expect((await models().Consultation.findById(newer.body.data.id).lean())?.sellerRef).toBe(twice.seller.ref);
+    expect(await migrator().pending()).toEqual(['0002-seller-refs']);
+    await migrator().up();
+  });
+});

@@ -1,0 +1,8 @@
+import { createLogger, startMigrations } from '@mkt/kit';
+import { crmService } from './composition';
+import { loadConfig } from './config';
+
+// `node dist/migrate.js up|down|status`: the service's migrations against its database, one
+// run at a time (kit's lease), before the release's processes start (they refuse a database behind).
+const config = loadConfig();
+startMigrations(crmService(config, createLogger('crm-migrate', config.LOG_LEVEL)).definition);

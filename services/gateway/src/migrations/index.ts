@@ -1,0 +1,5 @@
+import type { Migration } from '@mkt/kit';
+import { indexes } from './0001-indexes';
+
+/** The gateway database's migrations, in order (services/gateway/README.md lists them). */
+export const gatewayMigrations: Migration[] = [indexes];

@@ -1,0 +1,5 @@
+import type { Migration } from '@mkt/kit';
+import { indexes } from './0001-indexes';
+
+/** The review database's migrations, in order (services/review/README.md lists them). */
+export const reviewMigrations: Migration[] = [indexes];
