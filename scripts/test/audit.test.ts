@@ -5,8 +5,8 @@ import { join } from 'node:path';
 
 type Finding = { id: string; aliases: string[]; package: string; version: string; severity: string; summary: string };
 type Ack = { id?: string; package?: string; reason?: string; until?: string };
-// The module is plain ESM JavaScript, loaded through SWC as CommonJS (scripts/jest.config.js).
 const { acknowledged, acknowledgementProblems, affects, compareVersions, lockedPackages, osvFindings, pnpmAuditFindings } =
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- an ES module, loaded through SWC as CommonJS (scripts/jest.config.js)
   require('../lib/audit.mjs') as {
     acknowledged: (finding: Finding, acks: Ack[], today?: string) => boolean;
     acknowledgementProblems: (acks: unknown) => string[];
