@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run audit`: the locked dependencies (pnpm-lock.yaml) against the vulnerability advisories
-// that can be had (SECURITY.md "Dependency audit"):
+// that can be had (docs/releasing.md "Dependency audit"):
 //   - `pnpm audit`'s answer, when the npm registry's audit endpoint answers (it does not on every
 //     machine: where it refuses, that is said and the audit goes on with the others);
 //   - the OSV records (osv.dev's format) in security/osv/, and in $OSV_DB when set (a folder of
