@@ -4,7 +4,9 @@
 //   node scripts/supply-chain.mjs tools              # build the pinned registry, cosign and syft (cached)
 //   node scripts/supply-chain.mjs registry           # run the local registry in the foreground
 //   node scripts/supply-chain.mjs verify             # the deploy gate: every image of release/images.json
-//   node scripts/supply-chain.mjs pin <overlay>      # write the overlay's `images:` by registry and digest
+//   node scripts/supply-chain.mjs pin <overlay> [--registry HOST] [--record FILE]
+//                                                    # write the overlay's `images:` by registry and digest
+//                                                    # (--registry: where the images were copied by digest)
 //
 // `npm run images` pushes, attests and signs (scripts/containers.mjs publish); `npm run k8s:e2e`
 // verifies before it deploys. Plain Node (20 or 24).
@@ -45,9 +47,10 @@ export async function verifyRecord(record, { only, pub = process.env.COSIGN_PUBL
 }
 
 /** Replaces (or appends) the `images:` block of `<overlay>/kustomization.yaml`. */
-function pin(overlay) {
+function pin(overlay, { record: recordFile = RECORD, registry } = {}) {
   const file = join(overlay, 'kustomization.yaml');
-  const record = readRecord(RECORD);
+  const record = readRecord(recordFile);
+  if (registry) record.registry = registry;
   const lines = readFileSync(file, 'utf8').split('\n');
   const start = lines.findIndex((line) => line.startsWith('images:'));
   const block = imagesYaml(kustomizeImages(record, MANIFEST_NAMES));
@@ -58,7 +61,7 @@ function pin(overlay) {
     lines.splice(start, end - start, ...block);
   }
   writeFileSync(file, lines.join('\n'));
-  say(`${file.slice(root.length + 1)}: ${block.length - 1} images pinned by digest (${record.registry})`);
+  say(`${file}: ${block.length - 1} images pinned by digest (${record.registry})`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -85,9 +88,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
         await registry.stop();
       }
     } else if (command === 'pin' && rest[0]) {
-      pin(rest[0]);
+      const flag = (name) => (rest.includes(name) ? rest[rest.indexOf(name) + 1] : undefined);
+      pin(rest[0], { record: flag('--record'), registry: flag('--registry') });
     } else {
-      console.error('usage: node scripts/supply-chain.mjs tools [name…] | registry | verify [image…] | pin <overlay folder>');
+      console.error(
+        'usage: node scripts/supply-chain.mjs tools [name…] | registry | verify [image…] | pin <overlay folder> [--registry HOST] [--record FILE]',
+      );
       process.exit(2);
     }
   } catch (err) {

@@ -256,14 +256,14 @@ export const statement = (name, digest, predicateType, predicate) => ({
 export const readRecord = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
 /**
- * Kustomize `images:` entries naming each image by registry and digest: `name` is the image name
- * the manifests use (`from`), `newName` the repository in the registry.
+ * Kustomize `images:` entries naming each image by registry and digest: `names` maps the image
+ * name the manifests use to its repository in the record.
  */
 export function kustomizeImages(record, names) {
-  return Object.entries(names).map(([name, from]) => {
-    const image = record.images[name];
-    if (!image) throw new Error(`${name}: not in the record of pushed images (npm run images pushes it)`);
-    if (!/^sha256:[0-9a-f]{64}$/.test(image.digest)) throw new Error(`${name}: no digest recorded`);
+  return Object.entries(names).map(([from, repository]) => {
+    const image = record.images[repository];
+    if (!image) throw new Error(`${repository}: not in the record of pushed images (npm run images pushes it)`);
+    if (!/^sha256:[0-9a-f]{64}$/.test(image.digest)) throw new Error(`${repository}: no digest recorded`);
     return { name: from, newName: `${record.registry}/${image.repository}`, digest: image.digest };
   });
 }
