@@ -97,7 +97,7 @@ export async function startRegistry({ storage, log, port = Number(process.env.MK
     config,
     [
       'version: 0.1',
-      'log: { level: warn, formatter: text }',
+      'log: { level: error, formatter: text, accesslog: { disabled: true } }',
       'storage:',
       `  filesystem: { rootdirectory: ${JSON.stringify(storage)} }`,
       '  delete: { enabled: true }',
