@@ -869,6 +869,8 @@ async function publish() {
   mkdirSync(attestations, { recursive: true });
   const revision = git('rev-parse', 'HEAD') || 'unknown';
   const record = existsSync(RECORD) ? JSON.parse(readFileSync(RECORD, 'utf8')) : { images: {} };
+  // Digests of another registry (another port) are not pullable from this one: forgotten.
+  if (record.registry !== registry.address) record.images = {};
   Object.assign(record, { registry: registry.address, revision, created: new Date().toISOString(), publicKey: keys.pub });
   const rows = [['image', 'digest', 'sbom packages', 'verified']];
   for (const tag of present) {
@@ -877,7 +879,8 @@ async function publish() {
     const version = imageVersion(tag);
     const pushed = `${registry.address}/${repository}:${version}`;
     const digestFile = join(WORK, `${repository.replace(/\//g, '_')}.digest`);
-    await podman(['tag', tag, pushed]);
+    const imageId = await output('podman', ['image', 'inspect', '--format', '{{.Id}}', tag]);
+    await podman(['tag', imageId, pushed]);
     await podman(['push', '--tls-verify=false', '--digestfile', digestFile, pushed], { log: logFile('publish'), nice: true });
     await podman(['untag', tag, pushed], { check: false });
     const digest = readFileSync(digestFile, 'utf8').trim();
@@ -905,7 +908,6 @@ async function publish() {
     await signAndAttest(ref, keys, { sbomFile, provenanceFile });
     const verified = await verifyImage(ref, keys.pub);
     if (!verified.ok) throw new Error(`${ref}: ${verified.reason}`);
-    const imageId = await output('podman', ['image', 'inspect', '--format', '{{.Id}}', tag]);
     record.images[repository] = { repository, tag: version, digest, imageId };
     rows.push([pushed, digest.slice(0, 19), packages, 'signature, sbom, provenance']);
     say(`pushed, attested and signed ${pushed}@${digest.slice(0, 19)}…`);
