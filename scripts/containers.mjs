@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run images`: builds the six service images and proves them, with podman, on a machine
-// with no Docker daemon and no container registry (Debian 12; see "Containers" in the README).
+// with no Docker daemon and no outside container registry (Debian 12; see "Containers" in the
+// README), then pushes, attests and signs them in the project's own registry.
 //
 //   node scripts/containers.mjs                      # every step, in order (CI)
 //   node scripts/containers.mjs build run            # some steps, in this order
