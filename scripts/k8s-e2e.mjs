@@ -49,12 +49,20 @@ const IMAGES = [
 ];
 const LOAD_SECONDS = Number(process.env.K8S_LOAD_SECONDS ?? 20);
 const RECORD = join(root, 'release', 'images.json');
-// The name each image has in the manifests → its repository in the registry (release/images.json).
+// The name each image has in the manifests → its repository in the registry (release/images.json):
+// the six services (marketplace/<service>), the stand-ins under the names the dev overlay gives
+// MongoDB and RabbitMQ, and any other image pushed under the name the manifests use for it
+// (see pinnedNames).
 const PINNED = {
   ...Object.fromEntries(DEPLOYMENTS.map((name) => [`marketplace/${name}`, `marketplace/${name}`])),
   mongo: 'marketplace-standin/mongo-java-server',
   rabbitmq: 'marketplace-standin/rabbitmq',
 };
+/** PINNED and every other recorded image by its repository (an image the script builds later is deployed and verified too). */
+const pinnedNames = (record) => ({
+  ...Object.fromEntries(Object.keys(record.images).map((repository) => [repository, repository])),
+  ...PINNED,
+});
 
 // ---- options
 const argv = process.argv.slice(2);
@@ -214,9 +222,12 @@ async function pushedAndVerified() {
   if (record.registry !== registry.address)
     throw new Error(`release/images.json names ${record.registry}, the registry is on ${registry.address}`);
   const started = Date.now();
-  await verifyRecord(record, { only: Object.values(PINNED), log: say });
-  say(`${Object.keys(PINNED).length} images verified (signature, SBOM, provenance) in ${seconds(started)} s`);
-  images = kustomizeImages(record, PINNED);
+  const names = pinnedNames(record);
+  for (const repository of Object.values(PINNED))
+    if (!record.images[repository]) throw new Error(`${repository}: not in release/images.json (npm run images pushes it)`);
+  await verifyRecord(record, { only: [...new Set(Object.values(names))], log: say });
+  say(`${Object.keys(record.images).length} images verified (signature, SBOM, provenance) in ${seconds(started)} s`);
+  images = kustomizeImages(record, names);
   results.push([
     'images',
     'every image deployed is signed, attested and pinned by digest',
