@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run images`: builds the six service images and proves them, with podman, on a machine
-// with no Docker daemon and no container registry (Debian 12; see "Containers" in the README).
+// with no Docker daemon and no outside container registry (Debian 12; see "Containers" in the
+// README), then pushes, attests and signs them in the project's own registry.
 //
 //   node scripts/containers.mjs                      # every step, in order (CI)
 //   node scripts/containers.mjs build run            # some steps, in this order
@@ -22,6 +23,10 @@
 //            list: compose builds them; scripts/k8s-e2e.mjs asks for them when missing)
 //   tools    only the operations image, as the build step makes it, then at work as the run
 //            step proves it (not in the default list)
+//   publish  every image this checkout built (.dev/containers/built.json) pushed to the local
+//            registry as <registry>/<repository>:<version>, its SPDX SBOM (syft) and SLSA
+//            provenance attached as cosign attestations, signed, verified; the digests
+//            recorded in release/images.json (docs/releasing.md "Images")
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
@@ -42,6 +47,16 @@ import { fileURLToPath } from 'node:url';
 /* global AbortSignal */
 import { journey } from './journey.mjs';
 import { logClues } from './log-clues.mjs';
+import {
+  PREDICATE_TYPES,
+  provenancePredicate,
+  sbomOf,
+  signAndAttest,
+  signingKeys,
+  startRegistry,
+  statement,
+  verifyImage,
+} from './lib/supply-chain.mjs';
 import { pnpm, toolEnv } from './lib/toolchain.mjs';
 import { SERVICES, serviceEnvironments } from './system-env.mjs';
 
@@ -49,7 +64,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const CACHE = join(root, '.tools', 'containers'); // downloads and the venv, kept between runs
 const WORK = join(root, '.dev', 'containers'); // logs and build contexts of this run
-const STEPS = ['setup', 'base', 'build', 'run', 'compose', 'standins', 'tools'];
+const STEPS = ['setup', 'base', 'build', 'run', 'compose', 'standins', 'tools', 'publish'];
 const APT_PACKAGES = [
   'podman',
   'runc',
@@ -416,14 +431,56 @@ async function hadolint() {
 
 /**
  * `podman build` in the docker format (it keeps HEALTHCHECK), on the host's network (the
- * machine's registries and CA), with the layer cache.
+ * machine's registries and CA), with the layer cache, and the OCI labels (source, revision,
+ * version, created). Every image built is recorded (.dev/containers/built.json: its Dockerfile
+ * and build arguments) for the publish step: an image added to this script is pushed, signed and
+ * attested like the others.
  */
-function podmanBuild(file, tag, context, buildArgs, log, extra = []) {
+async function podmanBuild(file, tag, context, buildArgs, log, extra = []) {
   const args = Object.entries(buildArgs).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
-  return podman(['build', '--format', 'docker', '--network', 'host', '--layers', '-f', file, ...args, ...extra, '-t', tag, context], {
-    log,
-    nice: true,
-  });
+  const labels = Object.entries(ociLabels(tag)).flatMap(([name, value]) => ['--label', `${name}=${value}`]);
+  const result = await podman(
+    ['build', '--format', 'docker', '--network', 'host', '--layers', '-f', file, ...args, ...labels, ...extra, '-t', tag, context],
+    { log, nice: true },
+  );
+  recordBuilt(tag, { dockerfile: file.startsWith(root) ? file.slice(root.length + 1) : file, buildArgs });
+  return result;
+}
+
+// ---- what the images carry and where they go (the publish step)
+const BUILT = join(WORK, 'built.json');
+const RECORD = join(root, 'release', 'images.json');
+const REGISTRY_DIR = join(root, '.dev', 'registry');
+const git = (...args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' }).stdout?.trim() ?? '';
+
+/** The repository an image is pushed to: its local name less `localhost/` and the tag. */
+const repositoryOf = (tag) => tag.replace(/^localhost\//, '').replace(/:[^/:]+$/, '');
+
+/** An image's version: its service's package version (marketplace/<service>), else the workspace's. */
+function imageVersion(tag) {
+  const service = /^marketplace\/([a-z-]+)$/.exec(repositoryOf(tag))?.[1];
+  const manifest = service && existsSync(join(root, 'services', service, 'package.json')) ? join(root, 'services', service) : root;
+  return JSON.parse(readFileSync(join(manifest, 'package.json'), 'utf8')).version;
+}
+
+/** Where the source is: $IMAGE_SOURCE, else the clone's origin, else the checkout itself. */
+const imageSource = () => process.env.IMAGE_SOURCE || git('remote', 'get-url', 'origin') || `file://${root}`;
+
+/** The OCI annotations every image carries; `created` is the commit's time (the same for a rebuild). */
+function ociLabels(tag) {
+  return {
+    'org.opencontainers.image.source': imageSource(),
+    'org.opencontainers.image.revision': git('rev-parse', 'HEAD') || 'unknown',
+    'org.opencontainers.image.version': imageVersion(tag),
+    'org.opencontainers.image.created': git('log', '-1', '--format=%cI') || new Date().toISOString(),
+    'org.opencontainers.image.title': repositoryOf(tag),
+  };
+}
+
+function recordBuilt(tag, detail) {
+  const built = existsSync(BUILT) ? JSON.parse(readFileSync(BUILT, 'utf8')) : {};
+  built[tag] = { ...detail, builtAt: new Date().toISOString() };
+  writeFileSync(BUILT, `${JSON.stringify(built, null, 2)}\n`);
 }
 
 const buildTimes = {};
@@ -950,6 +1007,77 @@ async function compose() {
   say(`podman-compose down -v in ${((Date.now() - started) / 1000).toFixed(0)} s: nothing left`);
 }
 
+// ---- 6. publish
+/**
+ * Every image built here (and still present) pushed to the local registry by its version tag,
+ * then, by the digest the push returned: its SPDX SBOM (syft, from the pushed image) and its SLSA
+ * provenance attached as attestations, the image signed (cosign, the key pair of
+ * .dev/registry/keys/ or $COSIGN_KEY), and all three verified. release/images.json records each
+ * image's repository, tag and digest: what the overlays pin (scripts/supply-chain.mjs pin).
+ */
+async function publish() {
+  const built = existsSync(BUILT) ? JSON.parse(readFileSync(BUILT, 'utf8')) : {};
+  const present = [];
+  for (const tag of Object.keys(built).sort()) if (await imageExists(tag)) present.push(tag);
+  if (present.length === 0) throw new Error('no image built by this checkout: run the build step first');
+  const registry = await startRegistry({ storage: join(REGISTRY_DIR, 'storage'), log: logFile('registry') });
+  onCleanup('the registry', registry.stop);
+  say(`registry ${registry.address} (${registry.started ? 'started' : 'already running'}; blobs in .dev/registry/storage)`);
+  const keys = await signingKeys(join(REGISTRY_DIR, 'keys'));
+  secrets.add(keys.password);
+  const attestations = join(REGISTRY_DIR, 'attestations');
+  mkdirSync(attestations, { recursive: true });
+  const revision = git('rev-parse', 'HEAD') || 'unknown';
+  const record = existsSync(RECORD) ? JSON.parse(readFileSync(RECORD, 'utf8')) : { images: {} };
+  // Digests of another registry (another port) are not pullable from this one: forgotten.
+  if (record.registry !== registry.address) record.images = {};
+  Object.assign(record, { registry: registry.address, revision, created: new Date().toISOString(), publicKey: keys.pub });
+  const rows = [['image', 'digest', 'sbom packages', 'verified']];
+  for (const tag of present) {
+    const started = new Date().toISOString();
+    const repository = repositoryOf(tag);
+    const version = imageVersion(tag);
+    const pushed = `${registry.address}/${repository}:${version}`;
+    const digestFile = join(WORK, `${repository.replace(/\//g, '_')}.digest`);
+    const imageId = await output('podman', ['image', 'inspect', '--format', '{{.Id}}', tag]);
+    await podman(['tag', imageId, pushed]);
+    await podman(['push', '--tls-verify=false', '--digestfile', digestFile, pushed], { log: logFile('publish'), nice: true });
+    await podman(['untag', tag, pushed], { check: false });
+    const digest = readFileSync(digestFile, 'utf8').trim();
+    const ref = `${registry.address}/${repository}@${digest}`;
+    const base = join(attestations, repository.replace(/\//g, '_'));
+    const sbomFile = await sbomOf(ref, `${base}.spdx.json`);
+    const packages = JSON.parse(readFileSync(sbomFile, 'utf8')).packages?.length ?? 0;
+    const provenance = provenancePredicate({
+      source: imageSource(),
+      revision,
+      command: 'npm run images',
+      dockerfile: built[tag].dockerfile,
+      buildArgs: built[tag].buildArgs,
+      builder: process.env.CI ? 'marketplace/.ci/run' : `marketplace/scripts/containers.mjs@${process.env.HOSTNAME ?? 'local'}`,
+      startedOn: built[tag].builtAt,
+      finishedOn: started,
+      invocationId: `${revision}/${repository}/${Date.now()}`,
+    });
+    const provenanceFile = `${base}.provenance.json`;
+    writeFileSync(provenanceFile, JSON.stringify(provenance, null, 2));
+    writeFileSync(
+      `${base}.provenance.statement.json`,
+      JSON.stringify(statement(`${registry.address}/${repository}`, digest, PREDICATE_TYPES.provenance.uri, provenance), null, 2),
+    );
+    await signAndAttest(ref, keys, { sbomFile, provenanceFile });
+    const verified = await verifyImage(ref, keys.pub);
+    if (!verified.ok) throw new Error(`${ref}: ${verified.reason}`);
+    record.images[repository] = { repository, tag: version, digest, imageId };
+    rows.push([pushed, digest.slice(0, 19), packages, 'signature, sbom, provenance']);
+    say(`pushed, attested and signed ${pushed}@${digest.slice(0, 19)}…`);
+  }
+  mkdirSync(dirname(RECORD), { recursive: true });
+  writeFileSync(RECORD, `${JSON.stringify(record, null, 2)}\n`);
+  table(rows);
+  say(`digests recorded in ${RECORD.slice(root.length + 1)}`);
+}
+
 // ---- main
 const STEP_RUNNERS = {
   setup,
@@ -958,6 +1086,7 @@ const STEP_RUNNERS = {
   run: runEach,
   compose,
   standins,
+  publish,
   tools: async () => {
     await hadolint();
     await buildTools();
@@ -972,7 +1101,8 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 // Every step but `standins` (compose builds them; `npm run k8s:e2e` asks for them alone) and
-// `tools` (the build step makes the tools image too; `tools` makes it alone).
+// `tools` (the build step makes the tools image too; `tools` makes it alone). `publish` comes
+// last: it pushes the stand-ins too, which compose has built by then.
 const steps = asked.length > 0 ? asked : STEPS.filter((step) => step !== 'standins' && step !== 'tools');
 mkdirSync(WORK, { recursive: true });
 mkdirSync(CACHE, { recursive: true });

@@ -4,9 +4,13 @@
 // binaries built once into $MKT_K8S_CACHE, scripts/k8s/build.sh; scripts/k8s/cluster.sh up/down):
 //
 //   1. the cluster: binaries (cached), etcd, containerd, control plane, kubelet, kube-proxy, CoreDNS
-//   2. the six service images and the MongoDB/RabbitMQ stand-ins (`npm run images` builds them)
-//      imported into the node; k8s/overlays/ci applied (with the JWT, admin and internal Secrets):
-//      the migrate Jobs first, waited for until complete, then the Deployments; every rollout waited for
+//   2. the six service images and the MongoDB/RabbitMQ stand-ins (`npm run images` builds, pushes
+//      to the project's registry, attests and signs them; release/images.json has their digests):
+//      each one's signature, SBOM and provenance attestations verified (an unsigned image, or one
+//      changed since it was signed, stops the run before anything is applied); k8s/overlays/ci
+//      applied with every image named by registry and digest (the node pulls them from the
+//      registry; nothing imported) and the JWT, admin and internal Secrets: the migrate Jobs first, waited for until complete,
+//      then the Deployments; every rollout waited for
 //   3. the journey (scripts/journey.mjs) through the gateway Service
 //   4. two replicas of every service: load through the Services, then the rules
 //   5. rolling update under load: every Deployment to a new image tag, then the rules
@@ -28,6 +32,8 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { journey } from './journey.mjs';
 import { checkInvariants, prepareLoad, startLoad } from './k8s/load.mjs';
+import { imagesYaml, kustomizeImages, readRecord, startRegistry } from './lib/supply-chain.mjs';
+import { verifyRecord } from './supply-chain.mjs';
 
 /* global AbortSignal */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,6 +49,21 @@ const IMAGES = [
   'localhost/marketplace-standin/rabbitmq:dev',
 ];
 const LOAD_SECONDS = Number(process.env.K8S_LOAD_SECONDS ?? 20);
+const RECORD = join(root, 'release', 'images.json');
+// The name each image has in the manifests → its repository in the registry (release/images.json):
+// the six services (marketplace/<service>), the stand-ins under the names the dev overlay gives
+// MongoDB and RabbitMQ, and any other image pushed under the name the manifests use for it
+// (see pinnedNames).
+const PINNED = {
+  ...Object.fromEntries(DEPLOYMENTS.map((name) => [`marketplace/${name}`, `marketplace/${name}`])),
+  mongo: 'marketplace-standin/mongo-java-server',
+  rabbitmq: 'marketplace-standin/rabbitmq',
+};
+/** PINNED and every other recorded image by its repository (an image the script builds later is deployed and verified too). */
+const pinnedNames = (record) => ({
+  ...Object.fromEntries(Object.keys(record.images).map((repository) => [repository, repository])),
+  ...PINNED,
+});
 
 // ---- options
 const argv = process.argv.slice(2);
@@ -173,6 +194,50 @@ async function developmentEnv() {
   return env;
 }
 
+/**
+ * The images this run deploys, by digest: pushed, attested and signed by `npm run images` (its
+ * publish step runs again when the record lacks one or names another build of a local image),
+ * then each verified (scripts/supply-chain.mjs: signature, SBOM and provenance attestations with
+ * the project's public key). Any refusal stops the run before anything is applied. The registry
+ * stays up for the node's pulls until the end of the run.
+ */
+let images = null;
+async function pushedAndVerified() {
+  const stale = () => {
+    if (!existsSync(RECORD)) return 'no release/images.json';
+    const record = readRecord(RECORD);
+    for (const [local, repository] of IMAGES.map((image) => [image, image.replace(/^localhost\//, '').replace(/:dev$/, '')])) {
+      const id = spawnSync('podman', ['image', 'inspect', '--format', '{{.Id}}', local], { encoding: 'utf8' }).stdout.trim();
+      if (record.images[repository]?.imageId !== id) return `${repository} not pushed since it was built`;
+    }
+    return null;
+  };
+  const why = stale();
+  if (why) {
+    say(`${why}: scripts/containers.mjs publish`);
+    runLoud(process.execPath, [join(root, 'scripts/containers.mjs'), 'publish']);
+  }
+  const registry = await startRegistry({ storage: join(root, '.dev', 'registry', 'storage'), log: join(WORK, 'registry.log') });
+  registryStop = registry.stop;
+  const record = readRecord(RECORD);
+  if (record.registry !== registry.address)
+    throw new Error(`release/images.json names ${record.registry}, the registry is on ${registry.address}`);
+  const started = Date.now();
+  const names = pinnedNames(record);
+  for (const repository of Object.values(PINNED))
+    if (!record.images[repository]) throw new Error(`${repository}: not in release/images.json (npm run images pushes it)`);
+  await verifyRecord(record, { only: [...new Set(Object.values(names))], log: say });
+  say(`${Object.keys(record.images).length} images verified (signature, SBOM, provenance) in ${seconds(started)} s`);
+  images = kustomizeImages(record, names);
+  results.push([
+    'images',
+    'every image deployed is signed, attested and pinned by digest',
+    'ok',
+    `${images.length} images from ${record.registry}`,
+  ]);
+}
+let registryStop = async () => undefined;
+
 /** Whether this run created the namespace (only then does the teardown delete it). */
 let namespaceCreated = false;
 
@@ -221,6 +286,7 @@ async function applyOverlay() {
       'apiVersion: kustomize.config.k8s.io/v1beta1',
       'kind: Kustomization',
       `resources: [${relative(overlay, join(root, 'k8s/overlays/ci'))}]`,
+      ...(images ? imagesYaml(images) : []),
       'configMapGenerator:',
       '  - name: marketplace-config',
       '    behavior: merge',
@@ -347,22 +413,9 @@ async function twoReplicas(admin) {
 }
 
 async function rollingUpdate(admin) {
-  // Our cluster: the same image under a new tag in the node's containerd (a new tag is a new pod
-  // template: every pod replaced). Another cluster: the tag given with --roll-tag (pushed or
-  // loaded there by you), else `kubectl rollout restart` (a new template all the same).
-  const tag = external ? option('--roll-tag') : `roll-${Date.now().toString(36)}`;
-  if (!external)
-    for (const name of DEPLOYMENTS)
-      await run('ctr', [
-        '-a',
-        join(CACHE, 'cluster/containerd/containerd.sock'),
-        '-n',
-        'k8s.io',
-        'images',
-        'tag',
-        `localhost/marketplace/${name}:dev`,
-        `localhost/marketplace/${name}:${tag}`,
-      ]);
+  // The images are pinned by digest: `kubectl rollout restart` (a new pod template: every pod
+  // replaced), or on another cluster the tag given with --roll-tag (pushed there by you).
+  const tag = external ? option('--roll-tag') : undefined;
   await scenario('rolling update', admin, async () => {
     await sleep(3_000);
     const started = Date.now();
@@ -558,6 +611,7 @@ const cleanUp = async () => {
       say(`--keep: the cluster stays up (KUBECONFIG=${kubeconfig}); scripts/k8s/cluster.sh down to stop it`);
       return true;
     }
+    await registryStop().catch((err) => say(`stopping the registry: ${err.message}`));
     return teardown();
   })();
   return cleaning;
@@ -579,11 +633,7 @@ try {
   if (!external || !argv.includes('--images-loaded')) {
     await phase('images', async () => {
       await requireImages();
-      if (!external) {
-        const started = Date.now();
-        await run(join(root, 'scripts/k8s/cluster.sh'), ['import', ...IMAGES], { env: clusterEnv() });
-        say(`imported ${IMAGES.length} images into the node's containerd in ${seconds(started)} s`);
-      }
+      if (!external) await pushedAndVerified();
     });
   }
   await phase('deploy', () => deploy(dev));

@@ -14,8 +14,10 @@
 # (removed by `down`), the daemons' logs in $MKT_K8S_LOGS (default: the state folder's logs/, gone
 # with it; `npm run k8s:e2e` keeps them in .dev/k8s/logs/). The machine's quirks this handles (see k8s/README.md): containerd with
 # restrict_oom_score_adj (no CAP_SYS_RESOURCE), runc and cgroupfs, kubelet failCgroupV1: false
-# (hybrid cgroups), kubelet bound to the node's address (logs/exec), nothing pulled (images are
-# imported), kubelet's sysctls given back on `down`.
+# (hybrid cgroups), kubelet bound to the node's address (logs/exec), the marketplace's images
+# pulled by digest from the project's registry on 127.0.0.1:$MKT_REGISTRY_PORT (trusted over plain
+# HTTP, certs.d/<registry>/hosts.toml; the pause and CoreDNS images are imported), kubelet's
+# sysctls given back on `down`.
 set -Eeuo pipefail
 # A command that stops the script says which, where and with what status: never a silent exit.
 trap 'status=$?; [[ $- == *e* ]] && echo "$0: line $LINENO: \`$BASH_COMMAND\` exited $status" >&2' ERR
@@ -37,6 +39,9 @@ ETCD_CLIENT=127.0.0.1:23790
 ETCD_PEER=127.0.0.1:23800
 PAUSE_IMAGE=localhost/mkt-k8s/pause:3.10
 COREDNS_IMAGE=localhost/mkt-k8s/coredns:$COREDNS_VERSION
+# The project's registry (scripts/lib/supply-chain.mjs) on this machine, plain HTTP: the node
+# pulls the marketplace's images from it by digest.
+REGISTRY=127.0.0.1:${MKT_REGISTRY_PORT:-5055}
 SYSCTLS="vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes
  net.ipv4.ip_forward net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables
  net.netfilter.nf_conntrack_max net.netfilter.nf_conntrack_tcp_timeout_established net.netfilter.nf_conntrack_tcp_timeout_close_wait"
@@ -138,6 +143,15 @@ EOF
   )
 }
 
+registry_hosts() { # the local registry trusted over plain HTTP, for pulls only
+  mkdir -p "$K/containerd/certs.d/$REGISTRY"
+  cat >"$K/containerd/certs.d/$REGISTRY/hosts.toml" <<EOF
+server = "http://$REGISTRY"
+[host."http://$REGISTRY"]
+  capabilities = ["pull", "resolve"]
+EOF
+}
+
 configs() {
   local NODE_IP=$1
   cat >"$K/containerd/config.toml" <<EOF
@@ -166,7 +180,10 @@ state = "$K/containerd/state"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$K/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$K/containerd/certs.d"
 EOF
+  registry_hosts
   # bridge + host-local: no NetworkPolicy enforcement (k8s/README.md); no portmap (no hostPorts).
   cat >"$K/cni/net.d/10-$CNI_NET.conflist" <<EOF
 {
