@@ -83,7 +83,7 @@ async function startGateway(infra, identity, main, catalog, env = {}) {
 
 let next = 0;
 /** `amount` requests on `connections` connections, each from the next client address. */
-async function load(url) {
+async function load(url, { strict = true } = {}) {
   const result = await autocannon({
     url: `${url}${PATH}`,
     connections,
@@ -97,7 +97,7 @@ async function load(url) {
       },
     ],
   });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (strict && (result.non2xx > 0 || result.errors > 0)) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result;
 }
 
@@ -139,7 +139,7 @@ try {
       });
   }
   started.push(...Object.values(targets));
-  for (const target of Object.values(targets)) await load(target.url); // warm-up: connections, JIT, leases
+  for (const target of Object.values(targets)) await load(target.url, { strict: false }); // warm-up: connections, JIT, leases
   const results = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
   for (let round = 0; round < rounds; round += 1) {
     for (const [name, target] of Object.entries(targets)) results[name].push(await measure(target));
