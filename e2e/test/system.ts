@@ -170,7 +170,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     const logDir = process.env.E2E_LOG_DIR;
     const out = logDir ? openSync(join(logDir, `${run}-${unit}.log`), 'a') : 'ignore';
     // --throw-deprecation: a Node API the services or their dependencies use that the running
-    // Node deprecates (util._extend in http-proxy on Node 24) fails the tests, not only a log line.
+    // Node deprecates fails the tests, not only a log line.
     const child = spawn(process.execPath, ['--throw-deprecation', join(root, 'services', name, 'dist', 'main.js')], {
       env: { ...base, ...envOf[name], PORT: String(ports[unit]), ...options.envOf?.[name] },
       stdio: ['ignore', out, 'inherit'],

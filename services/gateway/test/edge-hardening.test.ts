@@ -52,7 +52,7 @@ describe('request targets that are never routed', () => {
   );
 
   // Spellings another hop reads differently: express cuts a fragment (`/metrics#x` was the
-  // gateway's own /metrics), http-proxy turns `\\` into `/` (the slots query past its own limit).
+  // gateway's own /metrics), a hop that parses the target as a URL turns `\\` into `/` (the slots query past its own limit).
   test.each([
     '/metrics#x',
     '/consultations/abc\\slots',

@@ -97,7 +97,7 @@ export function createEdge(options: EdgeOptions): RequestHandler {
 /**
  * Origin-form targets only, and only in the one spelling every hop reads alike: no fragment
  * (`#` is never sent by a client; express would cut `/metrics#x` to `/metrics`) and no
- * backslash in the path (http-proxy's `url.parse` turns `\\` into `/`, so `/consultations/x\\slots`
+ * backslash in the path (a hop that parses the target as a URL turns `\\` into `/`, so `/consultations/x\\slots`
  * would pass the slots limit's check here and be the slots query upstream).
  */
 function isRoutable(target: string, path: string): boolean {

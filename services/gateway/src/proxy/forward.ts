@@ -1,7 +1,7 @@
-import http, { type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Pool, type Dispatcher } from 'undici';
 import { ErrorCode } from '@mkt/contracts';
-import type { Logger } from '@mkt/kit';
+import { tracingEnabled, type Logger } from '@mkt/kit';
 import type { Upstream } from './routes';
 
 export interface ForwardOptions {
@@ -25,110 +25,130 @@ export type Forward = (
 // RFC 9110 §9.2.2: may be sent again when the connection failed before an answer.
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+// The connection failed under a request that got no answer: a pooled socket the service closed.
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 // Hop-by-hop: they describe one connection, never the next one (a client's `Connection: close`
-// must not close the pooled socket to the service).
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authorization'];
+// must not close the pooled socket to the service). `transfer-encoding` is the framing of one
+// hop (the next is framed by its own writer) and `expect` is answered by the gateway's server.
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'transfer-encoding'];
+const REQUEST_ONLY = ['expect'];
+// With tracing on, the client instrumentation sends the gateway's own span as the parent: the
+// client's trace context must not go as a second one.
+const TRACE_HEADERS = ['traceparent', 'tracestate'];
 
 /** An idempotent method (RFC 9110 §9.2.2) whose request has no body to stream again. */
 function isResendable(req: IncomingMessage): boolean {
-  if (!IDEMPOTENT.has(req.method ?? '')) return false;
-  if (req.headers['transfer-encoding'] !== undefined) return false;
-  const length = req.headers['content-length'];
-  return length === undefined || Number(length) === 0;
+  return IDEMPOTENT.has(req.method ?? '') && !hasBody(req);
 }
 
-/** What one proxied exchange carries from the edge to the proxy's events. */
-interface Exchange {
-  upstream: Upstream;
-  headers: OutgoingHttpHeaders;
-  fail: (failure: UpstreamFailure) => void;
-  timedOut: boolean;
-  retried: boolean;
+function hasBody(req: IncomingMessage): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && Number(length) !== 0;
 }
-const EXCHANGE = Symbol('gateway.exchange');
-type ProxiedRequest = IncomingMessage & { [EXCHANGE]?: Exchange };
+
+/** `X-Forwarded-For/-Port/-Proto` appended to, `X-Forwarded-Host` kept or set from `Host`. */
+function addForwarded(headers: IncomingHttpHeaders, req: IncomingMessage): void {
+  const address = req.socket.remoteAddress ?? '';
+  const host = headers.host ?? '';
+  const colon = host.lastIndexOf(':');
+  const port = colon > host.lastIndexOf(']') && colon !== -1 ? host.slice(colon + 1) : '80';
+  headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${String(headers['x-forwarded-for'])},${address}` : address;
+  headers['x-forwarded-port'] = headers['x-forwarded-port'] ? `${String(headers['x-forwarded-port'])},${port}` : port;
+  headers['x-forwarded-proto'] = headers['x-forwarded-proto'] ? `${String(headers['x-forwarded-proto'])},http` : 'http';
+  headers['x-forwarded-host'] ??= host;
+}
 
 /**
- * The proxy: http-proxy-middleware, one instance per service, streaming bodies untouched on
- * keep-alive sockets whose idle timeout (30 s) is below the services' keepAliveTimeout (65 s),
- * so a socket the service is closing is never reused. `X-Forwarded-For/-Port/-Proto/-Host` are
- * appended (`xfwd`); the client's connection headers are not passed on. Only the proxy-events
- * plugin is kept (no per-request logger plugin, no default error page): failures answer with
- * the error envelope — refused/unresolvable → 503, broken → 502, slower than `timeoutMs` → 504.
+ * The proxy: one undici pool per service, streaming bodies untouched in both directions on
+ * keep-alive connections (undici closes an idle one before the service's `Keep-Alive: timeout`
+ * says it would, so a socket the service is closing is not reused; at most 30 s). The request
+ * goes as the client sent it — method, target, `Host`, `Authorization`, body — with
+ * `X-Forwarded-For/-Port/-Proto/-Host` added and the client's connection headers left out; the
+ * answer comes back with the service's status and headers (its connection headers left out,
+ * the gateway's joined where the service set none), with backpressure both ways. Failures
+ * answer with the error envelope: refused/unresolvable → 503, broken → 502, no answer (or a
+ * body that stalls) for `timeoutMs` → 504. An idempotent request without a body whose pooled
+ * connection was reset before any answer is sent again, once.
  */
 export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forward {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, maxFreeSockets: 256, timeout: 30_000, scheduling: 'lifo' });
-  const on = {
-    proxyReq: (proxyReq: ClientRequest, req: ProxiedRequest, res: ServerResponse) => {
-      const exchange = req[EXCHANGE]!;
-      for (const name of HOP_BY_HOP) if (req.headers[name] !== undefined) proxyReq.removeHeader(name);
-      proxyReq.setTimeout(timeoutMs, () => {
-        exchange.timedOut = true;
-        proxyReq.destroy(new Error(`upstream ${exchange.upstream} did not answer within ${timeoutMs} ms`));
-      });
-      // The client went away before the answer was complete: stop asking the service.
-      res.once('close', () => {
-        if (!res.writableFinished) proxyReq.destroy();
-      });
-    },
-    // Emitted before http-proxy copies the answer's headers: the service's connection headers
-    // go (http-proxy then answers the client's own), the gateway's headers join the rest.
-    proxyRes: (proxyRes: IncomingMessage, req: ProxiedRequest) => {
-      const { headers } = req[EXCHANGE]!;
-      for (const name of HOP_BY_HOP) delete proxyRes.headers[name];
-      for (const name in headers) proxyRes.headers[name] ??= headers[name] as string;
-    },
-    error: (err: Error & { code?: string }, req: ProxiedRequest, res: ServerResponse | unknown) => {
-      const exchange = req[EXCHANGE];
-      if (!exchange || !(res instanceof http.ServerResponse)) return;
-      const { upstream } = exchange;
-      // The connection was reset before any answer: a pooled socket the service closed just as
-      // we sent on it (its idle timeout won, or it is shutting down), or a new one still in its
-      // listen queue when it stopped listening. An idempotent request without a body goes
-      // again, once: a body was streamed from the client and is gone, so a resent PUT would
-      // leave the service waiting for bytes that never come (a 504 after the timeout). EPIPE is
-      // the same race seen while writing the request rather than reading the answer.
-      if ((err.code === 'ECONNRESET' || err.code === 'EPIPE') && !exchange.retried && !res.headersSent && isResendable(req)) {
-        exchange.retried = true;
-        send(req, res, exchange);
-        return;
-      }
-      const failure: UpstreamFailure = exchange.timedOut
-        ? [504, ErrorCode.gatewayTimeout, `The ${upstream} service did not answer in time`]
-        : UNAVAILABLE_CODES.has(err.code ?? '')
-          ? [503, ErrorCode.unavailable, `The ${upstream} service is unavailable`]
-          : [502, ErrorCode.badGateway, `The ${upstream} service failed to answer`];
-      if (res.writableEnded || res.destroyed) return;
-      log.warn({ upstream, err, status: failure[0], reqId: exchange.headers['x-request-id'] }, 'upstream failure');
-      if (res.headersSent) res.destroy();
-      else exchange.fail(failure);
-    },
-  };
-  const proxies = Object.fromEntries(
+  const pools = Object.fromEntries(
     Object.entries(targets).map(([upstream, target]) => [
       upstream,
-      createProxyMiddleware<IncomingMessage, ServerResponse>({
-        target,
-        agent,
-        xfwd: true,
-        ejectPlugins: true,
-        plugins: [proxyEventsPlugin],
-        on: on as never,
-      }),
+      new Pool(new URL(target).origin, { connections: 512, keepAliveMaxTimeout: 30_000 }),
     ]),
-  ) as Record<Upstream, RequestHandler<IncomingMessage, ServerResponse>>;
+  ) as Record<Upstream, Pool>;
+  const dropTrace = tracingEnabled();
 
-  function send(req: ProxiedRequest, res: ServerResponse, exchange: Exchange): void {
-    const { upstream } = exchange;
-    void proxies[upstream](req, res, (err?: unknown) => {
-      log.warn({ upstream, err }, 'proxy could not start');
-      exchange.fail([502, ErrorCode.badGateway, `The ${upstream} service failed to answer`]);
+  return (req, res, upstream, extra, fail) => {
+    const headers = req.headers;
+    for (const name of HOP_BY_HOP) if (headers[name] !== undefined) delete headers[name];
+    for (const name of REQUEST_ONLY) if (headers[name] !== undefined) delete headers[name];
+    if (dropTrace) for (const name of TRACE_HEADERS) if (headers[name] !== undefined) delete headers[name];
+    addForwarded(headers, req);
+    const body = hasBody(req) ? req : null;
+    const options: Dispatcher.DispatchOptions = {
+      path: req.url ?? '/',
+      method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers,
+      body,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    };
+    let retried = false;
+    let controller: Dispatcher.DispatchController | null = null;
+    // The client went away before the answer was complete: stop asking the service.
+    res.once('close', () => {
+      if (!res.writableFinished) controller?.abort(new Error('the client went away'));
     });
-  }
 
-  return (req, res, upstream, headers, fail) => {
-    const exchange: Exchange = { upstream, headers, fail, timedOut: false, retried: false };
-    (req as ProxiedRequest)[EXCHANGE] = exchange;
-    send(req, res, exchange);
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(started) {
+        controller = started;
+        if (res.destroyed) started.abort(new Error('the client went away'));
+      },
+      onResponseStart(ctl, statusCode, answer, statusMessage) {
+        for (const name of HOP_BY_HOP) if (answer[name] !== undefined) delete answer[name];
+        for (const name in extra) answer[name] ??= extra[name] as string;
+        if (statusMessage) res.writeHead(statusCode, statusMessage, answer);
+        else res.writeHead(statusCode, answer);
+      },
+      onResponseData(ctl, chunk) {
+        if (!res.write(chunk)) {
+          ctl.pause();
+          res.once('drain', () => ctl.resume());
+        }
+      },
+      onResponseEnd() {
+        res.end();
+      },
+      onResponseError(_ctl, err: Error & { code?: string; cause?: { code?: string } }) {
+        const code = err.code ?? '';
+        const cause = err.cause?.code ?? '';
+        // The connection was reset before any answer: a pooled socket the service closed just
+        // as we sent on it (its idle timeout won, or it is shutting down), or a new one still in
+        // its listen queue when it stopped listening. An idempotent request without a body goes
+        // again, once: a body was streamed from the client and is gone, so a resent PUT would
+        // leave the service waiting for bytes that never come (a 504 after the timeout).
+        if ((RESET_CODES.has(code) || RESET_CODES.has(cause)) && !retried && !res.headersSent && !res.destroyed && isResendable(req)) {
+          retried = true;
+          // On the next turn, once the pool has taken back the connection that failed: it
+          // connects again, so the request goes on a new socket (which stays in the pool).
+          setImmediate(() => pools[upstream].dispatch(options, handler));
+          return;
+        }
+        if (res.writableEnded || res.destroyed) return;
+        const failure: UpstreamFailure = TIMEOUT_CODES.has(code)
+          ? [504, ErrorCode.gatewayTimeout, `The ${upstream} service did not answer in time`]
+          : UNAVAILABLE_CODES.has(code) || UNAVAILABLE_CODES.has(cause)
+            ? [503, ErrorCode.unavailable, `The ${upstream} service is unavailable`]
+            : [502, ErrorCode.badGateway, `The ${upstream} service failed to answer`];
+        log.warn({ upstream, err, status: failure[0], reqId: extra['x-request-id'] }, 'upstream failure');
+        if (res.headersSent) res.destroy();
+        else fail(failure);
+      },
+    };
+    pools[upstream].dispatch(options, handler);
   };
 }

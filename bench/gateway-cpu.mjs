@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+// CPU per proxied request: the public read `GET /physical-products/categories` through
+//   - a bare Node proxy (node:http in, node:http out on a keep-alive agent, bodies piped, nothing
+//     else: the floor any Node proxy pays),
+//   - the gateway's build (services/gateway/dist), default limits on (per address 1200/min, per
+//     user 600/min, slots 60/min, counted in the gateway's database; access log as configured),
+//   - the same build with tracing on, sampled at 10 % (OTLP to a sink in this process),
+//   - and, when BENCH_GATEWAY_BASELINE names another build's main.js (the code before a change),
+//     that build too,
+// all in front of one catalog, in interleaved rounds (bare, gateway, tracing, baseline, bare, ...)
+// so the machine's noise falls on each alike. The figure is the proxy process's own CPU
+// (`/proc/<pid>/stat`, user + system) over the round divided by the requests: the load
+// generator and the catalog are not counted, which is what a shared machine hardly moves.
+// Each client address (X-Forwarded-For, TRUST_PROXY=1 as behind a load balancer) sends under
+// its per-minute limit, so every answer is a 200 and the limits do their work on every request.
+//   node bench/gateway-cpu.mjs   (after the build; BENCH_ROUNDS 5, BENCH_REQUESTS 4000 per
+//   round, BENCH_CONNECTIONS 32, BENCH_ADDRESSES 2000, BENCH_GATEWAY_BASELINE, BENCH_TRACING=0
+//   leaves the tracing column out)
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { cpuMsOf, infraKit, root, sleep, startService } from './lib/service-bench.mjs';
+
+const { provideInfra, testIdentity, freePort, uniqueName } = infraKit;
+const PATH = '/physical-products/categories';
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const amount = Number(process.env.BENCH_REQUESTS ?? 4000);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const addresses = Number(process.env.BENCH_ADDRESSES ?? 2000);
+const baseline = process.env.BENCH_GATEWAY_BASELINE;
+const withTracing = process.env.BENCH_TRACING !== '0';
+
+/** The bare proxy, in a process of its own (so its CPU is read apart). */
+const BARE = `
+const http = require('node:http');
+const target = new URL(process.env.TARGET);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 512, scheduling: 'lifo' });
+http.createServer((req, res) => {
+  const out = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (up) => {
+    res.writeHead(up.statusCode, up.headers);
+    up.pipe(res);
+  });
+  out.on('error', () => { res.statusCode = 502; res.end(); });
+  req.pipe(out);
+}).listen(Number(process.env.PORT), '127.0.0.1', () => process.send?.('ready'));
+`;
+
+async function startBare(catalog) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['-e', BARE], {
+    env: { ...process.env, TARGET: catalog, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  await new Promise((resolve) => child.once('message', resolve));
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+/** An OTLP/HTTP endpoint that reads every export and drops it. */
+async function startSink() {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+}
+
+async function startGateway(infra, identity, main, catalog, env = {}) {
+  return startService(infra, identity, {
+    main,
+    database: 'bench_gateway',
+    env: {
+      JWT_PRIVATE_KEY: identity.keys.privateKey,
+      CATALOG_URL: catalog,
+      TRUST_PROXY: '1',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+  });
+}
+
+let next = 0;
+/** `amount` requests on `connections` connections, each from the next client address. */
+async function load(url, { strict = true } = {}) {
+  const result = await autocannon({
+    url: `${url}${PATH}`,
+    connections,
+    amount,
+    requests: [
+      {
+        setupRequest: (request) => {
+          next = (next + 1) % addresses;
+          return { ...request, headers: { ...request.headers, 'x-forwarded-for': `10.${(next >> 8) & 255}.${next & 255}.7` } };
+        },
+      },
+    ],
+  });
+  if (strict && (result.non2xx > 0 || result.errors > 0)) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result;
+}
+
+async function measure(target) {
+  const before = cpuMsOf(target.child.pid);
+  const result = await load(target.url);
+  await sleep(300); // the answers' last log lines and limit writes
+  const cpu = cpuMsOf(target.child.pid) - before;
+  return { us: (cpu * 1000) / result.requests.total, rps: result.requests.average, p99: result.latency.p99 };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+const infra = await provideInfra({ say: (line) => console.error(`[bench] ${line}`), mongoStorage: { kind: 'memory' } });
+const identity = testIdentity();
+const sink = withTracing ? await startSink() : null;
+const started = [];
+try {
+  const catalog = await startService(infra, identity, { main: join(root, 'services/catalog/dist/main.js'), database: 'bench_catalog' });
+  started.push(catalog);
+  const targets = { 'bare Node proxy': await startBare(catalog.url) };
+  targets.gateway = await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url);
+  if (sink)
+    targets['gateway, tracing 10 %'] = await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
+      BUS_NAMESPACE: uniqueName('bench'),
+    });
+  if (baseline) {
+    targets['baseline gateway'] = await startGateway(infra, identity, baseline, catalog.url);
+    if (sink)
+      targets['baseline gateway, tracing 10 %'] = await startGateway(infra, identity, baseline, catalog.url, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+      });
+  }
+  started.push(...Object.values(targets));
+  for (const target of Object.values(targets)) await load(target.url, { strict: false }); // warm-up: connections, JIT, leases
+  const results = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [name, target] of Object.entries(targets)) results[name].push(await measure(target));
+  }
+  const bare = results['bare Node proxy'];
+  console.log(
+    `\nCPU per proxied GET ${PATH}: ${rounds} interleaved rounds of ${amount} requests, ${connections} connections, ` +
+      `${addresses} client addresses (${new Date().toISOString()}); medians, per-round ratio to the bare proxy:\n`,
+  );
+  console.log('| proxy | CPU µs / request | × bare proxy | req/s | p99 ms |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const [name, rows] of Object.entries(results)) {
+    const ratio = median(rows.map((row, i) => row.us / bare[i].us));
+    console.log(
+      `| ${name} | ${median(rows.map((r) => r.us)).toFixed(0)} (${Math.min(...rows.map((r) => r.us)).toFixed(0)}–${Math.max(...rows.map((r) => r.us)).toFixed(0)}) | ${ratio.toFixed(2)} | ${median(rows.map((r) => r.rps)).toFixed(0)} | ${median(rows.map((r) => r.p99))} |`,
+    );
+  }
+} finally {
+  for (const service of started.reverse()) {
+    const exited = new Promise((resolve) => (service.child.exitCode !== null ? resolve() : service.child.once('exit', resolve)));
+    service.child.kill('SIGTERM');
+    await exited;
+  }
+  sink?.close();
+  await infra.stop();
+}
