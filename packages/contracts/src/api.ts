@@ -62,6 +62,11 @@ import {
   PayoutRefParams,
   TopUpRefParams,
   UserRefParams,
+  StatementQuery,
+  StatementExportQuery,
+  TopUpHistoryQuery,
+  PayoutHistoryQuery,
+  TransferHistoryQuery,
   VoidBookingHoldBody,
   UpholdBookingHoldBody,
 } from './wallet';
@@ -126,6 +131,10 @@ import {
   TopUpCreatedResponse,
   TopUpStatusResponse,
   TransferResponse,
+  StatementResponse,
+  TopUpHistoryResponse,
+  PayoutHistoryResponse,
+  TransferHistoryResponse,
   WalletResponse,
   WebhookResponse,
 } from './responses/wallet';
@@ -166,8 +175,8 @@ export interface Endpoint {
   paged?: boolean;
   /** The success answer is `{ success, message }` without `data`. */
   noData?: boolean;
-  /** Answers something other than the JSON envelope (HTML page, redirect, JWKS). */
-  produces?: 'html' | 'redirect' | 'jwks';
+  /** Answers something other than the JSON envelope (HTML page, redirect, JWKS, CSV file); errors stay the envelope but a page's. */
+  produces?: 'html' | 'redirect' | 'jwks' | 'csv';
   /**
    * Operations a success leads on to (OpenAPI links, `method path` → their path parameters read
    * from this answer, e.g. `$response.body#/data/id`): a fuzzer follows them with real records.
@@ -385,6 +394,30 @@ export const ENDPOINTS: Endpoint[] = [
     example: { toUserId: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01', amount: 12000, currency: 'ETB' },
     data: TransferResponse,
     idempotent: true,
+  }),
+  // The caller's money: statement (keyset pages on the ledger's chain, and its CSV export) and histories.
+  e('get', '/v1/wallet/transactions', 'wallet', 'bearer', 'listWalletTransactions', 'The caller’s statement: every ledger entry, newest first', {
+    query: StatementQuery,
+    data: StatementResponse,
+  }),
+  e('get', '/v1/wallet/transactions.csv', 'wallet', 'bearer', 'exportWalletTransactions', 'The caller’s statement as CSV (every entry the filters match)', {
+    query: StatementExportQuery,
+    produces: 'csv',
+  }),
+  e('get', '/v1/wallet/topups', 'wallet', 'bearer', 'listMyTopups', 'The caller’s top-ups, newest first', {
+    query: TopUpHistoryQuery,
+    data: TopUpHistoryResponse,
+    paged: true,
+  }),
+  e('get', '/v1/wallet/payouts', 'wallet', 'bearer', 'listMyPayoutRequests', 'The caller’s payout requests, newest first', {
+    query: PayoutHistoryQuery,
+    data: PayoutHistoryResponse,
+    paged: true,
+  }),
+  e('get', '/v1/wallet/transfers', 'wallet', 'bearer', 'listMyTransfers', 'The caller’s transfers, sent and received, newest first', {
+    query: TransferHistoryQuery,
+    data: TransferHistoryResponse,
+    paged: true,
   }),
 
   e('get', '/physical-products/categories', 'catalog', 'public', 'listCategories', 'Categories and their properties', {

@@ -126,6 +126,9 @@ const html = (
   description,
   content: { 'text/html': { schema: { type: 'string' as const }, example } },
 });
+const CSV_EXAMPLE =
+  'id,postedAt,type,reference,currency,availableDeltaMinor,heldDeltaMinor,availableAfterMinor,heldAfterMinor\r\n' +
+  'topup:5b6c7d8e-9f01-4c1e-9a2f-3f1c2a7e8d4b:credit,2026-11-23T09:00:00.000Z,topup_credit,MKT-TOP-UP-7Q2M9XKD,ETB,30000,0,30000,0\r\n';
 const PAGINATION_EXAMPLE = { page: 1, limit: 20, total: 1 };
 
 /** The success answer: the envelope around `data` (strict), or another kind of body. */
@@ -139,6 +142,14 @@ function success(endpoint: Endpoint): ZodOpenApiOperationObject['responses'] {
     };
   }
   if (endpoint.produces === 'html') return { '200': html('An HTML page') };
+  if (endpoint.produces === 'csv') {
+    return {
+      '200': {
+        description: 'A CSV file (RFC 4180, a header row first), sent as an attachment',
+        content: { 'text/csv': { schema: { type: 'string' as const }, example: CSV_EXAMPLE } },
+      },
+    };
+  }
   if (endpoint.produces === 'redirect') {
     const note = { schema: { type: 'string' as const }, example: 'See Other. Redirecting to https://example.com/done?status=Completed' };
     const redirect = {

@@ -14,6 +14,7 @@ import { BookingHolds } from './application/booking-holds';
 import { Limits } from './application/limits';
 import type { EventsOut, OutboxSourceName } from './application/outbox';
 import { Payouts } from './application/payouts';
+import { Statements } from './application/statements';
 import { walletSweep } from './application/sweep';
 import { TopUps } from './application/topups';
 import { Transfers } from './application/transfers';
@@ -100,6 +101,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     { daily: config.LIMIT_DAILY, weekly: config.LIMIT_WEEKLY, monthly: config.LIMIT_MONTHLY },
     new WindowedCounter(models.Usage),
   );
+  const topUpRepository = new TopUpRepository(models);
   const topUps = new TopUps(
     {
       referencePrefix: config.REF_PREFIX,
@@ -111,14 +113,15 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     },
     provider,
     limits,
-    new TopUpRepository(models),
+    topUpRepository,
     walletRepository,
     wallets,
     steps,
     events,
     log,
   );
-  const payouts = new Payouts(limits, new PayoutRepository(models), wallets, steps, events, log);
+  const payoutRepository = new PayoutRepository(models);
+  const payouts = new Payouts(limits, payoutRepository, wallets, steps, events, log);
   const transferRepository = new TransferRepository(models);
   const transfers = new Transfers(
     { referencePrefix: config.REF_PREFIX, maxAmountMinor: config.TRANSFER_MAX_AMOUNT, ceilingMinor: config.WALLET_BALANCE_CEILING },
@@ -143,6 +146,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     log,
     transferRepository,
   );
+  const statements = new Statements(walletRepository, ledger, topUpRepository, payoutRepository, transferRepository);
   let migrated = false;
   const sweep = walletSweep(
     [
@@ -170,6 +174,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     limits,
     provider,
     holds,
+    statements,
     requests,
     sweep,
   };

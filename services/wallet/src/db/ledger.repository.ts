@@ -1,9 +1,32 @@
 import { isDuplicateKey, type Logger } from '@mkt/kit';
-import type { InflightOp, LedgerEntry } from '../domain/records';
-import type { WalletModels } from './models';
+import { backfilledLinks, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
+import type { InflightOp, LedgerEntry, LedgerEntryType } from '../domain/records';
+import type { LedgerEntryDoc, WalletModels } from './models';
 import type { WalletRepository } from './wallet.repository';
 
 const toLedgerDoc = (entry: LedgerEntry | InflightOp) => ({ ...entry, _id: entry.id, createdAt: new Date(entry.createdAt) });
+
+/** What a statement lists: some entry types (all when none), a `postedAt` range (inclusive). */
+export interface StatementFilter {
+  types?: readonly LedgerEntryType[];
+  from?: Date;
+  to?: Date;
+}
+
+/** A statement page: its entries (newest first) and the `seq` the next page starts before (null: the last page). */
+export interface StatementPage {
+  entries: LedgerEntryDoc[];
+  nextSeq: number | null;
+}
+
+interface StatementMongoFilter {
+  walletId: string;
+  seq: { $exists: true; $gte?: number; $lte?: number; $lt?: number };
+  type?: { $in: readonly LedgerEntryType[] };
+}
+
+/** How many times an insert may lose its place in the chain to other ops before the op is left to the sweep. */
+const CHAIN_ATTEMPTS = 1000;
 
 /**
  * The append-only `ledger_entries`, keyed by op id: an op's entry is inserted once, ever, and
@@ -27,16 +50,39 @@ export class LedgerRepository {
    * lets exactly one insert of an op ever succeed, so the answer is true for the run whose token
    * the entry carries (on every ask: an insert that lost a race, or a retry, reads it back) and
    * false for every other run of the op (applied before, or by another run).
+   *
+   * The entry is inserted as the next link of its wallet's chain (README "Statement"): the place
+   * after the chain's head and the balances after it, in the same insert, whose unique
+   * `chainKey` lets one entry only take each place. A duplicate key that is not the op's own
+   * means another op took the place first: the head is read again and the insert retried.
    */
   async decide(inflight: InflightOp): Promise<boolean> {
-    try {
-      await this.LedgerEntry.collection.insertOne(toLedgerDoc(inflight) as never);
-      return true;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      const entry = await this.LedgerEntry.collection.findOne({ _id: inflight.id } as object, { projection: { token: 1 } });
-      return entry?.token === inflight.token;
+    for (let attempt = 0; attempt < CHAIN_ATTEMPTS; attempt += 1) {
+      const link = nextLink(inflight, await this.head(inflight.walletId), new Date());
+      try {
+        await this.LedgerEntry.collection.insertOne({ ...toLedgerDoc(inflight), ...link } as never);
+        return true;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const entry = await this.LedgerEntry.collection.findOne({ _id: inflight.id } as object, { projection: { token: 1 } });
+        if (entry) return entry.token === inflight.token;
+      }
     }
+    throw new Error(`ledger chain of wallet ${inflight.walletId} busy; the op stays in flight for the sweep`);
+  }
+
+  /** The last link of a wallet's chain; none numbered yet: place 0 with what its older entries sum to. */
+  private async head(walletId: string): Promise<ChainHead> {
+    const last = await this.LedgerEntry.collection.findOne(
+      { walletId, seq: { $exists: true } },
+      { sort: { seq: -1 }, projection: { seq: 1, availableAfterMinor: 1, heldAfterMinor: 1, postedAt: 1 } },
+    );
+    if (last) return last as unknown as ChainHead;
+    const [sums] = await this.LedgerEntry.aggregate<{ available: number; held: number }>([
+      { $match: { walletId } },
+      { $group: { _id: null, available: { $sum: '$availableDeltaMinor' }, held: { $sum: '$heldDeltaMinor' } } },
+    ]);
+    return genesisHead(sums?.available ?? 0, sums?.held ?? 0);
   }
 
   /**
@@ -95,10 +141,76 @@ export class LedgerRepository {
     return ids.length;
   }
 
+  /**
+   * A page of a wallet's statement, newest first: the entries of its chain (`seq`) of the types
+   * asked, written within [from, to], older than `beforeSeq` (the previous page's last). One
+   * read more than the page says whether another follows. A date bound becomes a `seq` bound by
+   * one indexed read (postedAt never goes back along the chain), so no page scans the history.
+   */
+  async statementPage(walletId: string, query: StatementFilter & { beforeSeq?: number; limit: number }): Promise<StatementPage> {
+    const filter = await this.statementFilter(walletId, query);
+    if (!filter) return { entries: [], nextSeq: null };
+    if (query.beforeSeq !== undefined) filter.seq = { ...filter.seq, $lt: query.beforeSeq };
+    const docs = await this.LedgerEntry.find(filter)
+      .sort({ seq: -1 })
+      .limit(query.limit + 1)
+      .lean();
+    const entries = docs.slice(0, query.limit);
+    return { entries, nextSeq: docs.length > query.limit ? entries[entries.length - 1]!.seq! : null };
+  }
+
+  /** Every entry of a wallet's statement the filter matches, newest first, read in batches (the CSV export). */
+  async *statementEntries(walletId: string, query: StatementFilter): AsyncGenerator<LedgerEntryDoc> {
+    const filter = await this.statementFilter(walletId, query);
+    if (!filter) return;
+    for await (const doc of this.LedgerEntry.find(filter).sort({ seq: -1 }).lean().cursor({ batchSize: 500 })) yield doc as LedgerEntryDoc;
+  }
+
+  /** The query of a statement's filter; null when its date range holds no entry. */
+  private async statementFilter(walletId: string, query: StatementFilter): Promise<StatementMongoFilter | null> {
+    const seq: StatementMongoFilter['seq'] = { $exists: true };
+    if (query.from) {
+      const first = await this.LedgerEntry.findOne({ walletId, postedAt: { $gte: query.from } }, { seq: 1 })
+        .sort({ postedAt: 1, seq: 1 })
+        .lean();
+      if (first?.seq === undefined) return null;
+      seq.$gte = first.seq;
+    }
+    if (query.to) {
+      const last = await this.LedgerEntry.findOne({ walletId, postedAt: { $lte: query.to } }, { seq: 1 })
+        .sort({ postedAt: -1, seq: -1 })
+        .lean();
+      if (last?.seq === undefined) return null;
+      seq.$lte = last.seq;
+    }
+    return { walletId, seq, ...(query.types?.length ? { type: { $in: query.types } } : {}) };
+  }
+
   /** A wallet's entries in the ledger (tests and audits sum them against its balances). */
   async entriesOf(walletId: string): Promise<LedgerEntry[]> {
     const docs = await this.LedgerEntry.find({ walletId }).lean();
     return docs.map(({ _id, createdAt, ...entry }) => ({ ...entry, id: _id, createdAt: createdAt.toISOString() }));
+  }
+
+  /**
+   * Numbers a wallet's entries written before the chain (none of `seq`): 0 for the newest, −1,
+   * −2, … before it, each with the balances summed up to it; written newest first, so a chain
+   * starting meanwhile reads place 0 with the same balances it would have summed. Idempotent;
+   * answers how many it numbered. To run once over every wallet after this release is out.
+   */
+  async backfillChain(walletId: string): Promise<number> {
+    // Every entry before the chain, numbered or not, in the order that numbers them: the same
+    // numbers on every run, so a run finishing one a crash stopped writes what it would have.
+    const docs = await this.LedgerEntry.find({ walletId, $or: [{ seq: { $exists: false } }, { seq: { $lte: 0 } }] })
+      .sort({ createdAt: 1, _id: 1 })
+      .lean();
+    const links = backfilledLinks(docs.map(({ _id, createdAt, ...entry }) => ({ ...entry, id: _id, createdAt: createdAt.toISOString() })));
+    let numbered = 0;
+    for (const { id, ...link } of links.reverse()) {
+      const { modifiedCount } = await this.LedgerEntry.updateOne({ _id: id, seq: { $exists: false } }, { $set: link });
+      numbered += modifiedCount;
+    }
+    return numbered;
   }
 
   /** Appends entries in one insert; ones already there (moved before a crash, or by a racing move) are kept once. */
