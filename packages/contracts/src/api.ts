@@ -396,14 +396,30 @@ export const ENDPOINTS: Endpoint[] = [
     idempotent: true,
   }),
   // The caller's money: statement (keyset pages on the ledger's chain, and its CSV export) and histories.
-  e('get', '/v1/wallet/transactions', 'wallet', 'bearer', 'listWalletTransactions', 'The caller’s statement: every ledger entry, newest first', {
-    query: StatementQuery,
-    data: StatementResponse,
-  }),
-  e('get', '/v1/wallet/transactions.csv', 'wallet', 'bearer', 'exportWalletTransactions', 'The caller’s statement as CSV (every entry the filters match)', {
-    query: StatementExportQuery,
-    produces: 'csv',
-  }),
+  e(
+    'get',
+    '/v1/wallet/transactions',
+    'wallet',
+    'bearer',
+    'listWalletTransactions',
+    'The caller’s statement: every ledger entry, newest first',
+    {
+      query: StatementQuery,
+      data: StatementResponse,
+    },
+  ),
+  e(
+    'get',
+    '/v1/wallet/transactions.csv',
+    'wallet',
+    'bearer',
+    'exportWalletTransactions',
+    'The caller’s statement as CSV (every entry the filters match)',
+    {
+      query: StatementExportQuery,
+      produces: 'csv',
+    },
+  ),
   e('get', '/v1/wallet/topups', 'wallet', 'bearer', 'listMyTopups', 'The caller’s top-ups, newest first', {
     query: TopUpHistoryQuery,
     data: TopUpHistoryResponse,

@@ -167,7 +167,11 @@ export const BookingHoldAdminResponse = z
 
 // ── The caller's money: statement and histories ────────────────────────────────────────────
 
-const Minor = (example: number) => z.number().int().meta({ examples: [example] });
+const Minor = (example: number) =>
+  z
+    .number()
+    .int()
+    .meta({ examples: [example] });
 
 /** One ledger entry of the caller's wallet: a balance change, its cause, and the balances after it. */
 export const StatementEntryResponse = z

@@ -48,7 +48,10 @@ export class Statements {
   }
 
   /** Every entry of the caller's statement the filters match, newest first, and their currency. */
-  async export(user: AuthenticatedUser, query: StatementExportQuery): Promise<{ currency: string; entries: AsyncIterable<LedgerEntryDoc> }> {
+  async export(
+    user: AuthenticatedUser,
+    query: StatementExportQuery,
+  ): Promise<{ currency: string; entries: AsyncIterable<LedgerEntryDoc> }> {
     const wallet = await this.wallets.find({ userId: user.id });
     if (!wallet) return { currency: '', entries: (async function* () {})() };
     return { currency: wallet.currency, entries: this.ledger.statementEntries(wallet._id, filterOf(query)) };

@@ -71,13 +71,18 @@ export class LedgerRepository {
     throw new Error(`ledger chain of wallet ${inflight.walletId} busy; the op stays in flight for the sweep`);
   }
 
-  /** The last link of a wallet's chain; none numbered yet: place 0 with what its older entries sum to. */
+  /**
+   * The last link of a wallet's chain, in one indexed read: the highest `seq` (an entry without
+   * one sorts below every number). None at all: place 0 of an empty wallet. Only entries written
+   * before the chain: place 0 with what they sum to (read once, by the chain's first entry).
+   */
   private async head(walletId: string): Promise<ChainHead> {
     const last = await this.LedgerEntry.collection.findOne(
-      { walletId, seq: { $exists: true } },
+      { walletId },
       { sort: { seq: -1 }, projection: { seq: 1, availableAfterMinor: 1, heldAfterMinor: 1, postedAt: 1 } },
     );
-    if (last) return last as unknown as ChainHead;
+    if (!last) return genesisHead(0, 0);
+    if (typeof last.seq === 'number') return last as unknown as ChainHead;
     const [sums] = await this.LedgerEntry.aggregate<{ available: number; held: number }>([
       { $match: { walletId } },
       { $group: { _id: null, available: { $sum: '$availableDeltaMinor' }, held: { $sum: '$heldDeltaMinor' } } },

@@ -12,7 +12,10 @@ export class TransferRepository {
   }
 
   /** A user's transfers, sent, received or both, newest first, of one status or all (their history). */
-  history(userId: string, query: PageQuery & { status?: TransferDoc['status']; direction: 'sent' | 'received' | 'all' }): Promise<Page<TransferDoc>> {
+  history(
+    userId: string,
+    query: PageQuery & { status?: TransferDoc['status']; direction: 'sent' | 'received' | 'all' },
+  ): Promise<Page<TransferDoc>> {
     const party =
       query.direction === 'sent'
         ? { fromUserId: userId }

@@ -35,7 +35,11 @@ export const genesisHead = (availableMinor: number, heldMinor: number): ChainHea
  * The entry written next after `head`: the next place, the balances after it (the head's plus
  * its deltas), and a time never before the head's, so `postedAt` grows with `seq`.
  */
-export function nextLink(entry: Pick<LedgerEntry, 'walletId' | 'availableDeltaMinor' | 'heldDeltaMinor'>, head: ChainHead, now: Date): ChainLink {
+export function nextLink(
+  entry: Pick<LedgerEntry, 'walletId' | 'availableDeltaMinor' | 'heldDeltaMinor'>,
+  head: ChainHead,
+  now: Date,
+): ChainLink {
   const seq = head.seq + 1;
   return {
     seq,

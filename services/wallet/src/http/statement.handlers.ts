@@ -38,7 +38,13 @@ export function statementHandlers(statements: Statements): MountOptions['handler
     'GET /v1/wallet/transfers': handle({ query: TransferHistoryQuery }, async (input, req, res) => {
       const user = currentUser(req);
       const { items, pagination } = await statements.transferHistory(user, input.query);
-      res.json(ok(items.map((transfer) => transferHistoryView(transfer, user.id)), undefined, pagination));
+      res.json(
+        ok(
+          items.map((transfer) => transferHistoryView(transfer, user.id)),
+          undefined,
+          pagination,
+        ),
+      );
     }),
   };
 }
