@@ -295,6 +295,7 @@ const MATRIX: Record<string, Row> = {
   // every signed-in caller gets 200 with their own, and there is no one else's to name.
   'GET /v1/wallet/transactions': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/transactions?limit=5' }) },
   'GET /v1/wallet/transactions.csv': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/transactions.csv' }) },
+  'GET /v1/wallet/earnings': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/earnings' }) },
   'GET /v1/wallet/topups': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/topups' }) },
   'GET /v1/wallet/payouts': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/payouts' }) },
   'GET /v1/wallet/transfers': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/transfers?direction=all' }) },

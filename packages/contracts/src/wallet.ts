@@ -200,6 +200,8 @@ export const CreateBookingHoldBody = z
      * slot ends. The wallet captures the hold no earlier than this, whatever the session says.
      */
     endsAt: z.string().datetime({ offset: true }).optional(),
+    /** Added (optional): the booked consultation, so a seller's earnings show per consultation. */
+    consultationId: z.string().trim().min(1).max(100).optional(),
   })
   .strict();
 export type CreateBookingHoldBody = z.infer<typeof CreateBookingHoldBody>;
@@ -345,3 +347,13 @@ export const TransferHistoryQuery = PageQuery.extend({
   direction: z.enum(['sent', 'received', 'all']).default('all'),
 }).strict();
 export type TransferHistoryQuery = z.infer<typeof TransferHistoryQuery>;
+
+/** `GET /v1/wallet/earnings`: a seller's money, over [from, to] (default: the last 12 calendar months, UTC). */
+export const EarningsQuery = z
+  .object({ from: StatementTime.optional(), to: StatementTime.optional() })
+  .strict()
+  .refine((query) => !query.from || !query.to || Date.parse(query.from) <= Date.parse(query.to), {
+    message: '`from` must not be after `to`',
+    path: ['from'],
+  });
+export type EarningsQuery = z.infer<typeof EarningsQuery>;

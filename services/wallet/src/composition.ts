@@ -146,7 +146,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     log,
     transferRepository,
   );
-  const statements = new Statements(walletRepository, ledger, topUpRepository, payoutRepository, transferRepository);
+  const statements = new Statements(walletRepository, ledger, topUpRepository, payoutRepository, transferRepository, holdRepository);
   let migrated = false;
   const sweep = walletSweep(
     [

@@ -59,9 +59,9 @@ async function payout(user: User, amount: string): Promise<string> {
   return res.body.data.referenceId;
 }
 
-const hold = (buyer: User, seller: User, amountMinor: number, bookingId = uniqueName('bk')) =>
+const hold = (buyer: User, seller: User, amountMinor: number, bookingId = uniqueName('bk'), extra: object = {}) =>
   call(walletApp().url, 'POST', '/internal/holds', {
-    body: { bookingId, buyerId: buyer.id, buyerRef: buyer.ref, sellerId: seller.id, amountMinor, currency: 'ETB' },
+    body: { bookingId, buyerId: buyer.id, buyerRef: buyer.ref, sellerId: seller.id, amountMinor, currency: 'ETB', ...extra },
     headers: { 'x-internal-token': TOKEN },
   }).then((res) => {
     expect(res.status).toBe(200);
@@ -296,6 +296,7 @@ describe('GET /v1/wallet/transactions: the statement', () => {
     expect((await call(walletApp().url, 'GET', '/v1/wallet/transactions')).status).toBe(401);
     expect((await call(walletApp().url, 'GET', '/v1/wallet/transactions.csv')).status).toBe(401);
     expect((await call(walletApp().url, 'GET', '/v1/wallet/topups')).status).toBe(401);
+    expect((await call(walletApp().url, 'GET', '/v1/wallet/earnings')).status).toBe(401);
   });
 });
 
@@ -346,6 +347,67 @@ describe('the chain behind the statement', () => {
     expect(entries.map((e) => e.availableDeltaMinor)).toEqual([5_00, -20_00, 50_00]);
     expectRunningBalances(entries, await balancesOf(user));
     expect(await ledgerMatches(user)).toBe(true);
+  });
+});
+
+describe('GET /v1/wallet/earnings', () => {
+  test('ahead, settling, available, earned, paid out — per consultation and per month — reconciled with the statement', async () => {
+    const buyer = newUser();
+    const seller = newUser('seller');
+    await givenBalance(buyer, 2000_00);
+    await openWallet(seller.id, seller.ref, 'MKT');
+    const inAWeek = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    const anHourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    await hold(buyer, seller, 300_00, uniqueName('bk'), { consultationId: 'con_a', endsAt: inAWeek }); // ahead
+    await hold(buyer, seller, 120_00, uniqueName('bk'), { consultationId: 'con_b', endsAt: anHourAgo }); // over, not ended: settling
+    const captured = await hold(buyer, seller, 400_00, uniqueName('bk'), { consultationId: 'con_a' });
+    await completed(captured, seller);
+    await settled(captured);
+    const cancelledPart = await hold(buyer, seller, 200_00, uniqueName('bk'), { consultationId: 'con_b' });
+    await cancelled(cancelledPart, buyer, seller, 150_00); // 50 to the seller
+    await settled(cancelledPart);
+    const older = await hold(buyer, seller, 30_00); // a hold that never named its consultation
+    await completed(older, seller);
+    await settled(older);
+    const paidOut = await payout(seller, '100.00');
+    for (const action of ['approve', 'process', 'complete']) await post(admin, `/wallets/payout-requests/${paidOut}/${action}`);
+
+    const res = await get(seller, '/v1/wallet/earnings');
+    expect(res.status).toBe(200);
+    const earnings = res.body.data;
+    expect(earnings.totals).toEqual({
+      aheadMinor: 300_00,
+      settlingMinor: 120_00,
+      availableMinor: 400_00 + 50_00 + 30_00 - 100_00,
+      earnedMinor: 400_00 + 50_00 + 30_00,
+      paidOutMinor: 100_00,
+    });
+    expect(earnings.byConsultation).toEqual([
+      { consultationId: null, aheadMinor: 0, settlingMinor: 0, earnedMinor: 30_00 },
+      { consultationId: 'con_a', aheadMinor: 300_00, settlingMinor: 0, earnedMinor: 400_00 },
+      { consultationId: 'con_b', aheadMinor: 0, settlingMinor: 120_00, earnedMinor: 50_00 },
+    ]);
+    const month = new Date().toISOString().slice(0, 7);
+    expect(earnings.byMonth).toEqual([{ month, earnedMinor: 480_00, paidOutMinor: 100_00 }]);
+
+    // Reconciled with the statement over the same window: its credits and payouts, its last balance.
+    const window = `&from=${encodeURIComponent(earnings.from)}&to=${encodeURIComponent(earnings.to)}`;
+    const statement = await wholeStatement(seller, window, 50);
+    const sum = (type: string) =>
+      statement.filter((e) => e.type === type).reduce((total, e) => total + e.availableDeltaMinor + e.heldDeltaMinor, 0);
+    expect(sum('booking_capture')).toBe(earnings.totals.earnedMinor);
+    expect(-sum('payout_settle')).toBe(earnings.totals.paidOutMinor);
+    expect(statement[0]!.availableAfterMinor).toBe(earnings.totals.availableMinor);
+    expect(earnings.byConsultation.reduce((total: number, row: { earnedMinor: number }) => total + row.earnedMinor, 0)).toBe(
+      earnings.totals.earnedMinor,
+    );
+
+    // A buyer has nothing to earn; a window before any of it shows none of it; bad input is 400.
+    expect((await get(buyer, '/v1/wallet/earnings')).body.data.totals).toMatchObject({ aheadMinor: 0, earnedMinor: 0, paidOutMinor: 0 });
+    const before = await get(seller, '/v1/wallet/earnings?from=2020-01-01T00:00:00Z&to=2020-12-31T00:00:00Z');
+    expect(before.body.data).toMatchObject({ byMonth: [], totals: { earnedMinor: 0, paidOutMinor: 0, aheadMinor: 300_00 } });
+    for (const query of ['from=soon', 'from=2026-12-02T00:00:00Z&to=2026-12-01T00:00:00Z', 'sellerId=x'])
+      expect((await get(seller, `/v1/wallet/earnings?${query}`)).status).toBe(400);
   });
 });
 

@@ -247,3 +247,45 @@ export const TransferHistoryItemResponse = z
   })
   .meta({ id: 'TransferHistoryItem' });
 export const TransferHistoryResponse = z.array(TransferHistoryItemResponse).meta({ id: 'TransferHistory' });
+
+const EarningsFigures = {
+  /** Held on buyers' wallets for this seller's sessions still ahead (not decided yet). */
+  aheadMinor: Minor(40000),
+  /** Decided for this seller (or past its slot, awaiting the session's end) but not credited yet. */
+  settlingMinor: Minor(12000),
+};
+
+export const EarningsResponse = z
+  .strictObject({
+    currency: CurrencyCode,
+    from: Timestamp,
+    to: Timestamp,
+    totals: z.strictObject({
+      ...EarningsFigures,
+      /** The seller's spendable balance now. */
+      availableMinor: Minor(25000),
+      /** Credited to the seller from bookings within [from, to] (after the platform's fee): the statement's `booking_capture` entries. */
+      earnedMinor: Minor(52000),
+      /** Paid out to the bank within [from, to]: the statement's `payout_settle` entries. */
+      paidOutMinor: Minor(15000),
+    }),
+    byConsultation: z.array(
+      z.strictObject({
+        /** Null for holds made before the wallet was told their consultation. */
+        consultationId: Text('con_k2j4h6g8f0d2s4a6').nullable(),
+        ...EarningsFigures,
+        earnedMinor: Minor(52000),
+      }),
+    ),
+    byMonth: z.array(
+      z.strictObject({
+        month: z
+          .string()
+          .regex(/^\d{4}-\d{2}$/)
+          .meta({ examples: ['2026-11'] }),
+        earnedMinor: Minor(52000),
+        paidOutMinor: Minor(15000),
+      }),
+    ),
+  })
+  .meta({ id: 'Earnings' });

@@ -171,6 +171,13 @@ export class LedgerRepository {
     for await (const doc of this.LedgerEntry.find(filter).sort({ seq: -1 }).lean().cursor({ batchSize: 500 })) yield doc as LedgerEntryDoc;
   }
 
+  /** A wallet's entries the filter matches (every one: the caller bounds the range), their amounts, type, cause and time only. */
+  async entriesMatching(walletId: string, query: StatementFilter): Promise<LedgerEntryDoc[]> {
+    const filter = await this.statementFilter(walletId, query);
+    if (!filter) return [];
+    return this.LedgerEntry.find(filter, { type: 1, availableDeltaMinor: 1, heldDeltaMinor: 1, reference: 1, postedAt: 1 }).lean();
+  }
+
   /** The query of a statement's filter; null when its date range holds no entry. */
   private async statementFilter(walletId: string, query: StatementFilter): Promise<StatementMongoFilter | null> {
     const seq: StatementMongoFilter['seq'] = { $exists: true };

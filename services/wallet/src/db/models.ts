@@ -168,6 +168,7 @@ const holdSchema = new Schema<BookingHoldDoc>(
     endsAt: { type: Date, default: null },
     dueAt: { type: Date, default: null },
     correlationId: { type: String, default: null },
+    consultationId: { type: String, default: null },
     history: freeFormArrayField,
     hold: { type: String, default: 'none' },
     settlement: { type: Schema.Types.Mixed, default: null },
@@ -184,6 +185,9 @@ const holdSchema = new Schema<BookingHoldDoc>(
   },
   { timestamps: true, versionKey: false },
 );
+
+// A seller's open holds (earnings: ahead and settling).
+holdSchema.index({ sellerId: 1, status: 1 });
 
 /** One counter per user, window and period, e.g. `u1:daily:2026-11-21` (kit's WindowedCounter). */
 const usageSchema = windowedCounterSchema();

@@ -1,4 +1,12 @@
-import { PayoutHistoryQuery, StatementExportQuery, StatementQuery, TopUpHistoryQuery, TransferHistoryQuery, ok } from '@mkt/contracts';
+import {
+  EarningsQuery,
+  PayoutHistoryQuery,
+  StatementExportQuery,
+  StatementQuery,
+  TopUpHistoryQuery,
+  TransferHistoryQuery,
+  ok,
+} from '@mkt/contracts';
 import { currentUser, handle, type MountOptions } from '@mkt/kit';
 import type { Statements } from '../application/statements';
 import { csvHeader, csvRow } from '../domain/statement-csv';
@@ -6,7 +14,8 @@ import { payoutHistoryView, statementEntryView, topUpHistoryView, transferHistor
 
 /**
  * The caller's money: `GET /v1/wallet/transactions` (statement pages), `GET
- * /v1/wallet/transactions.csv` (its export), and the top-up, payout and transfer histories.
+ * /v1/wallet/transactions.csv` (its export), the caller's earnings, and the top-up, payout and
+ * transfer histories.
  */
 export function statementHandlers(statements: Statements): MountOptions['handlers'] {
   return {
@@ -26,6 +35,19 @@ export function statementHandlers(statements: Statements): MountOptions['handler
         if (!res.write(csvRow(view))) await new Promise((resolve) => res.once('drain', resolve));
       }
       res.end();
+    }),
+    'GET /v1/wallet/earnings': handle({ query: EarningsQuery }, async (input, req, res) => {
+      const earnings = await statements.earnings(currentUser(req), input.query);
+      res.json(
+        ok({
+          currency: earnings.currency,
+          from: earnings.from.toISOString(),
+          to: earnings.to.toISOString(),
+          totals: { ...earnings.totals, availableMinor: earnings.availableMinor },
+          byConsultation: earnings.byConsultation,
+          byMonth: earnings.byMonth,
+        }),
+      );
     }),
     'GET /v1/wallet/topups': handle({ query: TopUpHistoryQuery }, async (input, req, res) => {
       const { items, pagination } = await statements.topUpHistory(currentUser(req), input.query);
