@@ -8,9 +8,9 @@ import { disconnectDatabase, LedgerEntryModel, newUser, openWallet, startWallet,
  * applies its op), a few at a time, against the real database. At every checkpoint the wallet
  * document's BSON size is the same small number, and the database commands an op costs —
  * counted on the wire for the first thousand ops and for the last — are the same: two writes on
- * the wallet (into flight, commit) and its ledger insert after a read of the chain's head, an
- * insert that lost its place to a racing op (at most CONCURRENCY − 1 of them) read back and
- * tried again; none of it grows with the wallet's history.
+ * the wallet (into flight, commit) and its ledger insert at the place after the chain's head
+ * this process knows; an insert that lost its place to a racing op reads the entry there (by its
+ * unique key) and tries the next; none of it grows with the wallet's history.
  * Timings are printed for the record only (bench/wallet-ops.mjs compares them; no assertion on time).
  */
 const OPS = Number(process.env.HOT_WALLET_OPS ?? 200_000);
@@ -74,15 +74,21 @@ describe('one wallet, hundreds of thousands of ops', () => {
     counter.reset();
     const firstMs = await applyUntil(WINDOW, counted);
     const firstCommands = counter.counts();
-    /** A window's commands: exactly two wallet writes per op; per op one insert that took its place, and lost ones bounded by the racers. */
+    /**
+     * A window's commands: exactly two wallet writes per op; per op one insert that took its
+     * place, and lost ones bounded by the racers; reads only for lost places (the op's own key,
+     * the entry that took the place, now and then a batch of the places after) and the head's
+     * first read by each worker.
+     */
     const expectWindowCost = (checkpoint: number, commands: Record<string, number>) => {
       const inserts = commands.insert ?? 0;
+      const lost = inserts - WINDOW;
       expect({ checkpoint, update: commands.update }).toEqual({ checkpoint, update: 2 * WINDOW });
-      expect(inserts).toBeGreaterThanOrEqual(WINDOW);
+      expect(lost).toBeGreaterThanOrEqual(0);
       expect(inserts).toBeLessThanOrEqual(CONCURRENCY * WINDOW);
-      // A head read before each insert, and a read of the op's own key after each lost one.
-      expect({ checkpoint, find: commands.find }).toEqual({ checkpoint, find: 2 * inserts - WINDOW });
-      expect(Object.keys(commands).sort()).toEqual(['find', 'insert', 'update']);
+      expect(commands.find ?? 0).toBeGreaterThanOrEqual(2 * lost);
+      expect(commands.find ?? 0).toBeLessThanOrEqual(3 * lost + CONCURRENCY);
+      expect(Object.keys(commands).filter((name) => !['find', 'insert', 'update'].includes(name))).toEqual([]);
     };
     expectWindowCost(WINDOW, firstCommands);
     rows.push({ ops: WINDOW, bytes: await sizeNow(), msPerOp: firstMs / WINDOW });

@@ -1,5 +1,5 @@
 import { isDuplicateKey, type Logger } from '@mkt/kit';
-import { backfilledLinks, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
+import { backfilledLinks, chainKeyOf, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
 import type { InflightOp, LedgerEntry, LedgerEntryType } from '../domain/records';
 import type { LedgerEntryDoc, WalletModels } from './models';
 import type { WalletRepository } from './wallet.repository';
@@ -27,6 +27,11 @@ interface StatementMongoFilter {
 
 /** How many times an insert may lose its place in the chain to other ops before the op is left to the sweep. */
 const CHAIN_ATTEMPTS = 1000;
+/** Every this many lost places in a row, the places after the known head are read in a batch rather than one at a time. */
+const STALE_AFTER = 4;
+/** How many wallets' newest links a process keeps (a few hundred bytes each). */
+const KNOWN_HEADS = 10_000;
+const HEAD_FIELDS = { seq: 1, availableAfterMinor: 1, heldAfterMinor: 1, postedAt: 1 };
 
 /**
  * The append-only `ledger_entries`, keyed by op id: an op's entry is inserted once, ever, and
@@ -36,6 +41,8 @@ const CHAIN_ATTEMPTS = 1000;
  */
 export class LedgerRepository {
   private readonly LedgerEntry: WalletModels['LedgerEntry'];
+  /** The newest link this process wrote or saw per wallet: where its next insert tries first. */
+  private readonly heads = new Map<string, ChainHead>();
 
   constructor(
     models: Pick<WalletModels, 'LedgerEntry'>,
@@ -53,34 +60,55 @@ export class LedgerRepository {
    *
    * The entry is inserted as the next link of its wallet's chain (README "Statement"): the place
    * after the chain's head and the balances after it, in the same insert, whose unique
-   * `chainKey` lets one entry only take each place. A duplicate key that is not the op's own
-   * means another op took the place first: the head is read again and the insert retried.
+   * `chainKey` lets one entry only take each place. The head is the last link this process
+   * wrote or saw on the wallet (read when it knows none); a duplicate key that is not the op's
+   * own means another op took that place: the entry there is read (by its unique key) as the
+   * new head and the insert retried. A head gone far stale (another process wrote many links)
+   * is caught up in batches of places after a few retries.
    */
   async decide(inflight: InflightOp): Promise<boolean> {
     for (let attempt = 0; attempt < CHAIN_ATTEMPTS; attempt += 1) {
-      const link = nextLink(inflight, await this.head(inflight.walletId), new Date());
+      const known =
+        attempt % STALE_AFTER === STALE_AFTER - 1 ? await this.currentHead(inflight.walletId) : this.heads.get(inflight.walletId);
+      const link = nextLink(inflight, known ?? (await this.head(inflight.walletId)), new Date());
       try {
         await this.LedgerEntry.collection.insertOne({ ...toLedgerDoc(inflight), ...link } as never);
+        this.remember(inflight.walletId, link);
         return true;
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         const entry = await this.LedgerEntry.collection.findOne({ _id: inflight.id } as object, { projection: { token: 1 } });
         if (entry) return entry.token === inflight.token;
+        const taken = await this.LedgerEntry.collection.findOne({ chainKey: link.chainKey }, { projection: HEAD_FIELDS });
+        if (taken) this.remember(inflight.walletId, taken as unknown as ChainHead);
+        else this.heads.delete(inflight.walletId);
       }
     }
     throw new Error(`ledger chain of wallet ${inflight.walletId} busy; the op stays in flight for the sweep`);
   }
 
+  /** Keeps a wallet's newest known link (a bounded map: the least recently written wallets go first). */
+  private remember(walletId: string, head: ChainHead): void {
+    const known = this.heads.get(walletId);
+    if (known && known.seq >= head.seq) return;
+    this.heads.delete(walletId);
+    this.heads.set(walletId, {
+      seq: head.seq,
+      availableAfterMinor: head.availableAfterMinor,
+      heldAfterMinor: head.heldAfterMinor,
+      postedAt: head.postedAt,
+    });
+    if (this.heads.size > KNOWN_HEADS) this.heads.delete(this.heads.keys().next().value!);
+  }
+
   /**
-   * The last link of a wallet's chain, in one indexed read: the highest `seq` (an entry without
-   * one sorts below every number). None at all: place 0 of an empty wallet. Only entries written
-   * before the chain: place 0 with what they sum to (read once, by the chain's first entry).
+   * The last link of a wallet's chain read from the database: the highest `seq` (an entry
+   * without one sorts below every number). None at all: place 0 of an empty wallet. Only
+   * entries written before the chain: place 0 with what they sum to (read once, by the chain's
+   * first entry).
    */
   private async head(walletId: string): Promise<ChainHead> {
-    const last = await this.LedgerEntry.collection.findOne(
-      { walletId },
-      { sort: { seq: -1 }, projection: { seq: 1, availableAfterMinor: 1, heldAfterMinor: 1, postedAt: 1 } },
-    );
+    const last = await this.LedgerEntry.collection.findOne({ walletId }, { sort: { seq: -1 }, projection: HEAD_FIELDS });
     if (!last) return genesisHead(0, 0);
     if (typeof last.seq === 'number') return last as unknown as ChainHead;
     const [sums] = await this.LedgerEntry.aggregate<{ available: number; held: number }>([
@@ -156,12 +184,49 @@ export class LedgerRepository {
     const filter = await this.statementFilter(walletId, query);
     if (!filter) return { entries: [], nextSeq: null };
     if (query.beforeSeq !== undefined) filter.seq = { ...filter.seq, $lt: query.beforeSeq };
-    const docs = await this.LedgerEntry.find(filter)
-      .sort({ seq: -1 })
-      .limit(query.limit + 1)
-      .lean();
+    const docs = filter.type
+      ? await this.filteredPage(filter, query.limit + 1)
+      : await this.chainPage(walletId, filter.seq, query.limit + 1);
     const entries = docs.slice(0, query.limit);
     return { entries, nextSeq: docs.length > query.limit ? entries[entries.length - 1]!.seq! : null };
+  }
+
+  /** A page of the entries of some types: the `{walletId, type, seq}` index, newest first. */
+  private filteredPage(filter: StatementMongoFilter, count: number): Promise<LedgerEntryDoc[]> {
+    return this.LedgerEntry.find(filter).sort({ seq: -1 }).limit(count).lean();
+  }
+
+  /**
+   * A page of every entry: the chain has no gap, so the page's places are known — from below
+   * the bound (or the chain's head) down `count` places — and read by their unique keys, one
+   * command that costs the same however long the chain (even on a server that walks no range
+   * of a non-unique index).
+   */
+  private async chainPage(walletId: string, bounds: StatementMongoFilter['seq'], count: number): Promise<LedgerEntryDoc[]> {
+    const top = Math.min(bounds.$lt ?? Infinity, (bounds.$lte ?? Infinity) + 1, (await this.currentHead(walletId)).seq + 1);
+    const bottom = bounds.$gte ?? -Infinity;
+    const keys: string[] = [];
+    for (let seq = top - 1; seq >= bottom && keys.length < count; seq -= 1) keys.push(chainKeyOf(walletId, seq));
+    if (keys.length === 0) return [];
+    const docs = await this.LedgerEntry.find({ chainKey: { $in: keys } }).lean();
+    return docs.sort((a, b) => b.seq! - a.seq!);
+  }
+
+  /**
+   * The chain's newest link now: from the newest this process knows, the places after it read
+   * by their unique keys until one is missing; when it knows none, read by the sorted index.
+   */
+  private async currentHead(walletId: string): Promise<ChainHead> {
+    let head = this.heads.get(walletId) ?? (await this.head(walletId));
+    for (;;) {
+      const keys = Array.from({ length: 20 }, (_, i) => chainKeyOf(walletId, head.seq + 1 + i));
+      const newer = await this.LedgerEntry.collection.find({ chainKey: { $in: keys } }, { projection: HEAD_FIELDS }).toArray();
+      if (newer.length === 0) break;
+      head = newer.reduce((a, b) => ((a.seq as number) > (b.seq as number) ? a : b)) as unknown as ChainHead;
+      if (newer.length < keys.length) break;
+    }
+    if (head.seq > 0) this.remember(walletId, head);
+    return head;
   }
 
   /** Every entry of a wallet's statement the filter matches, newest first, read in batches (the CSV export). */
