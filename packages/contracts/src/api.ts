@@ -415,7 +415,7 @@ export const ENDPOINTS: Endpoint[] = [
     '/v1/wallet/transactions.csv',
     'wallet',
     'bearer',
-    'exportWalletTransactions',
+    'getWalletTransactionsCsv',
     'The caller’s statement as CSV (every entry the filters match)',
     {
       query: StatementExportQuery,

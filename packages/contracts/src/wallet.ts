@@ -341,10 +341,13 @@ export const TopUpHistoryQuery = PageQuery.extend({ status: TopUpStatus.optional
 export type TopUpHistoryQuery = z.infer<typeof TopUpHistoryQuery>;
 export const PayoutHistoryQuery = PageQuery.extend({ status: PayoutStatus.optional() }).strict();
 export type PayoutHistoryQuery = z.infer<typeof PayoutHistoryQuery>;
+/** Which side of a transfer the caller was on. */
+export const TransferDirection = z.enum(['sent', 'received']).meta({ id: 'TransferDirection' });
+export const TransferDirectionFilter = z.enum(['sent', 'received', 'all']).meta({ id: 'TransferDirectionFilter' });
 export const TransferHistoryQuery = PageQuery.extend({
   status: TransferStatus.optional(),
   /** `sent`, `received`, or both (default). */
-  direction: z.enum(['sent', 'received', 'all']).default('all'),
+  direction: TransferDirectionFilter.default('all'),
 }).strict();
 export type TransferHistoryQuery = z.infer<typeof TransferHistoryQuery>;
 

@@ -87,7 +87,9 @@ describe('one wallet, hundreds of thousands of ops', () => {
       expect(lost).toBeGreaterThanOrEqual(0);
       expect(inserts).toBeLessThanOrEqual(CONCURRENCY * WINDOW);
       expect(commands.find ?? 0).toBeGreaterThanOrEqual(2 * lost);
-      expect(commands.find ?? 0).toBeLessThanOrEqual(3 * lost + CONCURRENCY);
+      // At most: per lost place its two reads, per fourth try a catch-up read (and a head read
+      // when far behind: the uncounted wallet process wrote the ops between the windows).
+      expect(commands.find ?? 0).toBeLessThanOrEqual(2 * lost + inserts + 2 * CONCURRENCY);
       expect(Object.keys(commands).filter((name) => !['find', 'insert', 'update'].includes(name))).toEqual([]);
     };
     expectWindowCost(WINDOW, firstCommands);

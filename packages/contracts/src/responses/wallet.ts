@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { BookingHoldStatus, HoldSettlement, LedgerEntryType, PaymentMethod, PayoutStatus, TopUpStatus, TransferStatus } from '../wallet';
+import {
+  BookingHoldStatus,
+  HoldSettlement,
+  LedgerEntryType,
+  TransferDirection,
+  PaymentMethod,
+  PayoutStatus,
+  TopUpStatus,
+  TransferStatus,
+} from '../wallet';
 import { Count, CurrencyCode, Major, NullableTimestamp, PrefixedRef, Text, Timestamp, UserId, UserRole, Uuid } from './common';
 
 const PaymentMethodValue = PaymentMethod;
@@ -236,7 +245,7 @@ export const TransferHistoryItemResponse = z
   .strictObject({
     id: Uuid,
     /** `sent` by the caller or `received`. */
-    direction: z.enum(['sent', 'received']),
+    direction: TransferDirection,
     fromUserId: UserId,
     toUserId: UserId,
     amountMinor: Minor(12000),

@@ -31,6 +31,8 @@ const CHAIN_ATTEMPTS = 1000;
 const STALE_AFTER = 4;
 /** How many wallets' newest links a process keeps (a few hundred bytes each). */
 const KNOWN_HEADS = 10_000;
+/** How many places after a known head are read at once to catch up with links other processes wrote. */
+const CATCH_UP_PLACES = 20;
 const HEAD_FIELDS = { seq: 1, availableAfterMinor: 1, heldAfterMinor: 1, postedAt: 1 };
 
 /**
@@ -213,17 +215,18 @@ export class LedgerRepository {
   }
 
   /**
-   * The chain's newest link now: from the newest this process knows, the places after it read
-   * by their unique keys until one is missing; when it knows none, read by the sorted index.
+   * The chain's newest link now: the places just after the newest one this process knows, read
+   * by their unique keys in one command; when it knows none, or more than those were written
+   * since (another process's), read by the sorted index.
    */
   private async currentHead(walletId: string): Promise<ChainHead> {
-    let head = this.heads.get(walletId) ?? (await this.head(walletId));
-    for (;;) {
-      const keys = Array.from({ length: 20 }, (_, i) => chainKeyOf(walletId, head.seq + 1 + i));
+    const known = this.heads.get(walletId);
+    let head = known ?? (await this.head(walletId));
+    if (known) {
+      const keys = Array.from({ length: CATCH_UP_PLACES }, (_, i) => chainKeyOf(walletId, known.seq + 1 + i));
       const newer = await this.LedgerEntry.collection.find({ chainKey: { $in: keys } }, { projection: HEAD_FIELDS }).toArray();
-      if (newer.length === 0) break;
-      head = newer.reduce((a, b) => ((a.seq as number) > (b.seq as number) ? a : b)) as unknown as ChainHead;
-      if (newer.length < keys.length) break;
+      if (newer.length === CATCH_UP_PLACES) head = await this.head(walletId);
+      else if (newer.length > 0) head = newer.reduce((a, b) => ((a.seq as number) > (b.seq as number) ? a : b)) as unknown as ChainHead;
     }
     if (head.seq > 0) this.remember(walletId, head);
     return head;
