@@ -297,6 +297,14 @@ const MATRIX: Record<string, Row> = {
     expect: SIGNED_IN,
     request: (w) => ({ path: '/v1/wallet/transfers', body: { toUserId: w.recipient.id, amount: 1_00, currency: 'ETB' } }),
   },
+  // The caller's money: each reads only the caller's own records (keyed by their user id), so
+  // every signed-in caller gets 200 with their own, and there is no one else's to name.
+  'GET /v1/wallet/transactions': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/transactions?limit=5' }) },
+  'GET /v1/wallet/transactions.csv': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/transactions.csv' }) },
+  'GET /v1/wallet/earnings': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/earnings' }) },
+  'GET /v1/wallet/topups': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/topups' }) },
+  'GET /v1/wallet/payouts': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/payouts' }) },
+  'GET /v1/wallet/transfers': { expect: SIGNED_IN, request: () => ({ path: '/v1/wallet/transfers?direction=all' }) },
 
   'GET /physical-products/categories': { expect: EVERYONE(200), request: () => ({ path: '/physical-products/categories' }) },
   'POST /physical-products/seller-products/': {

@@ -129,6 +129,13 @@ async function walletFlow(buyer: Session, seller: Session, admin: Session): Prom
     (res) => res.status === 200,
   );
   await drive(buyer, 'POST', '/v1/wallet/transfers', '/v1/wallet/transfers', { toUserId: seller.id, amount: 1_00, currency: 'ETB' });
+  // The buyer's money as they see it: the statement (and its CSV), the histories.
+  await drive(buyer, 'GET', '/v1/wallet/transactions', '/v1/wallet/transactions?limit=100');
+  const csv = await fetch(`${system.gateway}/v1/wallet/transactions.csv`, { headers: { authorization: `Bearer ${buyer.token}` } });
+  answers.set('GET /v1/wallet/transactions.csv', { status: csv.status, headers: csv.headers, body: await csv.text() });
+  await drive(buyer, 'GET', '/v1/wallet/topups', '/v1/wallet/topups');
+  await drive(buyer, 'GET', '/v1/wallet/payouts', '/v1/wallet/payouts');
+  await drive(buyer, 'GET', '/v1/wallet/transfers', '/v1/wallet/transfers');
 }
 
 async function catalogFlow(seller: Session): Promise<void> {
@@ -411,6 +418,8 @@ beforeAll(async () => {
   await catalogFlow(seller);
   const offer = await offerFlow(seller, admin);
   const delivered = await consultationFlow(seller, buyer, offer, admin);
+  // The seller's earnings once a paid booking of theirs exists (open or captured).
+  await drive(seller, 'GET', '/v1/wallet/earnings', '/v1/wallet/earnings');
   await reviewFlow(buyer, delivered);
   await crmFlow(seller, buyer);
   await auditFlow(admin);

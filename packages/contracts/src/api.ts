@@ -73,6 +73,12 @@ import {
   PayoutRefParams,
   TopUpRefParams,
   UserRefParams,
+  StatementQuery,
+  EarningsQuery,
+  StatementExportQuery,
+  TopUpHistoryQuery,
+  PayoutHistoryQuery,
+  TransferHistoryQuery,
   VoidBookingHoldBody,
   UpholdBookingHoldBody,
 } from './wallet';
@@ -137,6 +143,11 @@ import {
   TopUpCreatedResponse,
   TopUpStatusResponse,
   TransferResponse,
+  StatementResponse,
+  EarningsResponse,
+  TopUpHistoryResponse,
+  PayoutHistoryResponse,
+  TransferHistoryResponse,
   WalletResponse,
   WebhookResponse,
 } from './responses/wallet';
@@ -177,7 +188,7 @@ export interface Endpoint {
   paged?: boolean;
   /** The success answer is `{ success, message }` without `data`. */
   noData?: boolean;
-  /** Answers something other than the JSON envelope (HTML page, redirect, JWKS, CSV file). */
+  /** Answers something other than the JSON envelope (HTML page, redirect, JWKS, CSV file); errors stay the envelope but a page's. */
   produces?: 'html' | 'redirect' | 'jwks' | 'csv';
   /**
    * Operations a success leads on to (OpenAPI links, `method path` → their path parameters read
@@ -396,6 +407,58 @@ export const ENDPOINTS: Endpoint[] = [
     example: { toUserId: '3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01', amount: 12000, currency: 'ETB' },
     data: TransferResponse,
     idempotent: true,
+  }),
+  // The caller's money: statement (keyset pages on the ledger's chain, and its CSV export) and histories.
+  e(
+    'get',
+    '/v1/wallet/transactions',
+    'wallet',
+    'bearer',
+    'listWalletTransactions',
+    'The caller’s statement: every ledger entry, newest first',
+    {
+      query: StatementQuery,
+      data: StatementResponse,
+    },
+  ),
+  e(
+    'get',
+    '/v1/wallet/transactions.csv',
+    'wallet',
+    'bearer',
+    'getWalletTransactionsCsv',
+    'The caller’s statement as CSV (every entry the filters match)',
+    {
+      query: StatementExportQuery,
+      produces: 'csv',
+    },
+  ),
+  e('get', '/v1/wallet/topups', 'wallet', 'bearer', 'listMyTopups', 'The caller’s top-ups, newest first', {
+    query: TopUpHistoryQuery,
+    data: TopUpHistoryResponse,
+    paged: true,
+  }),
+  e('get', '/v1/wallet/payouts', 'wallet', 'bearer', 'listMyPayoutRequests', 'The caller’s payout requests, newest first', {
+    query: PayoutHistoryQuery,
+    data: PayoutHistoryResponse,
+    paged: true,
+  }),
+  e(
+    'get',
+    '/v1/wallet/earnings',
+    'wallet',
+    'bearer',
+    'getMyEarnings',
+    'The caller’s earnings: ahead, settling, available, earned, paid out',
+    {
+      query: EarningsQuery,
+      data: EarningsResponse,
+    },
+  ),
+  e('get', '/v1/wallet/transfers', 'wallet', 'bearer', 'listMyTransfers', 'The caller’s transfers, sent and received, newest first', {
+    query: TransferHistoryQuery,
+    data: TransferHistoryResponse,
+    paged: true,
   }),
 
   e('get', '/physical-products/categories', 'catalog', 'public', 'listCategories', 'Categories and their properties', {

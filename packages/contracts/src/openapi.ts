@@ -126,6 +126,14 @@ const html = (
   description,
   content: { 'text/html': { schema: { type: 'string' as const }, example } },
 });
+/** The first lines of each CSV export, by path (a header row alone for one not listed). */
+const CSV_EXAMPLES: Record<string, string> = {
+  '/v1/wallet/transactions.csv':
+    'id,postedAt,type,reference,currency,availableDeltaMinor,heldDeltaMinor,availableAfterMinor,heldAfterMinor\r\n' +
+    'topup:5b6c7d8e-9f01-4c1e-9a2f-3f1c2a7e8d4b:credit,2026-11-23T09:00:00.000Z,topup_credit,MKT-TOP-UP-7Q2M9XKD,ETB,30000,0,30000,0\r\n',
+  '/v1/admin/audit-log/export':
+    'id,at,action,actorId\r\n3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01,2026-11-23T09:00:00.000Z,payout.approve,…\r\n',
+};
 const PAGINATION_EXAMPLE = { page: 1, limit: 20, total: 1 };
 
 /** The success answer: the envelope around `data` (strict), or another kind of body. */
@@ -142,13 +150,8 @@ function success(endpoint: Endpoint): ZodOpenApiOperationObject['responses'] {
   if (endpoint.produces === 'csv') {
     return {
       '200': {
-        description: 'A CSV file (RFC 4180, a header row first)',
-        content: {
-          'text/csv': {
-            schema: { type: 'string' as const },
-            example: 'id,at,action,actorId\r\n3f1c2a7e-8d4b-4c1e-9a2f-5b6c7d8e9f01,2026-11-23T09:00:00.000Z,payout.approve,…\r\n',
-          },
-        },
+        description: 'A CSV file (RFC 4180, a header row first), sent as an attachment',
+        content: { 'text/csv': { schema: { type: 'string' as const }, example: CSV_EXAMPLES[endpoint.path] ?? 'id\r\n' } },
       },
     };
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PageQuery } from './pagination';
 import { NON_BLANK } from './schema-meta';
 import { RULE } from './rules';
 import { Currency, PositiveDecimalString, PositiveMajorAmount, PositiveMinorAmount, withMinorNames } from './money';
@@ -199,6 +200,8 @@ export const CreateBookingHoldBody = z
      * slot ends. The wallet captures the hold no earlier than this, whatever the session says.
      */
     endsAt: z.string().datetime({ offset: true }).optional(),
+    /** Added (optional): the booked consultation, so a seller's earnings show per consultation. */
+    consultationId: z.string().trim().min(1).max(100).optional(),
   })
   .strict();
 export type CreateBookingHoldBody = z.infer<typeof CreateBookingHoldBody>;
@@ -267,3 +270,93 @@ export const BookingHoldAdminView = BookingHoldView.extend({
     .nullable(),
 });
 export type BookingHoldAdminView = z.infer<typeof BookingHoldAdminView>;
+
+// ── The caller's money: statement and histories ────────────────────────────────────────────
+
+/** What a ledger entry records (one balance change of one wallet). */
+export const LEDGER_ENTRY_TYPES = [
+  'topup_credit',
+  'transfer_debit',
+  'transfer_credit',
+  'booking_hold',
+  'booking_settle',
+  'booking_capture',
+  'booking_fee',
+  'payout_hold',
+  'payout_release',
+  'payout_settle',
+] as const;
+export const LedgerEntryType = z.enum(LEDGER_ENTRY_TYPES).meta({ id: 'LedgerEntryType' });
+export type LedgerEntryType = z.infer<typeof LedgerEntryType>;
+
+const StatementTime = z.string().datetime({ offset: true });
+/** `type` as a comma-separated list of entry types (`booking_hold,booking_settle`). */
+const EntryTypes = z
+  .string()
+  .max(400)
+  .transform((value, ctx) => {
+    const types = [...new Set(value.split(',').map((type) => type.trim()))];
+    for (const type of types)
+      if (!LedgerEntryType.safeParse(type).success) {
+        ctx.addIssue({ code: 'custom', message: `Unknown entry type: ${type.slice(0, 40)}` });
+        return z.NEVER;
+      }
+    return types as LedgerEntryType[];
+  })
+  .meta({ description: `Comma-separated entry types: ${LEDGER_ENTRY_TYPES.join(', ')}` });
+
+/** The statement's filters: entry types, `postedAt` range (inclusive), newest first. */
+const StatementFilters = z.object({
+  type: EntryTypes.optional(),
+  from: StatementTime.optional(),
+  to: StatementTime.optional(),
+});
+
+/**
+ * `GET /v1/wallet/transactions`: a page of the caller's statement, newest first. `cursor` is the
+ * previous page's `nextCursor` (opaque); pages stay put while new entries arrive.
+ */
+export const StatementQuery = StatementFilters.extend({
+  cursor: z
+    .string()
+    .regex(/^-?\d{1,15}$/, 'Expected a cursor from a previous page')
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+})
+  .strict()
+  .refine((query) => !query.from || !query.to || Date.parse(query.from) <= Date.parse(query.to), {
+    message: '`from` must not be after `to`',
+    path: ['from'],
+  });
+export type StatementQuery = z.infer<typeof StatementQuery>;
+
+/** `GET /v1/wallet/transactions.csv`: every entry the filters match, newest first, as CSV. */
+export const StatementExportQuery = StatementFilters.strict().refine(
+  (query) => !query.from || !query.to || Date.parse(query.from) <= Date.parse(query.to),
+  { message: '`from` must not be after `to`', path: ['from'] },
+);
+export type StatementExportQuery = z.infer<typeof StatementExportQuery>;
+
+export const TopUpHistoryQuery = PageQuery.extend({ status: TopUpStatus.optional() }).strict();
+export type TopUpHistoryQuery = z.infer<typeof TopUpHistoryQuery>;
+export const PayoutHistoryQuery = PageQuery.extend({ status: PayoutStatus.optional() }).strict();
+export type PayoutHistoryQuery = z.infer<typeof PayoutHistoryQuery>;
+/** Which side of a transfer the caller was on. */
+export const TransferDirection = z.enum(['sent', 'received']).meta({ id: 'TransferDirection' });
+export const TransferDirectionFilter = z.enum(['sent', 'received', 'all']).meta({ id: 'TransferDirectionFilter' });
+export const TransferHistoryQuery = PageQuery.extend({
+  status: TransferStatus.optional(),
+  /** `sent`, `received`, or both (default). */
+  direction: TransferDirectionFilter.default('all'),
+}).strict();
+export type TransferHistoryQuery = z.infer<typeof TransferHistoryQuery>;
+
+/** `GET /v1/wallet/earnings`: a seller's money, over [from, to] (default: the last 12 calendar months, UTC). */
+export const EarningsQuery = z
+  .object({ from: StatementTime.optional(), to: StatementTime.optional() })
+  .strict()
+  .refine((query) => !query.from || !query.to || Date.parse(query.from) <= Date.parse(query.to), {
+    message: '`from` must not be after `to`',
+    path: ['from'],
+  });
+export type EarningsQuery = z.infer<typeof EarningsQuery>;

@@ -290,6 +290,8 @@ describe('a session is not ended before its slot starts (MEDIUM)', () => {
     expect(booking.correlationId).toBe(correlationId);
     const hold = tapped.find((t) => t.path === '/internal/holds' && t.body.bookingId === booking._id)!;
     expect(hold.body.endsAt).toBe(booking.endsAt.toISOString());
+    // The booked consultation too: the seller's earnings show per consultation.
+    expect(hold.body.consultationId).toBe(booking.consultationId);
     expect(hold.headers['x-correlation-id']).toBe(correlationId);
   });
 });

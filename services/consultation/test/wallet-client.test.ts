@@ -15,6 +15,7 @@ const hold = {
   amountMinor: 1000,
   currency: 'ETB',
   endsAt: '2030-01-01T10:05:00.000Z',
+  consultationId: 'con_k2j4h6g8f0d2s4a6',
 };
 
 let server: Server;

@@ -3,6 +3,7 @@ import { createService, mountEndpoints, type IdempotentRequests, type Runtime } 
 import type { BookingHolds } from './application/booking-holds';
 import type { Limits } from './application/limits';
 import type { Payouts } from './application/payouts';
+import type { Statements } from './application/statements';
 import type { TopUps } from './application/topups';
 import type { Transfers } from './application/transfers';
 import type { Wallets } from './application/wallets';
@@ -12,6 +13,7 @@ import { adminQueueHandlers } from './http/admin.handlers';
 import { bookingHoldHandlers } from './http/booking-holds.handlers';
 import { checkoutHandlers } from './http/checkout.handlers';
 import { mountUnknownPayoutMove, payoutHandlers } from './http/payouts.handlers';
+import { statementHandlers } from './http/statement.handlers';
 import { topUpHandlers } from './http/topups.handlers';
 import type { PaymentProvider } from './payments/provider';
 
@@ -24,6 +26,7 @@ export interface WalletHttpParts {
   limits: Limits;
   provider: PaymentProvider;
   holds: BookingHolds;
+  statements: Statements;
   /** The keyed creates' Idempotency-Key records (kit's semantics on `idempotency_keys`). */
   requests: IdempotentRequests;
 }
@@ -60,6 +63,7 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
           ...checkoutHandlers(parts.topUps, parts.provider, config.MERCHANT_NAME),
           ...bookingHoldHandlers(parts.holds),
           ...adminQueueHandlers(parts.payouts, parts.holds),
+          ...statementHandlers(parts.statements),
         },
       });
       mountUnknownPayoutMove(app);

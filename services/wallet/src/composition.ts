@@ -14,6 +14,7 @@ import { BookingHolds } from './application/booking-holds';
 import { Limits } from './application/limits';
 import type { EventsOut, OutboxSourceName } from './application/outbox';
 import { Payouts } from './application/payouts';
+import { Statements } from './application/statements';
 import { walletSweep } from './application/sweep';
 import { TopUps } from './application/topups';
 import { Transfers } from './application/transfers';
@@ -101,6 +102,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     { daily: config.LIMIT_DAILY, weekly: config.LIMIT_WEEKLY, monthly: config.LIMIT_MONTHLY },
     new WindowedCounter(models.Usage),
   );
+  const topUpRepository = new TopUpRepository(models);
   const topUps = new TopUps(
     {
       referencePrefix: config.REF_PREFIX,
@@ -112,14 +114,15 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     },
     provider,
     limits,
-    new TopUpRepository(models),
+    topUpRepository,
     walletRepository,
     wallets,
     steps,
     events,
     log,
   );
-  const payouts = new Payouts(limits, new PayoutRepository(models), wallets, steps, events, log);
+  const payoutRepository = new PayoutRepository(models);
+  const payouts = new Payouts(limits, payoutRepository, wallets, steps, events, log);
   const transferRepository = new TransferRepository(models);
   const transfers = new Transfers(
     { referencePrefix: config.REF_PREFIX, maxAmountMinor: config.TRANSFER_MAX_AMOUNT, ceilingMinor: config.WALLET_BALANCE_CEILING },
@@ -144,6 +147,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     log,
     transferRepository,
   );
+  const statements = new Statements(walletRepository, ledger, topUpRepository, payoutRepository, transferRepository, holdRepository);
   const sweep = walletSweep(
     [
       { name: 'ops-in-flight', run: () => ledger.sweep(new Date(Date.now() - FINISH_INFLIGHT_AFTER_MS)) },
@@ -168,6 +172,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     limits,
     provider,
     holds,
+    statements,
     requests,
     sweep,
   };
@@ -175,7 +180,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     runtime,
     config,
     models: Object.values(models),
-    migrations: walletMigrations(ledger),
+    migrations: walletMigrations(ledger, models),
     app: createApp({ config, runtime, parts }),
     consumers: [userRegisteredConsumer(wallets), bookingEventsConsumer(holds)],
     jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, sweep), holdMetrics(holdRepository)],

@@ -221,7 +221,7 @@ describe('wallets of the previous release (op ids in appliedOps, entries in pend
     await db.collection('migrations').deleteOne({ _id: '0002-wallet-ops-ledger' } as never);
     const migrator = new Migrator({
       context: { db, log: pino({ level: 'silent' }), models: [], outboxSources: [] },
-      migrations: walletMigrations(parts().ledger),
+      migrations: walletMigrations(parts().ledger, parts().models),
     });
     expect(await migrator.up()).toEqual(['0002-wallet-ops-ledger']);
     expect(await parts().walletRepository.legacyIds()).toEqual([]);

@@ -5,7 +5,7 @@ import { startComponent, stopRuntime, type Bus, type Logger, type OutboxRelay } 
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
 import { walletService, type WalletParts } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
-import type { WalletModels } from '../src/db/models';
+import type { LedgerEntryDoc, WalletModels } from '../src/db/models';
 import type { WalletOp } from '../src/domain/records';
 
 export const log = pino({ level: 'silent' });
@@ -136,7 +136,28 @@ export async function ledgerMatches(user: TestUser): Promise<boolean> {
   const available = entries.reduce((sum, e) => sum + e.availableDeltaMinor, 0);
   const held = entries.reduce((sum, e) => sum + e.heldDeltaMinor, 0);
   const fresh = await Wallet.findById(wallet._id).lean();
-  return available === fresh!.availableMinor && held === fresh!.heldMinor;
+  return available === fresh!.availableMinor && held === fresh!.heldMinor && chainHolds(entries, fresh!);
+}
+
+/**
+ * A wallet's chain, entry by entry: places 1, 2, … without a gap, each entry's balances after
+ * it its predecessor's plus its deltas, `postedAt` never going back, and the last one's the
+ * wallet's balances (entries written before the chain, without `seq`, start it).
+ */
+export function chainHolds(entries: LedgerEntryDoc[], wallet: { availableMinor: number; heldMinor: number }): boolean {
+  const before = entries.filter((e) => typeof e.seq !== 'number' || e.seq <= 0);
+  const chain = entries.filter((e) => typeof e.seq === 'number' && e.seq > 0).sort((a, b) => a.seq! - b.seq!);
+  let available = before.reduce((sum, e) => sum + e.availableDeltaMinor, 0);
+  let held = before.reduce((sum, e) => sum + e.heldDeltaMinor, 0);
+  let postedAt = 0;
+  for (const [index, entry] of chain.entries()) {
+    available += entry.availableDeltaMinor;
+    held += entry.heldDeltaMinor;
+    if (entry.seq !== index + 1 || entry.availableAfterMinor !== available || entry.heldAfterMinor !== held) return false;
+    if (entry.postedAt!.getTime() < postedAt) return false;
+    postedAt = entry.postedAt!.getTime();
+  }
+  return available === wallet.availableMinor && held === wallet.heldMinor;
 }
 
 export { call, uniqueName } from '@mkt/infra';

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { BookingHoldStatus, HoldSettlement, PaymentMethod, PayoutStatus, TopUpStatus, TransferStatus } from '../wallet';
+import {
+  BookingHoldStatus,
+  HoldSettlement,
+  LedgerEntryType,
+  TransferDirection,
+  PaymentMethod,
+  PayoutStatus,
+  TopUpStatus,
+  TransferStatus,
+} from '../wallet';
 import { Count, CurrencyCode, Major, NullableTimestamp, PrefixedRef, Text, Timestamp, UserId, UserRole, Uuid } from './common';
 
 const PaymentMethodValue = PaymentMethod;
@@ -164,3 +173,128 @@ export const BookingHoldAdminResponse = z
       .nullable(),
   })
   .meta({ id: 'BookingHoldAdmin' });
+
+// ── The caller's money: statement and histories ────────────────────────────────────────────
+
+const Minor = (example: number) =>
+  z
+    .number()
+    .int()
+    .meta({ examples: [example] });
+
+/** One ledger entry of the caller's wallet: a balance change, its cause, and the balances after it. */
+export const StatementEntryResponse = z
+  .strictObject({
+    /** The op id: unique, the same on every read. */
+    id: Text('transfer:5b6c7d8e-9f01-4c1e-9a2f-3f1c2a7e8d4b:credit'),
+    type: LedgerEntryType,
+    /** What caused it: the top-up's or payout's reference, the transfer's id, or the booking's id. */
+    reference: Text('MKT-TOP-UP-7Q2M9XKD'),
+    /** Signed minor units: what the entry added to (or took from) available and held. */
+    availableDeltaMinor: Minor(30000),
+    heldDeltaMinor: Minor(0),
+    currency: CurrencyCode,
+    /**
+     * The balances once this entry and every one before it applied, in minor units; null for an
+     * entry written before balances after were recorded.
+     */
+    availableAfterMinor: Minor(30000).nullable(),
+    heldAfterMinor: Minor(0).nullable(),
+    /** When the entry was written (never before the one before it). */
+    postedAt: Timestamp,
+  })
+  .meta({ id: 'StatementEntry' });
+
+export const StatementResponse = z
+  .strictObject({
+    entries: z.array(StatementEntryResponse),
+    /** Pass as `cursor` for the next (older) page; null on the last page. */
+    nextCursor: Text('41').nullable(),
+  })
+  .meta({ id: 'Statement' });
+
+export const TopUpHistoryItemResponse = z
+  .strictObject({
+    referenceId: PrefixedRef('TOP-UP'),
+    amountMinor: Minor(30000),
+    currency: CurrencyCode,
+    status: TopUpStatusValue,
+    paymentMethod: PaymentMethodValue,
+    createdAt: Timestamp,
+    completedAt: NullableTimestamp,
+  })
+  .meta({ id: 'TopUpHistoryItem' });
+export const TopUpHistoryResponse = z.array(TopUpHistoryItemResponse).meta({ id: 'TopUpHistory' });
+
+export const PayoutHistoryItemResponse = z
+  .strictObject({
+    referenceId: PrefixedRef('PAY-REQ'),
+    amountMinor: Minor(15000),
+    currency: CurrencyCode,
+    status: PayoutStatusValue,
+    bankCode: Text('CBE'),
+    /** The account number's last four characters only. */
+    accountNumberLast4: Text('6789'),
+    createdAt: Timestamp,
+    processedAt: NullableTimestamp,
+  })
+  .meta({ id: 'PayoutHistoryItem' });
+export const PayoutHistoryResponse = z.array(PayoutHistoryItemResponse).meta({ id: 'PayoutHistory' });
+
+export const TransferHistoryItemResponse = z
+  .strictObject({
+    id: Uuid,
+    /** `sent` by the caller or `received`. */
+    direction: TransferDirection,
+    fromUserId: UserId,
+    toUserId: UserId,
+    amountMinor: Minor(12000),
+    currency: CurrencyCode,
+    status: TransferStatus,
+    createdAt: Timestamp,
+    completedAt: NullableTimestamp,
+  })
+  .meta({ id: 'TransferHistoryItem' });
+export const TransferHistoryResponse = z.array(TransferHistoryItemResponse).meta({ id: 'TransferHistory' });
+
+const EarningsFigures = {
+  /** Held on buyers' wallets for this seller's sessions still ahead (not decided yet). */
+  aheadMinor: Minor(40000),
+  /** Decided for this seller (or past its slot, awaiting the session's end) but not credited yet. */
+  settlingMinor: Minor(12000),
+};
+
+export const EarningsResponse = z
+  .strictObject({
+    currency: CurrencyCode,
+    from: Timestamp,
+    to: Timestamp,
+    totals: z.strictObject({
+      ...EarningsFigures,
+      /** The seller's spendable balance now. */
+      availableMinor: Minor(25000),
+      /** Credited to the seller from bookings within [from, to] (after the platform's fee): the statement's `booking_capture` entries. */
+      earnedMinor: Minor(52000),
+      /** Paid out to the bank within [from, to]: the statement's `payout_settle` entries. */
+      paidOutMinor: Minor(15000),
+    }),
+    byConsultation: z.array(
+      z.strictObject({
+        /** Null for holds made before the wallet was told their consultation. */
+        consultationId: Text('con_k2j4h6g8f0d2s4a6').nullable(),
+        ...EarningsFigures,
+        earnedMinor: Minor(52000),
+      }),
+    ),
+    byMonth: z.array(
+      z.strictObject({
+        month: z
+          .string()
+          .regex(/^\d{4}-\d{2}$/)
+          .meta({ examples: ['2026-11'] }),
+        earnedMinor: Minor(52000),
+        paidOutMinor: Minor(15000),
+      }),
+    ),
+  })
+  .meta({ id: 'Earnings' });

@@ -250,6 +250,7 @@ export class Bookings {
         currency: booking.currency,
         // The wallet captures no earlier than the slot's end, whatever a session move says.
         endsAt: booking.endsAt.toISOString(),
+        consultationId: booking.consultationId,
       },
       correlationOf(booking),
     );

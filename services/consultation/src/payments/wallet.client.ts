@@ -11,6 +11,8 @@ export interface HoldRequest {
   currency: string;
   /** The slot's end (ISO): the wallet captures the hold no earlier than this. */
   endsAt: string;
+  /** The booked consultation: the seller's earnings show per consultation. */
+  consultationId: string;
 }
 
 /**

@@ -17,6 +17,25 @@ export class BookingHoldRepository {
     this.model = models.BookingHold;
   }
 
+  /** A seller's holds still open (Held or Settling): what earnings show as ahead or settling. */
+  openOfSeller(sellerId: string): Promise<BookingHoldDoc[]> {
+    return this.model
+      .find(
+        { sellerId, status: { $in: ['Held', 'Settling'] } },
+        { status: 1, amountMinor: 1, endsAt: 1, settlement: 1, credit: 1, consultationId: 1 },
+      )
+      .lean<BookingHoldDoc[]>();
+  }
+
+  /** The consultation of each of these bookings (holds that never named one are left out). */
+  async consultationsOf(bookingIds: readonly string[]): Promise<Map<string, string>> {
+    if (bookingIds.length === 0) return new Map();
+    const docs = await this.model
+      .find({ _id: { $in: bookingIds }, consultationId: { $ne: null } }, { consultationId: 1 })
+      .lean<BookingHoldDoc[]>();
+    return new Map(docs.map((doc) => [doc._id, doc.consultationId!]));
+  }
+
   find(bookingId: string): Promise<BookingHoldDoc | null> {
     return this.model.collection.findOne({ _id: bookingId } as never) as Promise<BookingHoldDoc | null>;
   }

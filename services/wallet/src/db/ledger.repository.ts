@@ -1,9 +1,39 @@
 import { isDuplicateKey, type Logger } from '@mkt/kit';
-import type { InflightOp, LedgerEntry } from '../domain/records';
-import type { WalletModels } from './models';
+import { backfilledLinks, chainKeyOf, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
+import type { InflightOp, LedgerEntry, LedgerEntryType } from '../domain/records';
+import type { LedgerEntryDoc, WalletModels } from './models';
 import type { WalletRepository } from './wallet.repository';
 
 const toLedgerDoc = (entry: LedgerEntry | InflightOp) => ({ ...entry, _id: entry.id, createdAt: new Date(entry.createdAt) });
+
+/** What a statement lists: some entry types (all when none), a `postedAt` range (inclusive). */
+export interface StatementFilter {
+  types?: readonly LedgerEntryType[];
+  from?: Date;
+  to?: Date;
+}
+
+/** A statement page: its entries (newest first) and the `seq` the next page starts before (null: the last page). */
+export interface StatementPage {
+  entries: LedgerEntryDoc[];
+  nextSeq: number | null;
+}
+
+interface StatementMongoFilter {
+  walletId: string;
+  seq: { $exists: true; $gte?: number; $lte?: number; $lt?: number };
+  type?: { $in: readonly LedgerEntryType[] };
+}
+
+/** How many times an insert may lose its place in the chain to other ops before the op is left to the sweep. */
+const CHAIN_ATTEMPTS = 1000;
+/** Every this many lost places in a row, the places after the known head are read in a batch rather than one at a time. */
+const STALE_AFTER = 4;
+/** How many wallets' newest links a process keeps (a few hundred bytes each). */
+const KNOWN_HEADS = 10_000;
+/** How many places after a known head are read at once to catch up with links other processes wrote. */
+const CATCH_UP_PLACES = 20;
+const HEAD_FIELDS = { seq: 1, availableAfterMinor: 1, heldAfterMinor: 1, postedAt: 1 };
 
 /**
  * The append-only `ledger_entries`, keyed by op id: an op's entry is inserted once, ever, and
@@ -13,6 +43,8 @@ const toLedgerDoc = (entry: LedgerEntry | InflightOp) => ({ ...entry, _id: entry
  */
 export class LedgerRepository {
   private readonly LedgerEntry: WalletModels['LedgerEntry'];
+  /** The newest link this process wrote or saw per wallet: where its next insert tries first. */
+  private readonly heads = new Map<string, ChainHead>();
 
   constructor(
     models: Pick<WalletModels, 'LedgerEntry'>,
@@ -27,16 +59,65 @@ export class LedgerRepository {
    * lets exactly one insert of an op ever succeed, so the answer is true for the run whose token
    * the entry carries (on every ask: an insert that lost a race, or a retry, reads it back) and
    * false for every other run of the op (applied before, or by another run).
+   *
+   * The entry is inserted as the next link of its wallet's chain (README "Statement"): the place
+   * after the chain's head and the balances after it, in the same insert, whose unique
+   * `chainKey` lets one entry only take each place. The head is the last link this process
+   * wrote or saw on the wallet (read when it knows none); a duplicate key that is not the op's
+   * own means another op took that place: the entry there is read (by its unique key) as the
+   * new head and the insert retried. A head gone far stale (another process wrote many links)
+   * is caught up in batches of places after a few retries.
    */
   async decide(inflight: InflightOp): Promise<boolean> {
-    try {
-      await this.LedgerEntry.collection.insertOne(toLedgerDoc(inflight) as never);
-      return true;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      const entry = await this.LedgerEntry.collection.findOne({ _id: inflight.id } as object, { projection: { token: 1 } });
-      return entry?.token === inflight.token;
+    for (let attempt = 0; attempt < CHAIN_ATTEMPTS; attempt += 1) {
+      const known =
+        attempt % STALE_AFTER === STALE_AFTER - 1 ? await this.currentHead(inflight.walletId) : this.heads.get(inflight.walletId);
+      const link = nextLink(inflight, known ?? (await this.head(inflight.walletId)), new Date());
+      try {
+        await this.LedgerEntry.collection.insertOne({ ...toLedgerDoc(inflight), ...link } as never);
+        this.remember(inflight.walletId, link);
+        return true;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const entry = await this.LedgerEntry.collection.findOne({ _id: inflight.id } as object, { projection: { token: 1 } });
+        if (entry) return entry.token === inflight.token;
+        const taken = await this.LedgerEntry.collection.findOne({ chainKey: link.chainKey }, { projection: HEAD_FIELDS });
+        if (taken) this.remember(inflight.walletId, taken as unknown as ChainHead);
+        else this.heads.delete(inflight.walletId);
+      }
     }
+    throw new Error(`ledger chain of wallet ${inflight.walletId} busy; the op stays in flight for the sweep`);
+  }
+
+  /** Keeps a wallet's newest known link (a bounded map: the least recently written wallets go first). */
+  private remember(walletId: string, head: ChainHead): void {
+    const known = this.heads.get(walletId);
+    if (known && known.seq >= head.seq) return;
+    this.heads.delete(walletId);
+    this.heads.set(walletId, {
+      seq: head.seq,
+      availableAfterMinor: head.availableAfterMinor,
+      heldAfterMinor: head.heldAfterMinor,
+      postedAt: head.postedAt,
+    });
+    if (this.heads.size > KNOWN_HEADS) this.heads.delete(this.heads.keys().next().value!);
+  }
+
+  /**
+   * The last link of a wallet's chain read from the database: the highest `seq` (an entry
+   * without one sorts below every number). None at all: place 0 of an empty wallet. Only
+   * entries written before the chain: place 0 with what they sum to (read once, by the chain's
+   * first entry).
+   */
+  private async head(walletId: string): Promise<ChainHead> {
+    const last = await this.LedgerEntry.collection.findOne({ walletId }, { sort: { seq: -1 }, projection: HEAD_FIELDS });
+    if (!last) return genesisHead(0, 0);
+    if (typeof last.seq === 'number') return last as unknown as ChainHead;
+    const [sums] = await this.LedgerEntry.aggregate<{ available: number; held: number }>([
+      { $match: { walletId } },
+      { $group: { _id: null, available: { $sum: '$availableDeltaMinor' }, held: { $sum: '$heldDeltaMinor' } } },
+    ]);
+    return genesisHead(sums?.available ?? 0, sums?.held ?? 0);
   }
 
   /**
@@ -95,10 +176,121 @@ export class LedgerRepository {
     return ids.length;
   }
 
+  /**
+   * A page of a wallet's statement, newest first: the entries of its chain (`seq`) of the types
+   * asked, written within [from, to], older than `beforeSeq` (the previous page's last). One
+   * read more than the page says whether another follows. A date bound becomes a `seq` bound by
+   * one indexed read (postedAt never goes back along the chain), so no page scans the history.
+   */
+  async statementPage(walletId: string, query: StatementFilter & { beforeSeq?: number; limit: number }): Promise<StatementPage> {
+    const filter = await this.statementFilter(walletId, query);
+    if (!filter) return { entries: [], nextSeq: null };
+    if (query.beforeSeq !== undefined) filter.seq = { ...filter.seq, $lt: query.beforeSeq };
+    const docs = filter.type
+      ? await this.filteredPage(filter, query.limit + 1)
+      : await this.chainPage(walletId, filter.seq, query.limit + 1);
+    const entries = docs.slice(0, query.limit);
+    return { entries, nextSeq: docs.length > query.limit ? entries[entries.length - 1]!.seq! : null };
+  }
+
+  /** A page of the entries of some types: the `{walletId, type, seq}` index, newest first. */
+  private filteredPage(filter: StatementMongoFilter, count: number): Promise<LedgerEntryDoc[]> {
+    return this.LedgerEntry.find(filter).sort({ seq: -1 }).limit(count).lean();
+  }
+
+  /**
+   * A page of every entry: the chain has no gap, so the page's places are known — from below
+   * the bound (or the chain's head) down `count` places — and read by their unique keys, one
+   * command that costs the same however long the chain (even on a server that walks no range
+   * of a non-unique index).
+   */
+  private async chainPage(walletId: string, bounds: StatementMongoFilter['seq'], count: number): Promise<LedgerEntryDoc[]> {
+    const top = Math.min(bounds.$lt ?? Infinity, (bounds.$lte ?? Infinity) + 1, (await this.currentHead(walletId)).seq + 1);
+    const bottom = bounds.$gte ?? -Infinity;
+    const keys: string[] = [];
+    for (let seq = top - 1; seq >= bottom && keys.length < count; seq -= 1) keys.push(chainKeyOf(walletId, seq));
+    if (keys.length === 0) return [];
+    const docs = await this.LedgerEntry.find({ chainKey: { $in: keys } }).lean();
+    return docs.sort((a, b) => b.seq! - a.seq!);
+  }
+
+  /**
+   * The chain's newest link now: the places just after the newest one this process knows, read
+   * by their unique keys in one command; when it knows none, or more than those were written
+   * since (another process's), read by the sorted index.
+   */
+  private async currentHead(walletId: string): Promise<ChainHead> {
+    const known = this.heads.get(walletId);
+    let head = known ?? (await this.head(walletId));
+    if (known) {
+      const keys = Array.from({ length: CATCH_UP_PLACES }, (_, i) => chainKeyOf(walletId, known.seq + 1 + i));
+      const newer = await this.LedgerEntry.collection.find({ chainKey: { $in: keys } }, { projection: HEAD_FIELDS }).toArray();
+      if (newer.length === CATCH_UP_PLACES) head = await this.head(walletId);
+      else if (newer.length > 0) head = newer.reduce((a, b) => ((a.seq as number) > (b.seq as number) ? a : b)) as unknown as ChainHead;
+    }
+    if (head.seq > 0) this.remember(walletId, head);
+    return head;
+  }
+
+  /** Every entry of a wallet's statement the filter matches, newest first, read in batches (the CSV export). */
+  async *statementEntries(walletId: string, query: StatementFilter): AsyncGenerator<LedgerEntryDoc> {
+    const filter = await this.statementFilter(walletId, query);
+    if (!filter) return;
+    for await (const doc of this.LedgerEntry.find(filter).sort({ seq: -1 }).lean().cursor({ batchSize: 500 })) yield doc as LedgerEntryDoc;
+  }
+
+  /** A wallet's entries the filter matches (every one: the caller bounds the range), their amounts, type, cause and time only. */
+  async entriesMatching(walletId: string, query: StatementFilter): Promise<LedgerEntryDoc[]> {
+    const filter = await this.statementFilter(walletId, query);
+    if (!filter) return [];
+    return this.LedgerEntry.find(filter, { type: 1, availableDeltaMinor: 1, heldDeltaMinor: 1, reference: 1, postedAt: 1 }).lean();
+  }
+
+  /** The query of a statement's filter; null when its date range holds no entry. */
+  private async statementFilter(walletId: string, query: StatementFilter): Promise<StatementMongoFilter | null> {
+    const seq: StatementMongoFilter['seq'] = { $exists: true };
+    if (query.from) {
+      const first = await this.LedgerEntry.findOne({ walletId, postedAt: { $gte: query.from } }, { seq: 1 })
+        .sort({ postedAt: 1, seq: 1 })
+        .lean();
+      if (first?.seq === undefined) return null;
+      seq.$gte = first.seq;
+    }
+    if (query.to) {
+      const last = await this.LedgerEntry.findOne({ walletId, postedAt: { $lte: query.to } }, { seq: 1 })
+        .sort({ postedAt: -1, seq: -1 })
+        .lean();
+      if (last?.seq === undefined) return null;
+      seq.$lte = last.seq;
+    }
+    return { walletId, seq, ...(query.types?.length ? { type: { $in: query.types } } : {}) };
+  }
+
   /** A wallet's entries in the ledger (tests and audits sum them against its balances). */
   async entriesOf(walletId: string): Promise<LedgerEntry[]> {
     const docs = await this.LedgerEntry.find({ walletId }).lean();
     return docs.map(({ _id, createdAt, ...entry }) => ({ ...entry, id: _id, createdAt: createdAt.toISOString() }));
+  }
+
+  /**
+   * Numbers a wallet's entries written before the chain (none of `seq`): 0 for the newest, −1,
+   * −2, … before it, each with the balances summed up to it; written newest first, so a chain
+   * starting meanwhile reads place 0 with the same balances it would have summed. Idempotent;
+   * answers how many it numbered. To run once over every wallet after this release is out.
+   */
+  async backfillChain(walletId: string): Promise<number> {
+    // Every entry before the chain, numbered or not, in the order that numbers them: the same
+    // numbers on every run, so a run finishing one a crash stopped writes what it would have.
+    const docs = await this.LedgerEntry.find({ walletId, $or: [{ seq: { $exists: false } }, { seq: { $lte: 0 } }] })
+      .sort({ createdAt: 1, _id: 1 })
+      .lean();
+    const links = backfilledLinks(docs.map(({ _id, createdAt, ...entry }) => ({ ...entry, id: _id, createdAt: createdAt.toISOString() })));
+    let numbered = 0;
+    for (const { id, ...link } of links.reverse()) {
+      const { modifiedCount } = await this.LedgerEntry.updateOne({ _id: id, seq: { $exists: false } }, { $set: link });
+      numbered += modifiedCount;
+    }
+    return numbered;
   }
 
   /** Appends entries in one insert; ones already there (moved before a crash, or by a racing move) are kept once. */

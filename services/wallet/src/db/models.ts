@@ -42,6 +42,19 @@ export interface LedgerEntryDoc {
   createdAt: Date;
   /** The run whose in-flight op this entry decided (entries of the previous release have none). */
   token?: string;
+  /**
+   * The entry's place in its wallet's chain (1, 2, …, no gap): unique per wallet, written once
+   * with the entry, never changed — the statement's sort and cursor key. Entries written before
+   * the chain have none (`backfillLedgerChain` numbers them 0, −1, … back from the newest).
+   */
+  seq?: number;
+  /** `${walletId}:${seq}`: the unique key that lets one entry only take each place in the chain. */
+  chainKey?: string;
+  /** The wallet's available and held balances once this entry and every one before it in the chain apply. */
+  availableAfterMinor?: number;
+  heldAfterMinor?: number;
+  /** When the entry was written: never before its predecessor's, so a date range is a range of `seq`. */
+  postedAt?: Date;
 }
 
 /** Append-only; an entry's id is its op id: inserted once, ever (what decides the op applied). */
@@ -55,9 +68,19 @@ const ledgerSchema = new Schema<LedgerEntryDoc>(
     reference: { type: String, required: true },
     createdAt: { type: Date, required: true },
     token: { type: String },
+    seq: { type: Number },
+    chainKey: { type: String, unique: true, sparse: true },
+    availableAfterMinor: { type: Number },
+    heldAfterMinor: { type: Number },
+    postedAt: { type: Date },
   },
   { versionKey: false },
 );
+// The statement: a wallet's entries newest first by `seq`, all or of some types, and the date
+// bounds turned into `seq` bounds (postedAt never goes back along the chain).
+ledgerSchema.index({ walletId: 1, seq: -1 });
+ledgerSchema.index({ walletId: 1, type: 1, seq: -1 });
+ledgerSchema.index({ walletId: 1, postedAt: -1, seq: -1 });
 
 const topUpSchema = new Schema<TopUpDoc>(
   {
@@ -82,6 +105,9 @@ const topUpSchema = new Schema<TopUpDoc>(
   },
   { timestamps: true, versionKey: false },
 );
+
+// The owner's history, newest first.
+topUpSchema.index({ userId: 1, createdAt: -1 });
 
 const payoutSchema = new Schema<PayoutDoc>(
   {
@@ -109,6 +135,8 @@ const payoutSchema = new Schema<PayoutDoc>(
 
 // The admins' payout queue: by state, oldest first, without a scan.
 payoutSchema.index({ status: 1, hold: 1, createdAt: 1 });
+// The owner's history, newest first.
+payoutSchema.index({ userId: 1, createdAt: -1 });
 
 const transferSchema = new Schema<TransferDoc>(
   {
@@ -126,6 +154,9 @@ const transferSchema = new Schema<TransferDoc>(
 );
 // What a seller sent a buyer (the capture event's `sellerFundedMinor`), read without a scan.
 transferSchema.index({ fromUserId: 1, toUserId: 1 });
+// The histories: a user's transfers sent and received, newest first.
+transferSchema.index({ fromUserId: 1, createdAt: -1 });
+transferSchema.index({ toUserId: 1, createdAt: -1 });
 
 const holdSchema = new Schema<BookingHoldDoc>(
   {
@@ -139,6 +170,7 @@ const holdSchema = new Schema<BookingHoldDoc>(
     endsAt: { type: Date, default: null },
     dueAt: { type: Date, default: null },
     correlationId: { type: String, default: null },
+    consultationId: { type: String, default: null },
     history: freeFormArrayField,
     hold: { type: String, default: 'none' },
     settlement: { type: Schema.Types.Mixed, default: null },
@@ -159,6 +191,8 @@ const holdSchema = new Schema<BookingHoldDoc>(
 // The admins' hold queue: open holds past their slot's end, and disputed ones, without a scan.
 holdSchema.index({ status: 1, endsAt: 1 });
 holdSchema.index({ disputed: 1, createdAt: 1 });
+// A seller's open holds (earnings: ahead and settling).
+holdSchema.index({ sellerId: 1, status: 1 });
 
 /** One counter per user, window and period, e.g. `u1:daily:2026-11-21` (kit's WindowedCounter). */
 const usageSchema = windowedCounterSchema();

@@ -1,4 +1,6 @@
 import { PAYOUT_QUEUE_STATUSES } from '@mkt/contracts';
+import type { PageQuery, PayoutStatus } from '@mkt/contracts';
+import { findPage, type Page } from '@mkt/kit';
 import type { PayoutDoc } from '../domain/records';
 import type { PayoutMoveDecision } from '../domain/payouts';
 import type { WalletModels } from './models';
@@ -9,6 +11,12 @@ export class PayoutRepository {
 
   constructor(models: Pick<WalletModels, 'Payout'>) {
     this.model = models.Payout;
+  }
+
+  /** A user's payouts whose hold is taken, newest first, of one status or all (the owner's history). */
+  history(userId: string, query: PageQuery & { status?: PayoutStatus }): Promise<Page<PayoutDoc>> {
+    const filter = { userId, hold: 'done', ...(query.status ? { status: query.status } : {}) };
+    return findPage(this.model, filter, query, { createdAt: -1, _id: -1 });
   }
 
   /** The payout an earlier attempt of this user's keyed request created, if it did. */

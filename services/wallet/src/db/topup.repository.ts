@@ -1,4 +1,5 @@
-import type { IntegrationEvent, TopUpStatus } from '@mkt/contracts';
+import type { IntegrationEvent, PageQuery, TopUpStatus } from '@mkt/contracts';
+import { findPage, type Page } from '@mkt/kit';
 import type { TopUpDoc } from '../domain/records';
 import type { WalletModels } from './models';
 
@@ -8,6 +9,11 @@ export class TopUpRepository {
 
   constructor(models: Pick<WalletModels, 'TopUp'>) {
     this.model = models.TopUp;
+  }
+
+  /** A user's top-ups, newest first, of one status or all (the owner's history). */
+  history(userId: string, query: PageQuery & { status?: TopUpStatus }): Promise<Page<TopUpDoc>> {
+    return findPage(this.model, { userId, ...(query.status ? { status: query.status } : {}) }, query, { createdAt: -1, _id: -1 });
   }
 
   async create(fields: Omit<TopUpDoc, 'createdAt' | 'updatedAt' | 'completedAt' | 'credit' | 'pendingEvents'>): Promise<TopUpDoc> {

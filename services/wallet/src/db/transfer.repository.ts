@@ -1,3 +1,5 @@
+import type { PageQuery } from '@mkt/contracts';
+import { findPage, type Page } from '@mkt/kit';
 import type { TransferDoc } from '../domain/records';
 import type { WalletModels } from './models';
 
@@ -7,6 +9,20 @@ export class TransferRepository {
 
   constructor(models: Pick<WalletModels, 'Transfer'>) {
     this.model = models.Transfer;
+  }
+
+  /** A user's transfers, sent, received or both, newest first, of one status or all (their history). */
+  history(
+    userId: string,
+    query: PageQuery & { status?: TransferDoc['status']; direction: 'sent' | 'received' | 'all' },
+  ): Promise<Page<TransferDoc>> {
+    const party =
+      query.direction === 'sent'
+        ? { fromUserId: userId }
+        : query.direction === 'received'
+          ? { toUserId: userId }
+          : { $or: [{ fromUserId: userId }, { toUserId: userId }] };
+    return findPage(this.model, { ...party, ...(query.status ? { status: query.status } : {}) }, query, { createdAt: -1, _id: -1 });
   }
 
   /** The transfer an earlier attempt of this user's keyed request created, if it did. */

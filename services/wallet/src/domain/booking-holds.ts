@@ -57,6 +57,7 @@ export function newHold(body: CreateBookingHoldBody, wallet: WalletSummary, corr
     status: 'Pending',
     hold: 'pending',
     endsAt: body.endsAt ? new Date(body.endsAt) : null,
+    consultationId: body.consultationId ?? null,
     correlationId,
   };
 }

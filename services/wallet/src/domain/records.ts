@@ -220,6 +220,8 @@ export interface BookingHoldDoc {
   dueAt: Date | null;
   /** The booking's correlation id (consultation's `x-correlation-id` on the hold): its events and logs carry it. */
   correlationId: string | null;
+  /** The booked consultation (null: a hold asked for before the consultation named it). */
+  consultationId?: string | null;
   history: BookingHoldHistoryEntry[];
   hold: StepState;
   settlement: Settlement | null;

@@ -13,6 +13,7 @@ import {
 import type { AuthenticatedUser } from '@mkt/kit';
 import type { TopUpCreatedResult } from '../application/topups';
 import { fourEyesBlock, isOverdueHold, nextMovesOf } from '../domain/admin-audit';
+import type { LedgerEntryDoc } from '../db/models';
 import type { BookingHoldDoc, PayoutDoc, PayoutHistoryEntry, TopUpDoc, TransferDoc, WalletSummary } from '../domain/records';
 
 /** The wallet's answers: its records as the API shows them (major units where the interface says so). */
@@ -177,5 +178,61 @@ export function holdQueueItem(record: BookingHoldDoc, now: Date) {
     disputeReason: record.dispute?.reason ?? null,
     disputedAt: iso(record.dispute?.at ?? null),
     createdAt: record.createdAt.toISOString(),
+  };
+}
+
+/** One entry of the caller's statement (minor units); balances after it null on an entry written before they were recorded. */
+export function statementEntryView(entry: LedgerEntryDoc, currency: string) {
+  return {
+    id: entry._id,
+    type: entry.type,
+    reference: entry.reference,
+    availableDeltaMinor: entry.availableDeltaMinor,
+    heldDeltaMinor: entry.heldDeltaMinor,
+    currency,
+    availableAfterMinor: entry.availableAfterMinor ?? null,
+    heldAfterMinor: entry.heldAfterMinor ?? null,
+    postedAt: (entry.postedAt ?? entry.createdAt).toISOString(),
+  };
+}
+
+export function topUpHistoryView(topUp: TopUpDoc) {
+  return {
+    referenceId: topUp.referenceId,
+    amountMinor: topUp.amountMinor,
+    currency: topUp.currency,
+    status: topUp.status,
+    paymentMethod: topUp.paymentMethod,
+    createdAt: topUp.createdAt.toISOString(),
+    completedAt: iso(topUp.completedAt),
+  };
+}
+
+/** A payout in its owner's history: the account number shown by its last four characters only. */
+export function payoutHistoryView(payout: PayoutDoc) {
+  return {
+    referenceId: payout.referenceId,
+    amountMinor: payout.amountMinor,
+    currency: payout.currency,
+    status: payout.status,
+    bankCode: payout.bankCode,
+    accountNumberLast4: payout.accountNumber.slice(-4),
+    createdAt: payout.createdAt.toISOString(),
+    processedAt: iso(payout.processedAt),
+  };
+}
+
+/** A transfer in the history of `userId`: sent by them, or received. */
+export function transferHistoryView(transfer: TransferDoc, userId: string) {
+  return {
+    id: transfer._id,
+    direction: transfer.fromUserId === userId ? ('sent' as const) : ('received' as const),
+    fromUserId: transfer.fromUserId,
+    toUserId: transfer.toUserId,
+    amountMinor: transfer.amountMinor,
+    currency: transfer.currency,
+    status: transfer.status,
+    createdAt: transfer.createdAt.toISOString(),
+    completedAt: iso(transfer.completedAt),
   };
 }
