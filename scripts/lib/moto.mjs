@@ -5,8 +5,8 @@
 // No `import.meta` here: the jest tests load this module through SWC as CommonJS.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from './net.mjs';
 
 export const MOTO_VERSION = '5.2.5';
 
@@ -31,16 +31,6 @@ export function ensureMoto(toolsDir, log = () => undefined) {
   });
   return bin;
 }
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 
 /** Starts moto_server on a free loopback port; resolves `{ endpoint, stop }` once it answers. */
 export async function startMoto(toolsDir) {

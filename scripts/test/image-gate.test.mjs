@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { verifyRecord } from '../supply-chain.mjs';
+import { freePort } from '../lib/net.mjs';
 import { exec, provenancePredicate, signAndAttest, signingKeys, startRegistry, verifyImage } from '../lib/supply-chain.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'mkt-image-gate-'));
@@ -18,16 +18,6 @@ const LOCAL = 'localhost/mkt-image-gate/app:1';
 let registry;
 let keys;
 let otherKeys;
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 
 /** A one-file image (podman import of a tar), pushed to the registry as mkt-image-gate/app:1; its digest. */
 async function pushImage(content) {

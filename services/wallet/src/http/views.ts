@@ -164,11 +164,7 @@ export function payoutQueueItem(viewer: AuthenticatedUser, payout: PayoutDoc) {
 /** A hold in the admins' queue. */
 export function holdQueueItem(record: BookingHoldDoc, now: Date) {
   return {
-    bookingId: record._id,
-    status: record.status,
-    settlement: record.settlement?.kind ?? null,
-    amountMinor: record.amountMinor,
-    currency: record.currency,
+    ...holdView(record),
     buyerId: record.buyerId,
     sellerId: record.sellerId,
     endsAt: iso(record.endsAt),
