@@ -47,13 +47,20 @@ const walletConfig = (amqpUrl = testServers().amqpUrl, overrides: Record<string,
     ...overrides,
   });
 
+/**
+ * The wallet's database in this file: its own, as in every deployment. One database shared by
+ * both would hold one `migrations` record per name, so the second service's `0001-indexes` would
+ * count as run and its unique keys would never be built.
+ */
+const walletDbName = () => `${env.dbName}_wallet`;
+
 /** The wallet started last in this file (its composition's parts, on its own connection). */
 let walletParts: WalletParts | undefined;
 
 /** The wallet as its main.ts builds it (consumers and sweeps left to the test). */
 export async function startWalletSide(amqpUrl = testServers().amqpUrl, overrides: Record<string, string> = {}): Promise<WalletSide> {
   const service = walletService(walletConfig(amqpUrl, overrides), log);
-  const started = await startComponent(service.definition, env.dbName);
+  const started = await startComponent(service.definition, walletDbName());
   walletParts = service.parts;
   return { url: started.url, bus: started.runtime.bus, parts: service.parts, started };
 }
@@ -75,7 +82,7 @@ function seedingWallet(): Promise<WalletParts> {
   if (walletParts) return Promise.resolve(walletParts);
   return (walletDatabase ??= (async () => {
     const { definition, parts } = walletService(walletConfig(), log);
-    await openDatabase(definition.runtime.db, { url: testServers().mongoUrl, dbName: env.dbName, log });
+    await openDatabase(definition.runtime.db, { url: testServers().mongoUrl, dbName: walletDbName(), log });
     return parts;
   })());
 }
