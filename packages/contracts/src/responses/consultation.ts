@@ -273,6 +273,11 @@ export const BookingResponse = z
   })
   .meta({ id: 'Booking' });
 
+/** Where a booking's payment stands at the wallet. */
+const BookingPaymentState = z
+  .enum(['free', 'pending', 'voiding', 'held', 'refused', 'declined', 'voided'])
+  .meta({ id: 'BookingPaymentState' });
+
 /**
  * The receipt of a booking: the list price, the coupon and its discount, what was paid, the
  * refund of a cancelled one as far as the consultation knows it, and the references to find it by.
@@ -297,7 +302,7 @@ export const BookingReceiptResponse = z
     /** What the buyer was charged (0 for a free booking). */
     paid: Major(750),
     /** How the payment stands: `free`, `held` at the wallet (settled after the session), or not taken. */
-    payment: z.enum(['free', 'pending', 'voiding', 'held', 'refused', 'declined', 'voided']),
+    payment: BookingPaymentState,
     /** The wallet's hold for this booking (keyed by the booking id); null for a free booking. */
     walletHoldId: InternalId('bk').nullable(),
     refund: z.strictObject({ status: RefundStatus, amount: Major(60).nullable(), refundedAt: NullableTimestamp }).nullable(),
