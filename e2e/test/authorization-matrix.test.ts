@@ -106,6 +106,26 @@ async function newTopUp(w: World): Promise<{ ref: string; token: string }> {
   return { ref: url.pathname.split('/').pop()!, token: url.searchParams.get('token')! };
 }
 
+/** The buyer's top-up paid on the sandbox checkout (through the gateway): one with a receipt, made once. */
+function paidTopUp(w: World): Promise<string> {
+  if (!w.shared.has('paidTopUp'))
+    w.shared.set(
+      'paidTopUp',
+      newTopUp(w).then(async ({ ref, token }) => {
+        const paid = await fetch(`${w.system.gateway}/wallets/checkout/${ref}/pay`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token }).toString(),
+        });
+        await paid.arrayBuffer();
+        if (paid.status !== 303) throw new Error(`pay: ${paid.status}`);
+        return ref;
+      }),
+    );
+  return w.shared.get('paidTopUp')!;
+}
+
 const payoutBody = (w: World) => ({
   amount: '10.00',
   bankCode: w.bank.code,
@@ -225,6 +245,15 @@ const MATRIX: Record<string, Row> = {
   'GET /wallets/topup/{walletReferenceId}/status': {
     expect: BUYERS_OWN,
     request: (w) => ({ path: `/wallets/topup/${w.topUp.ref}/status` }),
+  },
+  // A completed top-up's receipt: its owner's and the admins'; to anyone else it does not exist.
+  'GET /v1/wallet/topups/{walletReferenceId}/receipt': {
+    expect: s(401, 200, 404, 404, 404, 200),
+    request: async (w) => ({ path: `/v1/wallet/topups/${await paidTopUp(w)}/receipt` }),
+  },
+  'GET /v1/wallet/topups/{walletReferenceId}/receipt.html': {
+    expect: s(401, 200, 404, 404, 404, 200),
+    request: async (w) => ({ path: `/v1/wallet/topups/${await paidTopUp(w)}/receipt.html` }),
   },
   // Only a payout's owner requests it: not even an admin for someone else.
   'POST /wallets/users/{userReferenceId}/payout-request': {
@@ -478,6 +507,15 @@ const MATRIX: Record<string, Row> = {
   'GET /consultations/bookings/{id}': {
     expect: s(401, 200, 404, 200, 404, 200),
     request: (w) => ({ path: `/consultations/bookings/${w.bookingId}` }),
+  },
+  // A booking's receipt, as the booking itself: its buyer, its seller and the admins.
+  'GET /consultations/bookings/{id}/receipt': {
+    expect: s(401, 200, 404, 200, 404, 200),
+    request: (w) => ({ path: `/consultations/bookings/${w.bookingId}/receipt` }),
+  },
+  'GET /consultations/bookings/{id}/receipt.html': {
+    expect: s(401, 200, 404, 200, 404, 200),
+    request: (w) => ({ path: `/consultations/bookings/${w.bookingId}/receipt.html` }),
   },
   // Its buyer or its seller cancels a booking (or an admin).
   'POST /consultations/bookings/cancel': {

@@ -90,6 +90,16 @@ async function walletFlow(buyer: Session, seller: Session, admin: Session): Prom
   answers.set('GET /wallets/checkout/{walletReferenceId}', { status: page.status, headers: page.headers, body: await page.text() });
   await driveForm('/wallets/checkout/{walletReferenceId}/pay', `/wallets/checkout/${ref}/pay`, { token });
   await drive(buyer, 'GET', '/wallets/topup/{walletReferenceId}/status', `/wallets/topup/${ref}/status`);
+  // The paid top-up's receipt, as JSON and as its printable page.
+  await drive(buyer, 'GET', '/v1/wallet/topups/{walletReferenceId}/receipt', `/v1/wallet/topups/${ref}/receipt`);
+  const receiptPage = await fetch(`${system.gateway}/v1/wallet/topups/${ref}/receipt.html`, {
+    headers: { authorization: `Bearer ${buyer.token}` },
+  });
+  answers.set('GET /v1/wallet/topups/{walletReferenceId}/receipt.html', {
+    status: receiptPage.status,
+    headers: receiptPage.headers,
+    body: await receiptPage.text(),
+  });
   const other = await call(system.gateway, 'POST', `/wallets/users/${buyer.ref}/topup`, { token: buyer.token, body: topUpBody });
   const otherLink = new URL(other.body.data.paymentUrl);
   await driveForm('/wallets/checkout/{walletReferenceId}/cancel', `/wallets/checkout/${other.body.data.referenceId}/cancel`, {
@@ -309,6 +319,17 @@ async function consultationFlow(seller: Session, buyer: Session, offer: Offer, a
     reason: 'Travelling',
     refundAmount: 5,
   });
+  // The cancelled booking's receipt (list price, paid, its refund), as JSON and as its printable page.
+  const bookingId = booked.body.data.bookingId as string;
+  await drive(buyer, 'GET', '/consultations/bookings/{id}/receipt', `/consultations/bookings/${bookingId}/receipt`);
+  const receiptPage = await fetch(`${system.gateway}/consultations/bookings/${bookingId}/receipt.html`, {
+    headers: { authorization: `Bearer ${seller.token}` },
+  });
+  answers.set('GET /consultations/bookings/{id}/receipt.html', {
+    status: receiptPage.status,
+    headers: receiptPage.headers,
+    body: await receiptPage.text(),
+  });
   // A session ends only once its slot has begun: a slot of its own that begins in about a minute.
   const soonSlot = await offerSoonSlot(system, seller, admin, { priceMajor: offer.priceMajor });
   const soon = await book(system, buyer, soonSlot.offer, soonSlot.slot);
@@ -513,6 +534,23 @@ const REFUSALS: Array<[operation: string, status: ErrorStatus, send: () => Promi
         token: parties.buyer.token,
         body: { toUserId: parties.seller.id, amount: 100, currency: 'USD' },
       }),
+  ],
+  [
+    'GET /v1/wallet/topups/{walletReferenceId}/receipt',
+    409,
+    // A top-up still open has no receipt yet.
+    async () => {
+      const created = await call(system.gateway, 'POST', `/wallets/users/${parties.buyer.ref}/topup`, {
+        token: parties.buyer.token,
+        body: { amount: 5, paymentMethod: 'Chapa', redirectUrl: 'http://localhost:3000/done' },
+      });
+      return call(system.gateway, 'GET', `/v1/wallet/topups/${created.body.data.referenceId}/receipt`, { token: parties.buyer.token });
+    },
+  ],
+  [
+    'GET /consultations/bookings/{id}/receipt',
+    404,
+    () => call(system.gateway, 'GET', '/consultations/bookings/bk_unknown/receipt', { token: parties.buyer.token }),
   ],
   [
     'GET /physical-products/seller-products/',

@@ -292,10 +292,11 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[]) {
 /**
  * The error responses of an operation: a reference to the shared response where the status
  * carries its usual code, else its own naming the codes. The checkout pages answer 404 and 409
- * with an HTML page.
+ * with an HTML page; the receipts' pages answer errors with the envelope.
  */
 function errorResponses(endpoint: Endpoint): Record<string, unknown> {
-  const pages = endpoint.produces === 'html' || endpoint.produces === 'redirect';
+  // The checkout's public pages answer with a page; a page behind a token (a receipt) with the envelope.
+  const pages = (endpoint.produces === 'html' && endpoint.access === 'public') || endpoint.produces === 'redirect';
   return Object.fromEntries(
     [...errorAnswers(endpoint)].map(([status, codes]) => {
       if (pages && status === 404) return [status, html('Not found: no such top-up, or a token that is not its own')];

@@ -15,6 +15,7 @@ export * from './http/request-id';
 export * from './bus';
 export * from './http/endpoints';
 export * from './http/route-table';
+export * from './http/receipt-page';
 export * from './windowed-counter';
 export * from './idempotency';
 export * from './tracing';

@@ -58,7 +58,7 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
         optionalTrailingSlash: ['GET /v1/wallet'],
         handlers: {
           ...accountHandlers(parts.wallets, parts.transfers, parts.limits, parts.requests),
-          ...topUpHandlers(parts.topUps, parts.requests),
+          ...topUpHandlers(parts.topUps, parts.requests, config.MERCHANT_NAME),
           ...payoutHandlers(parts.payouts, parts.requests),
           ...checkoutHandlers(parts.topUps, parts.provider, config.MERCHANT_NAME),
           ...bookingHoldHandlers(parts.holds),

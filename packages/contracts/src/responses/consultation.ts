@@ -273,6 +273,44 @@ export const BookingResponse = z
   })
   .meta({ id: 'Booking' });
 
+/** Where a booking's payment stands at the wallet. */
+const BookingPaymentState = z
+  .enum(['free', 'pending', 'voiding', 'held', 'refused', 'declined', 'voided'])
+  .meta({ id: 'BookingPaymentState' });
+
+/**
+ * The receipt of a booking: the list price, the coupon and its discount, what was paid, the
+ * refund of a cancelled one as far as the consultation knows it, and the references to find it by.
+ */
+export const BookingReceiptResponse = z
+  .strictObject({
+    bookingId: InternalId('bk'),
+    referenceId: UnderscoreRef('BK'),
+    status: BookingStatusValue,
+    consultationId: ConsultationId,
+    consultationTitle: Title,
+    sellerId: UserId,
+    buyerId: UserId,
+    date: Day,
+    startTime: ClockTime,
+    endTime: ClockTime,
+    currency: CurrencyCode,
+    /** The price before any coupon. */
+    listPrice: Major(750),
+    coupon: z.strictObject({ code: Text('LAUNCH10'), name: Text('Launch week') }).nullable(),
+    discount: Major(0),
+    /** What the buyer was charged (0 for a free booking). */
+    paid: Major(750),
+    /** How the payment stands: `free`, `held` at the wallet (settled after the session), or not taken. */
+    payment: BookingPaymentState,
+    /** The wallet's hold for this booking (keyed by the booking id); null for a free booking. */
+    walletHoldId: InternalId('bk').nullable(),
+    refund: z.strictObject({ status: RefundStatus, amount: Major(60).nullable(), refundedAt: NullableTimestamp }).nullable(),
+    cancelledAt: NullableTimestamp,
+    createdAt: Timestamp,
+  })
+  .meta({ id: 'BookingReceipt' });
+
 export const BookingListResponse = z
   .strictObject({
     bookings: z.array(

@@ -226,6 +226,24 @@ export const TopUpHistoryItemResponse = z
   .meta({ id: 'TopUpHistoryItem' });
 export const TopUpHistoryResponse = z.array(TopUpHistoryItemResponse).meta({ id: 'TopUpHistory' });
 
+/** The receipt of a completed top-up: what was paid, how, when, and into whose wallet. */
+export const TopUpReceiptResponse = z
+  .strictObject({
+    referenceId: PrefixedRef('TOP-UP'),
+    amountMinor: Minor(30000),
+    /** The amount in major units, as printed. */
+    amount: Major(300),
+    currency: CurrencyCode,
+    paymentMethod: PaymentMethodValue,
+    status: z.literal('Completed'),
+    createdAt: Timestamp,
+    completedAt: Timestamp,
+    /** The wallet credited and its owner. */
+    walletReferenceId: PrefixedRef('USR-WAL'),
+    ownerId: UserId,
+  })
+  .meta({ id: 'TopUpReceipt' });
+
 export const PayoutHistoryItemResponse = z
   .strictObject({
     referenceId: PrefixedRef('PAY-REQ'),

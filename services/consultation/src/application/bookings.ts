@@ -32,6 +32,7 @@ import {
 import { CouponInvalid, SlotUnavailable } from '../domain/consultation.errors';
 import { buyerCouponProblem, UNUSABLE_COUPON, usesHeldBy } from '../domain/coupons';
 import { bookedAtMost } from '../domain/places';
+import { bookingReceiptAmounts, type BookingReceiptAmounts } from '../domain/receipts';
 import type { BookingDoc, ConsultationDoc, DiscountDoc, NewBooking } from '../domain/records';
 import type { ConsultationRepository } from '../db/consultation.repository';
 import type { PricingRepository, RuleSetRepository } from '../db/setup.repository';
@@ -134,6 +135,13 @@ export class Bookings {
   /** One booking of the caller's (buyer, seller, admin): how clients follow a PaymentPending one. */
   async get(user: AuthenticatedUser, key: string): Promise<BookingDoc> {
     return readableBooking(user, await this.deps.bookings.findByKey(key));
+  }
+
+  /** A booking's receipt: its buyer, its seller or an admin (others 404, as for the booking). */
+  async receipt(user: AuthenticatedUser, key: string): Promise<{ booking: BookingDoc; amounts: BookingReceiptAmounts }> {
+    const booking = readableBooking(user, await this.deps.bookings.findByKey(key));
+    const discount = booking.couponId ? await this.deps.discounts.findById(booking.couponId) : null;
+    return { booking, amounts: bookingReceiptAmounts(booking, discount) };
   }
 
   /** The refund of a cancelled paid booking reached the buyer's wallet (wallet event). */

@@ -10,10 +10,18 @@ import {
   StartSessionBody,
   ok,
 } from '@mkt/contracts';
-import { correlationIdOf, currentUser, handle, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+import { correlationIdOf, currentUser, handle, sendReceiptPage, type IdempotentRequests, type MountOptions } from '@mkt/kit';
 import type { Bookings } from '../application/bookings';
 import type { Sessions } from '../application/sessions';
-import { bookingListItem, bookingView, cancelledView, noShowView, sessionListItem } from './views';
+import {
+  bookingListItem,
+  bookingReceiptDocument,
+  bookingReceiptView,
+  bookingView,
+  cancelledView,
+  noShowView,
+  sessionListItem,
+} from './views';
 
 /** `/consultations/bookings` and `/consultations/sessions` (behind a token). */
 export function bookingHandlers(bookings: Bookings, sessions: Sessions, bookingRequests: IdempotentRequests): MountOptions['handlers'] {
@@ -31,6 +39,15 @@ export function bookingHandlers(bookings: Bookings, sessions: Sessions, bookingR
     }),
     'GET /consultations/bookings/{id}': handle({ params: KeyParams }, async (input, req, res) => {
       res.json(ok(bookingView(await bookings.get(currentUser(req), input.params.id))));
+    }),
+    // A booking's receipt, as JSON and as a printable page (its buyer, its seller or an admin).
+    'GET /consultations/bookings/{id}/receipt': handle({ params: KeyParams }, async (input, req, res) => {
+      const { booking, amounts } = await bookings.receipt(currentUser(req), input.params.id);
+      res.set('Cache-Control', 'private, no-store').json(ok(bookingReceiptView(booking, amounts)));
+    }),
+    'GET /consultations/bookings/{id}/receipt.html': handle({ params: KeyParams }, async (input, req, res) => {
+      const { booking, amounts } = await bookings.receipt(currentUser(req), input.params.id);
+      sendReceiptPage(res, bookingReceiptDocument(booking, amounts));
     }),
     'GET /consultations/bookings': handle({ query: BookingListQuery }, async (input, req, res) => {
       const { items, pagination } = await bookings.list(currentUser(req), input.query);

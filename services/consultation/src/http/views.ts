@@ -1,4 +1,6 @@
-import { minorToMajor } from '@mkt/contracts';
+import { formatMinor, minorToMajor } from '@mkt/contracts';
+import type { ReceiptDocument } from '@mkt/kit';
+import type { BookingReceiptAmounts } from '../domain/receipts';
 import { versionOf } from '../domain/consultation-edits';
 import { maxUsesPerBuyerOf, type CouponCheck } from '../domain/coupons';
 import type {
@@ -98,6 +100,82 @@ export function bookingView(b: BookingDoc) {
     cancelledAt: iso(b.cancelledAt),
     notes: b.notes ?? null,
     cancellation: b.status === 'Cancelled' ? { cancelledBy: b.cancelledBy ?? null, ...cancellationSaid(b) } : null,
+  };
+}
+
+/** A booking's receipt (`BookingReceipt`): major units, as the booking shows its amounts. */
+export function bookingReceiptView(b: BookingDoc, amounts: BookingReceiptAmounts) {
+  return {
+    bookingId: b._id,
+    referenceId: b.referenceId,
+    status: b.status,
+    consultationId: b.consultationId,
+    consultationTitle: b.consultationTitle,
+    sellerId: b.sellerId,
+    buyerId: b.buyerId,
+    date: b.date,
+    startTime: b.startTime,
+    endTime: b.endTime,
+    currency: b.currency,
+    listPrice: minorToMajor(amounts.listPriceMinor),
+    coupon: amounts.coupon,
+    discount: minorToMajor(amounts.discountMinor),
+    paid: minorToMajor(amounts.paidMinor),
+    payment: b.payment,
+    // The wallet keys a booking's hold by the booking id.
+    walletHoldId: b.payment === 'free' ? null : b._id,
+    refund: amounts.refund
+      ? { status: amounts.refund.status, amount: major(amounts.refund.amountMinor), refundedAt: iso(amounts.refund.refundedAt) }
+      : null,
+    cancelledAt: iso(b.cancelledAt),
+    createdAt: b.createdAt.toISOString(),
+  };
+}
+
+/** The same receipt as the printable page shows it (plain text values; the page escapes them). */
+export function bookingReceiptDocument(b: BookingDoc, amounts: BookingReceiptAmounts): ReceiptDocument {
+  const money = (minor: number) => `${formatMinor(minor)} ${b.currency}`;
+  const refund = amounts.refund;
+  return {
+    title: `Booking receipt ${b.referenceId}`,
+    issuer: b.consultationTitle,
+    sections: [
+      {
+        heading: 'Amounts',
+        lines: [
+          { label: 'List price', value: money(amounts.listPriceMinor) },
+          ...(amounts.coupon ? [{ label: 'Coupon', value: `${amounts.coupon.code} (${amounts.coupon.name})` }] : []),
+          { label: 'Discount', value: amounts.discountMinor ? `-${money(amounts.discountMinor)}` : money(0) },
+          { label: 'Paid', value: money(amounts.paidMinor), strong: true },
+          ...(refund
+            ? [
+                { label: 'Refund', value: refund.amountMinor === null ? '—' : money(refund.amountMinor), strong: true },
+                { label: 'Refund status', value: refund.status ?? '—' },
+                ...(refund.refundedAt ? [{ label: 'Refunded at', value: refund.refundedAt.toISOString() }] : []),
+              ]
+            : []),
+        ],
+      },
+      {
+        heading: 'Booking',
+        lines: [
+          { label: 'Status', value: b.status },
+          { label: 'Slot', value: `${b.date} ${b.startTime}–${b.endTime}` },
+          ...(b.cancelledAt ? [{ label: 'Cancelled at', value: b.cancelledAt.toISOString() }] : []),
+          { label: 'Booked at', value: b.createdAt.toISOString() },
+        ],
+      },
+      {
+        heading: 'References',
+        lines: [
+          { label: 'Booking', value: `${b.referenceId} (${b._id})` },
+          { label: 'Consultation', value: b.consultationId },
+          { label: 'Seller', value: b.sellerId },
+          { label: 'Buyer', value: b.buyerId },
+          ...(b.payment === 'free' ? [] : [{ label: 'Wallet hold', value: b._id }]),
+        ],
+      },
+    ],
   };
 }
 

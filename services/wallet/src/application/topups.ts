@@ -4,6 +4,7 @@ import { defineFlow, kindStep, NotFound, resumeFlow, runFlow, type Authenticated
 import type { TopUpRepository } from '../db/topup.repository';
 import type { WalletRepository } from '../db/wallet.repository';
 import { assertOwnerOrAdmin } from '../domain/access';
+import { receiptableTopUp, type ReceiptableTopUp } from '../domain/receipts';
 import type { TopUpDoc, WalletSummary } from '../domain/records';
 import {
   ASK_PROVIDER_AFTER_MS,
@@ -116,6 +117,14 @@ export class TopUps {
     const topUp = await this.find(referenceId);
     assertOwnerOrAdmin(user, topUp.userId);
     return topUp;
+  }
+
+  /** A completed top-up's receipt, with the reference of the wallet it credited (its owner or an admin; others 404). */
+  async receipt(user: AuthenticatedUser, referenceId: string): Promise<{ topUp: ReceiptableTopUp; walletReferenceId: string }> {
+    const topUp = receiptableTopUp(user, await this.topUps.findByReference(referenceId));
+    const wallet = await this.wallets.findById(topUp.walletId);
+    if (!wallet) throw new NotFound('Top-up');
+    return { topUp, walletReferenceId: wallet.referenceId };
   }
 
   /** What the checkout link opens to. */

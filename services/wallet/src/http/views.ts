@@ -10,9 +10,10 @@ import {
   type TransferView,
   type WalletView,
 } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser, ReceiptDocument } from '@mkt/kit';
 import type { TopUpCreatedResult } from '../application/topups';
 import { fourEyesBlock, isOverdueHold, nextMovesOf } from '../domain/admin-audit';
+import type { ReceiptableTopUp } from '../domain/receipts';
 import type { LedgerEntryDoc } from '../db/models';
 import type { BookingHoldDoc, PayoutDoc, PayoutHistoryEntry, TopUpDoc, TransferDoc, WalletSummary } from '../domain/records';
 
@@ -201,6 +202,50 @@ export function topUpHistoryView(topUp: TopUpDoc) {
     paymentMethod: topUp.paymentMethod,
     createdAt: topUp.createdAt.toISOString(),
     completedAt: iso(topUp.completedAt),
+  };
+}
+
+/** A completed top-up's receipt (`TopUpReceipt`). */
+export function topUpReceiptView(topUp: ReceiptableTopUp, walletReferenceId: string) {
+  return {
+    referenceId: topUp.referenceId,
+    amountMinor: topUp.amountMinor,
+    amount: minorToMajor(topUp.amountMinor),
+    currency: topUp.currency,
+    paymentMethod: topUp.paymentMethod,
+    status: topUp.status,
+    createdAt: topUp.createdAt.toISOString(),
+    completedAt: topUp.completedAt.toISOString(),
+    walletReferenceId,
+    ownerId: topUp.userId,
+  };
+}
+
+/** The same receipt as the printable page shows it (plain text values; the page escapes them). */
+export function topUpReceiptDocument(view: ReturnType<typeof topUpReceiptView>, merchant: string): ReceiptDocument {
+  return {
+    title: `Top-up receipt ${view.referenceId}`,
+    issuer: merchant,
+    sections: [
+      {
+        heading: 'Payment',
+        lines: [
+          { label: 'Amount', value: `${formatMinor(view.amountMinor)} ${view.currency}`, strong: true },
+          { label: 'Payment method', value: view.paymentMethod },
+          { label: 'Status', value: view.status },
+        ],
+      },
+      {
+        heading: 'Details',
+        lines: [
+          { label: 'Reference', value: view.referenceId },
+          { label: 'Wallet', value: view.walletReferenceId },
+          { label: 'Owner', value: view.ownerId },
+          { label: 'Created', value: view.createdAt },
+          { label: 'Completed', value: view.completedAt },
+        ],
+      },
+    ],
   };
 }
 
