@@ -25,13 +25,17 @@ export const AUDIT_ACTIONS = [
   'booking_hold.uphold',
   'consultation.approve',
   'consultation.approve_revision',
+  'consultation.edit',
+  'session.start',
+  'session.end',
+  'session.no_show',
   'review.hide',
   'review.restore',
 ] as const;
 export const AuditAction = z.enum(AUDIT_ACTIONS).meta({ id: 'AuditAction' });
 export type AuditAction = z.infer<typeof AuditAction>;
 
-export const AUDIT_TARGET_TYPES = ['payout', 'booking_hold', 'consultation', 'review'] as const;
+export const AUDIT_TARGET_TYPES = ['payout', 'booking_hold', 'consultation', 'session', 'review'] as const;
 export const AuditTargetType = z.enum(AUDIT_TARGET_TYPES).meta({ id: 'AuditTargetType' });
 export type AuditTargetType = z.infer<typeof AuditTargetType>;
 
