@@ -13,6 +13,7 @@ export function auditConsumer(audit: AuditLog): ConsumerSpec {
       'wallet.admin_action.recorded': (event) => audit.record(event, 'wallet'),
       'consultation.admin_action.recorded': (event) => audit.record(event, 'consultation'),
       'review.admin_action.recorded': (event) => audit.record(event, 'review'),
+      'catalog.admin_action.recorded': (event) => audit.record(event, 'catalog'),
     },
   });
 }
