@@ -282,7 +282,9 @@ export async function listenFor(routingKeys: string[]) {
       const ids = listener.seen.map((message) => message.json.id as string);
       const pending = { 'pendingEvents.id': { $in: ids } };
       const inOutbox = async () =>
-        (await models().Booking.exists(pending)) || (await models().Session.exists(pending)) || (await models().Consultation.exists(pending));
+        (await models().Booking.exists(pending)) ||
+        (await models().Session.exists(pending)) ||
+        (await models().Consultation.exists(pending));
       await waitFor(async () => !(await inOutbox()), {
         what: 'the outboxes to let go of the events seen',
       });

@@ -66,7 +66,12 @@ export class ProductService {
   }
 
   /** Any move between Public, Hidden and Private is allowed. */
-  async setVisibility(user: AuthenticatedUser, referenceId: string, visibility: Visibility, context: AdminRequestContext): Promise<Product> {
+  async setVisibility(
+    user: AuthenticatedUser,
+    referenceId: string,
+    visibility: Visibility,
+    context: AdminRequestContext,
+  ): Promise<Product> {
     const current = await this.owned(user, referenceId);
     return this.save(user, current, { visibility }, 'product.visibility', context);
   }

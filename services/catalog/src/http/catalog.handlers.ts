@@ -63,7 +63,12 @@ export function catalogHandlers({
     'PATCH /physical-products/seller-products/{referenceId}/visibility': handle(
       { params: ProductRefParams, body: VisibilityBody },
       async (input, req, res) => {
-        const product = await products.setVisibility(currentUser(req), input.params.referenceId, input.body.visibility, adminRequestOf(req));
+        const product = await products.setVisibility(
+          currentUser(req),
+          input.params.referenceId,
+          input.body.visibility,
+          adminRequestOf(req),
+        );
         res.json(ok(toProductView(product), 'Visibility updated'));
       },
     ),

@@ -95,12 +95,7 @@ export class Consultations {
    * because its consultation was approved between the read and the write. An admin's edit of
    * another seller's consultation carries its audit entry in that same write (`auditedEdit`).
    */
-  async update(
-    user: AuthenticatedUser,
-    key: string,
-    body: UpdateConsultationBody,
-    context: AdminRequestContext,
-  ): Promise<ConsultationDoc> {
+  async update(user: AuthenticatedUser, key: string, body: UpdateConsultationBody, context: AdminRequestContext): Promise<ConsultationDoc> {
     const { consultations, ruleSets, pricing } = this.deps;
     const first = await this.mustFind(key);
     assertOwner(user, first.sellerId, 'consultation');

@@ -65,7 +65,12 @@ export class Sessions {
     if (move !== 'end') await this.closeSlotOf(session);
     const set = movedFields(session, move, details, at);
     const audit = sessionMoveAudit(user, session, move, set, context, now);
-    return this.applyMove(session, move, set, [event, audit].filter((e): e is EventEnvelope => e !== undefined));
+    return this.applyMove(
+      session,
+      move,
+      set,
+      [event, audit].filter((e): e is EventEnvelope => e !== undefined),
+    );
   }
 
   /**

@@ -128,7 +128,9 @@ export function sessionMoveAudit(
 ): EventEnvelope | undefined {
   if (user.role !== 'admin' || user.id === session.sellerId) return undefined;
   const action = move === 'no-show' ? 'session.no_show' : move === 'start' ? 'session.start' : 'session.end';
-  const after = Object.fromEntries(Object.entries(set).map(([field, value]) => [field, value instanceof Date ? value.toISOString() : value]));
+  const after = Object.fromEntries(
+    Object.entries(set).map(([field, value]) => [field, value instanceof Date ? value.toISOString() : value]),
+  );
   const data = adminActionData(user, action, { type: 'session', id: session._id }, context, now, {
     before: { status: SESSION_MOVES[move].from },
     after,
