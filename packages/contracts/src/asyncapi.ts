@@ -83,6 +83,10 @@ export const EVENT_PRODUCERS: { readonly [T in EventType]: { readonly producer: 
     producer: 'catalog',
     summary: 'An admin edited a seller’s product or draft or changed its visibility: the audit entry, written with the change itself.',
   },
+  'crm.admin_action.recorded': {
+    producer: 'crm',
+    summary: 'An admin recorded or changed a customer relationship for a seller: the audit entry, written with the change itself.',
+  },
 };
 
 /** The retries and dead letters of every consuming queue (kit's `Consumer` and `consumerQueuePlan`). */

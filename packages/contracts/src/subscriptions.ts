@@ -63,6 +63,7 @@ const TABLE = {
     'consultation.admin_action.recorded',
     'review.admin_action.recorded',
     'catalog.admin_action.recorded',
+    'crm.admin_action.recorded',
   ],
 } as const satisfies Record<
   string,

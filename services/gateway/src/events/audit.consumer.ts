@@ -14,6 +14,7 @@ export function auditConsumer(audit: AuditLog): ConsumerSpec {
       'consultation.admin_action.recorded': (event) => audit.record(event, 'consultation'),
       'review.admin_action.recorded': (event) => audit.record(event, 'review'),
       'catalog.admin_action.recorded': (event) => audit.record(event, 'catalog'),
+      'crm.admin_action.recorded': (event) => audit.record(event, 'crm'),
     },
   });
 }
