@@ -6,7 +6,7 @@ import { Count, NullableTimestamp, PrefixedRef, Text, Timestamp, UserId, UserRol
 /**
  * The admins' work: the queues of what waits for them (payouts, consultation approvals, holds
  * overdue or disputed) and the audit log of what they did. An admin action's entry travels as
- * an event (`<service>.admin_action.recorded`: wallet, consultation, review) written in the
+ * an event (`<service>.admin_action.recorded`: wallet, consultation, review, catalog, crm) written in the
  * same conditional update as the action (the outbox), and the gateway keeps the append-only log.
  */
 
@@ -25,13 +25,21 @@ export const AUDIT_ACTIONS = [
   'booking_hold.uphold',
   'consultation.approve',
   'consultation.approve_revision',
+  'consultation.edit',
+  'session.start',
+  'session.end',
+  'session.no_show',
+  'product.edit',
+  'product.visibility',
+  'customer.create',
+  'customer.edit',
   'review.hide',
   'review.restore',
 ] as const;
 export const AuditAction = z.enum(AUDIT_ACTIONS).meta({ id: 'AuditAction' });
 export type AuditAction = z.infer<typeof AuditAction>;
 
-export const AUDIT_TARGET_TYPES = ['payout', 'booking_hold', 'consultation', 'review'] as const;
+export const AUDIT_TARGET_TYPES = ['payout', 'booking_hold', 'consultation', 'session', 'product', 'customer', 'review'] as const;
 export const AuditTargetType = z.enum(AUDIT_TARGET_TYPES).meta({ id: 'AuditTargetType' });
 export type AuditTargetType = z.infer<typeof AuditTargetType>;
 

@@ -72,11 +72,20 @@ export const EVENT_PRODUCERS: { readonly [T in EventType]: { readonly producer: 
   },
   'consultation.admin_action.recorded': {
     producer: 'consultation',
-    summary: 'An admin approved a consultation or its revision: the audit entry, written with the approval itself.',
+    summary:
+      'An admin approved a consultation or its revision, edited a seller’s consultation or moved their session: the audit entry, written with the action itself.',
   },
   'review.admin_action.recorded': {
     producer: 'review',
     summary: 'An admin hid or restored a review: the audit entry, written with the change itself.',
+  },
+  'catalog.admin_action.recorded': {
+    producer: 'catalog',
+    summary: 'An admin edited a seller’s product or draft or changed its visibility: the audit entry, written with the change itself.',
+  },
+  'crm.admin_action.recorded': {
+    producer: 'crm',
+    summary: 'An admin recorded or changed a customer relationship for a seller: the audit entry, written with the change itself.',
   },
 };
 

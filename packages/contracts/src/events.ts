@@ -220,6 +220,8 @@ export const EVENT_CONTRACTS = {
   'wallet.admin_action.recorded': { 1: AdminActionRecordedData },
   'consultation.admin_action.recorded': { 1: AdminActionRecordedData },
   'review.admin_action.recorded': { 1: AdminActionRecordedData },
+  'catalog.admin_action.recorded': { 1: AdminActionRecordedData },
+  'crm.admin_action.recorded': { 1: AdminActionRecordedData },
 } as const satisfies EventRegistry;
 
 /** Event contracts: type → version → schema of `data`. Tests may build their own (a v2 before it exists). */

@@ -58,7 +58,13 @@ const TABLE = {
     'consultation.booking.disputed',
   ],
   'wallet.users': ['identity.user.registered'],
-  'gateway.audit': ['wallet.admin_action.recorded', 'consultation.admin_action.recorded', 'review.admin_action.recorded'],
+  'gateway.audit': [
+    'wallet.admin_action.recorded',
+    'consultation.admin_action.recorded',
+    'review.admin_action.recorded',
+    'catalog.admin_action.recorded',
+    'crm.admin_action.recorded',
+  ],
 } as const satisfies Record<
   string,
   readonly EventType[] | { events: readonly EventType[]; versions: Partial<Record<EventType, readonly number[]>> }

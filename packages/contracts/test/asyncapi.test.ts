@@ -264,6 +264,32 @@ describe('what the document says a message is, checked against real ones', () =>
       after: { isActive: false },
       notes: null,
     },
+    'catalog.admin_action.recorded': {
+      action: 'product.edit',
+      actorId: 'a1',
+      actorRole: 'admin',
+      targetType: 'product',
+      targetId: 'MKT-SELL-PROD-1',
+      at: '2026-11-26T10:00:00.000Z',
+      requestId: 'req-1',
+      clientAddress: '203.0.113.7',
+      before: { name: 'Old' },
+      after: { name: 'New' },
+      notes: null,
+    },
+    'crm.admin_action.recorded': {
+      action: 'customer.edit',
+      actorId: 'a1',
+      actorRole: 'admin',
+      targetType: 'customer',
+      targetId: 'cus_1',
+      at: '2026-11-26T10:00:00.000Z',
+      requestId: 'req-1',
+      clientAddress: null,
+      before: { notes: '' },
+      after: { notes: 'VIP' },
+      notes: null,
+    },
   };
 
   test.each(EVENT_TYPES)('%s: an event made by makeEvent is a valid payload; one of another type or with bad data is not', (type) => {

@@ -1,4 +1,4 @@
-import { createDatabase, createRuntime, type Database, type Logger, type ServiceDefinition } from '@mkt/kit';
+import { createDatabase, createRuntime, type Database, type Logger, type OutboxRelay, type ServiceDefinition } from '@mkt/kit';
 import { createApp } from './app';
 import { ProductService } from './application/products';
 import { ShopService } from './application/shops';
@@ -18,14 +18,21 @@ export interface CatalogParts {
   shops: ShopService;
 }
 
-/** The models (bound to `db`), repositories and application services. */
-export function catalogParts(config: Readonly<CatalogConfig>, db: Database): CatalogParts {
-  const models = catalogModels(db);
+/**
+ * The models (bound to `db`, unless given already bound), repositories and application services;
+ * `outbox` publishes an admin change's audit entry right after its write.
+ */
+export function catalogParts(
+  config: Readonly<CatalogConfig>,
+  db: Database,
+  options: { models?: CatalogModels; outbox?: Pick<OutboxRelay, 'flush'> } = {},
+): CatalogParts {
+  const models = options.models ?? catalogModels(db);
   const categories = buildCategories(config.REF_PREFIX);
   return {
     models,
     categories,
-    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX),
+    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, options.outbox),
     shops: new ShopService(new ShopRepository(models), new V1ProductRepository(models)),
   };
 }
@@ -36,8 +43,9 @@ export function catalogParts(config: Readonly<CatalogConfig>, db: Database): Cat
  */
 export function catalogService(config: Readonly<CatalogConfig>, log: Logger): { definition: ServiceDefinition; parts: CatalogParts } {
   const db = createDatabase();
-  const runtime = createRuntime({ name: 'catalog', config, log, db });
-  const parts = catalogParts(config, db);
+  const models = catalogModels(db);
+  const runtime = createRuntime({ name: 'catalog', config, log, db, outboxSources: [{ name: 'products', model: models.products }] });
+  const parts = catalogParts(config, db, { models, outbox: runtime.outbox });
   const app = createApp({ config, runtime, parts });
   return { definition: { runtime, config, models: allModels(parts.models), migrations: catalogMigrations, app }, parts };
 }

@@ -288,7 +288,11 @@ export async function listenFor(routingKeys: string[]) {
     async settle(): Promise<void> {
       const ids = listener.seen.map((message) => message.json.id as string);
       const pending = { 'pendingEvents.id': { $in: ids } };
-      await waitFor(async () => !(await models().Booking.exists(pending)) && !(await models().Session.exists(pending)), {
+      const inOutbox = async () =>
+        (await models().Booking.exists(pending)) ||
+        (await models().Session.exists(pending)) ||
+        (await models().Consultation.exists(pending));
+      await waitFor(async () => !(await inOutbox()), {
         what: 'the outboxes to let go of the events seen',
       });
       await listener.settle();

@@ -1,4 +1,4 @@
-import { createDatabase, createRuntime, type Database, type Logger, type ServiceDefinition } from '@mkt/kit';
+import { createDatabase, createRuntime, type Database, type Logger, type OutboxRelay, type ServiceDefinition } from '@mkt/kit';
 import { createApp } from './app';
 import { Projection } from './application/projection';
 import { RelationshipService } from './application/relationships';
@@ -18,9 +18,12 @@ export interface CrmParts {
   consumers: CrmConsumers;
 }
 
-/** The models (bound to `db`), repositories, application services and consumers (also the rebuild's). */
-export function crmParts(db: Database): CrmParts {
-  const models = crmModels(db);
+/**
+ * The models (bound to `db`, unless given already bound), repositories, application services and
+ * consumers (also the rebuild's); `outbox` publishes an admin change's audit entry right after its write.
+ */
+export function crmParts(db: Database, options: { models?: CrmModels; outbox?: Pick<OutboxRelay, 'flush'> } = {}): CrmParts {
+  const models = options.models ?? crmModels(db);
   const relationshipRepository = new RelationshipRepository(models);
   const users = new KnownUserRepository(models);
   const facts = new BookingFactRepository(models);
@@ -28,7 +31,7 @@ export function crmParts(db: Database): CrmParts {
   return {
     models,
     projection,
-    relationships: new RelationshipService(relationshipRepository, users, facts, projection),
+    relationships: new RelationshipService(relationshipRepository, users, facts, projection, options.outbox),
     consumers: crmConsumers(projection),
   };
 }
@@ -39,8 +42,9 @@ export function crmParts(db: Database): CrmParts {
  */
 export function crmService(config: Readonly<CrmConfig>, log: Logger): { definition: ServiceDefinition; parts: CrmParts } {
   const db = createDatabase();
-  const runtime = createRuntime({ name: 'crm', config, log, db });
-  const parts = crmParts(db);
+  const models = crmModels(db);
+  const runtime = createRuntime({ name: 'crm', config, log, db, outboxSources: [{ name: 'relationships', model: models.relationships }] });
+  const parts = crmParts(db, { models, outbox: runtime.outbox });
   const app = createApp({ config, runtime, parts });
   const definition: ServiceDefinition = {
     runtime,

@@ -1,5 +1,6 @@
 import {
   newReference,
+  type AdminRequestContext,
   type CreateProductBody,
   type DraftBody,
   type PageQuery,
@@ -8,16 +9,24 @@ import {
   type UpdateProductBody,
   type Visibility,
 } from '@mkt/contracts';
-import { foundOr404, type AuthenticatedUser, type Page } from '@mkt/kit';
+import { Conflict, foundOr404, type AuthenticatedUser, type OutboxRelay, type Page } from '@mkt/kit';
 import type { ProductRepository } from '../db/product.repository';
-import { ownedBy, visibleTo, type Product, type ProductChange, type ProductRules } from '../domain/products';
+import { ownedBy, productWrite, visibleTo, type Product, type ProductChange, type ProductRules } from '../domain/products';
 
-/** Seller products and drafts: read, let the rules decide, write through the repository. */
+/** Publishes an admin change's audit entry right after its write (the outbox sweep otherwise). */
+type Outbox = Pick<OutboxRelay, 'flush'>;
+const NO_FLUSH: Outbox = { flush: async () => undefined };
+
+/**
+ * Seller products and drafts: read, let the rules decide, write through the repository. An
+ * admin's change of another seller's product carries its audit entry in the same write (`productWrite`).
+ */
 export class ProductService {
   constructor(
     private readonly products: ProductRepository,
     private readonly rules: ProductRules,
     private readonly referencePrefix: string,
+    private readonly outbox: Outbox = NO_FLUSH,
   ) {}
 
   async create(user: AuthenticatedUser, body: CreateProductBody): Promise<Product> {
@@ -40,20 +49,31 @@ export class ProductService {
     return visibleTo(user, await this.products.get(referenceId));
   }
 
-  async update(user: AuthenticatedUser, referenceId: string, body: UpdateProductBody, raw: unknown): Promise<Product> {
+  async update(
+    user: AuthenticatedUser,
+    referenceId: string,
+    body: UpdateProductBody,
+    raw: unknown,
+    context: AdminRequestContext,
+  ): Promise<Product> {
     const current = await this.owned(user, referenceId);
-    return this.save(referenceId, this.rules.decideUpdate(current, body, raw));
+    return this.save(user, current, this.rules.decideUpdate(current, body, raw), 'product.edit', context);
   }
 
-  async updateDraft(user: AuthenticatedUser, referenceId: string, body: UpdateDraftBody): Promise<Product> {
+  async updateDraft(user: AuthenticatedUser, referenceId: string, body: UpdateDraftBody, context: AdminRequestContext): Promise<Product> {
     const current = await this.owned(user, referenceId);
-    return this.save(referenceId, this.rules.decideUpdateDraft(current, body));
+    return this.save(user, current, this.rules.decideUpdateDraft(current, body), 'product.edit', context);
   }
 
   /** Any move between Public, Hidden and Private is allowed. */
-  async setVisibility(user: AuthenticatedUser, referenceId: string, visibility: Visibility): Promise<Product> {
-    await this.owned(user, referenceId);
-    return this.save(referenceId, { visibility });
+  async setVisibility(
+    user: AuthenticatedUser,
+    referenceId: string,
+    visibility: Visibility,
+    context: AdminRequestContext,
+  ): Promise<Product> {
+    const current = await this.owned(user, referenceId);
+    return this.save(user, current, { visibility }, 'product.visibility', context);
   }
 
   async remove(user: AuthenticatedUser, referenceId: string): Promise<void> {
@@ -65,8 +85,21 @@ export class ProductService {
     return ownedBy(user, await this.products.get(referenceId));
   }
 
-  private async save(referenceId: string, set: ProductChange): Promise<Product> {
-    return foundOr404(await this.products.update(referenceId, set), 'Product');
+  private async save(
+    user: AuthenticatedUser,
+    current: Product,
+    set: ProductChange,
+    action: 'product.edit' | 'product.visibility',
+    context: AdminRequestContext,
+  ): Promise<Product> {
+    const write = productWrite(user, current, set, action, context, new Date());
+    const saved = await this.products.write(current._id, write);
+    if (saved) {
+      if (write.update.$push) void this.outbox.flush(this.products.model, saved);
+      return saved;
+    }
+    foundOr404(await this.products.get(current._id), 'Product');
+    throw new Conflict('The product changed while it was edited: read it again');
   }
 
   private newId(): string {

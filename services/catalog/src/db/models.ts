@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { pendingEventsField } from '@mkt/kit';
 import type { Product } from '../domain/products';
 import type { Shop, V1Product } from '../domain/shops';
 
@@ -21,6 +22,8 @@ const productSchema = new Schema<Product>(
     properties: { type: [{ _id: false, propertyId: String, value: Schema.Types.Mixed, propertyNameSnapshot: String }], default: [] },
     visibility: { type: String, required: true, default: 'Public' },
     metaData: { type: new Schema({ form: { type: String, required: true } }, { _id: false }), default: null },
+    /** The outbox: an admin's change's audit entry, until it is published. */
+    pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },
 );

@@ -1,6 +1,6 @@
 import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts';
 import { findPage, type Page } from '@mkt/kit';
-import type { NewProduct, Product, ProductChange } from '../domain/products';
+import type { NewProduct, Product, ProductWrite } from '../domain/products';
 import type { CatalogModels } from './models';
 
 const SORTS = {
@@ -41,9 +41,14 @@ export class ProductRepository {
     return findPage<Product>(this.models.products, { sellerId }, query, SORTS.newest);
   }
 
-  /** The changed product, or null when it went away meanwhile. */
-  async update(id: string, set: ProductChange): Promise<Product | null> {
-    return this.models.products.findOneAndUpdate({ _id: id }, { $set: set }, { new: true }).lean<Product>();
+  /** The changed product, or null when it went away or its guard missed meanwhile. */
+  async write(id: string, write: ProductWrite): Promise<Product | null> {
+    return this.models.products.findOneAndUpdate({ _id: id, ...write.guard }, write.update, { new: true }).lean<Product>();
+  }
+
+  /** The model behind `seller_products` (the outbox relay publishes from it). */
+  get model(): CatalogModels['products'] {
+    return this.models.products;
   }
 
   async remove(id: string): Promise<void> {

@@ -1,6 +1,10 @@
 import {
+  adminActionData,
   CreateProductBody,
   ErrorCode,
+  makeEvent,
+  type AdminRequestContext,
+  type IntegrationEvent,
   type DraftBody,
   type ErrorItem,
   type UpdateDraftBody,
@@ -36,6 +40,8 @@ export interface Product {
   properties: ProductProperty[];
   visibility: Visibility;
   metaData: { form: string } | null;
+  /** The outbox (an admin's change's audit entry); absent on records never changed by an admin. */
+  pendingEvents?: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -45,7 +51,44 @@ export type NewProduct = Pick<Product, '_id' | 'sellerId' | 'isDraft' | 'categor
   Partial<Omit<Product, 'createdAt' | 'updatedAt'>>;
 
 /** The fields a change sets (`$set`). */
-export type ProductChange = Partial<Omit<Product, '_id' | 'sellerId' | 'createdAt' | 'updatedAt'>>;
+export type ProductChange = Partial<Omit<Product, '_id' | 'sellerId' | 'createdAt' | 'updatedAt' | 'pendingEvents'>>;
+
+/** A change as one write: the filter it is guarded by (beyond the id) and the update. */
+export interface ProductWrite {
+  guard: Record<string, unknown>;
+  update: { $set: ProductChange; $push?: { pendingEvents: IntegrationEvent } };
+}
+
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/**
+ * How a change is written. Its seller's own change is the plain update. An admin's change of
+ * another seller's product carries its audit entry (`product.edit`, `product.visibility`: the
+ * fields it changes, before and after) in the product's outbox, in the same write; that write is
+ * guarded by the `updatedAt` read, so the before recorded is what the change replaced (a change
+ * landing in between makes it miss: 409, nothing written, nothing recorded).
+ */
+export function productWrite(
+  user: Actor,
+  current: Product,
+  set: ProductChange,
+  action: 'product.edit' | 'product.visibility',
+  context: AdminRequestContext,
+  now: Date,
+): ProductWrite {
+  if (user.role !== 'admin' || user.id === current.sellerId) return { guard: {}, update: { $set: set } };
+  const before: Record<string, unknown> = {};
+  const after: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(set)) {
+    const old = current[field as keyof Product];
+    if (sameValue(old, value)) continue;
+    before[field] = old ?? null;
+    after[field] = value ?? null;
+  }
+  const data = adminActionData(user, action, { type: 'product', id: current._id }, context, now, { before, after });
+  const event = makeEvent('catalog.admin_action.recorded', data, { source: 'catalog', correlationId: context.requestId });
+  return { guard: { updatedAt: current.updatedAt }, update: { $set: set, $push: { pendingEvents: event } } };
+}
 
 /** 422: well-formed fields that do not fit the category or each other (ADR 0004, contracts `RULE`). */
 class InvalidProduct extends AppError {

@@ -14,7 +14,7 @@ import {
   VisibilityBody,
   ok,
 } from '@mkt/contracts';
-import { currentUser, handle, type MountOptions } from '@mkt/kit';
+import { adminRequestOf, currentUser, handle, type MountOptions } from '@mkt/kit';
 import type { CatalogParts } from '../composition';
 import { toCreatedProduct, toListItem, toProductView, toShopView, toV1ProductView } from './views';
 
@@ -45,7 +45,7 @@ export function catalogHandlers({
     'PATCH /physical-products/seller-products/draft/{referenceId}': handle(
       { params: ProductRefParams, body: UpdateDraftBody },
       async (input, req, res) => {
-        const draft = await products.updateDraft(currentUser(req), input.params.referenceId, input.body);
+        const draft = await products.updateDraft(currentUser(req), input.params.referenceId, input.body, adminRequestOf(req));
         res.json(ok(toProductView(draft), 'Draft saved'));
       },
     ),
@@ -56,14 +56,19 @@ export function catalogHandlers({
       { params: ProductRefParams, body: UpdateProductBody },
       async (input, req, res) => {
         // The raw body too: on a draft, the full fields publish it (checked like a create).
-        const product = await products.update(currentUser(req), input.params.referenceId, input.body, req.body);
+        const product = await products.update(currentUser(req), input.params.referenceId, input.body, req.body, adminRequestOf(req));
         res.json(ok(toProductView(product), 'Product updated'));
       },
     ),
     'PATCH /physical-products/seller-products/{referenceId}/visibility': handle(
       { params: ProductRefParams, body: VisibilityBody },
       async (input, req, res) => {
-        const product = await products.setVisibility(currentUser(req), input.params.referenceId, input.body.visibility);
+        const product = await products.setVisibility(
+          currentUser(req),
+          input.params.referenceId,
+          input.body.visibility,
+          adminRequestOf(req),
+        );
         res.json(ok(toProductView(product), 'Visibility updated'));
       },
     ),

@@ -1,5 +1,6 @@
 import type { Migration } from '@mkt/kit';
 import { indexes } from './0001-indexes';
+import { outboxIndex } from './0002-outbox-index';
 
 /** The catalog database's migrations, in order (services/catalog/README.md lists them). */
-export const catalogMigrations: Migration[] = [indexes];
+export const catalogMigrations: Migration[] = [indexes, outboxIndex];

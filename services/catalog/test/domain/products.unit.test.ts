@@ -1,7 +1,7 @@
 import { CreateProductBody, UpdateProductBody, type Visibility } from '@mkt/contracts';
 import { AppError, type AuthenticatedUser } from '@mkt/kit';
 import { buildCategories, propertyValueProblem, type Property } from '../../src/domain/categories';
-import { canManage, isPublic, ownedBy, ProductRules, visibleTo, type Product } from '../../src/domain/products';
+import { canManage, isPublic, ownedBy, productWrite, ProductRules, visibleTo, type Product } from '../../src/domain/products';
 import { sanitizeDescription } from '../../src/domain/sanitize';
 import { decideShop, decideV1Product } from '../../src/domain/shops';
 
@@ -254,4 +254,39 @@ describe('descriptions are sanitized HTML', () => {
     ['<img src="http://e.test/i.png" />', '<img />'],
     ['<style>p{}</style>ok', 'ok'],
   ])('%s', (html, clean) => expect(sanitizeDescription(html)).toBe(clean));
+});
+
+describe('an admin’s change of a seller’s product carries its audit entry', () => {
+  const context = { requestId: 'req-1', clientAddress: null };
+  const now = new Date('2026-12-01T10:00:00.000Z');
+
+  test('guarded by the updatedAt read, with the changed fields before and after', () => {
+    const current = product({ name: 'Phone', stock: 3 });
+    const write = productWrite(admin, current, { name: 'Phone X', stock: 3 }, 'product.edit', context, now);
+    expect(write.guard).toEqual({ updatedAt: current.updatedAt });
+    expect(write.update.$set).toEqual({ name: 'Phone X', stock: 3 });
+    expect(write.update.$push?.pendingEvents).toMatchObject({
+      type: 'catalog.admin_action.recorded',
+      source: 'catalog',
+      correlationId: 'req-1',
+      data: {
+        action: 'product.edit',
+        actorId: admin.id,
+        targetType: 'product',
+        targetId: current._id,
+        before: { name: 'Phone' },
+        after: { name: 'Phone X' },
+      },
+    });
+    expect(
+      productWrite(admin, current, { visibility: 'Hidden' }, 'product.visibility', context, now).update.$push?.pendingEvents.data,
+    ).toMatchObject({ action: 'product.visibility', before: { visibility: current.visibility }, after: { visibility: 'Hidden' } });
+  });
+
+  test('the seller’s own change is the plain update', () => {
+    expect(productWrite(seller, product(), { stock: 1 }, 'product.edit', context, now)).toEqual({
+      guard: {},
+      update: { $set: { stock: 1 } },
+    });
+  });
 });

@@ -12,6 +12,7 @@ import { Conflict, foundOr404, NotFound, type AuthenticatedUser, type OutboxRela
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
 import {
   auditedApproval,
+  auditedEdit,
   checkEdit,
   decideApprove,
   decideEdit,
@@ -91,9 +92,10 @@ export class Consultations {
    * The owner edits a consultation. The write is decided by `decideEdit` and guarded by what it was
    * decided on (the state and the pending revision read): when an admin's approval or another edit
    * lands in between, the edit is decided again on the new state — text never goes live unreviewed
-   * because its consultation was approved between the read and the write.
+   * because its consultation was approved between the read and the write. An admin's edit of
+   * another seller's consultation carries its audit entry in that same write (`auditedEdit`).
    */
-  async update(user: AuthenticatedUser, key: string, body: UpdateConsultationBody): Promise<ConsultationDoc> {
+  async update(user: AuthenticatedUser, key: string, body: UpdateConsultationBody, context: AdminRequestContext): Promise<ConsultationDoc> {
     const { consultations, ruleSets, pricing } = this.deps;
     const first = await this.mustFind(key);
     assertOwner(user, first.sellerId, 'consultation');
@@ -103,9 +105,13 @@ export class Consultations {
     if (body.pricingId !== undefined) set.pricingId = ownRecord(await pricing.findByKey(body.pricingId), first.sellerId, 'pricingId')._id;
     let consultation = first;
     for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt += 1) {
-      const write = decideEdit(consultation, set, { revisionId: randomUUID(), now: new Date() });
+      const now = new Date();
+      const write = auditedEdit(decideEdit(consultation, set, { revisionId: randomUUID(), now }), consultation, user, context, now);
       const updated = await consultations.updateGuarded(consultation._id, write.guard, write.update, write.touchesLive);
-      if (updated) return updated;
+      if (updated) {
+        if (write.update.$push) void this.deps.outbox.flush(consultations.model, updated._id);
+        return updated;
+      }
       consultation = await this.mustFind(consultation._id);
     }
     throw new Conflict('The consultation kept changing while it was edited: send the edit again');

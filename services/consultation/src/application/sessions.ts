@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventEnvelope, PageQuery } from '@mkt/contracts';
+import type { AdminRequestContext, EventEnvelope, PageQuery } from '@mkt/contracts';
 import { InvalidState, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
 import {
   checkDispute,
@@ -12,6 +12,7 @@ import {
   overdueBefore,
   overdueEnd,
   sessionListScope,
+  sessionMoveAudit,
   SESSION_MOVES,
   slotKeyOf,
   type MoveDetails,
@@ -44,21 +45,32 @@ export class Sessions {
     return this.deps.sessions.page(sessionListScope(user), query);
   }
 
-  /** Start, end or no-show by the seller: checked, timed, then one conditional write with its event. */
+  /**
+   * Start, end or no-show by the seller (or an admin): checked, timed, then one conditional write
+   * with its event and, for an admin's move of another seller's session, its audit entry.
+   */
   async move(
     user: AuthenticatedUser,
     key: string,
     move: SessionMove,
     details: MoveDetails,
-    correlationId: string,
+    context: AdminRequestContext,
     now = new Date(),
   ): Promise<SessionDoc> {
+    const correlationId = context.requestId;
     const session = checkMove(user, await this.deps.sessions.findByKey(key), move, now, this.deps.rules.noShowGrace);
     const at = moveTime(move, session, move === 'no-show' ? undefined : details.at, now, this.deps.rules.startLeadMs);
     const event = await this.eventOf(session, move, at, correlationId);
     // Leaving Scheduled closes the slot first: no booking (nor hold) can join it afterwards.
     if (move !== 'end') await this.closeSlotOf(session);
-    return this.applyMove(session, move, movedFields(session, move, details, at), event);
+    const set = movedFields(session, move, details, at);
+    const audit = sessionMoveAudit(user, session, move, set, context, now);
+    return this.applyMove(
+      session,
+      move,
+      set,
+      [event, audit].filter((e): e is EventEnvelope => e !== undefined),
+    );
   }
 
   /**
@@ -112,7 +124,7 @@ export class Sessions {
       try {
         const at = overdueEnd(session);
         const event = await this.eventOf(session, 'end', at, correlationId);
-        await this.applyMove(session, 'end', movedFields(session, 'end', {}, at), event);
+        await this.applyMove(session, 'end', movedFields(session, 'end', {}, at), event ? [event] : []);
       } catch (err) {
         log.warn({ err, sessionId: session._id, correlationId }, 'an overdue session could not be completed; the sweep tries again');
       }
@@ -135,12 +147,12 @@ export class Sessions {
    * The state change and its event in one write, guarded by the state the checks saw: of two
    * racing moves one applies, the other is 409.
    */
-  private async applyMove(session: SessionDoc, move: SessionMove, set: Record<string, unknown>, event: EventEnvelope | undefined) {
+  private async applyMove(session: SessionDoc, move: SessionMove, set: Record<string, unknown>, events: EventEnvelope[]) {
     const { sessions, outbox, log } = this.deps;
     const { from, to } = SESSION_MOVES[move];
-    const moved = await sessions.move(session._id, from, set, event);
+    const moved = await sessions.move(session._id, from, set, events);
     if (!moved) throw new InvalidState(`The session is no longer ${from}`);
-    if (event) void outbox.flush(sessions.model, moved);
+    if (events.length > 0) void outbox.flush(sessions.model, moved);
     log.info({ sessionId: session._id, move, status: to }, 'session moved');
     return moved;
   }

@@ -92,10 +92,10 @@ export class SessionRepository {
    * The state change and its event in one write, guarded by the state the checks saw: of two
    * racing moves one applies (null for the other).
    */
-  move(id: string, from: string, set: Record<string, unknown>, event: EventEnvelope | undefined): Promise<SessionDoc | null> {
+  move(id: string, from: string, set: Record<string, unknown>, events: EventEnvelope[]): Promise<SessionDoc | null> {
     return this.models.Session.findOneAndUpdate(
       { _id: id, status: from },
-      { $set: set, ...(event ? { $push: { pendingEvents: event } } : {}) },
+      { $set: set, ...(events.length > 0 ? { $push: { pendingEvents: { $each: events } } } : {}) },
       { new: true },
     ).lean<SessionDoc>();
   }

@@ -192,3 +192,44 @@ export function auditedApproval(
   const event = makeEvent('consultation.admin_action.recorded', data, { source: 'consultation', correlationId: context.requestId });
   return { ...write, update: { ...write.update, $push: { pendingEvents: event } } };
 }
+
+/**
+ * An admin's edit of another seller's consultation with its audit entry (`consultation.edit`):
+ * the event goes into the consultation's outbox in the edit's own conditional write, so the edit
+ * and its entry take effect together or not at all. Before and after are the fields the write
+ * changes or drops (a pending revision by its id) and the version. An owner's own edit records
+ * nothing: the write is returned as it was.
+ */
+export function auditedEdit(
+  write: EditWrite,
+  consultation: ConsultationDoc,
+  user: { id: string; role: 'buyer' | 'seller' | 'admin' },
+  context: AdminRequestContext,
+  now: Date,
+): EditWrite {
+  if (user.role !== 'admin' || user.id === consultation.sellerId) return write;
+  const version = versionOf(consultation);
+  const valueOf = (field: string): unknown => {
+    const value = consultation[field as keyof ConsultationDoc];
+    if (field === 'pendingRevision') return (value as ConsultationDoc['pendingRevision'])?.id ?? null;
+    return value ?? null;
+  };
+  const before: Record<string, unknown> = {};
+  const after: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(write.update.$set ?? {})) {
+    const next = field === 'pendingRevision' ? (value as { id: string }).id : value;
+    if (sameValue(valueOf(field), next)) continue;
+    before[field] = valueOf(field);
+    after[field] = next;
+  }
+  for (const field of Object.keys(write.update.$unset ?? {})) {
+    before[field] = valueOf(field);
+    after[field] = null;
+  }
+  const data = adminActionData(user, 'consultation.edit', { type: 'consultation', id: consultation._id }, context, now, {
+    before: { ...before, version },
+    after: { ...after, version: version + 1 },
+  });
+  const event = makeEvent('consultation.admin_action.recorded', data, { source: 'consultation', correlationId: context.requestId });
+  return { ...write, update: { ...write.update, $push: { pendingEvents: event } } };
+}

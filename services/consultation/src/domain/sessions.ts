@@ -1,4 +1,4 @@
-import { makeEvent, type EventEnvelope, type SessionStatus } from '@mkt/contracts';
+import { adminActionData, makeEvent, type AdminRequestContext, type EventEnvelope, type SessionStatus } from '@mkt/contracts';
 import { Forbidden, InvalidField, InvalidState, NotFound, RuleViolation } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit';
 import { assertOwner, isAdmin } from './access';
@@ -111,6 +111,31 @@ export function movedFields(
     if (details.nextSteps !== undefined) set.nextSteps = details.nextSteps;
   }
   return set;
+}
+
+/**
+ * The audit entry of an admin's move of another seller's session (`session.start`, `session.end`,
+ * `session.no_show`), written into the session's outbox with the move itself; none when its seller
+ * moves it. Before: the state left; after: the fields the move sets.
+ */
+export function sessionMoveAudit(
+  user: Pick<AuthenticatedUser, 'id' | 'role'>,
+  session: Pick<SessionDoc, '_id' | 'sellerId'>,
+  move: SessionMove,
+  set: Record<string, unknown>,
+  context: AdminRequestContext,
+  now: Date,
+): EventEnvelope | undefined {
+  if (user.role !== 'admin' || user.id === session.sellerId) return undefined;
+  const action = move === 'no-show' ? 'session.no_show' : move === 'start' ? 'session.start' : 'session.end';
+  const after = Object.fromEntries(
+    Object.entries(set).map(([field, value]) => [field, value instanceof Date ? value.toISOString() : value]),
+  );
+  const data = adminActionData(user, action, { type: 'session', id: session._id }, context, now, {
+    before: { status: SESSION_MOVES[move].from },
+    after,
+  });
+  return makeEvent('consultation.admin_action.recorded', data, { source: 'consultation', correlationId: context.requestId });
 }
 
 /**

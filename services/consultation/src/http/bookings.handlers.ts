@@ -10,7 +10,15 @@ import {
   StartSessionBody,
   ok,
 } from '@mkt/contracts';
-import { correlationIdOf, currentUser, handle, sendReceiptPage, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+import {
+  adminRequestOf,
+  correlationIdOf,
+  currentUser,
+  handle,
+  sendReceiptPage,
+  type IdempotentRequests,
+  type MountOptions,
+} from '@mkt/kit';
 import type { Bookings } from '../application/bookings';
 import type { Sessions } from '../application/sessions';
 import {
@@ -62,17 +70,17 @@ export function bookingHandlers(bookings: Bookings, sessions: Sessions, bookingR
     }),
     'POST /consultations/sessions/{id}/start': handle({ params: KeyParams, body: StartSessionBody }, async (input, req, res) => {
       const { actualStartTime, notes } = input.body;
-      const s = await sessions.move(currentUser(req), input.params.id, 'start', { at: actualStartTime, notes }, correlationIdOf(req));
+      const s = await sessions.move(currentUser(req), input.params.id, 'start', { at: actualStartTime, notes }, adminRequestOf(req));
       res.json(ok({ sessionId: s._id, status: s.status, startedAt: s.startedAt?.toISOString() ?? null }, 'Session started'));
     }),
     'POST /consultations/sessions/{id}/end': handle({ params: KeyParams, body: EndSessionBody }, async (input, req, res) => {
       const { actualEndTime, ...details } = input.body;
-      const s = await sessions.move(currentUser(req), input.params.id, 'end', { at: actualEndTime, ...details }, correlationIdOf(req));
+      const s = await sessions.move(currentUser(req), input.params.id, 'end', { at: actualEndTime, ...details }, adminRequestOf(req));
       const data = { sessionId: s._id, status: s.status, endedAt: s.endedAt?.toISOString() ?? null, duration: s.duration };
       res.json(ok(data, 'Session ended'));
     }),
     'POST /consultations/sessions/{id}/no-show': handle({ params: KeyParams, body: NoShowBody }, async (input, req, res) => {
-      const s = await sessions.move(currentUser(req), input.params.id, 'no-show', input.body, correlationIdOf(req));
+      const s = await sessions.move(currentUser(req), input.params.id, 'no-show', input.body, adminRequestOf(req));
       res.json(ok(noShowView(s), 'Session marked as no-show'));
     }),
     'POST /consultations/sessions/{id}/dispute': handle({ params: KeyParams, body: DisputeNoShowBody }, async (input, req, res) => {

@@ -37,7 +37,7 @@ export function consultationHandlers(consultations: Consultations): MountOptions
       res.json(ok(consultationView(consultation, pricing, mayReview(req.user, consultation))));
     }),
     'PUT /consultations/{id}': handle({ params: KeyParams, body: UpdateConsultationBody }, async (input, req, res) => {
-      const c = await consultations.update(currentUser(req), input.params.id, input.body);
+      const c = await consultations.update(currentUser(req), input.params.id, input.body, adminRequestOf(req));
       // The caller owns it (or is an admin): the answer says what waits for review.
       const { id, title, duration, currentStatus, visibility, updatedAt, pendingRevision, version } = consultationView(c, null, true);
       const message = pendingRevision ? 'Consultation updated; the new text is live once an admin approves it' : 'Consultation updated';

@@ -1,11 +1,19 @@
-import { newInternalId, newUnderscoreReference, type CreateCustomerBody, type PageQuery, type UpdateCustomerBody } from '@mkt/contracts';
-import { foundOr404, type AuthenticatedUser, type Page } from '@mkt/kit';
+import {
+  newInternalId,
+  newUnderscoreReference,
+  type AdminRequestContext,
+  type CreateCustomerBody,
+  type PageQuery,
+  type UpdateCustomerBody,
+} from '@mkt/contracts';
+import { Conflict, foundOr404, type AuthenticatedUser, type OutboxRelay, type Page } from '@mkt/kit';
 import type { BookingFactRepository } from '../db/booking-fact.repository';
 import { DUPLICATE, type RelationshipRepository } from '../db/relationship.repository';
 import type { KnownUserRepository } from '../db/user.repository';
 import {
   assertDeleter,
   assertReader,
+  auditedCreate,
   createFollow,
   decideCreate,
   decideUpdate,
@@ -14,6 +22,7 @@ import {
   listingOwner,
   ownScope,
   pairTaken,
+  relationshipWrite,
   resolveBuyer,
   resolveSeller,
   type Listing,
@@ -29,16 +38,24 @@ export interface RelationshipRow {
   sellerName: string | null;
 }
 
-/** Customer relationships: who may create, read, change and list them (domain/relationships.ts). */
+/** Publishes an admin change's audit entry right after its write (the outbox sweep otherwise). */
+type Outbox = Pick<OutboxRelay, 'flush'>;
+const NO_FLUSH: Outbox = { flush: async () => undefined };
+
+/**
+ * Customer relationships: who may create, read, change and list them (domain/relationships.ts).
+ * An admin's create or update carries its audit entry in its own write (`auditedCreate`, `relationshipWrite`).
+ */
 export class RelationshipService {
   constructor(
     private readonly relationships: RelationshipRepository,
     private readonly users: KnownUserRepository,
     private readonly facts: BookingFactRepository,
     private readonly projection: Projection,
+    private readonly outbox: Outbox = NO_FLUSH,
   ) {}
 
-  async create(user: AuthenticatedUser, body: CreateCustomerBody): Promise<Relationship> {
+  async create(user: AuthenticatedUser, body: CreateCustomerBody, context: AdminRequestContext): Promise<Relationship> {
     const sellerId = resolveSeller(user, body, isAdmin(user) ? await this.users.find(body.sellerId) : null);
     const follow = createFollow(user, body);
     // Both lookups run for every key, so the refusals do not differ in the work done.
@@ -46,7 +63,10 @@ export class RelationshipService {
     const booked = await this.facts.hasConfirmed({ sellerId, buyerId: named?._id ?? body.buyerId });
     const pair = { sellerId, buyerId: resolveBuyer(named, booked) };
     const ids = { id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS') };
-    if ((await this.relationships.insert(decideCreate(body, pair, follow, ids, new Date()))) === DUPLICATE) throw pairTaken();
+    const now = new Date();
+    const record = auditedCreate(user, decideCreate(body, pair, follow, ids, now), context, now);
+    if ((await this.relationships.insert(record)) === DUPLICATE) throw pairTaken();
+    if (record.pendingEvents) void this.outbox.flush(this.relationships.model, ids.id);
     // The pair has booked (that is what lets it be named): its totals follow from those bookings
     // at once, as they would in the relationship the events open.
     await this.projection.recompute(pair);
@@ -59,10 +79,17 @@ export class RelationshipService {
     return (await this.withNames([doc]))[0]!;
   }
 
-  async update(user: AuthenticatedUser, id: string, body: UpdateCustomerBody): Promise<Relationship> {
+  async update(user: AuthenticatedUser, id: string, body: UpdateCustomerBody, context: AdminRequestContext): Promise<Relationship> {
     const current = found(await this.relationships.find(id));
-    const set = decideUpdate(user, current, body, new Date());
-    return foundOr404(await this.relationships.update(current._id, set), 'Customer');
+    const now = new Date();
+    const write = relationshipWrite(user, current, decideUpdate(user, current, body, now), context, now);
+    const saved = await this.relationships.write(current._id, write);
+    if (saved) {
+      if (write.update.$push) void this.outbox.flush(this.relationships.model, saved);
+      return saved;
+    }
+    foundOr404(await this.relationships.find(current._id), 'Customer');
+    throw new Conflict('The relationship changed while it was edited: read it again');
   }
 
   async remove(user: AuthenticatedUser, id: string): Promise<string> {

@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { pendingEventsField } from '@mkt/kit';
 import type { BookingFact } from '../domain/projection';
 import type { KnownUser, Relationship } from '../domain/relationships';
 
@@ -26,6 +27,8 @@ const relationshipSchema = new Schema<Relationship>(
     lifetimeValueMinor: { type: Number, default: 0 },
     lastInteraction: { type: Date, default: null },
     lastBooking: { type: Date, default: null },
+    /** The outbox: an admin's change's audit entry, until it is published. */
+    pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },
 );

@@ -1,6 +1,6 @@
 import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/contracts';
 import { byIdOrReference, findPage, isDuplicateKey, type Page } from '@mkt/kit';
-import type { Listing, NewRelationship, Pair, Relationship, RelationshipChange } from '../domain/relationships';
+import type { Listing, NewRelationship, Pair, Relationship, RelationshipWrite } from '../domain/relationships';
 import type { Totals } from '../domain/totals';
 import type { CrmModels } from './models';
 
@@ -76,9 +76,14 @@ export class RelationshipRepository {
     await this.insert({ _id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS'), sellerId, buyerId });
   }
 
-  /** The changed relationship, or null when it went away meanwhile. */
-  async update(id: string, set: RelationshipChange): Promise<Relationship | null> {
-    return this.models.relationships.findOneAndUpdate({ _id: id }, { $set: set }, { new: true }).lean<Relationship>();
+  /** The changed relationship, or null when it went away or its guard missed meanwhile. */
+  async write(id: string, write: RelationshipWrite): Promise<Relationship | null> {
+    return this.models.relationships.findOneAndUpdate({ _id: id, ...write.guard }, write.update, { new: true }).lean<Relationship>();
+  }
+
+  /** The model behind the relationships (the outbox relay publishes from it). */
+  get model(): CrmModels['relationships'] {
+    return this.models.relationships;
   }
 
   async remove(id: string): Promise<void> {

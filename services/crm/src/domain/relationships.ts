@@ -1,4 +1,13 @@
-import { ErrorCode, type CreateCustomerBody, type Role, type UpdateCustomerBody } from '@mkt/contracts';
+import {
+  adminActionData,
+  ErrorCode,
+  makeEvent,
+  type AdminRequestContext,
+  type CreateCustomerBody,
+  type IntegrationEvent,
+  type Role,
+  type UpdateCustomerBody,
+} from '@mkt/contracts';
 import { AppError, Conflict, Forbidden, InvalidField, NotFound, RuleViolation } from '@mkt/kit/domain';
 
 /** Who asks (the verified token's user, as http/ hands it over): all a rule needs to know of them. */
@@ -38,6 +47,8 @@ export interface Relationship {
   lifetimeValueMinor: number;
   lastInteraction: Date | null;
   lastBooking: Date | null;
+  /** The outbox (an admin's change's audit entry); absent on records no admin changed. */
+  pendingEvents?: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -51,6 +62,67 @@ export interface Pair {
 /** What a create writes; the rest are the schema's defaults (totals zero until recomputed). */
 export type NewRelationship = Pick<Relationship, '_id' | 'referenceId' | 'sellerId' | 'buyerId'> &
   Partial<Omit<Relationship, 'createdAt' | 'updatedAt'>>;
+
+const plain = (value: unknown): unknown => (value instanceof Date ? value.toISOString() : (value ?? null));
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(plain(a)) === JSON.stringify(plain(b));
+
+function auditEvent(
+  user: Actor,
+  action: 'customer.create' | 'customer.edit',
+  id: string,
+  change: { before: Record<string, unknown> | null; after: Record<string, unknown> },
+  context: AdminRequestContext,
+  now: Date,
+): IntegrationEvent {
+  const data = adminActionData(user, action, { type: 'customer', id }, context, now, change);
+  return makeEvent('crm.admin_action.recorded', data, { source: 'crm', correlationId: context.requestId });
+}
+
+/**
+ * An admin's new relationship for a seller carries its audit entry (`customer.create`: after, the
+ * pair and the fields it sets) in its own insert's outbox: a refused or duplicate create writes
+ * neither. A seller's own create is returned as it was.
+ */
+export function auditedCreate(user: Actor, record: NewRelationship, context: AdminRequestContext, now: Date): NewRelationship {
+  if (!isAdmin(user)) return record;
+  const { _id, referenceId: _referenceId, pendingEvents: _pending, ...fields } = record;
+  const after = Object.fromEntries(Object.entries(fields).map(([field, value]) => [field, plain(value)]));
+  return { ...record, pendingEvents: [auditEvent(user, 'customer.create', _id, { before: null, after }, context, now)] };
+}
+
+/** A relationship's update as one write: what it is guarded by (beyond the id) and the update. */
+export interface RelationshipWrite {
+  guard: Record<string, unknown>;
+  update: { $set: RelationshipChange; $push?: { pendingEvents: IntegrationEvent } };
+}
+
+/**
+ * How an update is written. An admin's carries its audit entry (`customer.edit`: the fields it
+ * changes, before and after) in the same write, guarded by the values it replaces (a change of
+ * them landing in between makes it miss: 409, nothing written or recorded). Its seller's or
+ * buyer's own update is the plain one.
+ */
+export function relationshipWrite(
+  user: Actor,
+  current: Relationship,
+  set: RelationshipChange,
+  context: AdminRequestContext,
+  now: Date,
+): RelationshipWrite {
+  if (!isAdmin(user)) return { guard: {}, update: { $set: set } };
+  const before: Record<string, unknown> = {};
+  const after: Record<string, unknown> = {};
+  const guard: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(set)) {
+    const old = current[field as keyof Relationship];
+    guard[field] = old ?? null;
+    if (sameValue(old, value)) continue;
+    before[field] = plain(old);
+    after[field] = plain(value);
+  }
+  const event = auditEvent(user, 'customer.edit', current._id, { before, after }, context, now);
+  return { guard, update: { $set: set, $push: { pendingEvents: event } } };
+}
 
 /** The fields an update sets (`$set`). */
 export type RelationshipChange = Partial<

@@ -11,7 +11,7 @@ import {
   ok,
   type PageQuery,
 } from '@mkt/contracts';
-import { currentUser, handle, type MountOptions } from '@mkt/kit';
+import { adminRequestOf, currentUser, handle, type MountOptions } from '@mkt/kit';
 import type { RelationshipService } from '../application/relationships';
 import type { Listing } from '../domain/relationships';
 import { createdView, LISTING_VIEWS, ownListRow, relationshipView, updatedView } from './views';
@@ -42,7 +42,9 @@ export function customerHandlers(relationships: RelationshipService): MountOptio
 
   return {
     'POST /customers': handle({ body: CreateCustomerBody }, async (input, req, res) => {
-      res.json(ok(createdView(await relationships.create(currentUser(req), input.body)), 'Customer relationship created'));
+      res.json(
+        ok(createdView(await relationships.create(currentUser(req), input.body, adminRequestOf(req))), 'Customer relationship created'),
+      );
     }),
     'GET /customers': handle({ query: CustomerListQuery }, async (input, req, res) => {
       const user = currentUser(req);
@@ -54,7 +56,12 @@ export function customerHandlers(relationships: RelationshipService): MountOptio
       res.json(ok(relationshipView(await relationships.read(user, input.params.id), user)));
     }),
     'PUT /customers/{id}': handle({ params: CustomerParams, body: UpdateCustomerBody }, async (input, req, res) => {
-      res.json(ok(updatedView(await relationships.update(currentUser(req), input.params.id, input.body)), 'Customer relationship updated'));
+      res.json(
+        ok(
+          updatedView(await relationships.update(currentUser(req), input.params.id, input.body, adminRequestOf(req))),
+          'Customer relationship updated',
+        ),
+      );
     }),
     'DELETE /customers/{id}': handle({ params: CustomerParams }, async (input, req, res) => {
       res.json(ok({ id: await relationships.remove(currentUser(req), input.params.id), deleted: true }, 'Customer relationship deleted'));

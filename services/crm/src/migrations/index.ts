@@ -1,5 +1,6 @@
 import type { Migration } from '@mkt/kit';
 import { indexes } from './0001-indexes';
+import { outboxIndex } from './0002-outbox-index';
 
 /** The crm database's migrations, in order (services/crm/README.md lists them). */
-export const crmMigrations: Migration[] = [indexes];
+export const crmMigrations: Migration[] = [indexes, outboxIndex];

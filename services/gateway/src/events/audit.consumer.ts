@@ -13,6 +13,8 @@ export function auditConsumer(audit: AuditLog): ConsumerSpec {
       'wallet.admin_action.recorded': (event) => audit.record(event, 'wallet'),
       'consultation.admin_action.recorded': (event) => audit.record(event, 'consultation'),
       'review.admin_action.recorded': (event) => audit.record(event, 'review'),
+      'catalog.admin_action.recorded': (event) => audit.record(event, 'catalog'),
+      'crm.admin_action.recorded': (event) => audit.record(event, 'crm'),
     },
   });
 }
