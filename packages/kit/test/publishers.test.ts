@@ -8,10 +8,18 @@ const viaExchange = { exchange: EVENTS, routingKey: 'consultation.booking.cancel
 
 describe('the owner of an event', () => {
   test('each namespace has one producer, from the producer table', () => {
-    expect(EVENT_NAMESPACE_OWNERS).toEqual({ identity: 'gateway', consultation: 'consultation', wallet: 'wallet', review: 'review' });
+    expect(EVENT_NAMESPACE_OWNERS).toEqual({
+      identity: 'gateway',
+      consultation: 'consultation',
+      wallet: 'wallet',
+      review: 'review',
+      catalog: 'catalog',
+      crm: 'crm',
+    });
     expect(eventOwner('consultation.session.no_show')).toBe('consultation');
     expect(eventOwner('review.created.v2')).toBe('review');
-    expect(eventOwner('catalog.product.created')).toBeUndefined();
+    expect(eventOwner('catalog.admin_action.recorded')).toBe('catalog');
+    expect(eventOwner('search.product.indexed')).toBeUndefined();
   });
 });
 

@@ -26,8 +26,12 @@ export type Forward = (
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-// The connection failed under a request that got no answer: a pooled socket the service closed.
-const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+// The connection failed under a request that got no answer: a pooled socket the service closed,
+// or one the pool's own idle timer closed as the request was given to it (`UND_ERR_INFO`,
+// `UND_ERR_CLOSED`: the sockets a burst opened all reach their idle limit at once).
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_INFO', 'UND_ERR_CLOSED']);
+// How many times such a request goes again: another pooled socket may be closing too.
+const RESENDS = 2;
 // Hop-by-hop: they describe one connection, never the next one (a client's `Connection: close`
 // must not close the pooled socket to the service). `transfer-encoding` is the framing of one
 // hop (the next is framed by its own writer) and `expect` is answered by the gateway's server.
@@ -70,7 +74,7 @@ function addForwarded(headers: IncomingHttpHeaders, req: IncomingMessage): void 
  * the gateway's joined where the service set none), with backpressure both ways. Failures
  * answer with the error envelope: refused/unresolvable → 503, broken → 502, no answer (or a
  * body that stalls) for `timeoutMs` → 504. An idempotent request without a body whose pooled
- * connection was reset before any answer is sent again, once.
+ * connection was reset before any answer is sent again, at most twice.
  */
 export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forward {
   const pools = Object.fromEntries(
@@ -96,7 +100,7 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     };
-    let retried = false;
+    let resends = 0;
     let controller: Dispatcher.DispatchController | null = null;
     // The client went away before the answer was complete: stop asking the service.
     res.once('close', () => {
@@ -131,8 +135,16 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
         // its listen queue when it stopped listening. An idempotent request without a body goes
         // again, once: a body was streamed from the client and is gone, so a resent PUT would
         // leave the service waiting for bytes that never come (a 504 after the timeout).
-        if ((RESET_CODES.has(code) || RESET_CODES.has(cause)) && !retried && !res.headersSent && !res.destroyed && isResendable(req)) {
-          retried = true;
+        // At most twice: the sockets a burst opened reach their idle limit together, so the
+        // next one the pool hands out may be closing as well.
+        if (
+          (RESET_CODES.has(code) || RESET_CODES.has(cause)) &&
+          resends < RESENDS &&
+          !res.headersSent &&
+          !res.destroyed &&
+          isResendable(req)
+        ) {
+          resends += 1;
           // On the next turn, once the pool has taken back the connection that failed: it
           // connects again, so the request goes on a new socket (which stays in the pool).
           setImmediate(() => pools[upstream].dispatch(options, handler));
