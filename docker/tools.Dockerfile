@@ -24,8 +24,6 @@ COPY services/consultation/package.json services/consultation/
 COPY services/review/package.json services/review/
 COPY e2e/package.json e2e/
 COPY deploy/package.json deploy/
-# pnpm-workspace.yaml's patchedDependencies: the install applies them.
-COPY services/gateway/patches services/gateway/patches/
 RUN pnpm install --frozen-lockfile
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages ./packages
