@@ -664,6 +664,28 @@ async function runContainer(name, service, env) {
   );
 }
 
+/** The service's migrations, run from its own image as the release's one-shot Job runs them (a pod refuses a database behind them). */
+async function migrateContainer(service, env) {
+  await podman(
+    [
+      'run',
+      '--rm',
+      '--network',
+      'host',
+      '--read-only',
+      '--read-only-tmpfs=false',
+      '--security-opt',
+      'no-new-privileges',
+      ...Object.keys(env).flatMap((key) => ['-e', key]),
+      image(service),
+      'node',
+      'dist/migrate.js',
+      'up',
+    ],
+    { env: { ...process.env, ...env }, log: logFile(`migrate-${service}`) },
+  );
+}
+
 async function runEach() {
   await requireImages();
   const { mongoUrl, amqpUrl } = await startInfra();
@@ -691,8 +713,11 @@ async function runEach() {
   Object.assign(envOf.gateway, { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) });
   say(`starting the six images (--network host, --read-only, no-new-privileges; bus namespace ${namespace})`);
   const started = Date.now();
-  for (const service of SERVICES)
-    await runContainer(`mkt-run-${service}`, service, { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: service });
+  for (const service of SERVICES) {
+    const env = { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: service };
+    await migrateContainer(service, env);
+    await runContainer(`mkt-run-${service}`, service, env);
+  }
   const rows = [['container', 'port', 'readyz', 'user', 'root fs', 'healthcheck', 'SIGTERM exit']];
   const results = await Promise.all(
     SERVICES.map(async (service) => {
