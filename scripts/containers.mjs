@@ -641,49 +641,36 @@ async function developmentEnv() {
 
 // ---- 4. run: each image alone
 /** Runs a service container; `-e NAME` (no value) hands podman the value from its own environment. */
+/**
+ * How every service container runs here: on the host network, no writable root file system and
+ * (as Docker's read_only) no tmpfs on /tmp, /run, /var/tmp either, no new privileges, and `env`
+ * passed by name (its values come from the podman process's environment, never its argv).
+ */
+const hardenedRun = (env) => [
+  '--network',
+  'host',
+  '--read-only',
+  '--read-only-tmpfs=false',
+  '--security-opt',
+  'no-new-privileges',
+  ...Object.keys(env).flatMap((key) => ['-e', key]),
+];
+
 async function runContainer(name, service, env) {
   await podman(['rm', '-f', name], { check: false });
   onCleanup(`container ${name}`, () => podman(['rm', '-f', '-t', '5', name], { check: false }));
-  await podman(
-    [
-      'run',
-      '--detach',
-      '--name',
-      name,
-      '--network',
-      'host',
-      // No writable root file system, and (as Docker's read_only) no tmpfs on /tmp, /run, /var/tmp either.
-      '--read-only',
-      '--read-only-tmpfs=false',
-      '--security-opt',
-      'no-new-privileges',
-      ...Object.keys(env).flatMap((key) => ['-e', key]),
-      image(service),
-    ],
-    { env: { ...process.env, ...env }, log: logFile(`run-${service}`) },
-  );
+  await podman(['run', '--detach', '--name', name, ...hardenedRun(env), image(service)], {
+    env: { ...process.env, ...env },
+    log: logFile(`run-${service}`),
+  });
 }
 
 /** The service's migrations, run from its own image as the release's one-shot Job runs them (a pod refuses a database behind them). */
 async function migrateContainer(service, env) {
-  await podman(
-    [
-      'run',
-      '--rm',
-      '--network',
-      'host',
-      '--read-only',
-      '--read-only-tmpfs=false',
-      '--security-opt',
-      'no-new-privileges',
-      ...Object.keys(env).flatMap((key) => ['-e', key]),
-      image(service),
-      'node',
-      'dist/migrate.js',
-      'up',
-    ],
-    { env: { ...process.env, ...env }, log: logFile(`migrate-${service}`) },
-  );
+  await podman(['run', '--rm', ...hardenedRun(env), image(service), 'node', 'dist/migrate.js', 'up'], {
+    env: { ...process.env, ...env },
+    log: logFile(`migrate-${service}`),
+  });
 }
 
 async function runEach() {
