@@ -146,6 +146,7 @@ async function figures(system: System, dbName: (name: ProcessName) => string) {
       holdsWithoutBooking,
       confirmedWithoutHold,
       heldSum,
+      holdsSettling: holds.filter((h) => h.status === 'Settling').length,
       heldDrift,
       crmMissing,
       crmUnknown,
@@ -181,7 +182,13 @@ const settled = (f: Figures) =>
   f.crmUnknown.length === 0 &&
   f.crmCancelDrift.length === 0 &&
   !f.wallets.transfersByStatus.Pending &&
-  !f.wallets.transfersByStatus.Debited;
+  !f.wallets.transfersByStatus.Debited &&
+  // No settlement under way: the wallets' figures and the holds are read one after the other, and a
+  // settlement moves money between several wallets' documents in turn (the buyer's held, then the
+  // seller's and the platform's available), so only a quiet moment compares them.
+  !f.holdsSettling &&
+  f.heldSum === f.wallets.heldMinor &&
+  f.wallets.availableMinor + f.wallets.heldMinor === f.wallets.completedTopUpsMinor - f.wallets.settledPayoutsMinor;
 
 function print(stage: string, f: Figures, extra: Record<string, number | string> = {}) {
   const money = f.wallets.availableMinor + f.wallets.heldMinor;

@@ -50,9 +50,27 @@ async function outboxDrained(bookingId: string): Promise<void> {
   });
 }
 
+/**
+ * Waits until no document of the service's database has an event left in its outbox: the writes
+ * before a booking (its offer's, its buyer's) are flushed by the relay after they answer, and under
+ * load such a flush can land after the counter is reset.
+ */
+async function everyOutboxDrained(): Promise<void> {
+  const db = direct.db(app.started.runtime.db.db!.databaseName);
+  const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+  await waitFor(
+    async () => {
+      for (const name of names) if (await db.collection(name).findOne({ 'pendingEvents.0': { $exists: true } })) return false;
+      return true;
+    },
+    { what: 'every outbox to be empty before counting', intervalMs: 20 },
+  );
+}
+
 async function book(offer: Awaited<ReturnType<typeof givenOffer>>, overrides: object = {}) {
   const buyer = newUser();
   await ensureWallet(buyer);
+  await everyOutboxDrained();
   counter.reset();
   return call(app.url, 'POST', '/consultations/bookings', { token: tokenOf(buyer), body: bookingBody(offer, overrides) });
 }
