@@ -134,26 +134,49 @@ function runProcesses() {
   }
 }
 
-/** CPU ticks per named process, each with its descendants (rabbitmq-server's beam.smp, …). */
-function cpuTicks(named) {
-  const table = processTable();
+/** Each named process with its descendants (rabbitmq-server's beam.smp, …): name → pids. */
+function processTrees(named, table = processTable()) {
   const children = new Map();
   for (const [pid, [ppid]] of table) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-  const ticks = {};
   const roots = new Set(named.values());
+  const trees = {};
   for (const [name, pid] of named) {
-    let sum = 0;
+    const pids = [];
     for (const queue = [pid]; queue.length > 0;) {
       const each = queue.shift();
-      sum += table.get(each)?.[1] ?? 0;
+      pids.push(each);
       // a recorded process's own children are its own (the runner's children are the services: not its)
       for (const child of children.get(each) ?? []) if (!roots.has(child)) queue.push(child);
     }
-    ticks[name] = sum;
+    trees[name] = pids;
   }
+  return trees;
+}
+
+/** CPU ticks per named process, each with its descendants. */
+function cpuTicks(named) {
+  const table = processTable();
+  const ticks = {};
+  for (const [name, pids] of Object.entries(processTrees(named, table)))
+    ticks[name] = pids.reduce((sum, pid) => sum + (table.get(pid)?.[1] ?? 0), 0);
   const own = process.cpuUsage();
   ticks['load generator (this bench)'] = ((own.user + own.system) / 1e6) * TICKS;
   return ticks;
+}
+
+/** Resident memory (MB, VmRSS of /proc/<pid>/status) per named process, each with its descendants. */
+function residentMb(named) {
+  const rss = (pid) => {
+    try {
+      const line = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      return line ? Number(line[1]) / 1024 : 0;
+    } catch {
+      return 0; // gone meanwhile
+    }
+  };
+  return Object.fromEntries(
+    Object.entries(processTrees(named)).map(([name, pids]) => [name, pids.reduce((sum, pid) => sum + rss(pid), 0)]),
+  );
 }
 
 /** Database commands so far per service, when `npm start` ran with MONGO_WIRE_COUNTER=1. */
@@ -509,6 +532,16 @@ if (costs[0][1].commands) {
   }
 } else {
   console.log('\n(database commands per operation: start the system with MONGO_WIRE_COUNTER=1 to count them)');
+}
+if (named) {
+  // What the whole stack holds once the load is over (the stack's memory target is on the total).
+  const resident = residentMb(named);
+  const total = Object.values(resident).reduce((a, b) => a + b, 0);
+  console.log(`\nResident memory after the load (/proc/<pid>/status VmRSS, MB, each process with its children):\n`);
+  console.log('| process | MB |');
+  console.log('|---|---:|');
+  for (const [name, mb] of Object.entries(resident)) console.log(`| ${name} | ${mb.toFixed(0)} |`);
+  console.log(`| **the stack** | **${total.toFixed(0)}** |`);
 }
 if (failures.length > 0) {
   console.error(`\nRULES BROKEN:\n- ${failures.join('\n- ')}`);

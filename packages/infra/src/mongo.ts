@@ -113,9 +113,22 @@ async function buildLauncher(tools: { java: string; javac: string; mvn: string }
   return [tools.java, '-XX:+UseSerialGC', '-Xss512k', '-cp', readFileSync(classpathFile, 'utf8').trim(), LAUNCHER];
 }
 
+/**
+ * The JVM's heap: without a bound it grows to a quarter of the machine's memory and its serial
+ * collector rarely gives any back. On disk (H2, `npm start`) the data lives in the file and the heap
+ * holds the cache and the requests in flight: bounded by `MONGO_JAVA_MAX_HEAP` (default 384m). In
+ * memory (the tests) the heap is the data itself: unbounded unless `MONGO_JAVA_MAX_HEAP` says. Both
+ * return free heap to the system after a collection (at most 30 % of the heap kept free).
+ */
+export function javaHeapFlags(storage: MongoStorage, env: NodeJS.ProcessEnv = process.env): string[] {
+  const max = env.MONGO_JAVA_MAX_HEAP ?? (storage.kind === 'file' ? '384m' : undefined);
+  if (max !== undefined && !/^\d+[kmg]$/i.test(max)) throw new Error(`MONGO_JAVA_MAX_HEAP must be a size such as 384m or 1g, not ${max}`);
+  return [...(max ? [`-Xmx${max}`] : []), '-XX:MinHeapFreeRatio=10', '-XX:MaxHeapFreeRatio=30'];
+}
+
 async function startMongoJavaServer(command: string[], storage: MongoStorage, port: number): Promise<LocalServer> {
   const args = storage.kind === 'memory' ? [String(port), 'memory'] : [String(port), 'h2', storage.path];
-  const { child, output } = startProcess(command[0]!, [...command.slice(1), ...args]);
+  const { child, output } = startProcess(command[0]!, [...javaHeapFlags(storage), ...command.slice(1), ...args]);
   try {
     await waitForPort(port, 60_000, child);
   } catch (err) {

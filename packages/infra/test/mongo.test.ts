@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mongoose from 'mongoose';
-import { startLocalMongo, type LocalServer } from '../src/mongo';
+import { javaHeapFlags, startLocalMongo, type LocalServer } from '../src/mongo';
 
 async function withServer<T>(server: LocalServer, work: (db: mongoose.mongo.Db) => Promise<T>): Promise<T> {
   const client = await mongoose.mongo.MongoClient.connect(server.url);
@@ -14,6 +14,18 @@ async function withServer<T>(server: LocalServer, work: (db: mongoose.mongo.Db) 
   }
 }
 
+describe('the JVM heap of mongo-java-server', () => {
+  test('bounded on disk (384m by default), unbounded in memory, MONGO_JAVA_MAX_HEAP overrides both', () => {
+    const file = { kind: 'file' as const, path: '/tmp/x.h2' };
+    const memory = { kind: 'memory' as const };
+    expect(javaHeapFlags(file, {})).toContain('-Xmx384m');
+    expect(javaHeapFlags(memory, {}).some((flag) => flag.startsWith('-Xmx'))).toBe(false);
+    expect(javaHeapFlags(memory, { MONGO_JAVA_MAX_HEAP: '2g' })).toContain('-Xmx2g');
+    expect(javaHeapFlags(file, { MONGO_JAVA_MAX_HEAP: '256m' })).toContain('-Xmx256m');
+    expect(() => javaHeapFlags(file, { MONGO_JAVA_MAX_HEAP: 'lots' })).toThrow(/MONGO_JAVA_MAX_HEAP/);
+  });
+});
+
 describe('the local MongoDB-compatible server', () => {
   const dir = mkdtempSync(join(tmpdir(), 'infra-mongo-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,6 +33,10 @@ describe('the local MongoDB-compatible server', () => {
   test('with file storage (npm start), documents and unique indexes survive a restart', async () => {
     const storage = { kind: 'file' as const, path: join(dir, 'mongo.h2') };
     const first = await startLocalMongo(storage, () => undefined);
+    // Its JVM runs with the bounded heap of the disk storage (the stack's memory is on the whole).
+    for (const { name, pid } of first!.processes?.() ?? []) {
+      if (name === 'mongo-java-server') expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('-Xmx384m');
+    }
     await withServer(first!, async (db) => {
       await db.collection('users').createIndex({ email: 1 }, { unique: true });
       await db.collection('users').insertOne({ _id: 'u1' as never, email: 'sara@example.com' });
