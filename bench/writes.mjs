@@ -8,7 +8,7 @@
 //   3. transfers: payers send to payees at once (several connections per payer wallet);
 //      afterwards no money was created or lost and the payees got exactly what was answered.
 // Start the system first with the rate limits off:
-//   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 npm start
+//   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 RATE_LIMIT_REGISTER_IP_PER_HOUR=0 RATE_LIMIT_SLOTS_PER_MIN=0 npm start
 // then: npm run bench:writes   (BENCH_URL, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PRICE)
 // It exits non-zero when a rule does not hold. Node's fetch keeps its connections alive.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -172,9 +172,11 @@ async function start() {
     recordFile: join(root, '.dev/run.json'),
     say,
     cwd: root,
-    // SERVICE_NODE_ARGS: extra node flags for every service process (e.g. `--cpu-prof
+    // SERVICE_NODE_ARGS: the node flags of every service process (e.g. `--cpu-prof
     // --cpu-prof-dir=/tmp/prof` to profile them under a bench; node refuses those in NODE_OPTIONS).
-    nodeArgs: (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    // By default a young generation of 16 MB semi-spaces: V8 grows it to 64 MB each on this kind of
+    // machine, and a busy service then keeps ≈ 130 MB of it resident (bench/README.md, "Memory").
+    nodeArgs: (process.env.SERVICE_NODE_ARGS ?? '--max-semi-space-size=16').split(' ').filter(Boolean),
     startInfra: async () => {
       const infra = await provide({ kind: 'file', path: join(root, '.dev/data/mongo.h2') });
       // The services start only on migrated databases: the migrations run first, as a release's job would.
