@@ -46,6 +46,17 @@ export const CRD_SOURCES = [
       'config/crd/bases/rabbitmq.com_topicpermissions.yaml',
     ],
   },
+  // The prod overlay's edge (k8s/overlays/prod/edge.yaml): Gateway API, standard channel.
+  {
+    module: 'sigs.k8s.io/gateway-api',
+    version: 'v1.3.0',
+    files: [
+      'config/crd/standard/gateway.networking.k8s.io_gatewayclasses.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_gateways.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_httproutes.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml',
+    ],
+  },
   // The optional monitoring component (k8s/components/monitoring): PodMonitor, PrometheusRule.
   {
     module: 'github.com/prometheus-operator/prometheus-operator',
@@ -94,6 +105,11 @@ export function ensureSchemas() {
 
 export function render(overlay) {
   return run(ensureTool('kustomize'), ['build', join(root, 'k8s', 'overlays', overlay)]);
+}
+
+/** `kustomize build` of any directory (an overlay copied with other params, say). */
+export function renderDir(dir) {
+  return run(ensureTool('kustomize'), ['build', dir]);
 }
 
 /** kubeconform -strict, no network: every object valid against its schema, none without one. */
