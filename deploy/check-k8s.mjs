@@ -8,6 +8,7 @@
 //   node deploy/check-k8s.mjs                      # both overlays, human summary
 //   node deploy/check-k8s.mjs --json               # both overlays, one JSON document
 //   node deploy/check-k8s.mjs --json --file x.yaml # a manifest file instead of the overlays
+//   node deploy/check-k8s.mjs --render DIR         # kustomize build DIR (the pinned kustomize)
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -194,6 +195,12 @@ export function check(yaml) {
 
 function main() {
   const args = process.argv.slice(2);
+  // --render DIR: the kustomize build of DIR on stdout (the tests render copies of the overlays).
+  const renderAt = args.indexOf('--render');
+  if (renderAt >= 0) {
+    process.stdout.write(renderDir(args[renderAt + 1]));
+    return;
+  }
   const json = args.includes('--json');
   const fileAt = args.indexOf('--file');
   const started = Date.now();

@@ -156,17 +156,24 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     }
   });
 
-  test('only the gateway is reachable from outside; every Service is ClusterIP', () => {
+  test('only the gateway is reachable from outside (dev: an Ingress; prod: Gateway API routes); every Service is ClusterIP', () => {
     const policies = byKind(overlay, 'NetworkPolicy');
     expect(policies.find((p) => p.metadata.name === 'default-deny')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
-    const ingresses = byKind(overlay, 'Ingress');
-    expect(
-      ingresses.flatMap((i) =>
-        i.spec.rules.flatMap((r: { http: { paths: Array<{ backend: { service: { name: string } } }> } }) =>
-          r.http.paths.map((p) => p.backend.service.name),
-        ),
+    const ingressBackends = byKind(overlay, 'Ingress').flatMap((i) =>
+      i.spec.rules.flatMap((r: { http: { paths: Array<{ backend: { service: { name: string } } }> } }) =>
+        r.http.paths.map((p) => p.backend.service.name),
       ),
-    ).toEqual(['gateway']);
+    );
+    const routeBackends = byKind(overlay, 'HTTPRoute').flatMap((route) =>
+      route.spec.rules.flatMap((rule: { backendRefs?: Array<{ name: string; port: number }> }) => rule.backendRefs ?? []),
+    );
+    if (overlay === 'dev') {
+      expect(ingressBackends).toEqual(['gateway']);
+      expect(routeBackends).toEqual([]);
+    } else {
+      expect(ingressBackends).toEqual([]);
+      expect(routeBackends).toEqual([{ name: 'gateway', port: 8080 }]);
+    }
     for (const svc of byKind(overlay, 'Service')) expect(svc.spec.type ?? 'ClusterIP').toBe('ClusterIP');
   });
 });
@@ -212,7 +219,10 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
   const ns = NAMESPACE[overlay];
   const app = (name: string): Pod => ({ ns, labels: one(overlay, 'Deployment', name).spec.template.metadata.labels });
   const dns: Pod = { ns: 'kube-system', labels: { 'k8s-app': 'kube-dns' } };
-  const ingressController: Pod = { ns: 'ingress-nginx', labels: { 'app.kubernetes.io/name': 'ingress-nginx' } };
+  // The edge's proxies (dev: the ingress controller; prod: the Gateway's), in the params' edge-namespace.
+  const params = (parse(readFileSync(join(root, 'k8s', 'overlays', overlay, 'params.yaml'), 'utf8')) as { data: Record<string, string> })
+    .data;
+  const ingressController: Pod = { ns: params['edge-namespace']!, labels: { 'app.kubernetes.io/name': 'edge-proxy' } };
   const prometheus: Pod = { ns: 'monitoring', labels: { 'app.kubernetes.io/name': 'prometheus' } };
   const stranger: Pod = { ns: 'default', labels: { app: 'stranger' } };
   const port = (name: string) => Number(envOf(overlay, name).find((e) => e.name === 'PORT')!.value);
