@@ -546,7 +546,8 @@ async function buildTools() {
   const unknown = await runTools(['no-such-command']);
   if (unknown.code !== 2) throw new Error(`${TOOLS_IMAGE} no-such-command exited ${unknown.code}, not 2`);
   const id = await output('podman', ['run', '--rm', '--read-only', '--network', 'none', '--entrypoint', 'id', TOOLS_IMAGE]);
-  if (!id.startsWith('uid=10001(marketplace) gid=10001(marketplace)')) throw new Error(`${TOOLS_IMAGE} runs as ${id}, not marketplace (10001)`);
+  if (!id.startsWith('uid=10001(marketplace) gid=10001(marketplace)'))
+    throw new Error(`${TOOLS_IMAGE} runs as ${id}, not marketplace (10001)`);
   say(
     `built ${TOOLS_IMAGE} in ${buildTimes.tools.toFixed(0)} s: ${TOOLS_COMMANDS.join(', ')} answer --help (read-only, no network, ${id.split(' ')[0]})`,
   );

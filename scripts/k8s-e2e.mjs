@@ -514,7 +514,13 @@ async function prodDryRun() {
     // too, but a dry-run does not store labels): the API server then names every workload whose pods
     // it would refuse, and one named fails the run.
     if (created.code === 0)
-      await k(['label', 'namespace', 'marketplace', 'pod-security.kubernetes.io/warn=restricted', 'pod-security.kubernetes.io/warn-version=v1.33']);
+      await k([
+        'label',
+        'namespace',
+        'marketplace',
+        'pod-security.kubernetes.io/warn=restricted',
+        'pod-security.kubernetes.io/warn-version=v1.33',
+      ]);
     const out = await kubectl(['apply', '--dry-run=server', '--server-side', '-k', join(root, 'k8s/overlays/prod')]);
     const refused = out.stderr.split('\n').filter((line) => /violate PodSecurity/.test(line));
     if (refused.length > 0) throw new Error(`Pod Security restricted would refuse pods of the prod overlay:\n${refused.join('\n')}`);
