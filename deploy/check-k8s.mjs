@@ -8,6 +8,7 @@
 //   node deploy/check-k8s.mjs                      # both overlays, human summary
 //   node deploy/check-k8s.mjs --json               # both overlays, one JSON document
 //   node deploy/check-k8s.mjs --json --file x.yaml # a manifest file instead of the overlays
+//   node deploy/check-k8s.mjs --render DIR         # kustomize build DIR (the pinned kustomize)
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +45,17 @@ export const CRD_SOURCES = [
       'config/crd/bases/rabbitmq.com_users.yaml',
       'config/crd/bases/rabbitmq.com_permissions.yaml',
       'config/crd/bases/rabbitmq.com_topicpermissions.yaml',
+    ],
+  },
+  // The prod overlay's edge (k8s/overlays/prod/edge.yaml): Gateway API, standard channel.
+  {
+    module: 'sigs.k8s.io/gateway-api',
+    version: 'v1.3.0',
+    files: [
+      'config/crd/standard/gateway.networking.k8s.io_gatewayclasses.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_gateways.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_httproutes.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml',
     ],
   },
   // The optional monitoring component (k8s/components/monitoring): PodMonitor, PrometheusRule.
@@ -94,6 +106,11 @@ export function ensureSchemas() {
 
 export function render(overlay) {
   return run(ensureTool('kustomize'), ['build', join(root, 'k8s', 'overlays', overlay)]);
+}
+
+/** `kustomize build` of any directory (an overlay copied with other params, say). */
+export function renderDir(dir) {
+  return run(ensureTool('kustomize'), ['build', dir]);
 }
 
 /** kubeconform -strict, no network: every object valid against its schema, none without one. */
@@ -178,6 +195,12 @@ export function check(yaml) {
 
 function main() {
   const args = process.argv.slice(2);
+  // --render DIR: the kustomize build of DIR on stdout (the tests render copies of the overlays).
+  const renderAt = args.indexOf('--render');
+  if (renderAt >= 0) {
+    process.stdout.write(renderDir(args[renderAt + 1]));
+    return;
+  }
   const json = args.includes('--json');
   const fileAt = args.indexOf('--file');
   const started = Date.now();

@@ -36,11 +36,15 @@ RUN test -n "${SERVICE}" || { echo 'build with --build-arg SERVICE=<gateway|wall
 
 FROM node:${NODE_VERSION} AS runtime
 ENV NODE_ENV=production
+# The user the service runs as: 10001:10001, above every host's and base image's ids.
+RUN groupadd --gid 10001 marketplace \
+ && useradd --uid 10001 --gid marketplace --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin marketplace
 WORKDIR /app
 # Owned by root and read-only to the service: it runs with a read-only root file system anyway.
 COPY --from=build /out ./
-# node (1000:1000), numeric: Kubernetes' runAsNonRoot can only verify a numeric user.
-USER 1000:1000
+# marketplace (10001:10001), made here whatever the base image holds: a UID/GID above 10000 shares
+# no id with a host's users; numeric, since Kubernetes' runAsNonRoot can only verify a numeric user.
+USER 10001:10001
 EXPOSE 8080
 # Exec form (no shell): node reads PORT itself.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \

@@ -61,8 +61,11 @@ COPY --from=age-release age age-keygen /usr/local/bin/
 RUN find packages services -path '*/node_modules' -prune -o \( -name src -o -name test -o -name '*.tsbuildinfo' \) -exec rm -rf {} + \
  && chmod 0755 scripts/tools.mjs /usr/local/bin/age /usr/local/bin/age-keygen \
  && ln -s /opt/marketplace/scripts/tools.mjs /usr/local/bin/marketplace-tools \
- && mkdir -m 0770 /backups && chown 1000:1000 /backups
-# node (1000:1000), numeric: Kubernetes' runAsNonRoot can only verify a numeric user.
-USER 1000:1000
+ && groupadd --gid 10001 marketplace \
+ && useradd --uid 10001 --gid marketplace --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin marketplace \
+ && mkdir -m 0770 /backups && chown 10001:10001 /backups
+# marketplace (10001:10001), made here whatever the base image holds: a UID/GID above 10000 shares
+# no id with a host's users; numeric, since Kubernetes' runAsNonRoot can only verify a numeric user.
+USER 10001:10001
 ENTRYPOINT ["node", "/opt/marketplace/scripts/tools.mjs"]
 CMD ["--help"]

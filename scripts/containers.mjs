@@ -546,7 +546,8 @@ async function buildTools() {
   const unknown = await runTools(['no-such-command']);
   if (unknown.code !== 2) throw new Error(`${TOOLS_IMAGE} no-such-command exited ${unknown.code}, not 2`);
   const id = await output('podman', ['run', '--rm', '--read-only', '--network', 'none', '--entrypoint', 'id', TOOLS_IMAGE]);
-  if (!id.startsWith('uid=1000')) throw new Error(`${TOOLS_IMAGE} runs as ${id}, not 1000`);
+  if (!id.startsWith('uid=10001(marketplace) gid=10001(marketplace)'))
+    throw new Error(`${TOOLS_IMAGE} runs as ${id}, not marketplace (10001)`);
   say(
     `built ${TOOLS_IMAGE} in ${buildTimes.tools.toFixed(0)} s: ${TOOLS_COMMANDS.join(', ')} answer --help (read-only, no network, ${id.split(' ')[0]})`,
   );
@@ -726,7 +727,7 @@ async function runEach() {
   );
   for (const { service, name, readyIn } of results) {
     const id = await output('podman', ['exec', name, 'id']);
-    if (!/^uid=1000\(node\) gid=1000\(node\)/.test(id)) throw new Error(`${name} runs as ${id}, not node (1000)`);
+    if (!/^uid=10001\(marketplace\) gid=10001\(marketplace\)/.test(id)) throw new Error(`${name} runs as ${id}, not marketplace (10001)`);
     // Nothing is writable: not the app, not /tmp.
     const write = await run('podman', ['exec', name, 'sh', '-c', 'touch /app/x || touch /tmp/x'], { check: false });
     if (write.code === 0) throw new Error(`${name}: the root file system is writable`);
@@ -786,7 +787,7 @@ async function proveTools({ mongoUrl, amqpUrl, namespace }) {
   if (!identity || !recipient) throw new Error('the image’s age-keygen made no key pair');
   secrets.add(identity);
   writeFileSync(join(dir, 'keys', 'identity'), `${identity}\n`, { mode: 0o444 });
-  spawnSync('chown', ['-R', '1000:1000', join(dir, 'backups'), join(dir, 'tmp')]);
+  spawnSync('chown', ['-R', '10001:10001', join(dir, 'backups'), join(dir, 'tmp')]);
   const s3 = {
     BACKUP_S3_BUCKET: bucket,
     BACKUP_S3_ENDPOINT: moto.endpoint,

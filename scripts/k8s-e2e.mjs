@@ -510,7 +510,20 @@ async function prodDryRun() {
   );
   const created = await kubectl(['create', 'namespace', 'marketplace'], { check: false });
   try {
+    // Pod Security `restricted` in warn mode on the namespace we made (the overlay's Namespace sets it
+    // too, but a dry-run does not store labels): the API server then names every workload whose pods
+    // it would refuse, and one named fails the run.
+    if (created.code === 0)
+      await k([
+        'label',
+        'namespace',
+        'marketplace',
+        'pod-security.kubernetes.io/warn=restricted',
+        'pod-security.kubernetes.io/warn-version=v1.33',
+      ]);
     const out = await kubectl(['apply', '--dry-run=server', '--server-side', '-k', join(root, 'k8s/overlays/prod')]);
+    const refused = out.stderr.split('\n').filter((line) => /violate PodSecurity/.test(line));
+    if (refused.length > 0) throw new Error(`Pod Security restricted would refuse pods of the prod overlay:\n${refused.join('\n')}`);
     const lines = out.stdout.split('\n').filter(Boolean);
     const kinds = {};
     for (const line of lines) {
@@ -519,7 +532,7 @@ async function prodDryRun() {
     }
     results.push([
       'prod overlay',
-      'kubectl apply --dry-run=server (this API server, the operators’ CRDs)',
+      'kubectl apply --dry-run=server (this API server, the operators’ and the Gateway API CRDs; Pod Security restricted)',
       'ok',
       `${lines.length} objects accepted: ${Object.entries(kinds)
         .map(([kind, n]) => `${n} ${kind}`)

@@ -156,17 +156,24 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     }
   });
 
-  test('only the gateway is reachable from outside; every Service is ClusterIP', () => {
+  test('only the gateway is reachable from outside (dev: an Ingress; prod: Gateway API routes); every Service is ClusterIP', () => {
     const policies = byKind(overlay, 'NetworkPolicy');
     expect(policies.find((p) => p.metadata.name === 'default-deny')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
-    const ingresses = byKind(overlay, 'Ingress');
-    expect(
-      ingresses.flatMap((i) =>
-        i.spec.rules.flatMap((r: { http: { paths: Array<{ backend: { service: { name: string } } }> } }) =>
-          r.http.paths.map((p) => p.backend.service.name),
-        ),
+    const ingressBackends = byKind(overlay, 'Ingress').flatMap((i) =>
+      i.spec.rules.flatMap((r: { http: { paths: Array<{ backend: { service: { name: string } } }> } }) =>
+        r.http.paths.map((p) => p.backend.service.name),
       ),
-    ).toEqual(['gateway']);
+    );
+    const routeBackends = byKind(overlay, 'HTTPRoute').flatMap((route) =>
+      route.spec.rules.flatMap((rule: { backendRefs?: Array<{ name: string; port: number }> }) => rule.backendRefs ?? []),
+    );
+    if (overlay === 'dev') {
+      expect(ingressBackends).toEqual(['gateway']);
+      expect(routeBackends).toEqual([]);
+    } else {
+      expect(ingressBackends).toEqual([]);
+      expect(routeBackends).toEqual([{ name: 'gateway', port: 8080 }]);
+    }
     for (const svc of byKind(overlay, 'Service')) expect(svc.spec.type ?? 'ClusterIP').toBe('ClusterIP');
   });
 });
@@ -212,7 +219,10 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
   const ns = NAMESPACE[overlay];
   const app = (name: string): Pod => ({ ns, labels: one(overlay, 'Deployment', name).spec.template.metadata.labels });
   const dns: Pod = { ns: 'kube-system', labels: { 'k8s-app': 'kube-dns' } };
-  const ingressController: Pod = { ns: 'ingress-nginx', labels: { 'app.kubernetes.io/name': 'ingress-nginx' } };
+  // The edge's proxies (dev: the ingress controller; prod: the Gateway's), in the params' edge-namespace.
+  const params = (parse(readFileSync(join(root, 'k8s', 'overlays', overlay, 'params.yaml'), 'utf8')) as { data: Record<string, string> })
+    .data;
+  const ingressController: Pod = { ns: params['edge-namespace']!, labels: { 'app.kubernetes.io/name': 'edge-proxy' } };
   const prometheus: Pod = { ns: 'monitoring', labels: { 'app.kubernetes.io/name': 'prometheus' } };
   const stranger: Pod = { ns: 'default', labels: { app: 'stranger' } };
   const port = (name: string) => Number(envOf(overlay, name).find((e) => e.name === 'PORT')!.value);
@@ -339,7 +349,8 @@ describe('backups and operations Jobs run the tools image (marketplace-tools)', 
     expect(cron.spec.schedule).toMatch(/^\d+ \* \* \* \*$/);
     const pod = backupPod();
     const c = pod.containers[0];
-    expect(c.image).toMatch(/^marketplace-tools:[0-9]/);
+    // From the params' registry (prod's own replacement).
+    expect(c.image).toMatch(/^[\w.:-]+(\/[\w.-]+)*\/marketplace-tools:[0-9]/);
     expect(c.args.slice(0, 1)).toEqual(['backup']);
     expect(c.args).toEqual(expect.arrayContaining(['--keep', '--keep-days', '--s3-keep-days']));
     const env = Object.fromEntries(
@@ -356,7 +367,7 @@ describe('backups and operations Jobs run the tools image (marketplace-tools)', 
     const volume = pod.volumes.find((v: { name: string }) => v.name === mount.name);
     const claim = one('prod', 'PersistentVolumeClaim', volume.persistentVolumeClaim.claimName);
     expect(claim.spec.resources.requests.storage).toMatch(/Gi$/);
-    expect(pod.securityContext.fsGroup).toBe(1000); // the volume is writable by the image's user
+    expect(pod.securityContext.fsGroup).toBe(10001); // the volume is writable by the image's user
     // The `backup` user reads every database and writes none.
     const users = byKind('prod', 'MongoDBCommunity')[0]!.spec.users as Array<{ name: string; roles: Array<{ name: string; db: string }> }>;
     expect(users.find((u) => u.name === 'backup')!.roles).toEqual([{ name: 'backup', db: 'admin' }]);
@@ -382,7 +393,8 @@ describe('backups and operations Jobs run the tools image (marketplace-tools)', 
       expect(pod.serviceAccountName).toBe(backupPod().serviceAccountName);
       expect(job.spec.template.metadata.labels['marketplace/tier']).toBe('ops');
       for (const c of pod.containers) {
-        expect(c.image).toBe(backupPod().containers[0].image);
+        // The same image, the registry left to whoever applies the template (k8s/README.md).
+        expect(c.image).toBe(backupPod().containers[0].image.replace(/^.*\/(?=marketplace-tools:)/, ''));
         expect(c.securityContext).toMatchObject({
           allowPrivilegeEscalation: false,
           readOnlyRootFilesystem: true,
@@ -424,7 +436,11 @@ describe('the overlays differ where they should', () => {
     expect(byKind('prod', 'RabbitmqCluster')[0]!.spec.image).toMatch(/^rabbitmq:4\.\d+\.\d+-management$/);
     expect(container('dev', 'wallet').image).not.toMatch(/:latest$/);
     expect(byKind('prod', 'HorizontalPodAutoscaler').every((h) => h.spec.minReplicas === 3)).toBe(true);
-    expect(byKind('prod', 'PodDisruptionBudget').every((p) => p.spec.minAvailable === 2)).toBe(true);
+    // The services' budgets; the data tier's keep maxUnavailable: 1 (deploy/test/cluster-params.test.ts).
+    const budgets = byKind('prod', 'PodDisruptionBudget').filter(
+      (p) => p.metadata.name !== 'marketplace-mongo' && p.metadata.name !== 'marketplace-rabbitmq',
+    );
+    expect(budgets.every((p) => p.spec.minAvailable === 2)).toBe(true);
     expect(byKind('prod', 'Secret')).toEqual([]);
   });
 
