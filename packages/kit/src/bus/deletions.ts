@@ -130,6 +130,7 @@ export class RecordDeletes {
   private async settle(id: string, entry: IntegrationEvent | null): Promise<void> {
     const update = entry ? { $set: { state: 'deleted', entry: null }, $push: { pendingEvents: entry } } : { $set: { state: 'deleted' } };
     const settled = await this.tombstones.findOneAndUpdate({ _id: id, state: 'claimed' }, update, { new: true }).lean<Tombstone>();
-    if (settled?.pendingEvents.length) await this.outbox.flush(this.tombstones, settled);
+    // Published right after (never awaited: the answer does not wait on the broker); the sweep otherwise.
+    if (settled?.pendingEvents.length) void this.outbox.flush(this.tombstones, settled);
   }
 }
