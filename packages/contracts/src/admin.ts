@@ -31,8 +31,10 @@ export const AUDIT_ACTIONS = [
   'session.no_show',
   'product.edit',
   'product.visibility',
+  'product.delete',
   'customer.create',
   'customer.edit',
+  'customer.delete',
   'review.hide',
   'review.restore',
 ] as const;

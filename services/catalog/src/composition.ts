@@ -1,4 +1,13 @@
-import { createDatabase, createRuntime, type Database, type Logger, type OutboxRelay, type ServiceDefinition } from '@mkt/kit';
+import {
+  createDatabase,
+  createRuntime,
+  periodicJob,
+  RecordDeletes,
+  type Database,
+  type Logger,
+  type OutboxRelay,
+  type ServiceDefinition,
+} from '@mkt/kit';
 import { createApp } from './app';
 import { ProductService } from './application/products';
 import { ShopService } from './application/shops';
@@ -16,6 +25,8 @@ export interface CatalogParts {
   categories: Category[];
   products: ProductService;
   shops: ShopService;
+  /** Every delete of a product goes through here (an admin's records its audit entry). */
+  deletes: RecordDeletes;
 }
 
 /**
@@ -29,10 +40,13 @@ export function catalogParts(
 ): CatalogParts {
   const models = options.models ?? catalogModels(db);
   const categories = buildCategories(config.REF_PREFIX);
+  const outbox = options.outbox ?? { flush: async () => undefined };
+  const deletes = new RecordDeletes(models.products, models.deletions, outbox);
   return {
     models,
     categories,
-    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, options.outbox),
+    deletes,
+    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, deletes, outbox),
     shops: new ShopService(new ShopRepository(models), new V1ProductRepository(models)),
   };
 }
@@ -44,8 +58,19 @@ export function catalogParts(
 export function catalogService(config: Readonly<CatalogConfig>, log: Logger): { definition: ServiceDefinition; parts: CatalogParts } {
   const db = createDatabase();
   const models = catalogModels(db);
-  const runtime = createRuntime({ name: 'catalog', config, log, db, outboxSources: [{ name: 'products', model: models.products }] });
+  const runtime = createRuntime({
+    name: 'catalog',
+    config,
+    log,
+    db,
+    outboxSources: [
+      { name: 'products', model: models.products },
+      { name: 'deletions', model: models.deletions },
+    ],
+  });
   const parts = catalogParts(config, db, { models, outbox: runtime.outbox });
   const app = createApp({ config, runtime, parts });
-  return { definition: { runtime, config, models: allModels(parts.models), migrations: catalogMigrations, app }, parts };
+  // A delete's claim its request left (a crash) is finished; drained tombstones are forgotten.
+  const jobs = [periodicJob('deletions-sweep', 10_000, () => parts.deletes.sweep())];
+  return { definition: { runtime, config, models: allModels(parts.models), migrations: catalogMigrations, app, jobs }, parts };
 }

@@ -34,6 +34,7 @@ test('a pod on an unmigrated database exits naming the migrations; migrate.js up
   expect(await before.exited).toBe(0);
   expect(before.output()).toMatch(/pending {1,2}0001-indexes \[irreversible\]/);
   expect(before.output()).toMatch(/pending {1,2}0002-outbox-index \[irreversible\]/);
+  expect(before.output()).toMatch(/pending {1,2}0003-deletions \[irreversible\]/);
 
   const [first, second] = [run('migrate.js', ['up']), run('migrate.js', ['up'])];
   expect(await Promise.all([first.exited, second.exited])).toEqual([0, 0]);
@@ -47,7 +48,7 @@ test('a pod on an unmigrated database exits naming the migrations; migrate.js up
 
   const down = run('migrate.js', ['down']);
   expect(await down.exited).toBe(1);
-  expect(down.output()).toContain('migration 0002-outbox-index cannot be undone');
+  expect(down.output()).toContain('migration 0003-deletions cannot be undone');
 
   const pod = run('main.js', [], { PORT: String(port) });
   try {

@@ -1,4 +1,13 @@
-import { createDatabase, createRuntime, type Database, type Logger, type OutboxRelay, type ServiceDefinition } from '@mkt/kit';
+import {
+  createDatabase,
+  createRuntime,
+  periodicJob,
+  RecordDeletes,
+  type Database,
+  type Logger,
+  type OutboxRelay,
+  type ServiceDefinition,
+} from '@mkt/kit';
 import { createApp } from './app';
 import { Projection } from './application/projection';
 import { RelationshipService } from './application/relationships';
@@ -16,6 +25,8 @@ export interface CrmParts {
   projection: Projection;
   relationships: RelationshipService;
   consumers: CrmConsumers;
+  /** Every delete of a relationship goes through here (an admin's records its audit entry). */
+  deletes: RecordDeletes;
 }
 
 /**
@@ -28,10 +39,13 @@ export function crmParts(db: Database, options: { models?: CrmModels; outbox?: P
   const users = new KnownUserRepository(models);
   const facts = new BookingFactRepository(models);
   const projection = new Projection(relationshipRepository, facts, users);
+  const outbox = options.outbox ?? { flush: async () => undefined };
+  const deletes = new RecordDeletes(models.relationships, models.deletions, outbox);
   return {
     models,
     projection,
-    relationships: new RelationshipService(relationshipRepository, users, facts, projection, options.outbox),
+    deletes,
+    relationships: new RelationshipService(relationshipRepository, users, facts, projection, deletes, outbox),
     consumers: crmConsumers(projection),
   };
 }
@@ -43,7 +57,16 @@ export function crmParts(db: Database, options: { models?: CrmModels; outbox?: P
 export function crmService(config: Readonly<CrmConfig>, log: Logger): { definition: ServiceDefinition; parts: CrmParts } {
   const db = createDatabase();
   const models = crmModels(db);
-  const runtime = createRuntime({ name: 'crm', config, log, db, outboxSources: [{ name: 'relationships', model: models.relationships }] });
+  const runtime = createRuntime({
+    name: 'crm',
+    config,
+    log,
+    db,
+    outboxSources: [
+      { name: 'relationships', model: models.relationships },
+      { name: 'deletions', model: models.deletions },
+    ],
+  });
   const parts = crmParts(db, { models, outbox: runtime.outbox });
   const app = createApp({ config, runtime, parts });
   const definition: ServiceDefinition = {
@@ -53,6 +76,8 @@ export function crmService(config: Readonly<CrmConfig>, log: Logger): { definiti
     migrations: crmMigrations,
     app,
     consumers: [parts.consumers.users, parts.consumers.bookings],
+    // A delete's claim its request left (a crash) is finished; drained tombstones are forgotten.
+    jobs: [periodicJob('deletions-sweep', 10_000, () => parts.deletes.sweep())],
   };
   return { definition, parts };
 }

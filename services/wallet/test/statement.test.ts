@@ -258,6 +258,88 @@ describe('GET /v1/wallet/transactions: the statement', () => {
     expect(rows[0]).toContain(',transfer_debit,');
   });
 
+  describe('a date range over a long history: the same entries as the plain filter, read by the chain’s unique keys', () => {
+    const T0 = Date.parse('2026-03-01T00:00:00Z');
+    const second = (n: number) => new Date(T0 + n * 1000);
+    // A wallet of 5 entries the backfill numbered (places −4…0) and 400 of the chain (1…400),
+    // posted in runs of equal times (7 entries a second), every 0.5 s of the chain a step.
+    let user: User;
+    let seeded: Array<{ id: string; seq: number; postedAt: Date }>;
+    beforeAll(async () => {
+      user = newUser();
+      const wallet = await openWallet(user.id, user.ref, 'MKT');
+      seeded = [];
+      for (let seq = -4; seq <= 400; seq += 1)
+        seeded.push({ id: `seed:${randomUUID()}`, seq, postedAt: second(Math.floor((seq + 4) / 7)) });
+      let available = 0;
+      await LedgerEntryModel.collection.insertMany(
+        seeded.map(({ id, seq, postedAt }) => {
+          available += 1_00;
+          return {
+            _id: id,
+            walletId: wallet._id,
+            type: 'topup_credit',
+            availableDeltaMinor: 1_00,
+            heldDeltaMinor: 0,
+            reference: `seed-${seq}`,
+            createdAt: postedAt,
+            token: 'seed',
+            seq,
+            chainKey: `${wallet._id}:${seq}`,
+            availableAfterMinor: available,
+            heldAfterMinor: 0,
+            postedAt,
+          };
+        }) as never[],
+      );
+      await Wallet.updateOne({ _id: wallet._id }, { $set: { availableMinor: available } });
+    });
+
+    /** What the plain filter on `postedAt` (bounds included) lists, newest first. */
+    const plain = (from?: Date, to?: Date) =>
+      seeded
+        .filter((e) => (!from || e.postedAt >= from) && (!to || e.postedAt <= to))
+        .sort((a, b) => b.seq - a.seq)
+        .map((e) => e.id);
+    const range = (from?: Date, to?: Date) =>
+      `${from ? `&from=${encodeURIComponent(from.toISOString())}` : ''}${to ? `&to=${encodeURIComponent(to.toISOString())}` : ''}`;
+    const last = () => seeded.at(-1)!.postedAt.getTime();
+
+    test.each([
+      ['a whole second of equal times', () => [second(10), second(10)]],
+      ['from a run of equal times to another', () => [second(3), second(40)]],
+      ['between two entries’ times (empty)', () => [new Date(T0 + 10_500), new Date(T0 + 10_900)]],
+      ['before the first entry (empty)', () => [new Date(T0 - 86_400_000), new Date(T0 - 1)]],
+      ['after the last entry (empty)', () => [new Date(last() + 1), new Date(last() + 86_400_000)]],
+      ['reaching over both ends', () => [new Date(T0 - 86_400_000), new Date(last() + 86_400_000)]],
+      ['the backfilled entries and the chain’s first', () => [second(0), second(1)]],
+      ['from only, mid-run', () => [new Date(T0 + 30_400), undefined]],
+      ['to only, mid-run', () => [undefined, new Date(T0 + 30_400)]],
+      ['from exactly the last entry’s time', () => [new Date(last()), undefined]],
+      ['to exactly the first entry’s time', () => [undefined, second(0)]],
+    ] as Array<[string, () => [Date | undefined, Date | undefined]]>)('%s', async (_name, bounds) => {
+      const [from, to] = bounds();
+      const listed = await wholeStatement(user, range(from, to), 40);
+      expect(listed.map((e) => e.id)).toEqual(plain(from, to));
+    });
+
+    test('the bounds are found without a query on postedAt (no scan of the history on any server)', async () => {
+      const ledgerQueries: unknown[] = [];
+      const db = walletApp().parts.models.LedgerEntry.db;
+      db.set('debug', (collection: string, method: string, query: unknown) => {
+        if (collection === 'ledger_entries') ledgerQueries.push({ method, query });
+      });
+      try {
+        const page = await get(user, `/v1/wallet/transactions?limit=5${range(second(20), second(30))}`);
+        expect(page.body.data.entries.map((e: Entry) => e.id)).toEqual(plain(second(20), second(30)).slice(0, 5));
+      } finally {
+        db.set('debug', false);
+      }
+      expect(ledgerQueries.length).toBeGreaterThan(0);
+      expect(JSON.stringify(ledgerQueries)).not.toContain('postedAt":{');
+    });
+  });
+
   test('only the caller’s own entries; a user without a wallet sees an empty statement', async () => {
     const owner = newUser();
     const other = newUser();

@@ -3,3 +3,4 @@ export * from './consumer';
 export * from './outbox';
 export * from './topology';
 export * from './publishers';
+export * from './deletions';

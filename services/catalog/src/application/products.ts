@@ -9,9 +9,9 @@ import {
   type UpdateProductBody,
   type Visibility,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, type AuthenticatedUser, type OutboxRelay, type Page } from '@mkt/kit';
+import { Conflict, foundOr404, type AuthenticatedUser, type OutboxRelay, type Page, type RecordDeletes } from '@mkt/kit';
 import type { ProductRepository } from '../db/product.repository';
-import { ownedBy, productWrite, visibleTo, type Product, type ProductChange, type ProductRules } from '../domain/products';
+import { ownedBy, productDeletion, productWrite, visibleTo, type Product, type ProductChange, type ProductRules } from '../domain/products';
 
 /** Publishes an admin change's audit entry right after its write (the outbox sweep otherwise). */
 type Outbox = Pick<OutboxRelay, 'flush'>;
@@ -26,6 +26,7 @@ export class ProductService {
     private readonly products: ProductRepository,
     private readonly rules: ProductRules,
     private readonly referencePrefix: string,
+    private readonly deletes: Pick<RecordDeletes, 'delete'>,
     private readonly outbox: Outbox = NO_FLUSH,
   ) {}
 
@@ -76,9 +77,17 @@ export class ProductService {
     return this.save(user, current, { visibility }, 'product.visibility', context);
   }
 
-  async remove(user: AuthenticatedUser, referenceId: string): Promise<void> {
-    await this.owned(user, referenceId);
-    await this.products.remove(referenceId);
+  /**
+   * Through the record deletes (`RecordDeletes`): an admin's delete of another seller's product
+   * records its audit entry with it (`productDeletion`); a change or another delete landing in
+   * between makes it miss (409 while the product is there, 404 once it is gone).
+   */
+  async remove(user: AuthenticatedUser, referenceId: string, context: AdminRequestContext): Promise<void> {
+    const current = await this.owned(user, referenceId);
+    const { guard, entry } = productDeletion(user, current, context, new Date());
+    if (await this.deletes.delete(current._id, guard, entry)) return;
+    foundOr404(await this.products.get(current._id), 'Product');
+    throw new Conflict('The product changed while it was deleted: read it again');
   }
 
   private async owned(user: AuthenticatedUser, referenceId: string): Promise<Product> {

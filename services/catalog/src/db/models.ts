@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { pendingEventsField } from '@mkt/kit';
+import { pendingEventsField, tombstoneModel, type Tombstone } from '@mkt/kit';
 import type { Product } from '../domain/products';
 import type { Shop, V1Product } from '../domain/shops';
 
@@ -60,6 +60,8 @@ export interface CatalogModels {
   products: Model<Product>;
   shops: Model<Shop>;
   v1Products: Model<V1Product>;
+  /** The products' deletes (`RecordDeletes`): an admin's delete's audit entry, until it is published. */
+  deletions: Model<Tombstone>;
 }
 
 /** The catalog's models, bound to the connection `db` (nothing global to the process). */
@@ -68,8 +70,9 @@ export function catalogModels(db: Connection): CatalogModels {
     products: db.model<Product>('Product', productSchema, 'seller_products'),
     shops: db.model<Shop>('Shop', shopSchema, 'shops'),
     v1Products: db.model<V1Product>('V1Product', v1ProductSchema, 'v1_products'),
+    deletions: tombstoneModel(db),
   };
 }
 
 /** Every model, for building their indexes at start. */
-export const allModels = (models: CatalogModels) => [models.products, models.shops, models.v1Products];
+export const allModels = (models: CatalogModels) => [models.products, models.shops, models.v1Products, models.deletions];

@@ -50,8 +50,4 @@ export class ProductRepository {
   get model(): CatalogModels['products'] {
     return this.models.products;
   }
-
-  async remove(id: string): Promise<void> {
-    await this.models.products.deleteOne({ _id: id });
-  }
 }

@@ -90,6 +90,27 @@ export function productWrite(
   return { guard: { updatedAt: current.updatedAt }, update: { $set: set, $push: { pendingEvents: event } } };
 }
 
+/** A delete as the record deletes take it: the state it must still be in, and the event it records. */
+export interface ProductDeletion {
+  guard: Record<string, unknown>;
+  entry: IntegrationEvent | null;
+}
+
+/**
+ * How a delete is taken. Its seller's own is the plain one (no guard, nothing recorded). An
+ * admin's delete of another seller's product records its audit entry (`product.delete`: before,
+ * what the product was) and is guarded by the `updatedAt` read, so a change landing in between
+ * makes it miss (409, nothing deleted, nothing recorded).
+ */
+export function productDeletion(user: Actor, current: Product, context: AdminRequestContext, now: Date): ProductDeletion {
+  if (user.role !== 'admin' || user.id === current.sellerId) return { guard: {}, entry: null };
+  const { _id, pendingEvents: _pending, createdAt: _createdAt, updatedAt: _updatedAt, ...fields } = current;
+  const before = Object.fromEntries(Object.entries(fields).map(([field, value]) => [field, value ?? null]));
+  const data = adminActionData(user, 'product.delete', { type: 'product', id: _id }, context, now, { before, after: null });
+  const entry = makeEvent('catalog.admin_action.recorded', data, { source: 'catalog', correlationId: context.requestId });
+  return { guard: { updatedAt: current.updatedAt }, entry };
+}
+
 /** 422: well-formed fields that do not fit the category or each other (ADR 0004, contracts `RULE`). */
 class InvalidProduct extends AppError {
   constructor(items: ErrorItem[]) {

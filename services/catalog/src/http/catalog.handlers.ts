@@ -73,7 +73,7 @@ export function catalogHandlers({
       },
     ),
     'DELETE /physical-products/seller-products/{referenceId}': handle({ params: ProductRefParams }, async (input, req, res) => {
-      await products.remove(currentUser(req), input.params.referenceId);
+      await products.remove(currentUser(req), input.params.referenceId, adminRequestOf(req));
       res.json({ success: true, message: 'Product deleted' });
     }),
     'POST /v1/shops': handle({ body: CreateShopBody }, async (input, req, res) => {

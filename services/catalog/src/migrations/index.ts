@@ -1,6 +1,7 @@
 import type { Migration } from '@mkt/kit';
 import { indexes } from './0001-indexes';
 import { outboxIndex } from './0002-outbox-index';
+import { deletions } from './0003-deletions';
 
 /** The catalog database's migrations, in order (services/catalog/README.md lists them). */
-export const catalogMigrations: Migration[] = [indexes, outboxIndex];
+export const catalogMigrations: Migration[] = [indexes, outboxIndex, deletions];

@@ -1,7 +1,16 @@
 import { CreateProductBody, UpdateProductBody, type Visibility } from '@mkt/contracts';
 import { AppError, type AuthenticatedUser } from '@mkt/kit';
 import { buildCategories, propertyValueProblem, type Property } from '../../src/domain/categories';
-import { canManage, isPublic, ownedBy, productWrite, ProductRules, visibleTo, type Product } from '../../src/domain/products';
+import {
+  canManage,
+  isPublic,
+  ownedBy,
+  productDeletion,
+  productWrite,
+  ProductRules,
+  visibleTo,
+  type Product,
+} from '../../src/domain/products';
 import { sanitizeDescription } from '../../src/domain/sanitize';
 import { decideShop, decideV1Product } from '../../src/domain/shops';
 
@@ -288,5 +297,39 @@ describe('an admin’s change of a seller’s product carries its audit entry', 
       guard: {},
       update: { $set: { stock: 1 } },
     });
+  });
+});
+
+describe('an admin’s delete of a seller’s product records its audit entry', () => {
+  const context = { requestId: 'req-2', clientAddress: '203.0.113.7' };
+  const now = new Date('2026-12-01T10:00:00.000Z');
+
+  test('guarded by the updatedAt read, with what the product was before and nothing after', () => {
+    const current = product({ name: 'Phone', stock: 3 });
+    const deletion = productDeletion(admin, current, context, now);
+    expect(deletion.guard).toEqual({ updatedAt: current.updatedAt });
+    expect(deletion.entry).toMatchObject({
+      type: 'catalog.admin_action.recorded',
+      source: 'catalog',
+      correlationId: 'req-2',
+      data: {
+        action: 'product.delete',
+        actorId: admin.id,
+        actorRole: 'admin',
+        targetType: 'product',
+        targetId: current._id,
+        at: now.toISOString(),
+        requestId: 'req-2',
+        clientAddress: '203.0.113.7',
+        before: expect.objectContaining({ name: 'Phone', stock: 3, sellerId: seller.id }),
+        after: null,
+      },
+    });
+    expect((deletion.entry?.data as { before: object }).before).not.toHaveProperty('pendingEvents');
+  });
+
+  test('the seller’s own delete, and an admin’s of their own product, are plain: no guard, nothing recorded', () => {
+    expect(productDeletion(seller, product(), context, now)).toEqual({ guard: {}, entry: null });
+    expect(productDeletion(admin, product({ sellerId: admin.id }), context, now)).toEqual({ guard: {}, entry: null });
   });
 });

@@ -6,7 +6,7 @@ import {
   type PageQuery,
   type UpdateCustomerBody,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, type AuthenticatedUser, type OutboxRelay, type Page } from '@mkt/kit';
+import { Conflict, foundOr404, type AuthenticatedUser, type OutboxRelay, type Page, type RecordDeletes } from '@mkt/kit';
 import type { BookingFactRepository } from '../db/booking-fact.repository';
 import { DUPLICATE, type RelationshipRepository } from '../db/relationship.repository';
 import type { KnownUserRepository } from '../db/user.repository';
@@ -22,6 +22,7 @@ import {
   listingOwner,
   ownScope,
   pairTaken,
+  relationshipDeletion,
   relationshipWrite,
   resolveBuyer,
   resolveSeller,
@@ -44,7 +45,8 @@ const NO_FLUSH: Outbox = { flush: async () => undefined };
 
 /**
  * Customer relationships: who may create, read, change and list them (domain/relationships.ts).
- * An admin's create or update carries its audit entry in its own write (`auditedCreate`, `relationshipWrite`).
+ * An admin's create or update carries its audit entry in its own write (`auditedCreate`,
+ * `relationshipWrite`), an admin's delete in the delete's tombstone (`relationshipDeletion`).
  */
 export class RelationshipService {
   constructor(
@@ -52,6 +54,7 @@ export class RelationshipService {
     private readonly users: KnownUserRepository,
     private readonly facts: BookingFactRepository,
     private readonly projection: Projection,
+    private readonly deletes: Pick<RecordDeletes, 'delete'>,
     private readonly outbox: Outbox = NO_FLUSH,
   ) {}
 
@@ -92,11 +95,18 @@ export class RelationshipService {
     throw new Conflict('The relationship changed while it was edited: read it again');
   }
 
-  async remove(user: AuthenticatedUser, id: string): Promise<string> {
+  /**
+   * Through the record deletes (`RecordDeletes`): an admin's delete records its audit entry with
+   * it (`relationshipDeletion`); a change or another delete landing in between makes it miss
+   * (409 while the relationship is there, 404 once it is gone).
+   */
+  async remove(user: AuthenticatedUser, id: string, context: AdminRequestContext): Promise<string> {
     const current = found(await this.relationships.find(id));
     assertDeleter(user, current);
-    await this.relationships.remove(current._id);
-    return current._id;
+    const { guard, entry } = relationshipDeletion(user, current, context, new Date());
+    if (await this.deletes.delete(current._id, guard, entry)) return current._id;
+    foundOr404(await this.relationships.get(current._id), 'Customer relationship');
+    throw new Conflict('The relationship changed while it was deleted: read it again');
   }
 
   async listing(

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { pendingEventsField } from '@mkt/kit';
+import { pendingEventsField, tombstoneModel, type Tombstone } from '@mkt/kit';
 import type { BookingFact } from '../domain/projection';
 import type { KnownUser, Relationship } from '../domain/relationships';
 
@@ -54,6 +54,8 @@ export interface CrmModels {
   users: Model<KnownUser>;
   relationships: Model<Relationship>;
   bookingFacts: Model<BookingFact>;
+  /** The relationships' deletes (`RecordDeletes`): an admin's delete's audit entry, until it is published. */
+  deletions: Model<Tombstone>;
 }
 
 /** The CRM's models, bound to the connection `db` (nothing global to the process). */
@@ -62,8 +64,9 @@ export function crmModels(db: Connection): CrmModels {
     users: db.model<KnownUser>('KnownUser', userSchema, 'users'),
     relationships: db.model<Relationship>('Relationship', relationshipSchema, 'relationships'),
     bookingFacts: db.model<BookingFact>('BookingFact', bookingFactSchema, 'booking_facts'),
+    deletions: tombstoneModel(db),
   };
 }
 
 /** Every model, for building their indexes at start. */
-export const allModels = (models: CrmModels) => [models.users, models.relationships, models.bookingFacts];
+export const allModels = (models: CrmModels) => [models.users, models.relationships, models.bookingFacts, models.deletions];

@@ -86,10 +86,6 @@ export class RelationshipRepository {
     return this.models.relationships;
   }
 
-  async remove(id: string): Promise<void> {
-    await this.models.relationships.deleteOne({ _id: id });
-  }
-
   async setTotals({ sellerId, buyerId }: Pair, totals: Totals): Promise<void> {
     await this.models.relationships.updateOne({ sellerId, buyerId }, { $set: totals });
   }

@@ -68,9 +68,9 @@ const sameValue = (a: unknown, b: unknown) => JSON.stringify(plain(a)) === JSON.
 
 function auditEvent(
   user: Actor,
-  action: 'customer.create' | 'customer.edit',
+  action: 'customer.create' | 'customer.edit' | 'customer.delete',
   id: string,
-  change: { before: Record<string, unknown> | null; after: Record<string, unknown> },
+  change: { before: Record<string, unknown> | null; after: Record<string, unknown> | null },
   context: AdminRequestContext,
   now: Date,
 ): IntegrationEvent {
@@ -293,6 +293,26 @@ export function decideUpdate(user: Actor, current: Relationship, body: UpdateCus
  */
 export function assertDeleter(user: Actor, current: Pair): void {
   if (user.id !== current.buyerId) assertSellerSide(user, current.sellerId);
+}
+
+/** A delete as the record deletes take it: the state it must still be in, and the event it records. */
+export interface RelationshipDeletion {
+  guard: Record<string, unknown>;
+  entry: IntegrationEvent | null;
+}
+
+/**
+ * How a delete is taken. Its seller's or buyer's own is the plain one (no guard, nothing
+ * recorded). An admin's records its audit entry (`customer.delete`: before, what the
+ * relationship was) and is guarded by the `updatedAt` read, so a change landing in between (an
+ * edit, a booking's totals) makes it miss (409, nothing deleted, nothing recorded).
+ */
+export function relationshipDeletion(user: Actor, current: Relationship, context: AdminRequestContext, now: Date): RelationshipDeletion {
+  if (!isAdmin(user) || user.id === current.sellerId || user.id === current.buyerId) return { guard: {}, entry: null };
+  const { _id, pendingEvents: _pending, createdAt: _createdAt, updatedAt: _updatedAt, ...fields } = current;
+  const before = Object.fromEntries(Object.entries(fields).map(([field, value]) => [field, plain(value)]));
+  const entry = auditEvent(user, 'customer.delete', _id, { before, after: null }, context, now);
+  return { guard: { updatedAt: current.updatedAt }, entry };
 }
 
 /**

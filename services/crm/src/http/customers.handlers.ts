@@ -64,7 +64,12 @@ export function customerHandlers(relationships: RelationshipService): MountOptio
       );
     }),
     'DELETE /customers/{id}': handle({ params: CustomerParams }, async (input, req, res) => {
-      res.json(ok({ id: await relationships.remove(currentUser(req), input.params.id), deleted: true }, 'Customer relationship deleted'));
+      res.json(
+        ok(
+          { id: await relationships.remove(currentUser(req), input.params.id, adminRequestOf(req)), deleted: true },
+          'Customer relationship deleted',
+        ),
+      );
     }),
     'GET /customers/seller/{sellerId}': sellerListing('customers'),
     'GET /customers/seller/{sellerId}/followers': sellerListing('followers'),

@@ -1,6 +1,7 @@
 import type { Migration } from '@mkt/kit';
 import { indexes } from './0001-indexes';
 import { outboxIndex } from './0002-outbox-index';
+import { deletions } from './0003-deletions';
 
 /** The crm database's migrations, in order (services/crm/README.md lists them). */
-export const crmMigrations: Migration[] = [indexes, outboxIndex];
+export const crmMigrations: Migration[] = [indexes, outboxIndex, deletions];

@@ -8,6 +8,7 @@ import {
   decideUpdate,
   listingOwner,
   ownScope,
+  relationshipDeletion,
   resolveBuyer,
   resolveSeller,
   seesSellerNotes,
@@ -244,4 +245,34 @@ describe("listings: only your own (an admin anyone's)", () => {
     ['a buyer: their relationships', buyer, { buyerId: buyer.id }],
     ['a seller: their customers', seller, { sellerId: seller.id }],
   ])('GET /customers, %s', (_name, who, scope) => expect(ownScope(who)).toEqual(scope));
+});
+
+describe('an admin’s delete of a relationship records its audit entry', () => {
+  const context = { requestId: 'req-3', clientAddress: null };
+
+  test('guarded by the updatedAt read, with what the relationship was before and nothing after', () => {
+    const current = relationship({ notes: 'met at the fair' });
+    const deletion = relationshipDeletion(admin, current, context, now);
+    expect(deletion.guard).toEqual({ updatedAt: current.updatedAt });
+    expect(deletion.entry).toMatchObject({
+      type: 'crm.admin_action.recorded',
+      source: 'crm',
+      data: {
+        action: 'customer.delete',
+        actorId: admin.id,
+        targetType: 'customer',
+        targetId: current._id,
+        requestId: 'req-3',
+        before: expect.objectContaining({ sellerId: seller.id, buyerId: buyer.id, notes: 'met at the fair' }),
+        after: null,
+      },
+    });
+  });
+
+  test.each([
+    ['its seller', seller],
+    ['its buyer', buyer],
+  ])('%s’s own delete is plain: no guard, nothing recorded', (_name, who) =>
+    expect(relationshipDeletion(who, relationship(), context, now)).toEqual({ guard: {}, entry: null }),
+  );
 });

@@ -34,6 +34,8 @@ const KNOWN_HEADS = 10_000;
 /** How many places after a known head are read at once to catch up with links other processes wrote. */
 const CATCH_UP_PLACES = 20;
 const HEAD_FIELDS = { seq: 1, availableAfterMinor: 1, heldAfterMinor: 1, postedAt: 1 };
+/** How many places one round of a statement's date-bound bisection reads (one command). */
+const PROBES = 32;
 
 /**
  * The append-only `ledger_entries`, keyed by op id: an op's entry is inserted once, ever, and
@@ -180,7 +182,7 @@ export class LedgerRepository {
    * A page of a wallet's statement, newest first: the entries of its chain (`seq`) of the types
    * asked, written within [from, to], older than `beforeSeq` (the previous page's last). One
    * read more than the page says whether another follows. A date bound becomes a `seq` bound by
-   * one indexed read (postedAt never goes back along the chain), so no page scans the history.
+   * bisection over the chain's unique keys (`statementFilter`), so no page scans the history.
    */
   async statementPage(walletId: string, query: StatementFilter & { beforeSeq?: number; limit: number }): Promise<StatementPage> {
     const filter = await this.statementFilter(walletId, query);
@@ -246,24 +248,84 @@ export class LedgerRepository {
     return this.LedgerEntry.find(filter, { type: 1, availableDeltaMinor: 1, heldDeltaMinor: 1, reference: 1, postedAt: 1 }).lean();
   }
 
-  /** The query of a statement's filter; null when its date range holds no entry. */
+  /**
+   * The query of a statement's filter; null when its date range holds no entry. A date bound
+   * becomes a `seq` bound: `postedAt` never goes back along the chain and the chain has no gap,
+   * so the first place posted at or after `from` and the last posted at or before `to` are
+   * found by bisection over the places, read by their unique keys (`chainBound`): a few reads
+   * that cost the same however long the history, on any server.
+   */
   private async statementFilter(walletId: string, query: StatementFilter): Promise<StatementMongoFilter | null> {
     const seq: StatementMongoFilter['seq'] = { $exists: true };
-    if (query.from) {
-      const first = await this.LedgerEntry.findOne({ walletId, postedAt: { $gte: query.from } }, { seq: 1 })
-        .sort({ postedAt: 1, seq: 1 })
-        .lean();
-      if (first?.seq === undefined) return null;
-      seq.$gte = first.seq;
-    }
-    if (query.to) {
-      const last = await this.LedgerEntry.findOne({ walletId, postedAt: { $lte: query.to } }, { seq: 1 })
-        .sort({ postedAt: -1, seq: -1 })
-        .lean();
-      if (last?.seq === undefined) return null;
-      seq.$lte = last.seq;
+    if (query.from || query.to) {
+      const { from, to } = query;
+      const chain = await this.chainExtent(walletId);
+      if (!chain) return null;
+      const [first, afterLast] = await Promise.all([
+        from ? this.chainBound(walletId, chain, (postedAt) => postedAt >= from.getTime()) : chain.low,
+        to ? this.chainBound(walletId, chain, (postedAt) => postedAt > to.getTime()) : chain.high + 1,
+      ]);
+      if (first > chain.high || afterLast <= chain.low || first >= afterLast) return null;
+      seq.$gte = first;
+      seq.$lte = afterLast - 1;
     }
     return { walletId, seq, ...(query.types?.length ? { type: { $in: query.types } } : {}) };
+  }
+
+  /** The `postedAt` (ms) of the chain's places among `places` that exist, by their unique keys in one read. */
+  private async postedAtOf(walletId: string, places: number[]): Promise<Map<number, number>> {
+    const keys = places.map((place) => chainKeyOf(walletId, place));
+    const docs = await this.LedgerEntry.collection.find({ chainKey: { $in: keys } }, { projection: { seq: 1, postedAt: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc.seq as number, (doc.postedAt as Date).getTime()]));
+  }
+
+  /**
+   * The chain's places, `low`…`high` with no gap (null: no entry is numbered yet). The head is
+   * the newest; below place 1 lie the entries the backfill numbered (0, −1, …), whose lowest is
+   * found among doubling depths, then by bisection.
+   */
+  private async chainExtent(walletId: string): Promise<{ low: number; high: number } | null> {
+    const high = (await this.currentHead(walletId)).seq;
+    const depths = Array.from({ length: 48 }, (_, i) => 1 - 2 ** i); // 0, −1, −3, −7, …
+    const found = await this.postedAtOf(walletId, depths);
+    const deepest = depths.findIndex((place) => !found.has(place));
+    if (deepest === 0) return high >= 1 ? { low: 1, high } : null;
+    const low = await this.leastPlace(walletId, depths[deepest]! + 1, depths[deepest - 1]!, (_postedAt) => true);
+    return { low, high: Math.max(high, 0) };
+  }
+
+  /** The first place of the chain whose `postedAt` passes `test` (monotone along it); `high + 1` when none does. */
+  private chainBound(walletId: string, chain: { low: number; high: number }, test: (postedAt: number) => boolean): Promise<number> {
+    return this.leastPlace(walletId, chain.low, chain.high + 1, test);
+  }
+
+  /**
+   * The least place in [lo, hi] that exists and whose `postedAt` passes `test`, where the places
+   * that do are the upper part of the range and `hi` counts as one. Each round reads up to
+   * `PROBES` places spread over what is left, by their unique keys in one command, and keeps the
+   * part between the last that fails and the first that passes.
+   */
+  private async leastPlace(walletId: string, lo: number, hi: number, test: (postedAt: number) => boolean): Promise<number> {
+    while (lo < hi) {
+      const span = hi - lo;
+      const step = Math.max(1, Math.ceil(span / (PROBES + 1)));
+      const probes: number[] = [];
+      for (let place = lo; place < hi; place += step) probes.push(place);
+      const posted = await this.postedAtOf(walletId, probes);
+      let passed = hi;
+      let failed = lo - 1;
+      for (const place of probes) {
+        const at = posted.get(place);
+        if (at !== undefined && test(at)) {
+          passed = place;
+          break;
+        }
+        failed = place;
+      }
+      lo = failed + 1;
+      hi = passed;
+    }
+    return hi;
   }
 
   /** A wallet's entries in the ledger (tests and audits sum them against its balances). */
