@@ -1,8 +1,9 @@
 import pino from 'pino';
 import { z } from 'zod';
-import { OPERATIONS } from '@mkt/contracts';
+import { OPERATIONS, ok } from '@mkt/contracts';
 import {
   createService,
+  handle,
   mountEndpoints,
   operationHandlers,
   someOperationHandlers,
@@ -219,10 +220,28 @@ describe('operationHandlers: the entry types and applies, the handler answers', 
     expect((await keep('k1', 'b')).body.data.id).not.toBe(first.body.data.id);
   });
 
-  test('refused at start: an operation of another service, an idempotent one without key records', () => {
+  test('refused at start: an operation of another service, an idempotent one without key records or answered by a hand-made handler', () => {
     expect(() => operationHandlers(TABLE, 'notes', { ...notes(), elsewhere: () => ({ data: null }) } as never, {} as never)).toThrow(
       /elsewhere is not an operation of notes/,
     );
+    // An idempotent entry answered by a hand-made handler: the key would be the handler's to honour.
+    const legacy = () =>
+      createService({
+        name: 'operations-test',
+        log,
+        readiness: [],
+        routes: (a) =>
+          mountEndpoints(a, {
+            service: 'notes',
+            tables: [Object.values(TABLE)],
+            publicKey: keys.publicKey,
+            handlers: {
+              ...operationHandlers(TABLE, 'notes', notes(), { idempotency: { requests: memoryRequests() } }),
+              'POST /notes/keep': handle({ body: NoteBody }, (input, _req, res) => res.json(ok(input.body))),
+            },
+          }),
+      });
+    expect(legacy).toThrow(/POST \/notes\/keep is idempotent: its handler must come from operationHandlers/);
     const unchecked = someOperationHandlers as (...args: unknown[]) => unknown;
     expect(() => unchecked(TABLE, { keepNote: notes().keepNote })).toThrow(/keepNote is idempotent/);
   });

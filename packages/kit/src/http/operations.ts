@@ -128,18 +128,28 @@ export function someOperationHandlers<const T extends OperationTable, const K ex
     const use = typeof handler === 'function' ? undefined : handler.use;
     const key = `${entry.method.toUpperCase()} ${entry.path}` as EndpointKey;
     const scope = idempotency?.scopes?.[id] ?? id;
-    mounted[key] = handle(
-      schemasOf(entry),
-      answerer(entry, fn, entry.idempotent ? { requests: idempotency!.requests, scope } : undefined),
-      {
-        use,
-      },
-    );
+    const answer = answerer(entry, fn, entry.idempotent ? { requests: idempotency!.requests, scope } : undefined);
+    mounted[key] = { ...handle(schemasOf(entry), answer, { use }), keyed: Boolean(entry.idempotent) };
   }
   return mounted;
 }
 
 const PARTS = ['params', 'query', 'body', 'form'] as const;
+
+/**
+ * What an idempotent operation's key is held to: the request's parts as the entry's schemas parse
+ * them (`{ params?, query?, body? }`), whose `requestFingerprint` the key's record keeps. The same
+ * fields in another order or spelling that parses the same are the same request.
+ */
+export function operationRequest(
+  entry: OperationEntry,
+  raw: { params?: unknown; query?: unknown; body?: unknown; form?: unknown },
+): object {
+  const request: Record<string, unknown> = {};
+  for (const part of PARTS)
+    if (entry[part]) request[part] = entry[part].parse(raw[part] ?? (part === 'body' || part === 'form' ? {} : undefined));
+  return request;
+}
 
 function schemasOf(entry: OperationEntry): RequestSchemas {
   const schemas: RequestSchemas = {};
