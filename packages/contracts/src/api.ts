@@ -210,15 +210,41 @@ export interface Endpoint {
 const linksTo = (pointer: string, param: string, ...targets: string[]) =>
   Object.fromEntries(targets.map((target) => [target, { [param]: `$response.body#${pointer}` }]));
 
-const e = (
-  method: Endpoint['method'],
-  path: string,
-  service: Service,
-  access: Access,
-  operationId: string,
+/**
+ * An entry with its literal types kept (method, path, service, access, operationId, and the very
+ * schemas and flags of `extra`), so the table keyed by operationId (`OPERATIONS`) types each
+ * operation's input and answer where kit mounts its handler.
+ */
+const e = <
+  const M extends Endpoint['method'],
+  const P extends string,
+  const S extends Service,
+  const A extends Access,
+  const O extends string,
+  const X extends Partial<Endpoint> = {}, // eslint-disable-line @typescript-eslint/no-empty-object-type
+>(
+  method: M,
+  path: P,
+  service: S,
+  access: A,
+  operationId: O,
   summary: string,
-  extra: Partial<Endpoint> = {},
-): Endpoint => ({ method, path, service, access, operationId, summary, ...extra });
+  extra: X = {} as X,
+): { method: M; path: P; service: S; access: A; operationId: O; summary: string } & X => ({
+  method,
+  path,
+  service,
+  access,
+  operationId,
+  summary,
+  ...extra,
+});
+
+/** A table keyed by its entries' operationIds, each entry's own (literal) type kept. */
+export type KeyedTable<T extends readonly Endpoint[]> = { readonly [E in T[number] as E['operationId']]: E };
+
+const keyed = <const T extends readonly Endpoint[]>(entries: T): KeyedTable<T> =>
+  Object.fromEntries(entries.map((entry) => [entry.operationId, entry])) as KeyedTable<T>;
 
 const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const VALIDITY = { validFrom: '2026-12-01T00:00:00.000Z', validTo: '2026-12-31T23:59:59.000Z' };
@@ -241,7 +267,7 @@ const READS_A_TOKEN = { 401: true } as const;
 /** A listing of one user's (the path's): the caller's own, or anyone's for an admin; else 403. */
 const OWN_LISTING = { 403: true } as const;
 
-export const ENDPOINTS: Endpoint[] = [
+const TABLE = [
   e('post', '/v1/auth/register', 'gateway', 'public', 'register', 'Register a buyer or seller', {
     errors: { 409: true, 422: ['invalid'] },
     body: RegisterBody,
@@ -998,4 +1024,15 @@ export const ENDPOINTS: Endpoint[] = [
     query: AuditFilterQuery,
     produces: 'csv',
   }),
-];
+] as const;
+
+/**
+ * The public endpoint table keyed by operationId: `OPERATIONS.createBooking` is the entry with its
+ * schemas' own types, from which kit types a service's handlers (`mountOperations`).
+ */
+export const OPERATIONS = keyed(TABLE);
+export type Operations = typeof OPERATIONS;
+export type OperationId = keyof Operations;
+
+/** The same entries in the table's order: the OpenAPI document, the gateway's routes and the tests iterate it. */
+export const ENDPOINTS: Endpoint[] = [...TABLE];

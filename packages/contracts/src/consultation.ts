@@ -70,6 +70,7 @@ export const AvailabilityRule = z
 export type AvailabilityRule = z.infer<typeof AvailabilityRule>;
 
 export const DurationType = z.enum(['Indefinite']).meta({ id: 'DurationType' });
+export type DurationType = z.infer<typeof DurationType>;
 
 export const CreateRuleSetBody = z
   .object({
@@ -98,6 +99,7 @@ export type CreateRuleSetBody = z.infer<typeof CreateRuleSetBody>;
 
 export const SessionType = z.enum(['OneToOne', 'Group']).meta({ id: 'SessionType' });
 export const DeliveryMode = z.enum(['Online', 'InPerson', 'Phone']).meta({ id: 'DeliveryMode' });
+export type DeliveryMode = z.infer<typeof DeliveryMode>;
 
 export const CreateConsultationBody = z
   .object({
@@ -303,6 +305,7 @@ export const CancelBookingBody = z
 export type CancelBookingBody = z.infer<typeof CancelBookingBody>;
 
 export const PricingStrategy = z.enum(['Fixed']).meta({ id: 'PricingStrategy' });
+export type PricingStrategy = z.infer<typeof PricingStrategy>;
 export const DiscountType = z.enum(['Percentage', 'Fixed']).meta({ id: 'DiscountType' });
 export const VisibilityRuleType = z.enum(['user_type', 'location']).meta({ id: 'VisibilityRuleType' });
 export const VisibilityRuleAction = z.enum(['show', 'hide']).meta({ id: 'VisibilityRuleAction' });

@@ -4,6 +4,7 @@ import { PageQuery } from './pagination';
 
 /** Other entity types are refused until they exist. */
 export const ReviewEntityType = z.enum(['consultation_service']).meta({ id: 'ReviewEntityType' });
+export type ReviewEntityType = z.infer<typeof ReviewEntityType>;
 
 export const CreateReviewBody = z
   .object({

@@ -14,6 +14,7 @@ export * from './http/access-keys';
 export * from './http/request-id';
 export * from './bus';
 export * from './http/endpoints';
+export * from './http/operations';
 export * from './http/route-table';
 export * from './http/receipt-page';
 export * from './windowed-counter';

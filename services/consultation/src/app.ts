@@ -1,5 +1,6 @@
 import type { Express } from 'express';
-import { createService, mountEndpoints, type IdempotentRequests, type Runtime } from '@mkt/kit';
+import { OPERATIONS } from '@mkt/contracts';
+import { createService, mountEndpoints, operationHandlers, type IdempotentRequests, type Runtime } from '@mkt/kit';
 import type { Bookings } from './application/bookings';
 import type { Consultations } from './application/consultations';
 import type { Sessions } from './application/sessions';
@@ -23,8 +24,8 @@ export interface AppDeps {
 }
 
 /**
- * The HTTP side: one handler per entry of this service in the contracts' endpoint table (access,
- * schemas and paths come from the entry). The private prefixes are guarded as a whole: a request
+ * The HTTP side: one handler per operation of this service in the contracts' table (access,
+ * schemas, paths and the booking's Idempotency-Key come from the entry). The private prefixes are guarded as a whole: a request
  * under one that no entry answers needs a token before it hears 404 or 405.
  */
 export function createApp(deps: AppDeps): Express {
@@ -38,11 +39,17 @@ export function createApp(deps: AppDeps): Express {
         service: 'consultation',
         publicKey: runtime.accessKeys,
         guardedPrefixes: PRIVATE_PREFIXES.map((prefix) => `/consultations${prefix}`),
-        handlers: {
-          ...consultationHandlers(deps.consultations),
-          ...bookingHandlers(deps.bookings, deps.sessions, deps.bookingRequests),
-          ...setupHandlers(deps.setup),
-        },
+        handlers: operationHandlers(
+          OPERATIONS,
+          'consultation',
+          {
+            ...consultationHandlers(deps.consultations),
+            ...bookingHandlers(deps.bookings, deps.sessions),
+            ...setupHandlers(deps.setup),
+          },
+          // The booking's key records keep the scope they are stored under.
+          { idempotency: { requests: deps.bookingRequests, scopes: { createBooking: 'booking' } } },
+        ),
       }),
   });
 }

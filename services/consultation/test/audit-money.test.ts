@@ -369,6 +369,22 @@ describe('Idempotency-Key on POST /consultations/bookings', () => {
     expect((await keyed(stranger, 'retry-1', body)).body.data.bookingId).not.toBe(first.body.data.bookingId);
   });
 
+  test('the same request however its JSON is spelled (its fields in another order) is replayed, not refused', async () => {
+    const offer = await givenOffer(api, { capacity: 5 });
+    const buyer = newUser();
+    await ensureWallet(buyer);
+    const body = bookingBody(offer);
+    const first = await keyed(buyer, 'spelled-1', body);
+    expect(first.status).toBe(200);
+    const reordered = Object.fromEntries(Object.entries(body).reverse());
+    expect(JSON.stringify(reordered)).not.toBe(JSON.stringify(body));
+    const again = await keyed(buyer, 'spelled-1', reordered);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(await models().Booking.countDocuments({ buyerId: buyer.id })).toBe(1);
+    expect(await balanceOf(buyer)).toEqual({ available: DEFAULT_BUYER_BALANCE_MINOR - 500_00, held: 500_00 });
+  });
+
   test('a refusal is replayed too: the same key does not book later, when the slot has come free', async () => {
     const offer = await givenOffer(api);
     const holder = newUser();

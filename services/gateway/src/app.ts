@@ -1,6 +1,7 @@
 import type { RequestListener } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { createService, mountEndpoints, traceContextMiddleware, type Runtime, type WindowedCounter } from '@mkt/kit';
+import { OPERATIONS } from '@mkt/contracts';
+import { createService, mountEndpoints, operationHandlers, traceContextMiddleware, type Runtime, type WindowedCounter } from '@mkt/kit';
 import { corsOrigins, type GatewayConfig } from './config';
 import type { AuditLog } from './application/audit-log';
 import type { Identity } from './application/identity';
@@ -71,13 +72,13 @@ export function createApp({ config, runtime, identity, audit, keys, counter, dev
       mountEndpoints(app, {
         service: 'gateway',
         publicKey: keys.set,
-        handlers: {
+        handlers: operationHandlers(OPERATIONS, 'gateway', {
           ...authHandlers(identity, keys, config.TRUST_PROXY, registrations, {
             settings: devices,
             secureCookies: config.NODE_ENV === 'production',
           }),
           ...auditHandlers(audit),
-        },
+        }),
       });
       mountDocs(app, config.PUBLIC_URL);
     },

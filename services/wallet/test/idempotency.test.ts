@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { IDEMPOTENCY_LEASE_MS, requestFingerprint, type Attempt, type StoredResponse } from '@mkt/kit';
+import { OPERATIONS } from '@mkt/contracts';
+import { IDEMPOTENCY_LEASE_MS, operationRequest, requestFingerprint, type Attempt, type StoredResponse } from '@mkt/kit';
 import {
   balancesOf,
   call,
@@ -73,7 +74,7 @@ describe('Idempotency-Key after a failure', () => {
     const key = uniqueName('k');
     await IdempotencyRecord.create({
       _id: `${from.id}:transfer:${key}`,
-      requestHash: requestFingerprint(body),
+      requestHash: requestFingerprint(operationRequest(OPERATIONS.createTransfer, { body })),
       state: 'in_progress',
       resourceId: randomUUID(),
       leaseUntil: new Date(Date.now() + IDEMPOTENCY_LEASE_MS),
@@ -92,7 +93,7 @@ describe('Idempotency-Key after a failure', () => {
     const first = await transfer(from, body, key);
     expect(first.status).toBe(200);
     const id = `${from.id}:transfer:${key}`;
-    await leftByDeadProcess(id, requestFingerprint(body), first.body.data.id);
+    await leftByDeadProcess(id, requestFingerprint(operationRequest(OPERATIONS.createTransfer, { body })), first.body.data.id);
     const retry = await transfer(from, body, key);
     expect(retry.status).toBe(200);
     expect(retry.body.data).toMatchObject({ id: first.body.data.id, status: 'Completed' });
@@ -108,7 +109,11 @@ describe('Idempotency-Key after a failure', () => {
     const key = uniqueName('k');
     const resourceId = randomUUID();
     await transferDebitedThenCrashed(walletApp(), from, to, 40_00, resourceId);
-    await leftByDeadProcess(`${from.id}:transfer:${key}`, requestFingerprint(body), resourceId);
+    await leftByDeadProcess(
+      `${from.id}:transfer:${key}`,
+      requestFingerprint(operationRequest(OPERATIONS.createTransfer, { body })),
+      resourceId,
+    );
     const retry = await transfer(from, body, key);
     expect(retry.status).toBe(200);
     expect(retry.body.data).toMatchObject({ id: resourceId, status: 'Completed' });
@@ -129,7 +134,8 @@ describe('Idempotency-Key after a failure', () => {
     const first = await send();
     expect(first.status).toBe(200);
     const id = `${user.id}:payout:${key}`;
-    await leftByDeadProcess(id, requestFingerprint({ userReferenceId: user.ref, body }), first.body.data.id);
+    const request = operationRequest(OPERATIONS.createPayoutRequest, { params: { userReferenceId: user.ref }, body });
+    await leftByDeadProcess(id, requestFingerprint(request), first.body.data.id);
     const retry = await send();
     expect(retry.status).toBe(200);
     expect(retry.body.data.referenceId).toBe(first.body.data.referenceId);

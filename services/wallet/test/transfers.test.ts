@@ -83,6 +83,18 @@ describe('POST /v1/wallet/transfers', () => {
     expect((await transfer(from, { ...body, amount: 5 }, { 'idempotency-key': 'tr-1' })).status).toBe(409);
   });
 
+  test('Idempotency-Key: the same transfer with its fields in another order is the same request (replayed, moved once)', async () => {
+    const { from, to } = await pair();
+    const body = { toUserId: to.id, amount: 10_00, currency: 'ETB' };
+    const first = await transfer(from, body, { 'idempotency-key': 'tr-spelled' });
+    expect(first.status).toBe(200);
+    const again = await transfer(from, { currency: 'ETB', amount: 10_00, toUserId: to.id }, { 'idempotency-key': 'tr-spelled' });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(await balancesOf(from)).toEqual({ available: 90_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 10_00, held: 0 });
+  });
+
   test('a transfer that died between debit and credit is completed by the sweeper, once', async () => {
     const { from, to } = await pair();
     const id = await transferDebitedThenCrashed(walletApp(), from, to, 40_00); // ...and the process dies here

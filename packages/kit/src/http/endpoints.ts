@@ -25,6 +25,8 @@ export interface TableEntry {
   form?: z.ZodType;
   /** A public entry whose errors name 401 reads a token when one is sent (a bad one is 401). */
   errors?: Partial<Record<number, unknown>>;
+  /** Takes an `Idempotency-Key`: its handler must come from `operationHandlers`, which applies it. */
+  idempotent?: boolean;
 }
 
 /**
@@ -36,6 +38,8 @@ export interface EndpointHandler<S extends RequestSchemas = RequestSchemas> {
   readonly schemas: S;
   readonly handle: (input: ValidInput<S>, req: Request, res: Response) => unknown;
   readonly use?: readonly RequestHandler[];
+  /** Runs under the `Idempotency-Key` records (made by `operationHandlers` for an idempotent entry). */
+  readonly keyed?: boolean;
 }
 
 /**
@@ -194,6 +198,8 @@ export function mountEndpoints(app: Express, options: MountOptions): void {
       problems.push(`${keyOf(entry)} is an entry of ${options.service} without a handler`);
       continue;
     }
+    if (entry.idempotent && !handler.keyed)
+      problems.push(`${keyOf(entry)} is idempotent: its handler must come from operationHandlers, which applies the Idempotency-Key`);
     for (const part of PARTS) {
       if (entry[part] && handler.schemas[part] !== entry[part])
         problems.push(`${keyOf(entry)}: its handler must read ${part} with the entry's schema`);

@@ -1,4 +1,4 @@
-import type { AvailabilityRule, IntegrationEvent, SessionStatus } from '@mkt/contracts';
+import type { AvailabilityRule, DeliveryMode, DurationType, IntegrationEvent, PricingStrategy, SessionStatus } from '@mkt/contracts';
 
 // The records this service keeps, as the domain reads them (the schemas are `db/models.ts`).
 
@@ -10,7 +10,7 @@ export interface RuleSetDoc {
   description: string;
   status: 'Active';
   timezone: string;
-  durationType: string;
+  durationType: DurationType;
   isDefault: boolean;
   metaData: { autoAccept: boolean; bufferTime: number; maxBookingsPerDay: number };
   availabilityRules: AvailabilityRule[];
@@ -24,7 +24,7 @@ export interface PricingDoc {
   sellerId: string;
   basePriceMinor: number;
   currency: string;
-  pricingStrategy: string;
+  pricingStrategy: PricingStrategy;
   comparePriceMinor: number | null;
   isOnSale: boolean;
   isActive: boolean;
@@ -86,7 +86,7 @@ export interface ConsultationDoc {
   duration: number;
   sessionType: 'OneToOne' | 'Group';
   maxCapacity: number;
-  deliveryMode: string;
+  deliveryMode: DeliveryMode;
   timezone: string;
   language: string;
   category: string;

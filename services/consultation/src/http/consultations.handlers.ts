@@ -1,56 +1,54 @@
-import {
-  ApprovalQueueQuery,
-  ApproveConsultationBody,
-  ConsultationListQuery,
-  CreateConsultationBody,
-  KeyParams,
-  SlotsQuery,
-  UpdateConsultationBody,
-  ok,
-} from '@mkt/contracts';
-import { adminRequestOf, currentUser, handle, type MountOptions } from '@mkt/kit';
+import type { OPERATIONS } from '@mkt/contracts';
+import { adminRequestOf, type OperationHandlers } from '@mkt/kit';
 import type { Consultations } from '../application/consultations';
 import { mayReview } from '../domain/access';
 import { versionOf } from '../domain/consultation-edits';
-import { approvalQueueItem, consultationListItem, consultationView } from './views';
+import { approvalQueueItem, consultationListItem, consultationRevisionView, consultationView } from './views';
+
+type Handlers = OperationHandlers<typeof OPERATIONS, 'consultation'>;
 
 /** `/consultations` itself: public reads (a token read when sent), seller writes, admin approval. */
-export function consultationHandlers(consultations: Consultations): MountOptions['handlers'] {
+export function consultationHandlers(
+  consultations: Consultations,
+): Pick<
+  Handlers,
+  | 'createConsultation'
+  | 'listConsultations'
+  | 'getConsultation'
+  | 'updateConsultation'
+  | 'approveConsultation'
+  | 'listApprovalQueue'
+  | 'listSlots'
+> {
   return {
-    'POST /consultations': handle({ body: CreateConsultationBody }, async (input, req, res) => {
-      const c = await consultations.create(currentUser(req), input.body);
-      const { id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt, version } = consultationView(
-        c,
-        null,
-        true,
-      );
-      res.json(
-        ok({ id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt, version }, 'Consultation created'),
-      );
-    }),
-    'GET /consultations': handle({ query: ConsultationListQuery }, async (input, req, res) => {
-      const { items, pagination } = await consultations.list(req.user, input.query);
-      res.json(ok({ consultations: items.map(consultationListItem), pagination }));
-    }),
-    'GET /consultations/{id}': handle({ params: KeyParams }, async (input, req, res) => {
-      const { consultation, pricing } = await consultations.detail(req.user, input.params.id);
-      res.json(ok(consultationView(consultation, pricing, mayReview(req.user, consultation))));
-    }),
-    'PUT /consultations/{id}': handle({ params: KeyParams, body: UpdateConsultationBody }, async (input, req, res) => {
-      const c = await consultations.update(currentUser(req), input.params.id, input.body, adminRequestOf(req));
+    createConsultation: async ({ body }, { user }) => {
+      const c = await consultations.create(user, body);
+      const { id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt } = consultationView(c, null);
+      const { version } = consultationRevisionView(c);
+      return {
+        data: { id, referenceId, title, duration, sessionType, currentStatus, visibility, createdAt, version },
+        message: 'Consultation created',
+      };
+    },
+    listConsultations: async ({ query }, { user }) => {
+      const { items, pagination } = await consultations.list(user, query);
+      return { data: { consultations: items.map(consultationListItem), pagination } };
+    },
+    getConsultation: async ({ params }, { user }) => {
+      const { consultation, pricing } = await consultations.detail(user, params.id);
+      return { data: consultationView(consultation, pricing, mayReview(user, consultation)) };
+    },
+    updateConsultation: async ({ params, body }, { req, user }) => {
+      const c = await consultations.update(user, params.id, body, adminRequestOf(req));
       // The caller owns it (or is an admin): the answer says what waits for review.
-      const { id, title, duration, currentStatus, visibility, updatedAt, pendingRevision, version } = consultationView(c, null, true);
+      const { id, title, duration, currentStatus, visibility, updatedAt } = consultationView(c, null);
+      const { pendingRevision, version } = consultationRevisionView(c);
       const message = pendingRevision ? 'Consultation updated; the new text is live once an admin approves it' : 'Consultation updated';
-      res.json(ok({ id, title, duration, currentStatus, visibility, updatedAt, pendingRevision, version }, message));
-    }),
-    'POST /consultations/{id}/approve': handle({ params: KeyParams, body: ApproveConsultationBody }, async (input, req, res) => {
-      const { version, revisionId } = input.body;
-      const { consultation: c, revised } = await consultations.approve(
-        currentUser(req),
-        input.params.id,
-        { version, revisionId },
-        adminRequestOf(req),
-      );
+      return { data: { id, title, duration, currentStatus, visibility, updatedAt, pendingRevision, version }, message };
+    },
+    approveConsultation: async ({ params, body }, { req, user }) => {
+      const { version, revisionId } = body;
+      const { consultation: c, revised } = await consultations.approve(user, params.id, { version, revisionId }, adminRequestOf(req));
       const data = {
         id: c._id,
         referenceId: c.referenceId,
@@ -58,16 +56,19 @@ export function consultationHandlers(consultations: Consultations): MountOptions
         visibility: c.visibility,
         version: versionOf(c),
       };
-      res.json(ok(data, revised ? 'Revision approved' : 'Consultation approved'));
-    }),
-    'GET /consultations/admin/approvals': handle({ query: ApprovalQueueQuery }, async (input, _req, res) => {
-      const { items, counts, pagination } = await consultations.approvalQueue(input.query);
-      const data = { counts, items: items.map(approvalQueueItem) };
-      res.json(ok(data, 'Consultations and revisions waiting for approval', pagination));
-    }),
-    'GET /consultations/{id}/slots': handle({ params: KeyParams, query: SlotsQuery }, async (input, req, res) => {
-      const { from, to } = input.query;
-      res.json(ok(await consultations.freeSlots(req.user, input.params.id, from, to)));
-    }),
+      return { data, message: revised ? 'Revision approved' : 'Consultation approved' };
+    },
+    listApprovalQueue: async ({ query }) => {
+      const { items, counts, pagination } = await consultations.approvalQueue(query);
+      return {
+        data: { counts, items: items.map(approvalQueueItem) },
+        message: 'Consultations and revisions waiting for approval',
+        pagination,
+      };
+    },
+    listSlots: async ({ params, query }, { user }) => {
+      const { from, to } = query;
+      return { data: await consultations.freeSlots(user, params.id, from, to) };
+    },
   };
 }

@@ -5,6 +5,7 @@ import { versionOf } from '../domain/consultation-edits';
 import { maxUsesPerBuyerOf, type CouponCheck } from '../domain/coupons';
 import type {
   BookingDoc,
+  BookingStatus,
   ConsultationDoc,
   DiscountDoc,
   PendingRevisionDoc,
@@ -14,7 +15,21 @@ import type {
   VisibilityRuleSetDoc,
 } from '../domain/records';
 
-const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
+/** A date as the answers write it: a date the record always has is always a string. */
+function iso(date: Date): string;
+function iso(date: Date | null | undefined): string | null;
+function iso(date: Date | null | undefined): string | null {
+  return date ? date.toISOString() : null;
+}
+
+/**
+ * A booking's status as answers show it: a Pending booking (still taking its places) is never
+ * read (`readableBooking`, the listings' statuses), so showing one is a fault of ours.
+ */
+function shownStatus(status: BookingStatus): Exclude<BookingStatus, 'Pending'> {
+  if (status === 'Pending') throw new Error('A Pending booking is never shown');
+  return status;
+}
 const major = (minor: number | null | undefined) => (minor === null || minor === undefined ? null : minorToMajor(minor));
 
 /**
@@ -47,8 +62,13 @@ export function consultationView(c: ConsultationDoc, pricing: PricingDoc | null,
     totalReviews: c.totalReviews,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
-    ...(withRevision ? { pendingRevision: pendingRevisionView(c.pendingRevision), version: versionOf(c) } : {}),
+    ...(withRevision ? consultationRevisionView(c) : {}),
   };
+}
+
+/** What only its seller and admins see of a consultation: the revision waiting for review and the version an approval names. */
+export function consultationRevisionView(c: ConsultationDoc) {
+  return { pendingRevision: pendingRevisionView(c.pendingRevision), version: versionOf(c) };
 }
 
 function pendingRevisionView(revision: PendingRevisionDoc | null | undefined) {
@@ -84,7 +104,7 @@ export function bookingView(b: BookingDoc) {
   return {
     bookingId: b._id,
     referenceId: b.referenceId,
-    status: b.status,
+    status: shownStatus(b.status),
     consultationTitle: b.consultationTitle,
     consultationId: b.consultationId,
     date: b.date,
@@ -108,7 +128,7 @@ export function bookingReceiptView(b: BookingDoc, amounts: BookingReceiptAmounts
   return {
     bookingId: b._id,
     referenceId: b.referenceId,
-    status: b.status,
+    status: shownStatus(b.status),
     consultationId: b.consultationId,
     consultationTitle: b.consultationTitle,
     sellerId: b.sellerId,
@@ -188,7 +208,7 @@ function cancellationSaid(b: BookingDoc) {
 export function cancelledView(b: BookingDoc) {
   return {
     bookingId: b._id,
-    status: b.status,
+    status: shownStatus(b.status),
     refundStatus: b.refundStatus,
     refundAmount: minorToMajor(b.refundAmountMinor ?? 0),
     cancelledAt: iso(b.cancelledAt),
@@ -212,7 +232,7 @@ export function bookingListItem(b: BookingDoc) {
     id: b._id,
     referenceId: b.referenceId,
     consultationTitle: b.consultationTitle,
-    status: b.status,
+    status: shownStatus(b.status),
     date: b.date,
     startTime: b.startTime,
     endTime: b.endTime,

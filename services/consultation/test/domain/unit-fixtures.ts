@@ -56,7 +56,7 @@ export function ruleSet(fields: Partial<RuleSetDoc> = {}): RuleSetDoc {
     description: '',
     status: 'Active',
     timezone: ZONE,
-    durationType: 'minutes',
+    durationType: 'Indefinite',
     isDefault: true,
     metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 50 },
     availabilityRules: weekdays.map((weekday) => ({

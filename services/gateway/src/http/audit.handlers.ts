@@ -1,5 +1,5 @@
-import { AuditFilterQuery, AuditLogQuery, ok } from '@mkt/contracts';
-import { handle, type MountOptions } from '@mkt/kit';
+import type { OPERATIONS } from '@mkt/contracts';
+import type { OperationHandlers } from '@mkt/kit';
 import type { AuditLog } from '../application/audit-log';
 import { CSV_HEADER, csvRow, type AuditEntry } from '../domain/audit';
 
@@ -20,18 +20,18 @@ const entryView = (entry: AuditEntry) => ({
 });
 
 /**
- * The audit log's entries of the endpoint table (admins only, checked by the entries' access
+ * The audit log's operations of the contracts' table (admins only, checked by the entries' access
  * before anything is read): a page with filters and a cursor, and the CSV export of the same
  * filters, streamed (its size is the log's, never held in memory at once).
  */
-export function auditHandlers(audit: AuditLog): MountOptions['handlers'] {
+export function auditHandlers(audit: AuditLog): Pick<OperationHandlers<typeof OPERATIONS, 'gateway'>, 'listAuditLog' | 'getAuditLogCsv'> {
   return {
-    'GET /v1/admin/audit-log': handle({ query: AuditLogQuery }, async (input, _req, res) => {
-      const { entries, nextCursor } = await audit.page(input.query);
-      res.json(ok({ entries: entries.map(entryView), nextCursor }));
-    }),
-    'GET /v1/admin/audit-log/export': handle({ query: AuditFilterQuery }, async (input, _req, res) => {
-      const rows = audit.each(input.query);
+    listAuditLog: async ({ query }) => {
+      const { entries, nextCursor } = await audit.page(query);
+      return { data: { entries: entries.map(entryView), nextCursor } };
+    },
+    getAuditLogCsv: async ({ query }, { res }) => {
+      const rows = audit.each(query);
       // The first entry is read before the answer starts: a failure then is the error envelope.
       const first = await rows.next();
       res.status(200);
@@ -47,6 +47,6 @@ export function auditHandlers(audit: AuditLog): MountOptions['handlers'] {
         // Half a file must not pass for a whole one: the connection is cut.
         res.destroy(err as Error);
       }
-    }),
+    },
   };
 }

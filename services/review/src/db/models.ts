@@ -1,11 +1,11 @@
 import { Schema, type Connection } from 'mongoose';
-import type { IntegrationEvent } from '@mkt/contracts';
+import type { IntegrationEvent, ReviewEntityType } from '@mkt/contracts';
 import { pendingEventsField } from '@mkt/kit';
 
 export interface ReviewDoc {
   _id: string;
   referenceId: string;
-  entityType: string;
+  entityType: ReviewEntityType;
   entityId: string;
   reviewerId: string;
   /** The reviewer's name from the token, for when the users projection has none. */

@@ -7,6 +7,7 @@ import {
   type EventData,
   type EventType,
   type IntegrationEvent,
+  type ReviewEntityType,
 } from '@mkt/contracts';
 import { Forbidden, RuleViolation } from '@mkt/kit/domain';
 
@@ -20,7 +21,7 @@ import { Forbidden, RuleViolation } from '@mkt/kit/domain';
 /** A review as the rules see it. */
 export interface ReviewState {
   _id: string;
-  entityType: string;
+  entityType: ReviewEntityType;
   entityId: string;
   reviewerId: string;
   rating: number;

@@ -1,5 +1,5 @@
-import { CreateTransferBody, ok } from '@mkt/contracts';
-import { currentUser, handle, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+import { OPERATIONS, ok } from '@mkt/contracts';
+import { currentUser, handle, someOperationHandlers, type IdempotentRequests, type MountOptions } from '@mkt/kit';
 import type { Limits } from '../application/limits';
 import type { Transfers } from '../application/transfers';
 import type { Wallets } from '../application/wallets';
@@ -12,7 +12,10 @@ import { transferView, walletView } from './views';
  * room under the recipient's ceiling yet; the sweep applies it once there is).
  */
 function transferAnswer(transfer: TransferDoc) {
-  return ok(transferView(transfer), transfer.status === 'Completed' ? 'Transfer completed' : 'Transfer debited; credit pending');
+  return {
+    data: transferView(transfer),
+    message: transfer.status === 'Completed' ? 'Transfer completed' : 'Transfer debited; credit pending',
+  };
 }
 
 /** `GET /wallets/banks`, `GET /wallets/rate-limit/stats`, `GET /v1/wallet`, `POST /v1/wallet/transfers` (integer minor units). */
@@ -33,13 +36,11 @@ export function accountHandlers(
       const user = currentUser(req);
       res.json(ok(walletView(await wallets.open(user.id, user.ref))));
     }),
-    'POST /v1/wallet/transfers': handle({ body: CreateTransferBody }, async (input, req, res) => {
-      const user = currentUser(req);
-      const answer = await requests.run('transfer', user.id, req.header('idempotency-key'), req.body, async (attempt) => ({
-        status: 200,
-        body: transferAnswer(await transfers.create(user, input.body, attempt)),
-      }));
-      res.status(answer.status).json(answer.body);
-    }),
+    // Keyed (the entry is idempotent): kit runs it once per Idempotency-Key, under the records' scope `transfer`.
+    ...someOperationHandlers(
+      OPERATIONS,
+      { createTransfer: async ({ body }, { user, attempt }) => transferAnswer(await transfers.create(user, body, attempt)) },
+      { idempotency: { requests, scopes: { createTransfer: 'transfer' } } },
+    ),
   };
 }

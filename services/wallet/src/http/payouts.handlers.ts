@@ -1,40 +1,30 @@
 import type { Express } from 'express';
+import { CancelPayoutBody, OPERATIONS, PAYOUT_ADMIN_MOVES, PayoutMoveBody, PayoutMoveParams, PayoutRefParams, ok } from '@mkt/contracts';
 import {
-  CancelPayoutBody,
-  CreatePayoutBody,
-  PAYOUT_ADMIN_MOVES,
-  PayoutMoveBody,
-  PayoutMoveParams,
-  PayoutRefParams,
-  UserRefParams,
-  ok,
-} from '@mkt/contracts';
-import { adminRequestOf, correlationIdOf, currentUser, handle, NotFound, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+  adminRequestOf,
+  correlationIdOf,
+  currentUser,
+  handle,
+  NotFound,
+  someOperationHandlers,
+  type IdempotentRequests,
+  type MountOptions,
+} from '@mkt/kit';
 import type { Payouts } from '../application/payouts';
 import { payoutCreatedView, payoutStatusView } from './views';
 
 export function payoutHandlers(payouts: Payouts, requests: IdempotentRequests): MountOptions['handlers'] {
   const handlers: MountOptions['handlers'] = {
-    'POST /wallets/users/{userReferenceId}/payout-request': handle(
-      { params: UserRefParams, body: CreatePayoutBody },
-      async (input, req, res) => {
-        const user = currentUser(req);
-        const { userReferenceId } = input.params;
-        const answer = await requests.run(
-          'payout',
-          user.id,
-          req.header('idempotency-key'),
-          { userReferenceId, body: req.body },
-          async (attempt) => ({
-            status: 200,
-            body: ok(
-              payoutCreatedView(await payouts.create(user, userReferenceId, input.body, correlationIdOf(req), attempt)),
-              'Payout request created',
-            ),
-          }),
-        );
-        res.status(answer.status).json(answer.body);
+    // Keyed (the entry is idempotent): kit runs it once per Idempotency-Key, under the records' scope `payout`.
+    ...someOperationHandlers(
+      OPERATIONS,
+      {
+        createPayoutRequest: async ({ params, body }, { req, user, attempt }) => ({
+          data: payoutCreatedView(await payouts.create(user, params.userReferenceId, body, correlationIdOf(req), attempt)),
+          message: 'Payout request created',
+        }),
       },
+      { idempotency: { requests, scopes: { createPayoutRequest: 'payout' } } },
     ),
     'GET /wallets/payout-requests/{referenceId}/status': handle({ params: PayoutRefParams }, async (input, req, res) => {
       const user = currentUser(req);

@@ -1,19 +1,21 @@
-import { CreateTopUpBody, TopUpRefParams, UserRefParams, ok } from '@mkt/contracts';
-import { currentUser, handle, sendReceiptPage, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+import { OPERATIONS, TopUpRefParams, ok } from '@mkt/contracts';
+import { currentUser, handle, sendReceiptPage, someOperationHandlers, type IdempotentRequests, type MountOptions } from '@mkt/kit';
 import type { TopUps } from '../application/topups';
 import { topUpCreatedView, topUpReceiptDocument, topUpReceiptView, topUpStatusView } from './views';
 
 export function topUpHandlers(topUps: TopUps, requests: IdempotentRequests, merchant: string): MountOptions['handlers'] {
   return {
-    'POST /wallets/users/{userReferenceId}/topup': handle({ params: UserRefParams, body: CreateTopUpBody }, async (input, req, res) => {
-      const user = currentUser(req);
-      const { userReferenceId } = input.params;
-      const answer = await requests.run('topup', user.id, req.header('idempotency-key'), { userReferenceId, body: req.body }, async () => ({
-        status: 200,
-        body: ok(topUpCreatedView(await topUps.create(user, userReferenceId, input.body)), 'Top-up created'),
-      }));
-      res.status(answer.status).json(answer.body);
-    }),
+    // Keyed (the entry is idempotent): kit runs it once per Idempotency-Key, under the records' scope `topup`.
+    ...someOperationHandlers(
+      OPERATIONS,
+      {
+        createTopup: async ({ params, body }, { user }) => ({
+          data: topUpCreatedView(await topUps.create(user, params.userReferenceId, body)),
+          message: 'Top-up created',
+        }),
+      },
+      { idempotency: { requests, scopes: { createTopup: 'topup' } } },
+    ),
     // A completed top-up's receipt, as JSON and as a printable page (its owner or an admin).
     'GET /v1/wallet/topups/{walletReferenceId}/receipt': handle({ params: TopUpRefParams }, async (input, req, res) => {
       const { topUp, walletReferenceId } = await topUps.receipt(currentUser(req), input.params.walletReferenceId);
