@@ -58,7 +58,11 @@ export function bufferedStdout(): DestinationStream {
 /**
  * A service's logger: credentials in fields and headers redacted by path, and every line
  * scrubbed of secrets in query strings (request logs write URLs, and a checkout link is
- * `…?token=`). A line written inside a traced operation carries `trace_id` and `span_id`. `destination`: pino's stdout by default (the gateway and the write-path services pass `bufferedStdout()`).
+ * `…?token=`). A line written inside a traced operation carries `trace_id` and `span_id`.
+ * `destination`: stdout written synchronously, line by line, by default (the gateway and the
+ * write-path services pass `bufferedStdout()`). Never pino's own default, which writes on libuv's
+ * thread pool: a process that ends by `exitProcess` right after its last line (a failed migration,
+ * a refused start) could lose that line, the one that says why.
  */
 export function createLogger(name: string, level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
   const options = {
@@ -71,5 +75,5 @@ export function createLogger(name: string, level: string = process.env.LOG_LEVEL
     // Inside a traced operation (a request, a message's handling): its `trace_id` and `span_id`.
     mixin: traceLogFields,
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }

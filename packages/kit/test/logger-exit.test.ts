@@ -1,0 +1,30 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+// A process's last line before it ends (a failed migration, a refused start) is written: the
+// default destination of kit's logger writes stdout synchronously, not on libuv's thread pool,
+// which a process ending by `exitProcess` does not wait for. Here every thread of the pool is
+// busy (four long key derivations) when the line is logged and the process ends at once.
+const kit = join(__dirname, '..', 'dist', 'index.js');
+
+function lastLineOf(script: string): { status: number | null; stdout: string } {
+  const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout };
+}
+
+test.each([1, 2, 3])('the line logged right before exitProcess is on stdout, the thread pool busy (run %i)', () => {
+  const { status, stdout } = lastLineOf(`
+    const { pbkdf2 } = require('node:crypto');
+    const { createLogger, exitProcess } = require(${JSON.stringify(kit)});
+    const log = createLogger('exit-test', 'info');
+    for (let i = 0; i < 4; i += 1) pbkdf2('secret', 'salt', 2_000_000, 64, 'sha512', () => undefined);
+    setTimeout(() => {
+      log.info('started');
+      log.fatal({ reason: 'the database is behind' }, 'migration 0002 cannot be undone');
+      exitProcess(1);
+    }, 50);
+  `);
+  expect(status).toBe(1);
+  expect(stdout).toContain('"msg":"started"');
+  expect(stdout).toContain('migration 0002 cannot be undone');
+});
