@@ -30,6 +30,7 @@
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   createWriteStream,
   existsSync,
@@ -477,9 +478,9 @@ function ociLabels(tag) {
   };
 }
 
-function recordBuilt(tag, detail) {
+function recordBuilt(tag, { builtAt = new Date().toISOString(), ...detail }) {
   const built = existsSync(BUILT) ? JSON.parse(readFileSync(BUILT, 'utf8')) : {};
-  built[tag] = { ...detail, builtAt: new Date().toISOString() };
+  built[tag] = { ...detail, builtAt };
   writeFileSync(BUILT, `${JSON.stringify(built, null, 2)}\n`);
 }
 
@@ -839,11 +840,20 @@ async function proveTools({ mongoUrl, amqpUrl, namespace }) {
 }
 
 // ---- 5. compose
-/** The stand-in images the override names: mongo-java-server in a jlinked JRE, Debian's RabbitMQ. */
+/**
+ * The stand-in images the override names: mongo-java-server in a jlinked JRE, Debian's RabbitMQ.
+ * Each carries the hash of what it is made from (its Dockerfile, its context's sources, its base
+ * image) as a label: an image of other inputs — made by an older checkout, say — is made again, and
+ * one of the same inputs is kept and recorded as this checkout's, so the publish step pushes it.
+ */
 async function standins() {
   if (!(await imageExists(BASE_IMAGE))) throw new Error(`${BASE_IMAGE} is missing: run the base step first`);
   const force = process.env.FORCE_STANDINS === '1';
-  if (force || !(await imageExists(STANDIN_MONGO))) {
+  const mongoInputs = await standinInputs('mongo-java-server', BASE_IMAGE, [
+    'packages/infra/java/pom.xml',
+    'packages/infra/java/MongoServerLauncher.java',
+  ]);
+  if (force || !(await standinCurrent(STANDIN_MONGO, 'mongo-java-server', mongoInputs))) {
     await requireInfraBuild();
     const { mongoJavaServerLauncher } = require(join(root, 'packages/infra/dist/index.js'));
     const launcher = await mongoJavaServerLauncher((line) => say(line));
@@ -869,31 +879,65 @@ async function standins() {
       ],
       { log: logFile('standins'), nice: true },
     );
-    await buildStandin('mongo-java-server', STANDIN_MONGO, context);
+    await buildStandin('mongo-java-server', STANDIN_MONGO, context, BASE_IMAGE, mongoInputs);
   }
-  if (force || !(await imageExists(STANDIN_RABBIT))) {
-    if (force || !(await imageExists(STANDIN_RABBIT_BASE))) {
-      const rootfs = join(WORK, 'rabbitmq-rootfs.tar');
-      await debianRootfs('trixie', rootfs, { include: ['rabbitmq-server'], log: logFile('standins') });
-      try {
-        await podman(['rmi', '-f', STANDIN_RABBIT_BASE], { check: false });
-        await podman(['import', '--quiet', rootfs, STANDIN_RABBIT_BASE], { log: logFile('standins') });
-      } finally {
-        rmSync(rootfs, { force: true });
-      }
+  if (force || !(await imageExists(STANDIN_RABBIT_BASE))) {
+    const rootfs = join(WORK, 'rabbitmq-rootfs.tar');
+    await debianRootfs('trixie', rootfs, { include: ['rabbitmq-server'], log: logFile('standins') });
+    try {
+      await podman(['rmi', '-f', STANDIN_RABBIT_BASE], { check: false });
+      await podman(['import', '--quiet', rootfs, STANDIN_RABBIT_BASE], { log: logFile('standins') });
+    } finally {
+      rmSync(rootfs, { force: true });
     }
+  }
+  const rabbitInputs = await standinInputs('rabbitmq', STANDIN_RABBIT_BASE, ['docker/standins/rabbitmq-entrypoint.sh']);
+  if (force || !(await standinCurrent(STANDIN_RABBIT, 'rabbitmq', rabbitInputs))) {
     const context = join(WORK, 'standin-rabbitmq');
     rmSync(context, { recursive: true, force: true });
     mkdirSync(context, { recursive: true });
     copyFileSync(join(root, 'docker/standins/rabbitmq-entrypoint.sh'), join(context, 'rabbitmq-entrypoint.sh'));
     chmodSync(join(context, 'rabbitmq-entrypoint.sh'), 0o755);
-    await buildStandin('rabbitmq', STANDIN_RABBIT, context, STANDIN_RABBIT_BASE);
+    await buildStandin('rabbitmq', STANDIN_RABBIT, context, STANDIN_RABBIT_BASE, rabbitInputs);
   }
 }
 
-async function buildStandin(name, tag, context, from = BASE_IMAGE) {
+const STANDIN_INPUTS_LABEL = 'org.marketplace.standin.inputs';
+
+/** The hash of what a stand-in is made from: its Dockerfile, the sources its context holds, its base image's id. */
+async function standinInputs(name, from, sources) {
+  const hash = createHash('sha256');
+  for (const file of [`docker/standins/${name}.Dockerfile`, ...sources]) hash.update(`${file}\0`).update(readFileSync(join(root, file)));
+  hash.update(await output('podman', ['image', 'inspect', '--format', '{{.Id}}', from]));
+  return hash.digest('hex').slice(0, 32);
+}
+
+/** Whether the stand-in exists with these inputs; if so it is recorded as this checkout's build (its own build time). */
+async function standinCurrent(tag, name, inputs) {
+  if (!(await imageExists(tag))) return false;
+  const [label, created] = (
+    await output('podman', [
+      'image',
+      'inspect',
+      '--format',
+      `{{index .Labels "${STANDIN_INPUTS_LABEL}"}} {{.Created.Format "2006-01-02T15:04:05Z07:00"}}`,
+      tag,
+    ])
+  ).split(' ');
+  if (label !== inputs) {
+    say(`stand-in ${tag}: made from other inputs (${label || 'no inputs label'}), made again`);
+    return false;
+  }
+  recordBuilt(tag, { dockerfile: `docker/standins/${name}.Dockerfile`, buildArgs: {}, builtAt: created });
+  return true;
+}
+
+async function buildStandin(name, tag, context, from, inputs) {
   const started = Date.now();
-  await podmanBuild(join(root, `docker/standins/${name}.Dockerfile`), tag, context, { BASE: from }, logFile('standins'));
+  await podmanBuild(join(root, `docker/standins/${name}.Dockerfile`), tag, context, { BASE: from }, logFile('standins'), [
+    '--label',
+    `${STANDIN_INPUTS_LABEL}=${inputs}`,
+  ]);
   say(`stand-in ${tag}: ${megabytes(await imageSize(tag))} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
