@@ -185,6 +185,21 @@ describe('Pod Security Admission: restricted', () => {
   });
 });
 
+describe('the CI cluster pulls every image from the registry', () => {
+  // npm run k8s:e2e imports nothing into the node: each image is pulled once by digest from the
+  // local registry, so a pod that may not pull (`Never`) never starts.
+  test('every container of every pod template (Deployments, StatefulSets, the migrate Jobs) pulls IfNotPresent', () => {
+    const policies = pods(ci).flatMap(([name, pod]) =>
+      [...(pod.initContainers ?? []), ...pod.containers].map((c: { name: string; imagePullPolicy?: string }) => ({
+        container: `${name}/${c.name}`,
+        policy: c.imagePullPolicy,
+      })),
+    );
+    expect(policies.some(({ container }) => container.startsWith('Job/'))).toBe(true);
+    expect(policies.filter(({ policy }) => policy !== 'IfNotPresent')).toEqual([]);
+  });
+});
+
 describe('high UIDs and GIDs (>= 10000)', () => {
   test.each(['dev', 'prod'])("%s: every pod runs as a user and group above 10000, the volume's group too", (overlay) => {
     const objects = overlay === 'dev' ? dev : prod;
