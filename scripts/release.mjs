@@ -367,7 +367,8 @@ const showFile = (commit, path) => {
 
 function tagReleases({ dryRun }) {
   const todo = [];
-  for (const { commit, releases } of releaseCommits()) {
+  // Oldest release commit first; each commit's names in its subject's order.
+  for (const { commit, releases } of releaseCommits().reverse()) {
     for (const release of releases) {
       const tag = tagOf(release);
       const existing = spawnSync('git', ['rev-parse', '--verify', '--quiet', `refs/tags/${tag}^{commit}`], { cwd: root, encoding: 'utf8' });
@@ -395,7 +396,7 @@ function tagReleases({ dryRun }) {
     return;
   }
   const branch = git('rev-parse', '--abbrev-ref', 'HEAD');
-  for (const { tag, commit, message } of todo.reverse()) {
+  for (const { tag, commit, message } of todo) {
     if (!dryRun) git('tag', '-a', '--cleanup=whitespace', tag, '-m', message, commit);
     say(`${dryRun ? 'would tag' : 'tagged'} ${tag} -> ${commit.slice(0, 7)}`);
   }
