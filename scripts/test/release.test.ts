@@ -194,8 +194,17 @@ describe('npm run release (scripts/release.mjs)', () => {
     expect(idle.code).toBe(0);
     expect(idle.stdout).toContain('nothing to release');
     expect(repo.git('rev-parse', 'HEAD')).toBe(head);
+    // A clone without tags: --tag makes the tags of the release commits in its history, each on
+    // the commit whose subject names it (none when the history has no release yet).
+    const releaseCommits = repo.git('log', '-E', '--grep=^release: [a-z]+@', '--format=%H %s').split('\n').filter(Boolean);
+    await repo.release('--tag');
+    for (const line of releaseCommits) {
+      const [commit, , ...tags] = line.split(' ');
+      for (const tag of tags.map((t) => t.replace(/,$/, '')))
+        expect([tag, repo.git('rev-parse', `${tag}^{commit}`)]).toEqual([tag, commit]);
+    }
     expect((await repo.release('--tag')).stdout).toContain('nothing to tag');
-    expect(repo.git('tag', '--list')).toBe('');
+    expect(repo.git('rev-parse', 'HEAD')).toBe(head);
 
     repo.changeset('wallet-fix', { wallet: 'patch' }, 'A wallet fix.');
     const withChangeset = repo.git('rev-parse', 'HEAD');
