@@ -120,6 +120,9 @@ describe('npm run release (scripts/release.mjs)', () => {
     repo.changeset('wallet-and-catalog', { wallet: 'patch', catalog: 'patch' }, 'Both.');
     const head = repo.git('rev-parse', 'HEAD');
 
+    const typo = await repo.release('--only', 'walet');
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('--only: unknown walet');
     const refused = await repo.release('--only', 'wallet,review');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('.changeset/wallet-and-catalog.md (wallet, catalog)');
