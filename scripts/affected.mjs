@@ -13,8 +13,9 @@
 //     tsconfig*.json, jest.config.js, jest.preset.js, .node-version, .npmrc, .ci/, the jest global
 //     set-up and scripts/run.mjs), for packages/kit, packages/contracts and packages/infra (every
 //     project builds on them), and for any file no rule below names (the safe default);
-//   - deploy for k8s/, docker/, docker-compose.yml, .dockerignore, release/, .changeset/config.json,
-//     scripts/release.mjs and scripts/affected.mjs (their tests live in deploy/test/);
+//   - deploy for k8s/, docker/, docker-compose.yml, .dockerignore, release/, .changeset/config.json
+//     and scripts/affected.mjs (their tests live in deploy/test/); deploy and scripts for
+//     scripts/release.mjs (deploy/test/ and scripts/test/);
 //   - e2e for scripts/migrate-queues.mjs; scripts (the gates' tests, scripts/test/) for
 //     scripts/contracts.mjs and scripts/contract-gates/ (with deploy for scripts/lib/go-tools.mjs);
 //     infra for scripts/mixed-versions.mjs (its release resolution is tested there); nothing for
@@ -62,7 +63,7 @@ const EVERYTHING_FILES = [
   'scripts/jest-global-setup.cjs',
   'scripts/jest-global-teardown.cjs',
 ];
-const DEPLOY_FILES = ['docker-compose.yml', '.dockerignore', '.changeset/config.json', 'scripts/release.mjs', 'scripts/affected.mjs'];
+const DEPLOY_FILES = ['docker-compose.yml', '.dockerignore', '.changeset/config.json', 'scripts/affected.mjs'];
 const DEPLOY_FOLDERS = ['k8s/', 'docker/', 'release/'];
 const UNTESTED_FILES = [
   'eslint.config.mjs',
@@ -141,6 +142,8 @@ function classify(file, dependants) {
     if (SERVICES.includes(project)) selected.add('e2e');
     return { projects: [...selected] };
   }
+  // The release script: deploy/test/release.test.ts and scripts/test/release.test.ts.
+  if (file === 'scripts/release.mjs') return { projects: ['deploy', 'scripts'] };
   if (DEPLOY_FILES.includes(file) || DEPLOY_FOLDERS.some((folder) => file.startsWith(folder))) return { projects: ['deploy'] };
   if (file === 'scripts/migrate-queues.mjs') return { projects: ['e2e', 'scripts'] };
   if (OPERATIONS_FILES.includes(file)) return { projects: ['scripts', 'e2e'] };

@@ -18,7 +18,11 @@
 //
 // The previous release of a service: its entry in release/releases.json (tag, else the commit
 // recorded there, else the release commit found by its subject `release: …, <tag>, …`); without
-// an entry, its newest `<name>@<version>` tag, else the newest release commit naming it. Each
+// an entry, its newest `<name>@<version>` tag, else the newest release commit naming it. When the
+// checkout is that release (HEAD is its release commit), the release before it is the previous
+// one: the newest lower tag, else an earlier release commit, else the commit the parent's
+// release/releases.json records. The output names each tag it took, at the start and in the
+// summary. Each
 // release commit is checked out once as a git worktree under .dev/mixed/<tag> (kept, and reused
 // while at that commit), installed (pnpm, offline first) and built (tsc -b); the current services
 // run from this checkout's dist/ (built here, incrementally). Every process this starts is stopped
@@ -82,10 +86,10 @@ function readReleases(repo) {
   }
 }
 
-/** The newest commit whose subject is `release: …` and names `tag` (or, with `anyOf`, any `<name>@…`). */
-function releaseCommit(repo, { tag, name }) {
+/** The newest commit from `from` whose subject is `release: …` and names `tag` (or, with `name`, any `<name>@…`). */
+function releaseCommit(repo, { tag, name, from = 'HEAD' }) {
   const wanted = tag ? escapeRegex(tag) : `${escapeRegex(name)}@[^, ]+`;
-  const out = git(repo, ['log', 'HEAD', '-E', `--grep=^release: (.+, )?${wanted}(,|$)`, '--format=%H%x09%s', '-n', '1'], {
+  const out = git(repo, ['log', from, '-E', `--grep=^release: (.+, )?${wanted}(,|$)`, '--format=%H%x09%s', '-n', '1'], {
     check: false,
   });
   if (!out) return null;
@@ -121,6 +125,47 @@ function newestTag(repo, name) {
  * `crm@0.1.0`) asks for that release instead of the last one. Throws saying what it looked for.
  */
 function resolveRelease(repo, name, wanted = null) {
+  const found = lastRelease(repo, name, wanted);
+  // This checkout is that release (its release commit): the one before it is the previous one.
+  const head = commitOf(repo, 'HEAD');
+  if (wanted || found.commit !== head) return found;
+  const before = releaseBefore(repo, name, found.tag);
+  if (before) return { ...before, how: `${before.how}; this checkout is ${found.tag}` };
+  throw new Error(
+    `${name}: this checkout is its release ${found.tag} and no release before it was found (no lower ${name}@* tag, ` +
+      `no earlier "release: … ${name}@<version> …" commit, no commit recorded in the previous release/releases.json)`,
+  );
+}
+
+/**
+ * The release of `name` before `tag`, from a checkout at `tag`'s release commit: the newest
+ * `<name>@<version>` tag of a lower version, else the newest earlier release commit naming it,
+ * else the release the parent's release/releases.json records (the 0.1.0 baseline's commit).
+ */
+function releaseBefore(repo, name, tag) {
+  const current = versionOf(tag);
+  const lower = (git(repo, ['tag', '--list', `${name}@*`], { check: false }) ?? '')
+    .split('\n')
+    .filter((candidate) => candidate.startsWith(`${name}@`) && versionOf(candidate) && compareVersions(versionOf(candidate), current) < 0)
+    .sort((a, b) => compareVersions(versionOf(b), versionOf(a)));
+  if (lower[0]) return { name, tag: lower[0], commit: commitOf(repo, `refs/tags/${lower[0]}`), how: 'newest lower tag' };
+  const released = releaseCommit(repo, { name, from: 'HEAD~1' });
+  if (released) return { name, tag: released.tag, commit: released.commit, how: 'earlier release commit by its subject' };
+  const parentReleases = git(repo, ['show', 'HEAD~1:release/releases.json'], { check: false });
+  const entry = parentReleases ? (JSON.parse(parentReleases)[name] ?? null) : null;
+  const recorded = entry?.commit ? commitOf(repo, entry.commit) : null;
+  if (recorded)
+    return {
+      name,
+      tag: entry.tag ?? `${name}@${entry.version}`,
+      commit: recorded,
+      how: 'commit recorded in the previous release/releases.json',
+    };
+  return null;
+}
+
+/** The last release of `name` the checkout records (or `wanted`), as resolveRelease returns it. */
+function lastRelease(repo, name, wanted) {
   const releases = readReleases(repo);
   const entry = releases?.[name] ?? null;
   const entryTag = entry ? (entry.tag ?? `${name}@${entry.version}`) : null;
@@ -563,12 +608,16 @@ async function main() {
       ? { label: `current ${head}${dirty ? '+changes' : ''}`, dir: root }
       : { label: `${previous[service].tag} ${previous[service].commit.slice(0, 7)}`, dir: dirOf.get(previous[service].commit) };
   const allPrevious = Object.fromEntries(SERVICES.map((service) => [service, version(service, 'previous')]));
+  const othersTags = (subject) =>
+    SERVICES.filter((service) => service !== subject)
+      .map((service) => previous[service].tag)
+      .join(' ');
   const configurations = [];
   const seen = new Set();
   for (const subject of subjects) {
     for (const [suffix, title, subjectIs, othersAre] of [
-      ['previous', `previous ${subject}, current others (gateway included)`, 'previous', 'current'],
-      ['current', `current ${subject}, previous others (gateway included)`, 'current', 'previous'],
+      ['previous', `previous ${subject} (${previous[subject].tag}), current others (gateway included)`, 'previous', 'current'],
+      ['current', `current ${subject}, previous others (gateway included): ${othersTags(subject)}`, 'current', 'previous'],
     ]) {
       const which = Object.fromEntries(SERVICES.map((service) => [service, service === subject ? subjectIs : othersAre]));
       const key = SERVICES.map((service) => which[service]).join();
@@ -582,7 +631,7 @@ async function main() {
   configurations.push({
     id: 'rollback',
     index: configurations.length + 1,
-    title: 'previous release of every service on the data the current migrations migrated',
+    title: `previous release of every service on the data the current migrations migrated: ${SERVICES.map((service) => previous[service].tag).join(' ')}`,
     versions: allPrevious,
     seed: allPrevious,
   });

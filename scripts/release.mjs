@@ -1,39 +1,53 @@
 #!/usr/bin/env node
-// `npm run release [-- --dry-run]`: releases what the pending changesets (.changeset/*.md) name,
-// plus everything that depends on it (docs/releasing.md).
+// `npm run release`: the release of what the pending changesets (.changeset/*.md) name, in two
+// steps, as changesets/action and release-please do it (docs/releasing.md):
 //
-//   1. `changeset version`: new versions in the package.json files, CHANGELOG entries (the
-//      release notes), the changeset files consumed; a bump of @mkt/contracts or @mkt/kit bumps
-//      every service and package depending on it (.changeset/config.json).
+//   npm run release [-- --only wallet,review] [--dry-run]   the proposal: one commit `release: …`
+//   npm run release -- --tag [--dry-run]                    once it is merged: its tags
+//
+// The proposal (clean working tree; any branch, usually one of its own merged by review):
+//   1. `changeset version` on the selected changesets: new versions in the package.json files,
+//      CHANGELOG entries (the release notes), those changeset files consumed. A package is bumped
+//      only when a selected changeset names it: the bumps changesets would add to the dependants
+//      of a bumped package (`workspace:*` ranges are exact for it) are put back.
 //   2. `node scripts/contracts.mjs snapshot` (after `tsc -b`): contracts/released/ follows.
 //   3. release/releases.json: the last release of each service and package.
 //   4. k8s/overlays/{prod,dev}/kustomization.yaml: each released service's image pinned to its version.
-//   5. One commit, `release: <name>@<version>, …`, and an annotated tag `<name>@<version>` for
-//      each bumped name (its CHANGELOG entry as the tag's message); nothing is pushed.
-//   6. The images to build: marketplace/<service>:<version>.
+//   5. One commit, `release: <name>@<version>, …`, the CHANGELOG entries in its body. No tag yet.
+// --only <names>: only the changesets whose every package is selected; one naming a selected and
+// an unselected package is refused (split it, or select both); the others stay pending.
+//
+// --tag: an annotated tag `<name>@<version>` (its CHANGELOG entry as the message) for each name of
+// every release commit reachable from HEAD that is not tagged yet; a tag that exists on another
+// commit is refused. Nothing is pushed.
 //
 // --dry-run prints the plan (computed by the same `changeset version` in a scratch copy under
-// .dev/) and changes nothing. Nothing pending, or nothing bumped: nothing is committed or tagged.
-// The working tree must be clean (the release commit holds exactly what the release changed).
+// .dev/) or the tags, and changes nothing. Nothing pending, or nothing bumped: nothing is committed.
 // Plain Node (ESM, its own modules only); needs the workspace installed (`pnpm install`).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
-const PACKAGES = ['contracts', 'kit', 'infra'];
+const PACKAGES = ['contracts', 'kit', 'infra', 'client'];
 const RELEASED = [...SERVICES, ...PACKAGES];
 const dirOf = (name) => (SERVICES.includes(name) ? `services/${name}` : `packages/${name}`);
 const OVERLAYS = ['k8s/overlays/prod/kustomization.yaml', 'k8s/overlays/dev/kustomization.yaml'];
 const RELEASES_FILE = 'release/releases.json';
+const SUBJECT = /^release: ([\w-]+@\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:, [\w-]+@\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)*)$/;
 
 const say = (line) => console.log(line);
 class Refused extends Error {}
 
+// The tools' `#!/usr/bin/env node` finds the Node.js this runs on (the project's, under npm run).
+const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
+
 function run(command, args, { cwd = root, capture = false } = {}) {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', stdio: capture ? ['ignore', 'pipe', 'pipe'] : ['ignore', 2, 2] });
+  const stdio = capture ? ['ignore', 'pipe', 'pipe'] : ['ignore', 2, 2];
+  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', stdio });
   if (result.error) throw new Refused(`${command} ${args.join(' ')}: ${result.error.message}`);
   if (result.status !== 0) {
     throw new Refused(
@@ -45,19 +59,47 @@ function run(command, args, { cwd = root, capture = false } = {}) {
 const git = (...args) => run('git', args, { capture: true }).trim();
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
+const readOrNull = (file) => (existsSync(file) ? readFileSync(file, 'utf8') : null);
 
 /** The changeset files waiting to be released. */
 function pendingChangesets(dir = root) {
   const folder = join(dir, '.changeset');
   if (!existsSync(folder)) return [];
-  return readdirSync(folder).filter((file) => file.endsWith('.md') && file !== 'README.md');
+  return readdirSync(folder)
+    .filter((file) => file.endsWith('.md') && file !== 'README.md')
+    .sort();
 }
 
 /** The names a changeset file lists in its front matter (`'@mkt/wallet': patch` → wallet). */
 function namedIn(file) {
-  const front = /^---\n([\s\S]*?)\n---/.exec(readFileSync(file, 'utf8'));
+  const front = /^---\r?\n([\s\S]*?)\r?\n?---/.exec(readFileSync(file, 'utf8'));
   if (!front) return [];
   return [...front[1].matchAll(/^\s*['"]?@mkt\/([\w-]+)['"]?\s*:/gm)].map((match) => match[1]);
+}
+
+/**
+ * The changesets this release takes: all pending ones, or with `only` those whose every named
+ * package is selected. `{ pending, selected, held, named }` (`named`: what the selected name).
+ */
+function selection(only) {
+  const pending = pendingChangesets();
+  const names = Object.fromEntries(pending.map((file) => [file, namedIn(join(root, '.changeset', file))]));
+  let selected = pending;
+  if (only) {
+    const partial = pending.filter((file) => names[file].some((n) => only.has(n)) && !names[file].every((n) => only.has(n)));
+    if (partial.length > 0) {
+      throw new Refused(
+        `--only ${[...only].join(',')}: these changesets also name packages not selected (a changeset is released whole): ` +
+          partial.map((file) => `.changeset/${file} (${names[file].join(', ')})`).join('; ') +
+          '\nselect every package they name, or split them',
+      );
+    }
+    // A changeset naming nothing (`changeset add --empty`) waits for a release of everything.
+    selected = pending.filter((file) => names[file].length > 0 && names[file].every((n) => only.has(n)));
+  }
+  const held = pending.filter((file) => !selected.includes(file));
+  const named = new Set(selected.flatMap((file) => names[file]));
+  return { pending, selected, held, named, names };
 }
 
 /** The workspace's package folders, as pnpm-workspace.yaml lists them (`dir` and `dir/*` entries). */
@@ -79,30 +121,64 @@ function workspaceDirs(dir) {
 }
 
 const versionsIn = (dir) => Object.fromEntries(RELEASED.map((name) => [name, readJson(join(dir, dirOf(name), 'package.json')).version]));
+const shortName = (pkgName) => (pkgName.startsWith('@mkt/') ? pkgName.slice('@mkt/'.length) : pkgName);
 
-/** The CHANGELOG entry of `version` (its `## version` section, without the heading). */
-function changelogEntry(dir, name, version) {
-  const text = readFileSync(join(dir, dirOf(name), 'CHANGELOG.md'), 'utf8');
-  const start = text.indexOf(`\n## ${version}\n`);
+/** The CHANGELOG entry of `version` (its `## version` section, without the heading) in `text`. */
+function changelogEntry(text, version) {
+  const start = (text ?? '').indexOf(`\n## ${version}\n`);
   if (start === -1) return '';
   const body = text.slice(start + `\n## ${version}\n`.length);
   const end = body.indexOf('\n## ');
   return (end === -1 ? body : body.slice(0, end)).trim();
 }
 
-function changesetVersion(cwd) {
+/**
+ * `changeset version` in `dir` on the `selected` changesets only, then no cascade: a workspace
+ * package no selected changeset names gets its package.json and CHANGELOG.md back as they were.
+ * Returns the names whose bump was put back.
+ */
+function versionSelected(dir, { held, named }) {
   if (!existsSync(bin('changeset')))
     throw new Refused('node_modules/.bin/changeset is missing: install the workspace first (pnpm install)');
-  run(bin('changeset'), ['version'], { cwd, capture: true });
+  const before = new Map();
+  for (const pkgDir of workspaceDirs(dir)) {
+    for (const file of ['package.json', 'CHANGELOG.md']) before.set(join(pkgDir, file), readOrNull(join(dir, pkgDir, file)));
+  }
+  const aside = join(dir, '.dev', `release-held-${process.pid}`);
+  mkdirSync(aside, { recursive: true });
+  for (const file of held) renameSync(join(dir, '.changeset', file), join(aside, file));
+  try {
+    run(bin('changeset'), ['version'], { cwd: dir, capture: true });
+  } finally {
+    for (const file of held) renameSync(join(aside, file), join(dir, '.changeset', file));
+    rmSync(aside, { recursive: true, force: true });
+  }
+  const putBack = [];
+  for (const pkgDir of workspaceDirs(dir)) {
+    const pkg = readJson(join(dir, pkgDir, 'package.json')).name;
+    if (named.has(shortName(pkg))) continue;
+    let changed = false;
+    for (const file of ['package.json', 'CHANGELOG.md']) {
+      const was = before.get(join(pkgDir, file));
+      const now = readOrNull(join(dir, pkgDir, file));
+      if (was === now) continue;
+      changed = true;
+      if (was === null) rmSync(join(dir, pkgDir, file));
+      else writeFileSync(join(dir, pkgDir, file), was);
+    }
+    if (changed) putBack.push(shortName(pkg));
+  }
+  return putBack.sort((a, b) => RELEASED.indexOf(a) - RELEASED.indexOf(b));
 }
 
 /**
- * What `changeset version` would do, from a scratch copy of what it reads (inside the repository,
- * so the changelog module resolves from its node_modules): [{ name, from, to, why, notes }].
+ * What the proposal would do, from a scratch copy of what `changeset version` reads (inside the
+ * repository, so the changelog module resolves from its node_modules):
+ * `{ ...selection, bumps: [{ name, from, to, why, notes }], notCascaded }`.
  */
-function plan() {
-  const pending = pendingChangesets();
-  if (pending.length === 0) return { pending, bumps: [] };
+function plan(only) {
+  const chosen = selection(only);
+  if (chosen.selected.length === 0) return { ...chosen, bumps: [], notCascaded: [] };
   const scratch = join(root, '.dev', `release-plan-${process.pid}`);
   rmSync(scratch, { recursive: true, force: true });
   try {
@@ -116,17 +192,16 @@ function plan() {
       }
     }
     const before = versionsIn(scratch);
-    changesetVersion(scratch);
+    const notCascaded = versionSelected(scratch, chosen);
     const after = versionsIn(scratch);
-    const named = new Set(pending.flatMap((file) => namedIn(join(root, '.changeset', file))));
     const bumps = RELEASED.filter((name) => before[name] !== after[name]).map((name) => ({
       name,
       from: before[name],
       to: after[name],
-      why: named.has(name) ? 'a changeset' : 'depends on a bumped package',
-      notes: changelogEntry(scratch, name, after[name]),
+      why: chosen.selected.filter((file) => chosen.names[file].includes(name)).map((file) => `.changeset/${file}`),
+      notes: changelogEntry(readOrNull(join(scratch, dirOf(name), 'CHANGELOG.md')), after[name]),
     }));
-    return { pending, bumps };
+    return { ...chosen, bumps, notCascaded };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -135,7 +210,7 @@ function plan() {
 const tagOf = ({ name, to }) => `${name}@${to}`;
 const imageOf = ({ name, to }) => `marketplace/${name}:${to}`;
 
-/** release/releases.json with the bumped names' new releases (their commit: the tag and the release commit locate them). */
+/** release/releases.json with the bumped names' new releases (the tag and the release commit locate them). */
 function updatedReleases(bumps) {
   const file = join(root, RELEASES_FILE);
   const releases = existsSync(file) ? readJson(file) : {};
@@ -163,18 +238,23 @@ function updatedOverlay(path, bumps) {
   return text;
 }
 
-function printPlan({ pending, bumps }, dryRun) {
-  say(`pending changesets: ${pending.length === 0 ? 'none' : pending.map((file) => `.changeset/${file}`).join(', ')}`);
+function printPlan({ pending, selected, held, bumps, notCascaded }, only, dryRun) {
+  say(`pending changesets: ${pending.length}${only ? `; --only ${[...only].join(',')} selects ${selected.length}` : ''}`);
+  if (only && held.length > 0) say(`  left pending (not selected): ${held.map((file) => `.changeset/${file}`).join(', ')}`);
   if (bumps.length === 0) {
-    say('nothing to release: no version changes, nothing tagged');
+    say('nothing to release: no version changes, nothing committed');
     return;
   }
   say(dryRun ? 'would release:' : 'releasing:');
-  for (const bump of bumps) say(`  ${bump.name} ${bump.from} -> ${bump.to} (${bump.why})`);
+  for (const bump of bumps)
+    say(
+      `  ${bump.name} ${bump.from} -> ${bump.to} (${bump.why.length} changeset${bump.why.length === 1 ? '' : 's'}: ${bump.why.join(', ')})`,
+    );
+  if (notCascaded.length > 0) say(`not bumped (depend on a bumped package, named by no selected changeset): ${notCascaded.join(', ')}`);
   const services = bumps.filter(({ name }) => SERVICES.includes(name));
   say(`${dryRun ? 'would write' : 'writes'} ${RELEASES_FILE}${services.length > 0 ? ` and the images in ${OVERLAYS.join(', ')}` : ''}`);
   say(`commit: release: ${bumps.map(tagOf).join(', ')}`);
-  say(`tags: ${bumps.map(tagOf).join(' ')}`);
+  say(`then, once merged: npm run release -- --tag (${bumps.map(tagOf).join(' ')})`);
 }
 
 function printImages(bumps) {
@@ -183,33 +263,24 @@ function printImages(bumps) {
     say('no service released: no image to build');
     return;
   }
-  say('images to build (from the release commit, e.g. a `git worktree add` of the tag) and push:');
+  say('images to build from the release commit (npm run images in a `git worktree add` of the tag):');
   for (const bump of services) say(`  ${imageOf(bump)}`);
-  for (const bump of services) {
-    say(`  docker build -f docker/service.Dockerfile --build-arg SERVICE=${bump.name} -t ${imageOf(bump)} .`);
-  }
 }
 
-function release() {
-  const args = process.argv.slice(2);
-  const unknown = args.filter((arg) => arg !== '--dry-run');
-  if (unknown.length > 0) throw new Refused(`unknown argument ${unknown.join(' ')} (usage: node scripts/release.mjs [--dry-run])`);
-  const dryRun = args.includes('--dry-run');
+function refuseDirty() {
+  const dirty = git('status', '--porcelain');
+  if (dirty)
+    throw new Refused(`the working tree has changes: commit or stash them first (the release commit holds only the release)\n${dirty}`);
+}
 
-  if (!dryRun) {
-    const dirty = git('status', '--porcelain');
-    if (dirty)
-      throw new Refused(`the working tree has changes: commit or stash them first (the release commit holds only the release)\n${dirty}`);
-    // Tags on a branch that is later rebased away name commits nobody deploys.
-    const branch = git('rev-parse', '--abbrev-ref', 'HEAD');
-    if (branch !== 'main') throw new Refused(`releases are made on main (this is ${branch})`);
-  }
-  const planned = plan();
-  printPlan(planned, dryRun);
+function propose({ only, dryRun }) {
+  if (!dryRun) refuseDirty();
+  const planned = plan(only);
+  printPlan(planned, only, dryRun);
   const { bumps } = planned;
-  if (bumps.length === 0 && !dryRun && planned.pending.length > 0) {
+  if (bumps.length === 0 && !dryRun && !only && planned.selected.length > 0) {
     // Changesets that bump nothing (`changeset add --empty`): consumed, still no release.
-    changesetVersion(root);
+    versionSelected(root, planned);
     git('add', '-A', '.changeset');
     git('commit', '-q', '-m', 'changesets: consume the empty changesets (nothing released)');
     say(`the empty changesets consumed: commit ${git('rev-parse', '--short', 'HEAD')}`);
@@ -218,11 +289,12 @@ function release() {
   for (const tag of bumps.map(tagOf)) {
     if (git('tag', '--list', tag)) throw new Refused(`tag ${tag} exists already`);
   }
-  if (!existsSync(join(root, 'scripts', 'contracts.mjs'))) {
-    say('contracts snapshot: scripts/contracts.mjs not found, contracts/released/ not refreshed');
-  } else {
-    say(`contracts snapshot: ${dryRun ? 'would run' : 'running'} node scripts/contracts.mjs snapshot (after tsc -b)`);
-  }
+  const snapshot = existsSync(join(root, 'scripts', 'contracts.mjs'));
+  say(
+    snapshot
+      ? `contracts snapshot: ${dryRun ? 'would run' : 'running'} node scripts/contracts.mjs snapshot (after tsc -b)`
+      : 'contracts snapshot: scripts/contracts.mjs not found, contracts/released/ not refreshed',
+  );
   if (dryRun) {
     printImages(bumps);
     say('dry run: nothing changed');
@@ -235,7 +307,6 @@ function release() {
     overlay,
     updatedOverlay(overlay, bumps),
   ]);
-  const snapshot = existsSync(join(root, 'scripts', 'contracts.mjs'));
   if (snapshot) {
     if (existsSync(join(root, 'tsconfig.json'))) {
       if (!existsSync(bin('tsc'))) throw new Refused('tsc is not installed (pnpm install): the snapshot would come from a stale build');
@@ -245,7 +316,7 @@ function release() {
   }
 
   try {
-    changesetVersion(root);
+    versionSelected(root, planned);
     const after = versionsIn(root);
     const differs = bumps.filter((bump) => after[bump.name] !== bump.to);
     if (differs.length > 0) throw new Refused(`changeset version gave other versions than planned: ${differs.map(tagOf).join(', ')}`);
@@ -263,16 +334,117 @@ function release() {
 
   git('add', '-A');
   const subject = `release: ${bumps.map(tagOf).join(', ')}`;
-  const body = bumps.map((bump) => `${bump.name} ${bump.to}\n\n${bump.notes}`).join('\n\n');
-  git('commit', '-q', '--cleanup=whitespace', '-m', subject, '-m', body);
-  for (const bump of bumps) git('tag', '-a', '--cleanup=whitespace', tagOf(bump), '-m', `${bump.name} ${bump.to}\n\n${bump.notes}`);
-  say(`committed ${git('rev-parse', '--short', 'HEAD')} "${subject}"; tagged ${bumps.map(tagOf).join(' ')}`);
+  const body = bumps.map(
+    (bump) => `${bump.name} ${bump.to}\n\n${changelogEntry(readOrNull(join(root, dirOf(bump.name), 'CHANGELOG.md')), bump.to)}`,
+  );
+  git('commit', '-q', '--cleanup=whitespace', '-m', subject, '-m', body.join('\n\n'));
+  say(`committed ${git('rev-parse', '--short', 'HEAD')} "${subject}"`);
   printImages(bumps);
-  say('push them: git push --follow-tags');
+  say('next: review and merge it (a merge commit or a fast-forward keeps it; a squash makes a new commit of the same subject), then');
+  say('  npm run release -- --tag');
+}
+
+/** The release commits reachable from HEAD, newest first: `[{ commit, releases: [{ name, to }] }]`. */
+function releaseCommits() {
+  const out = git('log', 'HEAD', '-E', '--grep=^release: ', '--format=%H%x09%s');
+  const found = [];
+  for (const line of out.split('\n').filter(Boolean)) {
+    const [commit, subject] = line.split('\t');
+    const match = SUBJECT.exec(subject);
+    if (!match) continue;
+    const releases = match[1]
+      .split(', ')
+      .map((tag) => ({ name: tag.slice(0, tag.lastIndexOf('@')), to: tag.slice(tag.lastIndexOf('@') + 1) }));
+    found.push({ commit, releases });
+  }
+  return found;
+}
+
+const showFile = (commit, path) => {
+  const result = spawnSync('git', ['show', `${commit}:${path}`], { cwd: root, encoding: 'utf8' });
+  return result.status === 0 ? result.stdout : null;
+};
+
+function tagReleases({ dryRun }) {
+  const todo = [];
+  // Oldest release commit first; each commit's names in its subject's order.
+  for (const { commit, releases } of releaseCommits().reverse()) {
+    for (const release of releases) {
+      const tag = tagOf(release);
+      const existing = spawnSync('git', ['rev-parse', '--verify', '--quiet', `refs/tags/${tag}^{commit}`], { cwd: root, encoding: 'utf8' });
+      if (existing.status === 0) {
+        if (existing.stdout.trim() !== commit) {
+          throw new Refused(
+            `tag ${tag} names ${existing.stdout.trim().slice(0, 7)}, not the release commit ${commit.slice(0, 7)}: look before you move it`,
+          );
+        }
+        continue;
+      }
+      if (!RELEASED.includes(release.name))
+        throw new Refused(`release commit ${commit.slice(0, 7)} names ${tag}: ${release.name} is not a released package`);
+      const pkg = showFile(commit, `${dirOf(release.name)}/package.json`);
+      const version = pkg ? JSON.parse(pkg).version : null;
+      if (version !== release.to) {
+        throw new Refused(`release commit ${commit.slice(0, 7)} names ${tag} but ${dirOf(release.name)}/package.json is ${version} there`);
+      }
+      const notes = changelogEntry(showFile(commit, `${dirOf(release.name)}/CHANGELOG.md`), release.to);
+      todo.push({ tag, commit, message: `${release.name} ${release.to}\n\n${notes}` });
+    }
+  }
+  if (todo.length === 0) {
+    say('every release commit reachable from HEAD is tagged: nothing to tag');
+    return;
+  }
+  const branch = git('rev-parse', '--abbrev-ref', 'HEAD');
+  for (const { tag, commit, message } of todo) {
+    if (!dryRun) git('tag', '-a', '--cleanup=whitespace', tag, '-m', message, commit);
+    say(`${dryRun ? 'would tag' : 'tagged'} ${tag} -> ${commit.slice(0, 7)}`);
+  }
+  if (branch !== 'main') {
+    say(`note: tagged on ${branch}, not main: merge it without a rebase or a squash, or the tags name commits main does not have`);
+  }
+  const services = todo.filter(({ tag }) => SERVICES.includes(tag.slice(0, tag.lastIndexOf('@'))));
+  if (services.length > 0) {
+    say('images to build, each from its tag (git worktree add /tmp/<tag> <tag>; npm run images there):');
+    for (const { tag } of services) say(`  marketplace/${tag.replace('@', ':')}`);
+  }
+  if (!dryRun) say('push them: git push origin <tag>… (or git push --follow-tags)');
+}
+
+function main() {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: process.argv.slice(2),
+      options: { 'dry-run': { type: 'boolean', default: false }, only: { type: 'string' }, tag: { type: 'boolean', default: false } },
+    }));
+  } catch (err) {
+    throw new Refused(`${err.message} (usage: node scripts/release.mjs [--only a,b] [--dry-run] | --tag [--dry-run])`);
+  }
+  const dryRun = values['dry-run'];
+  if (values.tag) {
+    if (values.only) throw new Refused('--tag tags the release commits as they are: no --only');
+    return tagReleases({ dryRun });
+  }
+  let only = null;
+  if (values.only !== undefined) {
+    const names = values.only
+      .split(',')
+      .map((name) => shortName(name.trim()))
+      .filter(Boolean);
+    const unknown = names.filter((name) => !RELEASED.includes(name));
+    if (names.length === 0 || unknown.length > 0) {
+      throw new Refused(
+        `--only: ${unknown.length > 0 ? `unknown ${unknown.join(', ')}` : 'no name'} (one or more of ${RELEASED.join(', ')})`,
+      );
+    }
+    only = new Set(names);
+  }
+  return propose({ only, dryRun });
 }
 
 try {
-  release();
+  main();
 } catch (err) {
   if (!(err instanceof Refused)) throw err;
   console.error(`[release] ${err.message}`);

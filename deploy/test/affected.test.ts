@@ -52,7 +52,6 @@ describe('the selection of a change', () => {
       'docker/service.Dockerfile',
       'docker-compose.yml',
       'release/releases.json',
-      'scripts/release.mjs',
       'scripts/affected.mjs',
       '.changeset/config.json',
       'deploy/check-k8s.mjs',
@@ -60,6 +59,7 @@ describe('the selection of a change', () => {
       expect([file, forFiles(file).projects]).toEqual([file, ['deploy']]);
     }
     expect(forFiles('scripts/migrate-queues.mjs').projects).toEqual(['e2e', 'scripts']); // and its --help in the runbooks test
+    expect(forFiles('scripts/release.mjs').projects).toEqual(['deploy', 'scripts']); // its tests in both
   });
 
   test('the contract gates select their own tests; the released contracts nothing (the gates always run after the tests)', () => {

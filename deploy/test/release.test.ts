@@ -5,10 +5,12 @@ import { dirname, join } from 'node:path';
 
 // scripts/release.mjs (docs/releasing.md) in throwaway repositories: a copy of what it reads and
 // writes (package.json files, CHANGELOGs, .changeset/, release/releases.json, the overlays), the
-// baseline tags <name>@0.1.0 on its first commit, the workspace's node_modules linked in.
+// baseline tags <name>@0.1.0 on its first commit, the workspace's node_modules linked in. The
+// proposal (`release`) commits, `release --tag` tags (scripts/test/release.test.ts: the same on
+// clones of the repository, and `--only`).
 const root = join(__dirname, '..', '..');
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
-const PACKAGES = ['contracts', 'kit', 'infra'];
+const PACKAGES = ['contracts', 'kit', 'infra', 'client'];
 const NAMES = [...SERVICES, ...PACKAGES];
 const dirOf = (name: string) => (SERVICES.includes(name) ? `services/${name}` : `packages/${name}`);
 const OVERLAYS = ['k8s/overlays/prod/kustomization.yaml', 'k8s/overlays/dev/kustomization.yaml'];
@@ -40,13 +42,28 @@ beforeAll(() => {
     'e2e/package.json',
     'deploy/package.json',
     ...OVERLAYS,
-    ...NAMES.flatMap((name) => [`${dirOf(name)}/package.json`, `${dirOf(name)}/CHANGELOG.md`]),
+    ...NAMES.map((name) => `${dirOf(name)}/package.json`),
   ];
   for (const file of files) {
     mkdirSync(dirname(join(template, file)), { recursive: true });
     cpSync(join(root, file), join(template, file));
   }
   writeFileSync(join(template, '.gitignore'), 'node_modules\n.dev/\n');
+  // The template's own baseline: 0.1.0 for every name, whatever this checkout has released since.
+  for (const name of NAMES) {
+    const pkg = join(template, dirOf(name), 'package.json');
+    writeFileSync(pkg, readFileSync(pkg, 'utf8').replace(/"version": "[^"]+"/, '"version": "0.1.0"'));
+    writeFileSync(join(template, dirOf(name), 'CHANGELOG.md'), `# @mkt/${name}\n\n## 0.1.0\n\nThe baseline.\n`);
+  }
+  const baseline = NAMES.map((name) => [
+    name,
+    { version: '0.1.0', tag: `${name}@0.1.0`, ...(SERVICES.includes(name) ? { image: `marketplace/${name}:0.1.0` } : {}), commit: null },
+  ]);
+  writeFileSync(join(template, 'release/releases.json'), `${JSON.stringify(Object.fromEntries(baseline), null, 2)}\n`);
+  for (const overlay of OVERLAYS) {
+    const file = join(template, overlay);
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/(\{ name: marketplace\/[\w-]+, newTag: ')[^']*(' \})/g, '$10.1.0$2'));
+  }
   git(template, 'init', '-q', '-b', 'main');
   git(template, 'add', '-A');
   git(template, 'commit', '-q', '-m', 'baseline');
@@ -99,15 +116,22 @@ const overlayTags = (dir: string, overlay: string) =>
     ]),
   );
 
-test('a changeset on contracts releases contracts and every service and package depending on it: versions, CHANGELOGs, releases.json, overlays, one commit, a tag each', () => {
-  const dir = repo({ 'currency.md': changeset({ contracts: 'minor' }, 'booking.created carries the currency') });
+test('a changeset naming contracts and the services it affects releases those alone (no cascade): versions, CHANGELOGs, releases.json, overlays, one commit; --tag a tag each', () => {
+  const services = Object.fromEntries(SERVICES.map((name) => [name, 'patch']));
+  const dir = repo({ 'currency.md': changeset({ contracts: 'minor', ...services }, 'booking.created carries the currency') });
   const before = git(dir, 'rev-parse', 'HEAD');
   const { code, stdout, stderr } = release(dir);
   expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  // kit and infra depend on contracts, and no changeset names them (the client only as a devDependency).
+  expect(stdout).toContain('not bumped (depend on a bumped package, named by no selected changeset): kit, infra');
 
-  const expected = { contracts: '0.2.0', ...Object.fromEntries([...SERVICES, 'kit', 'infra'].map((name) => [name, '0.1.1'])) };
-  for (const name of NAMES) expect([name, version(dir, name)]).toEqual([name, expected[name as keyof typeof expected]]);
-  expect(newTags(dir)).toEqual(NAMES.map((name) => `${name}@${expected[name as keyof typeof expected]}`).sort());
+  const expected: Record<string, string> = { contracts: '0.2.0', kit: '0.1.0', infra: '0.1.0', client: '0.1.0' };
+  for (const name of SERVICES) expected[name] = '0.1.1';
+  for (const name of NAMES) expect([name, version(dir, name)]).toEqual([name, expected[name]]);
+  expect(newTags(dir)).toEqual([]);
+  expect(release(dir, '--tag').code).toBe(0);
+  const bumped = NAMES.filter((name) => expected[name] !== '0.1.0');
+  expect(newTags(dir)).toEqual(bumped.map((name) => `${name}@${expected[name]}`).sort());
 
   // One commit on top, its subject naming every release (how a clone without tags finds it).
   expect(git(dir, 'rev-parse', 'HEAD~1')).toBe(before);
@@ -120,14 +144,15 @@ test('a changeset on contracts releases contracts and every service and package 
     expect(git(dir, 'rev-list', '-n', '1', tag)).toBe(git(dir, 'rev-parse', 'HEAD'));
   }
   expect(git(dir, 'tag', '-l', '--format=%(contents)', 'contracts@0.2.0')).toContain('booking.created carries the currency');
-  expect(git(dir, 'tag', '-l', '--format=%(contents)', 'wallet@0.1.1')).toContain('@mkt/contracts@0.2.0');
+  expect(git(dir, 'tag', '-l', '--format=%(contents)', 'wallet@0.1.1')).toContain('booking.created carries the currency');
 
   expect(readFileSync(join(dir, 'packages/contracts/CHANGELOG.md'), 'utf8')).toMatch(
     /^# @mkt\/contracts\n\n## 0\.2\.0\n\n### Minor Changes\n\n- (?:[0-9a-f]{7}: )?booking\.created carries the currency\n\n## 0\.1\.0\n/,
   );
   expect(readFileSync(join(dir, 'services/wallet/CHANGELOG.md'), 'utf8')).toMatch(
-    /^# @mkt\/wallet\n\n## 0\.1\.1\n[\s\S]*@mkt\/contracts@0\.2\.0[\s\S]*## 0\.1\.0\n/,
+    /^# @mkt\/wallet\n\n## 0\.1\.1\n[\s\S]*booking\.created carries the currency[\s\S]*## 0\.1\.0\n/,
   );
+  expect(readFileSync(join(dir, 'packages/kit/CHANGELOG.md'), 'utf8')).not.toContain('0.1.1');
 
   const released = releases(dir);
   expect(released.wallet).toEqual({ version: '0.1.1', tag: 'wallet@0.1.1', image: 'marketplace/wallet:0.1.1', commit: null });
@@ -144,6 +169,7 @@ test('a changeset on wallet releases the wallet alone; the others keep their ver
   const dir = repo({ 'limit.md': changeset({ wallet: 'patch' }, 'Top-ups above the daily limit answer 422') });
   const { code, stdout } = release(dir);
   expect(code).toBe(0);
+  expect(release(dir, '--tag').code).toBe(0);
   expect(newTags(dir)).toEqual(['wallet@0.1.1']);
   expect(git(dir, 'log', '-1', '--format=%s')).toBe('release: wallet@0.1.1');
   for (const name of NAMES) expect([name, version(dir, name)]).toEqual([name, name === 'wallet' ? '0.1.1' : '0.1.0']);
@@ -151,7 +177,7 @@ test('a changeset on wallet releases the wallet alone; the others keep their ver
   const released = releases(dir);
   const baseline = git(dir, 'rev-parse', 'wallet@0.1.0^{commit}');
   expect(released.wallet).toEqual({ version: '0.1.1', tag: 'wallet@0.1.1', image: 'marketplace/wallet:0.1.1', commit: null });
-  expect(released.catalog).toEqual(JSON.parse(readFileSync(join(root, 'release/releases.json'), 'utf8')).catalog);
+  expect(released.catalog).toEqual({ version: '0.1.0', tag: 'catalog@0.1.0', image: 'marketplace/catalog:0.1.0', commit: null });
   expect(released.contracts?.tag).toBe('contracts@0.1.0');
   expect(baseline).toMatch(/^[0-9a-f]{40}$/);
   for (const overlay of OVERLAYS) {
@@ -175,6 +201,7 @@ test('a changeset on wallet releases the wallet alone; the others keep their ver
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'another change');
   expect(release(dir).code).toBe(0);
+  expect(release(dir, '--tag').code).toBe(0);
   expect(newTags(dir)).toEqual(['wallet@0.1.1', 'wallet@0.2.0']);
   expect(overlayTags(dir, OVERLAYS[0]!).wallet).toBe('0.2.0');
 });
@@ -201,14 +228,14 @@ test('changesets that bump nothing (`changeset add --empty`) are consumed, nothi
   expect(newTags(dir)).toEqual([]);
 });
 
-test('--dry-run prints the plan (the dependants too) and changes nothing', () => {
+test('--dry-run prints the plan (the dependants left alone too) and changes nothing', () => {
   const dir = repo({ 'kit.md': changeset({ kit: 'patch' }, 'a kit fix') });
   const head = git(dir, 'rev-parse', 'HEAD');
   const { code, stdout } = release(dir, '--dry-run');
   expect(code).toBe(0);
-  expect(stdout).toContain('kit 0.1.0 -> 0.1.1 (a changeset)');
-  for (const service of SERVICES) expect(stdout).toContain(`${service} 0.1.0 -> 0.1.1 (depends on a bumped package)`);
-  expect(stdout).not.toMatch(/contracts 0\.1\.0 ->|infra 0\.1\.0 ->/);
+  expect(stdout).toContain('kit 0.1.0 -> 0.1.1 (1 changeset: .changeset/kit.md)');
+  expect(stdout).toContain(`not bumped (depend on a bumped package, named by no selected changeset): ${SERVICES.join(', ')}`);
+  expect(stdout).not.toMatch(/(contracts|infra|wallet) 0\.1\.0 ->/);
   expect(stdout).toContain('dry run: nothing changed');
   expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
   expect(git(dir, 'status', '--porcelain', '--ignored')).toBe('!! node_modules');
@@ -276,13 +303,19 @@ test('the contract gates refuse → no release; a failure after the versions mov
   expect(newTags(broken.dir)).toEqual([]);
 });
 
-test('releases are made on main only', () => {
+test('the proposal is made on a branch of its own; merged into main, --tag tags the release commit', () => {
   const dir = repo({ 'w.md': changeset({ wallet: 'patch' }, 'fix') });
-  git(dir, 'checkout', '-q', '-b', 'feature');
-  const { code, stderr } = release(dir);
-  expect(code).toBe(1);
-  expect(stderr).toContain('releases are made on main (this is feature)');
+  git(dir, 'checkout', '-q', '-b', 'release-proposal');
+  expect(release(dir).code).toBe(0);
+  const proposal = git(dir, 'rev-parse', 'HEAD');
   expect(newTags(dir)).toEqual([]);
+  git(dir, 'checkout', '-q', 'main');
+  git(dir, 'merge', '-q', '--no-ff', '-m', 'Merge release-proposal', 'release-proposal');
+  const { code, stdout } = release(dir, '--tag');
+  expect(code).toBe(0);
+  expect(stdout).toContain(`tagged wallet@0.1.1 -> ${proposal.slice(0, 7)}`);
+  expect(stdout).not.toContain('note: tagged on');
+  expect(git(dir, 'rev-parse', 'wallet@0.1.1^{commit}')).toBe(proposal);
 });
 
 // The repository itself: what the release script keeps in step.

@@ -63,7 +63,8 @@ function resolve(repo: string, ...args: string[]): Promise<{ code: number; found
 
 describe('the previous release of a service (scripts/mixed-versions.mjs resolve)', () => {
   test('without release/releases.json: the newest <name>@<version> tag, by version (0.10.0 after 0.9.0), a prerelease before its release', async () => {
-    const { repo, commits } = repoWith(['one', 'two', 'three', 'four']);
+    // HEAD ('five') is no release: a checkout at one takes the release before it (below).
+    const { repo, commits } = repoWith(['one', 'two', 'three', 'four', 'five']);
     tag(repo, 'wallet@0.9.0', commits[0]!);
     tag(repo, 'wallet@0.10.0', commits[1]!);
     tag(repo, 'wallet@0.11.0-rc.1', commits[3]!);
@@ -115,6 +116,40 @@ describe('the previous release of a service (scripts/mixed-versions.mjs resolve)
     expect(found).toEqual([
       { name: 'wallet', tag: 'wallet@0.3.0', commit: commits[1], how: 'newest release commit by its subject' },
       { name: 'crm', tag: 'crm@0.2.0', commit: commits[0], how: 'newest release commit by its subject' },
+    ]);
+  });
+
+  test('a checkout at a release commit takes the release before it (the newest lower tag, else an earlier release commit)', async () => {
+    const { repo, commits } = repoWith([
+      'kit: the baseline',
+      'release: crm@0.2.0, wallet@0.2.0',
+      'wallet: a change',
+      'release: wallet@0.2.1',
+    ]);
+    releasesJson(repo, {
+      crm: { version: '0.2.0', tag: 'crm@0.2.0', commit: null },
+      wallet: { version: '0.2.1', tag: 'wallet@0.2.1', commit: null },
+    });
+    tag(repo, 'wallet@0.1.0', commits[0]!);
+    tag(repo, 'wallet@0.2.0', commits[1]!);
+    tag(repo, 'wallet@0.2.1', commits[3]!);
+    tag(repo, 'crm@0.2.0', commits[1]!);
+    expect((await resolve(repo, 'wallet', 'crm')).found).toEqual([
+      { name: 'wallet', tag: 'wallet@0.2.0', commit: commits[1], how: 'newest lower tag; this checkout is wallet@0.2.1' },
+      { name: 'crm', tag: 'crm@0.2.0', commit: commits[1], how: 'tag (release/releases.json)' },
+    ]);
+    // Asked for by name, the release is this checkout.
+    expect((await resolve(repo, '--release', 'wallet@0.2.1', 'wallet')).found[0]).toMatchObject({ commit: commits[3] });
+
+    for (const name of ['wallet@0.1.0', 'wallet@0.2.0', 'wallet@0.2.1'])
+      execFileSync('git', ['tag', '-d', name], { cwd: repo, env: gitEnv });
+    expect((await resolve(repo, 'wallet')).found).toEqual([
+      {
+        name: 'wallet',
+        tag: 'wallet@0.2.0',
+        commit: commits[1],
+        how: 'earlier release commit by its subject; this checkout is wallet@0.2.1',
+      },
     ]);
   });
 
