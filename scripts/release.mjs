@@ -29,6 +29,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, r
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { releaseTagsOf } from './lib/release-subject.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
@@ -37,7 +38,6 @@ const RELEASED = [...SERVICES, ...PACKAGES];
 const dirOf = (name) => (SERVICES.includes(name) ? `services/${name}` : `packages/${name}`);
 const OVERLAYS = ['k8s/overlays/prod/kustomization.yaml', 'k8s/overlays/dev/kustomization.yaml'];
 const RELEASES_FILE = 'release/releases.json';
-const SUBJECT = /^release: ([\w-]+@\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:, [\w-]+@\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)*)$/;
 
 const say = (line) => console.log(line);
 class Refused extends Error {}
@@ -350,11 +350,9 @@ function releaseCommits() {
   const found = [];
   for (const line of out.split('\n').filter(Boolean)) {
     const [commit, subject] = line.split('\t');
-    const match = SUBJECT.exec(subject);
-    if (!match) continue;
-    const releases = match[1]
-      .split(', ')
-      .map((tag) => ({ name: tag.slice(0, tag.lastIndexOf('@')), to: tag.slice(tag.lastIndexOf('@') + 1) }));
+    const tags = releaseTagsOf(subject);
+    if (!tags) continue;
+    const releases = tags.map((tag) => ({ name: tag.slice(0, tag.lastIndexOf('@')), to: tag.slice(tag.lastIndexOf('@') + 1) }));
     found.push({ commit, releases });
   }
   return found;

@@ -39,6 +39,7 @@ beforeAll(() => {
     '.changeset/README.md',
     'release/releases.json',
     'scripts/release.mjs',
+    'scripts/lib/release-subject.mjs',
     'e2e/package.json',
     'deploy/package.json',
     ...OVERLAYS,

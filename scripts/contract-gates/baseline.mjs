@@ -7,10 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeEventSchemas } from './events.mjs';
+import { RELEASE_SUBJECT } from '../lib/release-subject.mjs';
 
 export const RELEASED_DIR = 'contracts/released';
 const FIRST_SNAPSHOT = `${RELEASED_DIR}/openapi.json`;
-const RELEASE_SUBJECT = 'release: ';
 
 function git(root, args, { buffer = false } = {}) {
   return execFileSync('git', ['-C', root, ...args], {
@@ -39,13 +39,13 @@ function noHistory(root) {
 }
 
 /**
- * The last release point reachable from HEAD: the newest commit whose subject starts with
- * `release: `, else the commit that first added contracts/released/openapi.json; null when neither.
+ * The last release point reachable from HEAD: the newest release commit (`release: <name>@<version>, …`,
+ * scripts/lib/release-subject.mjs), else the commit that first added contracts/released/openapi.json; null when neither.
  */
 export function lastReleasePoint(root) {
   const log = git(root, ['log', '--format=%H%x09%s', 'HEAD']).split('\n').filter(Boolean);
   const commits = log.map((line) => ({ commit: line.slice(0, line.indexOf('\t')), subject: line.slice(line.indexOf('\t') + 1) }));
-  const release = commits.find(({ subject }) => subject.startsWith(RELEASE_SUBJECT));
+  const release = commits.find(({ subject }) => RELEASE_SUBJECT.test(subject));
   if (release) return { ...release, how: 'the newest release commit', headIsRelease: release.commit === commits[0]?.commit };
   const added = git(root, ['log', '--diff-filter=A', '--format=%H', 'HEAD', '--', FIRST_SNAPSHOT]).split('\n').filter(Boolean).pop();
   if (!added) return null;

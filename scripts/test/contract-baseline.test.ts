@@ -116,6 +116,17 @@ describe('the released baseline (git)', () => {
     expect(readFileSync(join(baseline.dir, 'openapi.json'), 'utf8')).toBe('{"v":2}\n');
   });
 
+  test('only a subject `npm run release` writes is a release point: "release: notes" moves nothing', () => {
+    const { repo } = repository();
+    write(repo, 'contracts/released/openapi.json', '{"v":2}\n');
+    const release = commit(repo, 'release: contracts@0.2.0');
+    write(repo, 'contracts/released/openapi.json', '{"v":3}\n');
+    commit(repo, 'release: notes for the next version');
+    const baseline = releasedBaseline(repo, scratch());
+    expect(baseline.point).toMatchObject({ commit: release, headIsRelease: false });
+    expect(baseline.problems).toEqual([expect.stringContaining('release: contracts@0.2.0')]);
+  });
+
   test('an empty or missing events/ is refused', () => {
     const { repo } = repository();
     git(repo, 'rm', '-q', '-r', 'contracts/released/events');
@@ -170,6 +181,10 @@ describe('versions ≥ 2 need every service and kit past 0.1.0', () => {
   });
   const past = (version: string): Releases => Object.fromEntries(Object.keys(LAST_NOT_VERSIONS_AWARE).map((name) => [name, { version }]));
 
+  test('the platform as released (release/releases.json) accepts a version 2: every service and kit is past 0.1.0', () => {
+    expect(judgeVersionsAware({ contracts: withV2, subscriptions, releases: released })).toMatchObject({ ok: true, behind: [] });
+  });
+
   test('the platform as it is: version 1 only, nothing needed', () => {
     expect(judgeVersionsAware({ contracts: eventContractList(), subscriptions, releases: released })).toEqual({
       ok: true,
@@ -179,7 +194,7 @@ describe('versions ≥ 2 need every service and kit past 0.1.0', () => {
   });
 
   test('a version 2 in the registry while the releases are 0.1.0 is refused, naming each one behind', () => {
-    const verdict = judgeVersionsAware({ contracts: withV2, subscriptions, releases: released });
+    const verdict = judgeVersionsAware({ contracts: withV2, subscriptions, releases: past('0.1.0') });
     expect(verdict.ok).toBe(false);
     expect(verdict.needed).toEqual(['EVENT_CONTRACTS has consultation.booking.cancelled@2']);
     expect(verdict.behind.map((b) => `${b.name} ${b.version}`).sort()).toEqual(

@@ -40,7 +40,7 @@ function scratchRepo(): Repo {
   clones.push(dir);
   execFileSync('git', ['clone', '--quiet', '--no-tags', root, dir], { env });
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' }).trim();
-  copyFileSync(join(root, 'scripts/release.mjs'), join(dir, 'scripts/release.mjs'));
+  for (const file of ['scripts/release.mjs', 'scripts/lib/release-subject.mjs']) copyFileSync(join(root, file), join(dir, file));
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, '.git/info/exclude'), 'node_modules\n');
   git('rm', '--quiet', 'scripts/contracts.mjs');
