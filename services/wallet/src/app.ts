@@ -1,5 +1,6 @@
 import type { Express } from 'express';
-import { createService, mountEndpoints, type IdempotentRequests, type Runtime } from '@mkt/kit';
+import { OPERATIONS } from '@mkt/contracts';
+import { createService, mountEndpoints, operationHandlers, type IdempotentRequests, type Runtime } from '@mkt/kit';
 import type { BookingHolds } from './application/booking-holds';
 import type { Limits } from './application/limits';
 import type { Payouts } from './application/payouts';
@@ -8,13 +9,13 @@ import type { TopUps } from './application/topups';
 import type { Transfers } from './application/transfers';
 import type { Wallets } from './application/wallets';
 import type { WalletConfig } from './config';
-import { accountHandlers } from './http/account.handlers';
-import { adminQueueHandlers } from './http/admin.handlers';
-import { bookingHoldHandlers } from './http/booking-holds.handlers';
-import { checkoutHandlers } from './http/checkout.handlers';
-import { mountUnknownPayoutMove, payoutHandlers } from './http/payouts.handlers';
-import { statementHandlers } from './http/statement.handlers';
-import { topUpHandlers } from './http/topups.handlers';
+import { accountOperations } from './http/account.handlers';
+import { adminQueueOperations } from './http/admin.handlers';
+import { bookingHoldOperations, internalHoldHandlers } from './http/booking-holds.handlers';
+import { checkoutOperations } from './http/checkout.handlers';
+import { mountUnknownPayoutMove, payoutOperations } from './http/payouts.handlers';
+import { statementOperations } from './http/statement.handlers';
+import { topUpOperations } from './http/topups.handlers';
 import type { PaymentProvider } from './payments/provider';
 
 /** What the HTTP layer calls: the application services (composition.ts builds them). */
@@ -57,13 +58,29 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
         // `GET /v1/wallet/` answered as well when it was a router's root.
         optionalTrailingSlash: ['GET /v1/wallet'],
         handlers: {
-          ...accountHandlers(parts.wallets, parts.transfers, parts.limits, parts.requests),
-          ...topUpHandlers(parts.topUps, parts.requests, config.MERCHANT_NAME),
-          ...payoutHandlers(parts.payouts, parts.requests),
-          ...checkoutHandlers(parts.topUps, parts.provider, config.MERCHANT_NAME),
-          ...bookingHoldHandlers(parts.holds),
-          ...adminQueueHandlers(parts.payouts, parts.holds),
-          ...statementHandlers(parts.statements),
+          // One handler per operation of the wallet in the contracts' table, each typed by its entry.
+          ...operationHandlers(
+            OPERATIONS,
+            'wallet',
+            {
+              ...accountOperations(parts.wallets, parts.transfers, parts.limits),
+              ...topUpOperations(parts.topUps, config.MERCHANT_NAME),
+              ...payoutOperations(parts.payouts),
+              ...checkoutOperations(parts.topUps, parts.provider, config.MERCHANT_NAME),
+              ...bookingHoldOperations(parts.holds),
+              ...adminQueueOperations(parts.payouts, parts.holds),
+              ...statementOperations(parts.statements),
+            },
+            // The keyed creates' records keep the scopes they were first written under.
+            {
+              idempotency: {
+                requests: parts.requests,
+                scopes: { createTopup: 'topup', createTransfer: 'transfer', createPayoutRequest: 'payout' },
+              },
+            },
+          ),
+          // The internal table's entries (no operationIds): keyed `METHOD /path`.
+          ...internalHoldHandlers(parts.holds),
         },
       });
       mountUnknownPayoutMove(app);

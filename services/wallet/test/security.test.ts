@@ -253,6 +253,19 @@ describe('open redirect: only allowed origins, and the return needs its token', 
     expect(res.status).toBe(404);
     expect(res.headers.get('location')).toBeNull();
   });
+
+  test('GET …/return with a bad path and an over-long token answers 400 with both issues, never cached, redirecting nowhere', async () => {
+    const res = await fetch(`${walletApp().url}/wallets/checkout/not-a-reference/return?token=${'x'.repeat(201)}`, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('location')).toBeNull();
+    const body = (await res.json()) as { success: boolean; errors: Array<{ path: string; code: string }> };
+    expect(body.success).toBe(false);
+    expect(body.errors.map((item) => [item.path, item.code])).toEqual([
+      ['walletReferenceId', 'invalid'],
+      ['token', 'invalid'],
+    ]);
+  });
 });
 
 describe('a lone admin cannot drain a wallet', () => {

@@ -1,96 +1,57 @@
-import {
-  CreateProductBody,
-  CreateShopBody,
-  CreateV1ProductBody,
-  DraftBody,
-  MyProductsQuery,
-  ProductListQuery,
-  ProductRefParams,
-  ShopParams,
-  UpdateDraftBody,
-  UpdateProductBody,
-  V1ProductListQuery,
-  V1ProductParams,
-  VisibilityBody,
-  ok,
-} from '@mkt/contracts';
-import { adminRequestOf, currentUser, handle, type MountOptions } from '@mkt/kit';
+import { OPERATIONS } from '@mkt/contracts';
+import { adminRequestOf, operationHandlers, type MountedHandlers } from '@mkt/kit';
 import type { CatalogParts } from '../composition';
-import { toCreatedProduct, toListItem, toProductView, toShopView, toV1ProductView } from './views';
+import { toCreatedProduct, toDraftView, toListItem, toProductView, toShopView, toV1ProductView } from './views';
 
-/** One handler per entry of the catalog in the contracts' endpoint table. */
-export function catalogHandlers({
-  products,
-  shops,
-  categories,
-}: Pick<CatalogParts, 'products' | 'shops' | 'categories'>): MountOptions['handlers'] {
-  return {
-    'GET /physical-products/categories': handle({}, (_input, _req, res) => {
-      res.json(ok(categories, 'Categories retrieved'));
+/** One handler per operation of the catalog in the contracts' table (its input and answer typed by the entry). */
+export function catalogHandlers({ products, shops, categories }: Pick<CatalogParts, 'products' | 'shops' | 'categories'>): MountedHandlers {
+  return operationHandlers(OPERATIONS, 'catalog', {
+    listCategories: () => ({ data: categories, message: 'Categories retrieved' }),
+    createProduct: async ({ body }, { user }) => ({
+      data: toCreatedProduct(await products.create(user, body)),
+      message: 'Product created',
     }),
-    'POST /physical-products/seller-products/': handle({ body: CreateProductBody }, async (input, req, res) => {
-      res.json(ok(toCreatedProduct(await products.create(currentUser(req), input.body)), 'Product created'));
+    listProducts: async ({ query }) => {
+      const { items, pagination } = await products.list(query);
+      return { data: items.map(toListItem), pagination };
+    },
+    listMyProducts: async ({ query }, { user }) => {
+      const { items, pagination } = await products.mine(user, query);
+      return { data: items.map(toProductView), pagination };
+    },
+    createProductDraft: async ({ body }, { user }) => ({
+      data: toDraftView(await products.createDraft(user, body)),
+      message: 'Draft saved',
     }),
-    'GET /physical-products/seller-products/': handle({ query: ProductListQuery }, async (input, _req, res) => {
-      const { items, pagination } = await products.list(input.query);
-      res.json(ok(items.map(toListItem), undefined, pagination));
+    updateProductDraft: async ({ params, body }, { req, user }) => {
+      const draft = await products.updateDraft(user, params.referenceId, body, adminRequestOf(req));
+      return { data: toDraftView(draft), message: 'Draft saved' };
+    },
+    getProduct: async ({ params }, { user }) => ({ data: toProductView(await products.detail(user, params.referenceId)) }),
+    updateProduct: async ({ params, body }, { req, user }) => {
+      // The raw body too: on a draft, the full fields publish it (checked like a create).
+      const product = await products.update(user, params.referenceId, body, req.body, adminRequestOf(req));
+      return { data: toProductView(product), message: 'Product updated' };
+    },
+    setProductVisibility: async ({ params, body }, { req, user }) => {
+      const product = await products.setVisibility(user, params.referenceId, body.visibility, adminRequestOf(req));
+      return { data: toProductView(product), message: 'Visibility updated' };
+    },
+    // Every delete goes through the record deletes (a tombstone first); an admin's of another seller's product is audited.
+    deleteProduct: async ({ params }, { req, user }) => {
+      await products.remove(user, params.referenceId, adminRequestOf(req));
+      return { message: 'Product deleted' };
+    },
+    createShop: async ({ body }, { user }) => ({ data: toShopView(await shops.createShop(user, body)), message: 'Shop created' }),
+    getShop: async ({ params }) => ({ data: toShopView(await shops.findShop(params.shopId)) }),
+    createV1Product: async ({ body }, { user }) => ({
+      data: toV1ProductView(await shops.createProduct(user, body)),
+      message: 'Product created',
     }),
-    'GET /physical-products/seller-products/my': handle({ query: MyProductsQuery }, async (input, req, res) => {
-      const { items, pagination } = await products.mine(currentUser(req), input.query);
-      res.json(ok(items.map(toProductView), undefined, pagination));
-    }),
-    'POST /physical-products/seller-products/draft': handle({ body: DraftBody }, async (input, req, res) => {
-      res.json(ok(toProductView(await products.createDraft(currentUser(req), input.body)), 'Draft saved'));
-    }),
-    'PATCH /physical-products/seller-products/draft/{referenceId}': handle(
-      { params: ProductRefParams, body: UpdateDraftBody },
-      async (input, req, res) => {
-        const draft = await products.updateDraft(currentUser(req), input.params.referenceId, input.body, adminRequestOf(req));
-        res.json(ok(toProductView(draft), 'Draft saved'));
-      },
-    ),
-    'GET /physical-products/seller-products/{referenceId}': handle({ params: ProductRefParams }, async (input, req, res) => {
-      res.json(ok(toProductView(await products.detail(req.user, input.params.referenceId))));
-    }),
-    'PATCH /physical-products/seller-products/{referenceId}': handle(
-      { params: ProductRefParams, body: UpdateProductBody },
-      async (input, req, res) => {
-        // The raw body too: on a draft, the full fields publish it (checked like a create).
-        const product = await products.update(currentUser(req), input.params.referenceId, input.body, req.body, adminRequestOf(req));
-        res.json(ok(toProductView(product), 'Product updated'));
-      },
-    ),
-    'PATCH /physical-products/seller-products/{referenceId}/visibility': handle(
-      { params: ProductRefParams, body: VisibilityBody },
-      async (input, req, res) => {
-        const product = await products.setVisibility(
-          currentUser(req),
-          input.params.referenceId,
-          input.body.visibility,
-          adminRequestOf(req),
-        );
-        res.json(ok(toProductView(product), 'Visibility updated'));
-      },
-    ),
-    'DELETE /physical-products/seller-products/{referenceId}': handle({ params: ProductRefParams }, async (input, req, res) => {
-      await products.remove(currentUser(req), input.params.referenceId, adminRequestOf(req));
-      res.json({ success: true, message: 'Product deleted' });
-    }),
-    'POST /v1/shops': handle({ body: CreateShopBody }, async (input, req, res) => {
-      res.json(ok(toShopView(await shops.createShop(currentUser(req), input.body)), 'Shop created'));
-    }),
-    'GET /v1/shops/{shopId}': handle({ params: ShopParams }, async (input, _req, res) => {
-      res.json(ok(toShopView(await shops.findShop(input.params.shopId))));
-    }),
-    'POST /v1/products': handle({ body: CreateV1ProductBody }, async (input, req, res) => {
-      res.json(ok(toV1ProductView(await shops.createProduct(currentUser(req), input.body)), 'Product created'));
-    }),
-    'GET /v1/products': handle({ query: V1ProductListQuery }, async (input, _req, res) => {
-      const { items, pagination } = await shops.listProducts(input.query);
-      res.json(ok(items.map(toV1ProductView), undefined, pagination));
-    }),
-    'GET /v1/products/{productId}': handle({ params: V1ProductParams }, async (input, _req, res) => {
-      res.json(ok(toV1ProductView(await shops.findProduct(input.params.productId))));
-    }),
-  };
+    listV1Products: async ({ query }) => {
+      const { items, pagination } = await shops.listProducts(query);
+      return { data: items.map(toV1ProductView), pagination };
+    },
+    getV1Product: async ({ params }) => ({ data: toV1ProductView(await shops.findProduct(params.productId)) }),
+  });
 }

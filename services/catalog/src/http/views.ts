@@ -1,37 +1,61 @@
-import { minorToMajor } from '@mkt/contracts';
+import {
+  minorToMajor,
+  type DraftResponse,
+  type ProductCreatedResponse,
+  type ProductListItemResponse,
+  type ProductOrDraftResponse,
+  type ProductResponse,
+  type ShippingHandler,
+  type ShopResponse,
+  type V1ProductResponse,
+} from '@mkt/contracts';
+import type { z } from 'zod';
 import type { Product } from '../domain/products';
 import type { Shop, V1Product } from '../domain/shops';
 
+/** Each view is typed by its response schema: a field the document does not describe, or one it misses, does not compile. */
+type View<S extends z.ZodType> = z.input<S>;
+
 const major = (minor: number | null) => (minor === null ? null : minorToMajor(minor));
 
+/** A field every published product has (the product rules require it on create and on publish); a draft's fields are not read here. */
+function published<T>(value: T | null, field: string): T {
+  if (value === null) throw new Error(`A published product always has its ${field}`);
+  return value;
+}
+
 /** The whole product (or draft) as its owner and the detail endpoint show it. */
-export function toProductView(product: Product) {
-  if (product.isDraft) {
-    return {
-      id: product._id,
-      isDraft: true,
-      categoryId: product.categoryId,
-      metaData: product.metaData,
-      visibility: product.visibility,
-      sellerId: product.sellerId,
-      createdAt: product.createdAt.toISOString(),
-      updatedAt: product.updatedAt.toISOString(),
-    };
-  }
-  return {
+export function toProductView(product: Product): View<typeof ProductOrDraftResponse> {
+  if (product.isDraft) return toDraftView(product);
+  const view: View<typeof ProductResponse> = {
     id: product._id,
     isDraft: false,
-    name: product.name,
-    description: product.descriptionHtml,
-    sellingPrice: major(product.sellingPriceMinor),
+    name: published(product.name, 'name'),
+    description: published(product.descriptionHtml, 'description'),
+    sellingPrice: published(major(product.sellingPriceMinor), 'sellingPrice'),
     comparePrice: major(product.comparePriceMinor),
-    stock: product.stock,
+    stock: published(product.stock, 'stock'),
     discountCode: product.discountCode,
     discountPercentage: product.discountPercentage,
-    shippingHandler: product.shippingHandler,
-    deliveryCost: major(product.deliveryCostMinor),
+    shippingHandler: published(product.shippingHandler, 'shippingHandler') as z.output<typeof ShippingHandler>,
+    deliveryCost: minorToMajor(product.deliveryCostMinor),
     categoryId: product.categoryId,
     properties: product.properties,
+    visibility: product.visibility,
+    sellerId: product.sellerId,
+    createdAt: product.createdAt.toISOString(),
+    updatedAt: product.updatedAt.toISOString(),
+  };
+  return view;
+}
+
+/** A draft: its form as the seller saved it. */
+export function toDraftView(product: Product): View<typeof DraftResponse> {
+  return {
+    id: product._id,
+    isDraft: true,
+    categoryId: product.categoryId,
+    metaData: published(product.metaData, 'metaData'),
     visibility: product.visibility,
     sellerId: product.sellerId,
     createdAt: product.createdAt.toISOString(),
@@ -40,14 +64,14 @@ export function toProductView(product: Product) {
 }
 
 /** A row of the public listing. */
-export function toListItem(product: Product) {
+export function toListItem(product: Product): View<typeof ProductListItemResponse> {
   return {
     id: product._id,
-    name: product.name,
-    sellingPrice: major(product.sellingPriceMinor),
+    name: published(product.name, 'name'),
+    sellingPrice: published(major(product.sellingPriceMinor), 'sellingPrice'),
     comparePrice: major(product.comparePriceMinor),
     discountPercentage: product.discountPercentage,
-    stock: product.stock,
+    stock: published(product.stock, 'stock'),
     visibility: product.visibility,
     categoryId: product.categoryId,
     createdAt: product.createdAt.toISOString(),
@@ -55,12 +79,12 @@ export function toListItem(product: Product) {
 }
 
 /** What a create answers. */
-export function toCreatedProduct(product: Product) {
+export function toCreatedProduct(product: Product): View<typeof ProductCreatedResponse> {
   const { id, name, sellingPrice, stock, createdAt } = toListItem(product);
   return { id, name, sellingPrice, stock, createdAt };
 }
 
-export function toShopView(shop: Shop) {
+export function toShopView(shop: Shop): View<typeof ShopResponse> {
   return {
     id: shop._id,
     name: shop.name,
@@ -72,7 +96,7 @@ export function toShopView(shop: Shop) {
   };
 }
 
-export function toV1ProductView(product: V1Product) {
+export function toV1ProductView(product: V1Product): View<typeof V1ProductResponse> {
   return {
     id: product._id,
     title: product.title,

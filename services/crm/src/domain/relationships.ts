@@ -4,10 +4,15 @@ import {
   makeEvent,
   type AdminRequestContext,
   type CreateCustomerBody,
+  type CustomerType,
+  type FollowStatus,
   type IntegrationEvent,
+  type NotificationPreference,
+  type RelationshipStatus,
   type Role,
   type UpdateCustomerBody,
 } from '@mkt/contracts';
+import type { z } from 'zod';
 import { AppError, Conflict, Forbidden, InvalidField, NotFound, RuleViolation } from '@mkt/kit/domain';
 
 /** Who asks (the verified token's user, as http/ hands it over): all a rule needs to know of them. */
@@ -31,11 +36,11 @@ export interface Relationship {
   referenceId: string;
   sellerId: string;
   buyerId: string;
-  status: string;
-  customerType: string;
+  status: z.output<typeof RelationshipStatus>;
+  customerType: z.output<typeof CustomerType>;
   isFollower: boolean;
-  followStatus: string;
-  notificationPreference: string;
+  followStatus: z.output<typeof FollowStatus>;
+  notificationPreference: z.output<typeof NotificationPreference>;
   notes: string;
   tags: string[];
   isFavorite: boolean;

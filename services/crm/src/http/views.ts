@@ -5,6 +5,8 @@ import {
   HighValueCustomersResponse,
   minorToMajor,
   OwnRelationshipsResponse,
+  type PaginationResponse,
+  type RelationshipResponse,
   RelationshipCreatedResponse,
   RelationshipUpdatedResponse,
   SellerCustomersResponse,
@@ -12,6 +14,7 @@ import {
   SellerFollowersResponse,
 } from '@mkt/contracts';
 import type { AuthenticatedUser } from '@mkt/kit';
+import type { z } from 'zod';
 import type { RelationshipRow } from '../application/relationships';
 import type { Relationship } from '../domain/relationships';
 import { seesSellerNotes } from '../domain/relationships';
@@ -20,9 +23,10 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 /**
  * The relationship as `viewer` may read it: the seller's own notes and tags about a buyer are
- * the seller's (and an admin's); the buyer reads them blank.
+ * the seller's (and an admin's); the buyer reads them blank. Typed by the whole relationship's
+ * response schema, which every other answer's fields are picked from.
  */
-export function relationshipView({ doc, buyerName, sellerName }: RelationshipRow, viewer?: AuthenticatedUser) {
+export function relationshipView({ doc, buyerName, sellerName }: RelationshipRow, viewer?: AuthenticatedUser): RelationshipView {
   const sellerSide = seesSellerNotes(viewer, doc);
   return {
     id: doc._id,
@@ -48,18 +52,19 @@ export function relationshipView({ doc, buyerName, sellerName }: RelationshipRow
     lifetimeValue: minorToMajor(doc.lifetimeValueMinor),
     lastInteraction: iso(doc.lastInteraction),
     lastBooking: iso(doc.lastBooking),
-    createdAt: iso(doc.createdAt),
-    updatedAt: iso(doc.updatedAt),
+    createdAt: doc.createdAt.toISOString(),
+    updatedAt: doc.updatedAt.toISOString(),
   };
 }
-export type RelationshipView = ReturnType<typeof relationshipView>;
+export type RelationshipView = z.input<typeof RelationshipResponse>;
 
-type Row = (view: RelationshipView) => Partial<RelationshipView>;
+/** A documented (strict) response object whose fields are fields of the whole relationship. */
+type RowSchema = z.ZodObject<{ [K in keyof RelationshipView]?: z.ZodType }>;
 
 /** The fields a documented (strict) response row holds, read off its schema: one list, not two. */
-export function fieldsOf(schema: { shape: object }): Row {
+export function fieldsOf<S extends RowSchema>(schema: S): (view: RelationshipView) => z.input<S> {
   const keys = Object.keys(schema.shape) as Array<keyof RelationshipView>;
-  return (view) => Object.fromEntries(keys.map((key) => [key, view[key]]));
+  return (view) => Object.fromEntries(keys.map((key) => [key, view[key]])) as z.input<S>;
 }
 
 /** What a create and an update answer (names are not read for them). */
@@ -69,22 +74,31 @@ export const updatedView = (doc: Relationship) =>
   fieldsOf(RelationshipUpdatedResponse)(relationshipView({ doc, buyerName: null, sellerName: null }));
 export const ownListRow = fieldsOf(OwnRelationshipsResponse.shape.customers.element);
 
-/** A listing response: `{ [key]: rows, total, pagination }`. */
-type ListingSchema = { shape: Record<string, unknown> & { total: unknown; pagination: unknown } };
+/** A listing response: `{ [key]: rows, total, pagination }`, its rows a documented row schema. */
+type ListingSchema = z.ZodObject<{ total: z.ZodType; pagination: z.ZodType } & Record<string, z.ZodType>>;
 
-/** The key of a listing's rows and the fields of a row, read off the listing's response schema. */
-function listingOf(schema: ListingSchema): { key: string; row: Row } {
+/**
+ * A listing's answer, shaped by its response schema: the rows under the schema's one key
+ * beside `total` and `pagination`, each row the fields its schema names.
+ */
+export function listingView<S extends ListingSchema>(
+  schema: S,
+  rows: RelationshipView[],
+  total: number,
+  pagination: z.input<typeof PaginationResponse>,
+): z.input<S> {
   const [key] = Object.keys(schema.shape).filter((name) => name !== 'total' && name !== 'pagination');
-  return { key: key!, row: fieldsOf((schema.shape[key!] as { element: { shape: object } }).element) };
+  const row = fieldsOf((schema.shape[key!] as unknown as { element: RowSchema }).element);
+  return { [key!]: rows.map(row), total, pagination } as z.input<S>;
 }
 
-/** Each listing's response, by its documented schema in `@mkt/contracts`. */
-export const LISTING_VIEWS = {
-  customers: listingOf(SellerCustomersResponse),
-  followers: listingOf(SellerFollowersResponse),
-  favorites: listingOf(SellerFavoritesResponse),
-  'high-value': listingOf(HighValueCustomersResponse),
-  relationships: listingOf(BuyerRelationshipsResponse),
-  following: listingOf(BuyerFollowingResponse),
-  'buyer-customers': listingOf(BuyerSellersResponse),
+/** Each listing's response schema in `@mkt/contracts`. */
+export const LISTING_SCHEMAS = {
+  customers: SellerCustomersResponse,
+  followers: SellerFollowersResponse,
+  favorites: SellerFavoritesResponse,
+  'high-value': HighValueCustomersResponse,
+  relationships: BuyerRelationshipsResponse,
+  following: BuyerFollowingResponse,
+  'buyer-customers': BuyerSellersResponse,
 } as const;

@@ -1,4 +1,11 @@
-import { makeEvent, type AdminRequestContext, type Bank, type CreatePayoutBody, type IntegrationEvent } from '@mkt/contracts';
+import {
+  makeEvent,
+  type AdminRequestContext,
+  type Bank,
+  type CreatePayoutBody,
+  type IntegrationEvent,
+  type PayoutStatus,
+} from '@mkt/contracts';
 import type { AuthenticatedUser } from '@mkt/kit';
 import { Forbidden, InvalidState } from '@mkt/kit/domain';
 import { assertOwnerOrAdmin } from './access';
@@ -29,8 +36,8 @@ export function statusEvent(
 export function historyEntry(
   user: AuthenticatedUser,
   action: PayoutMove | 'request',
-  from: string | null,
-  to: string,
+  from: PayoutStatus | null,
+  to: PayoutStatus,
   notes: string | undefined,
   now: Date,
 ): PayoutHistoryEntry {

@@ -1,4 +1,4 @@
-import type { BookingHoldStatus, IntegrationEvent, PaymentMethod, PayoutStatus, TopUpStatus } from '@mkt/contracts';
+import type { BookingHoldStatus, IntegrationEvent, PaymentMethod, PayoutStatus, Role, TopUpStatus } from '@mkt/contracts';
 
 /**
  * The wallet's records as the domain reads them (what `db/models.ts` stores). Plain types: the
@@ -116,10 +116,10 @@ export interface TopUpDoc {
 
 export interface PayoutHistoryEntry {
   action: string;
-  from: string | null;
-  to: string;
+  from: PayoutStatus | null;
+  to: PayoutStatus;
   byUserId: string;
-  byRole: string;
+  byRole: Role;
   at: Date;
   notes: string | null;
 }

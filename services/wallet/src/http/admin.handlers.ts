@@ -1,7 +1,7 @@
-import { HoldQueueQuery, ok, pagination, PayoutQueueQuery } from '@mkt/contracts';
-import { currentUser, handle, type MountOptions } from '@mkt/kit';
+import { pagination } from '@mkt/contracts';
 import type { BookingHolds } from '../application/booking-holds';
 import type { Payouts } from '../application/payouts';
+import type { WalletOperations } from './operations';
 import { holdQueueItem, payoutQueueItem } from './views';
 
 /**
@@ -9,19 +9,24 @@ import { holdQueueItem, payoutQueueItem } from './views';
  * for their next move, with the four-eyes rule as it applies to the caller, and booking holds
  * overdue or disputed.
  */
-export function adminQueueHandlers(payouts: Payouts, holds: BookingHolds): MountOptions['handlers'] {
+export function adminQueueOperations(payouts: Payouts, holds: BookingHolds): WalletOperations<'listPayoutQueue' | 'listHoldQueue'> {
   return {
-    'GET /wallets/admin/payout-requests': handle({ query: PayoutQueueQuery }, async (input, req, res) => {
-      const admin = currentUser(req);
-      const { items, total, counts } = await payouts.queue(input.query);
-      const data = { counts, items: items.map((payout) => payoutQueueItem(admin, payout)) };
-      res.json(ok(data, 'Payouts waiting for an admin', pagination(input.query, total)));
-    }),
-    'GET /wallets/admin/booking-holds': handle({ query: HoldQueueQuery }, async (input, _req, res) => {
+    listPayoutQueue: async ({ query }, { user }) => {
+      const { items, total, counts } = await payouts.queue(query);
+      return {
+        data: { counts, items: items.map((payout) => payoutQueueItem(user, payout)) },
+        message: 'Payouts waiting for an admin',
+        pagination: pagination(query, total),
+      };
+    },
+    listHoldQueue: async ({ query }) => {
       const now = new Date();
-      const { items, total, counts } = await holds.queue(input.query, now);
-      const data = { counts, items: items.map((record) => holdQueueItem(record, now)) };
-      res.json(ok(data, 'Booking holds overdue or disputed', pagination(input.query, total)));
-    }),
+      const { items, total, counts } = await holds.queue(query, now);
+      return {
+        data: { counts, items: items.map((record) => holdQueueItem(record, now)) },
+        message: 'Booking holds overdue or disputed',
+        pagination: pagination(query, total),
+      };
+    },
   };
 }

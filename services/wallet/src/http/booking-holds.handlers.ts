@@ -1,8 +1,9 @@
 import type { Request } from 'express';
-import { BookingHoldParams, CreateBookingHoldBody, ok, UpholdBookingHoldBody, VoidBookingHoldBody } from '@mkt/contracts';
-import { adminRequestOf, correlationIdOf, currentUser, handle, saneIdHeader, type MountOptions } from '@mkt/kit';
+import { BookingHoldParams, CreateBookingHoldBody, ok } from '@mkt/contracts';
+import { adminRequestOf, correlationIdOf, handle, saneIdHeader, type MountOptions } from '@mkt/kit';
 import type { BookingHolds } from '../application/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
+import type { WalletOperations } from './operations';
 import { holdAdminView, holdView } from './views';
 
 /**
@@ -15,14 +16,12 @@ function bookingCorrelationId(req: Request): string {
 }
 
 /**
- * The holds of paid bookings. `/internal/holds` (service to service: the shared
+ * The holds of paid bookings, service to service: `/internal/holds` (the shared
  * INTERNAL_API_TOKEN in `x-internal-token`, never a user's token; the gateway has no route
- * there): the hold (idempotent by bookingId) and its void. `/wallets/booking-holds/{bookingId}`
- * (admins only, checked before anything is looked up so nobody else learns which bookings have
- * holds): a hold's state; its void by hand (a Held hold, or a capture not carried out yet: a
- * no-show within its dispute window); and the ruling on a disputed no-show for the seller.
+ * there): the hold (idempotent by bookingId) and its void. Entries of the internal table
+ * (`INTERNAL_ENDPOINTS`), which has no operationIds: keyed `METHOD /path`.
  */
-export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers'] {
+export function internalHoldHandlers(holds: BookingHolds): MountOptions['handlers'] {
   return {
     'POST /internal/holds': handle({ body: CreateBookingHoldBody }, async (input, req, res) => {
       const record = await holds.hold(input.body, bookingCorrelationId(req));
@@ -33,22 +32,27 @@ export function bookingHoldHandlers(holds: BookingHolds): MountOptions['handlers
     'POST /internal/holds/{bookingId}/void': handle({ params: BookingHoldParams }, async (input, req, res) => {
       res.json(ok(holdView(await holds.void(input.params.bookingId, bookingCorrelationId(req))), 'Hold voided'));
     }),
-    'GET /wallets/booking-holds/{bookingId}': handle({ params: BookingHoldParams }, async (input, _req, res) => {
-      res.json(ok(holdAdminView(await holds.get(input.params.bookingId))));
+  };
+}
+
+/**
+ * `/wallets/booking-holds/{bookingId}` (admins only, checked before anything is looked up so
+ * nobody else learns which bookings have holds): a hold's state; its void by hand (a Held hold,
+ * or a capture not carried out yet: a no-show within its dispute window); and the ruling on a
+ * disputed no-show for the seller.
+ */
+export function bookingHoldOperations(
+  holds: BookingHolds,
+): WalletOperations<'getBookingHold' | 'voidBookingHold' | 'upholdBookingHoldCapture'> {
+  return {
+    getBookingHold: async ({ params }) => ({ data: holdAdminView(await holds.get(params.bookingId)) }),
+    voidBookingHold: async ({ params, body }, { req, user }) => ({
+      data: holdAdminView(await holds.voidByAdmin(params.bookingId, user, body.reason, adminRequestOf(req))),
+      message: 'Hold voided: the amount went back to the buyer',
     }),
-    'POST /wallets/booking-holds/{bookingId}/void': handle(
-      { params: BookingHoldParams, body: VoidBookingHoldBody },
-      async (input, req, res) => {
-        const record = await holds.voidByAdmin(input.params.bookingId, currentUser(req), input.body.reason, adminRequestOf(req));
-        res.json(ok(holdAdminView(record), 'Hold voided: the amount went back to the buyer'));
-      },
-    ),
-    'POST /wallets/booking-holds/{bookingId}/uphold': handle(
-      { params: BookingHoldParams, body: UpholdBookingHoldBody },
-      async (input, req, res) => {
-        const record = await holds.upholdCapture(input.params.bookingId, currentUser(req), input.body.reason, adminRequestOf(req));
-        res.json(ok(holdAdminView(record), 'Dispute ruled for the seller: the capture goes on'));
-      },
-    ),
+    upholdBookingHoldCapture: async ({ params, body }, { req, user }) => ({
+      data: holdAdminView(await holds.upholdCapture(params.bookingId, user, body.reason, adminRequestOf(req))),
+      message: 'Dispute ruled for the seller: the capture goes on',
+    }),
   };
 }

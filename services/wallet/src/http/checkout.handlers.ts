@@ -1,11 +1,12 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import { CheckoutForm, CheckoutQuery, TopUpRefParams } from '@mkt/contracts';
-import { correlationIdOf, handle, Unauthenticated, type MountOptions } from '@mkt/kit';
+import { TopUpRefParams, type CheckoutForm } from '@mkt/contracts';
+import { correlationIdOf, parseParts, Unauthenticated } from '@mkt/kit';
 import type { TopUps } from '../application/topups';
 import type { CheckoutLookup } from '../domain/topups';
 import { checkoutMessagePage, checkoutPage } from '../payments/checkout-page';
 import type { PaymentProvider } from '../payments/provider';
+import type { WalletOperations } from './operations';
 
 /** The provider may add its own parameters; a missing or empty token is simply not a match. */
 const ReturnQuery = z.object({ token: z.string().max(200).optional() });
@@ -33,30 +34,42 @@ function closedPage(res: Response, lookup: Exclude<CheckoutLookup, { kind: 'open
   res.status(status).type('html').send(checkoutMessagePage(title, message));
 }
 
+/** The return's own query (not in the table): parsed with the path, every issue at once (400), before the handler. */
+const returnInput: RequestHandler = (req, _res, next) => {
+  const parsed = parseParts({ params: TopUpRefParams, query: ReturnQuery }, req);
+  next('error' in parsed ? parsed.error : undefined);
+};
+
 /**
  * Public entries (no bearer token): the sandbox hosted checkout, the provider's return address
- * and its webhook. The checkout token in the link is the only key; it dies with the payment.
+ * and its webhook. The checkout token in the link is the only key; it dies with the payment. The
+ * pages and redirects (`produces` html or redirect) write their own response.
  */
-export function checkoutHandlers(topUps: TopUps, provider: PaymentProvider, merchant: string): MountOptions['handlers'] {
-  const formAction = (action: 'pay' | 'cancel') =>
-    handle(
-      { params: TopUpRefParams, form: CheckoutForm },
-      async (input, req, res) => {
-        const lookup = await topUps.checkout(input.params.walletReferenceId, input.form.token);
-        if (lookup.kind !== 'open') return closedPage(res, lookup);
-        const { topUp } = lookup;
-        if (action === 'pay') await topUps.payInSandbox(topUp, correlationIdOf(req));
-        else await topUps.end(topUp._id, 'Cancelled');
-        const after = await topUps.find(topUp.referenceId);
-        redirectBack(res, topUp.redirectUrl, after.status, topUp.referenceId);
-      },
-      { use: [noStore] },
-    );
+export function checkoutOperations(
+  topUps: TopUps,
+  provider: PaymentProvider,
+  merchant: string,
+): WalletOperations<'getCheckoutPage' | 'payCheckout' | 'cancelCheckout' | 'returnFromCheckout' | 'receiveChapaWebhook'> {
+  // The pay and cancel entries read the same parts.
+  const formAction = (action: 'pay' | 'cancel') => ({
+    handle: async (
+      { params, form }: { params: z.output<typeof TopUpRefParams>; form: z.output<typeof CheckoutForm> },
+      { req, res }: { req: Request; res: Response },
+    ) => {
+      const lookup = await topUps.checkout(params.walletReferenceId, form.token);
+      if (lookup.kind !== 'open') return closedPage(res, lookup);
+      const { topUp } = lookup;
+      if (action === 'pay') await topUps.payInSandbox(topUp, correlationIdOf(req));
+      else await topUps.end(topUp._id, 'Cancelled');
+      const after = await topUps.find(topUp.referenceId);
+      redirectBack(res, topUp.redirectUrl, after.status, topUp.referenceId);
+    },
+    use: [noStore],
+  });
   return {
-    'GET /wallets/checkout/{walletReferenceId}': handle(
-      { params: TopUpRefParams, query: CheckoutQuery },
-      async (input, _req, res) => {
-        const lookup = await topUps.checkout(input.params.walletReferenceId, input.query.token);
+    getCheckoutPage: {
+      handle: async ({ params, query }, { res }) => {
+        const lookup = await topUps.checkout(params.walletReferenceId, query.token);
         if (lookup.kind !== 'open') return closedPage(res, lookup);
         const { referenceId, amountMinor, currency, redirectUrl } = lookup.topUp;
         // The page's forms post here and are then redirected to the client's site: both allowed.
@@ -64,19 +77,18 @@ export function checkoutHandlers(topUps: TopUps, provider: PaymentProvider, merc
         res
           .set('Content-Security-Policy', csp)
           .type('html')
-          .send(checkoutPage({ referenceId, amountMinor, currency, merchant, token: input.query.token }));
+          .send(checkoutPage({ referenceId, amountMinor, currency, merchant, token: query.token }));
       },
-      { use: [noStore] },
-    ),
-    'POST /wallets/checkout/{walletReferenceId}/pay': formAction('pay'),
-    'POST /wallets/checkout/{walletReferenceId}/cancel': formAction('cancel'),
+      use: [noStore],
+    },
+    payCheckout: formAction('pay'),
+    cancelCheckout: formAction('cancel'),
     // Where a provider's page sends the payer back: with the return token only, and only on to
     // an allowed origin (no open redirect, no status for strangers).
-    'GET /wallets/checkout/{walletReferenceId}/return': handle(
-      { params: TopUpRefParams, query: ReturnQuery },
-      async (input, _req, res) => {
-        const reference = input.params.walletReferenceId;
-        const target = await topUps.returnTarget(reference, input.query.token);
+    returnFromCheckout: {
+      handle: async ({ params }, { req, res }) => {
+        const reference = params.walletReferenceId;
+        const target = await topUps.returnTarget(reference, ReturnQuery.parse(req.query).token);
         if (target.kind === 'unknown') return closedPage(res, { kind: 'unknown' });
         if (target.kind === 'page') {
           res.type('html').send(checkoutMessagePage('Payment', `This payment is ${target.status.toLowerCase()}. You can close this page.`));
@@ -84,16 +96,16 @@ export function checkoutHandlers(topUps: TopUps, provider: PaymentProvider, merc
         }
         redirectBack(res, target.url, target.status, reference);
       },
-      { use: [noStore] },
-    ),
+      use: [noStore, returnInput],
+    },
     // Signed by the provider (the raw body): a webhook is only a hint to ask the provider.
-    'POST /wallets/webhooks/chapa': handle({}, async (_input, req, res) => {
+    receiveChapaWebhook: async (_input, { req }) => {
       if (provider.name !== 'chapa') throw new Unauthenticated('Unknown webhook');
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const reference = provider.readWebhook(body, req.headers);
       if (!reference) throw new Unauthenticated('The webhook signature is not valid');
       await topUps.settleWithProvider(reference, correlationIdOf(req));
-      res.json({ success: true, message: 'Webhook received', data: { reference } });
-    }),
+      return { data: { reference }, message: 'Webhook received' };
+    },
   };
 }

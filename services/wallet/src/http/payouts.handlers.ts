@@ -1,57 +1,54 @@
 import type { Express } from 'express';
-import { CancelPayoutBody, OPERATIONS, PAYOUT_ADMIN_MOVES, PayoutMoveBody, PayoutMoveParams, PayoutRefParams, ok } from '@mkt/contracts';
-import {
-  adminRequestOf,
-  correlationIdOf,
-  currentUser,
-  handle,
-  NotFound,
-  someOperationHandlers,
-  type IdempotentRequests,
-  type MountOptions,
-} from '@mkt/kit';
+import { PayoutMoveParams, type PAYOUT_ADMIN_MOVES } from '@mkt/contracts';
+import { adminRequestOf, correlationIdOf, NotFound } from '@mkt/kit';
 import type { Payouts } from '../application/payouts';
+import type { WalletOperations } from './operations';
 import { payoutCreatedView, payoutStatusView } from './views';
 
-export function payoutHandlers(payouts: Payouts, requests: IdempotentRequests): MountOptions['handlers'] {
-  const handlers: MountOptions['handlers'] = {
-    // Keyed (the entry is idempotent): kit runs it once per Idempotency-Key, under the records' scope `payout`.
-    ...someOperationHandlers(
-      OPERATIONS,
-      {
-        createPayoutRequest: async ({ params, body }, { req, user, attempt }) => ({
-          data: payoutCreatedView(await payouts.create(user, params.userReferenceId, body, correlationIdOf(req), attempt)),
-          message: 'Payout request created',
-        }),
-      },
-      { idempotency: { requests, scopes: { createPayoutRequest: 'payout' } } },
-    ),
-    'GET /wallets/payout-requests/{referenceId}/status': handle({ params: PayoutRefParams }, async (input, req, res) => {
-      const user = currentUser(req);
-      res.json(ok(payoutStatusView(user, await payouts.statusOf(user, input.params.referenceId))));
-    }),
-    'POST /wallets/payout-requests/{referenceId}/cancel': handle(
-      { params: PayoutRefParams, body: CancelPayoutBody },
-      async (input, req, res) => {
-        await payouts.move(currentUser(req), input.params.referenceId, 'cancel', undefined, adminRequestOf(req));
-        res.json({ success: true, message: 'Payout request cancelled' });
-      },
-    ),
-  };
+type PayoutMove = (typeof PAYOUT_ADMIN_MOVES)[number];
+
+/** Its owner's (or an admin's) payout: the keyed request, its status and its cancel; an admin's moves. */
+export function payoutOperations(
+  payouts: Payouts,
+): WalletOperations<
+  | 'createPayoutRequest'
+  | 'getPayoutRequestStatus'
+  | 'cancelPayoutRequest'
+  | 'approvePayoutRequest'
+  | 'rejectPayoutRequest'
+  | 'processPayoutRequest'
+  | 'completePayoutRequest'
+  | 'failPayoutRequest'
+> {
   // An admin's moves (the entries' access checks the role before anything is read).
-  for (const move of PAYOUT_ADMIN_MOVES) {
-    handlers[`POST /wallets/payout-requests/{referenceId}/${move}`] = handle(
-      { params: PayoutRefParams, body: PayoutMoveBody },
-      async (input, req, res) => {
-        const user = currentUser(req);
-        const moved = await payouts.move(user, input.params.referenceId, move, input.body.adminNotes, adminRequestOf(req));
-        res.json(
-          ok(payoutStatusView(user, await payouts.statusOf(user, moved.referenceId)), `Payout request ${moved.status.toLowerCase()}`),
-        );
-      },
-    );
-  }
-  return handlers;
+  const adminMove =
+    (move: PayoutMove): WalletOperations<'approvePayoutRequest'>['approvePayoutRequest'] =>
+    async ({ params, body }, { req, user }) => {
+      const moved = await payouts.move(user, params.referenceId, move, body.adminNotes, adminRequestOf(req));
+      return {
+        data: payoutStatusView(user, await payouts.statusOf(user, moved.referenceId)),
+        message: `Payout request ${moved.status.toLowerCase()}`,
+      };
+    };
+  return {
+    // Keyed (the entry is idempotent): kit runs it once per Idempotency-Key, under the records' scope `payout`.
+    createPayoutRequest: async ({ params, body }, { req, user, attempt }) => ({
+      data: payoutCreatedView(await payouts.create(user, params.userReferenceId, body, correlationIdOf(req), attempt)),
+      message: 'Payout request created',
+    }),
+    getPayoutRequestStatus: async ({ params }, { user }) => ({
+      data: payoutStatusView(user, await payouts.statusOf(user, params.referenceId)),
+    }),
+    cancelPayoutRequest: async ({ params }, { req, user }) => {
+      await payouts.move(user, params.referenceId, 'cancel', undefined, adminRequestOf(req));
+      return { message: 'Payout request cancelled' };
+    },
+    approvePayoutRequest: adminMove('approve'),
+    rejectPayoutRequest: adminMove('reject'),
+    processPayoutRequest: adminMove('process'),
+    completePayoutRequest: adminMove('complete'),
+    failPayoutRequest: adminMove('fail'),
+  };
 }
 
 /**

@@ -1,32 +1,29 @@
-import { OPERATIONS, TopUpRefParams, ok } from '@mkt/contracts';
-import { currentUser, handle, sendReceiptPage, someOperationHandlers, type IdempotentRequests, type MountOptions } from '@mkt/kit';
+import { sendReceiptPage } from '@mkt/kit';
 import type { TopUps } from '../application/topups';
+import type { WalletOperations } from './operations';
 import { topUpCreatedView, topUpReceiptDocument, topUpReceiptView, topUpStatusView } from './views';
 
-export function topUpHandlers(topUps: TopUps, requests: IdempotentRequests, merchant: string): MountOptions['handlers'] {
+/** A top-up: the keyed create (hosted checkout), its status, and a completed one's receipt. */
+export function topUpOperations(
+  topUps: TopUps,
+  merchant: string,
+): WalletOperations<'createTopup' | 'getTopupStatus' | 'getTopupReceipt' | 'getTopupReceiptPage'> {
   return {
     // Keyed (the entry is idempotent): kit runs it once per Idempotency-Key, under the records' scope `topup`.
-    ...someOperationHandlers(
-      OPERATIONS,
-      {
-        createTopup: async ({ params, body }, { user }) => ({
-          data: topUpCreatedView(await topUps.create(user, params.userReferenceId, body)),
-          message: 'Top-up created',
-        }),
-      },
-      { idempotency: { requests, scopes: { createTopup: 'topup' } } },
-    ),
+    createTopup: async ({ params, body }, { user }) => ({
+      data: topUpCreatedView(await topUps.create(user, params.userReferenceId, body)),
+      message: 'Top-up created',
+    }),
     // A completed top-up's receipt, as JSON and as a printable page (its owner or an admin).
-    'GET /v1/wallet/topups/{walletReferenceId}/receipt': handle({ params: TopUpRefParams }, async (input, req, res) => {
-      const { topUp, walletReferenceId } = await topUps.receipt(currentUser(req), input.params.walletReferenceId);
-      res.set('Cache-Control', 'private, no-store').json(ok(topUpReceiptView(topUp, walletReferenceId)));
-    }),
-    'GET /v1/wallet/topups/{walletReferenceId}/receipt.html': handle({ params: TopUpRefParams }, async (input, req, res) => {
-      const { topUp, walletReferenceId } = await topUps.receipt(currentUser(req), input.params.walletReferenceId);
+    getTopupReceipt: async ({ params }, { res, user }) => {
+      const { topUp, walletReferenceId } = await topUps.receipt(user, params.walletReferenceId);
+      res.set('Cache-Control', 'private, no-store');
+      return { data: topUpReceiptView(topUp, walletReferenceId) };
+    },
+    getTopupReceiptPage: async ({ params }, { res, user }) => {
+      const { topUp, walletReferenceId } = await topUps.receipt(user, params.walletReferenceId);
       sendReceiptPage(res, topUpReceiptDocument(topUpReceiptView(topUp, walletReferenceId), merchant));
-    }),
-    'GET /wallets/topup/{walletReferenceId}/status': handle({ params: TopUpRefParams }, async (input, req, res) => {
-      res.json(ok(topUpStatusView(await topUps.statusOf(currentUser(req), input.params.walletReferenceId))));
-    }),
+    },
+    getTopupStatus: async ({ params }, { user }) => ({ data: topUpStatusView(await topUps.statusOf(user, params.walletReferenceId)) }),
   };
 }

@@ -1,28 +1,41 @@
 import {
   formatMinor,
   minorToMajor,
-  type BookingHoldAdminView,
+  type BookingHoldAdminResponse,
   type BookingHoldView,
-  type PayoutCreated,
-  type PayoutStatusView,
-  type TopUpCreated,
-  type TopUpStatusView,
-  type TransferView,
-  type WalletView,
+  type HoldQueueResponse,
+  type PayoutCreatedResponse,
+  type PayoutHistoryItemResponse,
+  type PayoutQueueResponse,
+  type PayoutStatusResponse,
+  type StatementEntryResponse,
+  type TopUpCreatedResponse,
+  type TopUpHistoryItemResponse,
+  type TopUpReceiptResponse,
+  type TopUpStatusResponse,
+  type TransferHistoryItemResponse,
+  type TransferResponse,
+  type WalletResponse,
 } from '@mkt/contracts';
 import type { AuthenticatedUser, ReceiptDocument } from '@mkt/kit';
+import type { z } from 'zod';
 import type { TopUpCreatedResult } from '../application/topups';
 import { fourEyesBlock, isOverdueHold, nextMovesOf } from '../domain/admin-audit';
 import type { ReceiptableTopUp } from '../domain/receipts';
 import type { LedgerEntryDoc } from '../db/models';
 import type { BookingHoldDoc, PayoutDoc, PayoutHistoryEntry, TopUpDoc, TransferDoc, WalletSummary } from '../domain/records';
 
-/** The wallet's answers: its records as the API shows them (major units where the interface says so). */
+/**
+ * The wallet's answers: its records as the API shows them (major units where the interface says
+ * so), each typed by its response schema: a field the document does not describe, or one it
+ * misses, does not compile.
+ */
+type View<S extends z.ZodType> = z.input<S>;
 
 const iso = (date: Date | null | undefined) => date?.toISOString() ?? null;
 
 /** `GET /v1/wallet`: the caller's wallet, in major units. */
-export function walletView(wallet: WalletSummary): WalletView {
+export function walletView(wallet: WalletSummary): View<typeof WalletResponse> {
   return {
     id: wallet._id,
     referenceId: wallet.referenceId,
@@ -33,7 +46,7 @@ export function walletView(wallet: WalletSummary): WalletView {
   };
 }
 
-export function topUpCreatedView({ topUp, wallet }: TopUpCreatedResult): TopUpCreated {
+export function topUpCreatedView({ topUp, wallet }: TopUpCreatedResult): View<typeof TopUpCreatedResponse> {
   return {
     id: topUp._id,
     referenceId: topUp.referenceId,
@@ -46,7 +59,7 @@ export function topUpCreatedView({ topUp, wallet }: TopUpCreatedResult): TopUpCr
   };
 }
 
-export function topUpStatusView(topUp: TopUpDoc): TopUpStatusView {
+export function topUpStatusView(topUp: TopUpDoc): View<typeof TopUpStatusResponse> {
   return {
     referenceId: topUp.referenceId,
     amount: minorToMajor(topUp.amountMinor),
@@ -56,7 +69,7 @@ export function topUpStatusView(topUp: TopUpDoc): TopUpStatusView {
   };
 }
 
-export function payoutCreatedView(payout: PayoutDoc): PayoutCreated {
+export function payoutCreatedView(payout: PayoutDoc): View<typeof PayoutCreatedResponse> {
   return {
     id: payout._id,
     referenceId: payout.referenceId,
@@ -75,12 +88,12 @@ export function payoutCreatedView(payout: PayoutDoc): PayoutCreated {
  * sees the role of whoever moved their payout but not another user's id (an admin's id is not
  * theirs to know).
  */
-function historyView(viewer: AuthenticatedUser, entry: PayoutHistoryEntry): PayoutStatusView['history'][number] {
+function historyView(viewer: AuthenticatedUser, entry: PayoutHistoryEntry): View<typeof PayoutStatusResponse>['history'][number] {
   const byUserId = viewer.role === 'admin' || entry.byUserId === viewer.id ? entry.byUserId : null;
   return { ...entry, byUserId, at: entry.at.toISOString() };
 }
 
-export function payoutStatusView(viewer: AuthenticatedUser, payout: PayoutDoc): PayoutStatusView {
+export function payoutStatusView(viewer: AuthenticatedUser, payout: PayoutDoc): View<typeof PayoutStatusResponse> {
   return {
     referenceId: payout.referenceId,
     requestedAmount: formatMinor(payout.amountMinor),
@@ -91,7 +104,7 @@ export function payoutStatusView(viewer: AuthenticatedUser, payout: PayoutDoc): 
   };
 }
 
-export function transferView(transfer: TransferDoc): TransferView {
+export function transferView(transfer: TransferDoc): View<typeof TransferResponse> {
   return {
     id: transfer._id,
     fromUserId: transfer.fromUserId,
@@ -115,7 +128,7 @@ export function holdView(record: BookingHoldDoc): BookingHoldView {
   };
 }
 
-export function holdAdminView(record: BookingHoldDoc): BookingHoldAdminView {
+export function holdAdminView(record: BookingHoldDoc): View<typeof BookingHoldAdminResponse> {
   return {
     ...holdView(record),
     buyerId: record.buyerId,
@@ -139,7 +152,7 @@ export function holdAdminView(record: BookingHoldDoc): BookingHoldAdminView {
 }
 
 /** A payout in the admins' queue, as the calling admin sees it: who asked, who reviewed, whether they may move it next. */
-export function payoutQueueItem(viewer: AuthenticatedUser, payout: PayoutDoc) {
+export function payoutQueueItem(viewer: AuthenticatedUser, payout: PayoutDoc): View<typeof PayoutQueueResponse>['items'][number] {
   const blockedBecause = fourEyesBlock(viewer, payout);
   const nextMoves = nextMovesOf(payout.status);
   return {
@@ -163,7 +176,7 @@ export function payoutQueueItem(viewer: AuthenticatedUser, payout: PayoutDoc) {
 }
 
 /** A hold in the admins' queue. */
-export function holdQueueItem(record: BookingHoldDoc, now: Date) {
+export function holdQueueItem(record: BookingHoldDoc, now: Date): View<typeof HoldQueueResponse>['items'][number] {
   return {
     ...holdView(record),
     buyerId: record.buyerId,
@@ -179,7 +192,7 @@ export function holdQueueItem(record: BookingHoldDoc, now: Date) {
 }
 
 /** One entry of the caller's statement (minor units); balances after it null on an entry written before they were recorded. */
-export function statementEntryView(entry: LedgerEntryDoc, currency: string) {
+export function statementEntryView(entry: LedgerEntryDoc, currency: string): View<typeof StatementEntryResponse> {
   return {
     id: entry._id,
     type: entry.type,
@@ -193,7 +206,7 @@ export function statementEntryView(entry: LedgerEntryDoc, currency: string) {
   };
 }
 
-export function topUpHistoryView(topUp: TopUpDoc) {
+export function topUpHistoryView(topUp: TopUpDoc): View<typeof TopUpHistoryItemResponse> {
   return {
     referenceId: topUp.referenceId,
     amountMinor: topUp.amountMinor,
@@ -206,7 +219,7 @@ export function topUpHistoryView(topUp: TopUpDoc) {
 }
 
 /** A completed top-up's receipt (`TopUpReceipt`). */
-export function topUpReceiptView(topUp: ReceiptableTopUp, walletReferenceId: string) {
+export function topUpReceiptView(topUp: ReceiptableTopUp, walletReferenceId: string): View<typeof TopUpReceiptResponse> {
   return {
     referenceId: topUp.referenceId,
     amountMinor: topUp.amountMinor,
@@ -250,7 +263,7 @@ export function topUpReceiptDocument(view: ReturnType<typeof topUpReceiptView>, 
 }
 
 /** A payout in its owner's history: the account number shown by its last four characters only. */
-export function payoutHistoryView(payout: PayoutDoc) {
+export function payoutHistoryView(payout: PayoutDoc): View<typeof PayoutHistoryItemResponse> {
   return {
     referenceId: payout.referenceId,
     amountMinor: payout.amountMinor,
@@ -264,7 +277,7 @@ export function payoutHistoryView(payout: PayoutDoc) {
 }
 
 /** A transfer in the history of `userId`: sent by them, or received. */
-export function transferHistoryView(transfer: TransferDoc, userId: string) {
+export function transferHistoryView(transfer: TransferDoc, userId: string): View<typeof TransferHistoryItemResponse> {
   return {
     id: transfer._id,
     direction: transfer.fromUserId === userId ? ('sent' as const) : ('received' as const),
