@@ -7,21 +7,29 @@ import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } 
  * pooled socket looks like when the service closed it (shutting down, or its idle timeout won)
  * just as the gateway sent on it.
  */
-function startHangingUpService(): Promise<{ server: Server; requests: () => number }> {
+function startHangingUpService(): Promise<{ server: Server; requests: () => number; hangUpNext: (n: number) => void }> {
   const seen = new WeakMap<Socket, number>();
   let requests = 0;
+  // Besides: the next `hangUps` requests, whatever their socket, get no answer either.
+  let hangUps = 0;
   const server = http.createServer((req, res) => {
     requests += 1;
     const n = (seen.get(req.socket) ?? 0) + 1;
     seen.set(req.socket, n);
     req.resume();
     req.on('end', () => {
+      if (hangUps > 0) {
+        hangUps -= 1;
+        return req.socket.destroy();
+      }
       if (n >= 2) return req.socket.destroy();
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ success: true, data: { method: req.method } }));
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, requests: () => requests })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, requests: () => requests, hangUpNext: (n) => (hangUps = n) })),
+  );
 }
 
 let service: Awaited<ReturnType<typeof startHangingUpService>>;
@@ -90,5 +98,21 @@ describe('a pooled socket the service hung up on', () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { data: unknown }).data).toEqual({ method: 'DELETE' });
     expect(service.requests() - before).toBe(2);
+  });
+
+  test('two sockets hung up in a row: sent a third time and answered; a third hang-up answers 502 (at most twice again)', async () => {
+    await fetch(`${gateway.url}/reviews/by-entity?warm=4`);
+    let before = service.requests();
+    service.hangUpNext(2);
+    const twice = await fetch(`${gateway.url}/reviews/by-entity?twice=1`);
+    expect(twice.status).toBe(200);
+    expect(service.requests() - before).toBe(3);
+
+    before = service.requests();
+    service.hangUpNext(3);
+    const thrice = await fetch(`${gateway.url}/reviews/by-entity?thrice=1`);
+    expect(thrice.status).toBe(502);
+    expect(await thrice.json()).toMatchObject({ success: false, errors: [{ code: 'bad_gateway' }] });
+    expect(service.requests() - before).toBe(3);
   });
 });

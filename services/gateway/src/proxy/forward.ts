@@ -133,7 +133,7 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
         // The connection was reset before any answer: a pooled socket the service closed just
         // as we sent on it (its idle timeout won, or it is shutting down), or a new one still in
         // its listen queue when it stopped listening. An idempotent request without a body goes
-        // again, once: a body was streamed from the client and is gone, so a resent PUT would
+        // again: a body was streamed from the client and is gone, so a resent PUT would
         // leave the service waiting for bytes that never come (a 504 after the timeout).
         // At most twice: the sockets a burst opened reach their idle limit together, so the
         // next one the pool hands out may be closing as well.
