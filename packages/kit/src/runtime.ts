@@ -351,8 +351,8 @@ export async function stopRuntime(started: StartedRuntime): Promise<void> {
 
 /**
  * A background job for `jobs`: runs `task` every `intervalMs`, never two at once; a failure is
- * logged and the next run tries again. Each run counts in `job_runs_total{job_name,outcome}` and
- * `job_duration_seconds{job_name}`. Stopping waits for the run in progress.
+ * logged and the next run tries again. Each run counts in `marketplace_job_runs_total{job_name,outcome}` and
+ * `marketplace_job_duration_seconds{job_name}`. Stopping waits for the run in progress.
  */
 export function periodicJob(name: string, intervalMs: number, task: () => Promise<unknown>): Job {
   return ({ log }) => {
