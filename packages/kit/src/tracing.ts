@@ -201,7 +201,7 @@ type DistrustedRequest = IncomingMessage & { [CALLER_TRACE]?: SpanContext };
  * Makes `server` the edge of the traces: each request's `traceparent`, `tracestate` and
  * `baggage` are taken off it before the http instrumentation, the express middleware or a proxy
  * reads them. The request starts a trace of its own, sampled by this process's sampler (the
- * caller's sampled flag decides nothing), linked to the caller's span when it is sampled; the
+ * caller's sampled flag decides nothing), linked to the caller's span when this process samples it; the
  * calls and events it makes carry that new context, never the caller's trace id.
  */
 export function distrustIncomingTraceContext(server: Server): void {
