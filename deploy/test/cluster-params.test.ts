@@ -467,7 +467,9 @@ describe('monitoring on a default kube-prometheus-stack', () => {
 
   test('the error-ratio alert needs a minimum of traffic', () => {
     const rule = rules().find((r) => r.alert === 'MarketplaceHighErrorRatio')!;
-    expect(rule.expr).toMatch(/\)\s*and\s+sum by \(namespace, service\) \(rate\(http_request_duration_seconds_count\[5m\]\)\) > 0\.\d+/);
+    expect(rule.expr).toMatch(
+      /\)\s*and\s+sum by \(namespace, service\) \(rate\(marketplace_http_request_duration_seconds_count\[5m\]\)\) > 0\.\d+/,
+    );
   });
 
   test('the dashboard has saturation panels: event-loop lag, memory, restarts, CPU throttling', () => {

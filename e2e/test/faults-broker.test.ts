@@ -180,12 +180,12 @@ test('a broker outage during bookings, session ends and transfers loses nothing 
   const brokerRepeats = audit.repeats();
   // Every event once more, as a redelivery would bring it: nothing may change.
   const crmQueue = `${system.namespace}.crm.bookings`;
-  const ackedBefore = await metric(system.processes.crm.url, 'events_consumed_total', { queue: crmQueue, outcome: 'acked' });
+  const ackedBefore = await metric(system.processes.crm.url, 'marketplace_events_consumed_total', { queue: crmQueue, outcome: 'acked' });
   const replayed = audit.all();
   for (const event of replayed) await audit.publish(event.type, Buffer.from(JSON.stringify(event)), event.id);
   await waitFor(
     'the CRM to take the repeated events',
-    () => metric(system.processes.crm.url, 'events_consumed_total', { queue: crmQueue, outcome: 'acked' }),
+    () => metric(system.processes.crm.url, 'marketplace_events_consumed_total', { queue: crmQueue, outcome: 'acked' }),
     (acked) => acked >= ackedBefore + replayed.length,
     30_000,
   );

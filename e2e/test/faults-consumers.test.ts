@@ -85,12 +85,12 @@ test.each(['SIGKILL', 'SIGTERM'] as const)(
       }
     }
     expect(events).toHaveLength(200);
-    const ackedBase = await crmMetric('events_consumed_total', { outcome: 'acked' });
+    const ackedBase = await crmMetric('marketplace_events_consumed_total', { outcome: 'acked' });
     await audit.publishAll(events.slice(0, 100));
     const ackedBeforeKill =
       (await waitFor(
         'the CRM to be part-way through the stream',
-        () => crmMetric('events_consumed_total', { outcome: 'acked' }),
+        () => crmMetric('marketplace_events_consumed_total', { outcome: 'acked' }),
         (acked) => acked >= ackedBase + 10,
       )) - ackedBase;
     expect(await system.processes.crm.kill(signal)).toBe(signal === 'SIGKILL' ? 'SIGKILL' : 0);
@@ -134,7 +134,7 @@ test('poison messages are dead-lettered, the consumer goes on, and `npm run dlq`
   const seller = await register(system, 'seller');
   const buyer = await register(system, 'buyer');
   const audit: Audit = await auditEvents(system, { keys: ['nothing.to.audit'] });
-  const deadBefore = await crmMetric('dead_lettered_total', {});
+  const deadBefore = await crmMetric('marketplace_dead_lettered_total', {});
 
   await audit.publish('consultation.booking.confirmed', Buffer.from('{ this is not json'), 'poison-not-json');
   const badData = confirmed(seller, buyer, 'bk_bad', 100);
@@ -148,7 +148,7 @@ test('poison messages are dead-lettered, the consumer goes on, and `npm run dlq`
 
   await waitFor(
     'both poison messages dead-lettered',
-    () => crmMetric('dead_lettered_total', {}),
+    () => crmMetric('marketplace_dead_lettered_total', {}),
     (n) => n >= deadBefore + 2,
   );
   const afterPoison = await waitFor(
@@ -193,12 +193,12 @@ test('poison messages are dead-lettered, the consumer goes on, and `npm run dlq`
   expect((await dlq('list', 'crm.bookings')).total).toBe(2);
 
   // Replaying poison sends it round once more: dead-lettered again, nothing else changes.
-  const deadBeforeReplay = await crmMetric('dead_lettered_total', {});
+  const deadBeforeReplay = await crmMetric('marketplace_dead_lettered_total', {});
   const all = await dlq('replay', 'crm.bookings');
   expect(all.replayed).toHaveLength(2);
   await waitFor(
     'the poison dead-lettered again',
-    () => crmMetric('dead_lettered_total', {}),
+    () => crmMetric('marketplace_dead_lettered_total', {}),
     (n) => n >= deadBeforeReplay + 2,
   );
   expect((await dlq('list', 'crm.bookings')).total).toBe(2);
@@ -206,7 +206,7 @@ test('poison messages are dead-lettered, the consumer goes on, and `npm run dlq`
   expect(final).toMatchObject({ totalBookings: 2, totalSpent: 350 });
   report('poison and DLQ', {
     poisonSent: 2,
-    deadLettered: (await crmMetric('dead_lettered_total', {})) - deadBefore,
+    deadLettered: (await crmMetric('marketplace_dead_lettered_total', {})) - deadBefore,
     goodApplied: 1,
     replayedGood: 1,
     appliedBookings: final.totalBookings,

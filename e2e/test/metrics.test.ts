@@ -7,8 +7,10 @@ import { startSystem, type ProcessName, type System } from './system';
 
 /**
  * The metrics: after a paid booking, every process's /metrics exposes the names and label
- * names docs/observability.md lists, routes are labelled by their template, and every metric the
- * Grafana dashboard and the PrometheusRule query is one the processes export.
+ * names docs/observability.md lists, routes are labelled by their template, every name follows
+ * the naming scheme (ADR 0018: `marketplace_…`, prom-client's `process_*`/`nodejs_*`), and every
+ * metric the Grafana dashboard and the PrometheusRule query is one the processes export and
+ * follows that scheme.
  */
 let system: System;
 let gatewayMetrics: string;
@@ -63,35 +65,38 @@ const metricsUrl = (name: ProcessName) => (name === 'gateway' ? gatewayMetrics :
 const PROCESSES: ProcessName[] = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
 
 /** What docs/observability.md lists, by process: name → label names (without Prometheus's own). */
-const EVERYWHERE = { http_request_duration_seconds: ['method', 'route', 'status'], outbox_backlog: ['source'] };
+const EVERYWHERE = { marketplace_http_request_duration_seconds: ['method', 'route', 'status'], marketplace_outbox_backlog: ['source'] };
 const CONSUMING = {
-  events_consumed_total: ['queue', 'type', 'outcome'],
-  event_handling_duration_seconds: ['queue', 'outcome'],
-  event_lag_seconds: ['queue'],
-  dead_letter_queue_messages: ['queue'],
+  marketplace_events_consumed_total: ['queue', 'type', 'outcome'],
+  marketplace_event_handling_duration_seconds: ['queue', 'outcome'],
+  marketplace_event_lag_seconds: ['queue'],
+  marketplace_dead_letter_queue_messages: ['queue'],
 };
 const PUBLISHING = {
-  events_published_total: ['type', 'outcome'],
-  outbox_backlog: ['source'],
-  outbox_oldest_pending_age_seconds: ['source'],
+  marketplace_events_published_total: ['type', 'outcome'],
+  marketplace_outbox_backlog: ['source'],
+  marketplace_outbox_oldest_pending_age_seconds: ['source'],
 };
 const EXPECTED: Record<ProcessName, Record<string, string[]>> = {
-  gateway: { ...EVERYWHERE, ...PUBLISHING, gateway_login_throttled_total: ['rule'] },
+  gateway: { ...EVERYWHERE, ...PUBLISHING, marketplace_gateway_login_throttled_total: ['rule'] },
   wallet: {
     ...EVERYWHERE,
     ...PUBLISHING,
     ...CONSUMING,
-    job_runs_total: ['job_name', 'outcome'],
-    job_duration_seconds: ['job_name'],
-    wallet_open_holds: [],
-    wallet_oldest_open_hold_age_seconds: [],
-    wallet_overdue_holds: [],
+    marketplace_job_runs_total: ['job_name', 'outcome'],
+    marketplace_job_duration_seconds: ['job_name'],
+    marketplace_wallet_open_holds: [],
+    marketplace_wallet_oldest_open_hold_age_seconds: [],
+    marketplace_wallet_overdue_holds: [],
   },
-  catalog: { http_request_duration_seconds: ['method', 'route', 'status'] },
-  crm: { http_request_duration_seconds: ['method', 'route', 'status'], ...CONSUMING },
+  catalog: { marketplace_http_request_duration_seconds: ['method', 'route', 'status'] },
+  crm: { marketplace_http_request_duration_seconds: ['method', 'route', 'status'], ...CONSUMING },
   consultation: { ...EVERYWHERE, ...PUBLISHING, ...CONSUMING },
   review: { ...EVERYWHERE, ...CONSUMING },
 };
+
+/** The naming scheme of the metrics a process exports (ADR 0018). */
+const FOLLOWS_SCHEME = /^(marketplace_[a-z][a-z0-9_]*|process_[a-z0-9_]+|nodejs_[a-z0-9_]+)$/;
 
 let exported: Map<ProcessName, Map<string, Family>>;
 
@@ -110,12 +115,13 @@ test('after a paid booking every process exposes its metrics with the documented
   // The CRM has handled the booking, the wallet holds it, its sweeper has run.
   await waitFor(
     'the CRM handles the booking',
-    () => metric(system.processes.crm.url, 'events_consumed_total', { type: 'consultation.booking.confirmed', outcome: 'acked' }),
+    () =>
+      metric(system.processes.crm.url, 'marketplace_events_consumed_total', { type: 'consultation.booking.confirmed', outcome: 'acked' }),
     (n) => n >= 1,
   );
   await waitFor(
     'the wallet sweeper runs',
-    () => metric(system.processes.wallet.url, 'job_runs_total', { job_name: 'wallet-sweep' }),
+    () => metric(system.processes.wallet.url, 'marketplace_job_runs_total', { job_name: 'wallet-sweep' }),
     (n) => n >= 1,
   );
 
@@ -136,8 +142,14 @@ test('after a paid booking every process exposes its metrics with the documented
           labels: [...labels].sort(),
         });
     }
+    // One naming scheme (ADR 0018): what the marketplace defines is marketplace_…, prom-client's
+    // default process and Node.js metrics keep their standard names.
+    expect({ process: name, outside: [...families.keys()].filter((family) => !FOLLOWS_SCHEME.test(family)) }).toEqual({
+      process: name,
+      outside: [],
+    });
     // No id in any route label: templates (`/:id`), `unmatched`, or the gateway's `proxy:<upstream>` / `edge`.
-    const routes = new Set(families.get('http_request_duration_seconds')!.samples.map((s) => s.labels.route!));
+    const routes = new Set(families.get('marketplace_http_request_duration_seconds')!.samples.map((s) => s.labels.route!));
     for (const route of routes) {
       expect(route).toMatch(/^(\/[A-Za-z0-9_\-/:.{}*]*|unmatched|edge|proxy:[a-z]+)$/);
       for (const id of [offer.id, bookingId, buyer.id, seller.id]) expect(route).not.toContain(id);
@@ -146,7 +158,7 @@ test('after a paid booking every process exposes its metrics with the documented
   const consultationRoutes = new Set(
     exported
       .get('consultation')!
-      .get('http_request_duration_seconds')!
+      .get('marketplace_http_request_duration_seconds')!
       .samples.map((s) => s.labels.route),
   );
   expect([...consultationRoutes]).toContain('/consultations/:id');
@@ -154,18 +166,18 @@ test('after a paid booking every process exposes its metrics with the documented
   const gatewayRoutes = new Set(
     exported
       .get('gateway')!
-      .get('http_request_duration_seconds')!
+      .get('marketplace_http_request_duration_seconds')!
       .samples.map((s) => s.labels.route),
   );
   expect([...gatewayRoutes]).toEqual(expect.arrayContaining(['proxy:consultation', '/v1/auth/register']));
   const wallet = exported.get('wallet')!;
-  expect(wallet.get('wallet_open_holds')!.samples[0]!.value).toBeGreaterThanOrEqual(1);
-  expect(wallet.get('wallet_oldest_open_hold_age_seconds')!.samples[0]!.value).toBeGreaterThan(0);
-  expect(wallet.get('wallet_overdue_holds')!.samples[0]!.value).toBe(0);
+  expect(wallet.get('marketplace_wallet_open_holds')!.samples[0]!.value).toBeGreaterThanOrEqual(1);
+  expect(wallet.get('marketplace_wallet_oldest_open_hold_age_seconds')!.samples[0]!.value).toBeGreaterThan(0);
+  expect(wallet.get('marketplace_wallet_overdue_holds')!.samples[0]!.value).toBe(0);
   const lag = exported
     .get('crm')!
-    .get('event_lag_seconds')!
-    .samples.filter((s) => s.name === 'event_lag_seconds_count');
+    .get('marketplace_event_lag_seconds')!
+    .samples.filter((s) => s.name === 'marketplace_event_lag_seconds_count');
   expect(lag.reduce((sum, s) => sum + s.value, 0)).toBeGreaterThanOrEqual(1);
 }, 120_000);
 
@@ -174,10 +186,10 @@ test('OpenMetrics when the scraper asks for it; the Prometheus text format keeps
   const open = await scrape(url, 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5');
   expect(open.type).toContain('application/openmetrics-text');
   expect(open.text.trimEnd().endsWith('# EOF')).toBe(true);
-  expect(open.text).toMatch(/^events_published_total\{/m);
+  expect(open.text).toMatch(/^marketplace_events_published_total\{/m);
   const plain = await scrape(url);
   expect(plain.type).toContain('text/plain');
-  expect(plain.text).toMatch(/^# TYPE events_published_total counter$/m);
+  expect(plain.text).toMatch(/^# TYPE marketplace_events_published_total counter$/m);
   expect(plain.text).not.toContain('# EOF');
 });
 
@@ -202,7 +214,7 @@ function metricNamesOf(expr: string): string[] {
   return [...names];
 }
 
-test('every metric the dashboard and the alert rules query is exported (kube_* from kube-state-metrics, container_* from the kubelet)', () => {
+test('every metric the dashboard and the alert rules query is exported and follows the naming scheme (kube_* from kube-state-metrics, container_* from the kubelet)', () => {
   const known = new Set<string>();
   for (const families of exported.values())
     for (const [name, family] of families) {
@@ -227,6 +239,14 @@ test('every metric the dashboard and the alert rules query is exported (kube_* f
       .map((name) => ({ name, expr })),
   );
   expect(unknown).toEqual([]);
+  // And each follows the scheme: the marketplace's own are marketplace_…, besides the standard
+  // process_/nodejs_ ones and the cluster's kube_/container_ ones.
+  const outside = queries.flatMap((expr) =>
+    metricNamesOf(expr)
+      .filter((name) => !FOLLOWS_SCHEME.test(name) && !/^(kube|container)_/.test(name))
+      .map((name) => ({ name, expr })),
+  );
+  expect(outside).toEqual([]);
   // Every alert explains itself and names a runbook anchor of docs/observability.md (the URL before
   // the anchor is the overlay's params: runbook-base-url).
   const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'observability.md'), 'utf8');

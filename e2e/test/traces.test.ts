@@ -18,8 +18,10 @@ import {
 import { startSystem, type System } from './system';
 
 /**
- * Traces: the system exports over OTLP http/json to a receiver in this process. A
- * client's trace (`traceparent` sent to the gateway) covers a paid booking and its session's end:
+ * Traces: the system exports over OTLP http/json to a receiver in this process, every process
+ * sampling new traces at a ratio of 0, the gateway trusting its caller's trace context
+ * (TRACE_TRUST_INCOMING_TRACEPARENT=true; untrusted, trace-edge.test.ts). A client's sampled
+ * trace (`traceparent` sent to the gateway) is followed and covers a paid booking and its session's end:
  * gateway → consultation → wallet (the hold), the outbox's publish, and the CRM's and review's
  * handling, every span's parent in the trace. And an event left in the outbox by a producer
  * killed while the broker was away is published after the restart in the trace of its request.
@@ -145,8 +147,10 @@ beforeAll(async () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
     },
-    envOf: { consultation: { AMQP_URL: viaLink.href } },
+    envOf: { consultation: { AMQP_URL: viaLink.href }, gateway: { TRACE_TRUST_INCOMING_TRACEPARENT: 'true' } },
   });
 }, 120_000);
 afterAll(async () => {

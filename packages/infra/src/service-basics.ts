@@ -58,7 +58,7 @@ export function describeServiceBasics(name: string, prefixes: string[], build: (
         errors: [{ path: 'mongo', code: 'unavailable' }],
         checks: { broker: 'up' },
       });
-      expect(await (await fetch(`${base}/metrics`)).text()).toContain('http_request_duration_seconds');
+      expect(await (await fetch(`${base}/metrics`)).text()).toContain('marketplace_http_request_duration_seconds');
     });
 
     test.each(prefixes)('%s needs a verified token', async (prefix) => {

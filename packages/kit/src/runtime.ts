@@ -10,7 +10,7 @@ import { DatabaseBehindError, Migrator, runMigrateCommand, type Migration } from
 import { shutdownGraceMs } from './config';
 import { beforeScrape, getMetrics } from './metrics';
 import { exitProcess, handleShutdown } from './shutdown';
-import { shutdownTracing } from './tracing';
+import { distrustIncomingTraceContext, shutdownTracing } from './tracing';
 
 export interface RuntimeConfig {
   PORT: number;
@@ -143,6 +143,12 @@ export interface ServiceDefinition {
    * admin here: no request can race its creation).
    */
   beforeListen?: () => Promise<void>;
+  /**
+   * The callers are not ours (the gateway, at the edge): their `traceparent`, `tracestate` and
+   * `baggage` are not followed — each request starts a trace of this process's own sampling
+   * (`distrustIncomingTraceContext`).
+   */
+  distrustIncomingTraceContext?: boolean;
 }
 
 export interface StartedRuntime {
@@ -186,6 +192,7 @@ export async function startRuntime(
   // A port in use must stop the service, not leave it running with nothing listening (express
   // 5's app.listen calls its callback on an error too, so the server is made here).
   const server = createServer(service.app);
+  if (service.distrustIncomingTraceContext) distrustIncomingTraceContext(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new Error(`${runtime.name} cannot listen on port ${config.PORT}: ${err.code ?? err.message}`)),
@@ -344,8 +351,8 @@ export async function stopRuntime(started: StartedRuntime): Promise<void> {
 
 /**
  * A background job for `jobs`: runs `task` every `intervalMs`, never two at once; a failure is
- * logged and the next run tries again. Each run counts in `job_runs_total{job_name,outcome}` and
- * `job_duration_seconds{job_name}`. Stopping waits for the run in progress.
+ * logged and the next run tries again. Each run counts in `marketplace_job_runs_total{job_name,outcome}` and
+ * `marketplace_job_duration_seconds{job_name}`. Stopping waits for the run in progress.
  */
 export function periodicJob(name: string, intervalMs: number, task: () => Promise<unknown>): Job {
   return ({ log }) => {

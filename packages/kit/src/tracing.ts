@@ -9,10 +9,15 @@ import {
   type Context,
   type Link,
   type Span,
+  type SpanContext,
+  type TextMapGetter,
+  type TextMapPropagator,
+  type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
+import type { IncomingMessage, Server } from 'node:http';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { getRPCMetadata, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { CompositePropagator, getRPCMetadata, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 // Types only: the modules themselves are required when tracing is on.
 import type * as SdkNode from '@opentelemetry/sdk-node';
 import type * as InstrumentationHttp from '@opentelemetry/instrumentation-http';
@@ -34,6 +39,15 @@ import type * as InstrumentationMongodb from '@opentelemetry/instrumentation-mon
  * Off otherwise: no SDK is loaded, only W3C trace-context propagation over an AsyncLocalStorage
  * context manager — an incoming `traceparent` reaches the calls and events made for the request
  * unchanged (`traceContextMiddleware`, `outgoingTraceHeaders`), and log lines carry its ids.
+ *
+ * Trace context stays inside the marketplace, both ways. Outgoing, `traceparent`, `tracestate`
+ * and `baggage` go only to the origins a service registered as its peers (`propagateTraceTo`:
+ * the gateway's upstreams, the wallet a consultation calls, the gateway's JWKS); a call to any
+ * other host (a payment provider) carries none — over fetch it keeps its client span, over
+ * `http.request` it is not traced. Incoming, a server whose callers are not ours (the gateway)
+ * is marked with `distrustIncomingTraceContext`: the callers' trace headers are taken off each
+ * request before anything reads them, so the process decides sampling itself (a new trace,
+ * linked to the caller's span) and the services behind it follow that decision.
  */
 
 export interface TracingHandle {
@@ -66,7 +80,7 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   if (current) return current;
   if (!tracingRequested(env)) {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    propagation.setGlobalPropagator(new PeersOnlyPropagator(new W3CTraceContextPropagator()));
     current = OFF;
     return current;
   }
@@ -84,12 +98,29 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
     // Metrics are prom-client's (`/metrics`), logs are pino's on stdout: traces only.
     metricReaders: [],
     logRecordProcessors: [],
+    // W3C trace context and baggage (the SDK's default), injected only towards our own services.
+    textMapPropagator: new PeersOnlyPropagator(
+      new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+    ),
     instrumentations: [
       new HttpInstrumentation({
         // Probes and scrapes are not requests anybody wants to trace.
         ignoreIncomingRequestHook: (req) => probes.has((req.url ?? '').split('?')[0] ?? ''),
+        // A call over `http.request` to a host that is not one of our services is not traced:
+        // no span, and no trace headers put on it.
+        ignoreOutgoingRequestHook: (options) => !isPeer(options),
+        // A request whose caller's trace was not followed links to it.
+        requestHook: (span, request) => {
+          const caller = (request as Partial<DistrustedRequest>)[CALLER_TRACE];
+          if (caller) span.addLink({ context: caller });
+        },
       }),
-      new UndiciInstrumentation(),
+      new UndiciInstrumentation({
+        // Over fetch (undici) the call keeps its client span; the propagator leaves its headers out.
+        requestHook: (span, request) => {
+          if (!isPeer(request.origin)) toOutsiders.add(span);
+        },
+      }),
       // Routers and route handlers; not every middleware (request id, log, body parser, …): a
       // span each would be most of a trace and of its cost.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
@@ -101,6 +132,91 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   sdk.start();
   current = { enabled: true, shutdown: () => sdk.shutdown() };
   return current;
+}
+
+const peers = new Set<string>();
+/** Client spans of calls to hosts that are not our services: no trace headers are injected for them. */
+const toOutsiders = new WeakSet<Span>();
+
+type RequestTarget = { protocol?: string | null; hostname?: string | null; host?: string | null; port?: string | number | null };
+
+/** `protocol//host:port` of a URL or of `http.request` options, the port always written; '' when unreadable. */
+function originOf(target: string | URL | RequestTarget): string {
+  const key = (protocol: string, hostname: string, port: string | number | null | undefined) =>
+    `${protocol}//${hostname.replace(/^\[|\]$/g, '')}:${port || (protocol === 'https:' ? 443 : 80)}`.toLowerCase();
+  if (typeof target !== 'string' && !(target instanceof URL))
+    return key(target.protocol || 'http:', target.hostname || target.host || 'localhost', target.port);
+  try {
+    const url = new URL(target);
+    return key(url.protocol, url.hostname, url.port);
+  } catch {
+    return '';
+  }
+}
+
+/** Whether `target` is at an origin a service registered as its peer (`propagateTraceTo`). */
+function isPeer(target: string | URL | RequestTarget): boolean {
+  const key = originOf(target);
+  return key !== '' && peers.has(key);
+}
+
+/**
+ * Registers the origins of our own services this process calls (their URLs from its
+ * configuration): trace context is sent to them and to no other host.
+ */
+export function propagateTraceTo(...urls: string[]): void {
+  for (const url of urls) {
+    const key = originOf(url);
+    if (key) peers.add(key);
+  }
+}
+
+/**
+ * The process's propagator: extracts as the inner one does; injects nothing for the client span
+ * of a call to a host that is not one of our services (marked by the instrumentations' hooks).
+ */
+class PeersOnlyPropagator implements TextMapPropagator {
+  constructor(private readonly inner: TextMapPropagator) {}
+
+  inject(ctx: Context, carrier: unknown, setter: TextMapSetter): void {
+    const span = trace.getSpan(ctx);
+    if (span && toOutsiders.has(span)) return;
+    this.inner.inject(ctx, carrier, setter);
+  }
+
+  extract(ctx: Context, carrier: unknown, getter: TextMapGetter): Context {
+    return this.inner.extract(ctx, carrier, getter);
+  }
+
+  fields(): string[] {
+    return this.inner.fields();
+  }
+}
+
+const CALLER_TRACE = Symbol('mkt.callerTraceContext');
+const CALLER_TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as const;
+type DistrustedRequest = IncomingMessage & { [CALLER_TRACE]?: SpanContext };
+
+/**
+ * Makes `server` the edge of the traces: each request's `traceparent`, `tracestate` and
+ * `baggage` are taken off it before the http instrumentation, the express middleware or a proxy
+ * reads them. The request starts a trace of its own, sampled by this process's sampler (the
+ * caller's sampled flag decides nothing), linked to the caller's span when this process samples it; the
+ * calls and events it makes carry that new context, never the caller's trace id.
+ */
+export function distrustIncomingTraceContext(server: Server): void {
+  // The inherited emit, looked up at each event: the one the http instrumentation wrapped.
+  const emit = (target: Server) =>
+    (Object.getPrototypeOf(target) as { emit: (event: string | symbol, ...args: unknown[]) => boolean }).emit;
+  server.emit = function (this: Server, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'request') {
+      const request = args[0] as DistrustedRequest;
+      const caller = trace.getSpanContext(contextFrom(request.headers));
+      if (caller && isSpanContextValid(caller)) request[CALLER_TRACE] = caller;
+      for (const name of CALLER_TRACE_HEADERS) delete request.headers[name];
+    }
+    return emit(this).call(this, event, ...args);
+  } as Server['emit'];
 }
 
 /** Flushes and stops tracing (kit's shutdown closers call it last). */

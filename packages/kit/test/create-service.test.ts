@@ -106,7 +106,10 @@ describe('the HTTP duration metric', () => {
     const { values } = await getMetrics().httpDuration.get();
     const routesOf = (status: string) =>
       values
-        .filter((v) => v.metricName === 'http_request_duration_seconds_count' && v.labels.method === 'GET' && v.labels.status === status)
+        .filter(
+          (v) =>
+            v.metricName === 'marketplace_http_request_duration_seconds_count' && v.labels.method === 'GET' && v.labels.status === status,
+        )
         .map((v) => v.labels.route);
     expect(routesOf('200')).toContain('/orders/:id');
     expect(routesOf('404')).toContain('/orders/:id');
@@ -117,7 +120,7 @@ describe('the HTTP duration metric', () => {
     expect((await call(server.url, 'GET', '/no-route/raw-id-1234')).status).toBe(404);
     expect((await call(server.url, 'PATCH', '/plain')).status).toBe(405);
     const { values } = await getMetrics().httpDuration.get();
-    const counts = values.filter((v) => v.metricName === 'http_request_duration_seconds_count');
+    const counts = values.filter((v) => v.metricName === 'marketplace_http_request_duration_seconds_count');
     expect(counts.find((v) => v.labels.method === 'GET' && v.labels.status === '404' && v.labels.route === 'unmatched')).toBeDefined();
     expect(counts.find((v) => v.labels.method === 'PATCH' && v.labels.status === '405')?.labels.route).toBe('unmatched');
     expect(counts.filter((v) => String(v.labels.route).includes('raw-id'))).toEqual([]);

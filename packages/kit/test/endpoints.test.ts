@@ -355,7 +355,7 @@ describe('the HTTP duration metric', () => {
     expect((await call(server.url, 'GET', '/orders/missing')).status).toBe(404);
     expect((await call(server.url, 'PUT', '/orders/raw-id-5678')).status).toBe(405);
     const { values } = await getMetrics().httpDuration.get();
-    const counts = values.filter((v) => v.metricName === 'http_request_duration_seconds_count');
+    const counts = values.filter((v) => v.metricName === 'marketplace_http_request_duration_seconds_count');
     const routesOf = (method: string, status: string) =>
       counts.filter((v) => v.labels.method === method && v.labels.status === status).map((v) => v.labels.route);
     expect(routesOf('GET', '200')).toContain('/orders/:id');

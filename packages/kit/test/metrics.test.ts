@@ -18,6 +18,7 @@ import {
   openDatabase,
 } from '@mkt/kit';
 import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The metrics kit records, read back from a real runtime's /metrics (real MongoDB and RabbitMQ). */
 const log = pino({ level: 'silent' });
@@ -97,28 +98,28 @@ test('a consumer queue counts its outcomes, times its handler, measures the lag 
   await waitFor(
     async () => {
       text = await scrape();
-      return sample(text, 'dead_letter_queue_messages', { queue: consumerQueue() }) === 2;
+      return sample(text, 'marketplace_dead_letter_queue_messages', { queue: consumerQueue() }) === 2;
     },
     { what: 'two dead letters counted at scrape', timeoutMs: 20_000, intervalMs: 100 },
   );
   const q = { queue: consumerQueue() };
-  expect(sample(text, 'events_consumed_total', { ...q, outcome: 'acked' })).toBe(1);
-  expect(sample(text, 'events_consumed_total', { ...q, outcome: 'retried' })).toBe(1);
-  expect(sample(text, 'event_handling_duration_seconds_count', { ...q, outcome: 'acked' })).toBe(1);
-  expect(sample(text, 'event_handling_duration_seconds_count', { ...q, outcome: 'retried' })).toBe(1);
-  expect(sample(text, 'event_handling_duration_seconds_count', { ...q, outcome: 'dead_lettered' })).toBe(2);
+  expect(sample(text, 'marketplace_events_consumed_total', { ...q, outcome: 'acked' })).toBe(1);
+  expect(sample(text, 'marketplace_events_consumed_total', { ...q, outcome: 'retried' })).toBe(1);
+  expect(sample(text, 'marketplace_event_handling_duration_seconds_count', { ...q, outcome: 'acked' })).toBe(1);
+  expect(sample(text, 'marketplace_event_handling_duration_seconds_count', { ...q, outcome: 'retried' })).toBe(1);
+  expect(sample(text, 'marketplace_event_handling_duration_seconds_count', { ...q, outcome: 'dead_lettered' })).toBe(2);
   // The acked event occurred 42 s before it was handled: in the lag's (30, 60] bucket.
-  expect(sample(text, 'event_lag_seconds_count', q)).toBe(1);
-  expect(sample(text, 'event_lag_seconds_bucket', { ...q, le: '30' })).toBe(0);
-  expect(sample(text, 'event_lag_seconds_bucket', { ...q, le: '60' })).toBe(1);
+  expect(sample(text, 'marketplace_event_lag_seconds_count', q)).toBe(1);
+  expect(sample(text, 'marketplace_event_lag_seconds_bucket', { ...q, le: '30' })).toBe(0);
+  expect(sample(text, 'marketplace_event_lag_seconds_bucket', { ...q, le: '60' })).toBe(1);
 });
 
 test('background jobs count their runs by outcome and time them', async () => {
   await waitFor(async () => jobRuns >= 4, { what: 'four job runs', timeoutMs: 10_000, intervalMs: 20 });
   const text = await scrape();
-  expect(sample(text, 'job_runs_total', { job_name: 'metrics-test-job', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
-  expect(sample(text, 'job_runs_total', { job_name: 'metrics-test-job', outcome: 'failed' })).toBeGreaterThanOrEqual(1);
-  expect(sample(text, 'job_duration_seconds_count', { job_name: 'metrics-test-job' })).toBeGreaterThanOrEqual(3);
+  expect(sample(text, 'marketplace_job_runs_total', { job_name: 'metrics-test-job', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
+  expect(sample(text, 'marketplace_job_runs_total', { job_name: 'metrics-test-job', outcome: 'failed' })).toBeGreaterThanOrEqual(1);
+  expect(sample(text, 'marketplace_job_duration_seconds_count', { job_name: 'metrics-test-job' })).toBeGreaterThanOrEqual(3);
 });
 
 test("the outbox reports its oldest pending event's age at each sweep, and 0 once published", async () => {
@@ -126,11 +127,11 @@ test("the outbox reports its oldest pending event's age at each sweep, and 0 onc
   const relay = new OutboxRelay({ bus: started.runtime.bus, log, sources: [{ name: 'parcels', model: Parcel }] });
   await Parcel.create({ _id: uniqueName('parcel'), pendingEvents: [review('x', new Date(Date.now() - 120_000).toISOString())] });
   await relay.sweep();
-  const age = sample(await scrape(), 'outbox_oldest_pending_age_seconds', { source: 'parcels' });
+  const age = sample(await scrape(), 'marketplace_outbox_oldest_pending_age_seconds', { source: 'parcels' });
   expect(age).toBeGreaterThanOrEqual(120);
   expect(age).toBeLessThan(600);
   await relay.sweep();
-  expect(sample(await scrape(), 'outbox_oldest_pending_age_seconds', { source: 'parcels' })).toBe(0);
+  expect(sample(await scrape(), 'marketplace_outbox_oldest_pending_age_seconds', { source: 'parcels' })).toBe(0);
 });
 
 /** The smallest context manager: enough for `context.with` around synchronous code (the SDK brings its own). */
@@ -175,11 +176,25 @@ test('an observation made in a sampled span carries its trace id as an exemplar,
   const text = await open.text();
   const bucket = text
     .split('\n')
-    .find((l) => l.startsWith('event_lag_seconds_bucket{') && l.includes('queue="exemplar-test"') && l.includes('le="0.5"'));
+    .find((l) => l.startsWith('marketplace_event_lag_seconds_bucket{') && l.includes('queue="exemplar-test"') && l.includes('le="0.5"'));
   expect(bucket).toContain(`# {trace_id="${traceId}",span_id="${spanId}"} 0.3`);
   expect(text).not.toContain('a'.repeat(32));
   // The Prometheus text format has no exemplars, and its counters keep `_total` after an OpenMetrics render.
   const plain = (await renderMetrics(false)).text;
   expect(plain).not.toContain(traceId);
-  expect(plain).toMatch(/^# TYPE events_consumed_total counter$/m);
+  expect(plain).toMatch(/^# TYPE marketplace_events_consumed_total counter$/m);
+});
+
+test('every metric kit defines is named marketplace_…; only prom-client’s default process and Node.js metrics are not', async () => {
+  const defaults = new Registry();
+  collectDefaultMetrics({ register: defaults });
+  const standard = new Set(defaults.getMetricsAsArray().map((metric) => metric.name));
+  const names = getMetrics()
+    .registry.getMetricsAsArray()
+    .map((metric) => metric.name);
+  const ours = names.filter((name) => !standard.has(name));
+  expect(ours.length).toBeGreaterThanOrEqual(12);
+  expect(ours.filter((name) => !/^marketplace_[a-z][a-z0-9_]*$/.test(name))).toEqual([]);
+  expect([...standard].filter((name) => !/^(process|nodejs)_/.test(name))).toEqual([]);
+  expect(names).toEqual(expect.arrayContaining([...standard]));
 });

@@ -106,6 +106,8 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
     consumers: [auditConsumer(audit)],
     // The admin exists before the port opens: no request can race its creation.
     beforeListen: seedAdmin,
+    // The edge decides sampling: a client's trace headers are followed only when trusted.
+    distrustIncomingTraceContext: !config.TRACE_TRUST_INCOMING_TRACEPARENT,
     // TTL indexes are not enforced everywhere (the development server): expired records are deleted hourly.
     jobs: [
       periodicJob('refresh-token-expiry', 3_600_000, () => identity.deleteExpiredRefreshTokens()),

@@ -76,6 +76,16 @@ export const GatewayEnv = serviceEnv(8080).extend({
   /** The gateway's own Prometheus metrics, on a port of their own (never the public one); 0: off. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  /**
+   * Whether a client's `traceparent`/`tracestate`/`baggage` is followed. false (default): each
+   * request starts a trace of the gateway's own sampling (OTEL_TRACES_SAMPLER, a ratio), linked
+   * to the client's span, and the services follow the gateway; true: only behind a caller that
+   * is itself ours (an edge proxy that decides sampling).
+   */
+  TRACE_TRUST_INCOMING_TRACEPARENT: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
   /** Share of successful proxied requests written to the access log (errors always are). */
   ACCESS_LOG_SAMPLE_RATE: z.coerce.number().min(0).max(1).default(1),
   BODY_LIMIT_BYTES: z.coerce

@@ -85,7 +85,7 @@ describe('metrics are not public', () => {
     try {
       const res = await fetch(`${urlOf(server)}/metrics`);
       expect(res.status).toBe(200);
-      expect(await res.text()).toContain('http_request_duration_seconds');
+      expect(await res.text()).toContain('marketplace_http_request_duration_seconds');
       expect((await fetch(`${urlOf(server)}/v1/wallet`)).status).toBe(404);
     } finally {
       await new Promise((resolve) => server.close(resolve));

@@ -244,7 +244,7 @@ describe('failed logins are counted per account and client address', () => {
     const slow = await behindProxy({ LOGIN_ACCOUNT_FREE_FAILURES: '1', LOGIN_DELAY_MAX_SECONDS: '60', LOGIN_MAX_FAILURES: '6' });
     const total = (counts: Record<string, number>) => Object.values(counts).reduce((sum, n) => sum + n, 0);
     const throttled = async () => {
-      const metric = getMetrics().registry.getSingleMetric('gateway_login_throttled_total');
+      const metric = getMetrics().registry.getSingleMetric('marketplace_gateway_login_throttled_total');
       const values = metric ? (await metric.get()).values : [];
       return Object.fromEntries(values.map((sample) => [String(sample.labels.rule), sample.value]));
     };

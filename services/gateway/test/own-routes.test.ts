@@ -91,7 +91,10 @@ describe('HTTP metrics', () => {
     const { values } = await getMetrics().httpDuration.get();
     const routesOf = (status: string) =>
       values
-        .filter((v) => v.metricName === 'http_request_duration_seconds_count' && v.labels.method === 'POST' && v.labels.status === status)
+        .filter(
+          (v) =>
+            v.metricName === 'marketplace_http_request_duration_seconds_count' && v.labels.method === 'POST' && v.labels.status === status,
+        )
         .map((v) => v.labels.route);
     expect(routesOf('200')).toContain('/v1/auth/register');
     expect(routesOf('409')).toEqual(['/v1/auth/register']);

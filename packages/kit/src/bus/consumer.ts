@@ -73,7 +73,7 @@ class PoisonMessage extends Error {}
 
 /**
  * A well-formed event from a publisher that does not own it (`refusalOf`): dead-lettered with the
- * reason, counted (`events_refused_total`), never handled nor retried.
+ * reason, counted (`marketplace_events_refused_total`), never handled nor retried.
  */
 class RefusedPublisher extends PoisonMessage {
   constructor(

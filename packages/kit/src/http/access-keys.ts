@@ -1,6 +1,7 @@
 import { JwksClient, JwksRateLimitError, SigningKeyNotFoundError } from 'jwks-rsa';
 import { Unauthenticated } from '../errors';
 import type { Logger } from '../logger';
+import { propagateTraceTo } from '../tracing';
 
 /**
  * The public keys access tokens are verified with, by the `kid` in a token's header. `keyFor`
@@ -50,6 +51,8 @@ export interface JwksAccessKeys extends AccessKeys {
  * for `staleSeconds` after it was last served, so tokens keep verifying through a short outage.
  */
 export function jwksAccessKeys(options: JwksAccessKeysOptions): JwksAccessKeys {
+  // The gateway is one of ours: its JWKS fetches carry the trace context.
+  propagateTraceTo(options.url);
   const client = new JwksClient({
     jwksUri: options.url,
     cache: true,

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { outgoingTraceHeaders, type Logger } from '@mkt/kit';
+import { outgoingTraceHeaders, propagateTraceTo, type Logger } from '@mkt/kit';
 
 export interface HoldRequest {
   bookingId: string;
@@ -53,6 +53,8 @@ export class WalletClient {
     private readonly log: Logger,
   ) {
     this.url = new URL(settings.url);
+    // The wallet is one of ours: the calls carry the trace context.
+    propagateTraceTo(settings.url);
     const https = this.url.protocol === 'https:';
     this.request = https ? httpsRequest : httpRequest;
     const options = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: 64 };

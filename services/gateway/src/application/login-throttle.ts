@@ -29,11 +29,11 @@ export interface KnownDevice {
 }
 
 let refusals: Counter<'rule'> | undefined;
-/** `gateway_login_throttled_total{rule}`: sign-in attempts the throttle refused, by what refused them. */
+/** `marketplace_gateway_login_throttled_total{rule}`: sign-in attempts the throttle refused, by what refused them. */
 function refusalCounter(): Counter<'rule'> {
   if (refusals) return refusals;
   refusals = new Counter({
-    name: 'gateway_login_throttled_total',
+    name: 'marketplace_gateway_login_throttled_total',
     help: 'Sign-in attempts refused by the failed-login throttle, by rule (address, account, device, busy)',
     labelNames: ['rule'],
     registers: [getMetrics().registry],

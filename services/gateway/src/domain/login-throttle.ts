@@ -55,7 +55,7 @@ export interface ThrottleSettings {
 /** Attempts from addresses new to the account, and from addresses that already failed on it. */
 export type Lane = 'newAddressesAt' | 'failingAddressesAt';
 
-/** What refused an attempt (the `rule` label of `gateway_login_throttled_total`). */
+/** What refused an attempt (the `rule` label of `marketplace_gateway_login_throttled_total`). */
 export type ThrottleRule = 'address' | 'account' | 'device' | 'busy';
 
 /** What `begin` counted, for `succeeded` to forgive. */

@@ -3,7 +3,7 @@ import { getMetrics, observeWithTrace, type Logger } from '@mkt/kit';
 
 /**
  * What the gateway records of each request it answers on its hot path, once the answer is
- * finished (or abandoned): the `http_request_duration_seconds` observation (route `proxy:<upstream>`,
+ * finished (or abandoned): the `marketplace_http_request_duration_seconds` observation (route `proxy:<upstream>`,
  * or `edge` for refusals) and one log line with the same fields as the services' request lines
  * (`reqId`, `req.method`, `req.url`, `res.statusCode`, `responseTime`) plus the `upstream`.
  * Answers of 400 and above are always logged; successful ones with probability `sampleRate`

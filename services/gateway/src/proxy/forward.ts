@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { ErrorCode } from '@mkt/contracts';
-import { tracingEnabled, type Logger } from '@mkt/kit';
+import { propagateTraceTo, tracingEnabled, type Logger } from '@mkt/kit';
 import type { Upstream } from './routes';
 
 export interface ForwardOptions {
@@ -84,6 +84,8 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
     ]),
   ) as Record<Upstream, Pool>;
   const dropTrace = tracingEnabled();
+  // The services are ours: the proxied calls carry the trace context.
+  propagateTraceTo(...Object.values(targets));
 
   return (req, res, upstream, extra, fail) => {
     const headers = req.headers;

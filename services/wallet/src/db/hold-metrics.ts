@@ -10,14 +10,14 @@ let gauges: { open: Gauge; oldest: Gauge; overdue: Gauge } | undefined;
 function holdGauges() {
   const registers = [getMetrics().registry];
   gauges ??= {
-    open: new Gauge({ name: 'wallet_open_holds', help: 'Booking holds not ended (Pending, Held, Settling)', registers }),
+    open: new Gauge({ name: 'marketplace_wallet_open_holds', help: 'Booking holds not ended (Pending, Held, Settling)', registers }),
     oldest: new Gauge({
-      name: 'wallet_oldest_open_hold_age_seconds',
+      name: 'marketplace_wallet_oldest_open_hold_age_seconds',
       help: 'Age of the oldest open booking hold (0: none)',
       registers,
     }),
     overdue: new Gauge({
-      name: 'wallet_overdue_holds',
+      name: 'marketplace_wallet_overdue_holds',
       help: "Open booking holds more than an hour past their slot's end",
       registers,
     }),
