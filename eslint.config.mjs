@@ -137,6 +137,21 @@ const FORBIDDEN_IN_SERVICES = [
     message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit.',
   },
 ];
+/**
+ * Publishing after a write happens in one place: the repository that puts an event in a
+ * document's outbox hands it to the relay (`eventsWritten` from kit). A use case never flushes.
+ */
+const FORBIDDEN_IN_APPLICATION = [
+  ...FORBIDDEN_IN_SERVICES,
+  {
+    selector: "CallExpression[callee.property.name='flush']",
+    message: 'Use cases never publish: the repository that writes the event calls eventsWritten() from kit.',
+  },
+  {
+    selector: "CallExpression[callee.name='eventsWritten']",
+    message: 'Use cases never publish: the repository that writes the event calls eventsWritten() from kit.',
+  },
+];
 
 export default tseslint.config(
   {
@@ -165,6 +180,7 @@ export default tseslint.config(
     },
   },
   { files: ['services/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...FORBIDDEN_IN_SERVICES] } },
+  { files: ['services/*/src/application/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...FORBIDDEN_IN_APPLICATION] } },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     languageOptions: {

@@ -31,7 +31,7 @@ export interface CatalogParts {
 
 /**
  * The models (bound to `db`, unless given already bound), repositories and application services;
- * `outbox` publishes an admin change's audit entry right after its write.
+ * `outbox` publishes a delete's audit entry right after it (a write's own, its repository does).
  */
 export function catalogParts(
   config: Readonly<CatalogConfig>,
@@ -46,7 +46,7 @@ export function catalogParts(
     models,
     categories,
     deletes,
-    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, deletes, outbox),
+    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, deletes),
     shops: new ShopService(new ShopRepository(models), new V1ProductRepository(models)),
   };
 }

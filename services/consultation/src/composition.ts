@@ -65,7 +65,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
   const bookingRequests = new IdempotentRequests(models.BookingRequestKey, () => newInternalId('bk'));
   // Paid bookings: the wallet holds the total synchronously (the client waits for the answer).
   const wallet = new WalletClient({ url: config.WALLET_URL, token: config.INTERNAL_API_TOKEN, timeoutMs: config.WALLET_TIMEOUT_MS }, log);
-  const steps = new BookingSteps(repositories, runtime.outbox, log);
+  const steps = new BookingSteps(repositories, log);
   const bookings = new Bookings({
     ...repositories,
     couponChecks,
@@ -78,7 +78,6 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
   const sessions = new Sessions({
     ...repositories,
     steps,
-    outbox: runtime.outbox,
     log,
     rules: {
       startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000,
@@ -90,7 +89,6 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     ...repositories,
     references,
     maxPerSeller: config.MAX_CONSULTATIONS_PER_SELLER,
-    outbox: runtime.outbox,
   });
   const setup = new Setup({ ...repositories, couponChecks, references });
   const ratings = new Ratings(repositories.consultations, repositories.ratings);

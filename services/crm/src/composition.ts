@@ -31,7 +31,7 @@ export interface CrmParts {
 
 /**
  * The models (bound to `db`, unless given already bound), repositories, application services and
- * consumers (also the rebuild's); `outbox` publishes an admin change's audit entry right after its write.
+ * consumers (also the rebuild's); `outbox` publishes a delete's audit entry right after it (a write's own, its repository does).
  */
 export function crmParts(db: Database, options: { models?: CrmModels; outbox?: Pick<OutboxRelay, 'flush'> } = {}): CrmParts {
   const models = options.models ?? crmModels(db);
@@ -45,7 +45,7 @@ export function crmParts(db: Database, options: { models?: CrmModels; outbox?: P
     models,
     projection,
     deletes,
-    relationships: new RelationshipService(relationshipRepository, users, facts, projection, deletes, outbox),
+    relationships: new RelationshipService(relationshipRepository, users, facts, projection, deletes),
     consumers: crmConsumers(projection),
   };
 }

@@ -26,7 +26,7 @@ export function reviewService(config: Readonly<ReviewConfig>, log: Logger) {
     payments: new PaymentRepository(models.Payment),
   };
   const policy = { minPaidPercent: config.REVIEW_MIN_PAID_PERCENT, minPaidMinor: config.REVIEW_MIN_PAID_MINOR };
-  const reviews = new Reviews(repositories, { flush: (doc) => runtime.outbox.flush(models.Review, doc) }, log, policy);
+  const reviews = new Reviews(repositories, log, policy);
   const consumers = reviewConsumers(reviews);
   const definition: ServiceDefinition = {
     runtime,

@@ -34,11 +34,6 @@ export interface IdentityRepositories {
   refreshTokens: RefreshTokenRepository;
 }
 
-/** Sends a stored user's pending event now (kit's outbox relay; its sweep sends it otherwise). */
-export interface UserOutbox {
-  flush(userId: string): Promise<void>;
-}
-
 /** Registration, login, refresh with rotation and reuse detection, logout. */
 export class Identity {
   // Verified when the email is unknown, so both failures take the same time.
@@ -47,7 +42,6 @@ export class Identity {
   constructor(
     private readonly settings: IdentitySettings,
     private readonly repos: IdentityRepositories,
-    private readonly outbox: UserOutbox,
     private readonly log: Logger,
   ) {}
 
@@ -145,9 +139,7 @@ export class Identity {
     const made = { id: randomUUID(), referenceId: newReference('USR', this.settings.referencePrefix), passwordHash };
     const { user, emit } = newUser({ email, fullName, role }, made);
     try {
-      const stored = await this.repos.users.insert(user, makeEvent(emit.type, emit.data, { source: 'gateway', correlationId }));
-      void this.outbox.flush(stored._id);
-      return stored;
+      return await this.repos.users.insert(user, makeEvent(emit.type, emit.data, { source: 'gateway', correlationId }));
     } catch (err) {
       if (isDuplicateKey(err)) throw new EmailTaken();
       throw err;

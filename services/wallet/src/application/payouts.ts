@@ -27,7 +27,6 @@ import type { PayoutDoc } from '../domain/records';
 import { assertOwnerOrAdmin } from '../domain/access';
 import { InsufficientFunds } from '../domain/wallet.errors';
 import type { Limits } from './limits';
-import type { EventsOut } from './outbox';
 import { stepStatus, type WalletSteps } from './wallet-steps';
 import type { Wallets } from './wallets';
 
@@ -41,7 +40,6 @@ export class Payouts {
     private readonly payouts: PayoutRepository,
     private readonly wallets: Wallets,
     steps: WalletSteps,
-    private readonly events: EventsOut,
     private readonly log: Logger,
   ) {
     this.flow = defineFlow<PayoutDoc>('payout', [
@@ -118,7 +116,6 @@ export class Payouts {
       if (err instanceof InsufficientFunds || !payout) await release();
       throw err;
     }
-    this.events.flush('payouts', id);
     this.log.info({ payoutId: id, amountMinor: body.amountMinor }, 'payout requested');
     return payout;
   }
@@ -131,7 +128,6 @@ export class Payouts {
       if (err instanceof InsufficientFunds) await this.payouts.deleteUnheld(payout._id);
       throw err;
     }
-    this.events.flush('payouts', payout._id);
     return payout;
   }
 
@@ -164,7 +160,6 @@ export class Payouts {
       'payout moved',
     );
     await runFlow(this.flow, moved);
-    this.events.flush('payouts', moved._id);
     return moved;
   }
 

@@ -26,7 +26,6 @@ import { fitsUnder } from '../domain/wallet-ops';
 import { BalanceCeilingExceeded } from '../domain/wallet.errors';
 import type { PaymentProvider } from '../payments/provider';
 import type { Limits } from './limits';
-import type { EventsOut } from './outbox';
 import { stepStatus, type WalletSteps } from './wallet-steps';
 import type { Wallets } from './wallets';
 
@@ -48,7 +47,6 @@ export class TopUps {
     private readonly wallets: WalletRepository,
     private readonly access: Wallets,
     steps: WalletSteps,
-    private readonly events: EventsOut,
     private readonly log: Logger,
   ) {
     this.flow = defineFlow<TopUpDoc>('topup', [
@@ -162,7 +160,6 @@ export class TopUps {
     const completed = await this.topUps.complete(topUpId, from, completedEvent(current, correlationId), new Date());
     if (!completed) return this.topUps.findById(topUpId);
     this.log.info({ topUpId, amountMinor: completed.amountMinor }, 'top-up completed');
-    this.events.flush('topups', topUpId);
     const run = await runFlow(this.flow, completed);
     if (run.stoppedAt)
       this.log.error({ topUpId, amountMinor: completed.amountMinor }, 'top-up credit waits: the balance would pass its ceiling');
