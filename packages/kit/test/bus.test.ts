@@ -2,7 +2,9 @@ import amqp, { type ChannelModel } from 'amqplib';
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
 import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
-import { Bus, OutboxRelay, ensureOutboxIndexes, eventsWritten, pendingEventsField, openDatabase } from '@mkt/kit';
+import { Bus, OutboxRelay, eventsWritten, pendingEventsField } from '@mkt/kit/bus';
+import { ensureOutboxIndexes } from '../src/bus/outbox';
+import { openDatabase } from '@mkt/kit/db';
 import { startDisposableBroker, testEnv, testServers, uniqueName, waitFor, type BrokerHandle } from '@mkt/infra';
 
 /** What the bus logs at warn and above, kept to check what a line carries. */

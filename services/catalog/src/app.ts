@@ -1,5 +1,6 @@
 import type { Express } from 'express';
-import { createService, mountEndpoints, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints } from '@mkt/kit/http';
+import { type Runtime } from '@mkt/kit/runtime';
 import type { CatalogParts } from './composition';
 import type { CatalogConfig } from './config';
 import { catalogHandlers } from './http/catalog.handlers';

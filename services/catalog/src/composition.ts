@@ -1,13 +1,7 @@
-import {
-  createDatabase,
-  createRuntime,
-  periodicJob,
-  RecordDeletes,
-  type Database,
-  type Logger,
-  type OutboxRelay,
-  type ServiceDefinition,
-} from '@mkt/kit';
+import { createDatabase, type Database } from '@mkt/kit/db';
+import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
+import { RecordDeletes, type OutboxRelay } from '@mkt/kit/bus';
+import { type Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { ProductService } from './application/products';
 import { ShopService } from './application/shops';

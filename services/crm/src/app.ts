@@ -1,5 +1,6 @@
 import type { Express } from 'express';
-import { createService, mountEndpoints, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints } from '@mkt/kit/http';
+import { type Runtime } from '@mkt/kit/runtime';
 import type { CrmParts } from './composition';
 import type { CrmConfig } from './config';
 import { customerHandlers } from './http/customers.handlers';

@@ -9,7 +9,10 @@ import {
   type UpdateProductBody,
   type Visibility,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, type AuthenticatedUser, type Page, type RecordDeletes } from '@mkt/kit';
+import { Conflict, foundOr404 } from '@mkt/kit/domain';
+import { type AuthenticatedUser } from '@mkt/kit/http';
+import { type Page } from '@mkt/kit/db';
+import { type RecordDeletes } from '@mkt/kit/bus';
 import type { ProductRepository } from '../db/product.repository';
 import { ownedBy, productDeletion, productWrite, visibleTo, type Product, type ProductChange, type ProductRules } from '../domain/products';
 

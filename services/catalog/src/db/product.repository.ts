@@ -1,5 +1,6 @@
 import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts';
-import { eventsWritten, findPage, type Page } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage, type Page } from '@mkt/kit/db';
 import type { NewProduct, Product, ProductWrite } from '../domain/products';
 import type { CatalogModels } from './models';
 

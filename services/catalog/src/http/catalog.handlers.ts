@@ -1,5 +1,5 @@
 import { OPERATIONS } from '@mkt/contracts';
-import { adminRequestOf, operationHandlers, type MountedHandlers } from '@mkt/kit';
+import { adminRequestOf, operationHandlers, type MountedHandlers } from '@mkt/kit/http';
 import type { CatalogParts } from '../composition';
 import { toCreatedProduct, toDraftView, toListItem, toProductView, toShopView, toV1ProductView } from './views';
 

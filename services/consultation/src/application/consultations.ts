@@ -8,7 +8,8 @@ import {
   type PageQuery,
   type UpdateConsultationBody,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { Conflict, foundOr404, NotFound } from '@mkt/kit/domain';
+import { type AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
 import {
   auditedApproval,

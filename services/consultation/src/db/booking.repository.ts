@@ -1,5 +1,6 @@
 import type { PageQuery } from '@mkt/contracts';
-import { eventsWritten, findPage } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage } from '@mkt/kit/db';
 import type { EventEnvelope } from '@mkt/contracts';
 import type { BookingDoc, NewBooking } from '../domain/records';
 import { findByKey } from './keys';

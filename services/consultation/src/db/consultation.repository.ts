@@ -1,5 +1,7 @@
 import type { PageQuery } from '@mkt/contracts';
-import { byIdOrReference, eventsWritten, findPage, isDuplicateKey } from '@mkt/kit';
+import { byIdOrReference, findPage } from '@mkt/kit/db';
+import { eventsWritten } from '@mkt/kit/bus';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { ConsultationDoc, PricingDoc, RuleSetDoc } from '../domain/records';
 import type { ConsultationUpdate } from '../domain/consultation-edits';
 import type { OfferShape } from '../domain/rule-sets';

@@ -1,5 +1,7 @@
 import { newInternalId, newUnderscoreReference, type EventEnvelope, type PageQuery } from '@mkt/contracts';
-import { eventsWritten, findPage, isDuplicateKey } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage } from '@mkt/kit/db';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { BookingDoc, ConsultationDoc, NewBooking, SessionDoc } from '../domain/records';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';

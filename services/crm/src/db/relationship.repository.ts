@@ -1,5 +1,7 @@
 import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/contracts';
-import { byIdOrReference, eventsWritten, findPage, isDuplicateKey, type Page } from '@mkt/kit';
+import { byIdOrReference, findPage, type Page } from '@mkt/kit/db';
+import { eventsWritten } from '@mkt/kit/bus';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Listing, NewRelationship, Pair, Relationship, RelationshipWrite } from '../domain/relationships';
 import type { Totals } from '../domain/totals';
 import type { CrmModels } from './models';

@@ -1,5 +1,5 @@
 import type { IntegrationEvent } from '@mkt/contracts';
-import { eventsWritten } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
 import type { Model } from 'mongoose';
 import type { UserDoc } from './models';
 

@@ -8,7 +8,8 @@ import {
   type EventData,
   type PageQuery,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound, type Logger } from '@mkt/kit';
+import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound } from '@mkt/kit/domain';
+import { type Logger } from '@mkt/kit/logger';
 import type { EligibilityRepository } from '../db/eligibility.repository';
 import type { PaymentRepository } from '../db/payment.repository';
 import type { ReviewDoc } from '../db/models';

@@ -1,5 +1,6 @@
 import { pageOffset, type IntegrationEvent, type PageQuery } from '@mkt/contracts';
-import { byIdOrReference, eventsWritten } from '@mkt/kit';
+import { byIdOrReference } from '@mkt/kit/db';
+import { eventsWritten } from '@mkt/kit/bus';
 import type { Model } from 'mongoose';
 import type { CreateDecision, VisibilityChange } from '../domain/reviews';
 import type { ReviewDoc, ReviewerDoc } from './models';

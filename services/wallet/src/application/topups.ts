@@ -1,6 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { newReference, type CreateTopUpBody, type TopUpStatus } from '@mkt/contracts';
-import { defineFlow, kindStep, NotFound, resumeFlow, runFlow, type AuthenticatedUser, type Logger } from '@mkt/kit';
+import { defineFlow, kindStep, resumeFlow, runFlow } from '@mkt/kit/steps';
+import { NotFound } from '@mkt/kit/domain';
+import { type AuthenticatedUser } from '@mkt/kit/http';
+import { type Logger } from '@mkt/kit/logger';
 import type { TopUpRepository } from '../db/topup.repository';
 import type { WalletRepository } from '../db/wallet.repository';
 import { assertOwnerOrAdmin } from '../domain/access';

@@ -1,5 +1,6 @@
 import type { IntegrationEvent } from '@mkt/contracts';
-import { eventsWritten, isDuplicateKey } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { SettlementDecision } from '../domain/booking-holds';
 import type { BookingHoldDoc } from '../domain/records';
 import type { WalletModels } from './models';

@@ -1,6 +1,7 @@
 import { PAYOUT_QUEUE_STATUSES } from '@mkt/contracts';
 import type { PageQuery, PayoutStatus } from '@mkt/contracts';
-import { eventsWritten, findPage, type Page } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage, type Page } from '@mkt/kit/db';
 import type { PayoutDoc } from '../domain/records';
 import type { PayoutMoveDecision } from '../domain/payouts';
 import type { WalletModels } from './models';

@@ -1,5 +1,6 @@
 import type { IntegrationEvent, PageQuery, TopUpStatus } from '@mkt/contracts';
-import { eventsWritten, findPage, type Page } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage, type Page } from '@mkt/kit/db';
 import type { TopUpDoc } from '../domain/records';
 import type { WalletModels } from './models';
 
