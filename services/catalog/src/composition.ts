@@ -1,7 +1,7 @@
 import { createDatabase, type Database } from '@mkt/kit/db';
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
 import { RecordDeletes, type OutboxRelay } from '@mkt/kit/bus';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { ProductService } from './application/products';
 import { ShopService } from './application/shops';
@@ -10,15 +10,13 @@ import { catalogMigrations } from './migrations';
 import { allModels, catalogModels, type CatalogModels } from './db/models';
 import { ProductRepository } from './db/product.repository';
 import { ShopRepository, V1ProductRepository } from './db/shop.repository';
-import { buildCategories, type Category } from './domain/categories';
+import type { CatalogHttpParts } from './http/catalog.handlers';
+import { buildCategories } from './domain/categories';
 import { ProductRules } from './domain/products';
 
 /** Every part of the catalog above its database, built at once. */
-export interface CatalogParts {
+export interface CatalogParts extends CatalogHttpParts {
   models: CatalogModels;
-  categories: Category[];
-  products: ProductService;
-  shops: ShopService;
   /** Every delete of a product goes through here (an admin's records its audit entry). */
   deletes: RecordDeletes;
 }

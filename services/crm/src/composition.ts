@@ -1,8 +1,8 @@
 import { createDatabase, type Database } from '@mkt/kit/db';
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
 import { RecordDeletes, type OutboxRelay } from '@mkt/kit/bus';
-import { type Logger } from '@mkt/kit/logger';
-import { createApp } from './app';
+import type { Logger } from '@mkt/kit/logger';
+import { createApp, type CrmHttpParts } from './app';
 import { Projection } from './application/projection';
 import { RelationshipService } from './application/relationships';
 import type { CrmConfig } from './config';
@@ -14,10 +14,9 @@ import { KnownUserRepository } from './db/user.repository';
 import { crmConsumers, type CrmConsumers } from './events/consumers';
 
 /** Every part of the CRM above its database, built at once. */
-export interface CrmParts {
+export interface CrmParts extends CrmHttpParts {
   models: CrmModels;
   projection: Projection;
-  relationships: RelationshipService;
   consumers: CrmConsumers;
   /** Every delete of a relationship goes through here (an admin's records its audit entry). */
   deletes: RecordDeletes;
