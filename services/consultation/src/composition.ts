@@ -1,7 +1,7 @@
 import { newInternalId } from '@mkt/contracts';
 import { createDatabase, IdempotentRequests, WindowedCounter } from '@mkt/kit/db';
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { BookingSteps } from './application/booking-steps';
 import { Bookings } from './application/bookings';

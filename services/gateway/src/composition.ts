@@ -1,6 +1,6 @@
 import { createDatabase, isDatabaseReady, WindowedCounter } from '@mkt/kit/db';
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { AuditLog } from './application/audit-log';
 import { Identity } from './application/identity';

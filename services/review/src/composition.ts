@@ -1,6 +1,6 @@
 import { createDatabase } from '@mkt/kit/db';
 import { createRuntime, type ServiceDefinition } from '@mkt/kit/runtime';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { Reviews } from './application/reviews';
 import type { ReviewConfig } from './config';

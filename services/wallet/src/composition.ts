@@ -1,6 +1,6 @@
 import { createDatabase, IdempotentRequests, WindowedCounter } from '@mkt/kit/db';
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp, type WalletHttpParts } from './app';
 import { BookingHolds } from './application/booking-holds';
 import { Limits } from './application/limits';

@@ -10,9 +10,9 @@ import {
   type Visibility,
 } from '@mkt/contracts';
 import { Conflict, foundOr404 } from '@mkt/kit/domain';
-import { type AuthenticatedUser } from '@mkt/kit/http';
-import { type Page } from '@mkt/kit/db';
-import { type RecordDeletes } from '@mkt/kit/bus';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Page } from '@mkt/kit/db';
+import type { RecordDeletes } from '@mkt/kit/bus';
 import type { ProductRepository } from '../db/product.repository';
 import { ownedBy, productDeletion, productWrite, visibleTo, type Product, type ProductChange, type ProductRules } from '../domain/products';
 

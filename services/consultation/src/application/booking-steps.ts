@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidState } from '@mkt/kit/domain';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import {
   cancelWrite,
   confirmWrite,

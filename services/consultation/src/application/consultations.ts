@@ -9,7 +9,7 @@ import {
   type UpdateConsultationBody,
 } from '@mkt/contracts';
 import { Conflict, foundOr404, NotFound } from '@mkt/kit/domain';
-import { type AuthenticatedUser } from '@mkt/kit/http';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
 import {
   auditedApproval,

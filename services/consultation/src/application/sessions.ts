@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AdminRequestContext, EventEnvelope, PageQuery } from '@mkt/contracts';
 import { InvalidState } from '@mkt/kit/domain';
-import { type AuthenticatedUser } from '@mkt/kit/http';
-import { type Logger } from '@mkt/kit/logger';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import {
   checkDispute,
   checkMove,

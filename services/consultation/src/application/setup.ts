@@ -8,7 +8,7 @@ import type {
   VisibilityStatusBody,
 } from '@mkt/contracts';
 import { NotFound } from '@mkt/kit/domain';
-import { type AuthenticatedUser } from '@mkt/kit/http';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, subjectOf, visibleTo, type References } from '../domain/access';
 import { couponCheck, couponProblem } from '../domain/coupons';
 import { newDiscount, USING_STATUSES } from '../domain/discounts';

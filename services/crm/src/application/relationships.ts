@@ -7,9 +7,9 @@ import {
   type UpdateCustomerBody,
 } from '@mkt/contracts';
 import { Conflict, foundOr404 } from '@mkt/kit/domain';
-import { type AuthenticatedUser } from '@mkt/kit/http';
-import { type Page } from '@mkt/kit/db';
-import { type RecordDeletes } from '@mkt/kit/bus';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Page } from '@mkt/kit/db';
+import type { RecordDeletes } from '@mkt/kit/bus';
 import type { BookingFactRepository } from '../db/booking-fact.repository';
 import { DUPLICATE, type RelationshipRepository } from '../db/relationship.repository';
 import type { KnownUserRepository } from '../db/user.repository';

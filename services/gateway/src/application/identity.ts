@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { makeEvent, newReference, type AuthSession, type AuthUser, type LoginBody, type RegisterBody, type Role } from '@mkt/contracts';
 import { isDuplicateKey, NotFound } from '@mkt/kit/domain';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import type { RefreshTokenRepository } from '../db/refresh-token.repository';
 import type { UserDoc } from '../db/models';
 import type { UserRepository } from '../db/user.repository';

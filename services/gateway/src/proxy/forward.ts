@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerR
 import { Pool, type Dispatcher } from 'undici';
 import { ErrorCode } from '@mkt/contracts';
 import { tracingEnabled } from '@mkt/kit/tracing';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import type { Upstream } from './routes';
 
 export interface ForwardOptions {

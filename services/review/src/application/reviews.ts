@@ -9,7 +9,7 @@ import {
   type PageQuery,
 } from '@mkt/contracts';
 import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound } from '@mkt/kit/domain';
-import { type Logger } from '@mkt/kit/logger';
+import type { Logger } from '@mkt/kit/logger';
 import type { EligibilityRepository } from '../db/eligibility.repository';
 import type { PaymentRepository } from '../db/payment.repository';
 import type { ReviewDoc } from '../db/models';

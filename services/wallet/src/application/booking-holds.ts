@@ -1,8 +1,8 @@
 import { pageOffset, type AdminRequestContext, type CreateBookingHoldBody, type HoldQueueQuery } from '@mkt/contracts';
 import { defineFlow, kindStep, resumeFlow, runFlow, type Flow, type Step, type StepKind } from '@mkt/kit/steps';
 import { InvalidState, NotFound } from '@mkt/kit/domain';
-import { type AuthenticatedUser } from '@mkt/kit/http';
-import { type Logger } from '@mkt/kit/logger';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import type { BookingHoldRepository, HoldStepField } from '../db/booking-hold.repository';
 import type { TransferRepository } from '../db/transfer.repository';
 import type { WalletRepository } from '../db/wallet.repository';

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { newReference, pageOffset, type AdminRequestContext, type CreatePayoutBody, type PayoutQueueQuery } from '@mkt/contracts';
 import { defineFlow, kindStep, resumeFlow, runFlow } from '@mkt/kit/steps';
 import { InvalidState, NotFound } from '@mkt/kit/domain';
-import { type Attempt } from '@mkt/kit/db';
-import { type AuthenticatedUser } from '@mkt/kit/http';
-import { type Logger } from '@mkt/kit/logger';
+import type { Attempt } from '@mkt/kit/db';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import type { PayoutRepository } from '../db/payout.repository';
 import type { PayoutMove } from '../domain/payout-states';
 import {
