@@ -37,6 +37,7 @@ const LAYERS = {
         message: 'The domain is pure: given what was read and the command, it decides; it reads and writes nothing.',
         allowTypeImports: false,
       },
+      { regex: '^@mkt/kit/(?!domain$)', message: 'The domain imports only kit’s pure part: @mkt/kit/domain.' },
     ],
     paths: [
       { name: 'express', message: 'The domain knows no HTTP.' },
@@ -45,7 +46,6 @@ const LAYERS = {
         message: 'The domain knows no database: repositories in db/ carry out its decisions.',
         allowTypeImports: false,
       },
-      { name: '@mkt/kit', message: 'The domain imports only kit’s pure part: @mkt/kit/domain.' },
       { name: 'amqplib', message: 'The domain does no I/O.' },
       { name: 'pino', message: 'The domain does no I/O.' },
       { name: 'node:http', message: 'The domain does no I/O.' },
@@ -99,12 +99,12 @@ const CROSS_SERVICE_EXCEPTIONS = { consultation: ['services/consultation/test/**
 const NO_EXPRESS_ROUTER = {
   name: 'express',
   importNames: ['Router'],
-  message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit.',
+  message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit/http.',
 };
 const NO_KIT_ROUTER = {
-  name: '@mkt/kit',
+  name: '@mkt/kit/http',
   importNames: ['withInput'],
-  message: 'Routes come from the endpoint table: mountEndpoints() and handle() from @mkt/kit.',
+  message: 'Routes come from the endpoint table: mountEndpoints() and handle() from @mkt/kit/http.',
 };
 
 const layering = SERVICES.flatMap((service) => [
@@ -134,7 +134,22 @@ const FORBIDDEN_IN_SERVICES = [
   ...FORBIDDEN_SYNTAX,
   {
     selector: "CallExpression[callee.object.name='express'][callee.property.name='Router']",
-    message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit.',
+    message: 'Routes come from the endpoint table: mountEndpoints() from @mkt/kit/http.',
+  },
+];
+/**
+ * Publishing after a write happens in one place: the repository that puts an event in a
+ * document's outbox hands it to the relay (`eventsWritten` from kit). A use case never flushes.
+ */
+const FORBIDDEN_IN_APPLICATION = [
+  ...FORBIDDEN_IN_SERVICES,
+  {
+    selector: "CallExpression[callee.property.name='flush']",
+    message: 'Use cases never publish: the repository that writes the event calls eventsWritten() from kit.',
+  },
+  {
+    selector: "CallExpression[callee.name='eventsWritten']",
+    message: 'Use cases never publish: the repository that writes the event calls eventsWritten() from kit.',
   },
 ];
 
@@ -162,9 +177,18 @@ export default tseslint.config(
       'no-shadow': 'off',
       '@typescript-eslint/no-shadow': 'error',
       'no-restricted-syntax': ['error', ...FORBIDDEN_SYNTAX],
+      // Kit is imported by area, through its package's exports map (packages/kit/README.md).
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: '@mkt/kit', message: 'kit has no root entry: import from its area (@mkt/kit/http, /bus, /db, /runtime, …).' }],
+          patterns: [{ regex: '^@mkt/kit/(dist|src)(/|$)', message: 'Import kit by area (@mkt/kit/http, /bus, …), never its files.' }],
+        },
+      ],
     },
   },
   { files: ['services/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...FORBIDDEN_IN_SERVICES] } },
+  { files: ['services/*/src/application/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...FORBIDDEN_IN_APPLICATION] } },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     languageOptions: {

@@ -15,9 +15,8 @@ module.exports = function preset(displayName, dir) {
     },
     moduleNameMapper: {
       '^@mkt/contracts$': path.join(root, 'packages/contracts/src/index.ts'),
-      '^@mkt/kit$': path.join(root, 'packages/kit/src/index.ts'),
-      // The same module instances as `@mkt/kit` (an error made by a domain is kit's AppError).
-      '^@mkt/kit/domain$': path.join(root, 'packages/kit/src/domain.ts'),
+      // kit by area, as its exports map names them (packages/kit/package.json).
+      '^@mkt/kit/([a-z-]+)$': path.join(root, 'packages/kit/src/entries/$1.ts'),
       '^@mkt/infra$': path.join(root, 'packages/infra/src/index.ts'),
       '^@mkt/client$': path.join(root, 'packages/client/src/index.ts'),
     },

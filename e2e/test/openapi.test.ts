@@ -9,7 +9,7 @@ import {
   type Endpoint,
   type Service,
 } from '@mkt/contracts';
-import { mountedEndpoints } from '@mkt/kit';
+import { mountedEndpoints } from '@mkt/kit/http';
 import { makeKeyPair } from '@mkt/infra';
 import { catalogService } from '../../services/catalog/src/composition';
 import { loadConfig as catalogConfig } from '../../services/catalog/src/config';

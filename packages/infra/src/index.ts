@@ -166,3 +166,4 @@ export { identifyProcess } from './process-tree';
 export * from './service-basics';
 export * from './tools';
 export * from './wire-counter';
+export { importCycles } from './import-cycles';

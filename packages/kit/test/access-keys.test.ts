@@ -2,16 +2,11 @@ import { createPublicKey } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import {
-  accessKeysFrom,
-  authenticate,
-  createDatabase,
-  createRuntime,
-  createService,
-  currentUser,
-  jwksAccessKeys,
-  verifyAccessToken,
-} from '@mkt/kit';
+import { accessKeysFrom, jwksAccessKeys } from '../src/http/access-keys';
+import { authenticate, currentUser } from '../src/http/auth';
+import { createDatabase } from '@mkt/kit/db';
+import { createRuntime } from '@mkt/kit/runtime';
+import { createService, verifyAccessToken } from '@mkt/kit/http';
 import { call, listenOnFreePort, makeKeyPair, signTestToken, type KeyPair } from '@mkt/infra';
 
 const log = pino({ level: 'silent' });

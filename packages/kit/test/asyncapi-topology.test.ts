@@ -1,6 +1,7 @@
 import type { Channel } from 'amqplib';
 import { CONSUMER_RETRY_POLICY, SUBSCRIPTION_LIST, buildAsyncApi } from '@mkt/contracts';
-import { BusNames, DEFAULT_RETRY_DELAYS_MS, MAIN_DELIVERY_LIMIT, assertExchanges, consumerQueuePlan } from '@mkt/kit';
+import { BusNames, MAIN_DELIVERY_LIMIT, assertExchanges, consumerQueuePlan } from '../src/bus/topology';
+import { DEFAULT_RETRY_DELAYS_MS } from '../src/bus/consumer';
 
 // The AsyncAPI document (contracts) describes what kit's bus declares and does; contracts cannot
 // import kit, so this test holds the two together: a change to the topology or the retry policy

@@ -1,5 +1,5 @@
 import jwt from 'jsonwebtoken';
-import { verifyAccessToken } from '@mkt/kit';
+import { verifyAccessToken } from '@mkt/kit/http';
 import { makeKeyPair, signTestToken } from '@mkt/infra';
 
 const keys = makeKeyPair();

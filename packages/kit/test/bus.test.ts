@@ -2,7 +2,9 @@ import amqp, { type ChannelModel } from 'amqplib';
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
 import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
-import { Bus, OutboxRelay, ensureOutboxIndexes, pendingEventsField, openDatabase } from '@mkt/kit';
+import { Bus, OutboxRelay, eventsWritten, pendingEventsField } from '@mkt/kit/bus';
+import { ensureOutboxIndexes } from '../src/bus/outbox';
+import { openDatabase } from '@mkt/kit/db';
 import { startDisposableBroker, testEnv, testServers, uniqueName, waitFor, type BrokerHandle } from '@mkt/infra';
 
 /** What the bus logs at warn and above, kept to check what a line carries. */
@@ -111,6 +113,33 @@ describe('event bus', () => {
     for (const entity of entities) await eventually(async () => (await tallyOf(entity)) === 1);
     expect((await Order.findById(order._id).lean())?.pendingEvents).toEqual([]);
     expect((await Order.collection.indexes()).map((index) => index.name)).toContain('outbox_pending');
+  });
+
+  test('a write announced by its repository (eventsWritten) is published by the relay of its model: no sweep, no flush by the caller', async () => {
+    // Never started and an hour of grace: no sweep can publish it, only the announcement.
+    const relay = new OutboxRelay({
+      bus,
+      log,
+      sources: [{ name: 'orders', model: Order }],
+      sweepIntervalMs: 3_600_000,
+      graceMs: 3_600_000,
+    });
+    const entities = [uniqueName('by-id'), uniqueName('as-written')];
+    const byId = await Order.create({ _id: uniqueName('order'), pendingEvents: [reviewEvent(entities[0]!)] });
+    eventsWritten(Order, String(byId._id));
+    const asWritten = await Order.findOneAndUpdate(
+      { _id: uniqueName('order') },
+      { $push: { pendingEvents: reviewEvent(entities[1]!) } },
+      { upsert: true, new: true },
+    ).lean<{ _id: string; pendingEvents: IntegrationEvent[] }>();
+    eventsWritten(Order, asWritten!);
+    for (const entity of entities) await eventually(async () => (await tallyOf(entity)) === 1);
+    for (const id of [byId._id, asWritten!._id]) expect((await Order.findById(id).lean())?.pendingEvents).toEqual([]);
+    // A model no relay publishes from: nothing happens, nothing is thrown (the caller never waits on it).
+    const Unrelayed = mongoose.model('Unrelayed', new Schema({ _id: String, pendingEvents: pendingEventsField }, { versionKey: false }));
+    const lone = await Unrelayed.create({ _id: uniqueName('lone'), pendingEvents: [reviewEvent(uniqueName('lone'))] });
+    expect(() => eventsWritten(Unrelayed, String(lone._id))).not.toThrow();
+    await relay.stop();
   });
 
   test('the same event delivered twice is applied once', async () => {

@@ -1,6 +1,8 @@
 import pino from 'pino';
 import type { RequestHandler } from 'express';
-import { createService, getMetrics, mountRoute, NotFound } from '@mkt/kit';
+import { createService, mountRoute } from '@mkt/kit/http';
+import { getMetrics } from '@mkt/kit/metrics';
+import { NotFound } from '@mkt/kit/domain';
 import { call, listenOnFreePort, type Listening } from '@mkt/infra';
 
 let server: Listening;

@@ -1,7 +1,9 @@
 import { Schema } from 'mongoose';
 import pino from 'pino';
 import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
-import { closeDatabase, createDatabase, openDatabase, RecordDeletes, tombstoneModel, type OutboxDocument } from '@mkt/kit';
+import { closeDatabase, createDatabase, openDatabase } from '@mkt/kit/db';
+import { RecordDeletes, tombstoneModel } from '@mkt/kit/bus';
+import { type OutboxDocument } from '../src/bus/outbox';
 import { testServers, uniqueName } from '@mkt/infra';
 
 // A delete and the event it records, with no transaction: never lost, never recorded for a

@@ -1,7 +1,11 @@
 import pino from 'pino';
 import { z } from 'zod';
 import { ok } from '@mkt/contracts';
-import { createService, currentUser, getMetrics, handle, mountEndpoints, mountedEndpoints, NotFound, type TableEntry } from '@mkt/kit';
+import { createService, handle, mountEndpoints, mountedEndpoints } from '@mkt/kit/http';
+import { currentUser } from '../src/http/auth';
+import { getMetrics } from '@mkt/kit/metrics';
+import { NotFound } from '@mkt/kit/domain';
+import { type TableEntry } from '../src/http/endpoints';
 import { call, listenOnFreePort, makeKeyPair, signTestToken, type Listening } from '@mkt/infra';
 
 const keys = makeKeyPair();

@@ -9,7 +9,9 @@ import {
   type EventRegistry,
   type IntegrationEvent,
 } from '@mkt/contracts';
-import { Bus, consumerQueuePlan, getMetrics, subscriptionQueuePlan, BusNames } from '@mkt/kit';
+import { Bus } from '@mkt/kit/bus';
+import { consumerQueuePlan, subscriptionQueuePlan, BusNames } from '../src/bus/topology';
+import { getMetrics } from '@mkt/kit/metrics';
 import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
 // Versions on the wire, on a real broker: a producer publishes version 1 and version 2 of one

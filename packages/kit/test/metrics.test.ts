@@ -2,21 +2,13 @@ import { ROOT_CONTEXT, context, trace, type Context, type ContextManager } from 
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
 import { makeEvent } from '@mkt/contracts';
-import {
-  OutboxRelay,
-  createRuntime,
-  createService,
-  ensureOutboxIndexes,
-  getMetrics,
-  observeWithTrace,
-  pendingEventsField,
-  periodicJob,
-  renderMetrics,
-  startRuntime,
-  stopRuntime,
-  type StartedRuntime,
-  openDatabase,
-} from '@mkt/kit';
+import { OutboxRelay, pendingEventsField } from '@mkt/kit/bus';
+import { createRuntime, periodicJob, stopRuntime, type StartedRuntime } from '@mkt/kit/runtime';
+import { createService } from '@mkt/kit/http';
+import { ensureOutboxIndexes } from '../src/bus/outbox';
+import { getMetrics, observeWithTrace, renderMetrics } from '@mkt/kit/metrics';
+import { startRuntime } from '../src/runtime';
+import { openDatabase } from '@mkt/kit/db';
 import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 

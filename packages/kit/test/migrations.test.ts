@@ -1,20 +1,10 @@
 import express from 'express';
 import pino from 'pino';
 import { Schema } from 'mongoose';
-import {
-  closeDatabase,
-  createDatabase,
-  createRuntime,
-  DatabaseBehindError,
-  indexesMigration,
-  MigrationLeaseBusyError,
-  Migrator,
-  openDatabase,
-  runService,
-  type Database,
-  type Migration,
-  type MigrationContext,
-} from '@mkt/kit';
+import { closeDatabase, createDatabase, indexesMigration, Migrator, openDatabase, type Database, type Migration } from '@mkt/kit/db';
+import { createRuntime } from '@mkt/kit/runtime';
+import { DatabaseBehindError, MigrationLeaseBusyError, type MigrationContext } from '../src/migrations';
+import { runService } from '../src/runtime';
 import { freePort, testServers, uniqueName } from '@mkt/infra';
 
 const log = pino({ level: 'silent' });

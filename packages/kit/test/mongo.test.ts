@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
-import { closeDatabase, createDatabase, isDatabaseReady, openDatabase } from '@mkt/kit';
+import { closeDatabase, createDatabase, isDatabaseReady, openDatabase } from '@mkt/kit/db';
 import { testServers, uniqueName } from '@mkt/infra';
 
 const Counter = mongoose.model('Counter', new Schema({ _id: String, value: Number }, { versionKey: false }));

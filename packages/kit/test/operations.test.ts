@@ -1,16 +1,9 @@
 import pino from 'pino';
 import { z } from 'zod';
 import { OPERATIONS, ok } from '@mkt/contracts';
-import {
-  createService,
-  handle,
-  mountEndpoints,
-  operationHandlers,
-  someOperationHandlers,
-  type IdempotentRequests,
-  type OperationHandler,
-  type OperationHandlers,
-} from '@mkt/kit';
+import { createService, handle, mountEndpoints, operationHandlers, type OperationHandlers } from '@mkt/kit/http';
+import { someOperationHandlers, type OperationHandler } from '../src/http/operations';
+import type { IdempotentRequests } from '@mkt/kit/db';
 import { call, listenOnFreePort, makeKeyPair, signTestToken, type Listening } from '@mkt/infra';
 
 const keys = makeKeyPair();

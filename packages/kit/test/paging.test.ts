@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
-import { findPage, openDatabase } from '@mkt/kit';
+import { findPage, openDatabase } from '@mkt/kit/db';
 import { testServers, uniqueName } from '@mkt/infra';
 
 interface Item {

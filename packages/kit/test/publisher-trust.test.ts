@@ -21,7 +21,8 @@ import {
 } from '@mkt/contracts';
 import { provisionBusUsers, readQueue, startDisposableBroker, waitFor, type BrokerHandle, type BusUsers } from '@mkt/infra';
 import pino from 'pino';
-import { Bus, defineConsumer, getMetrics, type ConsumerSpec } from '@mkt/kit';
+import { Bus, defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
+import { getMetrics } from '@mkt/kit/metrics';
 
 jest.setTimeout(180_000);
 

@@ -1,5 +1,5 @@
 import { busPermissions, eventOwner, EVENT_NAMESPACE_OWNERS } from '@mkt/contracts';
-import { amqpUser, refusalOf, type PublisherTrust } from '@mkt/kit';
+import { amqpUser, refusalOf, type PublisherTrust } from '../src/bus/publishers';
 
 const EVENTS = 'marketplace.events';
 const trust: PublisherTrust = { ownUser: 'wallet', publisherUsers: '{service}' };

@@ -1,7 +1,7 @@
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import pino from 'pino';
+import { Bus } from '@mkt/kit/bus';
 import {
-  Bus,
   BusNames,
   MAIN_DELIVERY_LIMIT,
   assertExchanges,
@@ -10,7 +10,7 @@ import {
   queueNames,
   temporaryQueueName,
   type QueuePlan,
-} from '@mkt/kit';
+} from '../src/bus/topology';
 import { classicQueueArguments, queueAccepts, takeMessageIds, testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
 // Every queue a consumer declares is a durable quorum queue; a poison message redelivered by the

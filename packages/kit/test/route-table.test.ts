@@ -1,4 +1,4 @@
-import { RouteTable, allowOf, compilePath, expressPath, matchPath } from '@mkt/kit';
+import { RouteTable, allowOf, compilePath, expressPath, matchPath } from '../src/http/route-table';
 
 describe('compilePath and matchPath', () => {
   test.each([

@@ -2,7 +2,10 @@ import { createServer, type Server } from 'node:http';
 import express from 'express';
 import pino from 'pino';
 import mongoose from 'mongoose';
-import { createDatabase, createRuntime, createService, parseConfig, serviceEnv, startRuntime, stopRuntime, openDatabase } from '@mkt/kit';
+import { createDatabase, openDatabase } from '@mkt/kit/db';
+import { createRuntime, parseConfig, serviceEnv, stopRuntime } from '@mkt/kit/runtime';
+import { createService } from '@mkt/kit/http';
+import { startRuntime } from '../src/runtime';
 import { freePort, testServers, uniqueName } from '@mkt/infra';
 
 describe('startRuntime', () => {

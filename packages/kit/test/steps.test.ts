@@ -1,4 +1,4 @@
-import { defineFlow, kindStep, resumeFlow, runFlow, type StepKind, type StepStatus } from '@mkt/kit';
+import { defineFlow, kindStep, resumeFlow, runFlow, type StepKind, type StepStatus } from '@mkt/kit/steps';
 
 /**
  * The step runner over an in-memory "database": a ledger that applies an op once by its id,

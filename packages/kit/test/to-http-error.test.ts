@@ -5,7 +5,6 @@ import {
   Conflict,
   Forbidden,
   foundOr404,
-  MethodNotAllowed,
   InvalidField,
   InvalidState,
   NotFound,
@@ -14,7 +13,8 @@ import {
   RuleViolation,
   Unauthenticated,
   toHttpError,
-} from '@mkt/kit';
+} from '@mkt/kit/domain';
+import { MethodNotAllowed } from '../src/errors';
 
 describe('toHttpError', () => {
   test('a ZodError becomes 400 with one dotted item per issue', () => {

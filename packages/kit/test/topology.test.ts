@@ -1,17 +1,8 @@
 import amqp, { type ChannelModel } from 'amqplib';
 import pino from 'pino';
 import { SUBSCRIPTIONS, SUBSCRIPTION_LIST, makeEvent, type IntegrationEvent } from '@mkt/contracts';
-import {
-  Bus,
-  BusNames,
-  assertExchanges,
-  consumerQueuePlan,
-  defineConsumer,
-  migrateQueue,
-  subscriptionQueuePlan,
-  type ConsumerSpec,
-  type QueuePlan,
-} from '@mkt/kit';
+import { Bus, defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
+import { BusNames, assertExchanges, consumerQueuePlan, migrateQueue, subscriptionQueuePlan, type QueuePlan } from '../src/bus/topology';
 import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
 // Every service declares every consuming queue of the platform (SUBSCRIPTIONS) before it

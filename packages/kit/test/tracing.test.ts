@@ -3,20 +3,12 @@ import type { AddressInfo } from 'node:net';
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
 import { makeEvent, ok, type IntegrationEvent } from '@mkt/contracts';
-import {
-  Bus,
-  OutboxRelay,
-  createService,
-  initTracing,
-  tracingEnabled,
-  tracingRequested,
-  ensureOutboxIndexes,
-  outgoingTraceHeaders,
-  pendingEventsField,
-  mountRoute,
-  traceLogFields,
-  openDatabase,
-} from '@mkt/kit';
+import { Bus, OutboxRelay, pendingEventsField } from '@mkt/kit/bus';
+import { createService, mountRoute } from '@mkt/kit/http';
+import { initTracing, tracingEnabled, outgoingTraceHeaders } from '@mkt/kit/tracing';
+import { tracingRequested, traceLogFields } from '../src/tracing';
+import { ensureOutboxIndexes } from '../src/bus/outbox';
+import { openDatabase } from '@mkt/kit/db';
 import { testEnv, testServers, uniqueName, waitFor } from '@mkt/infra';
 
 // Tracing off (no OTEL_* exporter variable): no SDK, but an incoming `traceparent` is continued

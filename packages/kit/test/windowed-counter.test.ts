@@ -1,6 +1,7 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { calendarWindow, WindowedCounter, windowedCounterSchema, openDatabase } from '@mkt/kit';
+import { calendarWindow } from '@mkt/kit/domain';
+import { WindowedCounter, windowedCounterSchema, openDatabase } from '@mkt/kit/db';
 import { testServers, uniqueName } from '@mkt/infra';
 
 const Counter = mongoose.model('WindowedCounter', windowedCounterSchema(), 'windowed_counters');

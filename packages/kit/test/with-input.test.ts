@@ -1,7 +1,9 @@
 import pino from 'pino';
 import { z } from 'zod';
 import { Router } from 'express';
-import { AppError, createService, withInput, type ValidInput } from '@mkt/kit';
+import { AppError } from '@mkt/kit/domain';
+import { createService } from '@mkt/kit/http';
+import { withInput, type ValidInput } from '../src/http/validate';
 import { call, listenOnFreePort, type Listening } from '@mkt/infra';
 
 const Params = z.object({ id: z.string().regex(/^[a-z]+$/) }).strict();

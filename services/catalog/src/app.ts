@@ -1,13 +1,13 @@
 import type { Express } from 'express';
-import { createService, mountEndpoints, type Runtime } from '@mkt/kit';
-import type { CatalogParts } from './composition';
+import { createService, mountEndpoints } from '@mkt/kit/http';
+import type { Runtime } from '@mkt/kit/runtime';
 import type { CatalogConfig } from './config';
-import { catalogHandlers } from './http/catalog.handlers';
+import { catalogHandlers, type CatalogHttpParts } from './http/catalog.handlers';
 
 export interface AppDeps {
   config: Readonly<CatalogConfig>;
   runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
-  parts: Pick<CatalogParts, 'products' | 'shops' | 'categories'>;
+  parts: CatalogHttpParts;
 }
 
 /**

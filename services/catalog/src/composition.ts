@@ -1,13 +1,7 @@
-import {
-  createDatabase,
-  createRuntime,
-  periodicJob,
-  RecordDeletes,
-  type Database,
-  type Logger,
-  type OutboxRelay,
-  type ServiceDefinition,
-} from '@mkt/kit';
+import { createDatabase, type Database } from '@mkt/kit/db';
+import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
+import { RecordDeletes, type OutboxRelay } from '@mkt/kit/bus';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { ProductService } from './application/products';
 import { ShopService } from './application/shops';
@@ -16,22 +10,20 @@ import { catalogMigrations } from './migrations';
 import { allModels, catalogModels, type CatalogModels } from './db/models';
 import { ProductRepository } from './db/product.repository';
 import { ShopRepository, V1ProductRepository } from './db/shop.repository';
-import { buildCategories, type Category } from './domain/categories';
+import type { CatalogHttpParts } from './http/catalog.handlers';
+import { buildCategories } from './domain/categories';
 import { ProductRules } from './domain/products';
 
 /** Every part of the catalog above its database, built at once. */
-export interface CatalogParts {
+export interface CatalogParts extends CatalogHttpParts {
   models: CatalogModels;
-  categories: Category[];
-  products: ProductService;
-  shops: ShopService;
   /** Every delete of a product goes through here (an admin's records its audit entry). */
   deletes: RecordDeletes;
 }
 
 /**
  * The models (bound to `db`, unless given already bound), repositories and application services;
- * `outbox` publishes an admin change's audit entry right after its write.
+ * `outbox` publishes a delete's audit entry right after it (a write's own, its repository does).
  */
 export function catalogParts(
   config: Readonly<CatalogConfig>,
@@ -46,7 +38,7 @@ export function catalogParts(
     models,
     categories,
     deletes,
-    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, deletes, outbox),
+    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, deletes),
     shops: new ShopService(new ShopRepository(models), new V1ProductRepository(models)),
   };
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { parseConfig, serviceEnv } from '@mkt/kit';
+import { parseConfig, serviceEnv } from '@mkt/kit/runtime';
 
 export const CatalogEnv = serviceEnv(8082);
 export type CatalogConfig = z.infer<typeof CatalogEnv>;

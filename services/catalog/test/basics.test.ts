@@ -1,5 +1,6 @@
 import pino from 'pino';
-import { createDatabase, staticAccessKeys } from '@mkt/kit';
+import { createDatabase } from '@mkt/kit/db';
+import { staticAccessKeys } from '@mkt/kit/http';
 import { describeServiceBasics, testServers } from '@mkt/infra';
 import { createApp } from '../src/app';
 import { catalogParts } from '../src/composition';

@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit';
+import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit/runtime';
 import { testEnv, testIdentity, type TestUser } from '@mkt/infra';
 import { catalogService } from '../src/composition';
 import { loadConfig } from '../src/config';

@@ -1,6 +1,8 @@
 import type { Express } from 'express';
 import { OPERATIONS } from '@mkt/contracts';
-import { createService, mountEndpoints, operationHandlers, type IdempotentRequests, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, operationHandlers } from '@mkt/kit/http';
+import type { IdempotentRequests } from '@mkt/kit/db';
+import type { Runtime } from '@mkt/kit/runtime';
 import type { Bookings } from './application/bookings';
 import type { Consultations } from './application/consultations';
 import type { Sessions } from './application/sessions';

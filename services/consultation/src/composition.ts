@@ -1,13 +1,7 @@
 import { newInternalId } from '@mkt/contracts';
-import {
-  createDatabase,
-  createRuntime,
-  IdempotentRequests,
-  periodicJob,
-  WindowedCounter,
-  type Logger,
-  type ServiceDefinition,
-} from '@mkt/kit';
+import { createDatabase, IdempotentRequests, WindowedCounter } from '@mkt/kit/db';
+import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { BookingSteps } from './application/booking-steps';
 import { Bookings } from './application/bookings';
@@ -65,7 +59,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
   const bookingRequests = new IdempotentRequests(models.BookingRequestKey, () => newInternalId('bk'));
   // Paid bookings: the wallet holds the total synchronously (the client waits for the answer).
   const wallet = new WalletClient({ url: config.WALLET_URL, token: config.INTERNAL_API_TOKEN, timeoutMs: config.WALLET_TIMEOUT_MS }, log);
-  const steps = new BookingSteps(repositories, runtime.outbox, log);
+  const steps = new BookingSteps(repositories, log);
   const bookings = new Bookings({
     ...repositories,
     couponChecks,
@@ -78,7 +72,6 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
   const sessions = new Sessions({
     ...repositories,
     steps,
-    outbox: runtime.outbox,
     log,
     rules: {
       startLeadMs: config.SESSION_START_LEAD_MINUTES * 60_000,
@@ -90,7 +83,6 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     ...repositories,
     references,
     maxPerSeller: config.MAX_CONSULTATIONS_PER_SELLER,
-    outbox: runtime.outbox,
   });
   const setup = new Setup({ ...repositories, couponChecks, references });
   const ratings = new Ratings(repositories.consultations, repositories.ratings);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseConfig, serviceEnv } from '@mkt/kit';
+import { parseConfig, serviceEnv } from '@mkt/kit/runtime';
 
 export const ConsultationEnv = serviceEnv(8084).extend({
   /** The wallet, called directly (not through the gateway) to hold the total of a paid booking. */

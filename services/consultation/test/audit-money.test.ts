@@ -2,7 +2,7 @@ import http, { type IncomingHttpHeaders, type Server } from 'node:http';
 import mongoose from 'mongoose';
 import { makeEvent } from '@mkt/contracts';
 import { call, type TestUser } from '@mkt/infra';
-import { stopRuntime } from '@mkt/kit';
+import { stopRuntime } from '@mkt/kit/runtime';
 import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
 import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.consumer';
 import {

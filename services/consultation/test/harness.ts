@@ -1,7 +1,9 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { DateTime } from 'luxon';
-import { openDatabase, startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { openDatabase } from '@mkt/kit/db';
+import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit/runtime';
+import type { Bus } from '@mkt/kit/bus';
 import { listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
 import { consultationService, type ConsultationParts } from '../src/composition';
 import { loadConfig } from '../src/config';

@@ -1,4 +1,4 @@
-import { Migrator } from '@mkt/kit';
+import { Migrator } from '@mkt/kit/db';
 import { consultationMigrations } from '../src/migrations';
 import { as, bookingBody, daysAhead, givenOffer, log, models, newUser, useConsultationApp, type Offer } from './harness';
 

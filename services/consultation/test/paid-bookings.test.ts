@@ -1,7 +1,7 @@
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeEvent } from '@mkt/contracts';
-import { stopRuntime } from '@mkt/kit';
+import { stopRuntime } from '@mkt/kit/runtime';
 import { admin, as, bookingBody, daysAhead, givenOffer, newUser, startConsultation, models, walletModels, walletSide } from './harness';
 import { balanceOf, bookingOf, deliverSession, eventually, holdOf, ledgerMatches, passSlotOf, usePaidPair } from './paid-harness';
 

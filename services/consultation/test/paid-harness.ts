@@ -1,7 +1,7 @@
 import type { BookingDoc } from '../src/domain/records';
 import mongoose from 'mongoose';
 import { testServers, waitFor, type TestUser } from '@mkt/infra';
-import { stopRuntime } from '@mkt/kit';
+import { stopRuntime } from '@mkt/kit/runtime';
 import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
 import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.consumer';
 import { as, startConsultation, startWalletSide, walletModels, walletSide, type ConsultationApp, models } from './harness';

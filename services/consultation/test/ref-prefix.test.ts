@@ -1,4 +1,4 @@
-import { stopRuntime } from '@mkt/kit';
+import { stopRuntime } from '@mkt/kit/runtime';
 import { loadConfig } from '../src/config';
 import {
   as,

@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
 import { readQueue, testServers, uniqueName } from '@mkt/infra';
-import { stopRuntime } from '@mkt/kit';
+import { stopRuntime } from '@mkt/kit/runtime';
 import { reviewsConsumer } from '../src/events/reviews.consumer';
 import { eventually } from './paid-harness';
 import { env, givenOffer, log, startConsultation, models } from './harness';

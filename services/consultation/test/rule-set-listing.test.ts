@@ -1,4 +1,4 @@
-import { stopRuntime } from '@mkt/kit';
+import { stopRuntime } from '@mkt/kit/runtime';
 import {
   admin,
   approveAsRead,

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import { call, startWireCounter, testServers, untargetedCommands, type WireCounter } from '@mkt/infra';
-import { stopRuntime } from '@mkt/kit';
+import { stopRuntime } from '@mkt/kit/runtime';
 import { admin, bookingBody, ensureWallet, givenOffer, newUser, startConsultation, tokenOf } from './harness';
 
 /**

@@ -1,13 +1,19 @@
 import type { Express } from 'express';
-import { createService, mountEndpoints, type Runtime } from '@mkt/kit';
-import type { CrmParts } from './composition';
+import { createService, mountEndpoints } from '@mkt/kit/http';
+import type { Runtime } from '@mkt/kit/runtime';
+import type { RelationshipService } from './application/relationships';
 import type { CrmConfig } from './config';
 import { customerHandlers } from './http/customers.handlers';
+
+/** What the HTTP layer calls: the application services (composition.ts builds them). */
+export interface CrmHttpParts {
+  relationships: RelationshipService;
+}
 
 export interface AppDeps {
   config: Readonly<CrmConfig>;
   runtime: Pick<Runtime, 'log' | 'readiness' | 'accessKeys'>;
-  parts: Pick<CrmParts, 'relationships'>;
+  parts: CrmHttpParts;
 }
 
 /** The CRM's entries of the contracts' endpoint table: every `/customers` path needs a verified token. */

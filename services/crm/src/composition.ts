@@ -1,14 +1,8 @@
-import {
-  createDatabase,
-  createRuntime,
-  periodicJob,
-  RecordDeletes,
-  type Database,
-  type Logger,
-  type OutboxRelay,
-  type ServiceDefinition,
-} from '@mkt/kit';
-import { createApp } from './app';
+import { createDatabase, type Database } from '@mkt/kit/db';
+import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
+import { RecordDeletes, type OutboxRelay } from '@mkt/kit/bus';
+import type { Logger } from '@mkt/kit/logger';
+import { createApp, type CrmHttpParts } from './app';
 import { Projection } from './application/projection';
 import { RelationshipService } from './application/relationships';
 import type { CrmConfig } from './config';
@@ -20,10 +14,9 @@ import { KnownUserRepository } from './db/user.repository';
 import { crmConsumers, type CrmConsumers } from './events/consumers';
 
 /** Every part of the CRM above its database, built at once. */
-export interface CrmParts {
+export interface CrmParts extends CrmHttpParts {
   models: CrmModels;
   projection: Projection;
-  relationships: RelationshipService;
   consumers: CrmConsumers;
   /** Every delete of a relationship goes through here (an admin's records its audit entry). */
   deletes: RecordDeletes;
@@ -31,7 +24,7 @@ export interface CrmParts {
 
 /**
  * The models (bound to `db`, unless given already bound), repositories, application services and
- * consumers (also the rebuild's); `outbox` publishes an admin change's audit entry right after its write.
+ * consumers (also the rebuild's); `outbox` publishes a delete's audit entry right after it (a write's own, its repository does).
  */
 export function crmParts(db: Database, options: { models?: CrmModels; outbox?: Pick<OutboxRelay, 'flush'> } = {}): CrmParts {
   const models = options.models ?? crmModels(db);
@@ -45,7 +38,7 @@ export function crmParts(db: Database, options: { models?: CrmModels; outbox?: P
     models,
     projection,
     deletes,
-    relationships: new RelationshipService(relationshipRepository, users, facts, projection, deletes, outbox),
+    relationships: new RelationshipService(relationshipRepository, users, facts, projection, deletes),
     consumers: crmConsumers(projection),
   };
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { parseConfig, serviceEnv } from '@mkt/kit';
+import { parseConfig, serviceEnv } from '@mkt/kit/runtime';
 
 export const CrmEnv = serviceEnv(8083);
 export type CrmConfig = z.infer<typeof CrmEnv>;

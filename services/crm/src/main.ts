@@ -1,5 +1,6 @@
 import './tracing';
-import { bufferedStdout, createLogger, startService } from '@mkt/kit';
+import { bufferedStdout, createLogger } from '@mkt/kit/logger';
+import { startService } from '@mkt/kit/runtime';
 import { crmService } from './composition';
 import { loadConfig } from './config';
 

@@ -1,4 +1,5 @@
-import { createLogger, startMigrations } from '@mkt/kit';
+import { createLogger } from '@mkt/kit/logger';
+import { startMigrations } from '@mkt/kit/runtime';
 import { crmService } from './composition';
 import { loadConfig } from './config';
 

@@ -1,4 +1,5 @@
-import { closeDatabase, createDatabase, createLogger, ensureIndexes, openDatabase } from '@mkt/kit';
+import { closeDatabase, createDatabase, ensureIndexes, openDatabase } from '@mkt/kit/db';
+import { createLogger } from '@mkt/kit/logger';
 import { crmParts } from './composition';
 import { loadConfig } from './config';
 import { allModels } from './db/models';

@@ -1,7 +1,8 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { eventOwner, makeEvent, type EventData, type EventType } from '@mkt/contracts';
-import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit/runtime';
+import type { Bus } from '@mkt/kit/bus';
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
 import { crmService, type CrmParts } from '../src/composition';
 import { loadConfig } from '../src/config';

@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit';
+import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit/runtime';
 import { startWireCounter, testIdentity, testServers, type WireCounter } from '@mkt/infra';
 import { crmService } from '../src/composition';
 import { loadConfig } from '../src/config';

@@ -1,7 +1,10 @@
 import type { RequestListener } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { OPERATIONS } from '@mkt/contracts';
-import { createService, mountEndpoints, operationHandlers, traceContextMiddleware, type Runtime, type WindowedCounter } from '@mkt/kit';
+import { createService, mountEndpoints, operationHandlers } from '@mkt/kit/http';
+import { traceContextMiddleware } from '@mkt/kit/tracing';
+import type { Runtime } from '@mkt/kit/runtime';
+import type { WindowedCounter } from '@mkt/kit/db';
 import { corsOrigins, type GatewayConfig } from './config';
 import type { AuditLog } from './application/audit-log';
 import type { Identity } from './application/identity';

@@ -1,12 +1,6 @@
-import {
-  createDatabase,
-  createRuntime,
-  isDatabaseReady,
-  periodicJob,
-  WindowedCounter,
-  type Logger,
-  type ServiceDefinition,
-} from '@mkt/kit';
+import { createDatabase, isDatabaseReady, WindowedCounter } from '@mkt/kit/db';
+import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { AuditLog } from './application/audit-log';
 import { Identity } from './application/identity';
@@ -85,8 +79,6 @@ export function gatewayService(config: Readonly<GatewayConfig>, log: Logger) {
   const identity = new Identity(
     { keys, refreshTtlDays: config.REFRESH_TOKEN_TTL_DAYS, referencePrefix: config.REF_PREFIX, passwords, throttle, devices },
     { users: new UserRepository(models.User), refreshTokens: new RefreshTokenRepository(models.RefreshToken) },
-    // The admin is seeded before the runtime starts: its event waits in the outbox for the relay's first sweep.
-    { flush: (userId) => runtime.outbox.flush(models.User, userId) },
     log,
   );
   const counter = new WindowedCounter(models.RateLimitCounter);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseConfig, pemFromEnv, serviceEnv } from '@mkt/kit';
+import { parseConfig, pemFromEnv, serviceEnv } from '@mkt/kit/runtime';
 
 const url = z.string().url();
 const count = z.coerce.number().int().min(0);

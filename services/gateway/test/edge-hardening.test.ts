@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import jwt from 'jsonwebtoken';
-import { createLogger, redactQuerySecrets } from '@mkt/kit';
+import { createLogger, redactQuerySecrets } from '@mkt/kit/logger';
 import { loadConfig } from '../src/config';
 import { startMetricsServer } from '../src/http/metrics-server';
 import { disconnectDatabase, rawRequest, startGateway, startUpstream, urlOf, type Gateway } from './harness';

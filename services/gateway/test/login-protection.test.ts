@@ -5,7 +5,7 @@ import { delayAfter } from '../src/domain/login-throttle';
 import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } from './harness';
 import { call, uniqueName } from './support';
 import { randomInt } from 'node:crypto';
-import { getMetrics } from '@mkt/kit';
+import { getMetrics } from '@mkt/kit/metrics';
 
 const password = 'correct horse battery';
 const email = () => `${uniqueName('login')}@example.com`;

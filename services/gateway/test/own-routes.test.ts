@@ -1,5 +1,5 @@
 import { SUBSCRIPTION_LIST, EVENT_TYPES, buildAsyncApi, buildOpenApi } from '@mkt/contracts';
-import { getMetrics } from '@mkt/kit';
+import { getMetrics } from '@mkt/kit/metrics';
 import { disconnectDatabase, startGateway, type Gateway } from './harness';
 import { call, uniqueName } from './support';
 

@@ -1,5 +1,6 @@
 import type { Express } from 'express';
-import { createService, mountEndpoints, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints } from '@mkt/kit/http';
+import type { Runtime } from '@mkt/kit/runtime';
 import type { Reviews } from './application/reviews';
 import type { ReviewConfig } from './config';
 import { reviewHandlers } from './http/reviews.handlers';

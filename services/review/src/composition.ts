@@ -1,4 +1,6 @@
-import { createDatabase, createRuntime, type Logger, type ServiceDefinition } from '@mkt/kit';
+import { createDatabase } from '@mkt/kit/db';
+import { createRuntime, type ServiceDefinition } from '@mkt/kit/runtime';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
 import { Reviews } from './application/reviews';
 import type { ReviewConfig } from './config';
@@ -26,7 +28,7 @@ export function reviewService(config: Readonly<ReviewConfig>, log: Logger) {
     payments: new PaymentRepository(models.Payment),
   };
   const policy = { minPaidPercent: config.REVIEW_MIN_PAID_PERCENT, minPaidMinor: config.REVIEW_MIN_PAID_MINOR };
-  const reviews = new Reviews(repositories, { flush: (doc) => runtime.outbox.flush(models.Review, doc) }, log, policy);
+  const reviews = new Reviews(repositories, log, policy);
   const consumers = reviewConsumers(reviews);
   const definition: ServiceDefinition = {
     runtime,

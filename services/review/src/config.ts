@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseConfig, serviceEnv } from '@mkt/kit';
+import { parseConfig, serviceEnv } from '@mkt/kit/runtime';
 
 export const ReviewEnv = serviceEnv(8085).extend({
   /**

@@ -1,5 +1,6 @@
 import './tracing';
-import { createLogger, startService } from '@mkt/kit';
+import { createLogger } from '@mkt/kit/logger';
+import { startService } from '@mkt/kit/runtime';
 import { reviewService } from './composition';
 import { loadConfig } from './config';
 

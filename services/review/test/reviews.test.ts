@@ -1,7 +1,8 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { makeEvent, newReference } from '@mkt/contracts';
-import { startComponent, stopRuntime, type Bus, type StartedRuntime } from '@mkt/kit';
+import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit/runtime';
+import type { Bus } from '@mkt/kit/bus';
 import { call, listenForEvents, testEnv, testIdentity, testServers, uniqueName, waitFor, type TestUser } from '@mkt/infra';
 import { reviewService } from '../src/composition';
 import { loadConfig } from '../src/config';

@@ -1,6 +1,8 @@
 import type { Express } from 'express';
 import { OPERATIONS } from '@mkt/contracts';
-import { createService, mountEndpoints, operationHandlers, type IdempotentRequests, type Runtime } from '@mkt/kit';
+import { createService, mountEndpoints, operationHandlers } from '@mkt/kit/http';
+import type { IdempotentRequests } from '@mkt/kit/db';
+import type { Runtime } from '@mkt/kit/runtime';
 import type { BookingHolds } from './application/booking-holds';
 import type { Limits } from './application/limits';
 import type { Payouts } from './application/payouts';

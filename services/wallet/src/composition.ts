@@ -1,18 +1,9 @@
-import {
-  createDatabase,
-  createRuntime,
-  IdempotentRequests,
-  periodicJob,
-  WindowedCounter,
-  type AnyModel,
-  type Logger,
-  type OutboxRelay,
-  type ServiceDefinition,
-} from '@mkt/kit';
+import { createDatabase, IdempotentRequests, WindowedCounter } from '@mkt/kit/db';
+import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
+import type { Logger } from '@mkt/kit/logger';
 import { createApp, type WalletHttpParts } from './app';
 import { BookingHolds } from './application/booking-holds';
 import { Limits } from './application/limits';
-import type { EventsOut, OutboxSourceName } from './application/outbox';
 import { Payouts } from './application/payouts';
 import { Statements } from './application/statements';
 import { walletSweep } from './application/sweep';
@@ -48,18 +39,6 @@ export function paymentProvider(config: Readonly<WalletConfig>): PaymentProvider
   });
 }
 
-/** Hands the events a write has just put on a record to kit's outbox relay (its own sweep retries). */
-class RelayedEvents implements EventsOut {
-  constructor(
-    private readonly relay: OutboxRelay,
-    private readonly sources: Record<OutboxSourceName, AnyModel>,
-  ) {}
-
-  flush(source: OutboxSourceName, id: string): void {
-    void this.relay.flush(this.sources[source], id);
-  }
-}
-
 /** Every part of the wallet, built at once from its configuration (main.ts, the tests). */
 export interface WalletParts extends WalletHttpParts {
   models: WalletModels;
@@ -93,7 +72,6 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
   const walletRepository = new WalletRepository(models);
   const ledger = new LedgerRepository(models, walletRepository, log);
   const holdRepository = new BookingHoldRepository(models);
-  const events = new RelayedEvents(runtime.outbox, { topups: models.TopUp, payouts: models.Payout, 'booking-holds': models.BookingHold });
   const steps = new WalletSteps(walletRepository, ledger);
   const wallets = new Wallets(walletRepository, config.REF_PREFIX);
   const provider = paymentProvider(config);
@@ -118,11 +96,10 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     walletRepository,
     wallets,
     steps,
-    events,
     log,
   );
   const payoutRepository = new PayoutRepository(models);
-  const payouts = new Payouts(limits, payoutRepository, wallets, steps, events, log);
+  const payouts = new Payouts(limits, payoutRepository, wallets, steps, log);
   const transferRepository = new TransferRepository(models);
   const transfers = new Transfers(
     { referencePrefix: config.REF_PREFIX, maxAmountMinor: config.TRANSFER_MAX_AMOUNT, ceilingMinor: config.WALLET_BALANCE_CEILING },
@@ -143,7 +120,6 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     walletRepository,
     wallets,
     steps,
-    events,
     log,
     transferRepository,
   );

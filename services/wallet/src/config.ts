@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { decimalStringToMinor } from '@mkt/contracts';
-import { parseConfig, serviceEnv } from '@mkt/kit';
+import { parseConfig, serviceEnv } from '@mkt/kit/runtime';
 import { HARD_CEILING_MINOR } from './domain/wallet-ops';
 
 /** A major-unit amount from the environment ("1000000.00") → minor units within the hard ceiling. */

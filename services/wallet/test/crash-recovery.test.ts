@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { RateLimited, WindowedCounter } from '@mkt/kit';
+import { RateLimited } from '@mkt/kit/domain';
+import { WindowedCounter } from '@mkt/kit/db';
 import { Limits as WalletLimits } from '../src/application/limits';
 import { releaseOp } from '../src/domain/booking-holds';
 import type { LimitSettings } from '../src/domain/limits';

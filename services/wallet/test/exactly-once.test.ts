@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { Migrator } from '@mkt/kit';
+import { Migrator } from '@mkt/kit/db';
 import { walletMigrations } from '../src/migrations';
 import { newReference } from '@mkt/contracts';
 import type { WalletOp } from '../src/domain/records';

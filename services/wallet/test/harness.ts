@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import pino from 'pino';
-import { startComponent, stopRuntime, type Bus, type Logger, type OutboxRelay } from '@mkt/kit';
+import { startComponent, stopRuntime } from '@mkt/kit/runtime';
+import type { Bus, OutboxRelay } from '@mkt/kit/bus';
+import type { Logger } from '@mkt/kit/logger';
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
 import { walletService, type WalletParts } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';

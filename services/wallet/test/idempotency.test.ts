@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OPERATIONS } from '@mkt/contracts';
-import { IDEMPOTENCY_LEASE_MS, operationRequest, requestFingerprint, type Attempt, type StoredResponse } from '@mkt/kit';
+import { IDEMPOTENCY_LEASE_MS, requestFingerprint, type Attempt, type StoredResponse } from '@mkt/kit/db';
+import { operationRequest } from '@mkt/kit/http';
 import {
   balancesOf,
   call,

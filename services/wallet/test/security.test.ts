@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger } from '@mkt/kit';
+import { createLogger } from '@mkt/kit/logger';
 import { loadConfig } from '../src/config';
 import {
   applyOp,

@@ -2,7 +2,7 @@
 // main.ts composes it, on the database TEST_DB_NAME, without its sweeps (the test recovers).
 // Prints `url <address>` once it listens; a SIGKILL is how it ends.
 const pino = require('pino');
-const { startComponent } = require('@mkt/kit');
+const { startComponent } = require('@mkt/kit/runtime');
 const { walletService } = require('../dist/composition.js');
 const { loadConfig } = require('../dist/config.js');
 

@@ -46,6 +46,20 @@ export async function ensureOutboxIndexes(sources: OutboxSource[]): Promise<void
   for (const { model } of sources) await model.collection.createIndex({ 'pendingEvents.id': 1 }, { sparse: true, name: 'outbox_pending' });
 }
 
+/** The relay that publishes each source model's outbox (set when the relay is made). */
+const relays = new WeakMap<AnyModel, OutboxRelay>();
+
+/**
+ * Called by the repository that wrote events into a document's outbox, once the write has
+ * returned: the relay of that model publishes them now, never awaited (the answer does not wait on
+ * the broker) and never throwing. `target` is the document as the write returned it (nothing is
+ * read) or its id. A model no relay sweeps is left alone; a failed publish is left to the sweep.
+ */
+export function eventsWritten(model: AnyModel, target: OutboxDocument | string): void {
+  const relay = relays.get(model);
+  if (relay) void relay.flush(model, target);
+}
+
 export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> | null = null;
@@ -53,7 +67,10 @@ export class OutboxRelay {
   private sweepingGraceMs = Infinity;
   private readonly publishing = new Set<string>();
 
-  constructor(private readonly options: OutboxOptions) {}
+  /** Each source's writes are published by this relay from now on (`eventsWritten`). */
+  constructor(private readonly options: OutboxOptions) {
+    for (const { model } of options.sources) relays.set(model, this);
+  }
 
   /**
    * Sweeps on a timer, and at once each time the broker (re)connects: a flush that failed while

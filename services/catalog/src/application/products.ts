@@ -9,13 +9,12 @@ import {
   type UpdateProductBody,
   type Visibility,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, type AuthenticatedUser, type OutboxRelay, type Page, type RecordDeletes } from '@mkt/kit';
+import { Conflict, foundOr404 } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Page } from '@mkt/kit/db';
+import type { RecordDeletes } from '@mkt/kit/bus';
 import type { ProductRepository } from '../db/product.repository';
 import { ownedBy, productDeletion, productWrite, visibleTo, type Product, type ProductChange, type ProductRules } from '../domain/products';
-
-/** Publishes an admin change's audit entry right after its write (the outbox sweep otherwise). */
-type Outbox = Pick<OutboxRelay, 'flush'>;
-const NO_FLUSH: Outbox = { flush: async () => undefined };
 
 /**
  * Seller products and drafts: read, let the rules decide, write through the repository. An
@@ -27,7 +26,6 @@ export class ProductService {
     private readonly rules: ProductRules,
     private readonly referencePrefix: string,
     private readonly deletes: Pick<RecordDeletes, 'delete'>,
-    private readonly outbox: Outbox = NO_FLUSH,
   ) {}
 
   async create(user: AuthenticatedUser, body: CreateProductBody): Promise<Product> {
@@ -103,10 +101,7 @@ export class ProductService {
   ): Promise<Product> {
     const write = productWrite(user, current, set, action, context, new Date());
     const saved = await this.products.write(current._id, write);
-    if (saved) {
-      if (write.update.$push) void this.outbox.flush(this.products.model, saved);
-      return saved;
-    }
+    if (saved) return saved;
     foundOr404(await this.products.get(current._id), 'Product');
     throw new Conflict('The product changed while it was edited: read it again');
   }

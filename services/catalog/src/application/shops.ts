@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateShopBody, CreateV1ProductBody, PageQuery } from '@mkt/contracts';
-import { foundOr404, type AuthenticatedUser, type Page } from '@mkt/kit';
+import { foundOr404 } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Page } from '@mkt/kit/db';
 import { DUPLICATE, type ShopRepository, type V1ProductRepository } from '../db/shop.repository';
 import { decideShop, decideV1Product, skuTaken, slugTaken, type Shop, type V1Product } from '../domain/shops';
 

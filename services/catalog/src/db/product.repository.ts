@@ -1,5 +1,6 @@
 import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts';
-import { findPage, type Page } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage, type Page } from '@mkt/kit/db';
 import type { NewProduct, Product, ProductWrite } from '../domain/products';
 import type { CatalogModels } from './models';
 
@@ -41,13 +42,13 @@ export class ProductRepository {
     return findPage<Product>(this.models.products, { sellerId }, query, SORTS.newest);
   }
 
-  /** The changed product, or null when it went away or its guard missed meanwhile. */
+  /**
+   * The changed product, or null when it went away or its guard missed meanwhile. An audit entry
+   * the write pushed is published right after it (`eventsWritten`).
+   */
   async write(id: string, write: ProductWrite): Promise<Product | null> {
-    return this.models.products.findOneAndUpdate({ _id: id, ...write.guard }, write.update, { new: true }).lean<Product>();
-  }
-
-  /** The model behind `seller_products` (the outbox relay publishes from it). */
-  get model(): CatalogModels['products'] {
-    return this.models.products;
+    const saved = await this.models.products.findOneAndUpdate({ _id: id, ...write.guard }, write.update, { new: true }).lean<Product>();
+    if (saved && write.update.$push) eventsWritten(this.models.products, saved);
+    return saved;
   }
 }

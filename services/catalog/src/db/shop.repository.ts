@@ -1,5 +1,6 @@
 import type { PageQuery } from '@mkt/contracts';
-import { findPage, isDuplicateKey, type Page } from '@mkt/kit';
+import { findPage, type Page } from '@mkt/kit/db';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { NewShop, NewV1Product, Shop, V1Product } from '../domain/shops';
 import type { CatalogModels } from './models';
 

@@ -1,10 +1,19 @@
 import { OPERATIONS } from '@mkt/contracts';
-import { adminRequestOf, operationHandlers, type MountedHandlers } from '@mkt/kit';
-import type { CatalogParts } from '../composition';
+import { adminRequestOf, operationHandlers, type MountedHandlers } from '@mkt/kit/http';
+import type { ProductService } from '../application/products';
+import type { ShopService } from '../application/shops';
+import type { Category } from '../domain/categories';
 import { toCreatedProduct, toDraftView, toListItem, toProductView, toShopView, toV1ProductView } from './views';
 
+/** What the HTTP layer calls: the application services (composition.ts builds them). */
+export interface CatalogHttpParts {
+  products: ProductService;
+  shops: ShopService;
+  categories: Category[];
+}
+
 /** One handler per operation of the catalog in the contracts' table (its input and answer typed by the entry). */
-export function catalogHandlers({ products, shops, categories }: Pick<CatalogParts, 'products' | 'shops' | 'categories'>): MountedHandlers {
+export function catalogHandlers({ products, shops, categories }: CatalogHttpParts): MountedHandlers {
   return operationHandlers(OPERATIONS, 'catalog', {
     listCategories: () => ({ data: categories, message: 'Categories retrieved' }),
     createProduct: async ({ body }, { user }) => ({

@@ -1,4 +1,4 @@
-import { indexesMigration } from '@mkt/kit';
+import { indexesMigration } from '@mkt/kit/db';
 
 /**
  * The products' outbox sweep index (an admin's change of a seller's product carries its audit

@@ -1,5 +1,6 @@
 import { CreateProductBody, UpdateProductBody, type Visibility } from '@mkt/contracts';
-import { AppError, type AuthenticatedUser } from '@mkt/kit';
+import { AppError } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { buildCategories, propertyValueProblem, type Property } from '../../src/domain/categories';
 import {
   canManage,

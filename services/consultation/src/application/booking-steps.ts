@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { InvalidState, type Logger, type OutboxRelay } from '@mkt/kit';
+import { InvalidState } from '@mkt/kit/domain';
+import type { Logger } from '@mkt/kit/logger';
 import {
   cancelWrite,
   confirmWrite,
@@ -45,7 +46,6 @@ export interface BookingStores {
 export class BookingSteps {
   constructor(
     private readonly stores: BookingStores,
-    private readonly outbox: Pick<OutboxRelay, 'flush'>,
     private readonly log: Logger,
   ) {}
 
@@ -93,7 +93,6 @@ export class BookingSteps {
       await this.stores.sessions.leave(booking);
       throw new InvalidState('The booking was given up while it was being made');
     }
-    void this.outbox.flush(bookings.model, confirmed);
     this.log.info({ bookingId: booking._id, consultationId: consultation._id, paid: write.paid }, 'booking confirmed');
     return confirmed;
   }
@@ -135,7 +134,6 @@ export class BookingSteps {
     const cancelled = await bookings.move(booking._id, { status: 'Confirmed' }, set, event);
     if (!cancelled) return null;
     await this.release(cancelled);
-    void this.outbox.flush(bookings.model, cancelled);
     return cancelled;
   }
 

@@ -1,12 +1,8 @@
 import { newInternalId, type CancelBookingBody, type CreateBookingBody, type PageQuery } from '@mkt/contracts';
-import {
-  IdempotentRequestInFlight,
-  InvalidState,
-  type Attempt,
-  type AuthenticatedUser,
-  type IdempotentRequests,
-  type Logger,
-} from '@mkt/kit';
+import { IdempotentRequestInFlight, type Attempt, type IdempotentRequests } from '@mkt/kit/db';
+import { InvalidState } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import { visibleTo } from '../domain/access';
 import {
   bookingListScope,

@@ -8,7 +8,8 @@ import {
   type PageQuery,
   type UpdateConsultationBody,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, NotFound, type AuthenticatedUser, type OutboxRelay } from '@mkt/kit';
+import { Conflict, foundOr404, NotFound } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
 import {
   auditedApproval,
@@ -36,7 +37,6 @@ export interface ConsultationDeps {
   /** How many consultations one seller may have (`MAX_CONSULTATIONS_PER_SELLER`). */
   maxPerSeller: number;
   /** Publishes an approval's audit entry right after its write (the sweeper otherwise). */
-  outbox: Pick<OutboxRelay, 'flush'>;
 }
 
 /** Consultations: created by sellers, edited (some edits wait for review), approved by admins, listed, their slots. */
@@ -108,10 +108,7 @@ export class Consultations {
       const now = new Date();
       const write = auditedEdit(decideEdit(consultation, set, { revisionId: randomUUID(), now }), consultation, user, context, now);
       const updated = await consultations.updateGuarded(consultation._id, write.guard, write.update, write.touchesLive);
-      if (updated) {
-        if (write.update.$push) void this.deps.outbox.flush(consultations.model, updated._id);
-        return updated;
-      }
+      if (updated) return updated;
       consultation = await this.mustFind(consultation._id);
     }
     throw new Conflict('The consultation kept changing while it was edited: send the edit again');
@@ -132,10 +129,7 @@ export class Consultations {
     const consultation = await this.mustFind(key);
     const write = auditedApproval(decideApprove(consultation, named), consultation, admin, context, new Date());
     const approved = await this.deps.consultations.updateGuarded(consultation._id, write.guard, write.update);
-    if (approved) {
-      void this.deps.outbox.flush(this.deps.consultations.model, approved._id);
-      return { consultation: approved, revised: write.revised };
-    }
+    if (approved) return { consultation: approved, revised: write.revised };
     decideApprove(await this.mustFind(consultation._id), named);
     throw new Conflict('The consultation changed while it was approved: read it again');
   }

@@ -1,4 +1,5 @@
-import { calendarWindow, type WindowedCounter } from '@mkt/kit';
+import { calendarWindow } from '@mkt/kit/domain';
+import type { WindowedCounter } from '@mkt/kit/db';
 import { COUPON_CHECKS_PER_MINUTE, tooManyCouponChecks } from '../domain/coupons';
 
 /** The coupon-check throttle: per user and calendar minute, on a counter of kit's (one guarded upsert). */

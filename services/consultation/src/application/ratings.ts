@@ -1,5 +1,5 @@
 import type { IntegrationEvent } from '@mkt/contracts';
-import type { Logger } from '@mkt/kit';
+import type { Logger } from '@mkt/kit/logger';
 import { aboutConsultation, countsInRating, ratingSummary } from '../domain/ratings';
 import type { ConsultationRepository } from '../db/consultation.repository';
 import type { RatingRepository } from '../db/rating.repository';

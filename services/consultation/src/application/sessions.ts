@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AdminRequestContext, EventEnvelope, PageQuery } from '@mkt/contracts';
-import { InvalidState, type AuthenticatedUser, type Logger, type OutboxRelay } from '@mkt/kit';
+import { InvalidState } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import {
   checkDispute,
   checkMove,
@@ -32,7 +34,6 @@ export interface SessionDeps {
   consultations: ConsultationRepository;
   places: PlaceRepository;
   steps: BookingSteps;
-  outbox: Pick<OutboxRelay, 'flush'>;
   log: Logger;
   rules: SessionRules;
 }
@@ -79,7 +80,7 @@ export class Sessions {
    * back until an admin decides). A repeat is 409.
    */
   async dispute(user: AuthenticatedUser, key: string, reason: string, correlationId: string, now = new Date()) {
-    const { sessions, bookings, outbox, log } = this.deps;
+    const { sessions, bookings, log } = this.deps;
     const session = await sessions.findByKey(key);
     const mine = session ? await bookings.confirmedOfSessionBy(session._id, user.id) : [];
     const open = checkDispute(user, session, mine);
@@ -94,7 +95,6 @@ export class Sessions {
       );
       if (!moved) continue;
       disputed.push(booking._id);
-      void outbox.flush(bookings.model, moved);
     }
     if (disputed.length === 0) throw new InvalidState('This no-show is already disputed');
     log.info({ sessionId: session!._id, bookingIds: disputed, correlationId }, 'no-show disputed by its buyer');
@@ -148,11 +148,10 @@ export class Sessions {
    * racing moves one applies, the other is 409.
    */
   private async applyMove(session: SessionDoc, move: SessionMove, set: Record<string, unknown>, events: EventEnvelope[]) {
-    const { sessions, outbox, log } = this.deps;
+    const { sessions, log } = this.deps;
     const { from, to } = SESSION_MOVES[move];
     const moved = await sessions.move(session._id, from, set, events);
     if (!moved) throw new InvalidState(`The session is no longer ${from}`);
-    if (events.length > 0) void outbox.flush(sessions.model, moved);
     log.info({ sessionId: session._id, move, status: to }, 'session moved');
     return moved;
   }

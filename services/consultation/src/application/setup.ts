@@ -7,7 +7,8 @@ import type {
   PageQuery,
   VisibilityStatusBody,
 } from '@mkt/contracts';
-import { NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { NotFound } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, subjectOf, visibleTo, type References } from '../domain/access';
 import { couponCheck, couponProblem } from '../domain/coupons';
 import { newDiscount, USING_STATUSES } from '../domain/discounts';

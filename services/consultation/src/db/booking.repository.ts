@@ -1,5 +1,6 @@
 import type { PageQuery } from '@mkt/contracts';
-import { findPage } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage } from '@mkt/kit/db';
 import type { EventEnvelope } from '@mkt/contracts';
 import type { BookingDoc, NewBooking } from '../domain/records';
 import { findByKey } from './keys';
@@ -11,11 +12,6 @@ import type { ConsultationModels } from './models';
  */
 export class BookingRepository {
   constructor(private readonly models: Pick<ConsultationModels, 'Booking'>) {}
-
-  /** The model, for the outbox relay's flush after a write. */
-  get model() {
-    return this.models.Booking;
-  }
 
   findById(id: string): Promise<BookingDoc | null> {
     return this.models.Booking.findById(id).lean<BookingDoc>();
@@ -48,15 +44,18 @@ export class BookingRepository {
 
   /**
    * One guarded move: `set` (and `event`, in the same write) when the booking is still in the
-   * state of `guard`; the booking after it, or null when the guard missed.
+   * state of `guard`; the booking after it, or null when the guard missed. The event is
+   * published right after the write (`eventsWritten`).
    */
   async move(id: string, guard: Record<string, unknown>, set: Record<string, unknown>, event?: EventEnvelope): Promise<BookingDoc | null> {
     // The driver's own write: the values are the domain's (typed: strings, numbers,
     // dates), the client's text in them checked by the contracts schemas; no casting needed.
     const update = { $set: { ...set, updatedAt: new Date() }, ...(event ? { $push: { pendingEvents: event } } : {}) };
-    return (await this.models.Booking.collection.findOneAndUpdate({ _id: id, ...guard } as never, update as never, {
+    const moved = (await this.models.Booking.collection.findOneAndUpdate({ _id: id, ...guard } as never, update as never, {
       returnDocument: 'after',
     })) as unknown as BookingDoc | null;
+    if (moved && event) eventsWritten(this.models.Booking, moved);
+    return moved;
   }
 
   /** `move` without reading the booking back: whether it applied. */

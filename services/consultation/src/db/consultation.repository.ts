@@ -1,5 +1,7 @@
 import type { PageQuery } from '@mkt/contracts';
-import { byIdOrReference, findPage, isDuplicateKey } from '@mkt/kit';
+import { byIdOrReference, findPage } from '@mkt/kit/db';
+import { eventsWritten } from '@mkt/kit/bus';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { ConsultationDoc, PricingDoc, RuleSetDoc } from '../domain/records';
 import type { ConsultationUpdate } from '../domain/consultation-edits';
 import type { OfferShape } from '../domain/rule-sets';
@@ -10,8 +12,7 @@ import type { ConsultationModels } from './models';
 export class ConsultationRepository {
   constructor(private readonly models: Pick<ConsultationModels, 'Consultation' | 'RuleSet' | 'Pricing' | 'SellerQuota'>) {}
 
-  /** The model, for the outbox relay's flush after a write. */
-  get model() {
+  private get model() {
     return this.models.Consultation;
   }
 
@@ -120,14 +121,21 @@ export class ConsultationRepository {
     return findPage(this.model, filter, query, { createdAt: -1 });
   }
 
-  /** One conditional write (an edit or an approval): null when `guard` no longer holds. */
-  updateGuarded(
+  /**
+   * One conditional write (an edit or an approval): null when `guard` no longer holds. An audit
+   * entry the write pushed is published right after it (`eventsWritten`).
+   */
+  async updateGuarded(
     id: string,
     guard: Record<string, unknown>,
     update: ConsultationUpdate,
     touchesLive = true,
   ): Promise<ConsultationDoc | null> {
-    return this.model.findOneAndUpdate({ _id: id, ...guard }, update, { new: true, timestamps: touchesLive }).lean<ConsultationDoc>();
+    const updated = await this.model
+      .findOneAndUpdate({ _id: id, ...guard }, update, { new: true, timestamps: touchesLive })
+      .lean<ConsultationDoc>();
+    if (updated && update.$push) eventsWritten(this.model, updated._id);
+    return updated;
   }
 
   async setRating(id: string, summary: { averageRating: number; totalReviews: number }): Promise<void> {

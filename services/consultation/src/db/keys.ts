@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import { byIdOrReference } from '@mkt/kit';
+import { byIdOrReference } from '@mkt/kit/db';
 
 /** Every record is found by its id or its referenceId. */
 export function findByKey<T>(model: Model<T>, key: string): Promise<T | null> {

@@ -1,12 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
-import {
-  freeFormArrayField,
-  idempotencyRecordSchema,
-  pendingEventsField,
-  windowedCounterSchema,
-  type IdempotencyRecordDoc,
-  type WindowedCounterDoc,
-} from '@mkt/kit';
+import { freeFormArrayField, pendingEventsField } from '@mkt/kit/bus';
+import { idempotencyRecordSchema, windowedCounterSchema, type IdempotencyRecordDoc, type WindowedCounterDoc } from '@mkt/kit/db';
 import type {
   BookingDoc,
   ConsultationDoc,

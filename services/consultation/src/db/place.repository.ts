@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import { isDuplicateKey } from '@mkt/kit';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { PlaceDoc } from '../domain/records';
 import type { ConsultationModels } from './models';
 

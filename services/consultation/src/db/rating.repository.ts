@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@mkt/kit';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { ConsultationModels } from './models';
 
 /** `rating_entries`: one entry per review. */

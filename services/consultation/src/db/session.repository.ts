@@ -1,5 +1,7 @@
 import { newInternalId, newUnderscoreReference, type EventEnvelope, type PageQuery } from '@mkt/contracts';
-import { findPage, isDuplicateKey } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage } from '@mkt/kit/db';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { BookingDoc, ConsultationDoc, NewBooking, SessionDoc } from '../domain/records';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
@@ -10,11 +12,6 @@ export type JoinResult = { session: SessionDoc } | { left: true } | { retry: tru
 /** `sessions`: one per consultation and start (unique), joined and left by bookings, moved by guarded writes. */
 export class SessionRepository {
   constructor(private readonly models: Pick<ConsultationModels, 'Session'>) {}
-
-  /** The model, for the outbox relay's flush after a write. */
-  get model() {
-    return this.models.Session;
-  }
 
   findByKey(key: string): Promise<SessionDoc | null> {
     return findByKey(this.models.Session, key);
@@ -90,14 +87,17 @@ export class SessionRepository {
 
   /**
    * The state change and its event in one write, guarded by the state the checks saw: of two
-   * racing moves one applies (null for the other).
+   * racing moves one applies (null for the other). The events are published right after the
+   * write (`eventsWritten`).
    */
-  move(id: string, from: string, set: Record<string, unknown>, events: EventEnvelope[]): Promise<SessionDoc | null> {
-    return this.models.Session.findOneAndUpdate(
+  async move(id: string, from: string, set: Record<string, unknown>, events: EventEnvelope[]): Promise<SessionDoc | null> {
+    const moved = await this.models.Session.findOneAndUpdate(
       { _id: id, status: from },
       { $set: set, ...(events.length > 0 ? { $push: { pendingEvents: { $each: events } } } : {}) },
       { new: true },
     ).lean<SessionDoc>();
+    if (moved && events.length > 0) eventsWritten(this.models.Session, moved);
+    return moved;
   }
 
   async expire(id: string, now: Date): Promise<void> {

@@ -1,5 +1,6 @@
 import type { PageQuery } from '@mkt/contracts';
-import { Conflict, findPage, isDuplicateKey } from '@mkt/kit';
+import { Conflict, isDuplicateKey } from '@mkt/kit/domain';
+import { findPage } from '@mkt/kit/db';
 import type { DiscountDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../domain/records';
 import { buyerUseKey, maxUsesPerBuyerOf } from '../domain/coupons';
 import { findByKey } from './keys';

@@ -1,5 +1,5 @@
 import { Forbidden, NotFound } from '@mkt/kit/domain';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { ConsultationDoc } from './records';
 
 /**

@@ -7,7 +7,7 @@ import {
   type EventEnvelope,
 } from '@mkt/contracts';
 import { Forbidden, InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { isAdmin, isListed } from './access';
 import {
   CancellationClosed,

@@ -1,6 +1,6 @@
 import { newInternalId, newReference, type CreateConsultationBody } from '@mkt/contracts';
 import { NotFound } from '@mkt/kit/domain';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller, type References } from './access';
 import { ForeignRecord } from './consultation.errors';
 import type { ConsultationDoc, PricingDoc, RuleSetDoc } from './records';

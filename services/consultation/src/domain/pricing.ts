@@ -1,5 +1,5 @@
 import { newInternalId, newUnderscoreReference, type CreatePricingBody } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller } from './access';
 import type { PricingDoc } from './records';
 

@@ -1,6 +1,6 @@
 import { newReference, type CreateRuleSetBody } from '@mkt/contracts';
 import { InvalidField } from '@mkt/kit/domain';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller, type References } from './access';
 import type { RuleSetDoc } from './records';
 import { countSlotsByDuration, isValidZone } from './slots';

@@ -1,6 +1,6 @@
 import { adminActionData, makeEvent, type AdminRequestContext, type EventEnvelope, type SessionStatus } from '@mkt/contracts';
 import { Forbidden, InvalidField, InvalidState, NotFound, RuleViolation } from '@mkt/kit/domain';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin } from './access';
 import { slotKey } from './consultations';
 import type { BookingDoc, SessionDoc } from './records';

@@ -1,6 +1,6 @@
 import { newInternalId, newUnderscoreReference, type CreateVisibilityRuleSetBody, type VisibilityStatusBody } from '@mkt/contracts';
 import { InvalidField } from '@mkt/kit/domain';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller, isAdmin, isListed, subjectOf } from './access';
 import type { ConsultationDoc, VisibilityRuleSetDoc } from './records';
 import { decideVisibility, ruleSetInForce, type VisibilityContext } from './visibility';

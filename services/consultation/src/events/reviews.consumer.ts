@@ -1,5 +1,5 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
-import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
+import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Ratings } from '../application/ratings';
 
 /** The rating summary of each consultation, from the review service's events (one queue). */

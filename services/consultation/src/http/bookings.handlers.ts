@@ -1,5 +1,5 @@
 import type { OPERATIONS } from '@mkt/contracts';
-import { adminRequestOf, correlationIdOf, sendReceiptPage, type OperationHandlers } from '@mkt/kit';
+import { adminRequestOf, correlationIdOf, sendReceiptPage, type OperationHandlers } from '@mkt/kit/http';
 import type { Bookings } from '../application/bookings';
 import type { Sessions } from '../application/sessions';
 import {

@@ -1,5 +1,5 @@
 import type { OPERATIONS } from '@mkt/contracts';
-import { adminRequestOf, type OperationHandlers } from '@mkt/kit';
+import { adminRequestOf, type OperationHandlers } from '@mkt/kit/http';
 import type { Consultations } from '../application/consultations';
 import { mayReview } from '../domain/access';
 import { versionOf } from '../domain/consultation-edits';

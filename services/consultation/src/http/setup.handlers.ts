@@ -1,5 +1,5 @@
 import type { OPERATIONS } from '@mkt/contracts';
-import type { OperationHandlers } from '@mkt/kit';
+import type { OperationHandlers } from '@mkt/kit/http';
 import type { Setup } from '../application/setup';
 import { couponCheckView, discountView, pricingView, ruleSetListItem, ruleSetView, visibilityRuleSetView } from './views';
 

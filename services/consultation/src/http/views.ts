@@ -1,5 +1,5 @@
 import { formatMinor, minorToMajor } from '@mkt/contracts';
-import type { ReceiptDocument } from '@mkt/kit';
+import type { ReceiptDocument } from '@mkt/kit/http';
 import type { BookingReceiptAmounts } from '../domain/receipts';
 import { versionOf } from '../domain/consultation-edits';
 import { maxUsesPerBuyerOf, type CouponCheck } from '../domain/coupons';

@@ -1,4 +1,4 @@
-import type { Migration } from '@mkt/kit';
+import type { Migration } from '@mkt/kit/db';
 
 /**
  * Consultations made before `sellerRef` was kept get their seller's USR reference, so that a

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { outgoingTraceHeaders, propagateTraceTo, type Logger } from '@mkt/kit';
+import { outgoingTraceHeaders, propagateTraceTo } from '@mkt/kit/tracing';
+import type { Logger } from '@mkt/kit/logger';
 
 export interface HoldRequest {
   bookingId: string;

@@ -1,4 +1,4 @@
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { BookingDoc, ConsultationDoc, DiscountDoc, PricingDoc, RuleSetDoc, SessionDoc } from '../../src/domain/records';
 
 // Records for the unit tests of domain/ (no server): each with what a rule reads, overridable.

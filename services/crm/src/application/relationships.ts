@@ -6,7 +6,10 @@ import {
   type PageQuery,
   type UpdateCustomerBody,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, type AuthenticatedUser, type OutboxRelay, type Page, type RecordDeletes } from '@mkt/kit';
+import { Conflict, foundOr404 } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Page } from '@mkt/kit/db';
+import type { RecordDeletes } from '@mkt/kit/bus';
 import type { BookingFactRepository } from '../db/booking-fact.repository';
 import { DUPLICATE, type RelationshipRepository } from '../db/relationship.repository';
 import type { KnownUserRepository } from '../db/user.repository';
@@ -39,10 +42,6 @@ export interface RelationshipRow {
   sellerName: string | null;
 }
 
-/** Publishes an admin change's audit entry right after its write (the outbox sweep otherwise). */
-type Outbox = Pick<OutboxRelay, 'flush'>;
-const NO_FLUSH: Outbox = { flush: async () => undefined };
-
 /**
  * Customer relationships: who may create, read, change and list them (domain/relationships.ts).
  * An admin's create or update carries its audit entry in its own write (`auditedCreate`,
@@ -55,7 +54,6 @@ export class RelationshipService {
     private readonly facts: BookingFactRepository,
     private readonly projection: Projection,
     private readonly deletes: Pick<RecordDeletes, 'delete'>,
-    private readonly outbox: Outbox = NO_FLUSH,
   ) {}
 
   async create(user: AuthenticatedUser, body: CreateCustomerBody, context: AdminRequestContext): Promise<Relationship> {
@@ -69,7 +67,6 @@ export class RelationshipService {
     const now = new Date();
     const record = auditedCreate(user, decideCreate(body, pair, follow, ids, now), context, now);
     if ((await this.relationships.insert(record)) === DUPLICATE) throw pairTaken();
-    if (record.pendingEvents) void this.outbox.flush(this.relationships.model, ids.id);
     // The pair has booked (that is what lets it be named): its totals follow from those bookings
     // at once, as they would in the relationship the events open.
     await this.projection.recompute(pair);
@@ -87,10 +84,7 @@ export class RelationshipService {
     const now = new Date();
     const write = relationshipWrite(user, current, decideUpdate(user, current, body, now), context, now);
     const saved = await this.relationships.write(current._id, write);
-    if (saved) {
-      if (write.update.$push) void this.outbox.flush(this.relationships.model, saved);
-      return saved;
-    }
+    if (saved) return saved;
     foundOr404(await this.relationships.find(current._id), 'Customer');
     throw new Conflict('The relationship changed while it was edited: read it again');
   }

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { pendingEventsField, tombstoneModel, type Tombstone } from '@mkt/kit';
+import { pendingEventsField, tombstoneModel, type Tombstone } from '@mkt/kit/bus';
 import type { BookingFact } from '../domain/projection';
 import type { KnownUser, Relationship } from '../domain/relationships';
 

@@ -1,5 +1,7 @@
 import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/contracts';
-import { byIdOrReference, findPage, isDuplicateKey, type Page } from '@mkt/kit';
+import { byIdOrReference, findPage, type Page } from '@mkt/kit/db';
+import { eventsWritten } from '@mkt/kit/bus';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Listing, NewRelationship, Pair, Relationship, RelationshipWrite } from '../domain/relationships';
 import type { Totals } from '../domain/totals';
 import type { CrmModels } from './models';
@@ -60,6 +62,7 @@ export class RelationshipRepository {
     return this.models.relationships.findById(id).lean<Relationship>();
   }
 
+  /** An audit entry the new record carries is published right after the insert (`eventsWritten`). */
   async insert(relationship: NewRelationship): Promise<void | typeof DUPLICATE> {
     try {
       await this.models.relationships.create(relationship);
@@ -67,6 +70,7 @@ export class RelationshipRepository {
       if (isDuplicateKey(err)) return DUPLICATE;
       throw err;
     }
+    if (relationship.pendingEvents?.length) eventsWritten(this.models.relationships, relationship._id);
   }
 
   /** The pair's relationship, made (Active, New, no totals) where events meet a pair nobody created by hand. */
@@ -76,14 +80,16 @@ export class RelationshipRepository {
     await this.insert({ _id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS'), sellerId, buyerId });
   }
 
-  /** The changed relationship, or null when it went away or its guard missed meanwhile. */
+  /**
+   * The changed relationship, or null when it went away or its guard missed meanwhile. An audit
+   * entry the write pushed is published right after it (`eventsWritten`).
+   */
   async write(id: string, write: RelationshipWrite): Promise<Relationship | null> {
-    return this.models.relationships.findOneAndUpdate({ _id: id, ...write.guard }, write.update, { new: true }).lean<Relationship>();
-  }
-
-  /** The model behind the relationships (the outbox relay publishes from it). */
-  get model(): CrmModels['relationships'] {
-    return this.models.relationships;
+    const saved = await this.models.relationships
+      .findOneAndUpdate({ _id: id, ...write.guard }, write.update, { new: true })
+      .lean<Relationship>();
+    if (saved && write.update.$push) eventsWritten(this.models.relationships, saved);
+    return saved;
   }
 
   async setTotals({ sellerId, buyerId }: Pair, totals: Totals): Promise<void> {

@@ -1,4 +1,4 @@
-import { byIdOrReference } from '@mkt/kit';
+import { byIdOrReference } from '@mkt/kit/db';
 import type { KnownUser } from '../domain/relationships';
 import type { CrmModels } from './models';
 

@@ -1,5 +1,5 @@
 import { OPERATIONS, type PageQuery } from '@mkt/contracts';
-import { adminRequestOf, operationHandlers, type AuthenticatedUser, type MountedHandlers } from '@mkt/kit';
+import { adminRequestOf, operationHandlers, type AuthenticatedUser, type MountedHandlers } from '@mkt/kit/http';
 import type { RelationshipService } from '../application/relationships';
 import type { Listing } from '../domain/relationships';
 import { createdView, LISTING_SCHEMAS, listingView, ownListRow, relationshipView, updatedView } from './views';

@@ -13,7 +13,7 @@ import {
   SellerFavoritesResponse,
   SellerFollowersResponse,
 } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { z } from 'zod';
 import type { RelationshipRow } from '../application/relationships';
 import type { Relationship } from '../domain/relationships';

@@ -1,4 +1,4 @@
-import { indexesMigration } from '@mkt/kit';
+import { indexesMigration } from '@mkt/kit/db';
 
 /**
  * The relationships' outbox sweep index (an admin's change of a relationship carries its audit

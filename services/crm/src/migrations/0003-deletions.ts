@@ -1,4 +1,4 @@
-import { indexesMigration } from '@mkt/kit';
+import { indexesMigration } from '@mkt/kit/db';
 
 /**
  * The relationships' tombstones (`deletions`: each delete's claim, and an admin's delete's audit

@@ -1,4 +1,4 @@
-import type { Migration } from '@mkt/kit';
+import type { Migration } from '@mkt/kit/db';
 import { indexes } from './0001-indexes';
 import { outboxIndex } from './0002-outbox-index';
 import { deletions } from './0003-deletions';

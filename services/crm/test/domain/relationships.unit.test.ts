@@ -1,5 +1,6 @@
 import { CreateCustomerBody, UpdateCustomerBody } from '@mkt/contracts';
-import { AppError, type AuthenticatedUser } from '@mkt/kit';
+import { AppError } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import {
   assertDeleter,
   assertReader,

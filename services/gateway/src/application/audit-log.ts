@@ -1,5 +1,5 @@
 import type { AdminActionRecordedData, AuditFilterQuery, AuditLogQuery } from '@mkt/contracts';
-import type { Logger } from '@mkt/kit';
+import type { Logger } from '@mkt/kit/logger';
 import type { AuditEntryRepository } from '../db/audit-entry.repository';
 import { auditFilter, checkRange, decodeCursor, encodeCursor, entryOf, type AuditEntry } from '../domain/audit';
 

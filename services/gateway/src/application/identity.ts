@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { makeEvent, newReference, type AuthSession, type AuthUser, type LoginBody, type RegisterBody, type Role } from '@mkt/contracts';
-import { isDuplicateKey, NotFound, type Logger } from '@mkt/kit';
+import { isDuplicateKey, NotFound } from '@mkt/kit/domain';
+import type { Logger } from '@mkt/kit/logger';
 import type { RefreshTokenRepository } from '../db/refresh-token.repository';
 import type { UserDoc } from '../db/models';
 import type { UserRepository } from '../db/user.repository';
@@ -34,11 +35,6 @@ export interface IdentityRepositories {
   refreshTokens: RefreshTokenRepository;
 }
 
-/** Sends a stored user's pending event now (kit's outbox relay; its sweep sends it otherwise). */
-export interface UserOutbox {
-  flush(userId: string): Promise<void>;
-}
-
 /** Registration, login, refresh with rotation and reuse detection, logout. */
 export class Identity {
   // Verified when the email is unknown, so both failures take the same time.
@@ -47,7 +43,6 @@ export class Identity {
   constructor(
     private readonly settings: IdentitySettings,
     private readonly repos: IdentityRepositories,
-    private readonly outbox: UserOutbox,
     private readonly log: Logger,
   ) {}
 
@@ -145,9 +140,7 @@ export class Identity {
     const made = { id: randomUUID(), referenceId: newReference('USR', this.settings.referencePrefix), passwordHash };
     const { user, emit } = newUser({ email, fullName, role }, made);
     try {
-      const stored = await this.repos.users.insert(user, makeEvent(emit.type, emit.data, { source: 'gateway', correlationId }));
-      void this.outbox.flush(stored._id);
-      return stored;
+      return await this.repos.users.insert(user, makeEvent(emit.type, emit.data, { source: 'gateway', correlationId }));
     } catch (err) {
       if (isDuplicateKey(err)) throw new EmailTaken();
       throw err;

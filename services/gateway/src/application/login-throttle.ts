@@ -1,4 +1,6 @@
-import { Counter, getMetrics, RateLimited, type Logger } from '@mkt/kit';
+import { Counter, getMetrics } from '@mkt/kit/metrics';
+import { RateLimited } from '@mkt/kit/domain';
+import type { Logger } from '@mkt/kit/logger';
 import type { LoginThrottleRepository } from '../db/login-throttle.repository';
 import type { LoginAttemptDoc } from '../db/models';
 import {

@@ -1,7 +1,9 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Unauthenticated, type AccessKeys, type Logger } from '@mkt/kit';
+import { Unauthenticated } from '@mkt/kit/domain';
+import type { AccessKeys } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 
 /** A key of the set: its id (`kid`), the private key it signs with, and its public half. */
 export interface SigningKey {

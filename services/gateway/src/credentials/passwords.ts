@@ -1,6 +1,6 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
-import { AppError } from '@mkt/kit';
+import { AppError } from '@mkt/kit/domain';
 import { ErrorCode } from '@mkt/contracts';
 
 export interface PasswordSettings {

@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@mkt/kit';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { AuditEntry } from '../domain/audit';
 import type { GatewayModels } from './models';
 

@@ -1,5 +1,5 @@
 import type { Model } from 'mongoose';
-import { isDuplicateKey } from '@mkt/kit';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Guarded, Lane, LoginTicket } from '../domain/login-throttle';
 import type { LoginAccountDoc, LoginAttemptDoc } from './models';
 

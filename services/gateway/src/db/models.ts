@@ -1,6 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import { newUuid, type IntegrationEvent, type Role } from '@mkt/contracts';
-import { pendingEventsField, windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit';
+import { pendingEventsField } from '@mkt/kit/bus';
+import { windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit/db';
 import type { AuditEntry } from '../domain/audit';
 
 export interface UserDoc {

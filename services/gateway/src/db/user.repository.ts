@@ -1,4 +1,5 @@
 import type { IntegrationEvent } from '@mkt/contracts';
+import { eventsWritten } from '@mkt/kit/bus';
 import type { Model } from 'mongoose';
 import type { UserDoc } from './models';
 
@@ -6,9 +7,14 @@ import type { UserDoc } from './models';
 export class UserRepository {
   constructor(readonly model: Model<UserDoc>) {}
 
-  /** Stores a new user with its event (outbox); a taken email: the unique key refuses it. */
+  /**
+   * Stores a new user with its event (outbox), published right after the insert
+   * (`eventsWritten`); a taken email: the unique key refuses it.
+   */
   async insert(user: Omit<UserDoc, 'createdAt' | 'updatedAt' | 'pendingEvents'>, event: IntegrationEvent): Promise<UserDoc> {
-    return (await this.model.create({ ...user, pendingEvents: [event] })).toObject();
+    const stored = (await this.model.create({ ...user, pendingEvents: [event] })).toObject();
+    eventsWritten(this.model, stored._id);
+    return stored;
   }
 
   findByEmail(email: string): Promise<UserDoc | null> {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getMetrics, observeWithTrace, type Logger } from '@mkt/kit';
+import { getMetrics, observeWithTrace } from '@mkt/kit/metrics';
+import type { Logger } from '@mkt/kit/logger';
 
 /**
  * What the gateway records of each request it answers on its hot path, once the answer is

@@ -1,5 +1,5 @@
 import type { OPERATIONS } from '@mkt/contracts';
-import type { OperationHandlers } from '@mkt/kit';
+import type { OperationHandlers } from '@mkt/kit/http';
 import type { AuditLog } from '../application/audit-log';
 import { CSV_HEADER, csvRow, type AuditEntry } from '../domain/audit';
 

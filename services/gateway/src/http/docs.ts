@@ -1,6 +1,6 @@
 import { static as serveStatic, type Express } from 'express';
 import { buildAsyncApi, buildOpenApi } from '@mkt/contracts';
-import { mountRoute } from '@mkt/kit';
+import { mountRoute } from '@mkt/kit/http';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
 
 const page = `<!doctype html>

@@ -2,7 +2,9 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 import { errorBody } from '@mkt/contracts';
-import { CLIENT_ADDRESS_HEADER, NotFound, PayloadTooLarge, requestIdOf, setRequestCorrelationId, toHttpError } from '@mkt/kit';
+import { CLIENT_ADDRESS_HEADER, requestIdOf } from '@mkt/kit/http';
+import { NotFound, PayloadTooLarge, toHttpError } from '@mkt/kit/domain';
+import { setRequestCorrelationId } from '@mkt/kit/tracing';
 import { upstreamFor } from '../proxy/routes';
 import type { Forward, UpstreamFailure } from '../proxy/forward';
 import type { AccessLog } from './access-log';

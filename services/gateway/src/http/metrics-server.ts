@@ -1,5 +1,6 @@
 import http, { type Server } from 'node:http';
-import { renderMetrics, wantsOpenMetrics, type Runtime } from '@mkt/kit';
+import { renderMetrics, wantsOpenMetrics } from '@mkt/kit/metrics';
+import type { Runtime } from '@mkt/kit/runtime';
 
 /**
  * The gateway's Prometheus metrics on a listener of their own. The public port never serves

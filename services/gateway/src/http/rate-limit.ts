@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { RequestHandler } from 'express';
-import { bearerToken, verifyAccessToken, type TokenKeys } from '@mkt/kit';
+import { bearerToken, verifyAccessToken, type TokenKeys } from '@mkt/kit/http';
 import type { SharedLimit } from './shared-limit';
 
 /**

@@ -1,5 +1,7 @@
 import { ErrorCode } from '@mkt/contracts';
-import { AppError, calendarWindow, RateLimited, type Logger, type WindowedCounter } from '@mkt/kit';
+import { AppError, calendarWindow, RateLimited } from '@mkt/kit/domain';
+import type { Logger } from '@mkt/kit/logger';
+import type { WindowedCounter } from '@mkt/kit/db';
 
 // `GET /consultations/{id}/slots`, spelled as the consultation service's router matches it
 // (case-sensitive, strict): any other spelling is a 404 there and costs nothing.

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { ErrorCode } from '@mkt/contracts';
-import { propagateTraceTo, tracingEnabled, type Logger } from '@mkt/kit';
+import { propagateTraceTo, tracingEnabled } from '@mkt/kit/tracing';
+import type { Logger } from '@mkt/kit/logger';
 import type { Upstream } from './routes';
 
 export interface ForwardOptions {

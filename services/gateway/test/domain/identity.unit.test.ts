@@ -1,4 +1,4 @@
-import { AppError } from '@mkt/kit';
+import { AppError } from '@mkt/kit/domain';
 import {
   accessClaimsOf,
   adminEmail,

@@ -8,7 +8,8 @@ import {
   type EventData,
   type PageQuery,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound, type Logger } from '@mkt/kit';
+import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound } from '@mkt/kit/domain';
+import type { Logger } from '@mkt/kit/logger';
 import type { EligibilityRepository } from '../db/eligibility.repository';
 import type { PaymentRepository } from '../db/payment.repository';
 import type { ReviewDoc } from '../db/models';
@@ -40,11 +41,6 @@ export interface ReviewRepositories {
 /** How many times a recount re-reads what it decided on after its own write (a racing fact). */
 const RECOUNT_ROUNDS = 3;
 
-/** Sends a stored document's pending events now (kit's outbox relay; its sweep sends them otherwise). */
-export interface OutboxFlush {
-  flush(doc: ReviewDoc): Promise<void>;
-}
-
 const stamp = <T extends Emit>(emit: T, correlationId: string) => makeEvent(emit.type, emit.data, { source: 'review', correlationId });
 
 /**
@@ -54,7 +50,6 @@ const stamp = <T extends Emit>(emit: T, correlationId: string) => makeEvent(emit
 export class Reviews {
   constructor(
     private readonly repos: ReviewRepositories,
-    private readonly outbox: OutboxFlush,
     private readonly log: Logger,
     private readonly policy: RatingPolicy,
   ) {}
@@ -73,7 +68,6 @@ export class Reviews {
       if (isDuplicateKey(err)) throw new Conflict('You have reviewed this already');
       throw err;
     }
-    void this.outbox.flush(review);
     this.log.info({ reviewId: id, entityId, rating, countsInRating: counts }, 'review created');
     // A session or a capture recorded while this was being written found no review to recount:
     // look again now that it is stored (each side writes, then reads what the other wrote).
@@ -133,7 +127,6 @@ export class Reviews {
       if (current.isActive === isActive) return current;
       throw new InvalidState('The review changed meanwhile; try again');
     }
-    void this.outbox.flush(changed);
     this.log.info({ reviewId: review._id, isActive, sequence: decision.set.visibilityChanges }, 'review visibility changed');
     return changed;
   }

@@ -1,6 +1,6 @@
 import { Schema, type Connection } from 'mongoose';
 import type { IntegrationEvent, ReviewEntityType } from '@mkt/contracts';
-import { pendingEventsField } from '@mkt/kit';
+import { pendingEventsField } from '@mkt/kit/bus';
 
 export interface ReviewDoc {
   _id: string;

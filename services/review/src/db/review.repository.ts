@@ -1,5 +1,6 @@
 import { pageOffset, type IntegrationEvent, type PageQuery } from '@mkt/contracts';
-import { byIdOrReference } from '@mkt/kit';
+import { byIdOrReference } from '@mkt/kit/db';
+import { eventsWritten } from '@mkt/kit/bus';
 import type { Model } from 'mongoose';
 import type { CreateDecision, VisibilityChange } from '../domain/reviews';
 import type { ReviewDoc, ReviewerDoc } from './models';
@@ -8,9 +9,14 @@ import type { ReviewDoc, ReviewerDoc } from './models';
 export class ReviewRepository {
   constructor(readonly model: Model<ReviewDoc>) {}
 
-  /** Stores a new review with its event (outbox). A second review of the same reviewer and entity: the unique key refuses it. */
+  /**
+   * Stores a new review with its event (outbox), published right after the insert
+   * (`eventsWritten`). A second review of the same reviewer and entity: the unique key refuses it.
+   */
   async insert(decision: CreateDecision, event: IntegrationEvent): Promise<ReviewDoc> {
-    return (await this.model.create({ ...decision.review, pendingEvents: [event] })).toObject();
+    const review = (await this.model.create({ ...decision.review, pendingEvents: [event] })).toObject();
+    eventsWritten(this.model, review);
+    return review;
   }
 
   findById(id: string): Promise<ReviewDoc | null> {
@@ -35,15 +41,16 @@ export class ReviewRepository {
 
   /**
    * One guarded write: the change applies only to the state it was decided on (of two racing
-   * changes one applies), with its event (outbox). The changed review, or null when it missed.
+   * changes one applies), with its event (outbox), published right after the write
+   * (`eventsWritten`). The changed review, or null when it missed.
    */
-  applyVisibilityChange(
+  async applyVisibilityChange(
     change: VisibilityChange,
     event: IntegrationEvent,
     audit: IntegrationEvent | null = null,
   ): Promise<ReviewDoc | null> {
     const events = audit ? [event, audit] : [event];
-    return this.model
+    const changed = await this.model
       .findOneAndUpdate(
         { _id: change.reviewId, ...change.from },
         { $set: change.set, $push: { pendingEvents: { $each: events } } },
@@ -51,6 +58,8 @@ export class ReviewRepository {
       )
       .lean<ReviewDoc>()
       .exec();
+    if (changed) eventsWritten(this.model, changed);
+    return changed;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
-import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
+import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Reviews } from '../application/reviews';
 
 /** The review service's consumers: each a thin adapter to a use case of `Reviews`. */

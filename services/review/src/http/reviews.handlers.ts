@@ -1,5 +1,5 @@
 import { OPERATIONS } from '@mkt/contracts';
-import { adminRequestOf, correlationIdOf, operationHandlers, type MountedHandlers } from '@mkt/kit';
+import { adminRequestOf, correlationIdOf, operationHandlers, type MountedHandlers } from '@mkt/kit/http';
 import type { Reviews } from '../application/reviews';
 
 /** One handler per operation of the review service in the contracts' table (its input and answer typed by the entry). */

@@ -1,4 +1,4 @@
-import type { Migration } from '@mkt/kit';
+import type { Migration } from '@mkt/kit/db';
 import { indexes } from './0001-indexes';
 
 /** The review database's migrations, in order (services/review/README.md lists them). */

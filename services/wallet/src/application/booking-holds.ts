@@ -1,17 +1,8 @@
 import { pageOffset, type AdminRequestContext, type CreateBookingHoldBody, type HoldQueueQuery } from '@mkt/contracts';
-import {
-  defineFlow,
-  InvalidState,
-  kindStep,
-  NotFound,
-  resumeFlow,
-  runFlow,
-  type AuthenticatedUser,
-  type Flow,
-  type Logger,
-  type Step,
-  type StepKind,
-} from '@mkt/kit';
+import { defineFlow, kindStep, resumeFlow, runFlow, type Flow, type Step, type StepKind } from '@mkt/kit/steps';
+import { InvalidState, NotFound } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import type { BookingHoldRepository, HoldStepField } from '../db/booking-hold.repository';
 import type { TransferRepository } from '../db/transfer.repository';
 import type { WalletRepository } from '../db/wallet.repository';
@@ -45,7 +36,6 @@ import { HOLD_OVERDUE_AFTER_MS, walletAuditEvent } from '../domain/admin-audit';
 import type { BookingHoldDoc, SettlementKind } from '../domain/records';
 import { isSettlementDue, settlementEvent } from '../domain/settlement';
 import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/wallet.errors';
-import type { EventsOut } from './outbox';
 import { stepStatus, type WalletSteps, type WalletWork } from './wallet-steps';
 import type { Wallets } from './wallets';
 
@@ -70,7 +60,6 @@ export class BookingHolds {
     private readonly walletRepository: WalletRepository,
     private readonly wallets: Wallets,
     private readonly steps: WalletSteps,
-    private readonly events: EventsOut,
     private readonly log: Logger,
     private readonly transfers: Pick<TransferRepository, 'completedTotal'>,
   ) {
@@ -221,7 +210,6 @@ export class BookingHolds {
       decision !== null && (await (current.status === 'Held' ? this.holds.decide(decision) : this.holds.replaceCapture(decision)));
     if (!decided) throw adminVoidRefused((await this.holds.find(bookingId))!.status);
     this.log.warn({ bookingId, adminId: admin.id, correlationId, amountMinor: current.amountMinor, reason }, 'hold voided by an admin');
-    this.events.flush('booking-holds', bookingId);
     return this.carryOn((await this.holds.find(bookingId))!, correlationId, now);
   }
 
@@ -252,7 +240,6 @@ export class BookingHolds {
     if (!(await this.holds.upholdCapture(bookingId, admin.id, reason, now, audit)))
       throw new InvalidState(`Only a disputed hold whose money has not moved can be upheld; this one is ${current.status}`);
     this.log.warn({ bookingId, adminId: admin.id, correlationId, reason }, 'disputed capture upheld by an admin');
-    this.events.flush('booking-holds', bookingId);
     const fresh = (await this.holds.find(bookingId))!;
     return fresh.status === 'Settling' ? this.carryOn(fresh, holdCorrelationId(fresh), new Date()) : fresh;
   }
@@ -368,7 +355,6 @@ export class BookingHolds {
       { bookingId, correlationId, kind: s.kind, refundMinor: s.refundMinor, captureMinor: s.captureMinor },
       'booking hold settled',
     );
-    if (event) this.events.flush('booking-holds', bookingId);
     return done;
   }
 }

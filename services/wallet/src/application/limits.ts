@@ -1,5 +1,5 @@
 import type { RateLimitStats } from '@mkt/contracts';
-import type { WindowedCounter } from '@mkt/kit';
+import type { WindowedCounter } from '@mkt/kit/db';
 import { limitReached, limitStats, periodOf, WINDOWS, type LimitSettings, type LimitWindow } from '../domain/limits';
 
 /**

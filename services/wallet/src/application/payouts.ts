@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { newReference, pageOffset, type AdminRequestContext, type CreatePayoutBody, type PayoutQueueQuery } from '@mkt/contracts';
-import {
-  defineFlow,
-  InvalidState,
-  kindStep,
-  NotFound,
-  resumeFlow,
-  runFlow,
-  type Attempt,
-  type AuthenticatedUser,
-  type Logger,
-} from '@mkt/kit';
+import { defineFlow, kindStep, resumeFlow, runFlow } from '@mkt/kit/steps';
+import { InvalidState, NotFound } from '@mkt/kit/domain';
+import type { Attempt } from '@mkt/kit/db';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import type { PayoutRepository } from '../db/payout.repository';
 import type { PayoutMove } from '../domain/payout-states';
 import {
@@ -27,7 +21,6 @@ import type { PayoutDoc } from '../domain/records';
 import { assertOwnerOrAdmin } from '../domain/access';
 import { InsufficientFunds } from '../domain/wallet.errors';
 import type { Limits } from './limits';
-import type { EventsOut } from './outbox';
 import { stepStatus, type WalletSteps } from './wallet-steps';
 import type { Wallets } from './wallets';
 
@@ -41,7 +34,6 @@ export class Payouts {
     private readonly payouts: PayoutRepository,
     private readonly wallets: Wallets,
     steps: WalletSteps,
-    private readonly events: EventsOut,
     private readonly log: Logger,
   ) {
     this.flow = defineFlow<PayoutDoc>('payout', [
@@ -118,7 +110,6 @@ export class Payouts {
       if (err instanceof InsufficientFunds || !payout) await release();
       throw err;
     }
-    this.events.flush('payouts', id);
     this.log.info({ payoutId: id, amountMinor: body.amountMinor }, 'payout requested');
     return payout;
   }
@@ -131,7 +122,6 @@ export class Payouts {
       if (err instanceof InsufficientFunds) await this.payouts.deleteUnheld(payout._id);
       throw err;
     }
-    this.events.flush('payouts', payout._id);
     return payout;
   }
 
@@ -164,7 +154,6 @@ export class Payouts {
       'payout moved',
     );
     await runFlow(this.flow, moved);
-    this.events.flush('payouts', moved._id);
     return moved;
   }
 

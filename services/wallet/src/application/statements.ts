@@ -7,7 +7,8 @@ import type {
   TopUpHistoryQuery,
   TransferHistoryQuery,
 } from '@mkt/contracts';
-import type { AuthenticatedUser, Page } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Page } from '@mkt/kit/db';
 import type { BookingHoldRepository } from '../db/booking-hold.repository';
 import type { LedgerRepository, StatementFilter } from '../db/ledger.repository';
 import type { LedgerEntryDoc } from '../db/models';

@@ -1,4 +1,4 @@
-import type { Logger } from '@mkt/kit';
+import type { Logger } from '@mkt/kit/logger';
 
 /** One pass of the wallet's sweep: named, independent, each failure logged and the next one run. */
 export interface SweepPass {

@@ -1,6 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { newReference, type CreateTopUpBody, type TopUpStatus } from '@mkt/contracts';
-import { defineFlow, kindStep, NotFound, resumeFlow, runFlow, type AuthenticatedUser, type Logger } from '@mkt/kit';
+import { defineFlow, kindStep, resumeFlow, runFlow } from '@mkt/kit/steps';
+import { NotFound } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import type { TopUpRepository } from '../db/topup.repository';
 import type { WalletRepository } from '../db/wallet.repository';
 import { assertOwnerOrAdmin } from '../domain/access';
@@ -26,7 +29,6 @@ import { fitsUnder } from '../domain/wallet-ops';
 import { BalanceCeilingExceeded } from '../domain/wallet.errors';
 import type { PaymentProvider } from '../payments/provider';
 import type { Limits } from './limits';
-import type { EventsOut } from './outbox';
 import { stepStatus, type WalletSteps } from './wallet-steps';
 import type { Wallets } from './wallets';
 
@@ -48,7 +50,6 @@ export class TopUps {
     private readonly wallets: WalletRepository,
     private readonly access: Wallets,
     steps: WalletSteps,
-    private readonly events: EventsOut,
     private readonly log: Logger,
   ) {
     this.flow = defineFlow<TopUpDoc>('topup', [
@@ -162,7 +163,6 @@ export class TopUps {
     const completed = await this.topUps.complete(topUpId, from, completedEvent(current, correlationId), new Date());
     if (!completed) return this.topUps.findById(topUpId);
     this.log.info({ topUpId, amountMinor: completed.amountMinor }, 'top-up completed');
-    this.events.flush('topups', topUpId);
     const run = await runFlow(this.flow, completed);
     if (run.stoppedAt)
       this.log.error({ topUpId, amountMinor: completed.amountMinor }, 'top-up credit waits: the balance would pass its ceiling');

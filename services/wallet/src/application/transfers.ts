@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateTransferBody } from '@mkt/contracts';
-import {
-  defineFlow,
-  kindStep,
-  resumeFlow,
-  runFlow,
-  type Attempt,
-  type AuthenticatedUser,
-  type FlowRun,
-  type Logger,
-  type Step,
-} from '@mkt/kit';
+import { defineFlow, kindStep, resumeFlow, runFlow, type FlowRun, type Step } from '@mkt/kit/steps';
+import type { Attempt } from '@mkt/kit/db';
+import type { AuthenticatedUser } from '@mkt/kit/http';
+import type { Logger } from '@mkt/kit/logger';
 import type { TransferRepository } from '../db/transfer.repository';
 import type { WalletRepository } from '../db/wallet.repository';
 import type { TransferDoc } from '../domain/records';

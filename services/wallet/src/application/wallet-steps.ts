@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StepKind, StepStatus } from '@mkt/kit';
+import type { StepKind, StepStatus } from '@mkt/kit/steps';
 import type { LedgerRepository } from '../db/ledger.repository';
 import type { WalletRepository } from '../db/wallet.repository';
 import type { ApplyOutcome, StepState, WalletOp } from '../domain/records';

@@ -1,4 +1,5 @@
-import { NotFound, type AuthenticatedUser } from '@mkt/kit';
+import { NotFound } from '@mkt/kit/domain';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { WalletRepository } from '../db/wallet.repository';
 import { pathAccess } from '../domain/access';
 import type { WalletSummary } from '../domain/records';

@@ -1,5 +1,6 @@
 import type { IntegrationEvent } from '@mkt/contracts';
-import { isDuplicateKey } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { SettlementDecision } from '../domain/booking-holds';
 import type { BookingHoldDoc } from '../domain/records';
 import type { WalletModels } from './models';
@@ -79,7 +80,10 @@ export class BookingHoldRepository {
     ) as Promise<BookingHoldDoc | null>;
   }
 
-  /** Records a decision in one conditional write (`Held → Settling`; the first wins). True when this one was recorded. */
+  /**
+   * Records a decision in one conditional write (`Held → Settling`; the first wins). True when
+   * this one was recorded. An admin's audit entry in it is published right after (`eventsWritten`).
+   */
   async decide(decision: SettlementDecision): Promise<boolean> {
     const written = await this.model.updateOne(
       { _id: decision.bookingId, status: 'Held', settlement: null },
@@ -97,13 +101,16 @@ export class BookingHoldRepository {
         ...pushesOf(decision),
       },
     );
-    return written.modifiedCount === 1;
+    const recorded = written.modifiedCount === 1;
+    if (recorded && decision.audit) eventsWritten(this.model, decision.bookingId);
+    return recorded;
   }
 
   /**
    * An admin's void replaces a capture not carried out yet, in one write guarded by exactly
    * that: Settling, a capture, its money not begun to move (`claim` sets `moving` first). Of the
-   * admin and a racing sweep, one wins. True when this one was recorded.
+   * admin and a racing sweep, one wins. True when this one was recorded; its audit entry is
+   * published right after (`eventsWritten`).
    */
   async replaceCapture(decision: SettlementDecision): Promise<boolean> {
     const written = await this.model.updateOne(
@@ -120,7 +127,9 @@ export class BookingHoldRepository {
         ...pushesOf(decision),
       },
     );
-    return written.modifiedCount === 1;
+    const recorded = written.modifiedCount === 1;
+    if (recorded && decision.audit) eventsWritten(this.model, decision.bookingId);
+    return recorded;
   }
 
   /**
@@ -145,7 +154,10 @@ export class BookingHoldRepository {
     return written.modifiedCount === 1;
   }
 
-  /** An admin lets the disputed capture go on: the flag cleared, the decision kept. True when recorded. */
+  /**
+   * An admin lets the disputed capture go on: the flag cleared, the decision kept. True when
+   * recorded; its audit entry is published right after (`eventsWritten`).
+   */
   async upholdCapture(bookingId: string, adminId: string, reason: string, at: Date, audit: IntegrationEvent): Promise<boolean> {
     const written = await this.model.updateOne(
       { _id: bookingId, disputed: true, status: { $in: ['Held', 'Settling'] }, moving: { $ne: true } },
@@ -161,7 +173,9 @@ export class BookingHoldRepository {
         $push: { pendingEvents: audit },
       },
     );
-    return written.modifiedCount === 1;
+    const recorded = written.modifiedCount === 1;
+    if (recorded) eventsWritten(this.model, bookingId);
+    return recorded;
   }
 
   /** A settlement step recorded (pending → done). */
@@ -169,15 +183,20 @@ export class BookingHoldRepository {
     await this.model.updateOne({ _id: bookingId, [field]: 'pending' }, { $set: { [field]: 'done' } });
   }
 
-  /** All steps done → Settled, with its event, in one write; null when a step is still owed (or it was settled). */
-  finish(bookingId: string, event: IntegrationEvent | null, now: Date): Promise<BookingHoldDoc | null> {
-    return this.model
+  /**
+   * All steps done → Settled, with its event, in one write; null when a step is still owed (or it
+   * was settled). The event is published right after the write (`eventsWritten`).
+   */
+  async finish(bookingId: string, event: IntegrationEvent | null, now: Date): Promise<BookingHoldDoc | null> {
+    const done = await this.model
       .findOneAndUpdate(
         { _id: bookingId, status: 'Settling', release: 'done', credit: { $ne: 'pending' }, fee: { $ne: 'pending' } },
         { $set: { status: 'Settled', settledAt: now }, ...(event ? { $push: { pendingEvents: event } } : {}) },
         { new: true },
       )
       .lean<BookingHoldDoc>();
+    if (done && event) eventsWritten(this.model, done);
+    return done;
   }
 
   /**

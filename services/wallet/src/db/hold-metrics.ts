@@ -1,4 +1,4 @@
-import { beforeScrape, getMetrics, Gauge } from '@mkt/kit';
+import { beforeScrape, getMetrics, Gauge } from '@mkt/kit/metrics';
 import type { BookingHoldRepository } from './booking-hold.repository';
 
 export { OPEN_HOLD_STATUSES } from './booking-hold.repository';

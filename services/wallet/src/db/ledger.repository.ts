@@ -1,4 +1,5 @@
-import { isDuplicateKey, type Logger } from '@mkt/kit';
+import { isDuplicateKey } from '@mkt/kit/domain';
+import type { Logger } from '@mkt/kit/logger';
 import { backfilledLinks, chainKeyOf, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
 import type { InflightOp, LedgerEntry, LedgerEntryType } from '../domain/records';
 import type { LedgerEntryDoc, WalletModels } from './models';

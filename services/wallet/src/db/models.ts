@@ -1,13 +1,7 @@
 import { Schema, type Connection } from 'mongoose';
 import { DEFAULT_CURRENCY, newUuid } from '@mkt/contracts';
-import {
-  freeFormArrayField,
-  idempotencyRecordSchema,
-  pendingEventsField,
-  windowedCounterSchema,
-  type IdempotencyRecordDoc,
-  type WindowedCounterDoc,
-} from '@mkt/kit';
+import { freeFormArrayField, pendingEventsField } from '@mkt/kit/bus';
+import { idempotencyRecordSchema, windowedCounterSchema, type IdempotencyRecordDoc, type WindowedCounterDoc } from '@mkt/kit/db';
 import type { BookingHoldDoc, LedgerEntryType, PayoutDoc, TopUpDoc, TransferDoc, WalletDoc } from '../domain/records';
 
 /**

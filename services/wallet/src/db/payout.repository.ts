@@ -1,6 +1,7 @@
 import { PAYOUT_QUEUE_STATUSES } from '@mkt/contracts';
 import type { PageQuery, PayoutStatus } from '@mkt/contracts';
-import { findPage, type Page } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage, type Page } from '@mkt/kit/db';
 import type { PayoutDoc } from '../domain/records';
 import type { PayoutMoveDecision } from '../domain/payouts';
 import type { WalletModels } from './models';
@@ -29,6 +30,10 @@ export class PayoutRepository {
     return this.model.findOne({ referenceId, hold: 'done' }).lean<PayoutDoc>();
   }
 
+  /**
+   * The new payout carries its Pending event, published once its hold is recorded
+   * (`recordHold`): a payout short of funds is deleted unheld and never announced.
+   */
   async create(fields: Omit<PayoutDoc, 'createdAt' | 'updatedAt' | 'adminNotes' | 'processedAt' | 'finish'>): Promise<PayoutDoc> {
     return (await this.model.create(fields)).toObject();
   }
@@ -38,17 +43,25 @@ export class PayoutRepository {
     await this.model.deleteOne({ _id: id, hold: 'pending' });
   }
 
+  /** The hold recorded; the payout's events are published right after (`eventsWritten`). */
   async recordHold(id: string): Promise<void> {
     await this.model.updateOne({ _id: id, hold: 'pending' }, { $set: { hold: 'done' } });
+    eventsWritten(this.model, id);
   }
 
+  /** The release or settlement recorded; the move's events are published right after (`eventsWritten`). */
   async recordFinish(id: string): Promise<void> {
     await this.model.updateOne({ _id: id, finish: 'pending' }, { $set: { finish: 'done' } });
+    eventsWritten(this.model, id);
   }
 
-  /** The move in one guarded write (from its status, hold taken); null when another move won. */
-  applyMove(decision: PayoutMoveDecision): Promise<PayoutDoc | null> {
-    return this.model
+  /**
+   * The move in one guarded write (from its status, hold taken); null when another move won. Its
+   * events are published right after, or, when it leaves money to move, once that is recorded
+   * (`recordFinish`).
+   */
+  async applyMove(decision: PayoutMoveDecision): Promise<PayoutDoc | null> {
+    const moved = await this.model
       .findOneAndUpdate(
         { _id: decision.payoutId, status: decision.from, hold: 'done' },
         {
@@ -61,6 +74,8 @@ export class PayoutRepository {
         { new: true },
       )
       .lean<PayoutDoc>();
+    if (moved && moved.finish !== 'pending') eventsWritten(this.model, moved);
+    return moved;
   }
 
   /** Holds still unrecorded since before `before` (their request died). */

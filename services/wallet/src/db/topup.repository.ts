@@ -1,5 +1,6 @@
 import type { IntegrationEvent, PageQuery, TopUpStatus } from '@mkt/contracts';
-import { findPage, type Page } from '@mkt/kit';
+import { eventsWritten } from '@mkt/kit/bus';
+import { findPage, type Page } from '@mkt/kit/db';
 import type { TopUpDoc } from '../domain/records';
 import type { WalletModels } from './models';
 
@@ -30,10 +31,11 @@ export class TopUpRepository {
 
   /**
    * `from` → Completed, with its event and the credit owed, in one write: whoever wins the
-   * transition credits. Null when it was not in `from` (a repeat).
+   * transition credits. Null when it was not in `from` (a repeat). The event is published right
+   * after the write (`eventsWritten`).
    */
-  complete(id: string, from: TopUpStatus[], event: IntegrationEvent, now: Date): Promise<TopUpDoc | null> {
-    return this.model
+  async complete(id: string, from: TopUpStatus[], event: IntegrationEvent, now: Date): Promise<TopUpDoc | null> {
+    const completed = await this.model
       .findOneAndUpdate(
         { _id: id, status: { $in: from } },
         {
@@ -43,6 +45,8 @@ export class TopUpRepository {
         { new: true },
       )
       .lean<TopUpDoc>();
+    if (completed) eventsWritten(this.model, completed);
+    return completed;
   }
 
   /** Ends a Processing top-up without money (Failed, Cancelled, Expired). */

@@ -1,5 +1,5 @@
 import type { PageQuery } from '@mkt/contracts';
-import { findPage, type Page } from '@mkt/kit';
+import { findPage, type Page } from '@mkt/kit/db';
 import type { TransferDoc } from '../domain/records';
 import type { WalletModels } from './models';
 

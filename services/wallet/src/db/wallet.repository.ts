@@ -1,5 +1,5 @@
 import { DEFAULT_CURRENCY, newReference, newUuid } from '@mkt/contracts';
-import { isDuplicateKey } from '@mkt/kit';
+import { isDuplicateKey } from '@mkt/kit/domain';
 import type { BoundedOp, InflightOp, LedgerEntry, WalletSummary } from '../domain/records';
 import { escrowOf, type WalletGuardState } from '../domain/wallet-ops';
 import type { WalletModels } from './models';

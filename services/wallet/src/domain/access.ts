@@ -1,4 +1,4 @@
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { Forbidden } from '@mkt/kit/domain';
 
 /**

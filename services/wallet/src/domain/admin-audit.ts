@@ -7,7 +7,7 @@ import {
   type AuditTargetType,
   type IntegrationEvent,
 } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { PAYOUT_TRANSITIONS, type PayoutMove } from './payout-states';
 import type { BookingHoldDoc, PayoutDoc } from './records';
 

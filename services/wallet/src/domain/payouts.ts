@@ -6,7 +6,7 @@ import {
   type IntegrationEvent,
   type PayoutStatus,
 } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { Forbidden, InvalidState } from '@mkt/kit/domain';
 import { assertOwnerOrAdmin } from './access';
 import { walletAuditEvent } from './admin-audit';

@@ -1,4 +1,4 @@
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { InvalidState, NotFound } from '@mkt/kit/domain';
 import type { TopUpDoc } from './records';
 

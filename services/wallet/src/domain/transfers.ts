@@ -1,5 +1,5 @@
 import type { CreateTransferBody } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { InvalidField, NotFound } from '@mkt/kit/domain';
 import type { TransferDoc, WalletOp, WalletSummary } from './records';
 import { fitsUnder } from './wallet-ops';

@@ -1,5 +1,6 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
-import { defineConsumer, type ConsumerSpec, type Logger } from '@mkt/kit';
+import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
+import type { Logger } from '@mkt/kit/logger';
 import type { BookingHolds } from '../application/booking-holds';
 import type { SettlementKind } from '../domain/records';
 

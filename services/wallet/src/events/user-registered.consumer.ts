@@ -1,5 +1,5 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
-import { defineConsumer, type ConsumerSpec } from '@mkt/kit';
+import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Wallets } from '../application/wallets';
 
 /** Opens the wallet of every new user; a repeat finds it open (unique userId). */

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { BookingHoldParams, CreateBookingHoldBody, ok } from '@mkt/contracts';
-import { adminRequestOf, correlationIdOf, handle, saneIdHeader, type MountOptions } from '@mkt/kit';
+import { adminRequestOf, correlationIdOf, handle, saneIdHeader, type MountOptions } from '@mkt/kit/http';
 import type { BookingHolds } from '../application/booking-holds';
 import { InsufficientFunds } from '../domain/wallet.errors';
 import type { WalletOperations } from './operations';

@@ -1,7 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { TopUpRefParams, type CheckoutForm } from '@mkt/contracts';
-import { correlationIdOf, parseParts, Unauthenticated } from '@mkt/kit';
+import { correlationIdOf, parseParts } from '@mkt/kit/http';
+import { Unauthenticated } from '@mkt/kit/domain';
 import type { TopUps } from '../application/topups';
 import type { CheckoutLookup } from '../domain/topups';
 import { checkoutMessagePage, checkoutPage } from '../payments/checkout-page';

@@ -1,5 +1,5 @@
 import type { OPERATIONS } from '@mkt/contracts';
-import type { OperationHandlers } from '@mkt/kit';
+import type { OperationHandlers } from '@mkt/kit/http';
 
 /** The wallet's operations of the contracts' table, each handler typed by its entry. */
 export type WalletOperationHandlers = OperationHandlers<typeof OPERATIONS, 'wallet'>;

@@ -1,4 +1,4 @@
-import { sendReceiptPage } from '@mkt/kit';
+import { sendReceiptPage } from '@mkt/kit/http';
 import type { TopUps } from '../application/topups';
 import type { WalletOperations } from './operations';
 import { topUpCreatedView, topUpReceiptDocument, topUpReceiptView, topUpStatusView } from './views';

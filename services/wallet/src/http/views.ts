@@ -17,7 +17,7 @@ import {
   type TransferResponse,
   type WalletResponse,
 } from '@mkt/contracts';
-import type { AuthenticatedUser, ReceiptDocument } from '@mkt/kit';
+import type { AuthenticatedUser, ReceiptDocument } from '@mkt/kit/http';
 import type { z } from 'zod';
 import type { TopUpCreatedResult } from '../application/topups';
 import { fourEyesBlock, isOverdueHold, nextMovesOf } from '../domain/admin-audit';

@@ -1,4 +1,4 @@
-import { indexesMigration } from '@mkt/kit';
+import { indexesMigration } from '@mkt/kit/db';
 
 /**
  * The indexes the service's models declare (unique keys above all) and the outbox sweep index,

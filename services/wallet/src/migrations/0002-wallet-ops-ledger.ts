@@ -1,4 +1,4 @@
-import type { Migration } from '@mkt/kit';
+import type { Migration } from '@mkt/kit/db';
 import type { LedgerRepository } from '../db/ledger.repository';
 
 /**

@@ -1,4 +1,4 @@
-import { indexesMigration } from '@mkt/kit';
+import { indexesMigration } from '@mkt/kit/db';
 
 /**
  * The indexes the statement, the histories and the earnings read by (the ledger by wallet and

@@ -1,4 +1,4 @@
-import type { Migration } from '@mkt/kit';
+import type { Migration } from '@mkt/kit/db';
 import { backfillLedgerChains } from '../db/backfill-ledger-chain';
 import type { LedgerRepository } from '../db/ledger.repository';
 import type { WalletModels } from '../db/models';

@@ -1,5 +1,5 @@
 import type { PayoutStatus } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { fourEyesBlock, HOLD_OVERDUE_AFTER_MS, isOverdueHold, nextMovesOf } from '../../src/domain/admin-audit';
 import { decideMove } from '../../src/domain/payouts';
 import type { BookingHoldDoc, PayoutDoc } from '../../src/domain/records';

@@ -1,5 +1,5 @@
 import type { PayoutStatus } from '@mkt/contracts';
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { Forbidden, InvalidState } from '@mkt/kit/domain';
 import { PAYOUT_TRANSITIONS, payoutTransition, type PayoutMove } from '../../src/domain/payout-states';
 import { checkPayoutFunds, checkPayoutRequest, decideMove, payoutFinishOp, payoutHoldOp } from '../../src/domain/payouts';

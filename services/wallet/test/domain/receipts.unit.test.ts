@@ -1,4 +1,4 @@
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { receiptableTopUp } from '../../src/domain/receipts';
 import type { TopUpDoc } from '../../src/domain/records';
 

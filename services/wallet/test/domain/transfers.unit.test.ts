@@ -1,4 +1,4 @@
-import type { AuthenticatedUser } from '@mkt/kit';
+import type { AuthenticatedUser } from '@mkt/kit/http';
 import { InvalidField, NotFound } from '@mkt/kit/domain';
 import type { TransferDoc, WalletSummary } from '../../src/domain/records';
 import { checkTransferParties, checkTransferRequest, retakenTransfer, transferCreditOp, transferDebitOp } from '../../src/domain/transfers';

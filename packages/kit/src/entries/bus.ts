@@ -1,0 +1,9 @@
+/**
+ * `@mkt/kit/bus`: RabbitMQ — the bus and its consumers, the outbox (a document's `pendingEvents`,
+ * published by the relay after the repository's `eventsWritten`), and deletes that record an event
+ * (`RecordDeletes`).
+ */
+export { Bus } from '../bus/bus';
+export { type ConsumerSpec, defineConsumer } from '../bus/consumer';
+export { RecordDeletes, type Tombstone, tombstoneModel } from '../bus/deletions';
+export { eventsWritten, freeFormArrayField, OutboxRelay, pendingEventsField } from '../bus/outbox';

@@ -1,0 +1,12 @@
+/**
+ * `@mkt/kit/tracing`: the tracing module alone, without the rest of kit (express, mongoose,
+ * amqplib), so that a service's `main.ts` can start tracing before anything it instruments is loaded.
+ */
+export {
+  initTracing,
+  outgoingTraceHeaders,
+  propagateTraceTo,
+  setRequestCorrelationId,
+  traceContextMiddleware,
+  tracingEnabled,
+} from '../tracing';
