@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import { call, connectAmqp, waitFor as waitUntil, type JsonResponse } from '@mkt/infra';
 import type * as Seed from '../../scripts/lib/seed.mjs' with { 'resolution-mode': 'import' };
-import { eventually, type System } from './system';
+import { eventually, startSystem, type System } from './system';
 
 /** The seeding the scripts and benches share (an ES module: jest loads it through SWC, e2e/jest.config.js). */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -41,6 +41,56 @@ export async function loginAdmin(system: System): Promise<Session> {
   if (res.status !== 200) throw new Error(`admin login: ${res.status} ${JSON.stringify(res.body)}`);
   const user = res.body.data.user;
   return { token: res.body.data.accessToken, id: user.id, ref: user.referenceId, email: system.admin.email, role: 'admin' };
+}
+
+/**
+ * A system of the test file's own, started before its tests with the seeded admin signed in and
+ * stopped after them: `started` is given both (a file assigns them to its own variables).
+ */
+export function systemWithAdmin(started: (given: { system: System; admin: Session }) => void, timeoutMs = 120_000): void {
+  let system: System | undefined;
+  beforeAll(async () => {
+    system = await startSystem();
+    started({ system, admin: await loginAdmin(system) });
+  }, timeoutMs);
+  afterAll(() => system?.stop());
+}
+
+/** An entry of the admins' audit log (`GET /v1/admin/audit-log`). */
+export interface AuditEntry {
+  id: string;
+  action: string;
+  actorId: string;
+  actorRole: string;
+  targetType: string;
+  targetId: string;
+  requestId: string;
+  clientAddress: string | null;
+  service: string;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  notes: string | null;
+  at: string;
+}
+
+/**
+ * The audit log's entries of one target, read by the admin once `count` are there; then, `settleMs`
+ * later, read again: exactly `count` still (every event of an action goes out right after its
+ * write, so a stray second entry would have landed).
+ */
+export async function auditEntriesOf(
+  system: System,
+  admin: Session,
+  targetId: string,
+  count: number,
+  settleMs = 1_000,
+): Promise<AuditEntry[]> {
+  const read = async () =>
+    (await apiOf(system, admin)('GET', `/v1/admin/audit-log?targetId=${encodeURIComponent(targetId)}&limit=100`)).body.data
+      .entries as AuditEntry[];
+  await waitFor(`${count} audit entries of ${targetId}`, read, (entries) => entries.length >= count);
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  return read();
 }
 
 export interface Offer {
