@@ -17,7 +17,8 @@
 //     and scripts/affected.mjs (their tests live in deploy/test/); deploy and scripts for
 //     scripts/release.mjs (deploy/test/ and scripts/test/);
 //   - e2e for scripts/migrate-queues.mjs; scripts and e2e for scripts/system-env.mjs and
-//     scripts/lib/seed.mjs (their unit tests; the e2e system and fixtures); scripts (the gates' tests, scripts/test/) for
+//     scripts/lib/seed.mjs (their unit tests; the e2e system and fixtures), deploy and scripts for
+//     scripts/test/lib/ (the release tests' scratch repositories); scripts (the gates' tests, scripts/test/) for
 //     scripts/contracts.mjs and scripts/contract-gates/ (with deploy for scripts/lib/go-tools.mjs);
 //     infra for scripts/mixed-versions.mjs (its release resolution is tested there); nothing for
 //     contracts/released/ (the gates, which always run, read it);
@@ -127,6 +128,8 @@ function classify(file, dependants) {
   if (file.startsWith('k8s/components/monitoring/')) return { projects: ['deploy', 'e2e'] }; // e2e/test/metrics.test.ts
   if (isRunbook(file)) return { projects: ['scripts'] }; // every command it names must exist
   if (file.endsWith('.md')) return { projects: [] }; // no other test reads documentation
+  // The tests' shared helpers (scratch git repositories): the release tests of both projects use them.
+  if (file.startsWith('scripts/test/lib/')) return { projects: ['deploy', 'scripts'] };
   const project = Object.keys(PROJECTS).find((name) => file.startsWith(`${PROJECTS[name]}/`));
   if (project && FOUNDATIONS.includes(project)) return { all: `packages/${project}, which every project builds on` };
   if (project) {
