@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { seedBookableConsultation, sdkCaller } from '../scripts/lib/seed.mjs';
+import { onePlaceAllDay, seedBookableConsultation, sdkCaller } from '../scripts/lib/seed.mjs';
 import { bookingBody, sdk } from '../scripts/marketplace-client.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -280,17 +280,7 @@ async function benchBookings(admin) {
 
   const { ruleSet, consultation } = await seedBookableConsultation(
     { seller: sdkCaller(seller.client), admin: sdkCaller(admin) },
-    {
-      ruleSet: {
-        name: 'Bench: all day',
-        timezone: 'UTC',
-        metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
-        intervals: [['00:00:00', '23:55:00']],
-        enabled: true,
-      },
-      pricing: { basePrice: price },
-      consultation: { title: 'Bench consultation', duration: 5, maxCapacity: 1 },
-    },
+    onePlaceAllDay({ name: 'Bench: all day', title: 'Bench consultation', price }),
   );
 
   // Free slots from tomorrow on, within the 31-day window a slot query may span.

@@ -16,7 +16,7 @@
 //   - the CRM's totals per buyer equal its Confirmed bookings (each booking event handled once).
 /* global AbortSignal */
 import { randomUUID } from 'node:crypto';
-import { pathOf, seedBookableConsultation } from '../lib/seed.mjs';
+import { onePlaceAllDay, pathOf, seedBookableConsultation } from '../lib/seed.mjs';
 import { bookingBody, sdk } from '../marketplace-client.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -115,17 +115,7 @@ export async function prepareLoad(base, admin, { buyers: buyerCount = 6, pairs =
   const as = (token) => (method, path, body, params) => must(method, pathOf(path, params), { token, body });
   const { ruleSet, consultation } = await seedBookableConsultation(
     { seller: as(seller.token), admin: as(adminToken) },
-    {
-      ruleSet: {
-        name: 'K8s e2e: all day',
-        timezone: 'UTC',
-        metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
-        intervals: [['00:00:00', '23:55:00']],
-        enabled: true,
-      },
-      pricing: { basePrice: PRICE },
-      consultation: { title: 'K8s e2e consultation', duration: 5, maxCapacity: 1 },
-    },
+    onePlaceAllDay({ name: 'K8s e2e: all day', title: 'K8s e2e consultation', price: PRICE }),
   );
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
   const slots = [];

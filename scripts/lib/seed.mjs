@@ -104,6 +104,26 @@ export async function seedBookableConsultation({ seller, admin }, options) {
 }
 
 /**
+ * What the write loads race for (bench/writes.mjs, the k8s run's load, scripts/k8s/load.mjs): one
+ * place per 5-minute slot, all day (00:00–23:55 UTC) every day, booked at once, at `price` ETB.
+ * @param {{ name: string, title: string, price: number }} names the rule set's name, the consultation's title
+ * @returns {OfferOptions}
+ */
+export function onePlaceAllDay({ name, title, price }) {
+  return {
+    ruleSet: {
+      name,
+      timezone: 'UTC',
+      metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
+      intervals: [['00:00:00', '23:55:00']],
+      enabled: true,
+    },
+    pricing: { basePrice: price },
+    consultation: { title, duration: 5, maxCapacity: 1 },
+  };
+}
+
+/**
  * A `Caller` over the project's SDK (@mkt/client): the client's calls carry its user's token;
  * an error answer throws the SDK's ApiError.
  * @param {{ ok: (call: Promise<any>) => Promise<{ data: any }>, api: any }} client a MarketplaceClient

@@ -3,7 +3,7 @@ import type * as Seed from '../lib/seed.mjs' with { 'resolution-mode': 'import' 
 
 /* eslint-disable @typescript-eslint/no-require-imports -- ES modules, loaded through SWC as CommonJS (scripts/jest.config.js) */
 const { SERVICES, systemEnv } = require('../system-env.mjs') as typeof SystemEnv;
-const { offerConsultation, pathOf, responseCaller, seedBookableConsultation } = require('../lib/seed.mjs') as typeof Seed;
+const { offerConsultation, onePlaceAllDay, pathOf, responseCaller, seedBookableConsultation } = require('../lib/seed.mjs') as typeof Seed;
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const PORTS: Record<string, number> = { wallet: 9001, catalog: 9002, crm: 9003, consultation: 9004, review: 9005, gateway: 9000 };
@@ -156,5 +156,22 @@ describe('seedBookableConsultation', () => {
       'POST /consultations/pricing: 422 {"errors":[{"code":"invalid"}]}',
     );
     expect(sent).toEqual(['POST /consultations/availability-rule-sets/rule-sets', 'POST /consultations/pricing']);
+  });
+
+  test('the write loads’ offer: one place per 5-minute slot all day in UTC, booked at once', async () => {
+    const { calls, seller } = recorder();
+    await offerConsultation(seller, onePlaceAllDay({ name: 'Load', title: 'Load consultation', price: 10 }));
+    expect(calls[0]!.body).toMatchObject({ name: 'Load', timezone: 'UTC', metaData: { autoAccept: true, bufferTime: 0 } });
+    expect((calls[0]!.body.availabilityRules as Array<{ intervals: unknown[] }>)[6]!.intervals).toEqual([
+      { start_time: '00:00:00', end_time: '23:55:00', enabled: true },
+    ]);
+    expect(calls[1]!.body).toEqual({ basePrice: 10, currency: 'ETB' });
+    expect(calls[2]!.body).toMatchObject({
+      title: 'Load consultation',
+      duration: 5,
+      maxCapacity: 1,
+      sessionType: 'OneToOne',
+      timezone: 'UTC',
+    });
   });
 });
