@@ -26,7 +26,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logClues } from './log-clues.mjs';
-import { SERVICES, systemEnv } from './system-env.mjs';
+import { SERVICES, standaloneEnv, systemEnv } from './system-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -221,14 +221,7 @@ async function startSystem({ redirectOrigins = [] } = {}) {
     admin,
     // One client address makes every call: the per-address limits would answer 429, not the operation.
     unlimited: true,
-    common: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      NODE_ENV: 'development',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      SHUTDOWN_GRACE_MS: '0',
-    },
+    common: standaloneEnv('development'),
   });
   // `npm run fuzz` seeds top-ups back to http://localhost:3000 (as `npm start` allows).
   if (redirectOrigins.length > 0) envOf.wallet.CHECKOUT_REDIRECT_ORIGINS = [url('gateway'), ...redirectOrigins].join(',');

@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { journey } from './journey.mjs';
 import { pnpm, toolEnv } from './lib/toolchain.mjs';
 import { logClues } from './log-clues.mjs';
-import { SERVICES, systemEnv } from './system-env.mjs';
+import { SERVICES, standaloneEnv, systemEnv } from './system-env.mjs';
 
 const root = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..'));
 const require = createRequire(import.meta.url);
@@ -399,15 +399,8 @@ async function runProcesses(config, { servers, keys, runId, settle, migrateWith 
     internalToken,
     admin,
     unlimited: true,
-    common: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      // Stopped at the end of the run: no load balancer to wait for.
-      SHUTDOWN_GRACE_MS: '0',
-    },
+    // Stopped at the end of the run: no load balancer to wait for.
+    common: standaloneEnv('production'),
   });
   const mine = new Map();
   const logOf = (service) => join(LOGS, `${config.id}-${service}.log`);

@@ -37,6 +37,24 @@ export const SERVICES = /** @type {const} */ (['wallet', 'catalog', 'crm', 'cons
  */
 
 /**
+ * On top of a system's environment when its processes get nothing of the caller's (the mixed-version
+ * run, the generated clients' run): PATH and HOME of this machine, `nodeEnv`, this host only, and
+ * no grace period at the stop (no load balancer to drain).
+ * @param {'production' | 'development'} nodeEnv
+ * @returns {Env}
+ */
+export function standaloneEnv(nodeEnv) {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    NODE_ENV: nodeEnv,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    SHUTDOWN_GRACE_MS: '0',
+  };
+}
+
+/**
  * What every process takes, whatever it is: its servers and database, the bus namespace, the key
  * it verifies tokens with, its port. A bench that starts one service alone (bench/lib/service-bench.mjs)
  * starts it with this.

@@ -2,7 +2,7 @@ import type * as SystemEnv from '../system-env.mjs' with { 'resolution-mode': 'i
 import type * as Seed from '../lib/seed.mjs' with { 'resolution-mode': 'import' };
 
 /* eslint-disable @typescript-eslint/no-require-imports -- ES modules, loaded through SWC as CommonJS (scripts/jest.config.js) */
-const { SERVICES, systemEnv } = require('../system-env.mjs') as typeof SystemEnv;
+const { SERVICES, standaloneEnv, systemEnv } = require('../system-env.mjs') as typeof SystemEnv;
 const { offerConsultation, onePlaceAllDay, pathOf, responseCaller, seedBookableConsultation } = require('../lib/seed.mjs') as typeof Seed;
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -83,6 +83,12 @@ describe('systemEnv', () => {
   });
 });
 
+test('standaloneEnv: of the caller’s environment only PATH and HOME; this host, no grace period at the stop', () => {
+  const env = standaloneEnv('production');
+  expect(Object.keys(env).sort()).toEqual(['HOME', 'HOST', 'LOG_LEVEL', 'NODE_ENV', 'PATH', 'SHUTDOWN_GRACE_MS']);
+  expect(env).toMatchObject({ NODE_ENV: 'production', HOST: '127.0.0.1', SHUTDOWN_GRACE_MS: '0', PATH: process.env.PATH ?? '' });
+});
+
 describe('seedBookableConsultation', () => {
   const recorder = () => {
     const calls: Array<{ who: string; method: string; path: string; body: Record<string, unknown> }> = [];
@@ -114,16 +120,17 @@ describe('seedBookableConsultation', () => {
     expect(rules.map((rule) => rule.weekday)).toEqual(['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday']);
     expect(rules[0]!.intervals).toEqual([{ start_time: '09:00:00', end_time: '12:00:00' }]);
     expect(calls[1]!.body).toEqual({ basePrice: 10, currency: 'ETB' });
+    // The caller's fields, the created rule set and pricing, and the defaults: one to one, online, English, Business, the rule set's zone.
     expect(calls[2]!.body).toEqual({
       title: 'Advice',
       duration: 30,
-      sessionType: 'OneToOne',
-      deliveryMode: 'Online',
-      timezone: 'Africa/Addis_Ababa',
-      language: 'English',
-      category: 'Business',
       ruleSetId: 'rs1',
       pricingId: 'pr1',
+      sessionType: 'OneToOne',
+      deliveryMode: 'Online',
+      language: 'English',
+      category: 'Business',
+      timezone: 'Africa/Addis_Ababa',
     });
     expect(calls[3]!.body).toEqual({ version: 3 });
     expect(seeded.approved).toEqual({ id: 'c1', visibility: 'Published' });
