@@ -13,6 +13,7 @@
 //                               BENCH_SIZES, default 10,1000,5000;
 //                               BENCH_SERVICE_MAIN, the entry of another build to compare with)
 import { join } from 'node:path';
+import { WEEKDAYS } from '../scripts/lib/seed.mjs';
 import { infraKit, measureDetailUnderLoad, measureRequests, root, startService, stopService } from './lib/service-bench.mjs';
 
 const { provideInfra, testIdentity, call } = infraKit;
@@ -20,7 +21,6 @@ const listings = Number(process.env.BENCH_LISTINGS ?? 50);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const sizes = (process.env.BENCH_SIZES ?? '10,1000,5000').split(',').map(Number);
 const ZONE = 'Africa/Addis_Ababa';
-const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const RULE_SETS = '/consultations/availability-rule-sets/rule-sets';
 /** The service's entry: another build (e.g. of the commit before a change) to compare with. */
 const serviceMain = process.env.BENCH_SERVICE_MAIN ?? join(root, 'services/consultation/dist/main.js');
@@ -33,7 +33,7 @@ async function givenSeller(url, identity, count) {
     name: `Bench ${count}`,
     timezone: ZONE,
     metaData: { autoAccept: true, bufferTime: 5, maxBookingsPerDay: 1000 },
-    availabilityRules: WEEK.map((weekday) => ({
+    availabilityRules: WEEKDAYS.map((weekday) => ({
       type: 'weekly',
       weekday,
       intervals: [{ start_time: '09:00:00', end_time: '17:00:00', enabled: true }],

@@ -12,13 +12,13 @@
 //                           BENCH_SERVICE_NODE_ARGS, node options of the service, e.g. --cpu-prof;
 //                           BENCH_SERVICE_MAIN, the entry of another build to compare with)
 import { join } from 'node:path';
+import { responseCaller, seedBookableConsultation } from '../scripts/lib/seed.mjs';
 import { infraKit, measureDetailUnderLoad, measureRequests, root, startService, stopService } from './lib/service-bench.mjs';
 
 const { provideInfra, testIdentity, call } = infraKit;
 const requests = Number(process.env.BENCH_SLOTS_REQUESTS ?? 200);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const ZONE = 'America/New_York';
-const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 /** The service's entry: another build (e.g. of the commit before a change) to compare with. */
 const serviceMain = process.env.BENCH_SERVICE_MAIN ?? join(root, 'services/consultation/dist/main.js');
 /** Node options of the service process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a CPU profile. */
@@ -28,40 +28,21 @@ const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(B
 async function givenConsultation(url, identity, [from, to]) {
   const seller = identity.newUser('seller');
   const admin = identity.newUser('admin');
-  const asSeller = identity.as(url, seller);
-  const ruleSet = await asSeller('POST', '/consultations/availability-rule-sets/rule-sets', {
-    name: 'Bench',
-    timezone: ZONE,
-    metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
-    availabilityRules: WEEK.map((weekday) => ({
-      type: 'weekly',
-      weekday,
-      intervals: [{ start_time: from, end_time: to, enabled: true }],
-    })),
-  });
-  const pricing = await asSeller('POST', '/consultations/pricing', {
-    basePrice: 10,
-    currency: 'ETB',
-    pricingStrategy: 'Fixed',
-    isOnSale: false,
-    isActive: true,
-  });
-  const created = await asSeller('POST', '/consultations', {
-    title: 'Quick questions',
-    description: 'Five minutes',
-    duration: 5,
-    sessionType: 'OneToOne',
-    maxCapacity: 1,
-    deliveryMode: 'Online',
-    timezone: ZONE,
-    language: 'English',
-    category: 'Business',
-    ruleSetId: ruleSet.body.data.id,
-    pricingId: pricing.body.data.id,
-  });
-  const id = created.body.data.id;
-  await identity.as(url, admin)('POST', `/consultations/${id}/approve`, { version: created.body.data.version });
-  return id;
+  const { consultation } = await seedBookableConsultation(
+    { seller: responseCaller(identity.as(url, seller)), admin: responseCaller(identity.as(url, admin)) },
+    {
+      ruleSet: {
+        name: 'Bench',
+        timezone: ZONE,
+        metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
+        intervals: [[from, to]],
+        enabled: true,
+      },
+      pricing: { basePrice: 10, pricingStrategy: 'Fixed', isOnSale: false, isActive: true },
+      consultation: { title: 'Quick questions', description: 'Five minutes', duration: 5, maxCapacity: 1 },
+    },
+  );
+  return consultation.id;
 }
 
 /** 31 days around the next March change in New York (always in the future). */
@@ -81,6 +62,7 @@ const identity = testIdentity();
 const service = await startService(infra, identity, { main: serviceMain, database: 'bench_slots', nodeArgs });
 try {
   const { from, to } = marchRange();
+  /** @type {Array<{ name: string, hours: [string, string] }>} */
   const cases = [
     { name: '1 h a day: 12 slots × 31 days (372, crosses the March change)', hours: ['09:00:00', '10:00:00'] },
     { name: 'all day: the first 500 (truncated)', hours: ['00:00:00', '23:59:00'] },

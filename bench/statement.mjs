@@ -24,6 +24,7 @@ const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 100_000);
 const PAGES = Number(process.env.BENCH_PAGES ?? 100);
 const LIMIT = Number(process.env.BENCH_LIMIT ?? 50);
 const serviceMain = process.env.BENCH_SERVICE_MAIN ?? join(root, 'services/wallet/dist/main.js');
+/** @type {Array<[string, number, number]>} the ledger's kinds of entry: type, available and held deltas (minor units) */
 const TYPES = [
   ['topup_credit', 5_00, 0],
   ['transfer_debit', -1_00, 0],

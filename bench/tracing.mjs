@@ -20,6 +20,7 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { SERVICES, systemEnv } from '../scripts/system-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -27,13 +28,12 @@ const { provideInfra } = require(join(root, 'packages/infra/dist/index.js'));
 const seconds = process.env.BENCH_SECONDS ?? '5';
 /** Off and on alternate this many times (a shared machine drifts: compare neighbours). */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
-const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review'];
-const admin = { ADMIN_EMAIL: 'admin@bench.local', ADMIN_PASSWORD: 'admin-bench-password' };
+const admin = { email: 'admin@bench.local', password: 'admin-bench-password' };
 
 const freePort = () =>
   new Promise((resolve) => {
     const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
       server.close(() => resolve(port));
     });
   });
@@ -49,8 +49,12 @@ async function startSink() {
       res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, stats: () => ({ requests, bytes }), close: () => server.close() };
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  return {
+    url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
+    stats: () => ({ requests, bytes }),
+    close: () => server.close(),
+  };
 }
 
 async function startSystem(infra, label, extraEnv) {
@@ -59,57 +63,43 @@ async function startSystem(infra, label, extraEnv) {
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
     publicKeyEncoding: { type: 'spki', format: 'pem' },
   });
-  const ports = Object.fromEntries(await Promise.all([...SERVICES, 'gateway'].map(async (name) => [name, await freePort()])));
+  const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (name) => [name, await freePort()])));
   const url = (name) => `http://127.0.0.1:${ports[name]}`;
   const run = `bench_${label}_${Date.now().toString(36)}`;
-  const base = {
-    ...process.env,
-    NODE_ENV: 'development',
-    HOST: '127.0.0.1',
-    MONGO_URL: infra.mongoUrl,
-    AMQP_URL: infra.amqpUrl,
-    BUS_NAMESPACE: run,
-    JWT_PUBLIC_KEY: keys.publicKey,
-    LOG_LEVEL: 'warn',
-    INTERNAL_API_TOKEN: randomBytes(24).toString('hex'),
-    WALLET_URL: url('wallet'),
-    ...extraEnv,
-  };
-  const envOf = (name) => ({
-    ...base,
-    PORT: String(ports[name]),
-    MONGO_DB: `${run}_${name}`,
-    ...(name === 'gateway'
-      ? {
-          ...admin,
-          JWT_PRIVATE_KEY: keys.privateKey,
-          RATE_LIMIT_IP_PER_MIN: '0',
-          RATE_LIMIT_USER_PER_MIN: '0',
-          RATE_LIMIT_REGISTER_IP_PER_HOUR: '0',
-          RATE_LIMIT_SLOTS_PER_MIN: '0',
-          ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_URL`, url(service)])),
-        }
-      : {}),
+  const system = systemEnv({
+    url,
+    mongoUrl: infra.mongoUrl,
+    amqpUrl: infra.amqpUrl,
+    namespace: run,
+    database: (name) => `${run}_${name}`,
+    keys,
+    internalToken: randomBytes(24).toString('hex'),
+    admin,
+    // writes.mjs's top-ups come back to http://localhost:3000: the services' defaults allow it.
+    checkout: false,
+    unlimited: true,
+    common: { NODE_ENV: 'development', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...extraEnv },
   });
+  const envOf = (name) => ({ ...process.env, ...system[name] });
   // Every database migrated first, as a release's migrate job does before its pods start.
-  for (const name of [...SERVICES, 'gateway']) {
+  for (const name of SERVICES) {
     const migrate = spawnSync(process.execPath, [join(root, 'services', name, 'dist', 'migrate.js'), 'up'], {
       stdio: ['ignore', 'ignore', 'inherit'],
       env: envOf(name),
     });
     if (migrate.status !== 0) throw new Error(`the migrations of ${name} failed (exit ${migrate.status})`);
   }
-  const children = [...SERVICES, 'gateway'].map((name) =>
+  const children = SERVICES.map((name) =>
     spawn(process.execPath, [join(root, 'services', name, 'dist', 'main.js')], {
       stdio: ['ignore', 'ignore', 'inherit'],
       env: envOf(name),
     }),
   );
   const deadline = Date.now() + 90_000;
-  for (const name of [...SERVICES, 'gateway']) {
+  for (const name of SERVICES) {
     for (;;) {
       const ready = await fetch(`${url(name)}/readyz`)
-        .then((res) => res.json())
+        .then((res) => /** @type {Promise<any>} */ (res.json()))
         .catch(() => null);
       if (ready?.data?.checks?.broker === 'up') break;
       if (Date.now() > deadline) throw new Error(`${name} (${label}) not ready`);
@@ -158,7 +148,7 @@ async function walletReads(gateway) {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password: 'a long password', fullName: 'Bench buyer', role: 'buyer' }),
-  }).then((res) => res.json());
+  }).then((res) => /** @type {Promise<any>} */ (res.json()));
   const headers = { authorization: `Bearer ${registered.data.accessToken}` };
   for (let i = 0; (await fetch(`${gateway}/v1/wallet`, { headers })).status !== 200 && i < 100; i++)
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -170,7 +160,14 @@ function runScript(script, gateway) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'bench', script)], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...admin, BENCH_URL: gateway, BENCH_SECONDS: seconds, BENCH_OVERHEAD: '0' },
+      env: {
+        ...process.env,
+        ADMIN_EMAIL: admin.email,
+        ADMIN_PASSWORD: admin.password,
+        BENCH_URL: gateway,
+        BENCH_SECONDS: seconds,
+        BENCH_OVERHEAD: '0',
+      },
     });
     let out = '';
     let err = '';

@@ -83,6 +83,7 @@ async function run(name, dist, url) {
   const rows = new Map();
   const deadline = Date.now() + BUDGET_MS;
   let applied = 0;
+  /** @type {Error | null} */
   let failure = null;
   const applyUntil = async (until) => {
     const worker = async () => {
@@ -133,6 +134,7 @@ for (const signal of ['SIGINT', 'SIGTERM'])
 try {
   const variants = [['new', join(walletDir, 'dist')]];
   if (OLD_REF) variants.push(['old', buildOld(OLD_REF)]);
+  /** @type {Array<[string, Awaited<ReturnType<typeof run>>]>} */
   const results = [];
   for (const [name, dist] of variants) results.push([name, await run(name, dist, db.url)]);
   const cell = (result, checkpoint, key, digits) => {

@@ -14,6 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { onePlaceAllDay, seedBookableConsultation, sdkCaller } from '../scripts/lib/seed.mjs';
 import { bookingBody, sdk } from '../scripts/marketplace-client.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,6 +41,9 @@ const check = (ok, rule) => {
  * The measured calls (the load's bookings and transfers): fetch as it is, so that a run measures
  * what it did before the SDK (no Idempotency-Key added to a transfer: that is more work for the
  * wallet). Everything else — sign-up, seeding, the rules' reads — goes through the SDK.
+ * @param {string} method
+ * @param {string} path
+ * @param {{ body?: unknown, token?: string, headers?: Record<string, string> }} [options]
  */
 async function call(method, path, { body, token, headers } = {}) {
   const res = await fetch(`${base}${path}`, {
@@ -274,40 +278,9 @@ async function benchBookings(admin) {
   const probe = await register('buyer', 'probe');
   if (price > 0) await Promise.all([...buyers, probe].map((buyer) => fund(buyer, 100_000)));
 
-  const weekdays = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
-  const ruleSet = await seller.data(
-    seller.api.POST('/consultations/availability-rule-sets/rule-sets', {
-      body: {
-        name: 'Bench: all day',
-        timezone: 'UTC',
-        metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
-        availabilityRules: weekdays.map((weekday) => ({
-          type: 'weekly',
-          weekday,
-          intervals: [{ start_time: '00:00:00', end_time: '23:55:00', enabled: true }],
-        })),
-      },
-    }),
-  );
-  const pricing = await seller.data(seller.api.POST('/consultations/pricing', { body: { basePrice: price, currency: 'ETB' } }));
-  const consultation = await seller.data(
-    seller.api.POST('/consultations', {
-      body: {
-        title: 'Bench consultation',
-        duration: 5,
-        sessionType: 'OneToOne',
-        maxCapacity: 1,
-        deliveryMode: 'Online',
-        timezone: 'UTC',
-        language: 'English',
-        category: 'Business',
-        ruleSetId: ruleSet.id,
-        pricingId: pricing.id,
-      },
-    }),
-  );
-  await admin.ok(
-    admin.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } }, body: { version: consultation.version } }),
+  const { ruleSet, consultation } = await seedBookableConsultation(
+    { seller: sdkCaller(seller.client), admin: sdkCaller(admin) },
+    onePlaceAllDay({ name: 'Bench: all day', title: 'Bench consultation', price }),
   );
 
   // Free slots from tomorrow on, within the 31-day window a slot query may span.
@@ -509,6 +482,7 @@ row(
 );
 
 // Per process: CPU ms per operation (the sum above leaves out the wire relays and the bench itself).
+/** @type {Array<[string, ReturnType<typeof perOperation>]>} */
 const costs = [
   ['confirmed', bookings.confirmedCost],
   ['refused', bookings.refusedCost],

@@ -16,7 +16,9 @@
 //   - deploy for k8s/, docker/, docker-compose.yml, .dockerignore, release/, .changeset/config.json
 //     and scripts/affected.mjs (their tests live in deploy/test/); deploy and scripts for
 //     scripts/release.mjs (deploy/test/ and scripts/test/);
-//   - e2e for scripts/migrate-queues.mjs; scripts (the gates' tests, scripts/test/) for
+//   - e2e for scripts/migrate-queues.mjs; scripts and e2e for scripts/system-env.mjs and
+//     scripts/lib/seed.mjs (their unit tests; the e2e system and fixtures), deploy and scripts for
+//     scripts/test/lib/ (the release tests' scratch repositories); scripts (the gates' tests, scripts/test/) for
 //     scripts/contracts.mjs and scripts/contract-gates/ (with deploy for scripts/lib/go-tools.mjs);
 //     infra for scripts/mixed-versions.mjs (its release resolution is tested there); nothing for
 //     contracts/released/ (the gates, which always run, read it);
@@ -26,7 +28,7 @@
 //     for k8s/components/monitoring/ (the metrics test reads the alerts and the dashboard);
 //   - nothing for documentation (every other *.md: READMEs, CHANGELOGs, changeset notes; docs/), bench/,
 //     the lint configuration, and scripts/containers.mjs, scripts/marketplace-client.mjs,
-//     scripts/journey.mjs, scripts/system-env.mjs, scripts/log-clues.mjs (CI's images step and mixed-version run prove those),
+//     scripts/journey.mjs, scripts/log-clues.mjs (CI's images step and mixed-version run prove those),
 //     scripts/k8s-e2e.mjs and scripts/k8s/ (CI's k8s step), scripts/generated-clients.mjs and clients/ (CI's clients step).
 // Then `node scripts/run.mjs test --selectProjects <projects…>` (everything: `npm test` itself),
 // and `node scripts/contracts.mjs check` when it exists. --list prints the selection and why
@@ -73,7 +75,6 @@ const UNTESTED_FILES = [
   'scripts/containers.mjs',
   'scripts/marketplace-client.mjs',
   'scripts/journey.mjs',
-  'scripts/system-env.mjs',
   'scripts/log-clues.mjs',
   'scripts/k8s-e2e.mjs',
   'scripts/generated-clients.mjs',
@@ -127,6 +128,8 @@ function classify(file, dependants) {
   if (file.startsWith('k8s/components/monitoring/')) return { projects: ['deploy', 'e2e'] }; // e2e/test/metrics.test.ts
   if (isRunbook(file)) return { projects: ['scripts'] }; // every command it names must exist
   if (file.endsWith('.md')) return { projects: [] }; // no other test reads documentation
+  // The tests' shared helpers (scratch git repositories): the release tests of both projects use them.
+  if (file.startsWith('scripts/test/lib/')) return { projects: ['deploy', 'scripts'] };
   const project = Object.keys(PROJECTS).find((name) => file.startsWith(`${PROJECTS[name]}/`));
   if (project && FOUNDATIONS.includes(project)) return { all: `packages/${project}, which every project builds on` };
   if (project) {
@@ -146,6 +149,8 @@ function classify(file, dependants) {
   if (file === 'scripts/release.mjs') return { projects: ['deploy', 'scripts'] };
   if (DEPLOY_FILES.includes(file) || DEPLOY_FOLDERS.some((folder) => file.startsWith(folder))) return { projects: ['deploy'] };
   if (file === 'scripts/migrate-queues.mjs') return { projects: ['e2e', 'scripts'] };
+  // The system's environment and the seeded consultation: their unit tests, and the end-to-end tests' system and fixtures.
+  if (file === 'scripts/system-env.mjs' || file === 'scripts/lib/seed.mjs') return { projects: ['scripts', 'e2e'] };
   if (OPERATIONS_FILES.includes(file)) return { projects: ['scripts', 'e2e'] };
   if (file === 'scripts/contracts.mjs' || file.startsWith('scripts/contract-gates/')) return { projects: ['scripts'] };
   if (file === 'scripts/lib/go-tools.mjs') return { projects: ['scripts', 'deploy'] };

@@ -255,6 +255,7 @@ export const backupsRoot = (env = process.env) => resolve(env.BACKUP_ROOT ?? joi
 /**
  * Dumps the databases of `services` into `dir` (created; a manifest already there gets these
  * databases added or replaced, so databases may be dumped at different moments into one backup).
+ * @param {{ services?: string[], dir?: string, attempts?: number, env?: NodeJS.ProcessEnv }} [options]
  */
 export async function backup({ services = SERVICES, dir, attempts = 50, env = process.env } = {}) {
   const folder = resolve(dir ?? env.BACKUP_DIR ?? join(backupsRoot(env), timestamp()));
@@ -298,6 +299,7 @@ export async function backup({ services = SERVICES, dir, attempts = 50, env = pr
  * Deletes the backups under `rootDir` (folders with a manifest.json) beyond every limit given:
  * one is kept while it is among the newest `keep`, or younger than `keepDays` days. With no limit
  * nothing is deleted; `protect` (the backup just made) is never deleted. Returns the deleted.
+ * @param {{ rootDir: string, keep?: number, keepDays?: number, protect?: string, now?: number }} options
  */
 export function prune({ rootDir, keep, keepDays, protect, now = Date.now() }) {
   if (keep === undefined && keepDays === undefined) return [];
@@ -484,7 +486,8 @@ export async function downloadBackup(url, into, config) {
   mkdirSync(into, { recursive: true, mode: 0o700 });
   const fetchTo = async (name) => {
     const got = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: `${key}${name}` }));
-    await pipeline(got.Body, createWriteStream(join(into, name), { mode: 0o600 }));
+    // In Node the SDK answers the object's body as a Readable.
+    await pipeline(/** @type {import('node:stream').Readable} */ (got.Body), createWriteStream(join(into, name), { mode: 0o600 }));
   };
   try {
     await fetchTo('manifest.json').catch((err) => {

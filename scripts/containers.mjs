@@ -59,7 +59,7 @@ import {
   verifyImage,
 } from './lib/supply-chain.mjs';
 import { pnpm, toolEnv } from './lib/toolchain.mjs';
-import { SERVICES, serviceEnvironments } from './system-env.mjs';
+import { SERVICES, systemEnv } from './system-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -148,6 +148,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 /**
  * Runs a command. Its output goes to `log` (a file under .dev/containers/) or is captured;
  * a non-zero exit throws with the output's tail (secrets masked) unless `check` is false.
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ log?: string, env?: NodeJS.ProcessEnv, cwd?: string, check?: boolean, nice?: boolean, input?: string }} [options]
  */
 function run(command, args, { log, env, cwd = root, check = true, nice = false, input } = {}) {
   const [cmd, argv] = nice && NICE > 0 ? ['nice', ['-n', String(NICE), command, ...args]] : [command, args];
@@ -684,26 +687,22 @@ async function runEach() {
   const ports = {};
   for (const service of SERVICES) ports[service] = await freePort();
   const url = (service) => `http://127.0.0.1:${ports[service]}`;
-  const common = {
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    MONGO_URL: mongoUrl,
-    AMQP_URL: amqpUrl,
-    BUS_NAMESPACE: namespace,
-    JWT_PUBLIC_KEY: dev.JWT_PUBLIC_KEY,
-  };
-  const envOf = serviceEnvironments({
+  const envOf = systemEnv({
     url,
+    mongoUrl,
+    amqpUrl,
+    namespace,
+    database: (service) => service,
+    keys: { publicKey: dev.JWT_PUBLIC_KEY, privateKey: dev.JWT_PRIVATE_KEY },
     internalToken: dev.INTERNAL_API_TOKEN,
-    privateKey: dev.JWT_PRIVATE_KEY,
     admin: { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD },
+    common: { NODE_ENV: 'production', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
   });
   Object.assign(envOf.gateway, { METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) });
   say(`starting the six images (--network host, --read-only, no-new-privileges; bus namespace ${namespace})`);
   const started = Date.now();
   for (const service of SERVICES) {
-    const env = { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: service };
+    const env = envOf[service];
     await migrateContainer(service, env);
     await runContainer(`mkt-run-${service}`, service, env);
   }

@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { approveConsultation, offerConsultation, sdkCaller } from './lib/seed.mjs';
 import { bookingBody, sdk } from './marketplace-client.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -114,35 +115,11 @@ async function seed(seller) {
       body: { title: 'Beans', price: 100, currency: 'ETB', sku: `FUZZ-${randomBytes(4).toString('hex')}`, inventory: 1 },
     }),
   );
-  const ruleSet = await data(
-    api.POST('/consultations/availability-rule-sets/rule-sets', {
-      body: {
-        name: 'Mornings',
-        timezone: 'Africa/Addis_Ababa',
-        availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
-          type: 'weekly',
-          weekday,
-          intervals: [{ start_time: '09:00:00', end_time: '12:00:00' }],
-        })),
-      },
-    }),
-  );
-  const pricing = await data(api.POST('/consultations/pricing', { body: { basePrice: 10, currency: 'ETB' } }));
-  const consultation = await data(
-    api.POST('/consultations', {
-      body: {
-        title: 'Fuzz advice',
-        duration: 30,
-        sessionType: 'OneToOne',
-        deliveryMode: 'Online',
-        timezone: 'Africa/Addis_Ababa',
-        language: 'English',
-        category: 'Business',
-        ruleSetId: ruleSet.id,
-        pricingId: pricing.id,
-      },
-    }),
-  );
+  const { ruleSet, consultation } = await offerConsultation(sdkCaller(seller.client), {
+    ruleSet: { name: 'Mornings', timezone: 'Africa/Addis_Ababa', intervals: [['09:00:00', '12:00:00']] },
+    pricing: { basePrice: 10 },
+    consultation: { title: 'Fuzz advice', duration: 30 },
+  });
   await until(() => buyer.data(buyer.api.GET('/v1/wallet')));
   await until(() => data(api.GET('/v1/wallet')));
   const sellerTopUp = await topUp(seller, 100);
@@ -256,9 +233,7 @@ async function adminToken() {
  * the booking read reach their logic.
  */
 async function bookOnce(admin, seller, buyer, consultation, ruleSet) {
-  await admin.ok(
-    admin.api.POST('/consultations/{id}/approve', { params: { path: { id: consultation.id } }, body: { version: consultation.version } }),
-  );
+  await approveConsultation(sdkCaller(admin), consultation);
   await topUp(buyer, 100);
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
   const { slots } = await buyer.data(

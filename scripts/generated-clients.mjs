@@ -26,7 +26,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logClues } from './log-clues.mjs';
-import { SERVICES, serviceEnvironments } from './system-env.mjs';
+import { SERVICES, standaloneEnv, systemEnv } from './system-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -53,7 +53,12 @@ const seconds = (since) => ((Date.now() - since) / 1000).toFixed(1);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const rel = (path) => relative(root, path);
 
-/** Runs a command to the end; its output (both streams) returned and kept in `log`. Throws on a non-zero exit. */
+/**
+ * Runs a command to the end; its output (both streams) returned and kept in `log`. Throws on a non-zero exit.
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ log?: string, env?: NodeJS.ProcessEnv, cwd?: string }} [options]
+ */
 function run(command, args, { log, env = process.env, cwd = root } = {}) {
   const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   if (result.error) throw new Error(`${command}: ${result.error.message}`);
@@ -205,34 +210,26 @@ async function startSystem({ redirectOrigins = [] } = {}) {
   });
   const admin = { email: 'admin@clients.test', password: randomBytes(18).toString('base64url') };
   const runId = Date.now().toString(36);
-  const envOf = serviceEnvironments({ url, internalToken: randomBytes(32).toString('hex'), privateKey: keys.privateKey, admin });
+  const envOf = systemEnv({
+    url,
+    mongoUrl: infra.mongoUrl,
+    amqpUrl: infra.amqpUrl,
+    namespace: `clients-${runId}`,
+    database: (service) => `clients_${runId}_${service}`,
+    keys,
+    internalToken: randomBytes(32).toString('hex'),
+    admin,
+    // One client address makes every call: the per-address limits would answer 429, not the operation.
+    unlimited: true,
+    common: standaloneEnv('development'),
+  });
   // `npm run fuzz` seeds top-ups back to http://localhost:3000 (as `npm start` allows).
   if (redirectOrigins.length > 0) envOf.wallet.CHECKOUT_REDIRECT_ORIGINS = [url('gateway'), ...redirectOrigins].join(',');
-  // One client address makes every call: the per-address limits would answer 429, not the operation.
-  Object.assign(envOf.gateway, {
-    METRICS_PORT: '0',
-    RATE_LIMIT_IP_PER_MIN: '0',
-    RATE_LIMIT_USER_PER_MIN: '0',
-    RATE_LIMIT_REGISTER_IP_PER_HOUR: '0',
-    RATE_LIMIT_SLOTS_PER_MIN: '0',
-  });
-  const common = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    NODE_ENV: 'development',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    MONGO_URL: infra.mongoUrl,
-    AMQP_URL: infra.amqpUrl,
-    BUS_NAMESPACE: `clients-${runId}`,
-    JWT_PUBLIC_KEY: keys.publicKey,
-    SHUTDOWN_GRACE_MS: '0',
-  };
   const mine = new Map();
   for (const service of SERVICES) {
     const log = join(LOGS, `${service}.log`);
     const fd = openSync(log, 'w');
-    const env = { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: `clients_${runId}_${service}` };
+    const env = envOf[service];
     // Its database migrated first, as a release's migrate job does before its pods start.
     const migrate = spawnSync(process.execPath, [join(root, 'services', service, 'dist', 'migrate.js'), 'up'], {
       cwd: root,
@@ -259,7 +256,7 @@ async function startSystem({ redirectOrigins = [] } = {}) {
         if (child.exitCode !== null || child.signalCode !== null)
           throw new Error(`${service} exited before it was ready:\n    ${logClues(join(LOGS, `${service}.log`), 12, true).join('\n    ')}`);
         const ready = await fetch(`${url(service)}/readyz`, { signal: AbortSignal.timeout(3_000) })
-          .then(async (res) => (res.status === 200 ? await res.json() : null))
+          .then(async (res) => (res.status === 200 ? /** @type {any} */ (await res.json()) : null))
           .catch(() => null);
         if (ready?.data?.checks?.broker === 'up') return;
         if (Date.now() > deadline) throw new Error(`${service} not ready (with its broker up) within 120 s`);
@@ -316,10 +313,12 @@ async function main() {
       ADMIN_EMAIL: system.admin.email,
       ADMIN_PASSWORD: system.admin.password,
     };
-    for (const [name, client] of [
+    /** @type {Array<[string, { run: (env: NodeJS.ProcessEnv) => string }]>} */
+    const clients = [
       ['typescript-fetch', typescript],
       ['openapi-python-client', python],
-    ]) {
+    ];
+    for (const [name, client] of clients) {
       const started = Date.now();
       say(`journey through the ${name} client:`);
       process.stdout.write(client.run(env));

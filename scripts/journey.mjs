@@ -6,6 +6,7 @@
 // the wallet decides to capture the hold, the buyer reviews it. Every answer is checked; each
 // step is timed and recorded. Every call goes through the project's SDK (@mkt/client): one client
 // per user, signed in by it, the top-up paid on its sandbox checkout.
+import { approveConsultation, offerConsultation } from './lib/seed.mjs';
 import { answer, bookingBody, sdk } from './marketplace-client.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,10 +45,20 @@ export function wallClock(date, zone) {
  *   seller is paid only once the time bought is over; 5 minutes after the slot begins), and check
  *   the seller credited and the buyer's hold gone.
  * Throws at the first step that fails.
+ * @param {string} base
+ * @param {{ email: string, password: string }} admin
+ * @param {{ say?: (line: string) => void, redact?: (text: string) => string, record?: Array<{ step: string, ok: boolean, seconds: number, detail: string }>, settle?: boolean }} [options]
  */
 export async function journey(base, admin, { say = () => undefined, redact = (text) => text, record = [], settle = false } = {}) {
   const { MarketplaceClient } = await sdk();
   const clientOf = () => new MarketplaceClient({ baseUrl: base, timeoutMs: 20_000 });
+  /**
+   * The answer's body when it is `status` and `check` holds of it; else throws naming `what`.
+   * @param {string} what
+   * @param {{ status: number, body: any }} res
+   * @param {number} status
+   * @param {(body: any) => boolean} [check]
+   */
   const expect = (what, res, status, check = () => true) => {
     if (res.status !== status || !check(res.body))
       throw new Error(`${what}: expected ${status}, got ${res.status} ${redact(JSON.stringify(res.body)).slice(0, 600)}`);
@@ -121,62 +132,28 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
   const end = wallClock(endsAt, zone);
   let ruleSet;
   let consultation;
+  /** What a failed seeding call is named in the step's error. */
+  const SEEDED = {
+    '/consultations/availability-rule-sets/rule-sets': 'rule set',
+    '/consultations/pricing': 'pricing',
+    '/consultations': 'consultation',
+    '/consultations/{id}/approve': 'approve',
+  };
+  /** scripts/lib/seed.mjs's calls as `who`, each answer checked as every step's are (200, else the step fails). */
+  const callerOf = (who) => async (method, path, body, params) =>
+    expect(SEEDED[path] ?? path, await answer(who.api[method](path, { body, ...(params ? { params: { path: params } } : {}) })), 200).data;
   await step('the seller offers a consultation (rule set, pricing)', async () => {
-    ruleSet = expect(
-      'rule set',
-      await answer(
-        seller.api.POST('/consultations/availability-rule-sets/rule-sets', {
-          body: {
-            name: 'Every day',
-            timezone: zone,
-            availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
-              type: 'weekly',
-              weekday,
-              intervals: [{ start_time: start.time, end_time: end.time, enabled: true }],
-            })),
-          },
-        }),
-      ),
-      200,
-    ).data;
-    const pricing = expect(
-      'pricing',
-      await answer(seller.api.POST('/consultations/pricing', { body: { basePrice: price, currency: 'ETB' } })),
-      200,
-    ).data;
-    consultation = expect(
-      'consultation',
-      await answer(
-        seller.api.POST('/consultations', {
-          body: {
-            title: 'Business plan review',
-            duration,
-            sessionType: 'OneToOne',
-            deliveryMode: 'Online',
-            timezone: zone,
-            language: 'Amharic',
-            category: 'Business',
-            ruleSetId: ruleSet.id,
-            pricingId: pricing.id,
-          },
-        }),
-      ),
-      200,
-    ).data;
+    ({ ruleSet, consultation } = await offerConsultation(callerOf(seller), {
+      ruleSet: { name: 'Every day', timezone: zone, intervals: [[start.time, end.time]], enabled: true },
+      pricing: { basePrice: price },
+      consultation: { title: 'Business plan review', duration, language: 'Amharic' },
+    }));
     return `${consultation.referenceId}, one slot ${start.date} ${start.time.slice(0, 5)} ${zone}`;
   });
   await step('the admin approves it', async () => {
-    expect(
-      'approve',
-      await answer(
-        adminApi.api.POST('/consultations/{id}/approve', {
-          params: { path: { id: consultation.id } },
-          body: { version: consultation.version },
-        }),
-      ),
-      200,
-      (b) => b.data?.visibility === 'Published',
-    );
+    const approved = await approveConsultation(callerOf(adminApi), consultation);
+    if (approved?.visibility !== 'Published')
+      throw new Error(`approve: expected visibility Published, got ${redact(JSON.stringify(approved)).slice(0, 600)}`);
     return 'Published';
   });
 
@@ -207,6 +184,7 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
     return 'balance 1000';
   });
 
+  /** @type {any} the booking as answered (set by the step below, which throws when it is not) */
   let booking;
   await step('the buyer books it, paid from the wallet (held)', async () => {
     const slots = expect(

@@ -99,7 +99,12 @@ const kubectlBin =
 const kubeArgs = () => [...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), ...(context ? ['--context', context] : [])];
 const clusterEnv = () => ({ ...process.env, MKT_K8S_LOGS: join(WORK, 'logs') });
 
-/** Runs a command; output captured (and appended to `log`); throws with its tail unless `check` is false. */
+/**
+ * Runs a command; output captured (and appended to `log`); throws with its tail unless `check` is false.
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ input?: string, check?: boolean, log?: string, env?: NodeJS.ProcessEnv }} [options]
+ */
 function run(command, args, { input, check = true, log, env } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
@@ -129,7 +134,12 @@ function run(command, args, { input, check = true, log, env } = {}) {
     });
   });
 }
-/** A command whose progress lines go straight to our output (the cluster script, the build). */
+/**
+ * A command whose progress lines go straight to our output (the cluster script, the build).
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv }} [options]
+ */
 function runLoud(command, args, { env } = {}) {
   const result = spawnSync(command, args, { cwd: root, env: env ?? process.env, stdio: ['ignore', 'inherit', 'inherit'] });
   if (result.status !== 0) throw new Error(`${relative(root, command)} ${args.join(' ')} exited ${result.status ?? result.signal}`);

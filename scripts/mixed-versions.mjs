@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { journey } from './journey.mjs';
 import { pnpm, toolEnv } from './lib/toolchain.mjs';
 import { logClues } from './log-clues.mjs';
-import { SERVICES, serviceEnvironments } from './system-env.mjs';
+import { SERVICES, standaloneEnv, systemEnv } from './system-env.mjs';
 
 const root = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..'));
 const require = createRequire(import.meta.url);
@@ -86,7 +86,11 @@ function readReleases(repo) {
   }
 }
 
-/** The newest commit from `from` whose subject is `release: …` and names `tag` (or, with `name`, any `<name>@…`). */
+/**
+ * The newest commit from `from` whose subject is `release: …` and names `tag` (or, with `name`, any `<name>@…`).
+ * @param {string} repo
+ * @param {{ tag?: string, name?: string, from?: string }} which
+ */
 function releaseCommit(repo, { tag, name, from = 'HEAD' }) {
   const wanted = tag ? escapeRegex(tag) : `${escapeRegex(name)}@[^, ]+`;
   const out = git(repo, ['log', from, '-E', `--grep=^release: (.+, )?${wanted}(,|$)`, '--format=%H%x09%s', '-n', '1'], {
@@ -384,34 +388,26 @@ async function runProcesses(config, { servers, keys, runId, settle, migrateWith 
   const admin = config.admin ?? { email: `admin-${config.index}@marketplace.test`, password: randomBytes(18).toString('base64url') };
   secrets.add(internalToken);
   secrets.add(admin.password);
-  const common = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    MONGO_URL: servers.mongoUrl,
-    AMQP_URL: servers.amqpUrl,
-    BUS_NAMESPACE: namespace,
-    JWT_PUBLIC_KEY: keys.publicKey,
+  const databaseOf = (service) => `mixed_${runId}_${config.index}_${service}`;
+  const envOf = systemEnv({
+    url,
+    mongoUrl: servers.mongoUrl,
+    amqpUrl: servers.amqpUrl,
+    namespace,
+    database: databaseOf,
+    keys,
+    internalToken,
+    admin,
+    unlimited: true,
     // Stopped at the end of the run: no load balancer to wait for.
-    SHUTDOWN_GRACE_MS: '0',
-  };
-  const envOf = serviceEnvironments({ url, internalToken, privateKey: keys.privateKey, admin });
-  Object.assign(envOf.gateway, {
-    METRICS_PORT: '0',
-    RATE_LIMIT_IP_PER_MIN: '0',
-    RATE_LIMIT_USER_PER_MIN: '0',
-    RATE_LIMIT_REGISTER_IP_PER_HOUR: '0',
-    RATE_LIMIT_SLOTS_PER_MIN: '0',
+    common: standaloneEnv('production'),
   });
   const mine = new Map();
   const logOf = (service) => join(LOGS, `${config.id}-${service}.log`);
-  const databaseOf = (service) => `mixed_${runId}_${config.index}_${service}`;
   try {
     migrateDatabases(
       (service) => migrateWith ?? config.versions[service].dir,
-      (service) => ({ ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: databaseOf(service), LOG_LEVEL: 'warn' }),
+      (service) => ({ ...envOf[service], LOG_LEVEL: 'warn' }),
     );
     for (const service of SERVICES) {
       const { dir } = config.versions[service];
@@ -420,7 +416,7 @@ async function runProcesses(config, { servers, keys, runId, settle, migrateWith 
       const fd = openSync(log, 'a');
       const child = spawn(process.execPath, [join(dir, 'services', service, 'dist', 'main.js')], {
         cwd: dir,
-        env: { ...common, ...envOf[service], PORT: String(ports[service]), MONGO_DB: databaseOf(service) },
+        env: envOf[service],
         stdio: ['ignore', fd, fd],
       });
       closeSync(fd);
@@ -442,7 +438,7 @@ async function runProcesses(config, { servers, keys, runId, settle, migrateWith 
               `${service} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n    ${logClues(logOf(service), 12, true).map(clue).join('\n    ')}`,
             );
           const ready = await fetch(`${url(service)}/readyz`, { signal: AbortSignal.timeout(3_000) })
-            .then(async (res) => (res.status === 200 ? await res.json() : null))
+            .then(async (res) => (res.status === 200 ? /** @type {any} */ (await res.json()) : null))
             .catch(() => null);
           if (ready?.data?.checks?.broker === 'up') return;
           if (Date.now() > deadline) throw new Error(`${service} not ready (with its broker up) within 120 s`);
@@ -518,6 +514,11 @@ function report(result) {
 }
 
 // ---- main
+/**
+ * Says how to run this (after `message`) and exits 2.
+ * @param {string} [message]
+ * @returns {never}
+ */
 function usage(message) {
   if (message) console.error(`[mixed] ${message}`);
   console.error(
@@ -558,6 +559,11 @@ function wantedReleases(values) {
 }
 
 /** `resolve`: one JSON line per name (for a person, and for the tests of the resolution). */
+/**
+ * `resolve`: prints each named service's release (as JSON), then exits (1 when one is not found).
+ * @param {{ values: { repo?: string, release?: string[] }, positionals: string[] }} args
+ * @returns {never}
+ */
 function resolveCommand({ values, positionals }) {
   const repo = values.repo ? realpathSync(values.repo) : root;
   const wanted = wantedReleases(values);
@@ -580,7 +586,7 @@ async function main() {
   if (args.positionals.length > 0) usage(`unknown argument ${args.positionals.join(' ')}`);
   const { values } = args;
   const subjects = values.services ? values.services.flatMap((list) => list.split(',')).filter(Boolean) : DEFAULT_SUBJECTS;
-  const unknown = subjects.filter((name) => !SERVICES.includes(name));
+  const unknown = subjects.filter((name) => !(/** @type {readonly string[]} */ (SERVICES).includes(name)));
   if (unknown.length > 0) usage(`--services: unknown ${unknown.join(', ')} (one of ${SERVICES.join(', ')})`);
   const wanted = wantedReleases(values);
   const parallel = values.parallel === undefined ? Infinity : Number(values.parallel);

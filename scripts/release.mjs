@@ -46,6 +46,7 @@ class Refused extends Error {}
 const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
 
 function run(command, args, { cwd = root, capture = false } = {}) {
+  /** @type {import('node:child_process').StdioOptions} */
   const stdio = capture ? ['ignore', 'pipe', 'pipe'] : ['ignore', 2, 2];
   const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', stdio });
   if (result.error) throw new Refused(`${command} ${args.join(' ')}: ${result.error.message}`);

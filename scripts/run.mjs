@@ -80,7 +80,12 @@ function devKeys() {
   return { privateKey: readFileSync(privatePath, 'utf8'), publicKey: readFileSync(publicPath, 'utf8') };
 }
 
-/** The environment of every service, and the gateway's on top (URLs, keys, the admin). */
+/**
+ * The environment of every service, and the gateway's on top (URLs, keys, the admin).
+ * @param {any} infra packages/infra's provideInfra() result
+ * @param {{ privateKey: string, publicKey: string }} keys
+ * @param {(name: string) => string} [mongoUrlOf] MONGO_URL of each process (default: the infra's)
+ */
 function serviceSet(infra, keys, mongoUrlOf = () => infra.mongoUrl) {
   const base = {
     ...process.env,
@@ -221,10 +226,13 @@ async function startWireCounters(mongoUrl) {
     const body = Object.fromEntries([...counters].map(([name, counter]) => [name, counter.counts()]));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   const file = join(root, '.dev/wire-counter.json');
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ url: `http://127.0.0.1:${server.address().port}/` }));
+  writeFileSync(
+    file,
+    JSON.stringify({ url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/` }),
+  );
   say(`database commands counted per service (MONGO_WIRE_COUNTER): ${file}`);
   return {
     urlOf: (name) => counters.get(name).url,
@@ -312,10 +320,15 @@ if (mode === 'start') await start();
 else if (mode === 'migrate') await migrate(rest);
 else if (mode === 'test') await test();
 else if (mode === 'build') prepare();
-else if (mode === 'typecheck') sh(prepare(), ['exec', 'tsc', '-p', 'tsconfig.tests.json']);
-else if (mode === 'lint') {
+else if (mode === 'typecheck') {
+  const pm = prepare();
+  sh(pm, ['exec', 'tsc', '-p', 'tsconfig.tests.json']);
+  sh(pm, ['exec', 'tsc', '-p', 'tsconfig.scripts.json']);
+} else if (mode === 'lint') {
   const pm = prepare();
   sh(pm, ['exec', 'eslint', '.']);
+  // The tooling (scripts/, bench/) type-checked from its JSDoc, as the services' TypeScript is by the build.
+  sh(pm, ['exec', 'tsc', '-p', 'tsconfig.scripts.json']);
   sh(pm, ['exec', 'prettier', '--check', '.']);
 } else if (mode === 'format') sh(prepare(), ['exec', 'prettier', '--write', '.']);
 else if (mode === 'env') printComposeEnv(rest);

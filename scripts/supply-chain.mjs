@@ -33,6 +33,8 @@ export const MANIFEST_NAMES = {
 /**
  * Verifies every image of the record (or `only` of them) by digest with the record's public key
  * (or $COSIGN_PUBLIC_KEY); throws naming each one refused.
+ * @param {any} record the record of the images (release/images.json's shape)
+ * @param {{ only?: string[], pub?: string, log?: (line: string) => void }} [options]
  */
 export async function verifyRecord(record, { only, pub = process.env.COSIGN_PUBLIC_KEY ?? record.publicKey, log = say } = {}) {
   const refused = [];
@@ -46,7 +48,11 @@ export async function verifyRecord(record, { only, pub = process.env.COSIGN_PUBL
   if (refused.length > 0) throw new Error(`refused ${refused.length} image(s): ${refused.join('; ')}`);
 }
 
-/** Replaces (or appends) the `images:` block of `<overlay>/kustomization.yaml`. */
+/**
+ * Replaces (or appends) the `images:` block of `<overlay>/kustomization.yaml`.
+ * @param {string} overlay
+ * @param {{ record?: string, registry?: string }} [options]
+ */
 function pin(overlay, { record: recordFile = RECORD, registry } = {}) {
   const file = join(overlay, 'kustomization.yaml');
   const record = readRecord(recordFile);

@@ -56,7 +56,7 @@ async function main(argv) {
   const helpOnly = command.tool && args.length === 1 && ['--help', '-h'].includes(args[0]);
   const child = spawn(file, [...fixed, ...args], { stdio: helpOnly ? ['inherit', 'inherit', 'pipe'] : 'inherit' });
   if (helpOnly) child.stderr.pipe(process.stdout);
-  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
+  for (const signal of /** @type {const} */ (['SIGTERM', 'SIGINT'])) process.on(signal, () => child.kill(signal));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code, signal) => resolve(helpOnly ? 0 : (code ?? 128 + (signal === 'SIGKILL' ? 9 : 15))));

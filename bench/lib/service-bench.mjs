@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processEnv } from '../../scripts/system-env.mjs';
 
 const require = createRequire(import.meta.url);
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -32,14 +33,16 @@ export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math
 export async function startService(infra, identity, { main, database, nodeArgs = [], env = {} }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const processEnv = {
+  const serviceEnv = {
     ...process.env,
-    MONGO_URL: infra.mongoUrl,
-    AMQP_URL: infra.amqpUrl,
-    MONGO_DB: uniqueName(database),
-    BUS_NAMESPACE: uniqueName('bench'),
-    JWT_PUBLIC_KEY: identity.keys.publicKey,
-    PORT: String(port),
+    ...processEnv({
+      mongoUrl: infra.mongoUrl,
+      amqpUrl: infra.amqpUrl,
+      namespace: uniqueName('bench'),
+      database: uniqueName(database),
+      publicKey: identity.keys.publicKey,
+      port: String(port),
+    }),
     LOG_LEVEL: 'warn',
     ...env,
   };
@@ -47,10 +50,10 @@ export async function startService(infra, identity, { main, database, nodeArgs =
   // does; a build from before migrations has none and builds its indexes at start.
   const migrateScript = join(dirname(main), 'migrate.js');
   if (existsSync(migrateScript)) {
-    const migrate = spawnSync(process.execPath, [migrateScript, 'up'], { env: processEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+    const migrate = spawnSync(process.execPath, [migrateScript, 'up'], { env: serviceEnv, stdio: ['ignore', 'ignore', 'inherit'] });
     if (migrate.status !== 0) throw new Error(`${main}: its migrations failed (exit ${migrate.status})`);
   }
-  const child = spawn(process.execPath, [...nodeArgs, main], { env: processEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, main], { env: serviceEnv, stdio: ['ignore', 'ignore', 'inherit'] });
   for (const deadline = Date.now() + 60_000; ;) {
     const ready = await call(url, 'GET', '/readyz').catch(() => null);
     if (ready?.status === 200) return { url, child };

@@ -60,6 +60,10 @@ describe('the selection of a change', () => {
     }
     expect(forFiles('scripts/migrate-queues.mjs').projects).toEqual(['e2e', 'scripts']); // and its --help in the runbooks test
     expect(forFiles('scripts/release.mjs').projects).toEqual(['deploy', 'scripts']); // its tests in both
+    // Their unit tests, and the end-to-end tests' system and fixtures, which start and seed from them.
+    expect(forFiles('scripts/system-env.mjs').projects).toEqual(['e2e', 'scripts']);
+    expect(forFiles('scripts/lib/seed.mjs').projects).toEqual(['e2e', 'scripts']);
+    expect(forFiles('scripts/test/lib/scratch-git.ts').projects).toEqual(['deploy', 'scripts']); // both release tests
   });
 
   test('the contract gates select their own tests; the released contracts nothing (the gates always run after the tests)', () => {

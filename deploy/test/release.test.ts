@@ -1,11 +1,12 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { cloneWithModules, GIT_ENV, git, scratchDir } from '../../scripts/test/lib/scratch-git';
 
 // scripts/release.mjs (docs/releasing.md) in throwaway repositories: a copy of what it reads and
 // writes (package.json files, CHANGELOGs, .changeset/, release/releases.json, the overlays), the
-// baseline tags <name>@0.1.0 on its first commit, the workspace's node_modules linked in. The
+// baseline tags <name>@0.1.0 on its first commit, the workspace's node_modules linked in
+// (scripts/test/lib/scratch-git.ts, as scripts/test/release.test.ts makes its clones). The
 // proposal (`release`) commits, `release --tag` tags (scripts/test/release.test.ts: the same on
 // clones of the repository, and `--only`).
 const root = join(__dirname, '..', '..');
@@ -14,21 +15,9 @@ const PACKAGES = ['contracts', 'kit', 'infra', 'client'];
 const NAMES = [...SERVICES, ...PACKAGES];
 const dirOf = (name: string) => (SERVICES.includes(name) ? `services/${name}` : `packages/${name}`);
 const OVERLAYS = ['k8s/overlays/prod/kustomization.yaml', 'k8s/overlays/dev/kustomization.yaml'];
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'release test',
-  GIT_AUTHOR_EMAIL: 'release-test@example.invalid',
-  GIT_COMMITTER_NAME: 'release test',
-  GIT_COMMITTER_EMAIL: 'release-test@example.invalid',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
 
-const scratch = mkdtempSync(join(tmpdir(), 'release-test-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const scratch = scratchDir('release-test-');
 const template = join(scratch, 'template');
-
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' }).trim();
 
 beforeAll(() => {
   const files = [
@@ -73,9 +62,7 @@ beforeAll(() => {
 
 /** A fresh clone of the template (with its tags), with one commit adding `changesets` (file → content). */
 function repo(changesets: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(scratch, 'repo-'));
-  git(scratch, 'clone', '-q', template, dir);
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  const dir = cloneWithModules(template, { parent: scratch });
   for (const [file, content] of Object.entries(changesets)) writeFileSync(join(dir, '.changeset', file), content);
   if (Object.keys(changesets).length > 0) {
     git(dir, 'add', '-A');

@@ -1,5 +1,19 @@
-import { apiOf, book, dayFromNow, fund, loginAdmin, offerConsultation, register, slotsOf, topUp, waitFor, type Session } from './fixtures';
-import { startSystem, type System } from './system';
+import {
+  apiOf,
+  auditEntriesOf,
+  book,
+  dayFromNow,
+  fund,
+  offerConsultation,
+  register,
+  slotsOf,
+  systemWithAdmin,
+  topUp,
+  waitFor,
+  type AuditEntry,
+  type Session,
+} from './fixtures';
+import type { System } from './system';
 
 // The admins' queues and the audit log of their actions, through the gateway against every
 // service: each queue lists what waits and drops it once handled, with its counts; every admin
@@ -7,37 +21,11 @@ import { startSystem, type System } from './system';
 // filters and a cursor, exports as CSV, and only admins see any of it.
 let system: System;
 let admin: Session;
-beforeAll(async () => {
-  system = await startSystem();
-  admin = await loginAdmin(system);
-}, 90_000);
-afterAll(() => system?.stop());
-
-interface Entry {
-  id: string;
-  action: string;
-  actorId: string;
-  targetId: string;
-  requestId: string;
-  clientAddress: string | null;
-  service: string;
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-  notes: string | null;
-  at: string;
-}
+systemWithAdmin((started) => ({ system, admin } = started));
 
 const adminApi = () => apiOf(system, admin);
 
-/** The log's entries of one target, once `count` are there; then a moment later still exactly `count` (none late). */
-async function entriesOf(targetId: string, count: number): Promise<Entry[]> {
-  const read = async () =>
-    (await adminApi()('GET', `/v1/admin/audit-log?targetId=${encodeURIComponent(targetId)}&limit=100`)).body.data.entries as Entry[];
-  await waitFor(`${count} audit entries of ${targetId}`, read, (entries) => entries.length >= count);
-  // Every event of an action goes out right after its write: one second is ample for a stray second entry to land.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
-  return read();
-}
+const entriesOf = (targetId: string, count: number) => auditEntriesOf(system, admin, targetId, count);
 
 test('payouts: the queue shows what waits with the four-eyes rule, drops it once handled; every move is one entry, a retry or a refused move none', async () => {
   const seller = await register(system, 'seller');
@@ -250,14 +238,14 @@ test('the log: filters, a cursor through every page, the CSV export; admins only
   await waitFor(
     'three rejections in the log',
     async () => (await adminApi()('GET', `/v1/admin/audit-log?${filter}`)).body.data.entries,
-    (entries: Entry[]) => entries.length === 3,
+    (entries: AuditEntry[]) => entries.length === 3,
   );
 
   // Page by page, one entry each, newest first: every entry once.
   const seen: string[] = [];
   let cursor: string | null = null;
   do {
-    const page: { body: { data: { entries: Entry[]; nextCursor: string | null } } } = await adminApi()(
+    const page: { body: { data: { entries: AuditEntry[]; nextCursor: string | null } } } = await adminApi()(
       'GET',
       `/v1/admin/audit-log?${filter}&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
     );

@@ -1,44 +1,28 @@
-import { apiOf, book, dayFromNow, fundedBuyer, loginAdmin, offerConsultation, register, slotsOf, waitFor, type Session } from './fixtures';
-import { startSystem, type System } from './system';
+import {
+  apiOf,
+  auditEntriesOf,
+  book,
+  dayFromNow,
+  fundedBuyer,
+  offerConsultation,
+  register,
+  slotsOf,
+  systemWithAdmin,
+  waitFor,
+  type Session,
+} from './fixtures';
+import type { System } from './system';
 
 // An admin's delete of a seller's record, through the gateway: the product's and the customer
 // relationship's delete each write exactly one entry of the audit log (who, what, when, from
 // which request, what the record was); the owner's own delete and a refused one none.
 let system: System;
 let admin: Session;
-beforeAll(async () => {
-  system = await startSystem();
-  admin = await loginAdmin(system);
-}, 90_000);
-afterAll(() => system?.stop());
+systemWithAdmin((started) => ({ system, admin } = started));
 
-interface Entry {
-  action: string;
-  actorId: string;
-  actorRole: string;
-  targetType: string;
-  targetId: string;
-  requestId: string;
-  service: string;
-  at: string;
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-}
-
-const readEntries = async (targetId: string) =>
-  (await apiOf(system, admin)('GET', `/v1/admin/audit-log?targetId=${encodeURIComponent(targetId)}&limit=100`)).body.data
-    .entries as Entry[];
-
-/** The log's entries of one target, once `count` are there; then a moment later still exactly `count` (none late). */
-async function entriesOf(targetId: string, count: number): Promise<Entry[]> {
-  await waitFor(
-    `${count} audit entries of ${targetId}`,
-    () => readEntries(targetId),
-    (entries) => entries.length >= count,
-  );
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
-  return readEntries(targetId);
-}
+/** The log's entries of one target as they are now. */
+const readEntries = (targetId: string) => auditEntriesOf(system, admin, targetId, 0, 0);
+const entriesOf = (targetId: string, count: number) => auditEntriesOf(system, admin, targetId, count, 1_500);
 
 const product = {
   name: 'Coffee beans',

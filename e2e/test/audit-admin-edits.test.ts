@@ -1,37 +1,14 @@
-import { apiOf, loginAdmin, offerConsultation, register, waitFor, type Session } from './fixtures';
-import { startSystem, type System } from './system';
+import { apiOf, auditEntriesOf, offerConsultation, register, systemWithAdmin, type Session } from './fixtures';
+import type { System } from './system';
 
 // An admin's edit through the endpoints a seller uses for their own records, through the gateway
 // against every service: the admin's consultation edit and product edit each write exactly one
 // entry of the audit log with the fields before and after; the seller's own edits none.
 let system: System;
 let admin: Session;
-beforeAll(async () => {
-  system = await startSystem();
-  admin = await loginAdmin(system);
-}, 90_000);
-afterAll(() => system?.stop());
+systemWithAdmin((started) => ({ system, admin } = started));
 
-interface Entry {
-  action: string;
-  actorId: string;
-  targetType: string;
-  targetId: string;
-  requestId: string;
-  service: string;
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-}
-
-/** The log's entries of one target, once `count` are there; then a moment later still exactly `count` (none late). */
-async function entriesOf(targetId: string, count: number): Promise<Entry[]> {
-  const read = async () =>
-    (await apiOf(system, admin)('GET', `/v1/admin/audit-log?targetId=${encodeURIComponent(targetId)}&limit=100`)).body.data
-      .entries as Entry[];
-  await waitFor(`${count} audit entries of ${targetId}`, read, (entries) => entries.length >= count);
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
-  return read();
-}
+const entriesOf = (targetId: string, count: number) => auditEntriesOf(system, admin, targetId, count);
 
 test('an admin’s consultation edit is one entry of the log with before and after; the seller’s own edit none', async () => {
   const seller = await register(system, 'seller');

@@ -1,31 +1,27 @@
 import {
   apiOf,
   book,
+  dayFromNow,
   fund,
-  loginAdmin,
   nearSlots,
-  offerNearConsultation,
   offerConsultation,
+  offerNearConsultation,
   offerSoonSlot,
   register,
   reviewWhenEligible,
   runSession,
   slotsOf,
-  dayFromNow,
+  systemWithAdmin,
   type Offer,
   type Session,
   type Slot,
 } from './fixtures';
-import { eventually, startSystem, type System } from './system';
+import { eventually, type System } from './system';
 
 /** An outside audit's attacks on the consultation's money and trust, replayed through the gateway. */
 let system: System;
 let admin: Session;
-beforeAll(async () => {
-  system = await startSystem();
-  admin = await loginAdmin(system);
-}, 120_000);
-afterAll(() => system?.stop());
+systemWithAdmin((started) => ({ system, admin } = started));
 
 const walletOf = async (user: Session) => (await apiOf(system, user)('GET', '/v1/wallet')).body.data;
 

@@ -1,16 +1,16 @@
 import {
   apiOf,
-  bookingBody,
   book,
+  bookingBody,
   fund,
-  loginAdmin,
   offerSoonSlot,
   register,
   reviewWhenEligible,
   runSession,
+  systemWithAdmin,
   type Session,
 } from './fixtures';
-import { eventually, startSystem, type System } from './system';
+import { eventually, type System } from './system';
 
 // A rating bought with the seller's own cent, replayed through the gateway: the seller sends a
 // puppet buyer 0.01, gives it a coupon of 499.99 on a 500 consultation, runs the session, and
@@ -18,11 +18,7 @@ import { eventually, startSystem, type System } from './system';
 // who paid the price moves it.
 let system: System;
 let admin: Session;
-beforeAll(async () => {
-  system = await startSystem();
-  admin = await loginAdmin(system);
-}, 120_000);
-afterAll(() => system?.stop());
+systemWithAdmin((started) => ({ system, admin } = started));
 
 test('a seller’s cent and a 499.99 coupon buy no 5★: the public rating is unchanged; a paying customer’s review counts', async () => {
   const seller = await register(system, 'seller');

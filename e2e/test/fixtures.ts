@@ -2,7 +2,12 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import { call, connectAmqp, waitFor as waitUntil, type JsonResponse } from '@mkt/infra';
-import { eventually, type System } from './system';
+import type * as Seed from '../../scripts/lib/seed.mjs' with { 'resolution-mode': 'import' };
+import { eventually, startSystem, type System } from './system';
+
+/** The seeding the scripts and benches share (an ES module: jest loads it through SWC, e2e/jest.config.js). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const seed = require('../../scripts/lib/seed.mjs') as typeof Seed;
 
 /** What the fault and load tests share: users, a bookable consultation, money, audits, reports. */
 
@@ -38,6 +43,56 @@ export async function loginAdmin(system: System): Promise<Session> {
   return { token: res.body.data.accessToken, id: user.id, ref: user.referenceId, email: system.admin.email, role: 'admin' };
 }
 
+/**
+ * A system of the test file's own, started before its tests with the seeded admin signed in and
+ * stopped after them: `started` is given both (a file assigns them to its own variables).
+ */
+export function systemWithAdmin(started: (given: { system: System; admin: Session }) => void, timeoutMs = 120_000): void {
+  let system: System | undefined;
+  beforeAll(async () => {
+    system = await startSystem();
+    started({ system, admin: await loginAdmin(system) });
+  }, timeoutMs);
+  afterAll(() => system?.stop());
+}
+
+/** An entry of the admins' audit log (`GET /v1/admin/audit-log`). */
+export interface AuditEntry {
+  id: string;
+  action: string;
+  actorId: string;
+  actorRole: string;
+  targetType: string;
+  targetId: string;
+  requestId: string;
+  clientAddress: string | null;
+  service: string;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  notes: string | null;
+  at: string;
+}
+
+/**
+ * The audit log's entries of one target, read by the admin once `count` are there; then, `settleMs`
+ * later, read again: exactly `count` still (every event of an action goes out right after its
+ * write, so a stray second entry would have landed).
+ */
+export async function auditEntriesOf(
+  system: System,
+  admin: Session,
+  targetId: string,
+  count: number,
+  settleMs = 1_000,
+): Promise<AuditEntry[]> {
+  const read = async () =>
+    (await apiOf(system, admin)('GET', `/v1/admin/audit-log?targetId=${encodeURIComponent(targetId)}&limit=100`)).body.data
+      .entries as AuditEntry[];
+  await waitFor(`${count} audit entries of ${targetId}`, read, (entries) => entries.length >= count);
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  return read();
+}
+
 export interface Offer {
   id: string;
   referenceId: string;
@@ -69,39 +124,24 @@ export async function offerConsultation(
 ): Promise<Offer> {
   const { priceMajor = 100, duration = 30, capacity = 1, from = '06:00:00', to = '18:00:00', maxBookingsPerDay = 1000 } = options;
   const timezone = options.timezone ?? ZONE;
-  const api = apiOf(system, seller);
-  const ruleSet = await api('POST', '/consultations/availability-rule-sets/rule-sets', {
-    name: 'Every day',
-    timezone,
-    metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay },
-    availabilityRules: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((weekday) => ({
-      type: 'weekly',
-      weekday,
-      intervals: (options.intervals ?? [[from, to]]).map(([start, end]) => ({ start_time: start, end_time: end, enabled: true })),
-    })),
-  });
-  const pricing = await api('POST', '/consultations/pricing', { basePrice: priceMajor, currency: 'ETB' });
-  const consultation = await api('POST', '/consultations', {
-    title: `Consultation ${Math.random().toString(36).slice(2, 8)}`,
-    duration,
-    sessionType: capacity === 1 ? 'OneToOne' : 'Group',
-    maxCapacity: capacity,
-    deliveryMode: 'Online',
-    timezone,
-    language: 'English',
-    category: 'Business',
-    ruleSetId: ruleSet.body.data?.id,
-    pricingId: pricing.body.data?.id,
-  });
-  if (consultation.status !== 200) throw new Error(`consultation: ${consultation.status} ${JSON.stringify(consultation.body)}`);
-  const approved = await apiOf(system, admin)('POST', `/consultations/${consultation.body.data.id}/approve`, {
-    version: consultation.body.data.version,
-  });
-  if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
+  const intervals = options.intervals ?? [[from, to]];
+  const { ruleSet, consultation } = await seed.seedBookableConsultation(
+    { seller: seed.responseCaller(apiOf(system, seller)), admin: seed.responseCaller(apiOf(system, admin)) },
+    {
+      ruleSet: { name: 'Every day', timezone, metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay }, intervals, enabled: true },
+      pricing: { basePrice: priceMajor },
+      consultation: {
+        title: `Consultation ${Math.random().toString(36).slice(2, 8)}`,
+        duration,
+        sessionType: capacity === 1 ? 'OneToOne' : 'Group',
+        maxCapacity: capacity,
+      },
+    },
+  );
   return {
-    id: consultation.body.data.id,
-    referenceId: consultation.body.data.referenceId,
-    ruleSetId: ruleSet.body.data.id,
+    id: consultation.id,
+    referenceId: consultation.referenceId,
+    ruleSetId: ruleSet.id,
     sellerId: seller.id,
     priceMajor,
     duration,

@@ -3,7 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { openSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, freePort, makeKeyPair, testServers, uniqueName } from '@mkt/infra';
+import type * as SystemEnv from '../../scripts/system-env.mjs' with { 'resolution-mode': 'import' };
 import { startBalancer, type Balancer } from './tcp-balancer';
+
+/** The environment of each process (an ES module: jest loads it through SWC, e2e/jest.config.js). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { systemEnv } = require('../../scripts/system-env.mjs') as typeof SystemEnv;
 
 const root = join(__dirname, '..', '..');
 const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review'] as const;
@@ -125,43 +130,45 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   const dbName = (name: ProcessName) => `${run}_${name}`;
   // Its own exchange and queues: the system never competes with other test files for their events.
   const keySet = options.keyDirectory;
-  const base = {
-    ...process.env,
-    MONGO_URL: mongoUrl,
-    AMQP_URL: amqpUrl,
-    ...(keySet
-      ? {
-          JWT_PUBLIC_KEY: '',
-          JWT_JWKS_URL: `${url('gateway')}/v1/auth/.well-known/jwks.json`,
-          JWT_JWKS_CACHE_SECONDS: String(keySet.cacheSeconds),
-        }
-      : { JWT_PUBLIC_KEY: keys.publicKey }),
-    LOG_LEVEL: 'warn',
-    BUS_NAMESPACE: run,
-    // The credential between services on `/internal/*` (paid bookings: consultation → wallet).
-    INTERNAL_API_TOKEN: randomBytes(24).toString('hex'),
-    ...options.env,
-  };
+  const environments = systemEnv({
+    // The consultation reaches the wallet, and the gateway every service, through its balancer when there is one.
+    url: (name) => (name === 'gateway' ? url('gateway') : serviceUrl(name)),
+    listen: (name) => String(ports[name]),
+    mongoUrl,
+    amqpUrl,
+    namespace: run,
+    database: dbName,
+    keys: keySet ? { publicKey: '', privateKey: '' } : keys,
+    internalToken: randomBytes(24).toString('hex'),
+    admin,
+    // Top-ups come back to http://localhost:3000 and the browser test's pages are cross-origin: the services' defaults.
+    checkout: false,
+    // No metrics listener unless a test asks for one (on a port of its own): systems run side by
+    // side, and two gateways of one system would both ask for 9464.
+    unlimited: true,
+    common: {
+      LOG_LEVEL: 'warn',
+      ...(keySet
+        ? {
+            JWT_JWKS_URL: `${url('gateway')}/v1/auth/.well-known/jwks.json`,
+            JWT_JWKS_CACHE_SECONDS: String(keySet.cacheSeconds),
+          }
+        : {}),
+      ...options.env,
+    },
+  });
   const envOf: Record<ProcessName, Record<string, string>> = {
-    ...(Object.fromEntries(
-      SERVICES.map((name): [string, Record<string, string>] => [name, { MONGO_DB: dbName(name), PUBLIC_URL: url('gateway') }]),
-    ) as Record<ServiceName, Record<string, string>>),
-    consultation: { MONGO_DB: dbName('consultation'), WALLET_URL: serviceUrl('wallet') },
+    ...environments,
     gateway: {
-      MONGO_DB: dbName('gateway'),
-      // The `servers` URL of /openapi.json: the docs page's "Try it out" calls the gateway that serves it.
-      PUBLIC_URL: url('gateway'),
-      // No metrics listener unless a test asks for one (on a port of its own): systems run side
-      // by side, and two gateways of one system would both ask for 9464.
-      METRICS_PORT: '0',
-      ...(keySet ? { JWT_PRIVATE_KEY: '', JWT_KEYS_DIR: keySet.dir, JWT_KEYS_RELOAD_SECONDS: '1' } : { JWT_PRIVATE_KEY: keys.privateKey }),
-      ADMIN_EMAIL: admin.email,
-      ADMIN_PASSWORD: admin.password,
+      ...environments.gateway,
+      ...(keySet ? { JWT_KEYS_DIR: keySet.dir, JWT_KEYS_RELOAD_SECONDS: '1' } : {}),
       BCRYPT_ROUNDS: '4',
-      RATE_LIMIT_IP_PER_MIN: '0',
-      RATE_LIMIT_USER_PER_MIN: '0',
-      RATE_LIMIT_SLOTS_PER_MIN: '0',
-      ...Object.fromEntries(SERVICES.map((name) => [`${name.toUpperCase()}_URL`, options.upstreamOverrides?.[name] ?? serviceUrl(name)])),
+      ...Object.fromEntries(
+        SERVICES.flatMap((name) => {
+          const override = options.upstreamOverrides?.[name];
+          return override ? [[`${name.toUpperCase()}_URL`, override]] : [];
+        }),
+      ),
     },
   };
   const children = new Map<string, ChildProcess>();
@@ -172,7 +179,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     // --throw-deprecation: a Node API the services or their dependencies use that the running
     // Node deprecates fails the tests, not only a log line.
     const child = spawn(process.execPath, ['--throw-deprecation', join(root, 'services', name, 'dist', 'main.js')], {
-      env: { ...base, ...envOf[name], PORT: String(ports[unit]), ...options.envOf?.[name] },
+      env: { ...process.env, ...envOf[name], PORT: String(ports[unit]), ...options.envOf?.[name] },
       stdio: ['ignore', out, 'inherit'],
     });
     children.set(unit, child);
@@ -208,7 +215,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   >;
   const processes = Object.fromEntries(names.map((name) => [name, replicas[name][0]!])) as Record<ProcessName, ServiceProcess>;
   // Every database migrated first, as a release's migrate job does before its pods start.
-  await Promise.all(names.map((name) => migrateDatabase(name, { ...base, ...envOf[name], ...options.envOf?.[name] })));
+  await Promise.all(names.map((name) => migrateDatabase(name, { ...process.env, ...envOf[name], ...options.envOf?.[name] })));
   for (const name of names) for (const unit of unitsOf(name)) spawnProcess(name, unit);
   const stop = async () => {
     await Promise.all(units.map((unit) => kill(unit, 'SIGTERM')));

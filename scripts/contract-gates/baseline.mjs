@@ -12,6 +12,26 @@ import { RELEASE_SUBJECT } from '../lib/release-subject.mjs';
 export const RELEASED_DIR = 'contracts/released';
 const FIRST_SNAPSHOT = `${RELEASED_DIR}/openapi.json`;
 
+/**
+ * git's output as text, or as bytes with `{ buffer: true }`.
+ * @overload
+ * @param {string} root
+ * @param {string[]} args
+ * @returns {string}
+ */
+/**
+ * @overload
+ * @param {string} root
+ * @param {string[]} args
+ * @param {{ buffer: true }} options
+ * @returns {Buffer}
+ */
+/**
+ * @param {string} root
+ * @param {string[]} args
+ * @param {{ buffer?: boolean }} [options]
+ * @returns {string | Buffer}
+ */
 function git(root, args, { buffer = false } = {}) {
   return execFileSync('git', ['-C', root, ...args], {
     encoding: buffer ? 'buffer' : 'utf8',

@@ -16,6 +16,7 @@
 //   - the CRM's totals per buyer equal its Confirmed bookings (each booking event handled once).
 /* global AbortSignal */
 import { randomUUID } from 'node:crypto';
+import { onePlaceAllDay, pathOf, seedBookableConsultation } from '../lib/seed.mjs';
 import { bookingBody, sdk } from '../marketplace-client.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -23,7 +24,13 @@ const RETRIABLE = new Set([502, 503, 504]);
 const PRICE = 10;
 const TOP_UP = 10_000;
 
+/** @param {string} base the gateway */
 export function loadClient(base) {
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {{ body?: unknown, token?: string, key?: string }} [options]
+   */
   const call = async (method, path, { body, token, key } = {}) => {
     const res = await fetch(`${base}${path}`, {
       method,
@@ -104,37 +111,12 @@ export async function prepareLoad(base, admin, { buyers: buyerCount = 6, pairs =
   await Promise.all([...buyers, ...payers].map((user) => fund(user, TOP_UP)));
   await Promise.all(payees.map(walletOpen));
 
-  const weekdays = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
-  const ruleSet = await must('POST', '/consultations/availability-rule-sets/rule-sets', {
-    token: seller.token,
-    body: {
-      name: 'K8s e2e: all day',
-      timezone: 'UTC',
-      metaData: { autoAccept: true, bufferTime: 0, maxBookingsPerDay: 1000 },
-      availabilityRules: weekdays.map((weekday) => ({
-        type: 'weekly',
-        weekday,
-        intervals: [{ start_time: '00:00:00', end_time: '23:55:00', enabled: true }],
-      })),
-    },
-  });
-  const pricing = await must('POST', '/consultations/pricing', { token: seller.token, body: { basePrice: PRICE, currency: 'ETB' } });
-  const consultation = await must('POST', '/consultations', {
-    token: seller.token,
-    body: {
-      title: 'K8s e2e consultation',
-      duration: 5,
-      sessionType: 'OneToOne',
-      maxCapacity: 1,
-      deliveryMode: 'Online',
-      timezone: 'UTC',
-      language: 'English',
-      category: 'Business',
-      ruleSetId: ruleSet.id,
-      pricingId: pricing.id,
-    },
-  });
-  await must('POST', `/consultations/${consultation.id}/approve`, { token: adminToken, body: { version: consultation.version } });
+  /** A seed `Caller` over `must` with `token`: retried as every setup call is. */
+  const as = (token) => (method, path, body, params) => must(method, pathOf(path, params), { token, body });
+  const { ruleSet, consultation } = await seedBookableConsultation(
+    { seller: as(seller.token), admin: as(adminToken) },
+    onePlaceAllDay({ name: 'K8s e2e: all day', title: 'K8s e2e consultation', price: PRICE }),
+  );
   const day = (offset) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
   const slots = [];
   for (let from = 1; from <= 15; from += 7) {

@@ -28,6 +28,10 @@ export const goEnv = () => ({ ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 
 /**
  * The pinned tool's binary, `<toolsDir>/go/<name>@<version>/<name>`, installed when missing.
  * `tool`: `{ module, version }`; `log`: told before an install (a few minutes the first time).
+ * @param {string} toolsDir
+ * @param {string} name
+ * @param {{ module: string, version: string }} tool
+ * @param {(line: string) => void} [log]
  */
 export function ensureGoTool(toolsDir, name, { module, version }, log = () => undefined) {
   const bin = join(toolsDir, 'go', `${name}@${version}`);

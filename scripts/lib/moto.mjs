@@ -10,7 +10,11 @@ import { freePort } from './net.mjs';
 
 export const MOTO_VERSION = '5.2.5';
 
-/** The moto_server binary, installed into `<toolsDir>/s3/` when missing. */
+/**
+ * The moto_server binary, installed into `<toolsDir>/s3/` when missing.
+ * @param {string} toolsDir
+ * @param {(line: string) => void} [log] told before an install
+ */
 export function ensureMoto(toolsDir, log = () => undefined) {
   const venv = join(toolsDir, 's3', `venv-moto${MOTO_VERSION}`);
   const bin = join(venv, 'bin', 'moto_server');

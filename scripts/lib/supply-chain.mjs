@@ -32,6 +32,8 @@ export const toolPath = (name) => join(toolCache(), 'go', `${name}@${TOOLS[name]
 /**
  * The pinned tool's binary, built when missing. Builds of one tool are serialised by a lock file
  * (flock): CI starts them in the background while another step may ask for the same tool.
+ * @param {string} name
+ * @param {(line: string) => void} [log]
  */
 export function ensureTool(name, log = () => undefined) {
   const file = toolPath(name);
@@ -50,7 +52,12 @@ export function ensureTool(name, log = () => undefined) {
   return file;
 }
 
-/** Runs a command; resolves `{ code, stdout, stderr }`; throws with stderr's tail unless `check` is false. */
+/**
+ * Runs a command; resolves `{ code, stdout, stderr }`; throws with stderr's tail unless `check` is false.
+ * @param {string} file
+ * @param {string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv, check?: boolean, input?: string, cwd?: string }} [options]
+ */
 export function exec(file, args, { env, check = true, input, cwd } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { env: env ?? process.env, cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });

@@ -139,7 +139,7 @@ export async function onPinnedNode(log = say) {
   // Ctrl-C reaches both processes (one process group) and the run handles it, twice if twice:
   // this one waits for it. A SIGTERM or SIGHUP sent to this one alone is passed on.
   process.on('SIGINT', () => undefined);
-  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  for (const signal of /** @type {const} */ (['SIGTERM', 'SIGHUP'])) process.on(signal, () => child.kill(signal));
   const [code, signal] = await new Promise((resolve) => {
     child.once('error', (err) => {
       log(`could not run ${node}: ${err.message} (delete .tools/npm/${name}@${NODE_VERSION} to fetch it again)`);

@@ -1,28 +1,15 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cloneWithModules, GIT_ENV, git as gitIn } from './lib/scratch-git';
 
 // `npm run release` (scripts/release.mjs) on scratch copies of the repository: a `git clone` of
 // this checkout's commit with this checkout's release script, its node_modules linked, none of
 // the pending changesets, and no scripts/contracts.mjs (the contract snapshot and its build are
 // the gates' own tests' business; without the script the release skips them, as it says).
 const root = join(__dirname, '..', '..');
-const clones: string[] = [];
-afterAll(() => {
-  for (const clone of clones) rmSync(clone, { recursive: true, force: true });
-});
 jest.setTimeout(120_000);
 
-const env = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'test',
-  GIT_AUTHOR_EMAIL: 'test@example.com',
-  GIT_COMMITTER_NAME: 'test',
-  GIT_COMMITTER_EMAIL: 'test@example.com',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
 const dirOf = (name: string) => (SERVICES.includes(name) ? `services/${name}` : `packages/${name}`);
 
@@ -36,13 +23,9 @@ type Repo = {
 };
 
 function scratchRepo(): Repo {
-  const dir = mkdtempSync(join(tmpdir(), 'release-'));
-  clones.push(dir);
-  execFileSync('git', ['clone', '--quiet', '--no-tags', root, dir], { env });
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' }).trim();
+  const dir = cloneWithModules(root, { prefix: 'release-', tags: false });
+  const git = (...args: string[]) => gitIn(dir, ...args);
   for (const file of ['scripts/release.mjs', 'scripts/lib/release-subject.mjs']) copyFileSync(join(root, file), join(dir, file));
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-  writeFileSync(join(dir, '.git/info/exclude'), 'node_modules\n');
   git('rm', '--quiet', 'scripts/contracts.mjs');
   const pending = readdirSync(join(dir, '.changeset')).filter((file) => file.endsWith('.md') && file !== 'README.md');
   if (pending.length > 0) git('rm', '--quiet', ...pending.map((file) => `.changeset/${file}`));
@@ -65,7 +48,7 @@ function scratchRepo(): Repo {
         execFile(
           process.execPath,
           [join(dir, 'scripts/release.mjs'), ...args],
-          { cwd: dir, env, timeout: 100_000 },
+          { cwd: dir, env: GIT_ENV, timeout: 100_000 },
           (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
         ),
       ),
