@@ -308,6 +308,10 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
       expect(allowed('prod', rabbitOperator, rabbit[0]!, 15672)).toBe(true);
       expect(allowed('prod', mongoOperator, mongo[0]!, 27017)).toBe(true);
       expect(allowed('prod', prometheus, rabbit[0]!, 15692)).toBe(true);
+      // The MongoDB agent's metrics endpoint (spec.prometheus), and nothing else of a member.
+      expect(allowed('prod', prometheus, mongo[0]!, 9216)).toBe(true);
+      expect(allowed('prod', prometheus, mongo[0]!, 27017)).toBe(false);
+      expect(allowed('prod', app('catalog'), mongo[0]!, 9216)).toBe(false);
       // A service is no cluster member.
       expect(allowed('prod', app('catalog'), rabbit[0]!, 25672)).toBe(false);
     });
@@ -538,7 +542,8 @@ describe('monitoring: the prod overlay scrapes every process where the NetworkPo
     const policy = one('prod', 'NetworkPolicy', 'metrics-from-monitoring').spec;
     expect(policy.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
     const admitted = new Set(policy.ingress[0].ports.map((p: { port: number }) => p.port));
-    const monitors = byKind('prod', 'PodMonitor');
+    // The data tier's monitors (data-tier.yaml) are checked below.
+    const monitors = byKind('prod', 'PodMonitor').filter((m) => m.metadata.name !== 'rabbitmq');
     expect(monitors.map((m) => m.metadata.name).sort()).toEqual([...SERVICES].sort());
     for (const monitor of monitors) {
       const name = monitor.metadata.name;
@@ -580,6 +585,59 @@ describe('monitoring: the prod overlay scrapes every process where the NetworkPo
     expect(JSON.parse((dashboard as unknown as { data: Record<string, string> }).data['marketplace.json']!).uid).toBe('marketplace');
     expect(byKind('dev', 'PodMonitor')).toEqual([]);
     expect(byKind('dev', 'PrometheusRule')).toEqual([]);
+  });
+
+  test("the data tier: RabbitMQ's PodMonitor on 15692, MongoDB's ServiceMonitor on the agent's endpoint, their alerts in the overlay's namespace", () => {
+    const rabbit = one('prod', 'PodMonitor', 'rabbitmq');
+    const cluster = one('prod', 'RabbitmqCluster', 'marketplace-rabbitmq');
+    expect(rabbit.spec.selector.matchLabels).toEqual({
+      'app.kubernetes.io/name': cluster.metadata.name,
+      'app.kubernetes.io/component': 'rabbitmq',
+    });
+    // `prometheus`: the cluster operator's name for container port 15692 (the rabbitmq_prometheus plugin).
+    expect(rabbit.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'prometheus', path: '/metrics' })]);
+    expect(cluster.spec.image).toMatch(/^rabbitmq:4\.2\.\d+-management$/);
+    const mongo = one('prod', 'MongoDBCommunity', 'marketplace-mongo');
+    expect(mongo.spec.version).toMatch(/^8\.0\.\d+$/);
+    const sm = one('prod', 'ServiceMonitor', 'mongo');
+    // The operator's Service <name>-svc carries the port `prometheus` once spec.prometheus is set.
+    expect(sm.spec.selector.matchLabels).toEqual({ app: `${mongo.metadata.name}-svc` });
+    const [endpoint] = sm.spec.endpoints;
+    expect(endpoint).toMatchObject({ port: 'prometheus', path: '/metrics' });
+    expect(mongo.spec.prometheus).toEqual({
+      username: 'prometheus',
+      passwordSecretRef: { name: 'marketplace-mongo-metrics', key: 'password' },
+    });
+    expect(endpoint.basicAuth).toEqual({
+      username: { name: mongo.spec.prometheus.passwordSecretRef.name, key: 'username' },
+      password: { name: mongo.spec.prometheus.passwordSecretRef.name, key: 'password' },
+    });
+    const rule = one('prod', 'PrometheusRule', 'marketplace-data-tier');
+    const rules = rule.spec.groups.flatMap(
+      (g: { rules: Array<{ alert: string; expr: string; labels: Record<string, string> }> }) => g.rules,
+    );
+    expect(rules.map((r: { alert: string }) => r.alert)).toEqual(
+      expect.arrayContaining([
+        'RabbitmqNoMajorityOfNodesReady',
+        'RabbitmqMemoryAlarm',
+        'RabbitmqDiskAlarm',
+        'MongodbNoMajorityOfMembersReady',
+      ]),
+    );
+    for (const r of rules) {
+      // Each expression selects the overlay's namespace, the first quoted string, and no other.
+      expect({ alert: r.alert, first: /"([^"]*)"/.exec(r.expr)?.[1] }).toEqual({ alert: r.alert, first: 'marketplace' });
+      expect({ alert: r.alert, team: r.labels.team, service: r.labels.service }).toEqual({
+        alert: r.alert,
+        team: 'marketplace',
+        service: expect.stringMatching(/^(rabbitmq|mongo)$/),
+      });
+    }
+    // As is MarketplacePodsUnavailable's.
+    const pods = one('prod', 'PrometheusRule', 'marketplace')
+      .spec.groups.flatMap((g: { rules: Array<{ alert: string; expr: string }> }) => g.rules)
+      .find((r: { alert: string }) => r.alert === 'MarketplacePodsUnavailable');
+    expect(pods.expr).toContain('{namespace="marketplace"}');
   });
 });
 
