@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { busPermissions } from '@mkt/infra';
 
 // deploy/check-k8s.mjs renders the overlays (kustomize) and checks them offline: kubeconform -strict
@@ -253,6 +253,17 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
     expect(allowed(overlay, stranger, app('gateway'), 8080)).toBe(false);
   });
 
+  test('the operations Jobs of k8s/jobs/ run here: their ServiceAccount exists, they reach MongoDB and RabbitMQ and no service', () => {
+    const sa = one(overlay, 'ServiceAccount', 'marketplace-tools');
+    expect(sa).toMatchObject({ automountServiceAccountToken: false });
+    const ops: Pod = { ns, labels: { 'app.kubernetes.io/name': 'marketplace-dlq', 'marketplace/tier': 'ops' } };
+    const { mongo, rabbit } = data();
+    expect(allowed(overlay, ops, rabbit[0]!, 5672)).toBe(true);
+    expect(allowed(overlay, ops, mongo[0]!, 27017)).toBe(true);
+    for (const name of SERVICES.slice(1)) expect(allowed(overlay, ops, app(name), port(name))).toBe(false);
+    expect(allowed(overlay, ops, app('gateway'), 8080)).toBe(false);
+  });
+
   test("every service reaches the gateway's JWKS port; strangers do not", () => {
     for (const name of SERVICES.slice(1)) expect(allowed(overlay, app(name), app('gateway'), 8080)).toBe(true);
     expect(allowed(overlay, stranger, app('gateway'), 8080)).toBe(false);
@@ -381,11 +392,14 @@ describe('backups and operations Jobs run the tools image (marketplace-tools)', 
   test('k8s/jobs/ (restore, dlq, migrate-queues): valid against the 1.33 schemas, hardened, scored as the workloads', () => {
     const files = ['restore', 'dlq', 'migrate-queues'].map((name) => join(root, 'k8s', 'jobs', `${name}.yaml`));
     const jobs = files.flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((doc) => doc.toJS() as K8sObject));
-    expect(jobs.map((job) => [job.kind, job.metadata.namespace])).toEqual(Array(3).fill(['Job', 'marketplace']));
+    // No namespace of their own: the runbook's `kubectl -n <namespace>` decides (dev, ci or prod).
+    expect(jobs.map((job) => [job.kind, job.metadata.namespace])).toEqual(Array(3).fill(['Job', undefined]));
     // Checked beside the prod overlay they run in: its NetworkPolicies select them.
     const dir = mkdtempSync(join(tmpdir(), 'k8s-jobs-'));
     const file = join(dir, 'prod-and-jobs.yaml');
-    writeFileSync(file, [rendered.prod!.yaml, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n---\n'));
+    // In the overlay's namespace, as `kubectl -n marketplace create -f` puts them.
+    const placed = jobs.map((job) => stringify({ ...job, metadata: { ...job.metadata, namespace: 'marketplace' } }));
+    writeFileSync(file, [rendered.prod!.yaml, ...placed].join('\n---\n'));
     const checked = checkK8s('--file', file)[file]!;
     expect(checked.kubeconform.filter((r) => r.status !== 'valid')).toEqual([]);
     const jobFindings = checked.kubeScore.filter((f) => f.object.startsWith('Job/'));
