@@ -647,6 +647,10 @@ describe('monitoring: the prod overlay scrapes every process where the NetworkPo
         service: expect.stringMatching(/^(rabbitmq|mongo)$/),
       });
     }
+    // Each has its runbook in docs/observability.md ("Data tier alerts").
+    const docs = readFileSync(join(root, 'docs', 'observability.md'), 'utf8');
+    for (const r of rules)
+      expect({ alert: r.alert, runbook: docs.includes(`### ${r.alert}\n`) }).toEqual({ alert: r.alert, runbook: true });
     // As is MarketplacePodsUnavailable's.
     const pods = one('prod', 'PrometheusRule', 'marketplace')
       .spec.groups.flatMap((g: { rules: Array<{ alert: string; expr: string }> }) => g.rules)
