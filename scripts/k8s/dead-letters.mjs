@@ -40,10 +40,19 @@ export function editedTemplate(root, { args, image, service }) {
 export async function deadLetterRunbook({ root, work, namespace, kubectl, kn, image, say, results }) {
   const secret = async (name, key) =>
     Buffer.from(await kn(['get', 'secret', name, '-o', `jsonpath={.data.${key.replace(/\./g, '\\.')}}`]), 'base64').toString('utf8');
-  // The broker as the script reaches it (the node reaches ClusterIPs): the dev broker's user.
+  // The broker as the script reaches it, a ready endpoint of its Service (the node reaches pod
+  // addresses; dev's Service is headless): the dev broker's user.
   const url = new URL(await secret('marketplace-amqp-crm', 'url'));
-  const brokerHost = url.hostname;
-  url.hostname = await kn(['get', 'service', brokerHost, '-o', 'jsonpath={.spec.clusterIP}']);
+  const address = await kn([
+    'get',
+    'endpointslices',
+    '-l',
+    `kubernetes.io/service-name=${url.hostname}`,
+    '-o',
+    'jsonpath={.items[0].endpoints[0].addresses[0]}',
+  ]);
+  if (!address) throw new Error(`dead letters: no endpoint of the Service ${url.hostname}`);
+  url.hostname = address;
 
   // dev and ci have no RabbitMQ operator: the administrator's Secret as the operator writes it
   // (connection_string), made from the dev broker's user (docs/operations.md).
