@@ -70,6 +70,7 @@ export async function deadLetterRunbook({ root, work, namespace, kubectl, kn, im
   const connection = await amqp.connect(url.toString());
   const depth = async () => {
     const channel = await connection.createChannel();
+    channel.on('error', () => undefined); // a missing queue closes the channel: checkQueue throws
     try {
       return (await channel.checkQueue(`${QUEUE}.dlq`)).messageCount;
     } finally {
@@ -121,7 +122,7 @@ export async function deadLetterRunbook({ root, work, namespace, kubectl, kn, im
     const all = await job(['dlq', 'list']);
     const listed = await job(['dlq', 'list', QUEUE]);
     const seen =
-      listed.includes(messageId) && /error: The message is not JSON/.test(listed) && new RegExp(`^${QUEUE}\\s+[1-9]`, 'm').test(all);
+      listed.includes(messageId) && /error: The message is not JSON/.test(listed) && new RegExp(`^${QUEUE}\\.dlq\\s+[1-9]`, 'm').test(all);
     results.push([
       'dead letters',
       'the runbook lists the dead letter with its error (dlq Job template)',
