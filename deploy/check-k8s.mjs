@@ -36,7 +36,7 @@ export const CRD_SOURCES = [
     version: 'v0.13.0',
     files: ['config/crd/bases/mongodbcommunity.mongodb.com_mongodbcommunity.yaml'],
   },
-  { module: 'github.com/rabbitmq/cluster-operator/v2', version: 'v2.16.0', files: ['config/crd/bases/rabbitmq.com_rabbitmqclusters.yaml'] },
+  { module: 'github.com/rabbitmq/cluster-operator/v2', version: 'v2.20.0', files: ['config/crd/bases/rabbitmq.com_rabbitmqclusters.yaml'] },
   // The services' broker users (k8s/overlays/prod/bus-users.yaml): User, Permission, TopicPermission.
   {
     module: 'github.com/rabbitmq/messaging-topology-operator',

@@ -11,7 +11,11 @@
 //      applied with every image named by registry and digest (the node pulls them from the
 //      registry; nothing imported) and the JWT, admin and internal Secrets: the migrate Jobs first, waited for until complete,
 //      then the Deployments; every rollout waited for
-//   3. the journey (scripts/journey.mjs) through the gateway Service
+//   3. the journey (scripts/journey.mjs) through the gateway Service, traced: the ci overlay's
+//      components/opentelemetry exports to a test OTLP/HTTP receiver (scripts/k8s/traces.mjs, in
+//      namespace marketplace-ci-otel), and the gateway's and 2+ services' spans must arrive, each
+//      naming its pod; then the dead-letter runbook (scripts/k8s/dead-letters.mjs): a poison
+//      message dead-lettered, listed, replayed and dropped with k8s/jobs/dlq.yaml as written
 //   4. two replicas of every service: load through the Services, then the rules
 //   5. rolling update under load: every Deployment to a new image tag, then the rules
 //   6. pod kill under load: a wallet and a consultation pod deleted with --grace-period=0
@@ -23,7 +27,7 @@
 // needs `--gateway-url URL` when the gateway Service's ClusterIP cannot be reached from here.
 //
 //   node scripts/k8s-e2e.mjs [--context NAME] [--kubeconfig FILE] [--gateway-url URL] [--images-loaded]
-//                            [--roll-tag TAG] [--keep] [--skip replicas,rolling,kill,prod]
+//                            [--roll-tag TAG] [--keep] [--skip traces,dlq,replicas,rolling,kill,prod]
 //
 // Logs: .dev/k8s/ (the cluster's daemons, every pod's log on failure).
 import { spawn, spawnSync } from 'node:child_process';
@@ -31,7 +35,9 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rm
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { journey } from './journey.mjs';
+import { deadLetterRunbook } from './k8s/dead-letters.mjs';
 import { checkInvariants, prepareLoad, startLoad } from './k8s/load.mjs';
+import { judgeTraces, receivedSpans, receiverManifest, RECEIVER_NAMESPACE } from './k8s/traces.mjs';
 import { imagesYaml, kustomizeImages, readRecord, startRegistry } from './lib/supply-chain.mjs';
 import { verifyRecord } from './supply-chain.mjs';
 
@@ -247,6 +253,53 @@ async function pushedAndVerified() {
   ]);
 }
 let registryStop = async () => undefined;
+
+/** An image as this run deploys it: by the registry and digest it verified, else (images loaded) its local name. */
+const deployedImage = (name, local) => {
+  const entry = images?.find((e) => e.name === name);
+  return entry ? `${entry.newName}@${entry.digest}` : local;
+};
+
+/**
+ * The test OTLP/HTTP receiver (scripts/k8s/traces.mjs) in its own namespace, before the services
+ * start exporting to it (the ci overlay's components/opentelemetry names it).
+ */
+let receiverCreated = false;
+async function traceReceiver() {
+  const created = await kubectl(['create', 'namespace', RECEIVER_NAMESPACE], { check: false });
+  if (created.code !== 0)
+    throw new Error(
+      `namespace ${RECEIVER_NAMESPACE} could not be created (${created.stderr?.trim() || 'exists already?'}): another run may be using it`,
+    );
+  receiverCreated = true;
+  const manifest = receiverManifest(deployedImage('marketplace/gateway', 'localhost/marketplace/gateway:dev'));
+  manifest.items = manifest.items.filter((item) => item.kind !== 'Namespace');
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(manifest) });
+}
+
+/** After the journey: the gateway's and at least two services' spans arrived, each naming its pod. */
+async function tracesArrived() {
+  await k(['-n', RECEIVER_NAMESPACE, 'rollout', 'status', 'deploy/otlp-receiver', '--timeout=120s']);
+  const podsOf = {};
+  for (const pod of JSON.parse(await kn(['get', 'pods', '-o', 'json'])).items) {
+    const name = pod.metadata.labels?.['app.kubernetes.io/name'];
+    if (name) (podsOf[name] ??= []).push(pod.metadata.name);
+  }
+  const started = Date.now();
+  let verdict;
+  for (;;) {
+    verdict = judgeTraces(await receivedSpans(k), podsOf, NAMESPACE);
+    if (verdict[0] || Date.now() - started > 60_000) break;
+    await sleep(2_000);
+  }
+  say(`traces: ${verdict[1]}`);
+  results.push([
+    'traces',
+    'spans of the gateway and 2+ services reached the OTLP receiver, each naming its pod (k8s.pod.name)',
+    verdict[0] ? 'ok' : 'BROKEN',
+    verdict[1],
+  ]);
+}
 
 /** Whether this run created the namespace (only then does the teardown delete it). */
 let namespaceCreated = false;
@@ -605,6 +658,7 @@ function daemonClues() {
 
 async function teardown() {
   if (external) {
+    if (receiverCreated) await k(['delete', 'namespace', RECEIVER_NAMESPACE, '--wait=true', '--timeout=120s'], { check: false });
     if (!namespaceCreated) return true;
     say(`deleting namespace ${NAMESPACE}`);
     await k(['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=120s'], { check: false });
@@ -659,6 +713,7 @@ try {
       if (!external) await pushedAndVerified();
     });
   }
+  if (!skip.has('traces')) await phase('trace receiver', traceReceiver);
   await phase('deploy', () => deploy(dev));
   await phase('gateway', gatewayReachable);
   await phase('journey', async () => {
@@ -671,6 +726,20 @@ try {
       `${record.length} steps through the gateway Service`,
     ]);
   });
+  if (!skip.has('traces')) await phase('traces', tracesArrived);
+  if (!skip.has('dlq'))
+    await phase('dead-letter runbook', () =>
+      deadLetterRunbook({
+        root,
+        work: WORK,
+        namespace: NAMESPACE,
+        kubectl,
+        kn,
+        image: deployedImage('marketplace-tools', 'localhost/marketplace-tools:dev'),
+        say,
+        results,
+      }),
+    );
   if (!skip.has('replicas')) await phase('two replicas under load', () => twoReplicas(admin));
   if (!skip.has('rolling')) await phase('rolling update under load', () => rollingUpdate(admin));
   if (!skip.has('kill')) await phase('pod kill under load', () => podKill(admin));

@@ -293,7 +293,8 @@ describe('parameters: what differs between clusters, in one place', () => {
   });
 
   test("prod rendered with another cluster's params: every value in place, nothing of the defaults left", () => {
-    const other = renderProdWith(OTHER);
+    // With the optional components that take parameters (the collector's namespace).
+    const other = renderProdWith(OTHER, ['../../components/opentelemetry']);
     const text = JSON.stringify(other);
     const defaults = paramsOf('prod');
     // Every string of every object: none is a default value, nor (for hosts, origins, URLs, the
@@ -319,7 +320,7 @@ describe('parameters: what differs between clusters, in one place', () => {
       new Set(['kube-system', 'gw-edge', 'obs-metrics', 'obs-traces', 'mdb-op', 'rmq-op']),
     );
     expect(selected.filter((s) => s.policy === 'gateway-from-ingress').map((s) => s.ns)).toEqual(['gw-edge']);
-    expect(selected.filter((s) => s.policy === 'mongo-replica-set').map((s) => s.ns)).toEqual(['mdb-op']);
+    expect(selected.filter((s) => s.policy === 'mongo-replica-set').map((s) => s.ns)).toEqual(['mdb-op', 'obs-metrics']);
     expect(selected.filter((s) => s.policy === 'rabbitmq-cluster').map((s) => s.ns)).toEqual(['rmq-op', 'obs-metrics']);
     expect(selected.filter((s) => s.policy === 'traces-to-collector').map((s) => s.ns)).toEqual(['obs-traces']);
     // Hosts and origins.
@@ -339,10 +340,11 @@ describe('parameters: what differs between clusters, in one place', () => {
           image: expect.stringMatching(/^ghcr\.io\/acme\/marketplace[/-][\w-]+:0\.\d+\.\d+$/),
         });
     // Monitoring: the selector label and the runbooks.
-    for (const kind of ['PodMonitor', 'PrometheusRule'])
+    for (const kind of ['PodMonitor', 'ServiceMonitor', 'PrometheusRule'])
       for (const o of byKind(other, kind)) expect(o.metadata.labels).toMatchObject({ release: 'prom-main' });
-    for (const rule of one(other, 'PrometheusRule', 'marketplace').spec.groups.flatMap((g: { rules: unknown[] }) => g.rules))
-      expect(rule.annotations.runbook_url).toBe(`https://wiki.acme.test/runbooks/marketplace#${rule.alert.toLowerCase()}`);
+    for (const name of ['marketplace', 'marketplace-data-tier'])
+      for (const rule of one(other, 'PrometheusRule', name).spec.groups.flatMap((g: { rules: unknown[] }) => g.rules))
+        expect(rule.annotations.runbook_url).toBe(`https://wiki.acme.test/runbooks/marketplace#${rule.alert.toLowerCase()}`);
   }, 120_000);
 
   test('the rendering with other params is as valid as the default one (kubeconform -strict, kube-score)', () => {
@@ -428,6 +430,67 @@ describe('the edge: Gateway API in prod', () => {
   });
 });
 
+describe('components/opentelemetry: traces to the collector of the params', () => {
+  type Env = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } };
+  const otelOf = (objects: K8sObject[]) => {
+    const config = byKind(objects, 'ConfigMap').find((c) => c.metadata.name.startsWith('marketplace-otel')) as unknown as
+      { metadata: { name: string }; data: Record<string, string> } | undefined;
+    return config;
+  };
+
+  test('each Deployment: OTEL_* from the ConfigMap, its service name from its label, its pod and namespace as resource attributes', () => {
+    const objects = renderProdWith(OTHER, ['../../components/opentelemetry']);
+    const config = otelOf(objects)!;
+    expect(config.data).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.obs-traces.svc:4318',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: expect.stringMatching(/^(0(\.\d+)?|1)$/),
+    });
+    for (const deployment of byKind(objects, 'Deployment')) {
+      const [c] = deployment.spec.template.spec.containers;
+      expect(c.envFrom).toEqual([{ configMapRef: { name: config.metadata.name } }]);
+      const env = c.env as Env[];
+      const at = (name: string) => env.findIndex((e) => e.name === name);
+      expect(env[at('OTEL_SERVICE_NAME')]!.valueFrom!.fieldRef!.fieldPath).toBe("metadata.labels['app.kubernetes.io/name']");
+      expect(deployment.spec.template.metadata.labels['app.kubernetes.io/name']).toBe(deployment.metadata.name);
+      expect(env[at('K8S_POD_NAME')]!.valueFrom!.fieldRef!.fieldPath).toBe('metadata.name');
+      expect(env[at('K8S_NAMESPACE_NAME')]!.valueFrom!.fieldRef!.fieldPath).toBe('metadata.namespace');
+      // $(VAR) expands only a variable defined before it.
+      expect(at('OTEL_RESOURCE_ATTRIBUTES')).toBeGreaterThan(Math.max(at('K8S_POD_NAME'), at('K8S_NAMESPACE_NAME')));
+      expect(env[at('OTEL_RESOURCE_ATTRIBUTES')]!.value).toBe('k8s.pod.name=$(K8S_POD_NAME),k8s.namespace.name=$(K8S_NAMESPACE_NAME)');
+    }
+    const policy = one(objects, 'NetworkPolicy', 'traces-to-collector').spec;
+    expect(policy.egress).toEqual([
+      {
+        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'obs-traces' } } }],
+        ports: [
+          { protocol: 'TCP', port: 4317 },
+          { protocol: 'TCP', port: 4318 },
+        ],
+      },
+    ]);
+  });
+
+  test('optional: dev and prod send no traces and open no egress for them; ci sends every trace as JSON to its receiver', () => {
+    for (const objects of [dev, prod]) {
+      expect(otelOf(objects)).toBeUndefined();
+      expect(byKind(objects, 'NetworkPolicy').map((p) => p.metadata.name)).not.toContain('traces-to-collector');
+      for (const d of byKind(objects, 'Deployment'))
+        expect((d.spec.template.spec.containers[0].env as Env[]).filter((e) => e.name.startsWith('OTEL_'))).toEqual([]);
+    }
+    expect(otelOf(ci)!.data).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otlp-receiver.marketplace-ci-otel.svc:4318',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_TRACES_SAMPLER_ARG: '1',
+    });
+    expect(namespaceSelectors(ci).filter((s) => s.policy === 'traces-to-collector')).toEqual([
+      { policy: 'traces-to-collector', ns: 'marketplace-ci-otel' },
+    ]);
+    for (const d of byKind(ci, 'Deployment')) expect(d.spec.template.spec.containers[0].envFrom).toHaveLength(1);
+  });
+});
+
 describe('monitoring on a default kube-prometheus-stack', () => {
   const rules = () =>
     one(prod, 'PrometheusRule', 'marketplace').spec.groups.flatMap((g: { rules: unknown[] }) => g.rules) as Array<{
@@ -462,6 +525,28 @@ describe('monitoring on a default kube-prometheus-stack', () => {
           keeps: true,
         });
       expect(rule.annotations.runbook_url).toBe(`${base}#${rule.alert.toLowerCase()}`);
+    }
+  });
+
+  test("the alerts that select a namespace select the overlay's own (prod put in another namespace)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8s-ns-'));
+    try {
+      cpSync(join(root, 'k8s'), join(dir, 'k8s'), { recursive: true });
+      const file = join(dir, 'k8s', 'overlays', 'prod', 'kustomization.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/^namespace: marketplace$/m, 'namespace: shop-prod'));
+      const objects = objectsOf(checkK8s('--render', join(dir, 'k8s', 'overlays', 'prod')));
+      const exprs = byKind(objects, 'PrometheusRule').flatMap((r) =>
+        r.spec.groups.flatMap((g: { rules: Array<{ alert: string; expr: string }> }) => g.rules),
+      ) as Array<{ alert: string; expr: string }>;
+      const selecting = exprs.filter((r) => /namespace="/.test(r.expr));
+      expect(selecting.map((r) => r.alert)).toEqual(expect.arrayContaining(['MarketplacePodsUnavailable', 'RabbitmqDiskAlarm']));
+      for (const r of selecting)
+        expect({ alert: r.alert, namespaces: [...r.expr.matchAll(/namespace="([^"]*)"/g)].map((m) => m[1]) }).toEqual({
+          alert: r.alert,
+          namespaces: ['shop-prod'],
+        });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

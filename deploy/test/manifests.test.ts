@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { busPermissions } from '@mkt/infra';
 
 // deploy/check-k8s.mjs renders the overlays (kustomize) and checks them offline: kubeconform -strict
@@ -253,6 +253,17 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
     expect(allowed(overlay, stranger, app('gateway'), 8080)).toBe(false);
   });
 
+  test('the operations Jobs of k8s/jobs/ run here: their ServiceAccount exists, they reach MongoDB and RabbitMQ and no service', () => {
+    const sa = one(overlay, 'ServiceAccount', 'marketplace-tools');
+    expect(sa).toMatchObject({ automountServiceAccountToken: false });
+    const ops: Pod = { ns, labels: { 'app.kubernetes.io/name': 'marketplace-dlq', 'marketplace/tier': 'ops' } };
+    const { mongo, rabbit } = data();
+    expect(allowed(overlay, ops, rabbit[0]!, 5672)).toBe(true);
+    expect(allowed(overlay, ops, mongo[0]!, 27017)).toBe(true);
+    for (const name of SERVICES.slice(1)) expect(allowed(overlay, ops, app(name), port(name))).toBe(false);
+    expect(allowed(overlay, ops, app('gateway'), 8080)).toBe(false);
+  });
+
   test("every service reaches the gateway's JWKS port; strangers do not", () => {
     for (const name of SERVICES.slice(1)) expect(allowed(overlay, app(name), app('gateway'), 8080)).toBe(true);
     expect(allowed(overlay, stranger, app('gateway'), 8080)).toBe(false);
@@ -308,6 +319,10 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
       expect(allowed('prod', rabbitOperator, rabbit[0]!, 15672)).toBe(true);
       expect(allowed('prod', mongoOperator, mongo[0]!, 27017)).toBe(true);
       expect(allowed('prod', prometheus, rabbit[0]!, 15692)).toBe(true);
+      // The MongoDB agent's metrics endpoint (spec.prometheus), and nothing else of a member.
+      expect(allowed('prod', prometheus, mongo[0]!, 9216)).toBe(true);
+      expect(allowed('prod', prometheus, mongo[0]!, 27017)).toBe(false);
+      expect(allowed('prod', app('catalog'), mongo[0]!, 9216)).toBe(false);
       // A service is no cluster member.
       expect(allowed('prod', app('catalog'), rabbit[0]!, 25672)).toBe(false);
     });
@@ -377,11 +392,14 @@ describe('backups and operations Jobs run the tools image (marketplace-tools)', 
   test('k8s/jobs/ (restore, dlq, migrate-queues): valid against the 1.33 schemas, hardened, scored as the workloads', () => {
     const files = ['restore', 'dlq', 'migrate-queues'].map((name) => join(root, 'k8s', 'jobs', `${name}.yaml`));
     const jobs = files.flatMap((file) => parseAllDocuments(readFileSync(file, 'utf8')).map((doc) => doc.toJS() as K8sObject));
-    expect(jobs.map((job) => [job.kind, job.metadata.namespace])).toEqual(Array(3).fill(['Job', 'marketplace']));
+    // No namespace of their own: the runbook's `kubectl -n <namespace>` decides (dev, ci or prod).
+    expect(jobs.map((job) => [job.kind, job.metadata.namespace])).toEqual(Array(3).fill(['Job', undefined]));
     // Checked beside the prod overlay they run in: its NetworkPolicies select them.
     const dir = mkdtempSync(join(tmpdir(), 'k8s-jobs-'));
     const file = join(dir, 'prod-and-jobs.yaml');
-    writeFileSync(file, [rendered.prod!.yaml, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n---\n'));
+    // In the overlay's namespace, as `kubectl -n marketplace create -f` puts them.
+    const placed = jobs.map((job) => stringify({ ...job, metadata: { ...job.metadata, namespace: 'marketplace' } }));
+    writeFileSync(file, [rendered.prod!.yaml, ...placed].join('\n---\n'));
     const checked = checkK8s('--file', file)[file]!;
     expect(checked.kubeconform.filter((r) => r.status !== 'valid')).toEqual([]);
     const jobFindings = checked.kubeScore.filter((f) => f.object.startsWith('Job/'));
@@ -538,7 +556,8 @@ describe('monitoring: the prod overlay scrapes every process where the NetworkPo
     const policy = one('prod', 'NetworkPolicy', 'metrics-from-monitoring').spec;
     expect(policy.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
     const admitted = new Set(policy.ingress[0].ports.map((p: { port: number }) => p.port));
-    const monitors = byKind('prod', 'PodMonitor');
+    // The data tier's monitors (data-tier.yaml) are checked below.
+    const monitors = byKind('prod', 'PodMonitor').filter((m) => m.metadata.name !== 'rabbitmq');
     expect(monitors.map((m) => m.metadata.name).sort()).toEqual([...SERVICES].sort());
     for (const monitor of monitors) {
       const name = monitor.metadata.name;
@@ -580,6 +599,63 @@ describe('monitoring: the prod overlay scrapes every process where the NetworkPo
     expect(JSON.parse((dashboard as unknown as { data: Record<string, string> }).data['marketplace.json']!).uid).toBe('marketplace');
     expect(byKind('dev', 'PodMonitor')).toEqual([]);
     expect(byKind('dev', 'PrometheusRule')).toEqual([]);
+  });
+
+  test("the data tier: RabbitMQ's PodMonitor on 15692, MongoDB's ServiceMonitor on the agent's endpoint, their alerts in the overlay's namespace", () => {
+    const rabbit = one('prod', 'PodMonitor', 'rabbitmq');
+    const cluster = one('prod', 'RabbitmqCluster', 'marketplace-rabbitmq');
+    expect(rabbit.spec.selector.matchLabels).toEqual({
+      'app.kubernetes.io/name': cluster.metadata.name,
+      'app.kubernetes.io/component': 'rabbitmq',
+    });
+    // `prometheus`: the cluster operator's name for container port 15692 (the rabbitmq_prometheus plugin).
+    expect(rabbit.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'prometheus', path: '/metrics' })]);
+    expect(cluster.spec.image).toMatch(/^rabbitmq:4\.2\.\d+-management$/);
+    const mongo = one('prod', 'MongoDBCommunity', 'marketplace-mongo');
+    expect(mongo.spec.version).toMatch(/^8\.0\.\d+$/);
+    const sm = one('prod', 'ServiceMonitor', 'mongo');
+    // The operator's Service <name>-svc carries the port `prometheus` once spec.prometheus is set.
+    expect(sm.spec.selector.matchLabels).toEqual({ app: `${mongo.metadata.name}-svc` });
+    const [endpoint] = sm.spec.endpoints;
+    expect(endpoint).toMatchObject({ port: 'prometheus', path: '/metrics' });
+    expect(mongo.spec.prometheus).toEqual({
+      username: 'prometheus',
+      passwordSecretRef: { name: 'marketplace-mongo-metrics', key: 'password' },
+    });
+    expect(endpoint.basicAuth).toEqual({
+      username: { name: mongo.spec.prometheus.passwordSecretRef.name, key: 'username' },
+      password: { name: mongo.spec.prometheus.passwordSecretRef.name, key: 'password' },
+    });
+    const rule = one('prod', 'PrometheusRule', 'marketplace-data-tier');
+    const rules = rule.spec.groups.flatMap(
+      (g: { rules: Array<{ alert: string; expr: string; labels: Record<string, string> }> }) => g.rules,
+    );
+    expect(rules.map((r: { alert: string }) => r.alert)).toEqual(
+      expect.arrayContaining([
+        'RabbitmqNoMajorityOfNodesReady',
+        'RabbitmqMemoryAlarm',
+        'RabbitmqDiskAlarm',
+        'MongodbNoMajorityOfMembersReady',
+      ]),
+    );
+    for (const r of rules) {
+      // Each expression selects the overlay's namespace, the first quoted string, and no other.
+      expect({ alert: r.alert, first: /"([^"]*)"/.exec(r.expr)?.[1] }).toEqual({ alert: r.alert, first: 'marketplace' });
+      expect({ alert: r.alert, team: r.labels.team, service: r.labels.service }).toEqual({
+        alert: r.alert,
+        team: 'marketplace',
+        service: expect.stringMatching(/^(rabbitmq|mongo)$/),
+      });
+    }
+    // Each has its runbook in docs/observability.md ("Data tier alerts").
+    const docs = readFileSync(join(root, 'docs', 'observability.md'), 'utf8');
+    for (const r of rules)
+      expect({ alert: r.alert, runbook: docs.includes(`### ${r.alert}\n`) }).toEqual({ alert: r.alert, runbook: true });
+    // As is MarketplacePodsUnavailable's.
+    const pods = one('prod', 'PrometheusRule', 'marketplace')
+      .spec.groups.flatMap((g: { rules: Array<{ alert: string; expr: string }> }) => g.rules)
+      .find((r: { alert: string }) => r.alert === 'MarketplacePodsUnavailable');
+    expect(pods.expr).toContain('{namespace="marketplace"}');
   });
 });
 
