@@ -17,8 +17,8 @@ export async function dockerAnswers(): Promise<boolean> {
 const testcontainers = () => import('testcontainers');
 
 /** The images production runs (docker-compose.yml and k8s/ pin the same versions). */
-export const MONGO_IMAGE = 'mongo:8.0.12';
-export const RABBIT_IMAGE = 'rabbitmq:4.1.4-management';
+export const MONGO_IMAGE = 'mongo:8.0.29';
+export const RABBIT_IMAGE = 'rabbitmq:4.2.9-management';
 
 export async function startMongoContainer(): Promise<LocalServer> {
   const { GenericContainer, Wait } = await testcontainers();
