@@ -82,8 +82,8 @@ export class ProductService {
    */
   async remove(user: AuthenticatedUser, referenceId: string, context: AdminRequestContext): Promise<void> {
     const current = await this.owned(user, referenceId);
-    const { guard, entry } = productDeletion(user, current, context, new Date());
-    if (await this.deletes.delete(current._id, guard, entry)) return;
+    const { expect, entry } = productDeletion(user, current, context, new Date());
+    if (await this.deletes.delete(current._id, expect, entry)) return;
     foundOr404(await this.products.get(current._id), 'Product');
     throw new Conflict('The product changed while it was deleted: read it again');
   }

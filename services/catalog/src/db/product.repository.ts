@@ -1,6 +1,7 @@
 import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage, type Page } from '@mkt/kit/db';
+import type { FilterQuery, UpdateQuery } from 'mongoose';
 import type { NewProduct, Product, ProductWrite } from '../domain/products';
 import type { CatalogModels } from './models';
 
@@ -43,12 +44,16 @@ export class ProductRepository {
   }
 
   /**
-   * The changed product, or null when it went away or its guard missed meanwhile. An audit entry
-   * the write pushed is published right after it (`eventsWritten`).
+   * Carries a change out in one conditional write: the record as the decision expects it, its
+   * fields set and its audit entry pushed into the outbox together. The changed product, or null
+   * when it went away or no longer matches meanwhile. The entry is published right after the
+   * write (`eventsWritten`).
    */
   async write(id: string, write: ProductWrite): Promise<Product | null> {
-    const saved = await this.models.products.findOneAndUpdate({ _id: id, ...write.guard }, write.update, { new: true }).lean<Product>();
-    if (saved && write.update.$push) eventsWritten(this.models.products, saved);
+    const filter: FilterQuery<Product> = { _id: id, ...write.expect };
+    const update: UpdateQuery<Product> = { $set: write.set, ...(write.event ? { $push: { pendingEvents: write.event } } : {}) };
+    const saved = await this.models.products.findOneAndUpdate(filter, update, { new: true }).lean<Product>();
+    if (saved && write.event) eventsWritten(this.models.products, saved);
     return saved;
   }
 }

@@ -50,13 +50,20 @@ export interface Product {
 export type NewProduct = Pick<Product, '_id' | 'sellerId' | 'isDraft' | 'categoryId' | 'visibility'> &
   Partial<Omit<Product, 'createdAt' | 'updatedAt'>>;
 
-/** The fields a change sets (`$set`). */
+/** The fields a change sets. */
 export type ProductChange = Partial<Omit<Product, '_id' | 'sellerId' | 'createdAt' | 'updatedAt' | 'pendingEvents'>>;
 
-/** A change as one write: the filter it is guarded by (beyond the id) and the update. */
+/**
+ * What a product's write must still find (beyond its id): nothing, or the `updatedAt` the
+ * decision read. The repository turns it into the write's filter.
+ */
+export type ProductExpectation = Partial<Pick<Product, 'updatedAt'>>;
+
+/** A change as one write: what the record must still hold, the fields it sets, the audit entry it raises (into the outbox). */
 export interface ProductWrite {
-  guard: Record<string, unknown>;
-  update: { $set: ProductChange; $push?: { pendingEvents: IntegrationEvent } };
+  expect: ProductExpectation;
+  set: ProductChange;
+  event?: IntegrationEvent;
 }
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -76,7 +83,7 @@ export function productWrite(
   context: AdminRequestContext,
   now: Date,
 ): ProductWrite {
-  if (user.role !== 'admin' || user.id === current.sellerId) return { guard: {}, update: { $set: set } };
+  if (user.role !== 'admin' || user.id === current.sellerId) return { expect: {}, set };
   const before: Record<string, unknown> = {};
   const after: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(set)) {
@@ -87,12 +94,12 @@ export function productWrite(
   }
   const data = adminActionData(user, action, { type: 'product', id: current._id }, context, now, { before, after });
   const event = makeEvent('catalog.admin_action.recorded', data, { source: 'catalog', correlationId: context.requestId });
-  return { guard: { updatedAt: current.updatedAt }, update: { $set: set, $push: { pendingEvents: event } } };
+  return { expect: { updatedAt: current.updatedAt }, set, event };
 }
 
 /** A delete as the record deletes take it: the state it must still be in, and the event it records. */
 export interface ProductDeletion {
-  guard: Record<string, unknown>;
+  expect: ProductExpectation;
   entry: IntegrationEvent | null;
 }
 
@@ -103,12 +110,12 @@ export interface ProductDeletion {
  * makes it miss (409, nothing deleted, nothing recorded).
  */
 export function productDeletion(user: Actor, current: Product, context: AdminRequestContext, now: Date): ProductDeletion {
-  if (user.role !== 'admin' || user.id === current.sellerId) return { guard: {}, entry: null };
+  if (user.role !== 'admin' || user.id === current.sellerId) return { expect: {}, entry: null };
   const { _id, pendingEvents: _pending, createdAt: _createdAt, updatedAt: _updatedAt, ...fields } = current;
   const before = Object.fromEntries(Object.entries(fields).map(([field, value]) => [field, value ?? null]));
   const data = adminActionData(user, 'product.delete', { type: 'product', id: _id }, context, now, { before, after: null });
   const entry = makeEvent('catalog.admin_action.recorded', data, { source: 'catalog', correlationId: context.requestId });
-  return { guard: { updatedAt: current.updatedAt }, entry };
+  return { expect: { updatedAt: current.updatedAt }, entry };
 }
 
 /** 422: well-formed fields that do not fit the category or each other (ADR 0004, contracts `RULE`). */

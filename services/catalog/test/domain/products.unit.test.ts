@@ -273,9 +273,9 @@ describe('an admin’s change of a seller’s product carries its audit entry', 
   test('guarded by the updatedAt read, with the changed fields before and after', () => {
     const current = product({ name: 'Phone', stock: 3 });
     const write = productWrite(admin, current, { name: 'Phone X', stock: 3 }, 'product.edit', context, now);
-    expect(write.guard).toEqual({ updatedAt: current.updatedAt });
-    expect(write.update.$set).toEqual({ name: 'Phone X', stock: 3 });
-    expect(write.update.$push?.pendingEvents).toMatchObject({
+    expect(write.expect).toEqual({ updatedAt: current.updatedAt });
+    expect(write.set).toEqual({ name: 'Phone X', stock: 3 });
+    expect(write.event).toMatchObject({
       type: 'catalog.admin_action.recorded',
       source: 'catalog',
       correlationId: 'req-1',
@@ -288,15 +288,17 @@ describe('an admin’s change of a seller’s product carries its audit entry', 
         after: { name: 'Phone X' },
       },
     });
-    expect(
-      productWrite(admin, current, { visibility: 'Hidden' }, 'product.visibility', context, now).update.$push?.pendingEvents.data,
-    ).toMatchObject({ action: 'product.visibility', before: { visibility: current.visibility }, after: { visibility: 'Hidden' } });
+    expect(productWrite(admin, current, { visibility: 'Hidden' }, 'product.visibility', context, now).event?.data).toMatchObject({
+      action: 'product.visibility',
+      before: { visibility: current.visibility },
+      after: { visibility: 'Hidden' },
+    });
   });
 
   test('the seller’s own change is the plain update', () => {
     expect(productWrite(seller, product(), { stock: 1 }, 'product.edit', context, now)).toEqual({
-      guard: {},
-      update: { $set: { stock: 1 } },
+      expect: {},
+      set: { stock: 1 },
     });
   });
 });
@@ -308,7 +310,7 @@ describe('an admin’s delete of a seller’s product records its audit entry', 
   test('guarded by the updatedAt read, with what the product was before and nothing after', () => {
     const current = product({ name: 'Phone', stock: 3 });
     const deletion = productDeletion(admin, current, context, now);
-    expect(deletion.guard).toEqual({ updatedAt: current.updatedAt });
+    expect(deletion.expect).toEqual({ updatedAt: current.updatedAt });
     expect(deletion.entry).toMatchObject({
       type: 'catalog.admin_action.recorded',
       source: 'catalog',
@@ -330,7 +332,7 @@ describe('an admin’s delete of a seller’s product records its audit entry', 
   });
 
   test('the seller’s own delete, and an admin’s of their own product, are plain: no guard, nothing recorded', () => {
-    expect(productDeletion(seller, product(), context, now)).toEqual({ guard: {}, entry: null });
-    expect(productDeletion(admin, product({ sellerId: admin.id }), context, now)).toEqual({ guard: {}, entry: null });
+    expect(productDeletion(seller, product(), context, now)).toEqual({ expect: {}, entry: null });
+    expect(productDeletion(admin, product({ sellerId: admin.id }), context, now)).toEqual({ expect: {}, entry: null });
   });
 });

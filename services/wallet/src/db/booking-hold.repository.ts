@@ -1,8 +1,10 @@
 import type { IntegrationEvent } from '@mkt/contracts';
+import type { UpdateQuery } from 'mongoose';
 import { eventsWritten } from '@mkt/kit/bus';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { SettlementDecision } from '../domain/booking-holds';
 import type { BookingHoldDoc } from '../domain/records';
+import { recordsOf } from './collections';
 import type { WalletModels } from './models';
 
 /** Holds not ended yet: money is (or may be) held on the buyer's wallet. */
@@ -38,7 +40,7 @@ export class BookingHoldRepository {
   }
 
   find(bookingId: string): Promise<BookingHoldDoc | null> {
-    return this.model.collection.findOne({ _id: bookingId } as never) as Promise<BookingHoldDoc | null>;
+    return recordsOf(this.model).findOne({ _id: bookingId });
   }
 
   /**
@@ -49,12 +51,13 @@ export class BookingHoldRepository {
   async upsert(bookingId: string, fields: Partial<BookingHoldDoc>, now = new Date()): Promise<BookingHoldDoc> {
     const fresh = new this.model({ ...fields, _id: bookingId, settlement: null, createdAt: now, updatedAt: now });
     try {
-      const record = await this.model.collection.findOneAndUpdate(
-        { _id: bookingId } as never,
-        { $setOnInsert: fresh.toObject({ depopulate: true }) } as never,
+      const record = await recordsOf(this.model).findOneAndUpdate(
+        { _id: bookingId },
+        { $setOnInsert: fresh.toObject({ depopulate: true }) },
         { upsert: true, returnDocument: 'after' },
       );
-      return record as unknown as BookingHoldDoc;
+      // An upsert answering the document after it always has one.
+      return record!;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       return (await this.find(bookingId))!;
@@ -73,11 +76,11 @@ export class BookingHoldRepository {
 
   /** Pending → Held, the hold step recorded; answers the record (null: it had left Pending meanwhile). */
   recordHeld(bookingId: string): Promise<BookingHoldDoc | null> {
-    return this.model.collection.findOneAndUpdate(
-      { _id: bookingId, status: 'Pending' } as never,
+    return recordsOf(this.model).findOneAndUpdate(
+      { _id: bookingId, status: 'Pending' },
       { $set: { status: 'Held', hold: 'done', updatedAt: new Date() } },
       { returnDocument: 'after' },
-    ) as Promise<BookingHoldDoc | null>;
+    );
   }
 
   /**
@@ -138,11 +141,11 @@ export class BookingHoldRepository {
    * is final from here: an admin's void can no longer replace it); null: not to be carried out now.
    */
   claim(bookingId: string): Promise<BookingHoldDoc | null> {
-    return this.model.collection.findOneAndUpdate(
-      { _id: bookingId, status: 'Settling', $or: [{ disputed: { $ne: true } }, { 'settlement.kind': { $ne: 'capture' } }] } as never,
+    return recordsOf(this.model).findOneAndUpdate(
+      { _id: bookingId, status: 'Settling', $or: [{ disputed: { $ne: true } }, { 'settlement.kind': { $ne: 'capture' } }] },
       { $set: { moving: true } },
       { returnDocument: 'after' },
-    ) as Promise<BookingHoldDoc | null>;
+    );
   }
 
   /** The buyer disputes the no-show: flagged once, while the money has not begun to move. True when recorded. */
@@ -309,8 +312,8 @@ export class BookingHoldRepository {
 }
 
 /** What an admin's decision pushes with it: its history line and its audit entry (the outbox). */
-function pushesOf(decision: SettlementDecision): { $push?: Record<string, unknown> } {
-  const push: Record<string, unknown> = {
+function pushesOf(decision: SettlementDecision): Pick<UpdateQuery<BookingHoldDoc>, '$push'> {
+  const push: NonNullable<UpdateQuery<BookingHoldDoc>['$push']> = {
     ...(decision.history ? { history: decision.history } : {}),
     ...(decision.audit ? { pendingEvents: decision.audit } : {}),
   };

@@ -1,11 +1,20 @@
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
+import type { Collection } from 'mongoose';
 import { backfilledLinks, chainKeyOf, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
 import type { InflightOp, LedgerEntry, LedgerEntryType } from '../domain/records';
+import { recordsOf } from './collections';
 import type { LedgerEntryDoc, WalletModels } from './models';
 import type { WalletRepository } from './wallet.repository';
 
-const toLedgerDoc = (entry: LedgerEntry | InflightOp) => ({ ...entry, _id: entry.id, createdAt: new Date(entry.createdAt) });
+const toLedgerDoc = (entry: LedgerEntry | InflightOp): LedgerEntryDoc => ({
+  ...entry,
+  _id: entry.id,
+  createdAt: new Date(entry.createdAt),
+});
+
+/** An entry that is a link of its wallet's chain (every entry but those written before the chain and not numbered yet). */
+const isLink = <T extends Pick<LedgerEntryDoc, 'seq'>>(entry: T): entry is T & ChainHead => typeof entry.seq === 'number';
 
 /** What a statement lists: some entry types (all when none), a `postedAt` range (inclusive). */
 export interface StatementFilter {
@@ -46,6 +55,8 @@ const PROBES = 32;
  */
 export class LedgerRepository {
   private readonly LedgerEntry: WalletModels['LedgerEntry'];
+  /** The same collection for the driver's commands. */
+  private readonly entries: Collection<LedgerEntryDoc>;
   /** The newest link this process wrote or saw per wallet: where its next insert tries first. */
   private readonly heads = new Map<string, ChainHead>();
 
@@ -55,6 +66,7 @@ export class LedgerRepository {
     private readonly log: Logger,
   ) {
     this.LedgerEntry = models.LedgerEntry;
+    this.entries = recordsOf(models.LedgerEntry);
   }
 
   /**
@@ -77,15 +89,15 @@ export class LedgerRepository {
         attempt % STALE_AFTER === STALE_AFTER - 1 ? await this.currentHead(inflight.walletId) : this.heads.get(inflight.walletId);
       const link = nextLink(inflight, known ?? (await this.head(inflight.walletId)), new Date());
       try {
-        await this.LedgerEntry.collection.insertOne({ ...toLedgerDoc(inflight), ...link } as never);
+        await this.entries.insertOne({ ...toLedgerDoc(inflight), ...link });
         this.remember(inflight.walletId, link);
         return true;
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
-        const entry = await this.LedgerEntry.collection.findOne({ _id: inflight.id } as object, { projection: { token: 1 } });
+        const entry = await this.entries.findOne({ _id: inflight.id }, { projection: { token: 1 } });
         if (entry) return entry.token === inflight.token;
-        const taken = await this.LedgerEntry.collection.findOne({ chainKey: link.chainKey }, { projection: HEAD_FIELDS });
-        if (taken) this.remember(inflight.walletId, taken as unknown as ChainHead);
+        const taken = await this.entries.findOne({ chainKey: link.chainKey }, { projection: HEAD_FIELDS });
+        if (taken && isLink(taken)) this.remember(inflight.walletId, taken);
         else this.heads.delete(inflight.walletId);
       }
     }
@@ -113,9 +125,9 @@ export class LedgerRepository {
    * first entry).
    */
   private async head(walletId: string): Promise<ChainHead> {
-    const last = await this.LedgerEntry.collection.findOne({ walletId }, { sort: { seq: -1 }, projection: HEAD_FIELDS });
+    const last = await this.entries.findOne({ walletId }, { sort: { seq: -1 }, projection: HEAD_FIELDS });
     if (!last) return genesisHead(0, 0);
-    if (typeof last.seq === 'number') return last as unknown as ChainHead;
+    if (isLink(last)) return last;
     const [sums] = await this.LedgerEntry.aggregate<{ available: number; held: number }>([
       { $match: { walletId } },
       { $group: { _id: null, available: { $sum: '$availableDeltaMinor' }, held: { $sum: '$heldDeltaMinor' } } },
@@ -136,7 +148,7 @@ export class LedgerRepository {
 
   /** Is this op's entry in the ledger (the op applied, or deciding its commit)? */
   async has(opId: string): Promise<boolean> {
-    return (await this.LedgerEntry.collection.findOne({ _id: opId } as object, { projection: { _id: 1 } })) !== null;
+    return (await this.entries.findOne({ _id: opId }, { projection: { _id: 1 } })) !== null;
   }
 
   /** Has this op been applied to the wallet? An op of it in flight is finished first. */
@@ -227,9 +239,11 @@ export class LedgerRepository {
     let head = known ?? (await this.head(walletId));
     if (known) {
       const keys = Array.from({ length: CATCH_UP_PLACES }, (_, i) => chainKeyOf(walletId, known.seq + 1 + i));
-      const newer = await this.LedgerEntry.collection.find({ chainKey: { $in: keys } }, { projection: HEAD_FIELDS }).toArray();
+      const newer = await this.entries.find({ chainKey: { $in: keys } }, { projection: HEAD_FIELDS }).toArray();
+      // Read by their places' keys: every one is a link.
+      const links = newer.filter(isLink);
       if (newer.length === CATCH_UP_PLACES) head = await this.head(walletId);
-      else if (newer.length > 0) head = newer.reduce((a, b) => ((a.seq as number) > (b.seq as number) ? a : b)) as unknown as ChainHead;
+      else if (links.length > 0) head = links.reduce((a, b) => (a.seq > b.seq ? a : b));
     }
     if (head.seq > 0) this.remember(walletId, head);
     return head;
@@ -276,8 +290,8 @@ export class LedgerRepository {
   /** The `postedAt` (ms) of the chain's places among `places` that exist, by their unique keys in one read. */
   private async postedAtOf(walletId: string, places: number[]): Promise<Map<number, number>> {
     const keys = places.map((place) => chainKeyOf(walletId, place));
-    const docs = await this.LedgerEntry.collection.find({ chainKey: { $in: keys } }, { projection: { seq: 1, postedAt: 1 } }).toArray();
-    return new Map(docs.map((doc) => [doc.seq as number, (doc.postedAt as Date).getTime()]));
+    const docs = await this.entries.find({ chainKey: { $in: keys } }, { projection: { seq: 1, postedAt: 1 } }).toArray();
+    return new Map(docs.filter(isLink).map((doc) => [doc.seq, doc.postedAt.getTime()]));
   }
 
   /**
@@ -359,7 +373,7 @@ export class LedgerRepository {
   /** Appends entries in one insert; ones already there (moved before a crash, or by a racing move) are kept once. */
   private async appendEntries(entries: LedgerEntry[]): Promise<void> {
     try {
-      await this.LedgerEntry.collection.insertMany(entries.map(toLedgerDoc) as never[], { ordered: false });
+      await this.entries.insertMany(entries.map(toLedgerDoc), { ordered: false });
     } catch (err) {
       const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
       const errors = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [err];

@@ -1,6 +1,7 @@
 import type { PageQuery } from '@mkt/contracts';
 import { findPage, type Page } from '@mkt/kit/db';
 import type { TransferDoc } from '../domain/records';
+import { recordsOf } from './collections';
 import type { WalletModels } from './models';
 
 /** Every query of `transfers`; each step's record is one write guarded by the status it leaves. */
@@ -38,13 +39,13 @@ export class TransferRepository {
     const doc = new this.model({ ...fields, createdAt: now, updatedAt: now });
     await doc.validate();
     const transfer = doc.toObject({ depopulate: true }) as TransferDoc;
-    await this.model.collection.insertOne(transfer as never);
+    await recordsOf(this.model).insertOne(transfer);
     return transfer;
   }
 
   // The step records: one guarded write each, through the driver (the values are the service's).
   private async move(id: string, from: TransferDoc['status'], set: Partial<TransferDoc>): Promise<void> {
-    await this.model.collection.updateOne({ _id: id, status: from } as never, { $set: { ...set, updatedAt: new Date() } });
+    await recordsOf(this.model).updateOne({ _id: id, status: from }, { $set: { ...set, updatedAt: new Date() } });
   }
 
   async recordDebit(id: string): Promise<void> {

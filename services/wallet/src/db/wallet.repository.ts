@@ -1,14 +1,21 @@
 import { DEFAULT_CURRENCY, newReference, newUuid } from '@mkt/contracts';
 import { isDuplicateKey } from '@mkt/kit/domain';
-import type { BoundedOp, InflightOp, LedgerEntry, WalletSummary } from '../domain/records';
+import type { Collection, mongo } from 'mongoose';
+import type { BoundedOp, InflightOp, LedgerEntry, WalletDoc, WalletSummary } from '../domain/records';
 import { escrowOf, type WalletGuardState } from '../domain/wallet-ops';
+import { recordsOf } from './collections';
 import type { WalletModels } from './models';
 
 /** What readers of balances never need: the protocol's fields, and those of wallets not migrated yet. */
 const SUMMARY = { appliedOps: 0, inflight: 0, inflightInMinor: 0, inflightOutMinor: 0, doneOps: 0, pendingEntries: 0 };
 
 /** The fields a wallet of this protocol starts with (see `WalletDoc`). */
-const PROTOCOL_FIELDS = { appliedOps: false, inflight: [], inflightInMinor: 0, inflightOutMinor: 0 } as const;
+const protocolFields = (): Pick<WalletDoc, 'appliedOps' | 'inflight' | 'inflightInMinor' | 'inflightOutMinor'> => ({
+  appliedOps: false,
+  inflight: [],
+  inflightInMinor: 0,
+  inflightOutMinor: 0,
+});
 
 /** A wallet as a refused write reads it: its guards, its ops in flight, and whether it still needs migrating. */
 export type WalletGuardRead = WalletGuardState & { inflight: InflightOp[]; legacy: boolean };
@@ -19,9 +26,12 @@ export type WalletGuardRead = WalletGuardState & { inflight: InflightOp[]; legac
  */
 export class WalletRepository {
   private readonly Wallet: WalletModels['Wallet'];
+  /** The same collection for the driver's commands. */
+  private readonly wallets: Collection<WalletDoc>;
 
   constructor(models: Pick<WalletModels, 'Wallet'>) {
     this.Wallet = models.Wallet;
+    this.wallets = recordsOf(models.Wallet);
   }
 
   /**
@@ -40,17 +50,18 @@ export class WalletRepository {
       currency: DEFAULT_CURRENCY,
       availableMinor: 0,
       heldMinor: 0,
-      ...PROTOCOL_FIELDS,
+      ...protocolFields(),
       createdAt: now,
       updatedAt: now,
     };
     try {
-      const wallet = await this.Wallet.collection.findOneAndUpdate(
+      const wallet = await this.wallets.findOneAndUpdate(
         { userId },
         { $setOnInsert: fresh },
         { upsert: true, returnDocument: 'after', projection: SUMMARY },
       );
-      return wallet as unknown as WalletSummary;
+      // An upsert answering the document after it always has one.
+      return wallet!;
     } catch (err) {
       // Two first uses at once: the unique userId lets one create it; the other reads it.
       if (!isDuplicateKey(err)) throw err;
@@ -62,14 +73,12 @@ export class WalletRepository {
 
   /** A user's wallet when it exists (never opens one). */
   async find(filter: { userId: string } | { userRef: string }): Promise<WalletSummary | null> {
-    return this.Wallet.collection.findOne(filter, { projection: SUMMARY }) as Promise<WalletSummary | null>;
+    return this.wallets.findOne(filter, { projection: SUMMARY });
   }
 
   /** The wallets of some users that have one, in one read (a transfer's two parties). */
   async ofUsers(userIds: string[]): Promise<WalletSummary[]> {
-    return (await this.Wallet.collection
-      .find({ userId: { $in: userIds } }, { projection: SUMMARY })
-      .toArray()) as unknown as WalletSummary[];
+    return this.wallets.find({ userId: { $in: userIds } }, { projection: SUMMARY }).toArray();
   }
 
   async findById(walletId: string): Promise<WalletSummary | null> {
@@ -87,7 +96,7 @@ export class WalletRepository {
   async escrow(walletId: string, op: BoundedOp, inflight: InflightOp, now = new Date()): Promise<boolean> {
     const moves = escrowOf(op);
     const growth = op.availableDeltaMinor + op.heldDeltaMinor;
-    const filter: Record<string, unknown> = {
+    const filter: mongo.Filter<WalletDoc> = {
       _id: walletId,
       appliedOps: false,
       pendingEntries: { $exists: false },
@@ -101,19 +110,16 @@ export class WalletRepository {
       filter.$expr = {
         $lte: [{ $add: ['$availableMinor', '$heldMinor', '$inflightInMinor', '$inflightOutMinor'] }, op.ceilingMinor - growth],
       };
-    const taken = await this.Wallet.collection.updateOne(
-      filter as object,
-      {
-        $inc: {
-          availableMinor: -moves.takeAvailableMinor,
-          heldMinor: -moves.takeHeldMinor,
-          inflightInMinor: moves.inMinor,
-          inflightOutMinor: moves.outMinor,
-        },
-        $push: { inflight: inflight },
-        $set: { updatedAt: now },
-      } as object,
-    );
+    const taken = await this.wallets.updateOne(filter, {
+      $inc: {
+        availableMinor: -moves.takeAvailableMinor,
+        heldMinor: -moves.takeHeldMinor,
+        inflightInMinor: moves.inMinor,
+        inflightOutMinor: moves.outMinor,
+      },
+      $push: { inflight: inflight },
+      $set: { updatedAt: now },
+    });
     return taken.matchedCount === 1;
   }
 
@@ -135,49 +141,56 @@ export class WalletRepository {
 
   /** A wallet's guards, its ops in flight and whether it still needs migrating (after a refused `escrow`). */
   async guardState(walletId: string): Promise<WalletGuardRead | null> {
-    const wallet = await this.Wallet.collection.findOne({ _id: walletId } as object, {
-      projection: {
-        availableMinor: 1,
-        heldMinor: 1,
-        inflightInMinor: 1,
-        inflightOutMinor: 1,
-        inflight: 1,
-        appliedOps: 1,
-        pendingEntries: 1,
+    const wallet = await this.wallets.findOne(
+      { _id: walletId },
+      {
+        projection: {
+          availableMinor: 1,
+          heldMinor: 1,
+          inflightInMinor: 1,
+          inflightOutMinor: 1,
+          inflight: 1,
+          appliedOps: 1,
+          pendingEntries: 1,
+        },
       },
-    });
+    );
     if (!wallet) return null;
     return {
-      availableMinor: wallet.availableMinor as number,
-      heldMinor: wallet.heldMinor as number,
-      inflightInMinor: (wallet.inflightInMinor as number | undefined) ?? 0,
-      inflightOutMinor: (wallet.inflightOutMinor as number | undefined) ?? 0,
-      inflight: (wallet.inflight as InflightOp[] | undefined) ?? [],
+      availableMinor: wallet.availableMinor,
+      heldMinor: wallet.heldMinor,
+      // A wallet of the previous release lacks the protocol's fields.
+      inflightInMinor: wallet.inflightInMinor ?? 0,
+      inflightOutMinor: wallet.inflightOutMinor ?? 0,
+      inflight: wallet.inflight ?? [],
       legacy: wallet.appliedOps !== false || wallet.pendingEntries !== undefined,
     };
   }
 
   /** Wallets with an op in flight since before `cutoff` (a run died mid-op), with those ops. */
   async inflightSince(cutoff: Date, limit = 200): Promise<Array<{ _id: string; inflight: InflightOp[] }>> {
-    const wallets = await this.Wallet.collection
-      .find({ 'inflight.createdAt': { $lt: cutoff.toISOString() } } as object, { projection: { inflight: 1 } })
+    const wallets = await this.wallets
+      .find({ 'inflight.createdAt': { $lt: cutoff.toISOString() } }, { projection: { inflight: 1 } })
       .limit(limit)
       .toArray();
     return wallets.map((wallet) => ({
-      _id: wallet._id as unknown as string,
-      inflight: ((wallet.inflight as InflightOp[] | undefined) ?? []).filter((op) => op.createdAt < cutoff.toISOString()),
+      _id: wallet._id,
+      inflight: (wallet.inflight ?? []).filter((op) => op.createdAt < cutoff.toISOString()),
     }));
   }
 
   /** Wallets still in the previous release's form (op ids in `appliedOps`, entries in `pendingEntries`, `doneOps`). */
   async legacyIds(limit = 200): Promise<string[]> {
-    const wallets = await this.Wallet.collection
-      .find({ $or: [{ appliedOps: { $ne: false } }, { pendingEntries: { $exists: true } }, { doneOps: { $exists: true } }] } as object, {
-        projection: { _id: 1 },
-      })
+    const wallets = await this.wallets
+      .find(
+        { $or: [{ appliedOps: { $ne: false } }, { pendingEntries: { $exists: true } }, { doneOps: { $exists: true } }] },
+        {
+          projection: { _id: 1 },
+        },
+      )
       .limit(limit)
       .toArray();
-    return wallets.map((wallet) => wallet._id as unknown as string);
+    return wallets.map((wallet) => wallet._id);
   }
 
   /**
@@ -187,23 +200,18 @@ export class WalletRepository {
    * in the ledger already or still in `pendingEntries`. Only the first run of it changes anything.
    */
   async fenceLegacy(walletId: string): Promise<void> {
-    await this.Wallet.collection.updateOne({ _id: walletId, appliedOps: { $ne: false } } as object, { $set: PROTOCOL_FIELDS } as object);
+    await this.wallets.updateOne({ _id: walletId, appliedOps: { $ne: false } }, { $set: protocolFields() });
   }
 
   /** A fenced legacy wallet's entries not moved yet (nothing can add to them any more). */
   async legacyEntries(walletId: string): Promise<LedgerEntry[]> {
-    const wallet = await this.Wallet.collection.findOne({ _id: walletId } as object, { projection: { pendingEntries: 1 } });
-    return (wallet?.pendingEntries as LedgerEntry[] | undefined) ?? [];
+    const wallet = await this.wallets.findOne({ _id: walletId }, { projection: { pendingEntries: 1 } });
+    return wallet?.pendingEntries ?? [];
   }
 
   /** Migration, last write: the old arrays go, once every entry read by `legacyEntries` is in the ledger. */
   async dropLegacy(walletId: string): Promise<void> {
-    await this.Wallet.collection.updateOne(
-      { _id: walletId, appliedOps: false } as object,
-      {
-        $unset: { pendingEntries: '', doneOps: '' },
-      } as object,
-    );
+    await this.wallets.updateOne({ _id: walletId, appliedOps: false }, { $unset: { pendingEntries: '', doneOps: '' } });
   }
 
   private async settle(
@@ -214,13 +222,13 @@ export class WalletRepository {
     moves: { inMinor: number; outMinor: number },
     now: Date,
   ): Promise<boolean> {
-    const settled = await this.Wallet.collection.updateOne(
-      { _id: walletId, 'inflight.token': token } as object,
+    const settled = await this.wallets.updateOne(
+      { _id: walletId, 'inflight.token': token },
       {
         $inc: { availableMinor, heldMinor, inflightInMinor: -moves.inMinor, inflightOutMinor: -moves.outMinor },
         $pull: { inflight: { token } },
         $set: { updatedAt: now },
-      } as object,
+      },
     );
     return settled.matchedCount === 1;
   }

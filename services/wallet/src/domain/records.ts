@@ -55,6 +55,10 @@ export interface WalletDoc {
    * has the array (and `doneOps`, `pendingEntries`) is migrated before any op reaches it.
    */
   appliedOps: false | string[];
+  /** A wallet of the previous release only: its entries not in the ledger yet (the migration moves them there). */
+  pendingEntries?: LedgerEntry[];
+  /** A wallet of the previous release only: op ids it had finished (dropped by the migration). */
+  doneOps?: string[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -65,7 +69,10 @@ export interface InflightOp extends LedgerEntry {
 }
 
 /** A wallet as readers of balances see it (without its in-flight ops and protocol marker). */
-export type WalletSummary = Omit<WalletDoc, 'appliedOps' | 'inflight' | 'inflightInMinor' | 'inflightOutMinor'>;
+export type WalletSummary = Omit<
+  WalletDoc,
+  'appliedOps' | 'inflight' | 'inflightInMinor' | 'inflightOutMinor' | 'pendingEntries' | 'doneOps'
+>;
 
 export interface WalletOp {
   /** Unique per step of a business operation, e.g. `payout:<id>:hold`. */
