@@ -17,7 +17,9 @@ import { amqplib } from './lib/deps.mjs';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const requireFrom = (pkg) => createRequire(`${root}${pkg}/package.json`);
 const amqp = amqplib(root);
-const kit = requireFrom('packages/kit')('./dist/index.js');
+const fromKit = requireFrom('packages/kit');
+/** kit's public areas (its exports map): the bus topology and the logger. */
+const kit = { ...fromKit('@mkt/kit/bus'), ...fromKit('@mkt/kit/logger') };
 
 const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review'];
 const USAGE = `usage: node scripts/migrate-queues.mjs [${SERVICES.join('|')}...] [--list] [--wait-ms N] [--json]`;

@@ -7,3 +7,6 @@ export { Bus } from '../bus/bus';
 export { type ConsumerSpec, defineConsumer } from '../bus/consumer';
 export { RecordDeletes, type Tombstone, tombstoneModel } from '../bus/deletions';
 export { eventsWritten, freeFormArrayField, OutboxRelay, pendingEventsField } from '../bus/outbox';
+/** The broker's topology as the consumers declare it, for the operations tools (`migrate-queues`). */
+export { assertExchanges, BusNames, consumerQueuePlan, migrateQueue } from '../bus/topology';
+export { DEFAULT_RETRY_DELAYS_MS } from '../bus/consumer';
