@@ -77,7 +77,8 @@ export interface LoginTicket {
 /**
  * What a guarded write expects of one field of the record: equal to a value (`is`), later than
  * a time (`after`), not later than it (`notAfter`, a missing record's upsert included), or a
- * count below a limit (`below`; `orAbsent`: a missing field counts as below).
+ * count below a limit (`below`; `orAbsent`: a missing field counts as below — one such field per
+ * write).
  */
 export type Condition<V> = { is: V } | { after: V } | { notAfter: V } | { below: V; orAbsent?: true };
 
