@@ -107,7 +107,7 @@ export class Consultations {
     for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt += 1) {
       const now = new Date();
       const write = auditedEdit(decideEdit(consultation, set, { revisionId: randomUUID(), now }), consultation, user, context, now);
-      const updated = await consultations.updateGuarded(consultation._id, write.guard, write.update, write.touchesLive);
+      const updated = await consultations.updateGuarded(consultation._id, write.guard, write.change, write.touchesLive);
       if (updated) return updated;
       consultation = await this.mustFind(consultation._id);
     }
@@ -128,7 +128,7 @@ export class Consultations {
   ): Promise<{ consultation: ConsultationDoc; revised: boolean }> {
     const consultation = await this.mustFind(key);
     const write = auditedApproval(decideApprove(consultation, named), consultation, admin, context, new Date());
-    const approved = await this.deps.consultations.updateGuarded(consultation._id, write.guard, write.update);
+    const approved = await this.deps.consultations.updateGuarded(consultation._id, write.guard, write.change);
     if (approved) return { consultation: approved, revised: write.revised };
     decideApprove(await this.mustFind(consultation._id), named);
     throw new Conflict('The consultation changed while it was approved: read it again');

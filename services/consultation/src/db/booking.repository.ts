@@ -1,8 +1,10 @@
+import type { mongo } from 'mongoose';
 import type { PageQuery } from '@mkt/contracts';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage } from '@mkt/kit/db';
-import type { EventEnvelope } from '@mkt/contracts';
-import type { BookingDoc, NewBooking } from '../domain/records';
+import type { IntegrationEvent } from '@mkt/contracts';
+import type { BookingChange, BookingDoc, BookingGuard, NewBooking } from '../domain/records';
+import { collectionOf } from './collections';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
 
@@ -34,12 +36,12 @@ export class BookingRepository {
   async insert(booking: NewBooking, now = new Date()): Promise<void> {
     const doc = new this.models.Booking({ ...booking, createdAt: now, updatedAt: now });
     await doc.validate();
-    await this.models.Booking.collection.insertOne(doc.toObject({ depopulate: true }) as never);
+    await collectionOf(this.models.Booking).insertOne(doc.toObject({ depopulate: true }));
   }
 
   /** A booking being made is dropped (it never existed for the client) while still Pending. */
   async deletePending(id: string): Promise<void> {
-    await this.models.Booking.collection.deleteOne({ _id: id, status: 'Pending' } as never);
+    await collectionOf(this.models.Booking).deleteOne({ _id: id, status: 'Pending' });
   }
 
   /**
@@ -47,21 +49,22 @@ export class BookingRepository {
    * state of `guard`; the booking after it, or null when the guard missed. The event is
    * published right after the write (`eventsWritten`).
    */
-  async move(id: string, guard: Record<string, unknown>, set: Record<string, unknown>, event?: EventEnvelope): Promise<BookingDoc | null> {
+  async move(id: string, guard: BookingGuard, set: BookingChange, event?: IntegrationEvent): Promise<BookingDoc | null> {
     // The driver's own write: the values are the domain's (typed: strings, numbers,
     // dates), the client's text in them checked by the contracts schemas; no casting needed.
-    const update = { $set: { ...set, updatedAt: new Date() }, ...(event ? { $push: { pendingEvents: event } } : {}) };
-    const moved = (await this.models.Booking.collection.findOneAndUpdate({ _id: id, ...guard } as never, update as never, {
-      returnDocument: 'after',
-    })) as unknown as BookingDoc | null;
+    const update: mongo.UpdateFilter<BookingDoc> = {
+      $set: { ...set, updatedAt: new Date() },
+      ...(event ? { $push: { pendingEvents: event } } : {}),
+    };
+    const moved = await collectionOf(this.models.Booking).findOneAndUpdate({ _id: id, ...guard }, update, { returnDocument: 'after' });
     if (moved && event) eventsWritten(this.models.Booking, moved);
     return moved;
   }
 
   /** `move` without reading the booking back: whether it applied. */
-  async moveQuietly(id: string, guard: Record<string, unknown>, set: Record<string, unknown>): Promise<boolean> {
-    const update = { $set: { ...set, updatedAt: new Date() } };
-    const { modifiedCount } = await this.models.Booking.collection.updateOne({ _id: id, ...guard } as never, update as never);
+  async moveQuietly(id: string, guard: BookingGuard, set: BookingChange): Promise<boolean> {
+    const update: mongo.UpdateFilter<BookingDoc> = { $set: { ...set, updatedAt: new Date() } };
+    const { modifiedCount } = await collectionOf(this.models.Booking).updateOne({ _id: id, ...guard }, update);
     return modifiedCount === 1;
   }
 

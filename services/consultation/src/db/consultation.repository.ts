@@ -1,12 +1,42 @@
+import type { FilterQuery, UpdateQuery } from 'mongoose';
 import type { PageQuery } from '@mkt/contracts';
 import { byIdOrReference, findPage } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { ConsultationDoc, PricingDoc, RuleSetDoc } from '../domain/records';
-import type { ConsultationUpdate } from '../domain/consultation-edits';
+import type { ConsultationChange, ConsultationGuard } from '../domain/consultation-edits';
 import type { OfferShape } from '../domain/rule-sets';
+import { collectionOf } from './collections';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
+
+/**
+ * The filter of a guard: the status; the pending revision by its id (null: none, missing or
+ * null); the version (0: none stored yet, so the field is missing).
+ */
+export function guardFilter(id: string, guard: ConsultationGuard): FilterQuery<ConsultationDoc> {
+  const { currentStatus, pendingRevisionId, version } = guard;
+  return {
+    _id: id,
+    currentStatus,
+    ...(pendingRevisionId === undefined
+      ? {}
+      : pendingRevisionId === null
+        ? { pendingRevision: null }
+        : { 'pendingRevision.id': pendingRevisionId }),
+    ...(version === undefined ? {} : version === 0 ? { version: { $exists: false } } : { version }),
+  };
+}
+
+/** The update of a change: its fields set, the revision unset, the version moved on, the event pushed to the outbox. */
+export function changeUpdate(change: ConsultationChange): UpdateQuery<ConsultationDoc> {
+  return {
+    ...(change.set ? { $set: change.set } : {}),
+    ...(change.dropRevision ? { $unset: { pendingRevision: '' } } : {}),
+    $inc: { version: 1 },
+    ...(change.event ? { $push: { pendingEvents: change.event } } : {}),
+  };
+}
 
 /** The `consultations` collection. */
 export class ConsultationRepository {
@@ -90,7 +120,7 @@ export class ConsultationRepository {
       // No counter yet: every consultation the seller has was made before it existed.
       const existing = await this.model.countDocuments({ sellerId });
       try {
-        await quotas.collection.insertOne({ _id: sellerId, consultations: existing } as never);
+        await collectionOf(quotas).insertOne({ _id: sellerId, consultations: existing });
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
       }
@@ -127,14 +157,14 @@ export class ConsultationRepository {
    */
   async updateGuarded(
     id: string,
-    guard: Record<string, unknown>,
-    update: ConsultationUpdate,
+    guard: ConsultationGuard,
+    change: ConsultationChange,
     touchesLive = true,
   ): Promise<ConsultationDoc | null> {
     const updated = await this.model
-      .findOneAndUpdate({ _id: id, ...guard }, update, { new: true, timestamps: touchesLive })
+      .findOneAndUpdate(guardFilter(id, guard), changeUpdate(change), { new: true, timestamps: touchesLive })
       .lean<ConsultationDoc>();
-    if (updated && update.$push) eventsWritten(this.model, updated._id);
+    if (updated && change.event) eventsWritten(this.model, updated._id);
     return updated;
   }
 

@@ -1,6 +1,7 @@
 import type { Model } from 'mongoose';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { PlaceDoc } from '../domain/records';
+import { collectionOf } from './collections';
 import type { ConsultationModels } from './models';
 
 export type PlaceCounter = 'slot' | 'day';
@@ -35,9 +36,9 @@ export class PlaceRepository {
   ): Promise<boolean> {
     try {
       // The driver's own write: no casting of what the service computed.
-      await this.model(counter).collection.findOneAndUpdate(
-        { _id: key, booked: { $lte: bookedAtMost }, bookingIds: { $ne: bookingId }, closed: { $ne: true } } as never,
-        { $inc: { booked: places }, $push: { bookingIds: bookingId }, $setOnInsert: { consultationId, closed: false } } as never,
+      await collectionOf(this.model(counter)).findOneAndUpdate(
+        { _id: key, booked: { $lte: bookedAtMost }, bookingIds: { $ne: bookingId }, closed: { $ne: true } },
+        { $inc: { booked: places }, $push: { bookingIds: bookingId }, $setOnInsert: { consultationId, closed: false } },
         { upsert: true, projection: { _id: 1 } },
       );
       return true;
@@ -49,9 +50,9 @@ export class PlaceRepository {
 
   /** Gives a booking's places back, once (only while the counter still lists the booking). */
   async release(counter: PlaceCounter, key: string, bookingId: string, places: number): Promise<void> {
-    await this.model(counter).collection.updateOne(
-      { _id: key, bookingIds: bookingId } as never,
-      { $inc: { booked: -places }, $pull: { bookingIds: bookingId } } as never,
+    await collectionOf(this.model(counter)).updateOne(
+      { _id: key, bookingIds: bookingId },
+      { $inc: { booked: -places }, $pull: { bookingIds: bookingId } },
     );
   }
 

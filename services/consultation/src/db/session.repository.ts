@@ -1,8 +1,10 @@
+import type { mongo } from 'mongoose';
 import { newInternalId, newUnderscoreReference, type EventEnvelope, type PageQuery } from '@mkt/contracts';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage } from '@mkt/kit/db';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { BookingDoc, ConsultationDoc, NewBooking, SessionDoc } from '../domain/records';
+import { collectionOf } from './collections';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
 
@@ -37,13 +39,23 @@ export class SessionRepository {
     try {
       // The driver's own upsert; a new session gets the schema's defaults and timestamps.
       const now = new Date();
-      const filter = {
+      const filter: mongo.Filter<SessionDoc> = {
         consultationId: consultation._id,
         startsAt: booking.startsAt,
         bookingIds: { $ne: booking._id },
         status: 'Scheduled',
       };
-      const fresh = new this.models.Session({
+      // What the upsert's filter, `$set`, `$push` and `$inc` write are left out of `$setOnInsert`.
+      const {
+        consultationId: _consultationId,
+        startsAt: _startsAt,
+        status: _status,
+        bookingIds: _bookingIds,
+        buyerIds: _buyerIds,
+        participantCount: _participantCount,
+        updatedAt: _updatedAt,
+        ...fresh
+      } = new this.models.Session({
         _id: newInternalId('ses'),
         referenceId: newUnderscoreReference('SES'),
         sellerId: consultation.sellerId,
@@ -51,20 +63,19 @@ export class SessionRepository {
         endsAt: booking.endsAt,
         slotKey: booking.slotKey,
         createdAt: now,
-      }).toObject({ depopulate: true }) as Record<string, unknown>;
-      for (const field of ['consultationId', 'startsAt', 'status', 'bookingIds', 'buyerIds', 'participantCount', 'updatedAt'])
-        delete fresh[field];
-      const session = await this.models.Session.collection.findOneAndUpdate(
-        filter as never,
+      }).toObject({ depopulate: true });
+      const session = await collectionOf(this.models.Session).findOneAndUpdate(
+        filter,
         {
           $setOnInsert: fresh,
           $set: { updatedAt: now },
           $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
           $inc: { participantCount: booking.places },
-        } as never,
+        },
         { upsert: true, returnDocument: 'after' },
       );
-      return { session: session as unknown as SessionDoc };
+      if (!session) throw new Error('An upsert returned no document');
+      return { session };
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       const existing = await this.models.Session.findOne({

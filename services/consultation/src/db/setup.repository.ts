@@ -3,6 +3,7 @@ import { Conflict, isDuplicateKey } from '@mkt/kit/domain';
 import { findPage } from '@mkt/kit/db';
 import type { DiscountDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../domain/records';
 import { buyerUseKey, maxUsesPerBuyerOf } from '../domain/coupons';
+import { collectionOf } from './collections';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
 
@@ -76,14 +77,14 @@ export class DiscountRepository {
    */
   async takeUse(discount: Pick<DiscountDoc, '_id' | 'maxUses' | 'maxUsesPerBuyer'>, bookingId: string, buyerId: string): Promise<boolean> {
     const buyer = `buyerUses.${buyerUseKey(buyerId)}`;
-    const { modifiedCount } = await this.models.Discount.collection.updateOne(
+    const { modifiedCount } = await collectionOf(this.models.Discount).updateOne(
       {
         _id: discount._id,
         usedBy: { $ne: bookingId },
         uses: { $lt: discount.maxUses },
         [`${buyer}.${maxUsesPerBuyerOf(discount) - 1}`]: { $exists: false },
-      } as never,
-      { $inc: { uses: 1 }, $push: { usedBy: bookingId, [buyer]: bookingId } } as never,
+      },
+      { $inc: { uses: 1 }, $push: { usedBy: bookingId, [buyer]: bookingId } },
     );
     return modifiedCount === 1;
   }
@@ -93,9 +94,9 @@ export class DiscountRepository {
    * (a retried cancel, the sweep after a crash) changes nothing.
    */
   async releaseUse(discountId: string, bookingId: string, buyerId: string): Promise<void> {
-    await this.models.Discount.collection.updateOne(
-      { _id: discountId, usedBy: bookingId } as never,
-      { $inc: { uses: -1 }, $pull: { usedBy: bookingId, [`buyerUses.${buyerUseKey(buyerId)}`]: bookingId } } as never,
+    await collectionOf(this.models.Discount).updateOne(
+      { _id: discountId, usedBy: bookingId },
+      { $inc: { uses: -1 }, $pull: { usedBy: bookingId, [`buyerUses.${buyerUseKey(buyerId)}`]: bookingId } },
     );
   }
 }

@@ -4,7 +4,7 @@ import {
   newUnderscoreReference,
   type CancelBookingBody,
   type CreateBookingBody,
-  type EventEnvelope,
+  type IntegrationEvent,
 } from '@mkt/contracts';
 import { Forbidden, InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
@@ -22,7 +22,17 @@ import {
 } from './consultation.errors';
 import { dayKey, scheduleOf, slotKey } from './consultations';
 import { applyCoupon, couponProblem, UNUSABLE_COUPON } from './coupons';
-import type { BookingDoc, ConsultationDoc, DiscountDoc, NewBooking, PaymentState, PricingDoc, RuleSetDoc, SessionDoc } from './records';
+import type {
+  BookingChange,
+  BookingDoc,
+  BookingGuard,
+  ConsultationDoc,
+  DiscountDoc,
+  NewBooking,
+  PricingDoc,
+  RuleSetDoc,
+  SessionDoc,
+} from './records';
 import { findSlot, type Slot } from './slots';
 
 // The booking state machine: Pending (taking places) → Confirmed (free) or PaymentPending (the
@@ -310,7 +320,7 @@ export function cancelWrite(booking: BookingDoc, cancellation: Cancellation, cor
     },
     { source: 'consultation', correlationId },
   );
-  const set = {
+  const set: BookingChange = {
     status: 'Cancelled',
     refundStatus: settled ? 'Refunded' : 'Pending',
     refundedAt: settled ? now : null,
@@ -325,7 +335,7 @@ export function cancelWrite(booking: BookingDoc, cancellation: Cancellation, cor
 
 /** The write of a confirm, guarded by the state it leaves, with `booking.confirmed`. */
 export function confirmWrite(booking: NewBooking, consultation: ConsultationDoc, sessionId: string, correlationId: string) {
-  const event: EventEnvelope = makeEvent(
+  const event: IntegrationEvent = makeEvent(
     'consultation.booking.confirmed',
     {
       bookingId: booking._id,
@@ -341,29 +351,28 @@ export function confirmWrite(booking: NewBooking, consultation: ConsultationDoc,
     { source: 'consultation', correlationId },
   );
   const paid = booking.payment !== 'free';
-  return {
-    paid,
-    // Paid: only while the wallet's answer is awaited (a void under way refuses it); free: while Pending.
-    guard: paid ? { status: 'PaymentPending', payment: 'pending' } : { status: 'Pending' },
-    set: { status: 'Confirmed', sessionId, payment: (paid ? 'held' : 'free') as PaymentState },
-    event,
-  };
+  // Paid: only while the wallet's answer is awaited (a void under way refuses it); free: while Pending.
+  const guard: BookingGuard = paid ? { status: 'PaymentPending', payment: 'pending' } : { status: 'Pending' };
+  const set: BookingChange = { status: 'Confirmed', sessionId, payment: paid ? 'held' : 'free' };
+  return { paid, guard, set, event };
 }
 
 /**
  * A PaymentPending booking after a refusal or a void: given up at the client's request
  * (someone cancelled it): Cancelled, nothing kept; otherwise Failed.
  */
-export function unpaidOutcome(answer: 'refused' | 'declined' | 'voided', cancelledBy: BookingDoc['cancelledBy'] | undefined, now: Date) {
+export function unpaidOutcome(
+  answer: 'refused' | 'declined' | 'voided',
+  cancelledBy: BookingDoc['cancelledBy'] | undefined,
+  now: Date,
+): BookingChange {
   const byClient = answer === 'voided' && cancelledBy !== null && cancelledBy !== undefined;
   return byClient ? { status: 'Cancelled', payment: answer, cancelledAt: now } : { status: 'Failed', payment: answer };
 }
 
 /** The mark that a PaymentPending booking is given up (and, when someone cancelled, by whom and what they said). */
-export function voidingMark(cancelledBy: BookingDoc['cancelledBy'], said: Partial<CancellationSaid>): Record<string, unknown> {
-  const set: Record<string, unknown> = { payment: 'voiding' };
-  if (cancelledBy) Object.assign(set, { cancelledBy, ...said });
-  return set;
+export function voidingMark(cancelledBy: BookingDoc['cancelledBy'], said: Partial<CancellationSaid>): BookingChange {
+  return cancelledBy ? { payment: 'voiding', cancelledBy, ...said } : { payment: 'voiding' };
 }
 
 /** A waiting booking the sweep gives up rather than asks about again: a void under way, or past its deadline. */

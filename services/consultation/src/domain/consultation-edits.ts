@@ -18,18 +18,31 @@ export const EDIT_ATTEMPTS = 3;
 
 /** A conditional write of an edit: `guard` is what it was decided on; `touchesLive` whether the listed text or terms change. */
 export interface EditWrite {
-  guard: Record<string, unknown>;
-  update: ConsultationUpdate;
+  guard: ConsultationGuard;
+  change: ConsultationChange;
   touchesLive: boolean;
 }
 
-/** An update of a consultation; every edit and approval also moves its `version` on (`$inc`). */
-export interface ConsultationUpdate {
-  $set?: Record<string, unknown>;
-  $unset?: Record<string, ''>;
-  $inc?: { version: 1 };
-  /** The outbox: an approval's audit entry. */
-  $push?: { pendingEvents: IntegrationEvent };
+/**
+ * What an edit or an approval expects of the consultation still (beyond its id): the write
+ * applies only while it holds.
+ */
+export interface ConsultationGuard {
+  currentStatus: ConsultationDoc['currentStatus'];
+  /** The id of its pending revision; null: it has none. Absent: either. */
+  pendingRevisionId?: string | null;
+  /** Its version (0: none stored yet, see `versionOf`). Absent: any. */
+  version?: number;
+}
+
+/** What an edit or an approval changes; every one also moves the consultation's `version` on by one. */
+export interface ConsultationChange {
+  /** The fields it sets. */
+  set?: Record<string, unknown>;
+  /** The pending revision goes. */
+  dropRevision?: true;
+  /** The outbox: the write's audit entry. */
+  event?: IntegrationEvent;
 }
 
 /**
@@ -39,11 +52,6 @@ export interface ConsultationUpdate {
  * record from before versions were kept reads as 0 until its first edit.
  */
 export const versionOf = (c: Pick<ConsultationDoc, 'version'>): number => c.version ?? 0;
-
-/** The filter that holds while a consultation is still at `version` (0: none stored yet). */
-export const atVersion = (version: number): Record<string, unknown> => (version === 0 ? { version: { $exists: false } } : { version });
-
-const NEXT_VERSION = { version: 1 } as const;
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -57,10 +65,7 @@ const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringi
  * once (a pending revision folded in): nothing of it is listed until an admin approves it all.
  */
 export function decideEdit(current: ConsultationDoc, set: Record<string, unknown>, fresh: { revisionId: string; now: Date }): EditWrite {
-  const guard = {
-    currentStatus: current.currentStatus,
-    ...(current.pendingRevision ? { 'pendingRevision.id': current.pendingRevision.id } : { pendingRevision: null }),
-  };
+  const guard: ConsultationGuard = { currentStatus: current.currentStatus, pendingRevisionId: current.pendingRevision?.id ?? null };
   const text: Record<string, unknown> = {};
   const terms: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(set))
@@ -68,7 +73,7 @@ export function decideEdit(current: ConsultationDoc, set: Record<string, unknown
   const rebookable = BOOKABLE_CONSULTATION_FIELDS.some((field) => terms[field] !== undefined && terms[field] !== current[field]);
   if (current.currentStatus === 'Approved' && !rebookable) {
     // Terms equal to the live ones change nothing; the text waits for review.
-    if (Object.keys(text).length === 0) return { guard, update: { $set: terms, $inc: NEXT_VERSION }, touchesLive: false };
+    if (Object.keys(text).length === 0) return { guard, change: { set: terms }, touchesLive: false };
     const proposed: Record<string, unknown> = { ...current.pendingRevision?.changes, ...text };
     const changes = Object.fromEntries(
       Object.entries(proposed).filter(([field, value]) => !sameValue(value, current[field as keyof ConsultationDoc])),
@@ -77,19 +82,19 @@ export function decideEdit(current: ConsultationDoc, set: Record<string, unknown
     if (Object.keys(changes).length === 0)
       return {
         guard,
-        update: { ...(Object.keys(terms).length > 0 ? { $set: terms } : {}), $unset: { pendingRevision: '' }, $inc: NEXT_VERSION },
+        change: { ...(Object.keys(terms).length > 0 ? { set: terms } : {}), dropRevision: true },
         touchesLive: false,
       };
     return {
       guard,
-      update: { $set: { ...terms, pendingRevision: { id: fresh.revisionId, submittedAt: fresh.now, changes } }, $inc: NEXT_VERSION },
+      change: { set: { ...terms, pendingRevision: { id: fresh.revisionId, submittedAt: fresh.now, changes } } },
       touchesLive: false,
     };
   }
   const live = { ...current.pendingRevision?.changes, ...set, ...(rebookable ? { currentStatus: 'Pending', visibility: 'Hidden' } : {}) };
   return {
     guard,
-    update: { $set: live, ...(current.pendingRevision ? { $unset: { pendingRevision: '' } } : {}), $inc: NEXT_VERSION },
+    change: { set: live, ...(current.pendingRevision ? { dropRevision: true as const } : {}) },
     touchesLive: true,
   };
 }
@@ -115,10 +120,10 @@ export function ownRecord<T extends { _id: string; sellerId: string }>(
   return found;
 }
 
-/** An approval as one conditional write: the filter it is guarded by and the update. */
+/** An approval as one conditional write: what it is guarded by and what it changes. */
 export interface ApprovalWrite {
-  guard: Record<string, unknown>;
-  update: ConsultationUpdate & { $set: Record<string, unknown> };
+  guard: ConsultationGuard;
+  change: ConsultationChange & { set: Record<string, unknown> };
   revised: boolean;
 }
 
@@ -148,8 +153,8 @@ export function decideApprove(consultation: ConsultationDoc, named: ApprovalName
   if (consultation.currentStatus === 'Pending') {
     if (version === undefined) throw new InvalidField('Name the version you read (version of the detail)', 'version');
     return {
-      guard: { currentStatus: 'Pending', ...atVersion(version) },
-      update: { $set: { currentStatus: 'Approved', visibility: 'Published' }, $inc: NEXT_VERSION },
+      guard: { currentStatus: 'Pending', version },
+      change: { set: { currentStatus: 'Approved', visibility: 'Published' } },
       revised: false,
     };
   }
@@ -157,8 +162,8 @@ export function decideApprove(consultation: ConsultationDoc, named: ApprovalName
   if (revisionId === undefined && version === undefined)
     throw new InvalidField('Name the pending revision you read (pendingRevision.id of the detail)', 'revisionId');
   return {
-    guard: { currentStatus: 'Approved', 'pendingRevision.id': revision.id, ...(version === undefined ? {} : atVersion(version)) },
-    update: { $set: revision.changes, $unset: { pendingRevision: '' }, $inc: NEXT_VERSION },
+    guard: { currentStatus: 'Approved', pendingRevisionId: revision.id, ...(version === undefined ? {} : { version }) },
+    change: { set: revision.changes, dropRevision: true },
     revised: true,
   };
 }
@@ -190,7 +195,7 @@ export function auditedApproval(
         after: { currentStatus: 'Approved', visibility: 'Published', version: version + 1 },
       });
   const event = makeEvent('consultation.admin_action.recorded', data, { source: 'consultation', correlationId: context.requestId });
-  return { ...write, update: { ...write.update, $push: { pendingEvents: event } } };
+  return { ...write, change: { ...write.change, event } };
 }
 
 /**
@@ -216,20 +221,20 @@ export function auditedEdit(
   };
   const before: Record<string, unknown> = {};
   const after: Record<string, unknown> = {};
-  for (const [field, value] of Object.entries(write.update.$set ?? {})) {
+  for (const [field, value] of Object.entries(write.change.set ?? {})) {
     const next = field === 'pendingRevision' ? (value as { id: string }).id : value;
     if (sameValue(valueOf(field), next)) continue;
     before[field] = valueOf(field);
     after[field] = next;
   }
-  for (const field of Object.keys(write.update.$unset ?? {})) {
-    before[field] = valueOf(field);
-    after[field] = null;
+  if (write.change.dropRevision) {
+    before.pendingRevision = valueOf('pendingRevision');
+    after.pendingRevision = null;
   }
   const data = adminActionData(user, 'consultation.edit', { type: 'consultation', id: consultation._id }, context, now, {
     before: { ...before, version },
     after: { ...after, version: version + 1 },
   });
   const event = makeEvent('consultation.admin_action.recorded', data, { source: 'consultation', correlationId: context.requestId });
-  return { ...write, update: { ...write.update, $push: { pendingEvents: event } } };
+  return { ...write, change: { ...write.change, event } };
 }

@@ -223,6 +223,10 @@ export interface BookingDoc {
 }
 /** A booking as it is first written (the database stamps its times). */
 export type NewBooking = Omit<BookingDoc, 'createdAt' | 'updatedAt'>;
+/** What a booking's move expects of it still (its state; a dispute's absence): the move applies only while it holds. */
+export type BookingGuard = Partial<Pick<BookingDoc, 'status' | 'payment' | 'dispute'>>;
+/** The fields a booking's move sets (its time of change is stamped by the write). */
+export type BookingChange = Partial<Omit<BookingDoc, '_id' | 'referenceId' | 'createdAt' | 'updatedAt' | 'pendingEvents'>>;
 
 export interface SessionDoc {
   _id: string;

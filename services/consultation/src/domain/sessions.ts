@@ -1,4 +1,4 @@
-import { adminActionData, makeEvent, type AdminRequestContext, type EventEnvelope, type SessionStatus } from '@mkt/contracts';
+import { adminActionData, makeEvent, type AdminRequestContext, type IntegrationEvent, type SessionStatus } from '@mkt/contracts';
 import { Forbidden, InvalidField, InvalidState, NotFound, RuleViolation } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin } from './access';
@@ -125,7 +125,7 @@ export function sessionMoveAudit(
   set: Record<string, unknown>,
   context: AdminRequestContext,
   now: Date,
-): EventEnvelope | undefined {
+): IntegrationEvent | undefined {
   if (user.role !== 'admin' || user.id === session.sellerId) return undefined;
   const action = move === 'no-show' ? 'session.no_show' : move === 'start' ? 'session.start' : 'session.end';
   const after = Object.fromEntries(
@@ -188,7 +188,7 @@ export function disputeEvent(
   reason: string,
   at: Date,
   correlationId: string,
-): EventEnvelope {
+): IntegrationEvent {
   return makeEvent(
     'consultation.booking.disputed',
     { bookingId, sessionId: session._id, buyerId, sellerId: session.sellerId, reason, disputedAt: at.toISOString() },
@@ -253,7 +253,7 @@ export function moveEvent(
   confirmed: ConfirmedOf,
   consultationReferenceId: string | undefined,
   correlationId: string,
-): EventEnvelope {
+): IntegrationEvent {
   const { buyerIds, bookingIds, paidBuyerIds, payments } = confirmed;
   const about = { sessionId: session._id, consultationId: session.consultationId, sellerId: session.sellerId, buyerIds, bookingIds };
   const origin = { source: 'consultation', correlationId };

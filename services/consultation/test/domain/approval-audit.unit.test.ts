@@ -10,8 +10,8 @@ test('a Pending consultation’s approval: status, visibility and version, befor
   const write = auditedApproval(decideApprove(pending, { version: 3 }), pending, admin, context, now);
   // The guard and the approval itself are untouched; the entry rides in the same update.
   expect(write.guard).toEqual(decideApprove(pending, { version: 3 }).guard);
-  expect(write.update.$set).toEqual({ currentStatus: 'Approved', visibility: 'Published' });
-  expect(write.update.$push?.pendingEvents).toMatchObject({
+  expect(write.change.set).toEqual({ currentStatus: 'Approved', visibility: 'Published' });
+  expect(write.change.event).toMatchObject({
     type: 'consultation.admin_action.recorded',
     source: 'consultation',
     correlationId: 'req-1',
@@ -37,7 +37,7 @@ test('a revision’s approval: the fields it replaces, old and new', () => {
     pendingRevision: { id: 'rev-1', submittedAt: now, changes: { title: 'New title', tags: ['a'] } },
   });
   const write = auditedApproval(decideApprove(revised, { revisionId: 'rev-1' }), revised, admin, context, now);
-  expect(write.update.$push?.pendingEvents.data).toMatchObject({
+  expect(write.change.event?.data).toMatchObject({
     action: 'consultation.approve_revision',
     before: { version: 5, revisionId: 'rev-1', title: 'Old title', tags: revised.tags },
     after: { version: 6, title: 'New title', tags: ['a'] },

@@ -36,11 +36,8 @@ describe('decideEdit', () => {
   test('the text of an Approved consultation becomes a pending revision; the live text and updatedAt stay', () => {
     const write = decideEdit(consultation(), { title: 'Pay outside the platform', tags: ['coaching'] }, fresh);
     expect(write).toEqual({
-      guard: { currentStatus: 'Approved', pendingRevision: null },
-      update: {
-        $set: { pendingRevision: { id: 'rev-2', submittedAt: now, changes: { title: 'Pay outside the platform' } } },
-        $inc: { version: 1 },
-      },
+      guard: { currentStatus: 'Approved', pendingRevisionId: null },
+      change: { set: { pendingRevision: { id: 'rev-2', submittedAt: now, changes: { title: 'Pay outside the platform' } } } },
       touchesLive: false,
     });
   });
@@ -48,8 +45,8 @@ describe('decideEdit', () => {
   test('a second edit replaces the revision with one holding both changes, guarded by the one it read', () => {
     const waiting = { id: 'rev-1', submittedAt: now, changes: { title: 'New title' } };
     const write = decideEdit(consultation({ pendingRevision: waiting }), { description: 'New words' }, fresh);
-    expect(write.guard).toEqual({ currentStatus: 'Approved', 'pendingRevision.id': 'rev-1' });
-    expect(write.update.$set!.pendingRevision).toEqual({
+    expect(write.guard).toEqual({ currentStatus: 'Approved', pendingRevisionId: 'rev-1' });
+    expect(write.change.set!.pendingRevision).toEqual({
       id: 'rev-2',
       submittedAt: now,
       changes: { title: 'New title', description: 'New words' },
@@ -58,9 +55,8 @@ describe('decideEdit', () => {
 
   test('editing back to the live text drops the revision', () => {
     const waiting = { id: 'rev-1', submittedAt: now, changes: { title: 'New title' } };
-    expect(decideEdit(consultation({ pendingRevision: waiting }), { title: 'Career coaching' }, fresh).update).toEqual({
-      $unset: { pendingRevision: '' },
-      $inc: { version: 1 },
+    expect(decideEdit(consultation({ pendingRevision: waiting }), { title: 'Career coaching' }, fresh).change).toEqual({
+      dropRevision: true,
     });
   });
 
@@ -68,11 +64,10 @@ describe('decideEdit', () => {
     const waiting = { id: 'rev-1', submittedAt: now, changes: { title: 'New title', description: 'Old wish' } };
     const write = decideEdit(consultation({ pendingRevision: waiting }), { duration: 45, description: 'Latest wish' }, fresh);
     expect(write).toEqual({
-      guard: { currentStatus: 'Approved', 'pendingRevision.id': 'rev-1' },
-      update: {
-        $set: { title: 'New title', description: 'Latest wish', duration: 45, currentStatus: 'Pending', visibility: 'Hidden' },
-        $unset: { pendingRevision: '' },
-        $inc: { version: 1 },
+      guard: { currentStatus: 'Approved', pendingRevisionId: 'rev-1' },
+      change: {
+        set: { title: 'New title', description: 'Latest wish', duration: 45, currentStatus: 'Pending', visibility: 'Hidden' },
+        dropRevision: true,
       },
       touchesLive: true,
     });
@@ -80,16 +75,16 @@ describe('decideEdit', () => {
 
   test('a Pending consultation is edited in place, guarded on still being Pending', () => {
     expect(decideEdit(consultation({ currentStatus: 'Pending', visibility: 'Hidden' }), { title: 'Better' }, fresh)).toEqual({
-      guard: { currentStatus: 'Pending', pendingRevision: null },
-      update: { $set: { title: 'Better' }, $inc: { version: 1 } },
+      guard: { currentStatus: 'Pending', pendingRevisionId: null },
+      change: { set: { title: 'Better' } },
       touchesLive: true,
     });
   });
 
   test('bookable fields sent unchanged keep an Approved consultation listed', () => {
     expect(decideEdit(consultation(), { duration: 60, maxCapacity: 1 }, fresh)).toEqual({
-      guard: { currentStatus: 'Approved', pendingRevision: null },
-      update: { $set: { duration: 60, maxCapacity: 1 }, $inc: { version: 1 } },
+      guard: { currentStatus: 'Approved', pendingRevisionId: null },
+      change: { set: { duration: 60, maxCapacity: 1 } },
       touchesLive: false,
     });
   });

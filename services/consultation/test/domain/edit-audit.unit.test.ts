@@ -12,8 +12,8 @@ test('an admin’s edit: the changed fields before and after and the version, in
   const plain = decideEdit(pending, { title: 'New', duration: 60 }, fresh);
   const write = auditedEdit(plain, pending, admin, context, now);
   expect(write.guard).toEqual(plain.guard);
-  expect(write.update.$set).toEqual(plain.update.$set);
-  expect(write.update.$push?.pendingEvents).toMatchObject({
+  expect(write.change.set).toEqual(plain.change.set);
+  expect(write.change.event).toMatchObject({
     type: 'consultation.admin_action.recorded',
     source: 'consultation',
     correlationId: 'req-1',
@@ -32,7 +32,7 @@ test('an admin’s edit: the changed fields before and after and the version, in
 test('an admin’s edit of an approved text records the pending revision it makes, by its id', () => {
   const approved = consultation({ currentStatus: 'Approved', visibility: 'Published', version: 5, title: 'Live' });
   const write = auditedEdit(decideEdit(approved, { title: 'Proposed' }, fresh), approved, admin, context, now);
-  expect(write.update.$push?.pendingEvents.data).toMatchObject({
+  expect(write.change.event?.data).toMatchObject({
     before: { pendingRevision: null, version: 5 },
     after: { pendingRevision: 'rev-1', version: 6 },
   });

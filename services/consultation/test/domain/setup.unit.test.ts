@@ -1,6 +1,7 @@
 import { VisibilityStatusBody } from '@mkt/contracts';
 import { isListed, subjectOf, visibleTo } from '../../src/domain/access';
 import { decideApprove, decideEdit } from '../../src/domain/consultation-edits';
+import { changeUpdate } from '../../src/db/consultation.repository';
 import { ratingSummary, countsInRating } from '../../src/domain/ratings';
 import type { VisibilityRuleSetDoc } from '../../src/domain/records';
 import { assertZone, utilization, utilizationWindow } from '../../src/domain/rule-sets';
@@ -125,25 +126,25 @@ describe('moderation: approving names what the admin read', () => {
   const revision = { id: 'rev-1', submittedAt: T0, changes: { title: 'New' } };
   test.each([
     ['a Pending one at the version read', {}, { version: 3 }, { revised: false, guard: { currentStatus: 'Pending', version: 3 } }],
-    ['a Pending one from before versions (0)', { version: undefined }, { version: 0 }, { guard: { version: { $exists: false } } }],
+    ['a Pending one from before versions (0)', { version: undefined }, { version: 0 }, { guard: { version: 0 } }],
     [
       'a revision, named by id',
       { pendingRevision: revision },
       { revisionId: 'rev-1' },
-      { revised: true, guard: { 'pendingRevision.id': 'rev-1' } },
+      { revised: true, guard: { pendingRevisionId: 'rev-1' } },
     ],
     [
       'a revision, named by version',
       { pendingRevision: revision },
       { version: 3 },
-      { revised: true, guard: { 'pendingRevision.id': 'rev-1', version: 3 } },
+      { revised: true, guard: { pendingRevisionId: 'rev-1', version: 3 } },
     ],
   ] as const)('%s', (_case, fields, named, write) => {
     const status = 'pendingRevision' in fields ? 'Approved' : 'Pending';
     const decided = decideApprove(consultation({ currentStatus: status, version: 3, ...fields }), named);
     expect(decided).toMatchObject(write);
-    // Every approval moves the version on, so the same name never approves twice.
-    expect(decided.update.$inc).toEqual({ version: 1 });
+    // Every approval moves the version on (the store's write of every change), so the same name never approves twice.
+    expect(changeUpdate(decided.change).$inc).toEqual({ version: 1 });
   });
   test.each([
     ['nothing to approve', {}, { version: 3 }, { status: 409, code: 'invalid_state' }],
@@ -165,7 +166,7 @@ describe('moderation: approving names what the admin read', () => {
       [approved, { duration: 90 }],
       [approved, { title: approved.title }],
     ] as const)
-      expect(decideEdit(current, set, fresh).update.$inc).toEqual({ version: 1 });
+      expect(changeUpdate(decideEdit(current, set, fresh).change).$inc).toEqual({ version: 1 });
   });
 });
 

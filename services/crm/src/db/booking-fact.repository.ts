@@ -1,5 +1,6 @@
 import type { BookingFact, FactChange } from '../domain/projection';
 import type { Pair } from '../domain/relationships';
+import { collectionOf } from './collections';
 import type { CrmModels } from './models';
 
 /** Every query of `booking_facts`. */
@@ -9,11 +10,11 @@ export class BookingFactRepository {
   /** Merges an event's fields into its booking's fact (upserted; a repeat sets the same values). */
   async merge({ bookingId, set }: FactChange): Promise<void> {
     // The driver's own write: the fields are the projection's, typed, from a checked event.
-    await this.models.bookingFacts.collection.updateOne({ _id: bookingId as never }, { $set: set }, { upsert: true });
+    await collectionOf(this.models.bookingFacts).updateOne({ _id: bookingId }, { $set: set }, { upsert: true });
   }
 
   async ofPair({ sellerId, buyerId }: Pair): Promise<BookingFact[]> {
-    return (await this.models.bookingFacts.collection.find({ sellerId, buyerId }).toArray()) as unknown as BookingFact[];
+    return collectionOf(this.models.bookingFacts).find({ sellerId, buyerId }).toArray();
   }
 
   /** Whether the buyer has a confirmed booking with the seller (cancelled since or not). */

@@ -1,3 +1,4 @@
+import type { FilterQuery, UpdateQuery } from 'mongoose';
 import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/contracts';
 import { byIdOrReference, findPage, type Page } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
@@ -85,10 +86,10 @@ export class RelationshipRepository {
    * entry the write pushed is published right after it (`eventsWritten`).
    */
   async write(id: string, write: RelationshipWrite): Promise<Relationship | null> {
-    const saved = await this.models.relationships
-      .findOneAndUpdate({ _id: id, ...write.guard }, write.update, { new: true })
-      .lean<Relationship>();
-    if (saved && write.update.$push) eventsWritten(this.models.relationships, saved);
+    const filter: FilterQuery<Relationship> = { _id: id, ...write.expect };
+    const update: UpdateQuery<Relationship> = { $set: write.set, ...(write.event ? { $push: { pendingEvents: write.event } } : {}) };
+    const saved = await this.models.relationships.findOneAndUpdate(filter, update, { new: true }).lean<Relationship>();
+    if (saved && write.event) eventsWritten(this.models.relationships, saved);
     return saved;
   }
 

@@ -19,7 +19,7 @@ export interface BookingFact extends Fact, Pair {
   cancelledAt: Date | null;
 }
 
-/** The fields one event brings to its booking's fact (`$set`, upserted: a repeat sets the same). */
+/** The fields one event brings to its booking's fact (set, the fact made if missing: a repeat sets the same). */
 export interface FactChange {
   bookingId: string;
   set: Pair & Partial<Omit<BookingFact, '_id' | 'sellerId' | 'buyerId'>>;
@@ -28,7 +28,7 @@ export interface FactChange {
 /**
  * What one event changes in the projection, applied in this order: the booking's fact; the
  * pairs' relationships made where none exists (Active, New); the seller's category; the pair's
- * totals recomputed from its facts; `lastInteraction` moved forward (`$max`) to `interactionAt`.
+ * totals recomputed from its facts; `lastInteraction` moved forward (never back) to `interactionAt`.
  */
 export interface ProjectionUpdate {
   fact?: FactChange;

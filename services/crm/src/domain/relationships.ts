@@ -95,11 +95,18 @@ export function auditedCreate(user: Actor, record: NewRelationship, context: Adm
   return { ...record, pendingEvents: [auditEvent(user, 'customer.create', _id, { before: null, after }, context, now)] };
 }
 
-/** A relationship's update as one write: what it is guarded by (beyond the id) and the update. */
+/**
+ * A relationship's update as one write: the values it expects the relationship still to hold
+ * (beyond the id; null: none), the fields it sets, and the audit entry it puts in the outbox.
+ */
 export interface RelationshipWrite {
-  guard: Record<string, unknown>;
-  update: { $set: RelationshipChange; $push?: { pendingEvents: IntegrationEvent } };
+  expect: RelationshipExpectation;
+  set: RelationshipChange;
+  event?: IntegrationEvent;
 }
+
+/** The values of the fields an update replaces, as read (null: none then). */
+export type RelationshipExpectation = { [K in keyof RelationshipChange]?: Relationship[K] | null };
 
 /**
  * How an update is written. An admin's carries its audit entry (`customer.edit`: the fields it
@@ -114,22 +121,22 @@ export function relationshipWrite(
   context: AdminRequestContext,
   now: Date,
 ): RelationshipWrite {
-  if (!isAdmin(user)) return { guard: {}, update: { $set: set } };
+  if (!isAdmin(user)) return { expect: {}, set };
   const before: Record<string, unknown> = {};
   const after: Record<string, unknown> = {};
-  const guard: Record<string, unknown> = {};
+  const expect: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(set)) {
-    const old = current[field as keyof Relationship];
-    guard[field] = old ?? null;
+    const old = current[field as keyof RelationshipChange];
+    expect[field] = old ?? null;
     if (sameValue(old, value)) continue;
     before[field] = plain(old);
     after[field] = plain(value);
   }
   const event = auditEvent(user, 'customer.edit', current._id, { before, after }, context, now);
-  return { guard, update: { $set: set, $push: { pendingEvents: event } } };
+  return { expect, set, event };
 }
 
-/** The fields an update sets (`$set`). */
+/** The fields an update sets. */
 export type RelationshipChange = Partial<
   Pick<
     Relationship,

@@ -1,7 +1,29 @@
-import type { Model } from 'mongoose';
+import type { FilterQuery, Model, UpdateQuery } from 'mongoose';
 import { isDuplicateKey } from '@mkt/kit/domain';
-import type { Guarded, Lane, LoginTicket } from '../domain/login-throttle';
+import type { Condition, Guarded, Lane, LoginTicket } from '../domain/login-throttle';
 import type { LoginAccountDoc, LoginAttemptDoc } from './models';
+
+/** One field's condition as the driver's: `is` the value, `after` `$gt`, `notAfter` `$lte`, `below` `$lt` (`orAbsent`: or no such field). */
+function conditionOn(field: string, condition: Condition<unknown>): Record<string, unknown> {
+  if ('is' in condition) return { [field]: condition.is };
+  if ('after' in condition) return { [field]: { $gt: condition.after } };
+  if ('notAfter' in condition) return { [field]: { $lte: condition.notAfter } };
+  if (condition.orAbsent) return { $or: [{ [field]: { $exists: false } }, { [field]: { $lt: condition.below } }] };
+  return { [field]: { $lt: condition.below } };
+}
+
+/** The filter of a guarded write on the record `key`: its id and every condition. */
+export function guardedFilter<R>(key: string, rule: Guarded<R>): FilterQuery<R> {
+  const conditions = Object.entries<Condition<unknown> | undefined>(rule.expect).flatMap(([field, condition]) =>
+    condition ? [conditionOn(field, condition)] : [],
+  );
+  return Object.assign({ _id: key }, ...conditions);
+}
+
+/** The update of a guarded write: the counts moved (`$inc`), the fields set (`$set`). */
+export function guardedUpdate<R>(rule: Guarded<R>): UpdateQuery<R> {
+  return { ...(rule.add ? { $inc: rule.add } : {}), ...(rule.set ? { $set: rule.set } : {}) };
+}
 
 /** Every query of `login_attempts` (per account and address) and `login_accounts` (per account). */
 export class LoginThrottleRepository {
@@ -11,17 +33,17 @@ export class LoginThrottleRepository {
   ) {}
 
   /** The address's record after the guarded increment, or null when its guard did not match. */
-  countAddress(key: string, rule: Guarded): Promise<LoginAttemptDoc | null> {
+  countAddress(key: string, rule: Guarded<LoginAttemptDoc>): Promise<LoginAttemptDoc | null> {
     return this.attempts
-      .findOneAndUpdate({ _id: key, ...rule.filter }, rule.update, { new: true, projection: { failures: 1, failingUntil: 1 } })
+      .findOneAndUpdate(guardedFilter(key, rule), guardedUpdate(rule), { new: true, projection: { failures: 1, failingUntil: 1 } })
       .lean<LoginAttemptDoc>()
       .exec();
   }
 
   /** Applies a guarded upsert; false when it matched nothing (or a racing upsert made the record first). */
-  private async upsert(model: Model<LoginAccountDoc>, key: string, rule: Guarded): Promise<boolean> {
+  private async upsert(model: Model<LoginAccountDoc>, key: string, rule: Guarded<LoginAccountDoc>): Promise<boolean> {
     try {
-      const done = await model.updateOne({ _id: key, ...rule.filter }, rule.update, { upsert: true });
+      const done = await model.updateOne(guardedFilter(key, rule), guardedUpdate(rule), { upsert: true });
       return done.matchedCount === 1 || done.upsertedCount === 1;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
@@ -30,10 +52,10 @@ export class LoginThrottleRepository {
   }
 
   /** Opens the address's window (upserted); its record then, or null when the guard missed (or a racing upsert made it first). */
-  async openAddressWindow(key: string, rule: Guarded): Promise<LoginAttemptDoc | null> {
+  async openAddressWindow(key: string, rule: Guarded<LoginAttemptDoc>): Promise<LoginAttemptDoc | null> {
     try {
       return await this.attempts
-        .findOneAndUpdate({ _id: key, ...rule.filter }, rule.update, {
+        .findOneAndUpdate(guardedFilter(key, rule), guardedUpdate(rule), {
           upsert: true,
           new: true,
           projection: { failures: 1, failingUntil: 1 },
@@ -60,11 +82,11 @@ export class LoginThrottleRepository {
     await this.attempts.updateOne({ _id: key, failures: { $gt: 0 } }, { $inc: { failures: -1 } });
   }
 
-  async updateAccount(key: string, rule: Guarded): Promise<boolean> {
-    return (await this.accounts.updateOne({ _id: key, ...rule.filter }, rule.update)).matchedCount === 1;
+  async updateAccount(key: string, rule: Guarded<LoginAccountDoc>): Promise<boolean> {
+    return (await this.accounts.updateOne(guardedFilter(key, rule), guardedUpdate(rule))).matchedCount === 1;
   }
 
-  startAccount(key: string, rule: Guarded): Promise<boolean> {
+  startAccount(key: string, rule: Guarded<LoginAccountDoc>): Promise<boolean> {
     return this.upsert(this.accounts, key, rule);
   }
 

@@ -1,5 +1,11 @@
-import type { Model } from 'mongoose';
+import type { FilterQuery, Model } from 'mongoose';
+import type { UsableRefreshToken } from '../domain/identity';
 import type { RefreshTokenDoc } from './models';
+
+/** The filter of a token still usable as the domain asks it (`expiresAfter`: `expiresAt > it`). */
+export function usableFilter(tokenHash: string, usable: UsableRefreshToken): FilterQuery<RefreshTokenDoc> {
+  return { tokenHash, usedAt: usable.usedAt, revokedAt: usable.revokedAt, expiresAt: { $gt: usable.expiresAfter } };
+}
 
 /** Every query of `refresh_tokens` (only SHA-256 hashes of the tokens are stored). */
 export class RefreshTokenRepository {
@@ -10,9 +16,9 @@ export class RefreshTokenRepository {
   }
 
   /** One guarded write: marks the token used if `usable` still holds for it; null when it did not. */
-  useOnce(tokenHash: string, usable: Record<string, unknown>, now: Date): Promise<RefreshTokenDoc | null> {
+  useOnce(tokenHash: string, usable: UsableRefreshToken, now: Date): Promise<RefreshTokenDoc | null> {
     return this.model
-      .findOneAndUpdate({ tokenHash, ...usable }, { $set: { usedAt: now } }, { new: true })
+      .findOneAndUpdate(usableFilter(tokenHash, usable), { $set: { usedAt: now } }, { new: true })
       .lean<RefreshTokenDoc>()
       .exec();
   }

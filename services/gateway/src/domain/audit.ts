@@ -39,20 +39,32 @@ export function decodeCursor(cursor: string): AuditCursor {
   return { at: time, id };
 }
 
-/** The filter of a query, as the query of the store (every field on an index with `at`). */
-export function auditFilter(query: AuditFilterQuery, after?: AuditCursor): Record<string, unknown> {
-  const at: Record<string, Date> = {};
-  if (query.from) at.$gte = new Date(query.from);
-  if (query.to) at.$lt = new Date(query.to);
-  const where: Record<string, unknown> = {
+/**
+ * Which entries a query selects: each field given is a condition; `from`/`to` the range
+ * [from, to) of `at`; `after` a page's cursor (entries strictly after it, newest first: older,
+ * or as old with a smaller id). The store turns it into its query, on indexes with `at`.
+ */
+export interface AuditSelection {
+  actorId?: string;
+  action?: string;
+  targetType?: string;
+  targetId?: string;
+  from?: Date;
+  to?: Date;
+  after?: AuditCursor;
+}
+
+/** The selection of a query (and the cursor of the page it continues). */
+export function auditFilter(query: AuditFilterQuery, after?: AuditCursor): AuditSelection {
+  return {
     ...(query.actorId ? { actorId: query.actorId } : {}),
     ...(query.action ? { action: query.action } : {}),
     ...(query.targetType ? { targetType: query.targetType } : {}),
     ...(query.targetId ? { targetId: query.targetId } : {}),
-    ...(Object.keys(at).length > 0 ? { at } : {}),
+    ...(query.from ? { from: new Date(query.from) } : {}),
+    ...(query.to ? { to: new Date(query.to) } : {}),
+    ...(after ? { after } : {}),
   };
-  if (after) where.$or = [{ at: { $lt: after.at } }, { at: after.at, _id: { $lt: after.id } }];
-  return where;
 }
 
 /** A range whose end is not after its start finds nothing: 422 rather than an empty answer that looks like one. */

@@ -55,9 +55,16 @@ export function refreshExpiry(now: Date, ttlDays: number): Date {
   return new Date(now.getTime() + ttlDays * DAY_MS);
 }
 
+/** What a refresh token must still be when it is used: never used, not revoked, expiring after `now`. */
+export interface UsableRefreshToken {
+  usedAt: null;
+  revokedAt: null;
+  expiresAfter: Date;
+}
+
 /** A refresh token can be used once, before it expires, unless its family was revoked. */
-export function usableRefreshToken(now: Date) {
-  return { usedAt: null, revokedAt: null, expiresAt: { $gt: now } };
+export function usableRefreshToken(now: Date): UsableRefreshToken {
+  return { usedAt: null, revokedAt: null, expiresAfter: now };
 }
 
 /**

@@ -74,11 +74,33 @@ export interface LoginTicket {
   deviceId?: string;
 }
 
-/** A guarded write: the rule in the filter, the change in the update. */
-export interface Guarded {
-  filter: Record<string, unknown>;
-  update: Record<string, unknown>;
+/**
+ * What a guarded write expects of one field of the record: equal to a value (`is`), later than
+ * a time (`after`), not later than it (`notAfter`, a missing record's upsert included), or a
+ * count below a limit (`below`; `orAbsent`: a missing field counts as below — one such field per
+ * write).
+ */
+export type Condition<V> = { is: V } | { after: V } | { notAfter: V } | { below: V; orAbsent?: true };
+
+/**
+ * A guarded write of a throttle record: the rule in `expect` (every condition holds, else it
+ * changes nothing), the change in `add` (counts moved by) and `set` (fields written).
+ */
+export interface Guarded<R> {
+  expect: { [K in keyof R]?: Condition<R[K]> };
+  add?: { [K in keyof R]?: number };
+  set?: Partial<R>;
 }
+
+/** A client address's record of failures on an account (or a known device's). */
+export interface AddressState {
+  failures: number;
+  windowEndsAt: Date;
+}
+
+/** A lane's field, in a record of the account's. */
+const inLane = <V>(lane: Lane, value: V): { newAddressesAt?: V; failingAddressesAt?: V } =>
+  lane === 'newAddressesAt' ? { newAddressesAt: value } : { failingAddressesAt: value };
 
 const BASE_DELAY_MS = 1_000;
 /** Attempts of one compare-and-set loop before the sign-in is refused as too busy. */
@@ -120,15 +142,15 @@ export const isNewAddress = (record: { failingUntil?: Date | null } | null, now:
   !record?.failingUntil || record.failingUntil <= now;
 
 /** Counts an attempt in its address's open window, while it is under the limit. */
-export function countInWindow(settings: ThrottleSettings, now: Date): Guarded {
-  return { filter: { windowEndsAt: { $gt: now }, failures: { $lt: settings.maxFailuresPerAddress } }, update: { $inc: { failures: 1 } } };
+export function countInWindow(settings: ThrottleSettings, now: Date): Guarded<AddressState> {
+  return { expect: { windowEndsAt: { after: now }, failures: { below: settings.maxFailuresPerAddress } }, add: { failures: 1 } };
 }
 
 /** No window yet, or an ended one: this attempt opens a new window (upserted). */
-export function openWindow(settings: ThrottleSettings, now: Date): Guarded {
+export function openWindow(settings: ThrottleSettings, now: Date): Guarded<AddressState> {
   return {
-    filter: { windowEndsAt: { $lte: now } },
-    update: { $set: { failures: 1, windowEndsAt: new Date(now.getTime() + settings.windowMs) } },
+    expect: { windowEndsAt: { notAfter: now } },
+    set: { failures: 1, windowEndsAt: new Date(now.getTime() + settings.windowMs) },
   };
 }
 
@@ -144,20 +166,19 @@ const forgetAtFrom = (settings: ThrottleSettings, now: Date) =>
   new Date(now.getTime() + Math.max(settings.accountMemoryMs, settings.maxDelayMs));
 
 /** Below the free failures, with the lane open: a plain count. */
-export function countFree(settings: ThrottleSettings, lane: Lane, now: Date): Guarded {
+export function countFree(settings: ThrottleSettings, lane: Lane, now: Date): Guarded<AccountState> {
   return {
-    filter: { forgetAt: { $gt: now }, failures: { $lt: settings.freeFailuresPerAccount }, [lane]: { $lte: now } },
-    update: { $inc: { failures: 1 }, $set: { forgetAt: forgetAtFrom(settings, now) } },
+    expect: { forgetAt: { after: now }, failures: { below: settings.freeFailuresPerAccount }, ...inLane(lane, { notAfter: now }) },
+    add: { failures: 1 },
+    set: { forgetAt: forgetAtFrom(settings, now) },
   };
 }
 
 /** Nothing remembered (or forgotten by now): this attempt starts the count (upserted). */
-export function startAccountCount(settings: ThrottleSettings, now: Date): Guarded {
+export function startAccountCount(settings: ThrottleSettings, now: Date): Guarded<AccountState> {
   return {
-    filter: { forgetAt: { $lte: now } },
-    update: {
-      $set: { failures: 1, forgetAt: forgetAtFrom(settings, now), newAddressesAt: now, failingAddressesAt: now, freshChecks: 0 },
-    },
+    expect: { forgetAt: { notAfter: now } },
+    set: { failures: 1, forgetAt: forgetAtFrom(settings, now), newAddressesAt: now, failingAddressesAt: now, freshChecks: 0 },
   };
 }
 
@@ -168,13 +189,11 @@ export function startAccountCount(settings: ThrottleSettings, now: Date): Guarde
  * (a success gives both back). Each such check costs the attacker an address for good: it is
  * failing on the account from then on.
  */
-export function countFreshCheck(settings: ThrottleSettings, now: Date): Guarded {
+export function countFreshCheck(settings: ThrottleSettings, now: Date): Guarded<AccountState> {
   return {
-    filter: {
-      forgetAt: { $gt: now },
-      $or: [{ freshChecks: { $exists: false } }, { freshChecks: { $lt: settings.freshAddressChecks } }],
-    },
-    update: { $inc: { failures: 1, freshChecks: 1 }, $set: { forgetAt: forgetAtFrom(settings, now) } },
+    expect: { forgetAt: { after: now }, freshChecks: { below: settings.freshAddressChecks, orAbsent: true } },
+    add: { failures: 1, freshChecks: 1 },
+    set: { forgetAt: forgetAtFrom(settings, now) },
   };
 }
 
@@ -197,7 +216,7 @@ export function countPastFree(
   settings: ThrottleSettings,
   lane: Lane,
   now: Date,
-): { refusal: RateLimited } | 'retry' | (Guarded & { gate: Date | null }) {
+): { refusal: RateLimited } | 'retry' | (Guarded<AccountState> & { gate: Date | null }) {
   if (!current || current.forgetAt <= now) return 'retry';
   if (current[lane] > now) {
     return { refusal: new RateLimited(secondsUntil(current[lane], now), 'Too many failed sign-ins for this account; try again later') };
@@ -207,8 +226,8 @@ export function countPastFree(
   const failures = current.failures + 1;
   const gate = new Date(now.getTime() + delayAfter(failures, settings.freeFailuresPerAccount, settings.maxDelayMs));
   return {
-    filter: { failures: current.failures, forgetAt: current.forgetAt, [lane]: current[lane] },
-    update: { $set: { failures, forgetAt: forgetAtFrom(settings, now), [lane]: gate } },
+    expect: { failures: { is: current.failures }, forgetAt: { is: current.forgetAt }, ...inLane(lane, { is: current[lane] }) },
+    set: { failures, forgetAt: forgetAtFrom(settings, now), ...inLane(lane, gate) },
     gate: gate.getTime() > now.getTime() ? gate : null,
   };
 }

@@ -40,10 +40,7 @@ describe('the cursor', () => {
     }
   });
   test('the next page starts strictly after the cursor (time, then id, newest first)', () => {
-    expect(auditFilter({ actorId: 'a1' }, { at, id: 'e1' })).toEqual({
-      actorId: 'a1',
-      $or: [{ at: { $lt: at } }, { at, _id: { $lt: 'e1' } }],
-    });
+    expect(auditFilter({ actorId: 'a1' }, { at, id: 'e1' })).toEqual({ actorId: 'a1', after: { at, id: 'e1' } });
   });
 });
 
@@ -61,7 +58,8 @@ describe('the filters', () => {
       action: 'payout.reject',
       targetType: 'payout',
       targetId: 'X',
-      at: { $gte: new Date('2026-11-01T00:00:00.000Z'), $lt: new Date('2026-12-01T00:00:00.000Z') },
+      from: new Date('2026-11-01T00:00:00.000Z'),
+      to: new Date('2026-12-01T00:00:00.000Z'),
     });
     expect(auditFilter({})).toEqual({});
   });

@@ -87,7 +87,7 @@ describe('addresses failing on an account, and fresh-address checks', () => {
       { maxFailuresPerAddress: 5, windowMs: 1, freeFailuresPerAccount: 1, accountMemoryMs: 10, maxDelayMs: 1, freshAddressChecks: 20 },
       now,
     );
-    expect(rule.filter).toMatchObject({ $or: [{ freshChecks: { $exists: false } }, { freshChecks: { $lt: 20 } }] });
-    expect(rule.update).toMatchObject({ $inc: { failures: 1, freshChecks: 1 } });
+    expect(rule.expect).toMatchObject({ freshChecks: { below: 20, orAbsent: true } });
+    expect(rule.add).toEqual({ failures: 1, freshChecks: 1 });
   });
 });

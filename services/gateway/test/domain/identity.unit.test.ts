@@ -36,12 +36,12 @@ const user = { _id: 'u1', referenceId: 'MKT-USR-AAAAAAAA', email: 'sara@example.
 describe('per account and client address: 5 failures in 15 minutes lock that address out of that account', () => {
   test('an attempt counts in the open window while under the limit; otherwise a new window opens', () => {
     expect(countInWindow(settings, now)).toEqual({
-      filter: { windowEndsAt: { $gt: now }, failures: { $lt: 5 } },
-      update: { $inc: { failures: 1 } },
+      expect: { windowEndsAt: { after: now }, failures: { below: 5 } },
+      add: { failures: 1 },
     });
     expect(openWindow(settings, now)).toEqual({
-      filter: { windowEndsAt: { $lte: now } },
-      update: { $set: { failures: 1, windowEndsAt: later(15 * 60_000) } },
+      expect: { windowEndsAt: { notAfter: now } },
+      set: { failures: 1, windowEndsAt: later(15 * 60_000) },
     });
   });
 
@@ -88,11 +88,16 @@ describe('per account, across addresses: past 10 free failures each attempt make
 
   test('below the free failures with the lane open: a plain count, remembered 24 hours', () => {
     expect(countFree(settings, 'newAddressesAt', now)).toEqual({
-      filter: { forgetAt: { $gt: now }, failures: { $lt: 10 }, newAddressesAt: { $lte: now } },
-      update: { $inc: { failures: 1 }, $set: { forgetAt: later(24 * 3_600_000) } },
+      expect: { forgetAt: { after: now }, failures: { below: 10 }, newAddressesAt: { notAfter: now } },
+      add: { failures: 1 },
+      set: { forgetAt: later(24 * 3_600_000) },
     });
-    expect(startAccountCount(settings, now).update).toEqual({
-      $set: { failures: 1, forgetAt: later(24 * 3_600_000), newAddressesAt: now, failingAddressesAt: now, freshChecks: 0 },
+    expect(startAccountCount(settings, now).set).toEqual({
+      failures: 1,
+      forgetAt: later(24 * 3_600_000),
+      newAddressesAt: now,
+      failingAddressesAt: now,
+      freshChecks: 0,
     });
   });
 
@@ -109,8 +114,8 @@ describe('per account, across addresses: past 10 free failures each attempt make
     expect(refused).toMatchObject({ refusal: { status: 429, headers: { 'Retry-After': '30' } } });
     const admitted = countPastFree(account(), settings, 'newAddressesAt', now);
     expect(admitted).toEqual({
-      filter: { failures: 12, forgetAt: later(3_600_000), newAddressesAt: now },
-      update: { $set: { failures: 13, forgetAt: later(24 * 3_600_000), newAddressesAt: later(4_000) } },
+      expect: { failures: { is: 12 }, forgetAt: { is: later(3_600_000) }, newAddressesAt: { is: now } },
+      set: { failures: 13, forgetAt: later(24 * 3_600_000), newAddressesAt: later(4_000) },
       gate: later(4_000),
     });
   });
@@ -129,7 +134,7 @@ describe('identity', () => {
   });
 
   test('a refresh token is usable once, unexpired and unrevoked; it lives the configured days', () => {
-    expect(usableRefreshToken(now)).toEqual({ usedAt: null, revokedAt: null, expiresAt: { $gt: now } });
+    expect(usableRefreshToken(now)).toEqual({ usedAt: null, revokedAt: null, expiresAfter: now });
     expect(refreshExpiry(now, 30)).toEqual(later(30 * 86_400_000));
   });
 
