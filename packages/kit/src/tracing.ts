@@ -85,7 +85,7 @@ export interface TracingOptions {
   undiciSpans?: boolean;
 }
 
-export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env, options: TracingOptions = {}): TracingHandle {
+export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env, settings: TracingOptions = {}): TracingHandle {
   if (current) return current;
   if (!tracingRequested(env)) {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -124,7 +124,7 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
           if (caller) span.addLink({ context: caller });
         },
       }),
-      ...(options.undiciSpans === false
+      ...(settings.undiciSpans === false
         ? []
         : [
             new UndiciInstrumentation({

@@ -130,12 +130,12 @@ function isRoutable(target: string, path: string): boolean {
  */
 function applyLimits(
   req: IncomingMessage,
-  clientAddress: string,
+  client: string,
   headers: OutgoingHttpHeaders,
   options: EdgeOptions,
   slots: SharedLimit | null,
 ): Error | null | Promise<Error | null> {
-  const address = options.perIp || slots ? addressKey(clientAddress) : '';
+  const address = options.perIp || slots ? addressKey(client) : '';
   const asked: Array<LimitOutcome | Promise<LimitOutcome>> = [];
   let waiting = false;
   if (options.perIp) {
