@@ -42,6 +42,22 @@ describe('SharedLimit', () => {
     expect(counter.writes).toBe(1);
   });
 
+  test('a quiet key takes its next lease when this one is spent, a busy key while half of it is left', async () => {
+    const quietCounter = memoryCounter();
+    const quiet = limitOf(1200, quietCounter);
+    // 12 hits (one lease) two seconds apart: one write, none ahead for places it may never use.
+    for (let i = 0; i < 12; i += 1) await quiet.take('10.0.0.3', new Date(at.getTime() + i * 2000));
+    expect(quietCounter.writes).toBe(1);
+    await quiet.take('10.0.0.3', new Date(at.getTime() + 24_000));
+    expect(quietCounter.writes).toBe(2);
+
+    const busyCounter = memoryCounter();
+    const busy = limitOf(1200, busyCounter);
+    // The same hits 10 ms apart: the next lease is asked for at the sixth, before this one is spent.
+    for (let i = 0; i < 7; i += 1) await busy.take('10.0.0.4', new Date(at.getTime() + i * 10));
+    expect(busyCounter.writes).toBe(2);
+  });
+
   test('the budget holds: every hit past the limit is refused, a known full key without a write', async () => {
     const counter = memoryCounter();
     const limit = limitOf(300, counter);

@@ -47,6 +47,8 @@ export interface SharedLimitOptions {
 
 const WINDOW_SECONDS = { minute: 60, hour: 3600 } as const;
 const MAX_LEASE = 16;
+/** A key that spends half a lease this soon after its grant is busy: its next lease is asked for ahead. */
+const PREFETCH_WITHIN_MS = 1000;
 
 /**
  * `limit` hits per key and calendar window, counted in the gateway's database (kit's
@@ -62,7 +64,7 @@ const MAX_LEASE = 16;
 export class SharedLimit {
   private readonly full = new Map<string, number>();
   /** Places taken from the shared counter and not handed out yet, per counter. */
-  private readonly leases = new Map<string, { left: number; count: number; endsAt: number }>();
+  private readonly leases = new Map<string, { left: number; count: number; endsAt: number; grantedAt: number }>();
   /** The one request to the database per counter in flight; the others wait for its lease. */
   private readonly asking = new Map<string, Promise<'taken' | 'full' | 'unchecked'>>();
   readonly policy: string;
@@ -109,9 +111,10 @@ export class SharedLimit {
     const lease = this.leases.get(id);
     if (lease && lease.left > 0) {
       lease.left -= 1;
-      // The next lease is asked for while half of this one is left: a busy key's requests do
-      // not queue behind the database.
-      if (this.leaseSize > 1 && lease.left <= this.leaseSize / 2) this.ask(id, endsAt, at);
+      // A busy key (half a lease spent within PREFETCH_WITHIN_MS of its grant) asks for the next
+      // lease while half of this one is left, so its requests do not queue behind the database;
+      // a quiet key asks when its lease is spent — a write it may never need is not made.
+      if (this.leaseSize > 1 && lease.left <= this.leaseSize / 2 && at - lease.grantedAt < PREFETCH_WITHIN_MS) this.ask(id, endsAt, at);
       return this.answer(lease.count - lease.left, endsAt, at);
     }
     if ((this.full.get(id) ?? 0) > at) return this.answer(null, endsAt, at);
@@ -175,7 +178,8 @@ export class SharedLimit {
     if (lease) {
       lease.left += places;
       lease.count = count;
-    } else this.leases.set(id, { left: places, count, endsAt: endsAt.getTime() });
+      lease.grantedAt = now;
+    } else this.leases.set(id, { left: places, count, endsAt: endsAt.getTime(), grantedAt: now });
     return 'taken';
   }
 
