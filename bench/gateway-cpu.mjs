@@ -15,7 +15,7 @@
 // its per-minute limit, so every answer is a 200 and the limits do their work on every request.
 //   node bench/gateway-cpu.mjs   (after the build; BENCH_ROUNDS 5, BENCH_REQUESTS 4000 per
 //   round, BENCH_CONNECTIONS 32, BENCH_ADDRESSES 2000, BENCH_GATEWAY_BASELINE, BENCH_TRACING=0
-//   leaves the tracing column out)
+//   leaves the tracing column out, BENCH_GATEWAY_NODE_ARGS the gateways' node options)
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -30,6 +30,8 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const addresses = Number(process.env.BENCH_ADDRESSES ?? 2000);
 const baseline = process.env.BENCH_GATEWAY_BASELINE;
 const withTracing = process.env.BENCH_TRACING !== '0';
+// Node options of the gateways this bench starts (`--cpu-prof --cpu-prof-dir=…` for a profile).
+const gatewayNodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 /** The bare proxy, in a process of its own (so its CPU is read apart). */
 const BARE = `
@@ -70,6 +72,7 @@ async function startGateway(infra, identity, main, catalog, env = {}) {
   return startService(infra, identity, {
     main,
     database: 'bench_gateway',
+    nodeArgs: gatewayNodeArgs,
     env: {
       JWT_PRIVATE_KEY: identity.keys.privateKey,
       CATALOG_URL: catalog,

@@ -76,7 +76,16 @@ export function tracingEnabled(): boolean {
  * Sets tracing up once per process (later calls return the first handle). `serviceName` is the
  * resource's `service.name` unless `OTEL_SERVICE_NAME` says otherwise.
  */
-export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): TracingHandle {
+export interface TracingOptions {
+  /**
+   * Client spans of undici (fetch) calls by the instrumentation (default true). A process whose
+   * only undici calls are ones it traces itself (the gateway's proxy: `startProxySpan`) turns it
+   * off, so that no span is built for calls no trace will keep.
+   */
+  undiciSpans?: boolean;
+}
+
+export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env, settings: TracingOptions = {}): TracingHandle {
   if (current) return current;
   if (!tracingRequested(env)) {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -115,12 +124,16 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
           if (caller) span.addLink({ context: caller });
         },
       }),
-      new UndiciInstrumentation({
-        // Over fetch (undici) the call keeps its client span; the propagator leaves its headers out.
-        requestHook: (span, request) => {
-          if (!isPeer(request.origin)) toOutsiders.add(span);
-        },
-      }),
+      ...(settings.undiciSpans === false
+        ? []
+        : [
+            new UndiciInstrumentation({
+              // Over fetch (undici) the call keeps its client span; the propagator leaves its headers out.
+              requestHook: (span, request) => {
+                if (!isPeer(request.origin)) toOutsiders.add(span);
+              },
+            }),
+          ]),
       // Routers and route handlers; not every middleware (request id, log, body parser, …): a
       // span each would be most of a trace and of its cost.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
@@ -303,6 +316,60 @@ export function traceContextMiddleware(): (
     context.bind(ctx, res as never);
     context.with(ctx, next);
   };
+}
+
+/**
+ * The client span of a call the process makes itself to one of its peers (the gateway's proxied
+ * request), with the trace headers put on `headers`: when the active span is sampled, a CLIENT
+ * span named after the method, its child, whose context the call carries; the returned function
+ * ends it with the answer's status (400 and above: an error) or the failure. When the active span
+ * is not sampled no span is built — a span nobody keeps — and the call carries the active context
+ * as it is, so the peer follows the same decision (and its log lines carry the trace's ids).
+ */
+export function startProxySpan(
+  method: string,
+  target: URL,
+  path: string,
+  headers: Record<string, unknown>,
+): ((status: number | null, err?: Error) => void) | null {
+  const active = context.active();
+  const parent = trace.getSpan(active);
+  if (!parent?.isRecording()) {
+    propagation.inject(active, headers);
+    return null;
+  }
+  const span = tracer().startSpan(
+    method,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': method,
+        'url.full': `${target.origin}${path}`,
+        'url.path': path.split('?', 1)[0]!,
+        'url.scheme': target.protocol.slice(0, -1),
+        'server.address': target.hostname,
+        'server.port': Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
+      },
+    },
+    active,
+  );
+  propagation.inject(trace.setSpan(active, span), headers);
+  return (status, err) => {
+    if (status !== null) span.setAttribute('http.response.status_code', status);
+    if (err) {
+      span.recordException(err);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+    } else if (status !== null && status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  };
+}
+
+/**
+ * Runs `work` outside any request's trace: work on behalf of many requests (a rate limit's lease
+ * of places) belongs to none of them, and makes no span of its own under one.
+ */
+export function withoutTraceContext<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
 }
 
 export interface MessagingSpanInfo {

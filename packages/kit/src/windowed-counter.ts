@@ -1,4 +1,4 @@
-import { Schema, type Model } from 'mongoose';
+import { Schema, type Model, type mongo } from 'mongoose';
 import { isDuplicateKey } from './errors';
 
 /**
@@ -46,11 +46,15 @@ export class WindowedCounter {
     if (limit <= 0 || places > limit) return null;
     const guard = { _id: key, count: { $lte: limit - places } };
     const projection = { count: 1 };
+    // The driver's collection, not the model: the filter and update are already of the stored
+    // types and only `count` is read back, so mongoose's casting and document hydration would
+    // be pure cost — on the gateway this runs for every lease of every rate limit.
+    const counters = this.model.collection as unknown as mongo.Collection<WindowedCounterDoc>;
     try {
-      const taken = await this.model.findOneAndUpdate(
+      const taken = await counters.findOneAndUpdate(
         guard,
         { $inc: { count: places }, $setOnInsert: { expiresAt: endsAt } },
-        { upsert: true, new: true, projection },
+        { upsert: true, returnDocument: 'after', projection },
       );
       return taken?.count ?? places;
     } catch (err) {
@@ -58,7 +62,7 @@ export class WindowedCounter {
     }
     // The collision means the counter exists: it is full, or another first take created it
     // between our match and our insert. The same guard, without the upsert, tells which.
-    const retried = await this.model.findOneAndUpdate(guard, { $inc: { count: places } }, { new: true, projection });
+    const retried = await counters.findOneAndUpdate(guard, { $inc: { count: places } }, { returnDocument: 'after', projection });
     return retried?.count ?? null;
   }
 

@@ -40,15 +40,20 @@ describe('WindowedCounter.take', () => {
     // counter just before this take's upsert, which then collides as it would on a real server.
     const key = uniqueName('first');
     let staged = false;
-    const racing = new Proxy(Counter, {
-      get(model, name, receiver) {
-        if (name !== 'findOneAndUpdate' || staged) return Reflect.get(model, name, receiver);
+    // The counter's first write (on the driver's collection) meets a counter made in between.
+    const collection = new Proxy(Counter.collection, {
+      get(target, name) {
+        const value: unknown = Reflect.get(target, name, target);
+        if (name !== 'findOneAndUpdate' || staged) return typeof value === 'function' ? value.bind(target) : value;
         staged = true;
         return async () => {
           await Counter.create({ _id: key, count: 1, expiresAt: at('2030-01-01T00:01:00Z') });
           await Counter.create({ _id: key, count: 1, expiresAt: at('2030-01-01T00:01:00Z') });
         };
       },
+    });
+    const racing = new Proxy(Counter, {
+      get: (model, name, receiver) => (name === 'collection' ? collection : Reflect.get(model, name, receiver)),
     });
     expect(await new WindowedCounter(racing).take(key, 2, at('2030-01-01T00:01:00Z'))).toBe(true);
     expect(await counter.count(key)).toBe(2);

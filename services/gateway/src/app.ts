@@ -108,7 +108,7 @@ export function createApp({ config, runtime, identity, audit, keys, counter, dev
           review: config.REVIEW_URL,
         },
       }),
-      accessLog: new AccessLog(runtime.log, config.ACCESS_LOG_SAMPLE_RATE),
+      accessLog: new AccessLog(runtime.log, config.ACCESS_LOG_SAMPLE_RATE, config.ACCESS_LOG_SLOW_MS),
     }),
   );
   return { listener, service };

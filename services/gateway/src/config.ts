@@ -86,8 +86,13 @@ export const GatewayEnv = serviceEnv(8080).extend({
     .enum(['true', 'false'])
     .default('false')
     .transform((value) => value === 'true'),
-  /** Share of successful proxied requests written to the access log (errors always are). */
-  ACCESS_LOG_SAMPLE_RATE: z.coerce.number().min(0).max(1).default(1),
+  /**
+   * Share of successful fast reads (GET/HEAD under 400, quicker than ACCESS_LOG_SLOW_MS) written
+   * to the access log; errors, aborted requests, other methods and slow answers always are. 1: all.
+   */
+  ACCESS_LOG_SAMPLE_RATE: z.coerce.number().min(0).max(1).default(0.01),
+  /** An answer that took this long (ms) or longer is always written to the access log. */
+  ACCESS_LOG_SLOW_MS: z.coerce.number().int().min(0).default(1000),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

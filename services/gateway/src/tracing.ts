@@ -2,4 +2,6 @@
 // are registered before those are loaded (docs/observability.md).
 import { initTracing } from '@mkt/kit/tracing';
 
-initTracing('gateway');
+// Its undici calls are the proxied requests, whose client spans the proxy makes itself (only
+// for sampled requests: proxy/forward.ts).
+initTracing('gateway', process.env, { undiciSpans: false });

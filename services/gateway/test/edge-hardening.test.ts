@@ -222,7 +222,7 @@ describe('access logs', () => {
       },
     });
     const logger = createLogger('gateway', 'info', sink);
-    const logged = await startGateway({ ...targets }, makeKeyPair(), logger);
+    const logged = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '1' }, makeKeyPair(), logger);
     try {
       await call(logged.url, 'GET', '/wallets/checkout/MKT-TOP-UP-AAAAAAAA?token=s3cr3t-checkout-token&lang=en');
       const line = await waitFor(() => lines.find((l) => l.includes('/wallets/checkout/MKT-TOP-UP-AAAAAAAA')), {
@@ -258,6 +258,31 @@ describe('access logs', () => {
       expect(requestLines.some((l) => l.includes('/reviews/by-entity?ok=1'))).toBe(false);
     } finally {
       await quiet.close();
+    }
+  });
+
+  test('with no successful read sampled, other methods and slow answers are still logged', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = createLogger('gateway', 'info', sink);
+    const quiet = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0' }, makeKeyPair(), logger);
+    const slow = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0', ACCESS_LOG_SLOW_MS: '0' }, makeKeyPair(), logger);
+    try {
+      expect((await call(quiet.url, 'GET', '/reviews/by-entity?fast=1')).status).toBe(200);
+      expect((await call(quiet.url, 'POST', '/reviews/by-entity?write=1', { body: {} })).status).toBe(200);
+      expect((await call(slow.url, 'GET', '/reviews/by-entity?slow=1')).status).toBe(200);
+      const logged = (what: string) =>
+        lines.some((l) => l.includes('"request completed"') && l.includes(what) && l.includes('"statusCode":200'));
+      await waitFor(() => logged('?write=1') && logged('?slow=1'), { what: 'the lines of the write and of the slow read' });
+      expect(logged('?fast=1')).toBe(false);
+    } finally {
+      await quiet.close();
+      await slow.close();
     }
   });
 

@@ -7,6 +7,8 @@ export {
   outgoingTraceHeaders,
   propagateTraceTo,
   setRequestCorrelationId,
+  startProxySpan,
   traceContextMiddleware,
   tracingEnabled,
+  withoutTraceContext,
 } from '../tracing';

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getMetrics, observeWithTrace } from '@mkt/kit/metrics';
+import { tracingEnabled } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
 
 /**
@@ -7,17 +8,21 @@ import type { Logger } from '@mkt/kit/logger';
  * finished (or abandoned): the `marketplace_http_request_duration_seconds` observation (route `proxy:<upstream>`,
  * or `edge` for refusals) and one log line with the same fields as the services' request lines
  * (`reqId`, `req.method`, `req.url`, `res.statusCode`, `responseTime`) plus the `upstream`.
- * Answers of 400 and above are always logged; successful ones with probability `sampleRate`
- * (1: all), which a busy gateway can lower. Query secrets are scrubbed by the gateway logger,
- * which writes asynchronously (see main.ts).
+ * Always logged: answers of 400 and above, abandoned ones, every method but GET and HEAD, and
+ * answers that took `slowMs` or longer; the other answers — successful fast reads, most of the
+ * traffic — with probability `sampleRate` (ACCESS_LOG_SAMPLE_RATE; 1: all). Query secrets are
+ * scrubbed by the gateway logger, which writes asynchronously (see main.ts).
  */
 export class AccessLog {
   private readonly duration = getMetrics().httpDuration;
+  /** With tracing on, an observation carries the sampled trace as its exemplar; off, there is none to look up. */
+  private readonly exemplars = tracingEnabled();
   private readonly log: Logger;
 
   constructor(
     log: Logger,
     private readonly sampleRate: number,
+    private readonly slowMs = Infinity,
   ) {
     // These lines have a fixed shape without credentials (the URL's query secrets are scrubbed
     // by the logger's stream hook): field redaction, half the cost of a line, is skipped.
@@ -33,16 +38,19 @@ export class AccessLog {
     const ms = performance.now() - started;
     const finished = res.writableFinished;
     const status = res.statusCode;
-    observeWithTrace(
-      this.duration,
-      { method: req.method ?? 'GET', route: upstream ? `proxy:${upstream}` : 'edge', status: String(status) },
-      ms / 1000,
-    );
-    if (finished && status < 400 && (this.sampleRate === 0 || (this.sampleRate < 1 && Math.random() >= this.sampleRate))) return;
+    const method = req.method ?? 'GET';
+    const labels = { method, route: upstream ? `proxy:${upstream}` : 'edge', status: String(status) };
+    if (this.exemplars) observeWithTrace(this.duration, labels, ms / 1000);
+    else (this.duration.observe as unknown as (observation: object) => void)({ labels, value: ms / 1000 });
+    if (finished && status < 400 && (method === 'GET' || method === 'HEAD') && ms < this.slowMs && !this.sampled()) return;
     const level = status >= 500 ? 'error' : status >= 400 || !finished ? 'warn' : 'info';
     this.log[level](
       { reqId, req: { method: req.method, url: req.url }, res: { statusCode: status }, responseTime: Math.round(ms), upstream },
       finished ? 'request completed' : 'request aborted',
     );
+  }
+
+  private sampled(): boolean {
+    return this.sampleRate >= 1 || (this.sampleRate > 0 && Math.random() < this.sampleRate);
   }
 }

@@ -73,7 +73,8 @@ export function createEdge(options: EdgeOptions): RequestHandler {
     }
     for (const name in req.headers) if (name.startsWith('x-user-')) delete req.headers[name];
     // The client's address as the gateway sees it, for the services' audit entries: never the client's own header.
-    req.headers[CLIENT_ADDRESS_HEADER] = clientAddress(req, options.trustProxyHops);
+    const address = clientAddress(req, options.trustProxyHops);
+    req.headers[CLIENT_ADDRESS_HEADER] = address;
     const upstream = upstreamFor(path);
 
     const proceed = () => {
@@ -88,7 +89,16 @@ export function createEdge(options: EdgeOptions): RequestHandler {
         for (const name in headers) res.setHeader(name, headers[name]!);
         next();
       };
-      applyLimits(req, headers, options, slots).then(decide, (err: unknown) => decide(err as Error));
+      // A busy client's limits are decided from this replica's leases, at once; only a request
+      // whose limits must ask the database waits for it.
+      let limited: Error | null | Promise<Error | null>;
+      try {
+        limited = applyLimits(req, address, headers, options, slots);
+      } catch (err) {
+        limited = err as Error;
+      }
+      if (limited instanceof Promise) limited.then(decide, (err: unknown) => decide(err as Error));
+      else decide(limited);
     };
     if (req.headers.origin === undefined) return proceed();
     setHeaders(res, options.securityHeaders);
@@ -115,30 +125,63 @@ function isRoutable(target: string, path: string): boolean {
 }
 
 /**
- * Per-IP and per-user (a verified token's `sub`), asked of the database at once; then, for a
- * slots query that passed them, its own limit. The headers sent are the per-user limit's when
- * there is one (a refused slots query: the slots limit's).
+ * Per-IP and per-user (a verified token's `sub`), both counted (the database asked for both at
+ * once when either needs it); then, for a slots query that passed them, its own limit. The
+ * headers sent are the per-user limit's when there is one (a refused slots query: the slots
+ * limit's). Decided without a promise when every limit is decided from this replica's leases.
  */
-async function applyLimits(
+function applyLimits(
   req: IncomingMessage,
+  client: string,
   headers: OutgoingHttpHeaders,
   options: EdgeOptions,
   slots: SharedLimit | null,
-): Promise<Error | null> {
-  const address = options.perIp || slots ? addressKey(clientAddress(req, options.trustProxyHops)) : '';
-  const asked: Array<Promise<LimitOutcome>> = [];
-  if (options.perIp) asked.push(options.perIp.take(address));
-  if (options.perUser && req.headers.authorization) {
-    const user = await options.perUser.tokens.userOf(req.headers.authorization);
-    if (user) asked.push(options.perUser.limiter.take(user));
+): Error | null | Promise<Error | null> {
+  const address = options.perIp || slots ? addressKey(client) : '';
+  const asked: Array<LimitOutcome | Promise<LimitOutcome>> = [];
+  let waiting = false;
+  if (options.perIp) {
+    const outcome = options.perIp.take(address);
+    waiting = outcome instanceof Promise;
+    asked.push(outcome);
   }
-  for (const outcome of asked.length === 0 ? [] : await Promise.all(asked)) {
+  const perUser = options.perUser;
+  if (perUser && req.headers.authorization) {
+    const user = perUser.tokens.userOf(req.headers.authorization);
+    if (user instanceof Promise) {
+      waiting = true;
+      asked.push(user.then((verified) => (verified ? perUser.limiter.take(verified) : NOBODY)));
+    } else if (user) {
+      const outcome = perUser.limiter.take(user);
+      waiting ||= outcome instanceof Promise;
+      asked.push(outcome);
+    }
+  }
+  if (waiting) return Promise.all(asked).then((outcomes) => afterUserLimits(outcomes, address, headers, slots));
+  return afterUserLimits(asked as LimitOutcome[], address, headers, slots);
+}
+
+/** A request without a verified user: no per-user limit, no headers of its own. */
+const NOBODY: LimitOutcome = { headers: { policy: '', value: '' }, refused: null };
+
+function afterUserLimits(
+  outcomes: LimitOutcome[],
+  address: string,
+  headers: OutgoingHttpHeaders,
+  slots: SharedLimit | null,
+): Error | null | Promise<Error | null> {
+  for (const outcome of outcomes) {
+    if (outcome === NOBODY) continue;
     headers['ratelimit-policy'] = outcome.headers.policy;
     headers.ratelimit = outcome.headers.value;
     if (outcome.refused) return outcome.refused;
   }
   if (!slots) return null;
-  const { headers: slotHeaders, refused } = await slots.take(address);
+  const outcome = slots.take(address);
+  return outcome instanceof Promise ? outcome.then((decided) => slotsDecided(decided, headers)) : slotsDecided(outcome, headers);
+}
+
+function slotsDecided({ headers: slotHeaders, refused }: LimitOutcome, headers: OutgoingHttpHeaders): Error | null {
   if (refused) {
     headers['ratelimit-policy'] = slotHeaders.policy;
     headers.ratelimit = slotHeaders.value;

@@ -14,12 +14,21 @@ export function clientAddress(req: IncomingMessage, hops: number): string {
   const socketAddress = req.socket.remoteAddress ?? 'unknown';
   if (hops === 0) return socketAddress;
   const header = req.headers['x-forwarded-for'];
-  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean);
-  const chain = [socketAddress, ...forwarded.reverse()];
-  return chain[Math.min(hops, chain.length - 1)]!;
+  const forwarded = Array.isArray(header) ? header.join(',') : (header ?? '');
+  // The `hops`-th non-empty entry from the right, or the leftmost when there are fewer: read in
+  // place, on every proxied request, without splitting the header into arrays.
+  let found = socketAddress;
+  let taken = 0;
+  for (let end = forwarded.length; taken < hops && end > 0;) {
+    const comma = forwarded.lastIndexOf(',', end - 1);
+    const part = forwarded.slice(comma + 1, end).trim();
+    if (part) {
+      found = part;
+      taken += 1;
+    }
+    end = comma;
+  }
+  return found;
 }
 
 /** IPv4 as is (also when IPv4-mapped); IPv6 by its /56, as express-rate-limit keys it. */
@@ -41,11 +50,16 @@ export class TokenUsers {
     private readonly maxEntries = 10_000,
   ) {}
 
-  async userOf(authorization: string | undefined, now = Date.now()): Promise<string | null> {
+  /** At once for a token verified before (the usual case); a promise when it must be verified. */
+  userOf(authorization: string | undefined, now = Date.now()): string | null | Promise<string | null> {
     const token = bearerToken(authorization);
     if (!token) return null;
     const cached = this.known.get(token);
     if (cached && cached.expiresAt > now) return cached.user;
+    return this.verify(token);
+  }
+
+  private async verify(token: string): Promise<string | null> {
     try {
       const user = await verifyAccessToken(token, this.keys);
       const expiresAt = expiryOf(token);
@@ -73,7 +87,7 @@ export function limitRegistrations(limit: SharedLimit | null, trustProxyHops: nu
   if (!limit) return (_req, _res, next) => next();
   return (req, res, next) => {
     if (req.method !== 'POST') return next();
-    limit.take(addressKey(clientAddress(req, trustProxyHops))).then(({ headers, refused }) => {
+    Promise.resolve(limit.take(addressKey(clientAddress(req, trustProxyHops)))).then(({ headers, refused }) => {
       res.setHeader('ratelimit-policy', headers.policy);
       res.setHeader('ratelimit', headers.value);
       next(refused ?? undefined);

@@ -1,5 +1,6 @@
 import { ErrorCode } from '@mkt/contracts';
 import { AppError, calendarWindow, RateLimited } from '@mkt/kit/domain';
+import { withoutTraceContext } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
 import type { WindowedCounter } from '@mkt/kit/db';
 
@@ -49,6 +50,8 @@ export interface SharedLimitOptions {
 
 const WINDOW_SECONDS = { minute: 60, hour: 3600 } as const;
 const MAX_LEASE = 16;
+/** A key that spends half a lease this soon after its grant is busy: its next lease is asked for ahead. */
+const PREFETCH_WITHIN_MS = 1000;
 
 /**
  * `limit` hits per key and calendar window, counted in the gateway's database (kit's
@@ -64,7 +67,7 @@ const MAX_LEASE = 16;
 export class SharedLimit {
   private readonly full = new Map<string, number>();
   /** Places taken from the shared counter and not handed out yet, per counter. */
-  private readonly leases = new Map<string, { left: number; count: number; endsAt: number }>();
+  private readonly leases = new Map<string, { left: number; count: number; endsAt: number; grantedAt: number }>();
   /** The one request to the database per counter in flight; the others wait for its lease. */
   private readonly asking = new Map<string, Promise<'taken' | 'full' | 'unchecked'>>();
   readonly policy: string;
@@ -92,41 +95,63 @@ export class SharedLimit {
     this.leaseSize = Math.min(MAX_LEASE, Math.max(1, Math.floor(options.limit / 100)));
   }
 
-  /** Counts one hit of `key`: the headers to send and, when the window's hits are used up, the refusal. */
-  async take(key: string, now = new Date()): Promise<LimitOutcome> {
-    const { limit, name } = this.options;
-    if (now.getTime() >= this.window.endsAt.getTime()) this.window = calendarWindow(this.options.window, now);
-    const window = this.window;
-    const id = `${name}:${limit}:${key}:${window.key}`;
-    const reset = Math.max(1, Math.ceil((window.endsAt.getTime() - now.getTime()) / 1000));
-    const answer = (count: number | null, refused: LimitOutcome['refused'] = null): LimitOutcome => ({
+  /**
+   * Counts one hit of `key`: the headers to send and, when the window's hits are used up, the
+   * refusal. Decided at once (no promise, no turn of the event loop) when this replica holds a
+   * lease of the key's places or knows the key full — a busy client's usual case; a promise when
+   * the database must be asked.
+   */
+  take(key: string, now = new Date()): LimitOutcome | Promise<LimitOutcome> {
+    const at = now.getTime();
+    if (at >= this.window.endsAt.getTime()) this.window = calendarWindow(this.options.window, now);
+    const id = `${this.options.name}:${this.options.limit}:${key}:${this.window.key}`;
+    const { endsAt } = this.window;
+    return this.takeNow(id, endsAt, at) ?? this.takeAsking(id, endsAt, at);
+  }
+
+  /** The hit decided from this replica's lease or its memory of a full key; undefined: ask the database. */
+  private takeNow(id: string, endsAt: Date, at: number): LimitOutcome | undefined {
+    const lease = this.leases.get(id);
+    if (lease && lease.left > 0) {
+      lease.left -= 1;
+      // A busy key (half a lease spent within PREFETCH_WITHIN_MS of its grant) asks for the next
+      // lease while half of this one is left, so its requests do not queue behind the database;
+      // a quiet key asks when its lease is spent — a write it may never need is not made.
+      if (this.leaseSize > 1 && lease.left <= this.leaseSize / 2 && at - lease.grantedAt < PREFETCH_WITHIN_MS) this.ask(id, endsAt, at);
+      return this.answer(lease.count - lease.left, endsAt, at);
+    }
+    if ((this.full.get(id) ?? 0) > at) return this.answer(null, endsAt, at);
+    return undefined;
+  }
+
+  private async takeAsking(id: string, endsAt: Date, at: number): Promise<LimitOutcome> {
+    for (;;) {
+      const asked = await (this.asking.get(id) ?? this.ask(id, endsAt, at));
+      if (asked === 'unchecked') return this.answer(0, endsAt, at, this.options.whenUnavailable === 'allow' ? null : new LimitUnchecked());
+      const decided = this.takeNow(id, endsAt, at);
+      if (decided) return decided;
+    }
+  }
+
+  /** The headers for a hit that makes `count` of the window's places taken (null: none left, refused). */
+  private answer(count: number | null, endsAt: Date, at: number, refused: LimitOutcome['refused'] = null): LimitOutcome {
+    const { limit } = this.options;
+    const reset = Math.max(1, Math.ceil((endsAt.getTime() - at) / 1000));
+    return {
       headers: {
         policy: this.policy,
         value: `limit=${limit}, remaining=${count === null ? 0 : Math.max(0, limit - count)}, reset=${reset}`,
       },
       refused: refused ?? (count === null ? new RateLimited(reset) : null),
-    });
-    for (;;) {
-      const lease = this.leases.get(id);
-      if (lease && lease.left > 0) {
-        lease.left -= 1;
-        // The next lease is asked for while half of this one is left: a busy key's requests do
-        // not queue behind the database.
-        if (this.leaseSize > 1 && lease.left <= this.leaseSize / 2) this.ask(id, window.endsAt, now.getTime());
-        return answer(lease.count - lease.left);
-      }
-      if ((this.full.get(id) ?? 0) > now.getTime()) return answer(null);
-      if ((await (this.asking.get(id) ?? this.ask(id, window.endsAt, now.getTime()))) !== 'unchecked') continue;
-      if (this.options.whenUnavailable === 'allow') return answer(0);
-      return answer(0, new LimitUnchecked());
-    }
+    };
   }
 
   /** The request for a lease of `id` in flight, or a new one. */
   private ask(id: string, endsAt: Date, now: number): Promise<'taken' | 'full' | 'unchecked'> {
     const pending = this.asking.get(id);
     if (pending) return pending;
-    const asked = this.lease(id, endsAt, now).finally(() => this.asking.delete(id));
+    // A lease serves many requests: its write is in none of their traces.
+    const asked = withoutTraceContext(() => this.lease(id, endsAt, now)).finally(() => this.asking.delete(id));
     this.asking.set(id, asked);
     return asked;
   }
@@ -156,7 +181,8 @@ export class SharedLimit {
     if (lease) {
       lease.left += places;
       lease.count = count;
-    } else this.leases.set(id, { left: places, count, endsAt: endsAt.getTime() });
+      lease.grantedAt = now;
+    } else this.leases.set(id, { left: places, count, endsAt: endsAt.getTime(), grantedAt: now });
     return 'taken';
   }
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { ErrorCode } from '@mkt/contracts';
-import { propagateTraceTo, tracingEnabled } from '@mkt/kit/tracing';
+import { propagateTraceTo, startProxySpan, tracingEnabled } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
 import type { Upstream } from './routes';
 
@@ -84,6 +84,10 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
       new Pool(new URL(target).origin, { connections: 512, keepAliveMaxTimeout: 30_000 }),
     ]),
   ) as Record<Upstream, Pool>;
+  const urls = Object.fromEntries(Object.entries(targets).map(([upstream, target]) => [upstream, new URL(target)])) as Record<
+    Upstream,
+    URL
+  >;
   const dropTrace = tracingEnabled();
   // The services are ours: the proxied calls carry the trace context.
   propagateTraceTo(...Object.values(targets));
@@ -105,9 +109,19 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
     };
     let resends = 0;
     let controller: Dispatcher.DispatchController | null = null;
+    // With tracing on: the call's client span (a sampled request's) and its trace headers.
+    let endSpan = dropTrace ? startProxySpan(options.method, urls[upstream], options.path, headers as Record<string, unknown>) : null;
+    let status: number | null = null;
+    const spanEnded = (err?: Error) => {
+      endSpan?.(status, err);
+      endSpan = null;
+    };
     // The client went away before the answer was complete: stop asking the service.
     res.once('close', () => {
-      if (!res.writableFinished) controller?.abort(new Error('the client went away'));
+      if (res.writableFinished) return;
+      const gone = new Error('the client went away');
+      spanEnded(gone);
+      controller?.abort(gone);
     });
 
     const handler: Dispatcher.DispatchHandler = {
@@ -116,6 +130,7 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
         if (res.destroyed) started.abort(new Error('the client went away'));
       },
       onResponseStart(ctl, statusCode, answer, statusMessage) {
+        status = statusCode;
         for (const name of HOP_BY_HOP) if (answer[name] !== undefined) delete answer[name];
         for (const name in extra) answer[name] ??= extra[name] as string;
         if (statusMessage) res.writeHead(statusCode, statusMessage, answer);
@@ -128,6 +143,7 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
         }
       },
       onResponseEnd() {
+        spanEnded();
         res.end();
       },
       onResponseError(_ctl, err: Error & { code?: string; cause?: { code?: string } }) {
@@ -153,6 +169,7 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
           setImmediate(() => pools[upstream].dispatch(options, handler));
           return;
         }
+        spanEnded(err);
         if (res.writableEnded || res.destroyed) return;
         const failure: UpstreamFailure = TIMEOUT_CODES.has(code)
           ? [504, ErrorCode.gatewayTimeout, `The ${upstream} service did not answer in time`]
