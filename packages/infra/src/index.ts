@@ -167,3 +167,4 @@ export * from './service-basics';
 export * from './tools';
 export * from './wire-counter';
 export { importCycles } from './import-cycles';
+export { untypedSeams } from './typed-seam';

@@ -52,7 +52,11 @@ export class ReviewRepository {
     const events = audit ? [event, audit] : [event];
     const changed = await this.model
       .findOneAndUpdate(
-        { _id: change.reviewId, ...change.from },
+        {
+          _id: change.reviewId,
+          ...change.from,
+          visibilityChanges: change.from.visibilityChanges ?? { $exists: false },
+        },
         { $set: change.set, $push: { pendingEvents: { $each: events } } },
         { new: true },
       )

@@ -118,8 +118,11 @@ export function isVerifiedPurchase(payments: readonly PaymentState[], policy: Ra
  */
 export interface VisibilityChange {
   reviewId: string;
-  /** The guard, the state read: a racing change (which numbers itself too) makes the write miss. */
-  from: { isActive?: boolean; visibilityChanges: number | { $exists: false } };
+  /**
+   * The guard, the state read: a racing change (which numbers itself too) makes the write miss.
+   * `visibilityChanges: null` expects a review not yet counted (written before the count existed).
+   */
+  from: { isActive?: boolean; visibilityChanges: number | null };
   set: { isActive: boolean; countsInRating: boolean; visibilityChanges: number };
   emit: Emit<'review.visibility_changed'>;
 }
@@ -133,7 +136,7 @@ function visibilityChange(
   return {
     reviewId: review._id,
     // Reviews written before the count existed have no field: their first change is 1.
-    from: { ...guard, visibilityChanges: review.visibilityChanges === undefined ? { $exists: false } : review.visibilityChanges },
+    from: { ...guard, visibilityChanges: review.visibilityChanges ?? null },
     set: { ...change, visibilityChanges: sequence },
     emit: {
       type: 'review.visibility_changed',

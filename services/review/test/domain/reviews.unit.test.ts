@@ -115,7 +115,7 @@ describe('switching a review on and off', () => {
       emit: { type: 'review.visibility_changed', data: { reviewId: 'rev_1', isActive: false, countsInRating: true, sequence: 3 } },
     });
     expect(decideSetActive(review({ visibilityChanges: undefined }), buyer, false)).toMatchObject({
-      from: { visibilityChanges: { $exists: false } },
+      from: { visibilityChanges: null },
       set: { visibilityChanges: 1 },
     });
     // A review that does not count stays out of the rating when switched.
