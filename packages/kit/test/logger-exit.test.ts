@@ -5,7 +5,9 @@ import { join } from 'node:path';
 // default destination of kit's logger writes stdout synchronously, not on libuv's thread pool,
 // which a process ending by `exitProcess` does not wait for. Here every thread of the pool is
 // busy (four long key derivations) when the line is logged and the process ends at once.
-const kit = join(__dirname, '..', 'dist', 'index.js');
+// kit's built modules, by file: `exitProcess` is a kit internal, not in its exports map.
+const logger = join(__dirname, '..', 'dist', 'logger.js');
+const shutdown = join(__dirname, '..', 'dist', 'shutdown.js');
 
 function lastLineOf(script: string): { status: number | null; stdout: string } {
   const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30_000 });
@@ -15,7 +17,8 @@ function lastLineOf(script: string): { status: number | null; stdout: string } {
 test.each([1, 2, 3])('the line logged right before exitProcess is on stdout, the thread pool busy (run %i)', () => {
   const { status, stdout } = lastLineOf(`
     const { pbkdf2 } = require('node:crypto');
-    const { createLogger, exitProcess } = require(${JSON.stringify(kit)});
+    const { createLogger } = require(${JSON.stringify(logger)});
+    const { exitProcess } = require(${JSON.stringify(shutdown)});
     const log = createLogger('exit-test', 'info');
     for (let i = 0; i < 4; i += 1) pbkdf2('secret', 'salt', 2_000_000, 64, 'sha512', () => undefined);
     setTimeout(() => {
