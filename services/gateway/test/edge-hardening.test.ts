@@ -212,16 +212,21 @@ describe('identity edge cases', () => {
   });
 });
 
+/** A gateway logger at info whose lines are kept, in order, to be read by the test. */
+function logSink() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, logger: createLogger('gateway', 'info', sink) };
+}
+
 describe('access logs', () => {
   test('secret query parameters are redacted in the request log line', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = createLogger('gateway', 'info', sink);
+    const { lines, logger } = logSink();
     const logged = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '1' }, makeKeyPair(), logger);
     try {
       await call(logged.url, 'GET', '/wallets/checkout/MKT-TOP-UP-AAAAAAAA?token=s3cr3t-checkout-token&lang=en');
@@ -236,14 +241,8 @@ describe('access logs', () => {
   });
 
   test('with ACCESS_LOG_SAMPLE_RATE=0 successful requests are not logged, failures are', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const quiet = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0' }, makeKeyPair(), createLogger('gateway', 'info', sink));
+    const { lines, logger } = logSink();
+    const quiet = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0' }, makeKeyPair(), logger);
     try {
       expect((await call(quiet.url, 'GET', '/reviews/by-entity?ok=1')).status).toBe(200);
       expect((await rawRequest(quiet.url, 'GET /wallets/../x')).status).toBe(404);
@@ -262,14 +261,7 @@ describe('access logs', () => {
   });
 
   test('with no successful read sampled, other methods and slow answers are still logged', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = createLogger('gateway', 'info', sink);
+    const { lines, logger } = logSink();
     const quiet = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0' }, makeKeyPair(), logger);
     const slow = await startGateway({ ...targets, ACCESS_LOG_SAMPLE_RATE: '0', ACCESS_LOG_SLOW_MS: '0' }, makeKeyPair(), logger);
     try {
