@@ -1,17 +1,9 @@
 import { listenForEvents, testServers } from '@mkt/infra';
-import { call, env, newUser, tokenOf, useCatalog } from './harness';
+import { call, env, newUser, PHONE, tokenOf, useCatalog } from './harness';
 
 const catalog = useCatalog();
 const base = '/physical-products/seller-products';
-const ELECTRONICS = 'MKT-CAT-ELECTRON';
-const product = {
-  name: 'Tecno Spark 20',
-  description: '<p>A phone</p>',
-  sellingPrice: 12999.99,
-  stock: 12,
-  shippingHandler: 'Seller',
-  categoryId: ELECTRONICS,
-};
+const product = PHONE;
 const as = (user: ReturnType<typeof newUser>, method: string, path: string, body?: object, requestId?: string) =>
   call(catalog(), method, path, { token: tokenOf(user), body, headers: requestId ? { 'x-request-id': requestId } : undefined });
 

@@ -28,3 +28,13 @@ export const newUser = (role: TestUser['role'] = 'seller'): TestUser => identity
 export const tokenOf = (user: TestUser) => identity.tokenOf(user);
 
 export { call } from '@mkt/infra';
+
+/** A seller's product as the tests create it (electronics, in stock, shipped by the seller). */
+export const PHONE = {
+  name: 'Tecno Spark 20',
+  description: '<p>A phone</p>',
+  sellingPrice: 12999.99,
+  stock: 12,
+  shippingHandler: 'Seller',
+  categoryId: 'MKT-CAT-ELECTRON',
+};

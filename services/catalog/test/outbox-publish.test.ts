@@ -4,6 +4,7 @@ import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit/runti
 import { call, listenForEvents, testEnv, testIdentity, testServers } from '@mkt/infra';
 import { catalogService } from '../src/composition';
 import { loadConfig } from '../src/config';
+import { PHONE } from './harness';
 
 // The repository that writes an event into a document's outbox hands it to the relay itself:
 // with the relay's sweeper stopped, an admin's audited edit is still published at once.
@@ -26,14 +27,7 @@ afterAll(async () => {
 });
 
 const base = '/physical-products/seller-products';
-const product = {
-  name: 'Tecno Spark 20',
-  description: '<p>A phone</p>',
-  sellingPrice: 12999.99,
-  stock: 12,
-  shippingHandler: 'Seller',
-  categoryId: 'MKT-CAT-ELECTRON',
-};
+const product = PHONE;
 
 test('an admin’s edit is published promptly with no sweep running and no flush by the use case', async () => {
   const events = await listenForEvents(testServers().amqpUrl, env.events, ['catalog.admin_action.recorded']);
