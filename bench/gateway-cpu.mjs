@@ -143,7 +143,9 @@ try {
   }
   started.push(...Object.values(targets));
   for (const target of Object.values(targets)) await load(target.url, { strict: false }); // warm-up: connections, JIT, leases
-  const results = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
+  const results = Object.fromEntries(
+    Object.keys(targets).map((name) => [name, /** @type {{ us: number, rps: number, p99: number }[]} */ ([])]),
+  );
   for (let round = 0; round < rounds; round += 1) {
     for (const [name, target] of Object.entries(targets)) results[name].push(await measure(target));
   }
@@ -162,7 +164,7 @@ try {
   }
 } finally {
   for (const service of started.reverse()) {
-    const exited = new Promise((resolve) => (service.child.exitCode !== null ? resolve() : service.child.once('exit', resolve)));
+    const exited = new Promise((resolve) => (service.child.exitCode !== null ? resolve(undefined) : service.child.once('exit', resolve)));
     service.child.kill('SIGTERM');
     await exited;
   }

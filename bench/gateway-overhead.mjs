@@ -70,7 +70,7 @@ http {
     url,
     stop: async () => {
       child.kill('SIGQUIT');
-      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+      await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -98,13 +98,14 @@ export async function gatewayOverhead({
   const targets = { direct, gateway, ...(nginx ? { nginx: nginx.url } : {}) };
   try {
     for (const url of Object.values(targets)) await load(url, connections, 1); // warm-up: connections, JIT
-    const peak = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
+    /** @typedef {{ rps: number, p99: number, p50: number }} Load */
+    const peak = Object.fromEntries(Object.keys(targets).map((name) => [name, /** @type {Load[]} */ ([])]));
     for (let round = 0; round < rounds; round += 1) {
       for (const [name, url] of Object.entries(targets)) peak[name].push(await load(url, connections, seconds));
     }
     // Latency at half of the direct peak: the same offered load on each, so the p99s compare.
     const halfRate = Math.max(1, Math.round(median(peak.direct.map((r) => r.rps)) / 2));
-    const half = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
+    const half = Object.fromEntries(Object.keys(targets).map((name) => [name, /** @type {Load[]} */ ([])]));
     for (let round = 0; round < rounds; round += 1) {
       for (const [name, url] of Object.entries(targets)) half[name].push(await load(url, connections, seconds, halfRate));
     }

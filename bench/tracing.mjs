@@ -109,7 +109,8 @@ async function startSystem(infra, label, extraEnv) {
   const stop = () =>
     Promise.all(
       children.map(
-        (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+        (child) =>
+          new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : (child.once('exit', resolve), child.kill('SIGTERM')))),
       ),
     );
   return { gateway: url('gateway'), stop, pids: children.map((child) => child.pid) };

@@ -21,6 +21,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { messageOf } from '../scripts/lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const walletDir = join(root, 'services', 'wallet');
@@ -78,12 +79,14 @@ async function run(name, dist, url) {
   const ledger = isNew ? new LedgerRepository(models, wallets, log) : new LedgerRepository(models, log);
   const steps = new WalletSteps(wallets, ledger);
   const wallet = await wallets.open(`bench-seller-${name}`, `MKT-USR-bench-${name}`, 'MKT');
-  const size = async () => mongoose.mongo.BSON.calculateObjectSize(await connection.db.collection('wallets').findOne({ _id: wallet._id }));
+  const db = connection.db;
+  if (!db) throw new Error('the bench connection has no database');
+  const size = async () => mongoose.mongo.BSON.calculateObjectSize((await db.collection('wallets').findOne({ _id: wallet._id })) ?? {});
 
   const rows = new Map();
   const deadline = Date.now() + BUDGET_MS;
   let applied = 0;
-  /** @type {Error | null} */
+  /** @type {unknown} */
   let failure = null;
   const applyUntil = async (until) => {
     const worker = async () => {
@@ -118,7 +121,7 @@ async function run(name, dist, url) {
   await connection.close();
   const where = `op ${applied.toLocaleString('en')} (the wallet then ${lastBytes?.toLocaleString('en') ?? '?'} bytes)`;
   const stoppedAt = failure
-    ? `failed at ${where}: ${String(failure.message ?? failure).slice(0, 80)}`
+    ? `failed at ${where}: ${messageOf(failure).slice(0, 80)}`
     : applied < OPS
       ? `out of time (BENCH_BUDGET_SECONDS) at ${where}`
       : null;

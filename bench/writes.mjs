@@ -187,7 +187,7 @@ function residentMb(named) {
 async function wireCounts() {
   try {
     const { url } = JSON.parse(readFileSync(join(devDir, 'wire-counter.json'), 'utf8'));
-    const counts = await (await fetch(url)).json();
+    const counts = /** @type {Record<string, Record<string, number>>} */ (await (await fetch(url)).json());
     return Object.fromEntries(
       Object.entries(counts).map(([name, byCommand]) => [name, Object.values(byCommand).reduce((a, b) => a + b, 0)]),
     );
@@ -489,20 +489,21 @@ const costs = [
   ['race', bookings.raceCost],
   ['transfer', transfers.cost],
 ];
-if (costs[0][1].cpu) {
+const [, firstCost] = costs[0];
+if (firstCost.cpu) {
   console.log(`\nCPU ms per operation by process (/proc/<pid>/stat, user + system, load window until the processes are quiet):\n`);
   console.log(`| process | ${costs.map(([name]) => name).join(' | ')} |`);
   console.log(`|---|${costs.map(() => '---:').join('|')}|`);
-  for (const name of Object.keys(costs[0][1].cpu)) {
-    console.log(`| ${name} | ${costs.map(([, cost]) => cost.cpu[name].toFixed(2)).join(' | ')} |`);
+  for (const name of Object.keys(firstCost.cpu)) {
+    console.log(`| ${name} | ${costs.map(([, cost]) => (cost.cpu?.[name] ?? NaN).toFixed(2)).join(' | ')} |`);
   }
 }
-if (costs[0][1].commands) {
+if (firstCost.commands) {
   console.log(`\nDatabase commands per operation by client (wire counters of MONGO_WIRE_COUNTER=1 npm start):\n`);
   console.log(`| client | ${costs.map(([name]) => name).join(' | ')} |`);
   console.log(`|---|${costs.map(() => '---:').join('|')}|`);
-  for (const name of Object.keys(costs[0][1].commands)) {
-    console.log(`| ${name} | ${costs.map(([, cost]) => cost.commands[name].toFixed(2)).join(' | ')} |`);
+  for (const name of Object.keys(firstCost.commands)) {
+    console.log(`| ${name} | ${costs.map(([, cost]) => (cost.commands?.[name] ?? NaN).toFixed(2)).join(' | ')} |`);
   }
 } else {
   console.log('\n(database commands per operation: start the system with MONGO_WIRE_COUNTER=1 to count them)');

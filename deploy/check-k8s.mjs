@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { ensureGoTool, go, goEnv, run } from '../scripts/lib/go-tools.mjs';
 import { writeCrdSchemas, writeKubernetesSchemas } from './k8s-schemas.mjs';
+import { processFailure } from '../scripts/lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -141,10 +142,10 @@ function kubeconformResults(yaml, schemas) {
     stdout = kubeconform(yaml, schemas);
   } catch (err) {
     // kubeconform exits 1 when something is invalid; its report is still on stdout.
-    stdout = err.stdout;
+    stdout = processFailure(err).stdout;
     if (!stdout) throw err;
   }
-  const { resources } = JSON.parse(stdout);
+  const { resources } = JSON.parse(String(stdout));
   return resources.map((r) => ({
     kind: r.kind,
     name: r.name,
@@ -168,12 +169,13 @@ export function kubeScore(yaml) {
       },
     );
   } catch (err) {
-    stdout = err.stdout; // exits 1 when anything is CRITICAL
+    const failure = processFailure(err);
+    stdout = failure.stdout; // exits 1 when anything is CRITICAL
     // It could not read the objects at all: that is a finding too, never allowed.
-    if (!stdout) return [{ object: '-', check: 'kube-score-failed', grade: 'CRITICAL', comments: [String(err.stderr).trim()] }];
+    if (!stdout) return [{ object: '-', check: 'kube-score-failed', grade: 'CRITICAL', comments: [String(failure.stderr).trim()] }];
   }
   const findings = [];
-  for (const object of JSON.parse(stdout)) {
+  for (const object of JSON.parse(String(stdout))) {
     for (const check of object.checks) {
       if (check.skipped || check.grade > 5) continue;
       findings.push({

@@ -38,6 +38,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toolEnv } from './lib/toolchain.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
@@ -112,7 +113,7 @@ function dependantsGraph() {
     nameOf[pkg.name] = project;
     depsOf[project] = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies, ...pkg.peerDependencies, ...pkg.optionalDependencies });
   }
-  const dependants = Object.fromEntries(Object.keys(PROJECTS).map((project) => [project, []]));
+  const dependants = Object.fromEntries(Object.keys(PROJECTS).map((project) => [project, /** @type {string[]} */ ([])]));
   for (const [project, deps] of Object.entries(depsOf)) {
     for (const dep of deps) if (nameOf[dep]) dependants[nameOf[dep]].push(project);
   }
@@ -135,8 +136,8 @@ function classify(file, dependants) {
   if (project) {
     const selected = new Set([project]);
     const queue = [project];
-    while (queue.length > 0) {
-      for (const dependant of dependants[queue.shift()]) {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      for (const dependant of dependants[next]) {
         if (selected.has(dependant)) continue;
         selected.add(dependant);
         queue.push(dependant);
@@ -212,6 +213,7 @@ function changedFiles(base) {
 }
 
 function parseArgs(argv) {
+  /** @type {{ base?: string, list: boolean, json: boolean, files?: string[], jest: string[] }} */
   const options = { base: undefined, list: false, json: false, files: undefined, jest: [] };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
@@ -277,7 +279,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
     process.exitCode = main();
   } catch (err) {
-    say(err.message);
+    say(messageOf(err));
     process.exitCode = 1;
   }
 }

@@ -36,6 +36,7 @@ function readOsv(dir) {
 /** `pnpm audit --json` through the project's pnpm; null (and why) when the endpoint does not answer. */
 function pnpmAudit() {
   if (argv.includes('--no-pnpm')) return { findings: null, why: 'not asked (--no-pnpm)' };
+  if (!toolchain) return { findings: null, why: 'not asked (--no-pnpm)' };
   const { pnpm, toolEnv } = toolchain;
   const result = spawnSync(pnpm(), ['audit', '--json'], { cwd: root, env: toolEnv(), encoding: 'utf8', timeout: 120_000 });
   let report;

@@ -56,6 +56,7 @@ import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
 import { mongodb } from './lib/deps.mjs';
 import { ensureGoTool } from './lib/go-tools.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { MongoClient, BSON } = mongodb(root);
@@ -126,7 +127,9 @@ function filter(command, args) {
   const done = new Promise((resolvePromise, reject) => {
     child.once('error', reject);
     child.once('close', (code) =>
-      code === 0 ? resolvePromise() : reject(new BackupError(`age failed (exit ${code}): ${stderr.trim().split('\n').pop() ?? ''}`)),
+      code === 0
+        ? resolvePromise(undefined)
+        : reject(new BackupError(`age failed (exit ${code}): ${stderr.trim().split('\n').pop() ?? ''}`)),
     );
   });
   return { child, done };
@@ -433,10 +436,10 @@ export async function listS3Backups(config) {
     for (const key of folders) {
       try {
         const got = await client.send(new sdk.GetObjectCommand({ Bucket: config.bucket, Key: `${key}manifest.json` }));
-        const { createdAt } = JSON.parse(await got.Body.transformToString());
+        const { createdAt } = JSON.parse((await got.Body?.transformToString()) ?? '{}');
         backups.push({ key, url: where(config, key), createdAt: Date.parse(createdAt) });
       } catch (err) {
-        if (err?.name !== 'NoSuchKey') throw err; // no manifest: an upload cut short, not a backup
+        if (!(err instanceof Error) || err.name !== 'NoSuchKey') throw err; // no manifest: an upload cut short, not a backup
       }
     }
     return backups.sort((a, b) => b.createdAt - a.createdAt);
@@ -647,7 +650,7 @@ export async function restore({ folder, services, force = false, identity, env =
         await applyArchive(db, folder, entry, identity);
       } catch (err) {
         throw new BackupError(
-          `${entry.service}: restore into ${database} stopped half-way (drop it before another attempt): ${err.message}`,
+          `${entry.service}: restore into ${database} stopped half-way (drop it before another attempt): ${messageOf(err)}`,
         );
       }
       for (const { name, documents } of entry.collections) {
@@ -682,7 +685,7 @@ each backup is also copied to S3-compatible storage (BACKUP_S3_ENDPOINT, BACKUP_
 BACKUP_S3_PREFIX, BACKUP_S3_FORCE_PATH_STYLE, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).`;
 
 function parseArgs(argv) {
-  const options = { positional: [] };
+  const options = { positional: /** @type {string[]} */ ([]) };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     const value = () => {

@@ -60,6 +60,7 @@ import {
 } from './lib/supply-chain.mjs';
 import { pnpm, toolEnv } from './lib/toolchain.mjs';
 import { SERVICES, systemEnv } from './system-env.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -131,7 +132,7 @@ async function cleanUp() {
     try {
       await undo();
     } catch (err) {
-      say(`cleanup: ${what}: ${err.message}`);
+      say(`cleanup: ${what}: ${messageOf(err)}`);
     }
   }
 }
@@ -162,16 +163,16 @@ function run(command, args, { log, env, cwd = root, check = true, nice = false, 
     const keep = (chunk) => {
       tail = (tail + chunk).slice(-6000);
     };
-    child.stdout.on('data', (chunk) => {
+    child.stdout?.on('data', (chunk) => {
       stdout += chunk;
       keep(chunk);
       file?.write(chunk);
     });
-    child.stderr.on('data', (chunk) => {
+    child.stderr?.on('data', (chunk) => {
       keep(chunk);
       file?.write(chunk);
     });
-    if (input !== undefined) child.stdin.end(input);
+    if (input !== undefined) child.stdin?.end(input);
     child.once('error', reject);
     child.once('close', (code, signal) => {
       file?.end();
@@ -202,7 +203,7 @@ async function waitFor(what, probe, timeoutMs, intervalMs = 500) {
       if (value) return value;
       last = value;
     } catch (err) {
-      last = err.message;
+      last = messageOf(err);
     }
     await sleep(intervalMs);
   }
@@ -332,6 +333,9 @@ async function npmTarball(spec) {
  * A Debian minbase root file system as a tar (mmdebstrap from the machine's mirror, no docs, man
  * pages or locales, no apt lists left), with `include`d packages and `hooks` run on the host with
  * the new root as $1.
+ * @param {string} suite
+ * @param {string} tar
+ * @param {{ include?: string[], hooks?: string[], log?: string }} options
  */
 async function debianRootfs(suite, tar, { include = [], hooks = [], log }) {
   const mirror = debianMirror();
@@ -1186,7 +1190,7 @@ if (!failed && steps.some((step) => ['build', 'run', 'compose'].includes(step)) 
 const leftover = await output('podman', ['ps', '-aq', '--filter', 'name=^mkt-run-'], { check: false }).catch(() => '');
 if (leftover) say(`left running: ${leftover}`);
 if (failed) {
-  say(`${failed.step} failed: ${redact(failed.err.message)}`);
+  say(`${failed.step} failed: ${redact(messageOf(failed.err))}`);
   printServiceWarnings(failed.step);
   process.exit(1);
 }

@@ -19,6 +19,7 @@ import { RELEASED_DIR, openApiText, releasedBaseline, writeReleased } from './co
 import { readEventSchemas, reportEvents } from './contract-gates/events.mjs';
 import { diffOpenApi, ensureOasdiff, judgeOpenApi, readAcknowledgements, reportOpenApi } from './contract-gates/http.mjs';
 import { judgeVersionsAware, reportVersionsAware } from './contract-gates/versions.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const RELEASED = join(root, RELEASED_DIR);
@@ -30,7 +31,7 @@ function contracts() {
   try {
     return createRequire(import.meta.url)(join(root, 'packages', 'contracts', 'dist', 'index.js'));
   } catch (err) {
-    throw new Error(`packages/contracts/dist is missing or stale: run \`pnpm exec tsc -b\` first (${err.message})`);
+    throw new Error(`packages/contracts/dist is missing or stale: run \`pnpm exec tsc -b\` first (${messageOf(err)})`);
   }
 }
 

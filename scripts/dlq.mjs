@@ -46,7 +46,14 @@ function parseArgs(argv) {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h') return { help: true };
   if (!COMMANDS.includes(command)) throw new UsageError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
-  const options = { command, queue: null, limit: Infinity, ids: [], json: false, help: false };
+  const options = {
+    command,
+    queue: /** @type {string | null} */ (null),
+    limit: Infinity,
+    ids: /** @type {string[]} */ ([]),
+    json: false,
+    help: false,
+  };
   for (let i = 0; i < rest.length; i += 1) {
     const arg = rest[i];
     if (arg === '--json') options.json = true;
@@ -145,7 +152,7 @@ async function replay(connection, names, options) {
         names.main,
         msg.content,
         { ...msg.properties, headers: { ...headers, 'x-replayed-from-dlq': new Date().toISOString(), 'x-last-error': error } },
-        (err) => (err ? reject(err) : resolve()),
+        (err) => (err ? reject(err) : resolve(undefined)),
       ),
     );
     channel.ack(msg);

@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { messageOf } from './lib/errors.mjs';
 import { approveConsultation, offerConsultation, sdkCaller } from './lib/seed.mjs';
 import { bookingBody, sdk } from './marketplace-client.mjs';
 
@@ -223,7 +224,7 @@ async function adminToken() {
     );
     return { client, token: session.accessToken };
   } catch (err) {
-    say(`the admin could not log in (${err.status ?? err.message})`);
+    say(`the admin could not log in (${/** @type {{ status?: number }} */ (err)?.status ?? messageOf(err)})`);
     return null;
   }
 }

@@ -197,6 +197,7 @@ function generatePython(document) {
 const children = new Set();
 let infra = null;
 
+/** @param {{ redirectOrigins?: string[] }} [options] */
 async function startSystem({ redirectOrigins = [] } = {}) {
   const started = Date.now();
   const infraLib = require(join(root, 'packages/infra/dist/index.js'));

@@ -8,6 +8,7 @@
 // per user, signed in by it, the top-up paid on its sandbox checkout.
 import { approveConsultation, offerConsultation } from './lib/seed.mjs';
 import { answer, bookingBody, sdk } from './marketplace-client.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -74,7 +75,7 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
         if (res.status === 200 && check(res.body)) return res.body;
         last = `${res.status} ${JSON.stringify(res.body).slice(0, 400)}`;
       } catch (err) {
-        last = err?.name === 'ApiError' ? String(err) : err.message;
+        last = err instanceof Error && err.name === 'ApiError' ? String(err) : messageOf(err);
       }
       if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${redact(String(last))})`);
       await sleep(300);
@@ -90,8 +91,8 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
       say(`  journey: ${name}${detail ? ` — ${detail}` : ''}`);
     } catch (caught) {
       // The SDK's ApiError says its operation, status, code and request id in its String().
-      const err = caught?.name === 'ApiError' ? new Error(String(caught), { cause: caught }) : caught;
-      record.push({ step: name, ok: false, seconds: seconds(), detail: redact(err.message).split('\n')[0] });
+      const err = caught instanceof Error && caught.name === 'ApiError' ? new Error(String(caught), { cause: caught }) : caught;
+      record.push({ step: name, ok: false, seconds: seconds(), detail: redact(messageOf(err)).split('\n')[0] });
       say(`  journey: ${name} — FAILED`);
       throw err;
     }
@@ -128,6 +129,7 @@ export async function journey(base, admin, { say = () => undefined, redact = (te
     const hour = wallClock(startsAt, z).hour;
     return hour >= 1 && hour <= 22;
   });
+  if (!zone) throw new Error('none of the journey time zones has the slot inside one day');
   const start = wallClock(startsAt, zone);
   const end = wallClock(endsAt, zone);
   let ruleSet;

@@ -25,7 +25,7 @@ const SERVICES = ['wallet', 'catalog', 'crm', 'consultation', 'review'];
 const USAGE = `usage: node scripts/migrate-queues.mjs [${SERVICES.join('|')}...] [--list] [--wait-ms N] [--json]`;
 
 function parseArgs(argv) {
-  const options = { services: [], list: false, json: false, waitMs: 60_000, help: false };
+  const options = { services: /** @type {string[]} */ ([]), list: false, json: false, waitMs: 60_000, help: false };
   for (let i = 0; i < argv.length; i += 1) {
     if (argv[i] === '--help' || argv[i] === '-h') options.help = true;
     else if (argv[i] === '--list') options.list = true;

@@ -40,6 +40,7 @@ import { journey } from './journey.mjs';
 import { pnpm, toolEnv } from './lib/toolchain.mjs';
 import { logClues } from './log-clues.mjs';
 import { SERVICES, standaloneEnv, systemEnv } from './system-env.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const root = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..'));
 const require = createRequire(import.meta.url);
@@ -82,7 +83,7 @@ function readReleases(repo) {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`release/releases.json is not JSON: ${err.message}`);
+    throw new Error(`release/releases.json is not JSON: ${messageOf(err)}`);
   }
 }
 
@@ -220,7 +221,7 @@ function runLogged(command, args, { cwd, log, env }) {
     });
     child.once('exit', (code, signal) => {
       closeSync(fd);
-      if (code === 0) return resolve();
+      if (code === 0) return resolve(undefined);
       const tail = readFileSync(log, 'utf8').trimEnd().split('\n').slice(-20).join('\n');
       reject(
         new Error(
@@ -378,6 +379,7 @@ function migrateDatabases(dirOf, envOf) {
  */
 async function runProcesses(config, { servers, keys, runId, settle, migrateWith = null }) {
   const started = Date.now();
+  /** @type {{ config: any, ok: boolean, steps: { step: string, ok: boolean, seconds: number, detail: string }[], seconds: number, error: string | null, readySeconds: number | null, clues?: { service: string, lines: string[] }[], exits?: Record<string, number | string | null> }} */
   const result = { config, ok: false, steps: [], seconds: 0, error: null, readySeconds: null };
   const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await infraLib.freePort()])));
   const url = (service) => `http://127.0.0.1:${ports[service]}`;
@@ -460,7 +462,7 @@ async function runProcesses(config, { servers, keys, runId, settle, migrateWith 
     await Promise.race([journey(url('gateway'), admin, { say: note, redact, record: result.steps, settle }), died]);
     result.ok = true;
   } catch (err) {
-    result.error = redact(err.message);
+    result.error = redact(messageOf(err));
     // The first clues for a CI log that keeps only this output (the whole logs stay in .dev/mixed/logs/).
     result.clues = SERVICES.map((service) => ({ service, lines: logClues(logOf(service), 4).map(clue) })).filter(
       ({ lines }) => lines.length > 0,
@@ -543,7 +545,7 @@ function parse(argv) {
       },
     });
   } catch (err) {
-    return usage(err.message);
+    return usage(messageOf(err));
   }
 }
 
@@ -572,7 +574,7 @@ function resolveCommand({ values, positionals }) {
     try {
       console.log(JSON.stringify(resolveRelease(repo, name, wanted[name] ?? null)));
     } catch (err) {
-      console.error(`[mixed] ${err.message}`);
+      console.error(`[mixed] ${messageOf(err)}`);
       failed = true;
     }
   }
@@ -647,7 +649,7 @@ async function main() {
   try {
     await infraLib.recoverLeftovers(RECORD, say);
   } catch (err) {
-    throw new Error(err.message.replace(/npm start/g, 'a mixed-version run'));
+    throw new Error(messageOf(err).replace(/npm start/g, 'a mixed-version run'));
   }
   let started = Date.now();
   infra = await infraLib.provideInfra({ say: (line) => say(line), mongoStorage: { kind: 'memory' } });
@@ -672,6 +674,7 @@ async function main() {
     Array.from({ length: Math.min(parallel, configurations.length) }, async () => {
       while (queue.length > 0) {
         const config = queue.shift();
+        if (!config) break;
         const result = await runConfiguration(config, { servers: infra, keys, runId, settle: values.settle });
         say(`${config.id}: ${result.ok ? 'ok' : 'FAILED'} in ${result.seconds} s`);
         results.push(result);
@@ -698,7 +701,7 @@ let code = 1;
 try {
   code = await main();
 } catch (err) {
-  say(`failed: ${redact(err.message)}`);
+  say(`failed: ${redact(messageOf(err))}`);
   code = 1;
 }
 await cleanUp();

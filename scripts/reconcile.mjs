@@ -108,7 +108,7 @@ export async function reconcile({ env = process.env, dryRun = false } = {}) {
     bookingsCancelled: 0,
     crmFactsDeleted: 0,
     crmFactsWritten: 0,
-    needsAPerson: [],
+    needsAPerson: /** @type {{ booking: string, why: string }[]} */ ([]),
   };
   let adminToken = null;
   const admin = async () => {

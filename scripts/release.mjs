@@ -30,6 +30,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { releaseTagsOf } from './lib/release-subject.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
@@ -330,7 +331,7 @@ function propose({ only, dryRun }) {
     // The tree was clean when the release began: put it back as it was, nothing half-released.
     git('checkout', '--', '.');
     git('clean', '-fdq');
-    throw new Refused(`${err.message}\nthe release was undone: the working tree is as it was`);
+    throw new Refused(`${messageOf(err)}\nthe release was undone: the working tree is as it was`);
   }
 
   git('add', '-A');
@@ -418,7 +419,7 @@ function main() {
       options: { 'dry-run': { type: 'boolean', default: false }, only: { type: 'string' }, tag: { type: 'boolean', default: false } },
     }));
   } catch (err) {
-    throw new Refused(`${err.message} (usage: node scripts/release.mjs [--only a,b] [--dry-run] | --tag [--dry-run])`);
+    throw new Refused(`${messageOf(err)} (usage: node scripts/release.mjs [--only a,b] [--dry-run] | --tag [--dry-run])`);
   }
   const dryRun = values['dry-run'];
   if (values.tag) {

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { onPinnedNode, pnpm, root, toolEnv } from './lib/toolchain.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const require = createRequire(import.meta.url);
 const mode = process.argv[2];
@@ -19,6 +20,12 @@ const SERVICES = [
   { name: 'consultation', port: 8084 },
   { name: 'review', port: 8085 },
 ];
+/** @param {string} service */
+const portOf = (service) => {
+  const found = SERVICES.find(({ name }) => name === service);
+  if (!found) throw new Error(`no service named ${service}`);
+  return found.port;
+};
 
 // Every line of ours goes to stderr: stdout carries only what a caller redirects (`env > .env`).
 const say = (line) => console.error(`[run] ${line}`);
@@ -101,7 +108,7 @@ function serviceSet(infra, keys, mongoUrlOf = () => infra.mongoUrl) {
     ...(process.env.JWT_KEYS_DIR ? { JWT_JWKS_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}/v1/auth/.well-known/jwks.json` } : {}),
     // Paid bookings: consultation asks the wallet directly, with a credential of this run.
     INTERNAL_API_TOKEN: process.env.INTERNAL_API_TOKEN ?? randomBytes(32).toString('hex'),
-    WALLET_URL: process.env.WALLET_URL ?? `http://127.0.0.1:${SERVICES.find(({ name }) => name === 'wallet').port}`,
+    WALLET_URL: process.env.WALLET_URL ?? `http://127.0.0.1:${portOf('wallet')}`,
   };
   // A broker started here has a user per service (packages/infra's busUsers), each allowed to
   // publish only its own events; the consumers then check the AMQP user-id against the owner.
@@ -151,7 +158,7 @@ async function migrate(args) {
   try {
     migrateAll(infra, devKeys(), args.length > 0 ? args : ['up']);
   } catch (err) {
-    say(err.message);
+    say(messageOf(err));
     code = 1;
   } finally {
     await infra.stop();

@@ -14,6 +14,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureTool, imagesYaml, kustomizeImages, readRecord, startRegistry, TOOLS, verifyImage } from './lib/supply-chain.mjs';
+import { messageOf } from './lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RECORD = join(root, 'release', 'images.json');
@@ -103,7 +104,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       process.exit(2);
     }
   } catch (err) {
-    say(`FAILED: ${err.message}`);
+    say(`FAILED: ${messageOf(err)}`);
     process.exit(1);
   }
 }

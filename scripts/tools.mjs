@@ -55,7 +55,7 @@ async function main(argv) {
   // age answers --help on stderr with exit 2: a usage shown on request is a success.
   const helpOnly = command.tool && args.length === 1 && ['--help', '-h'].includes(args[0]);
   const child = spawn(file, [...fixed, ...args], { stdio: helpOnly ? ['inherit', 'inherit', 'pipe'] : 'inherit' });
-  if (helpOnly) child.stderr.pipe(process.stdout);
+  if (helpOnly) child.stderr?.pipe(process.stdout);
   for (const signal of /** @type {const} */ (['SIGTERM', 'SIGINT'])) process.on(signal, () => child.kill(signal));
   return new Promise((resolve, reject) => {
     child.once('error', reject);

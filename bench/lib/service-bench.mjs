@@ -29,6 +29,9 @@ export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math
 /**
  * A service's build (`main`, its dist/main.js) started on `infra` with a database of its own
  * (named from `database`), `env` on top; resolves once `/readyz` answers 200.
+ * @param {any} infra
+ * @param {any} identity
+ * @param {{ main: string, database: string, nodeArgs?: string[], env?: Record<string, string> }} options
  */
 export async function startService(infra, identity, { main, database, nodeArgs = [], env = {} }) {
   const port = await freePort();

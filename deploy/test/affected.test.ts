@@ -150,6 +150,7 @@ describe('the base of a change', () => {
     const dir = mkdtempSync(join(scratch, 'repo-'));
     for (const file of [
       'scripts/affected.mjs',
+      'scripts/lib/errors.mjs',
       'scripts/lib/toolchain.mjs',
       '.node-version',
       'package.json',

@@ -28,6 +28,7 @@ beforeAll(() => {
     '.changeset/README.md',
     'release/releases.json',
     'scripts/release.mjs',
+    'scripts/lib/errors.mjs',
     'scripts/lib/release-subject.mjs',
     'e2e/package.json',
     'deploy/package.json',

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 
 import { dirname, join } from 'node:path';
 import { writeEventSchemas } from './events.mjs';
 import { RELEASE_SUBJECT } from '../lib/release-subject.mjs';
+import { processFailure } from '../lib/errors.mjs';
 
 export const RELEASED_DIR = 'contracts/released';
 const FIRST_SNAPSHOT = `${RELEASED_DIR}/openapi.json`;
@@ -46,8 +47,9 @@ function noHistory(root) {
   try {
     top = git(root, ['rev-parse', '--show-toplevel']).trim();
   } catch (err) {
+    const failure = processFailure(err);
     return `not a git repository (${
-      String(err.stderr ?? err.message)
+      String(failure.stderr ?? failure.message)
         .trim()
         .split('\n')[0]
     })`;

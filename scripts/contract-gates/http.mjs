@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureGoTool } from '../lib/go-tools.mjs';
+import { processFailure } from '../lib/errors.mjs';
 
 export const OASDIFF = { module: 'github.com/oasdiff/oasdiff', version: 'v1.36.0' };
 
@@ -28,8 +29,10 @@ function oasdiffJson(oasdiff, args) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   } catch (err) {
-    if (err.status !== 1 || !err.stdout) throw new Error(`oasdiff ${args[0]} failed: ${String(err.stderr ?? err.message).trim()}`);
-    stdout = err.stdout;
+    const failure = processFailure(err);
+    if (failure.status !== 1 || !failure.stdout)
+      throw new Error(`oasdiff ${args[0]} failed: ${String(failure.stderr ?? failure.message).trim()}`);
+    stdout = String(failure.stdout);
   }
   const findings = JSON.parse(stdout.trim() || '[]') ?? [];
   return findings.map((f) => ({

@@ -12,7 +12,7 @@ export const run = (file, args, options = {}) =>
 
 /** The Go toolchain: $GO, /usr/local/go/bin/go or `go` on the PATH. */
 export function go() {
-  for (const candidate of [process.env.GO, '/usr/local/go/bin/go', 'go'].filter(Boolean)) {
+  for (const candidate of [process.env.GO || undefined, '/usr/local/go/bin/go', 'go'].filter((name) => name !== undefined)) {
     try {
       run(candidate, ['version']);
       return candidate;

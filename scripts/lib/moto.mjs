@@ -46,8 +46,8 @@ export async function startMoto(toolsDir) {
   const endpoint = `http://127.0.0.1:${port}`;
   const stop = () =>
     new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
+      if (child.exitCode !== null) return resolve(undefined);
+      child.once('exit', () => resolve(undefined));
       child.kill('SIGTERM');
     });
   const deadline = Date.now() + 30_000;

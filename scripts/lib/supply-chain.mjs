@@ -63,9 +63,9 @@ export function exec(file, args, { env, check = true, input, cwd } = {}) {
     const child = spawn(file, args, { env: env ?? process.env, cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    if (input !== undefined) child.stdin.end(input);
+    child.stdout?.on('data', (chunk) => (stdout += chunk));
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    if (input !== undefined) child.stdin?.end(input);
     child.once('error', reject);
     child.once('close', (code) => {
       const result = { code: code ?? 128, stdout: stdout.trim(), stderr: stderr.trim() };
