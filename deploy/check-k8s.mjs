@@ -59,6 +59,13 @@ export const CRD_SOURCES = [
       'config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml',
     ],
   },
+  // cert-manager's Issuer and Certificate: the data tier's TLS (k8s/components/data-tier-tls, in prod)
+  // and the optional components/cert-manager.
+  {
+    module: 'github.com/cert-manager/cert-manager',
+    version: 'v1.19.2',
+    files: ['deploy/crds/cert-manager.io_certificates.yaml', 'deploy/crds/cert-manager.io_issuers.yaml'],
+  },
   // The optional monitoring component (k8s/components/monitoring): PodMonitor, PrometheusRule.
   {
     module: 'github.com/prometheus-operator/prometheus-operator',

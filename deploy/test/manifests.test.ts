@@ -276,15 +276,17 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
     expect(allowed(overlay, app('wallet'), app('consultation'), 8084)).toBe(false);
   });
 
-  test('every pod resolves names; the gateway and the services reach MongoDB and RabbitMQ', () => {
+  test('every pod resolves names; the gateway and the services reach MongoDB and RabbitMQ (prod: AMQP over TLS, 5671 only)', () => {
     const { mongo, rabbit } = data();
+    const [amqp, plain] = overlay === 'prod' ? [5671, 5672] : [5672, 5671];
     for (const name of SERVICES) {
       expect(allowed(overlay, app(name), dns, 53)).toBe(true);
       expect(allowed(overlay, app(name), mongo[0]!, 27017)).toBe(true);
-      expect(allowed(overlay, app(name), rabbit[0]!, 5672)).toBe(true);
+      expect(allowed(overlay, app(name), rabbit[0]!, amqp)).toBe(true);
+      expect(allowed(overlay, app(name), rabbit[0]!, plain)).toBe(false);
     }
     expect(allowed(overlay, stranger, mongo[0]!, 27017)).toBe(false);
-    expect(allowed(overlay, stranger, rabbit[0]!, 5672)).toBe(false);
+    expect(allowed(overlay, stranger, rabbit[0]!, amqp)).toBe(false);
   });
 
   test('each migrate Job resolves names and reaches MongoDB, and nothing else; nothing reaches it', () => {
@@ -351,6 +353,59 @@ describe.each(OVERLAYS)("the %s overlay's network, as NetworkPolicies allow it",
       expect(allowed('prod', ops, rabbit[0]!, 25672)).toBe(false);
     });
   }
+});
+
+describe('prod: TLS in transit to MongoDB and RabbitMQ (components/data-tier-tls)', () => {
+  const CA_FILE = '/etc/marketplace/data-tier-ca/ca.crt';
+
+  test("cert-manager: the data tier CA (self-signed root by default), its Issuer, the servers' certificates", () => {
+    const issuers = Object.fromEntries(byKind('prod', 'Issuer').map((i) => [i.metadata.name, i.spec]));
+    expect(issuers['marketplace-data-tier-root']).toEqual({ selfSigned: {} });
+    expect(issuers['marketplace-data-tier']).toEqual({ ca: { secretName: 'marketplace-data-tier-ca' } });
+    expect(one('prod', 'Certificate', 'marketplace-data-tier-ca').spec).toMatchObject({
+      isCA: true,
+      secretName: 'marketplace-data-tier-ca',
+      issuerRef: { kind: 'Issuer', name: 'marketplace-data-tier-root' },
+    });
+    const mongo = one('prod', 'Certificate', 'marketplace-mongo-tls').spec;
+    expect(mongo).toMatchObject({ secretName: 'marketplace-mongo-tls', issuerRef: { kind: 'Issuer', name: 'marketplace-data-tier' } });
+    // The members' host names of the operator's connection strings.
+    expect(mongo.dnsNames).toContain(`*.marketplace-mongo-svc.${NAMESPACE.prod}.svc.cluster.local`);
+    const rabbit = one('prod', 'Certificate', 'marketplace-rabbitmq-tls').spec;
+    expect(rabbit).toMatchObject({ secretName: 'marketplace-rabbitmq-tls', issuerRef: { kind: 'Issuer', name: 'marketplace-data-tier' } });
+    expect(rabbit.dnsNames).toContain('marketplace-rabbitmq');
+    expect(byKind('dev', 'Certificate')).toEqual([]);
+  });
+
+  test('the replica set and the RabbitMQ cluster serve TLS with those certificates', () => {
+    expect(byKind('prod', 'MongoDBCommunity')[0]!.spec.security.tls).toMatchObject({
+      enabled: true,
+      certificateKeySecretRef: { name: 'marketplace-mongo-tls' },
+      caCertificateSecretRef: { name: 'marketplace-data-tier-ca' },
+    });
+    expect(byKind('prod', 'RabbitmqCluster')[0]!.spec.tls).toEqual({ secretName: 'marketplace-rabbitmq-tls' });
+  });
+
+  test("every Deployment and migrate Job verifies both against the CA, mounted alone (never the CA's key)", () => {
+    const pods = [
+      ...byKind('prod', 'Deployment').map((d) => d.spec.template.spec),
+      ...byKind('prod', 'Job').map((j) => j.spec.template.spec),
+    ];
+    expect(pods).toHaveLength(2 * SERVICES.length);
+    for (const pod of pods) {
+      const c = pod.containers[0];
+      const env = Object.fromEntries(c.env.map((e: { name: string }) => [e.name, e]));
+      expect(env.MONGO_TLS_CA_FILE).toEqual({ name: 'MONGO_TLS_CA_FILE', value: CA_FILE });
+      expect(env.AMQP_TLS_CA_FILE).toEqual({ name: 'AMQP_TLS_CA_FILE', value: CA_FILE });
+      expect(env.AMQP_URL.valueFrom.secretKeyRef.key).toBe('tls-url');
+      expect(c.volumeMounts).toContainEqual({ name: 'data-tier-ca', mountPath: '/etc/marketplace/data-tier-ca', readOnly: true });
+      expect(pod.volumes.find((v: { name: string }) => v.name === 'data-tier-ca')).toEqual({
+        name: 'data-tier-ca',
+        secret: { secretName: 'marketplace-data-tier-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+      });
+    }
+    for (const name of SERVICES) expect(envOf('dev', name).some((e) => e.name.endsWith('_TLS_CA_FILE'))).toBe(false);
+  });
 });
 
 describe('backups and operations Jobs run the tools image (marketplace-tools)', () => {
@@ -473,7 +528,8 @@ describe('the overlays differ where they should', () => {
         name: user.connectionStringSecretName,
         key: 'connectionString.standard',
       });
-      expect(env.find((e) => e.name === 'AMQP_URL')?.valueFrom?.secretKeyRef).toEqual({ name: `marketplace-amqp-${name}`, key: 'url' });
+      // amqps:// (components/data-tier-tls): the Secret's tls-url.
+      expect(env.find((e) => e.name === 'AMQP_URL')?.valueFrom?.secretKeyRef).toEqual({ name: `marketplace-amqp-${name}`, key: 'tls-url' });
     }
     // Besides: the operations users, used by no service (backup reads every database; restore writes them).
     expect(mdbc.spec.users.map((u: { name: string }) => u.name).sort()).toEqual([...SERVICES, 'backup', 'restore'].sort());

@@ -1,11 +1,11 @@
 import amqp from 'amqplib';
 import { dockerAnswers, MONGO_IMAGE, RABBIT_IMAGE, startMongoContainer, startRabbitContainer } from './docker';
 import { startLocalMongo, type LocalServer, type MongoStorage } from './mongo';
-import { ensureRabbitBinary, rabbitAlreadyRunning, startLocalRabbit, waitForAmqp, type BrokerHandle } from './rabbit';
+import { ensureRabbitBinary, rabbitAlreadyRunning, startLocalRabbit, waitForAmqp, type BrokerHandle, type BrokerTlsFiles } from './rabbit';
 import { isPortOpen, type OwnProcess, type Say } from './process';
 import { provisionBusUsers, type BusUsers } from './bus-users';
 
-export type { BrokerHandle, LocalServer, MongoStorage, OwnProcess, Say };
+export type { BrokerHandle, BrokerTlsFiles, LocalServer, MongoStorage, OwnProcess, Say };
 export { workspaceRoot } from './mongo';
 
 export interface Infra {
@@ -149,7 +149,18 @@ export async function startDisposableMongo(storage: MongoStorage, port?: number)
   return server;
 }
 
+/**
+ * A local RabbitMQ node with a TLS listener too (`tlsUrl`, the certificate and key of `tls`), for a
+ * test of TLS connections; a local `rabbitmq-server` is needed (a container is not started here).
+ */
+export async function startTlsBroker(tls: BrokerTlsFiles, say: Say = () => undefined): Promise<BrokerHandle> {
+  const binary = await ensureRabbitBinary(say);
+  if (!binary) throw new Error(MISSING_HELP);
+  return startLocalRabbit(binary, { tls });
+}
+
 export { waitForAmqp, startLocalMongo };
+export { makeTestCertificates, type TestCertificates } from './tls';
 export { mongoJavaServerLauncher } from './mongo';
 
 /** An AMQP connection of a test's own, to look at queues itself (audit queues, dead letters). */

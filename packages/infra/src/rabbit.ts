@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import amqp from 'amqplib';
@@ -16,6 +16,15 @@ export interface BrokerHandle {
   processes?: () => OwnProcess[];
   /** `rabbitmqctl` against this broker (`input`: its standard input), to create its users. */
   ctl?: (args: string[], input?: string) => Promise<string>;
+  /** With a TLS listener (`startLocalRabbit`'s `tls`): its `amqps://` URL, beside the plain `url`. */
+  tlsUrl?: string;
+}
+
+/** The PEM files of a broker's TLS listener (`makeTestCertificates`). */
+export interface BrokerTlsFiles {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
 }
 
 /**
@@ -51,13 +60,31 @@ export async function waitForAmqp(url: string, timeoutMs: number): Promise<void>
   throw new Error(`RabbitMQ at ${url} did not accept connections within ${timeoutMs} ms: ${lastError}`);
 }
 
-/** Starts a RabbitMQ node of its own (own name, ports and data folder). */
-export async function startLocalRabbit(binary: string): Promise<BrokerHandle> {
+/**
+ * Starts a RabbitMQ node of its own (own name, ports and data folder). With `tls`, it also listens
+ * for TLS on a port of its own (127.0.0.1, the certificate and key given; clients are not asked for
+ * one): `tlsUrl`. The plain listener stays, for the readiness check and `rabbitmqctl`.
+ */
+export async function startLocalRabbit(binary: string, options: { tls?: BrokerTlsFiles } = {}): Promise<BrokerHandle> {
   const port = await freePort();
   const distPort = await freePort();
+  const tlsPort = options.tls ? await freePort() : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'rabbitmq-'));
   mkdirSync(join(dir, 'mnesia'));
   mkdirSync(join(dir, 'log'));
+  if (options.tls)
+    writeFileSync(
+      join(dir, 'rabbitmq.conf'),
+      [
+        `listeners.ssl.local = 127.0.0.1:${tlsPort}`,
+        `ssl_options.cacertfile = ${options.tls.caFile}`,
+        `ssl_options.certfile = ${options.tls.certFile}`,
+        `ssl_options.keyfile = ${options.tls.keyFile}`,
+        'ssl_options.verify = verify_none',
+        'ssl_options.fail_if_no_peer_cert = false',
+        '',
+      ].join('\n'),
+    );
   const nodeName = `mkt_${process.pid}_${port}@localhost`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -75,7 +102,7 @@ export async function startLocalRabbit(binary: string): Promise<BrokerHandle> {
     RABBITMQ_LOG_BASE: join(dir, 'log'),
     RABBITMQ_LOGS: '-',
     RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
-    RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq'),
+    RABBITMQ_CONFIG_FILE: join(dir, options.tls ? 'rabbitmq.conf' : 'rabbitmq'),
     RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
   };
   const url = `amqp://guest:guest@127.0.0.1:${port}`;
@@ -85,6 +112,7 @@ export async function startLocalRabbit(binary: string): Promise<BrokerHandle> {
     try {
       await waitForPort(port, 60_000, current.child);
       await waitForAmqp(url, 30_000);
+      if (tlsPort !== undefined) await waitForPort(tlsPort, 30_000, current.child);
     } catch (err) {
       const output = current.output();
       await stopProcess(current.child);
@@ -98,7 +126,8 @@ export async function startLocalRabbit(binary: string): Promise<BrokerHandle> {
   await startBroker();
   return {
     url,
-    description: `rabbitmq-server (${binary}) node ${nodeName} on 127.0.0.1:${port}`,
+    tlsUrl: tlsPort === undefined ? undefined : `amqps://guest:guest@127.0.0.1:${tlsPort}`,
+    description: `rabbitmq-server (${binary}) node ${nodeName} on 127.0.0.1:${port}${tlsPort === undefined ? '' : ` (TLS: ${tlsPort})`}`,
     processes: () => {
       const pid = current?.child.pid;
       return pid === undefined ? [] : [{ name: 'rabbitmq-server', pid }];

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ReferencePrefix } from '@mkt/contracts';
 
@@ -9,7 +10,14 @@ export const BaseEnv = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   MONGO_URL: z.string().min(1),
   MONGO_DB: z.string().min(1).optional(),
+  /**
+   * The CA (PEM) MongoDB's server certificate is verified against: set, the connection is TLS
+   * (`tls=true` in `MONGO_URL` alone verifies against the system's CAs). Unreadable: no start.
+   */
+  MONGO_TLS_CA_FILE: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(1).optional()),
   AMQP_URL: z.string().min(1),
+  /** The CA (PEM) the broker's certificate is verified against; needs an `amqps://` `AMQP_URL`. */
+  AMQP_TLS_CA_FILE: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(1).optional()),
   BUS_NAMESPACE: z
     .string()
     .regex(/^[a-z0-9_-]{0,40}$/, 'Lower-case letters, digits, _ and -')
@@ -64,6 +72,21 @@ export function shutdownGraceMs(config: { NODE_ENV?: string; SHUTDOWN_GRACE_MS?:
 /** PEM keys arrive in env vars with literal "\n" often; turn them back into new lines. */
 export function pemFromEnv(value: string): string {
   return value.includes('\\n') ? value.replace(/\\n/g, '\n') : value;
+}
+
+/**
+ * The CA certificates (PEM) of a `*_TLS_CA_FILE` variable, read at start: a file that is missing,
+ * unreadable or holds no certificate stops the start with the variable and the path named.
+ */
+export function readCaFile(variable: string, path: string): Buffer {
+  let pem: Buffer;
+  try {
+    pem = readFileSync(path);
+  } catch (err) {
+    throw new Error(`${variable}: cannot read the CA file ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`${variable}: ${path} holds no PEM certificate`);
+  return pem;
 }
 
 /**

@@ -1,4 +1,5 @@
 import mongoose from 'mongoose';
+import { readCaFile } from './config';
 import type { Logger } from './logger';
 
 /**
@@ -19,6 +20,37 @@ export interface OpenDatabaseOptions {
   log: Logger;
   /** How long to keep trying at start before giving up (the orchestrator restarts us then). */
   startTimeoutMs?: number;
+  /** MONGO_TLS_CA_FILE: the CA the server's certificate is verified against (TLS on). */
+  tlsCaFile?: string;
+}
+
+/** The driver's TLS options kit passes (nothing for a plain connection). */
+export interface MongoTlsOptions {
+  tls?: true;
+  tlsCAFile?: string;
+}
+
+/** URL options that would accept a certificate without verifying it: refused. */
+const UNVERIFIED = ['tlsInsecure', 'tlsAllowInvalidCertificates', 'tlsAllowInvalidHostnames'];
+
+/**
+ * The TLS options of a connection to `url`: with `caFile` (checked readable now), TLS verified
+ * against that CA; without, what the URL says (`tls=true`: the system's CAs). The server's
+ * certificate is always verified: a URL that turns verification off, or that says `tls=false`
+ * while a CA file is set, is a configuration error.
+ */
+export function mongoTlsOptions(url: string, caFile?: string): MongoTlsOptions {
+  const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+  const truthy = (name: string) =>
+    [...query.entries()].some(([key, value]) => key.toLowerCase() === name.toLowerCase() && value.toLowerCase() === 'true');
+  const falsy = (name: string) =>
+    [...query.entries()].some(([key, value]) => key.toLowerCase() === name.toLowerCase() && value.toLowerCase() === 'false');
+  const unverified = UNVERIFIED.find(truthy);
+  if (unverified) throw new Error(`MONGO_URL: ${unverified}=true turns certificate verification off; it is refused`);
+  if (!caFile) return {};
+  if (falsy('tls') || falsy('ssl')) throw new Error('MONGO_TLS_CA_FILE is set but MONGO_URL says tls=false');
+  readCaFile('MONGO_TLS_CA_FILE', caFile);
+  return { tls: true, tlsCAFile: caFile };
 }
 
 /** Options of every service connection (the driver reconnects by itself after the first open). */
@@ -43,12 +75,17 @@ export function createDatabase(): Database {
  * Opens `db`, retrying with backoff at start. After that the driver reconnects by itself;
  * `/readyz` reads `isDatabaseReady(db)`.
  */
-export async function openDatabase(db: Database, { url, dbName, log, startTimeoutMs = 60_000 }: OpenDatabaseOptions): Promise<Database> {
+export async function openDatabase(
+  db: Database,
+  { url, dbName, log, startTimeoutMs = 60_000, tlsCaFile }: OpenDatabaseOptions,
+): Promise<Database> {
+  // A configuration error stops the start at once (no retry cures it).
+  const tls = mongoTlsOptions(url, tlsCaFile);
   const deadline = Date.now() + startTimeoutMs;
   let delay = 250;
   for (;;) {
     try {
-      await db.openUri(url, { dbName, ...CONNECTION_OPTIONS });
+      await db.openUri(url, { dbName, ...CONNECTION_OPTIONS, ...tls });
       log.info({ dbName: db.name }, 'mongo connected');
       db.on('disconnected', () => log.warn('mongo disconnected'));
       db.on('reconnected', () => log.info('mongo reconnected'));

@@ -18,7 +18,9 @@ export interface RuntimeConfig {
   HOST?: string;
   MONGO_URL: string;
   MONGO_DB?: string;
+  MONGO_TLS_CA_FILE?: string;
   AMQP_URL: string;
+  AMQP_TLS_CA_FILE?: string;
   BUS_NAMESPACE?: string;
   BUS_PUBLISHER_USERS?: string;
   SHUTDOWN_TIMEOUT_MS: number;
@@ -51,7 +53,7 @@ export interface Runtime {
 
 export interface CreateRuntimeOptions {
   name: string;
-  config: Pick<RuntimeConfig, 'AMQP_URL' | 'BUS_NAMESPACE' | 'BUS_PUBLISHER_USERS'> & Partial<AccessKeysConfig>;
+  config: Pick<RuntimeConfig, 'AMQP_URL' | 'AMQP_TLS_CA_FILE' | 'BUS_NAMESPACE' | 'BUS_PUBLISHER_USERS'> & Partial<AccessKeysConfig>;
   log: Logger;
   /** The token keys; default: from the configuration (`JWT_JWKS_URL`, else `JWT_PUBLIC_KEY`), when it names one. */
   accessKeys?: AccessKeys;
@@ -76,6 +78,7 @@ export function createRuntime(options: CreateRuntimeOptions): Runtime {
     log,
     namespace: config.BUS_NAMESPACE,
     publisherUsers: config.BUS_PUBLISHER_USERS,
+    tlsCaFile: config.AMQP_TLS_CA_FILE,
   });
   const outboxSources = options.outboxSources ?? [];
   const outbox = new OutboxRelay({ bus, log, sources: outboxSources });
@@ -247,7 +250,8 @@ export function serviceMigrator(
  */
 async function prepareDatabase(service: ServiceDefinition, dbName: string, migrations: 'check' | 'apply'): Promise<void> {
   const { runtime, config } = service;
-  if (!isDatabaseReady(runtime.db)) await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log });
+  if (!isDatabaseReady(runtime.db))
+    await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log, tlsCaFile: config.MONGO_TLS_CA_FILE });
   const migrator = serviceMigrator(service);
   if (migrations === 'apply') await migrator.up();
   else {
@@ -285,7 +289,7 @@ export async function runService(service: ServiceDefinition): Promise<Server> {
 export async function runMigrations(service: ServiceDefinition, argv: string[]): Promise<number> {
   const { config, runtime } = service;
   const dbName = config.MONGO_DB ?? runtime.name;
-  await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log });
+  await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log, tlsCaFile: config.MONGO_TLS_CA_FILE });
   try {
     return await runMigrateCommand(serviceMigrator(service), argv, (line) =>
       process.stdout.write(`${runtime.name} (${dbName}): ${line}\n`),

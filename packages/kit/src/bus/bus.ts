@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import amqp, { type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
 import { routingKeyOf, SUBSCRIPTION_LIST, type IntegrationEvent, type Subscription } from '@mkt/contracts';
 import type { Logger } from '../logger';
+import { readCaFile } from '../config';
 import { getMetrics } from '../metrics';
 import { Consumer, type ConsumerSpec } from './consumer';
 import { amqpUser, type PublisherTrust } from './publishers';
@@ -27,6 +28,20 @@ export interface BusOptions {
    * consumer takes an event only when its AMQP `user-id` is its owner's user (`refusalOf`).
    */
   publisherUsers?: string;
+  /** AMQP_TLS_CA_FILE: the CA the broker's certificate is verified against (an `amqps://` url). */
+  tlsCaFile?: string;
+}
+
+/**
+ * The TLS socket options of a connection to `url`: an `amqps://` url verifies the broker's
+ * certificate (and its host name) against `caFile`, read now, else the system's CAs; a CA file with
+ * a plain `amqp://` url is a configuration error. Verification is never turned off.
+ */
+export function amqpTlsOptions(url: string, caFile?: string): { ca?: Buffer[] } {
+  const secure = url.toLowerCase().startsWith('amqps://');
+  if (!caFile) return {};
+  if (!secure) throw new Error('AMQP_TLS_CA_FILE is set but AMQP_URL is not amqps://');
+  return { ca: [readCaFile('AMQP_TLS_CA_FILE', caFile)] };
 }
 
 export class BusUnavailable extends Error {
@@ -54,9 +69,11 @@ export class Bus extends EventEmitter {
   readonly names: BusNames;
   /** Who this process's consumers take events from. */
   readonly trust: PublisherTrust;
+  private readonly tls: { ca?: Buffer[] };
 
   constructor(private readonly options: BusOptions) {
     super();
+    this.tls = amqpTlsOptions(options.url, options.tlsCaFile);
     this.names = new BusNames(options.namespace);
     this.trust = { ownUser: amqpUser(options.url), publisherUsers: options.publisherUsers || undefined };
   }
@@ -234,7 +251,7 @@ export class Bus extends EventEmitter {
   }
 
   private async connectOnce(): Promise<void> {
-    const connection = await amqp.connect(this.options.url, { timeout: 5_000 });
+    const connection = await amqp.connect(this.options.url, { timeout: 5_000, ...this.tls });
     let topologyMs = 0;
     try {
       connection.on('error', (err: Error) => this.log.warn({ err }, 'broker connection error'));
