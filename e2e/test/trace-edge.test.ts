@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apiOf, register, waitFor, type Session } from './fixtures';
+import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver';
 import { startSystem, type System } from './system';
 
 /**
@@ -18,30 +19,7 @@ import { startSystem, type System } from './system';
  */
 
 const SECRET_KEY = 'CHASECK_TEST-trace-edge';
-const received: { spans: Array<{ traceId: string; name: string; service: string }>; chapa: IncomingHttpHeaders[] } = {
-  spans: [],
-  chapa: [],
-};
-
-/** A minimal OTLP/HTTP JSON receiver: `POST /v1/traces`, keeping each span's trace id and name. */
-function startReceiver(): Promise<Server> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as any;
-      for (const resourceSpans of body.resourceSpans ?? []) {
-        const name = (resourceSpans.resource?.attributes ?? []).find((each: { key: string }) => each.key === 'service.name');
-        for (const scope of resourceSpans.scopeSpans ?? [])
-          for (const span of scope.spans ?? [])
-            received.spans.push({ traceId: String(span.traceId), name: span.name, service: String(name?.value?.stringValue) });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
+const received: { chapa: IncomingHttpHeaders[] } = { chapa: [] };
 
 /** Chapa's initialize, answered as Chapa does; every request's headers are kept. */
 function startFakeChapa(): Promise<Server> {
@@ -58,13 +36,13 @@ function startFakeChapa(): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-let receiver: Server;
+let receiver: OtlpReceiver;
 let chapa: Server;
 let system: System;
 let logDir: string;
 
 beforeAll(async () => {
-  receiver = await startReceiver();
+  receiver = await startOtlpReceiver();
   chapa = await startFakeChapa();
   // Every process's log is kept (system.ts writes them under E2E_LOG_DIR when it is set).
   logDir = mkdtempSync(join(tmpdir(), 'trace-edge-'));
@@ -73,11 +51,7 @@ beforeAll(async () => {
   try {
     system = await startSystem({
       env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0',
+        ...receiver.env,
         // Each request's log line, with its trace ids.
         LOG_LEVEL: 'info',
       },
@@ -97,7 +71,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await system?.stop();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
   await new Promise((resolve) => chapa?.close(resolve));
   if (logDir) rmSync(logDir, { recursive: true, force: true });
 }, 60_000);
@@ -145,7 +119,7 @@ test('a client’s sampled traceparent does not make the system sample: at a rat
   // Longer than the exporters' schedule (100 ms) and the gateway's log buffer (250 ms).
   await sleep(2_000);
 
-  expect(received.spans).toEqual([]);
+  expect(receiver.spans).toEqual([]);
   const logs = readdirSync(logDir).map((file) => ({ file, text: readFileSync(join(logDir, file), 'utf8') }));
   expect(logs.filter(({ text }) => text.includes(client.traceId)).map(({ file }) => file)).toEqual([]);
   expect(logs.filter(({ text }) => text.includes('outsider')).map(({ file }) => file)).toEqual([]);

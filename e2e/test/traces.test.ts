@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import http, { type Server } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { testServers } from '@mkt/infra';
 import {
@@ -15,6 +14,7 @@ import {
   waitFor,
   waitForSlotStart,
 } from './fixtures';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver';
 import { startSystem, type System } from './system';
 
 /**
@@ -27,69 +27,10 @@ import { startSystem, type System } from './system';
  * killed while the broker was away is published after the restart in the trace of its request.
  */
 
-interface ReceivedSpan {
-  service: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-  links: Array<{ traceId: string; spanId: string }>;
-}
-
 const SERVER = 2;
 const CLIENT = 3;
 const PRODUCER = 4;
 const CONSUMER = 5;
-
-/** OTLP/JSON ids are hex; a base64 one (some encoders) is made hex. */
-const hex = (id: unknown): string => {
-  const text = typeof id === 'string' ? id : '';
-  return /^[0-9a-f]*$/i.test(text) ? text.toLowerCase() : Buffer.from(text, 'base64').toString('hex');
-};
-
-type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
-const valueOf = (value: AnyValue | undefined): unknown =>
-  value?.stringValue ?? (value?.intValue !== undefined ? Number(value.intValue) : (value?.boolValue ?? value?.doubleValue));
-const attributesOf = (list: Array<{ key: string; value: AnyValue }> | undefined) =>
-  Object.fromEntries((list ?? []).map(({ key, value }) => [key, valueOf(value)]));
-
-/** A minimal OTLP/HTTP JSON receiver: `POST /v1/traces`. */
-function startReceiver(spans: ReceivedSpan[]): Promise<Server> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).includes('json')) {
-        res.writeHead(404).end();
-        return;
-      }
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as any;
-      for (const resourceSpans of body.resourceSpans ?? []) {
-        const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name']);
-        for (const scope of resourceSpans.scopeSpans ?? [])
-          for (const span of scope.spans ?? [])
-            spans.push({
-              service,
-              traceId: hex(span.traceId),
-              spanId: hex(span.spanId),
-              parentSpanId: hex(span.parentSpanId),
-              name: span.name,
-              kind: span.kind,
-              attributes: attributesOf(span.attributes),
-              links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({
-                traceId: hex(link.traceId),
-                spanId: hex(link.spanId),
-              })),
-            });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
 
 /** A TCP proxy to the broker for one service, that can be cut (the broker away for it alone) and restored. */
 function startBrokerLink(target: { host: string; port: number }) {
@@ -130,33 +71,26 @@ function startBrokerLink(target: { host: string; port: number }) {
   );
 }
 
-const spans: ReceivedSpan[] = [];
-let receiver: Server;
+let receiver: OtlpReceiver;
 let brokerLink: Awaited<ReturnType<typeof startBrokerLink>>;
 let system: System;
 
 beforeAll(async () => {
-  receiver = await startReceiver(spans);
+  receiver = await startOtlpReceiver();
   const amqp = new URL(testServers().amqpUrl);
   brokerLink = await startBrokerLink({ host: amqp.hostname, port: Number(amqp.port || 5672) });
   const viaLink = new URL(amqp.href);
   viaLink.hostname = '127.0.0.1';
   viaLink.port = String(brokerLink.port);
   system = await startSystem({
-    env: {
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0',
-    },
+    env: receiver.env,
     envOf: { consultation: { AMQP_URL: viaLink.href }, gateway: { TRACE_TRUST_INCOMING_TRACEPARENT: 'true' } },
   });
 }, 120_000);
 afterAll(async () => {
   await system?.stop();
   await brokerLink?.close();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 }, 60_000);
 
 /** A client's own trace: the parent it names in `traceparent`. */
@@ -166,7 +100,7 @@ function clientTrace() {
   return { traceId, spanId, headers: { traceparent: `00-${traceId}-${spanId}-01` } };
 }
 
-const inTrace = (traceId: string) => spans.filter((span) => span.traceId === traceId);
+const inTrace = (traceId: string) => receiver.spans.filter((span) => span.traceId === traceId);
 const find = (traceId: string, match: (span: ReceivedSpan) => boolean) => inTrace(traceId).find(match);
 const waitForSpan = (what: string, traceId: string, match: (span: ReceivedSpan) => boolean) =>
   waitFor(
