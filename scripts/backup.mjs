@@ -27,6 +27,7 @@
 // Where: MONGO_URL (default mongodb://127.0.0.1:27017), or <SERVICE>_MONGO_URL for one service;
 // the database is <SERVICE>_MONGO_DB, else the service's name (as `npm start` names them). A
 // restore writes into the database so named, or the one the manifest recorded when unset.
+// MONGO_TLS_CA_FILE: TLS verified against that CA, as the services connect (kit's rule).
 //
 // With BACKUP_S3_BUCKET each backup is then copied to S3-compatible object storage (archives
 // first, each sent with its SHA-256 for S3 to check, the manifest last); `restore` takes an
@@ -54,7 +55,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
-import { mongodb } from './lib/deps.mjs';
+import { mongodb, mongoTls } from './lib/deps.mjs';
 import { ensureGoTool } from './lib/go-tools.mjs';
 import { messageOf } from './lib/errors.mjs';
 
@@ -262,6 +263,9 @@ export const backupsRoot = (env = process.env) => resolve(env.BACKUP_ROOT ?? joi
  */
 export async function backup({ services = SERVICES, dir, attempts = 50, env = process.env } = {}) {
   const folder = resolve(dir ?? env.BACKUP_DIR ?? join(backupsRoot(env), timestamp()));
+  const targets = targetsOf(services, env);
+  // A connection the services would refuse (verification off, a CA file that cannot be read) stops the backup before it writes.
+  const tlsOf = new Map(targets.map((target) => [target.service, mongoTls(root, target.url, env)]));
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   const recipients = recipientArgs(env);
   log(
@@ -271,10 +275,10 @@ export async function backup({ services = SERVICES, dir, attempts = 50, env = pr
   const manifest = existsSync(manifestFile)
     ? JSON.parse(readFileSync(manifestFile, 'utf8'))
     : { format: FORMAT, tool: `scripts/backup.mjs ${TOOL_VERSION}`, createdAt: new Date().toISOString(), databases: [] };
-  for (const target of targetsOf(services, env)) {
+  for (const target of targets) {
     const database = target.database ?? target.service;
     const file = `${target.service}.bson.gz${recipients ? '.age' : ''}`;
-    const client = new MongoClient(target.url, { serverSelectionTimeoutMS: 10_000 });
+    const client = new MongoClient(target.url, { serverSelectionTimeoutMS: 10_000, ...tlsOf.get(target.service) });
     try {
       await client.connect();
       const entry = await dumpDatabase(client.db(database), join(folder, file), recipients, attempts);
@@ -624,7 +628,7 @@ export async function restore({ folder, services, force = false, identity, env =
   try {
     const plan = [];
     for (const [i, entry] of entries.entries()) {
-      const client = new MongoClient(targets[i].url, { serverSelectionTimeoutMS: 10_000 });
+      const client = new MongoClient(targets[i].url, { serverSelectionTimeoutMS: 10_000, ...mongoTls(root, targets[i].url, env) });
       clients.push(client);
       await client.connect();
       const database = targets[i].database ?? entry.database;
@@ -679,7 +683,7 @@ const USAGE = `usage:
   npm run backup -- list
   npm run restore -- <backup folder | s3://bucket/prefix/name> [--services a,b] [--force] [--identity <age identity file>]
 
-Environment: MONGO_URL (or <SERVICE>_MONGO_URL, <SERVICE>_MONGO_DB), BACKUP_ROOT, BACKUP_DIR,
+Environment: MONGO_URL (or <SERVICE>_MONGO_URL, <SERVICE>_MONGO_DB), MONGO_TLS_CA_FILE, BACKUP_ROOT, BACKUP_DIR,
 BACKUP_AGE_RECIPIENTS or BACKUP_AGE_RECIPIENTS_FILE, BACKUP_AGE_IDENTITY; with BACKUP_S3_BUCKET
 each backup is also copied to S3-compatible storage (BACKUP_S3_ENDPOINT, BACKUP_S3_REGION,
 BACKUP_S3_PREFIX, BACKUP_S3_FORCE_PATH_STYLE, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).`;

@@ -26,7 +26,7 @@
 // for an event that should never have been sent. It never drops without an id.
 import { createRequire } from 'node:module';
 import { URL, fileURLToPath } from 'node:url';
-import { amqplib } from './lib/deps.mjs';
+import { amqplib, amqpTls } from './lib/deps.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const amqp = amqplib(root);
@@ -38,7 +38,7 @@ const USAGE = `usage:
   npm run dlq -- replay <queue> [--limit N] [--id <messageId>]… [--json]
   npm run dlq -- drop <queue> --id <messageId> [--id …] [--json]
 <queue>: a consuming queue (crm.bookings) or its dead-letter queue (crm.bookings.dlq).
-Environment: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672), BUS_NAMESPACE.`;
+Environment: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672), AMQP_TLS_CA_FILE (an amqps:// url), BUS_NAMESPACE.`;
 
 class UsageError extends Error {}
 
@@ -225,7 +225,8 @@ async function main() {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const connection = await amqp.connect(process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
+  const url = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+  const connection = await amqp.connect(url, amqpTls(root, url));
   try {
     if (options.command === 'list' && !options.queue) await summary(connection, options);
     else if (options.command === 'list') await list(connection, queueNames(options.queue), options);

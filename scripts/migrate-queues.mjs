@@ -7,12 +7,13 @@
 //   node scripts/migrate-queues.mjs [service...] [--list] [--wait-ms N] [--json]
 //
 // Needs the built services (`pnpm build`). AMQP_URL names the broker (default
-// amqp://guest:guest@127.0.0.1:5672), BUS_NAMESPACE the names' prefix (empty in production).
+// amqp://guest:guest@127.0.0.1:5672; an amqps:// one verified against AMQP_TLS_CA_FILE as the
+// services do), BUS_NAMESPACE the names' prefix (empty in production).
 // `--list` prints the planned queues and changes nothing. `--wait-ms` is how long a queue may
 // keep consumers of the previous version before the run gives up (default 60000).
 import { createRequire } from 'node:module';
 import { URL, fileURLToPath } from 'node:url';
-import { amqplib } from './lib/deps.mjs';
+import { amqplib, amqpTls } from './lib/deps.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const requireFrom = (pkg) => createRequire(`${root}${pkg}/package.json`);
@@ -87,7 +88,8 @@ async function main() {
     else for (const plan of plans) print(`${plan.name} ${JSON.stringify(plan.arguments)}`);
     return;
   }
-  const connection = await amqp.connect(process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
+  const url = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+  const connection = await amqp.connect(url, amqpTls(root, url));
   const results = [];
   try {
     const channel = await connection.createChannel();

@@ -23,7 +23,7 @@
 //      (services/crm/dist/rebuild.js) recomputes every relationship's totals from the facts.
 // PaymentPending bookings are left to the consultation's sweep (it asks the wallet again).
 //
-// Environment: MONGO_URL or <SERVICE>_MONGO_URL and <SERVICE>_MONGO_DB as for `npm run backup`;
+// Environment: MONGO_URL or <SERVICE>_MONGO_URL and <SERVICE>_MONGO_DB, MONGO_TLS_CA_FILE, as for `npm run backup`;
 // WALLET_URL and INTERNAL_API_TOKEN (the wallet's internal API); GATEWAY_URL, ADMIN_EMAIL and
 // ADMIN_PASSWORD (the admin's cancels). Nothing secret is printed.
 import { spawnSync } from 'node:child_process';
@@ -31,7 +31,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { targetsOf } from './backup.mjs';
-import { mongodb } from './lib/deps.mjs';
+import { mongodb, mongoTls } from './lib/deps.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { MongoClient } = mongodb(root);
@@ -65,7 +65,7 @@ async function call(url, method, body, headers = {}) {
 
 async function openDb(client, service, env) {
   const [target] = targetsOf([service], env);
-  const c = client.get(target.url) ?? new MongoClient(target.url, { serverSelectionTimeoutMS: 10_000 });
+  const c = client.get(target.url) ?? new MongoClient(target.url, { serverSelectionTimeoutMS: 10_000, ...mongoTls(root, target.url, env) });
   if (!client.has(target.url)) {
     await c.connect();
     client.set(target.url, c);

@@ -14,3 +14,18 @@ export const mongodb = (root) => createRequire(requireFrom(root, 'services/walle
 
 /** amqplib as packages/kit (the services' bus) has it. */
 export const amqplib = (root) => requireFrom(root, 'packages/kit')('amqplib');
+
+/** One of kit's public areas (`db`, `bus`…), built: what the services run. */
+export const kitArea = (root, area) => requireFrom(root, 'packages/kit')(`@mkt/kit/${area}`);
+
+/**
+ * The TLS options of a MongoDB client for `url`, by the services' rule (kit's `mongoTlsOptions`):
+ * with MONGO_TLS_CA_FILE, TLS verified against that CA; a URL turning verification off is refused.
+ */
+export const mongoTls = (root, url, env = process.env) => kitArea(root, 'db').mongoTlsOptions(url, env.MONGO_TLS_CA_FILE || undefined);
+
+/**
+ * The socket options of an AMQP connection to `url`, by the services' rule (kit's `amqpTlsOptions`):
+ * with AMQP_TLS_CA_FILE (an `amqps://` url), the broker's certificate verified against that CA.
+ */
+export const amqpTls = (root, url, env = process.env) => kitArea(root, 'bus').amqpTlsOptions(url, env.AMQP_TLS_CA_FILE || undefined);

@@ -3,7 +3,7 @@
  * published by the relay after the repository's `eventsWritten`), and deletes that record an event
  * (`RecordDeletes`).
  */
-export { Bus } from '../bus/bus';
+export { amqpTlsOptions, Bus } from '../bus/bus';
 export { type ConsumerSpec, defineConsumer } from '../bus/consumer';
 export { RecordDeletes, type Tombstone, tombstoneModel } from '../bus/deletions';
 export { eventsWritten, freeFormArrayField, OutboxRelay, pendingEventsField } from '../bus/outbox';

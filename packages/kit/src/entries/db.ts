@@ -13,6 +13,15 @@ export {
   type StoredResponse,
 } from '../idempotency';
 export { indexesMigration, type Migration, Migrator } from '../migrations';
-export { byIdOrReference, closeDatabase, createDatabase, type Database, ensureIndexes, isDatabaseReady, openDatabase } from '../mongo';
+export {
+  byIdOrReference,
+  closeDatabase,
+  createDatabase,
+  type Database,
+  ensureIndexes,
+  isDatabaseReady,
+  mongoTlsOptions,
+  openDatabase,
+} from '../mongo';
 export { findPage, type Page } from '../paging';
 export { WindowedCounter, type WindowedCounterDoc, windowedCounterSchema } from '../windowed-counter';
