@@ -1,3 +1,4 @@
+import { BookingRepository } from '../src/db/booking.repository';
 import { as, bookingBody, givenOffer, newUser, useConsultationApp, models } from './harness';
 
 /**
@@ -106,5 +107,29 @@ describe('the booking sweep', () => {
     expect((await models().SlotPlace.findById(booking.slotKey).lean())!.booked).toBe(0);
     expect((await models().DayPlace.findById(booking.dayKey).lean())!.booked).toBe(0);
     expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE))).body.data.status).toBe('Confirmed');
+  });
+
+  test('a Pending booking that moves on between the sweep’s read and its give-up keeps its places and seat', async () => {
+    const { booking } = await givenFreeBooking();
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Pending', sessionId: null } });
+    // The request making it confirms it right after the sweep read it Pending (a slow request).
+    const read = BookingRepository.prototype.unfinished;
+    const spy = jest.spyOn(BookingRepository.prototype, 'unfinished').mockImplementationOnce(async function (
+      this: BookingRepository,
+      ...args
+    ) {
+      const found = await read.apply(this, args);
+      await models().Booking.collection.updateOne({ _id: booking._id } as object, {
+        $set: { status: 'Confirmed', sessionId: booking.sessionId },
+      });
+      return found;
+    });
+    try {
+      await app().parts.bookings.sweep(later());
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await models().Booking.findById(booking._id).lean())!).toMatchObject({ status: 'Confirmed', compensated: [] });
+    expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 1, day: 1, seat: 1 });
   });
 });
