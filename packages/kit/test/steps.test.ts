@@ -1,4 +1,13 @@
-import { defineFlow, kindStep, resumeFlow, runFlow, type StepKind, type StepStatus } from '@mkt/kit/steps';
+import {
+  compensationOpId,
+  defineFlow,
+  isCompensating,
+  kindStep,
+  resumeFlow,
+  runFlow,
+  type StepKind,
+  type StepStatus,
+} from '@mkt/kit/steps';
 
 /**
  * The step runner over an in-memory "database": a ledger that applies an op once by its id,
@@ -232,5 +241,275 @@ describe('resumeFlow after a crash at every point of a flow', () => {
     expect(failed).toEqual(['poor']);
     expect(runs.map((run) => run.record.id)).toEqual(['t2']);
     await expect(resumeFlow(flow, { unfinished: unfinished(world) })).rejects.toThrow('insufficient');
+  });
+});
+
+/**
+ * Compensation over an in-memory "database": counters that take and give back once by op id,
+ * and an order whose record keeps each step's status. A crash is an error thrown at a chosen
+ * point; resuming is running the flow again over the record as the crash left it.
+ */
+interface Order {
+  id: string;
+  steps: Record<string, StepStatus>;
+}
+
+class Shop {
+  stock = new Map<string, number>([
+    ['slot', 1],
+    ['day', 1],
+    ['coupon', 1],
+  ]);
+  applied = new Set<string>();
+  log: string[] = [];
+  records = new Map<string, Order>();
+  crashAt: string | null = null;
+  /** What the payment step answers: refused (for good), busy (waits), or paid. */
+  payment: 'paid' | 'refused' | 'busy' = 'paid';
+
+  crash(point: string): void {
+    if (this.crashAt === point) {
+      this.crashAt = null;
+      throw new Error(`crash at ${point}`);
+    }
+  }
+
+  /** Moves a counter once by op id (a repeat changes nothing). */
+  move(counter: string, delta: number, opId: string): void {
+    this.crash(`apply:${opId}`);
+    if (this.applied.has(opId)) return;
+    const next = this.stock.get(counter)! + delta;
+    if (next < 0) throw new SoldOut(counter);
+    this.stock.set(counter, next);
+    this.applied.add(opId);
+    this.log.push(opId);
+    this.crash(`applied:${opId}`);
+  }
+
+  mark(record: Order, step: string, status: StepStatus): Order {
+    const stored = this.records.get(record.id)!;
+    const next = { ...stored, steps: { ...stored.steps, [step]: status } };
+    this.records.set(record.id, next);
+    this.crash(`recorded:${step}:${status}`);
+    return next;
+  }
+}
+
+class SoldOut extends Error {}
+class Busy extends Error {}
+
+function orderFlow(shop: Shop) {
+  const take = (name: string) => ({
+    name,
+    opId: (o: Order) => `order:${o.id}:${name}`,
+    status: (o: Order) => o.steps[name] ?? 'todo',
+    run: async (o: Order, opId: string) => {
+      shop.move(name, -1, opId);
+      return shop.mark(o, name, 'done');
+    },
+    failsOn: (err: unknown) => err instanceof SoldOut,
+    fail: async (o: Order) => shop.mark(o, name, 'failed'),
+    compensate: async (o: Order, opId: string) => {
+      shop.move(name, +1, opId);
+      return shop.mark(o, name, 'compensated');
+    },
+  });
+  return defineFlow<Order>('order', [
+    take('slot'),
+    take('day'),
+    take('coupon'),
+    {
+      name: 'pay',
+      opId: (o) => `order:${o.id}:pay`,
+      status: (o) => o.steps.pay ?? 'todo',
+      run: async (o) => {
+        if (shop.payment === 'busy') throw new Busy();
+        // The refusal is an answer the step records itself: the record says it failed for good.
+        return shop.mark(o, 'pay', shop.payment === 'paid' ? 'done' : 'failed');
+      },
+      waitsOn: (err) => err instanceof Busy,
+    },
+    {
+      // Nothing to undo: a step without compensate is passed over when the flow turns back.
+      name: 'confirm',
+      opId: (o) => `order:${o.id}:confirm`,
+      status: (o) => o.steps.confirm ?? 'todo',
+      run: async (o) => shop.mark(o, 'confirm', 'done'),
+    },
+  ]);
+}
+
+function newOrder(shop: Shop, id: string): Order {
+  const record: Order = { id, steps: {} };
+  shop.records.set(id, record);
+  return record;
+}
+
+const ORDER_STEPS = ['slot', 'day', 'coupon', 'pay', 'confirm'];
+const finished = (flow: ReturnType<typeof orderFlow>, o: Order) =>
+  isCompensating(flow, o) ? ORDER_STEPS.every((s) => o.steps[s] !== 'done' || s === 'pay' || s === 'confirm') : o.steps.confirm === 'done';
+const unfinishedOrders = (shop: Shop, flow: ReturnType<typeof orderFlow>) => async () =>
+  [...shop.records.values()].filter((o) => !finished(flow, o));
+const fullStock = { slot: 1, day: 1, coupon: 1 };
+
+describe('compensation', () => {
+  test('a step that fails for good turns the flow back: the steps done are compensated in reverse order', async () => {
+    const shop = new Shop();
+    shop.stock.set('coupon', 0);
+    const flow = orderFlow(shop);
+    const run = await runFlow(flow, newOrder(shop, 'o1'));
+    expect(run.ran).toEqual(['slot', 'day']);
+    expect(run.failed).toMatchObject({ step: 'coupon' });
+    expect(run.failed!.error).toBeInstanceOf(SoldOut);
+    expect(run.compensated).toEqual(['day', 'slot']);
+    expect(run.stoppedAt).toBeNull();
+    expect(shop.log).toEqual(['order:o1:slot', 'order:o1:day', 'order:o1:day:compensate', 'order:o1:slot:compensate']);
+    expect(run.record.steps).toEqual({ slot: 'compensated', day: 'compensated', coupon: 'failed' });
+    expect(Object.fromEntries(shop.stock)).toEqual({ slot: 1, day: 1, coupon: 0 });
+  });
+
+  test('a failure the step records itself (the record says failed) turns the flow back too', async () => {
+    const shop = new Shop();
+    shop.payment = 'refused';
+    const flow = orderFlow(shop);
+    const run = await runFlow(flow, newOrder(shop, 'o1'));
+    expect(run.ran).toEqual(['slot', 'day', 'coupon', 'pay']);
+    expect(run.failed).toEqual({ step: 'pay' });
+    expect(run.compensated).toEqual(['coupon', 'day', 'slot']);
+    expect(Object.fromEntries(shop.stock)).toEqual(fullStock);
+    expect(run.record.steps.confirm).toBeUndefined();
+  });
+
+  test('compensation is idempotent: running the turned-back flow again gives nothing back twice', async () => {
+    const shop = new Shop();
+    shop.payment = 'refused';
+    const flow = orderFlow(shop);
+    const first = await runFlow(flow, newOrder(shop, 'o1'));
+    const again = await runFlow(flow, first.record);
+    expect(again).toMatchObject({ ran: [], compensated: [], failed: { step: 'pay' }, stoppedAt: null });
+    // Even a stale copy of the record (taken before the compensation) repeats each undo as a no-op.
+    const stale: Order = { id: 'o1', steps: { slot: 'done', day: 'done', coupon: 'done', pay: 'failed' } };
+    await runFlow(flow, stale);
+    expect(Object.fromEntries(shop.stock)).toEqual(fullStock);
+    expect(shop.log.filter((op) => op.endsWith(':compensate')).sort()).toEqual([
+      'order:o1:coupon:compensate',
+      'order:o1:day:compensate',
+      'order:o1:slot:compensate',
+    ]);
+  });
+
+  test('a waiting step does not compensate: the flow stops with what it took, and a later run finishes it', async () => {
+    const shop = new Shop();
+    shop.payment = 'busy';
+    const flow = orderFlow(shop);
+    const first = await runFlow(flow, newOrder(shop, 'o1'));
+    expect(first).toMatchObject({ ran: ['slot', 'day', 'coupon'], stoppedAt: { step: 'pay' }, failed: null, compensated: [] });
+    expect(Object.fromEntries(shop.stock)).toEqual({ slot: 0, day: 0, coupon: 0 });
+    shop.payment = 'paid';
+    const [second] = await resumeFlow(flow, { unfinished: unfinishedOrders(shop, flow) });
+    expect(second).toMatchObject({ ran: ['pay', 'confirm'], failed: null, compensated: [] });
+  });
+
+  test('an error that is neither a wait nor a failure goes up and compensates nothing', async () => {
+    const shop = new Shop();
+    const flow = orderFlow(shop);
+    shop.crashAt = 'apply:order:o1:coupon';
+    await expect(runFlow(flow, newOrder(shop, 'o1'))).rejects.toThrow('crash at apply:order:o1:coupon');
+    expect(shop.records.get('o1')!.steps).toEqual({ slot: 'done', day: 'done' });
+    expect(isCompensating(flow, shop.records.get('o1')!)).toBe(false);
+  });
+
+  const compensationPoints = [
+    'recorded:pay:failed',
+    'apply:order:o1:coupon:compensate',
+    'applied:order:o1:coupon:compensate',
+    'recorded:coupon:compensated',
+    'apply:order:o1:day:compensate',
+    'applied:order:o1:day:compensate',
+    'recorded:day:compensated',
+    'apply:order:o1:slot:compensate',
+    'applied:order:o1:slot:compensate',
+  ];
+
+  test.each(compensationPoints)('crashed during compensation at %s: the resume finishes it, each undo applied once', async (point) => {
+    const shop = new Shop();
+    shop.payment = 'refused';
+    const flow = orderFlow(shop);
+    shop.crashAt = point;
+    await expect(runFlow(flow, newOrder(shop, 'o1'))).rejects.toThrow(`crash at ${point}`);
+    expect(isCompensating(flow, shop.records.get('o1')!)).toBe(true);
+    const [resumed] = await resumeFlow(flow, { unfinished: unfinishedOrders(shop, flow) });
+    expect(resumed).toMatchObject({ ran: [], failed: { step: 'pay' }, stoppedAt: null });
+    expect(await resumeFlow(flow, { unfinished: unfinishedOrders(shop, flow) })).toEqual([]); // nothing left
+    expect(shop.records.get('o1')!.steps).toEqual({ slot: 'compensated', day: 'compensated', coupon: 'compensated', pay: 'failed' });
+    expect(Object.fromEntries(shop.stock)).toEqual(fullStock);
+    expect(shop.log.filter((op) => op.endsWith(':compensate')).sort()).toEqual([
+      'order:o1:coupon:compensate',
+      'order:o1:day:compensate',
+      'order:o1:slot:compensate',
+    ]);
+  });
+
+  test('a crash right after a failure is recorded: the resume turns the flow back from the record', async () => {
+    const shop = new Shop();
+    shop.stock.set('day', 0);
+    const flow = orderFlow(shop);
+    shop.crashAt = 'recorded:day:failed';
+    await expect(runFlow(flow, newOrder(shop, 'o1'))).rejects.toThrow();
+    // The record says the day failed: the resume compensates the slot only, and takes nothing.
+    const [resumed] = await resumeFlow(flow, { unfinished: unfinishedOrders(shop, flow) });
+    expect(resumed).toMatchObject({ ran: [], failed: { step: 'day' }, compensated: ['slot'] });
+    expect(Object.fromEntries(shop.stock)).toEqual({ slot: 1, day: 0, coupon: 1 });
+  });
+
+  test('a compensation that could not record itself stops the run there', async () => {
+    const shop = new Shop();
+    shop.payment = 'refused';
+    const base = orderFlow(shop);
+    const flow = defineFlow<Order>(
+      'stuck-undo',
+      base.steps.map((step) => (step.name === 'day' ? { ...step, compensate: async (o: Order) => o } : step)),
+    );
+    const run = await runFlow(flow, newOrder(shop, 'o1'));
+    expect(run.compensated).toEqual(['coupon', 'day']);
+    expect(run.stoppedAt).toEqual({ step: 'day' });
+    expect(run.record.steps.slot).toBe('done');
+  });
+
+  test('kindStep carries a step’s failure and compensation', async () => {
+    const world = new World();
+    const kind = ledgerKind(world);
+    const undone: string[] = [];
+    const step = kindStep<Transfer, Move, boolean>(kind, {
+      name: 'debit',
+      opId: (t) => `k:${t.id}`,
+      status: (t) => t.debit,
+      work: (t) => ({ wallet: 'alice', delta: -t.amount }),
+      record: async (t) => ({ ...t, debit: 'done' as const }),
+      failsOn: (err) => err instanceof Error && err.message === 'insufficient',
+      compensate: async (t, opId) => {
+        undone.push(opId);
+        return { ...t, debit: 'compensated' as const };
+      },
+    });
+    expect(step.failsOn!(new Error('insufficient'))).toBe(true);
+    await step.compensate!({ id: 't1', amount: 1, debit: 'done', credit: 'todo' }, compensationOpId('k:t1'));
+    expect(undone).toEqual(['k:t1:compensate']);
+  });
+});
+
+describe('a flow given up as a whole', () => {
+  test('turns back what is done, though no step failed (a cancel after the flow finished)', async () => {
+    const shop = new Shop();
+    const base = orderFlow(shop);
+    const flow = defineFlow<Order & { cancelled?: boolean }>('cancellable', base.steps, { givenUp: (o) => o.cancelled === true });
+    const done = await runFlow(flow, newOrder(shop, 'o1'));
+    expect(done.ran).toEqual(ORDER_STEPS);
+    expect(isCompensating(flow, done.record)).toBe(false);
+    const cancelled = { ...shop.records.get('o1')!, cancelled: true };
+    shop.records.set('o1', cancelled);
+    const run = await runFlow(flow, cancelled);
+    expect(run).toMatchObject({ ran: [], failed: { step: 'cancellable' }, compensated: ['coupon', 'day', 'slot'], stoppedAt: null });
+    expect(Object.fromEntries(shop.stock)).toEqual(fullStock);
   });
 });

@@ -59,7 +59,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
   const bookingRequests = new IdempotentRequests(models.BookingRequestKey, () => newInternalId('bk'));
   // Paid bookings: the wallet holds the total synchronously (the client waits for the answer).
   const wallet = new WalletClient({ url: config.WALLET_URL, token: config.INTERNAL_API_TOKEN, timeoutMs: config.WALLET_TIMEOUT_MS }, log);
-  const steps = new BookingSteps(repositories, log);
+  const steps = new BookingSteps(repositories, wallet, log);
   const bookings = new Bookings({
     ...repositories,
     couponChecks,

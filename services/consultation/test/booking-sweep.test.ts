@@ -1,3 +1,4 @@
+import { BookingRepository } from '../src/db/booking.repository';
 import { as, bookingBody, givenOffer, newUser, useConsultationApp, models } from './harness';
 
 /**
@@ -72,20 +73,63 @@ describe('the booking sweep', () => {
 
   test('a cancel whose release a crash interrupted: the sweep gives the places and the seat back, once', async () => {
     const { offer, booking } = await givenFreeBooking();
-    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Cancelled', released: false } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Cancelled', compensated: [] } });
     await app().parts.bookings.sweep(new Date());
-    expect((await models().Booking.findById(booking._id).lean())!.released).toBe(true);
+    expect((await models().Booking.findById(booking._id).lean())!.compensated).toEqual(['confirm', 'day', 'slot']);
     expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
     await app().parts.bookings.sweep(new Date());
     expect((await models().Session.findById(booking.sessionId).lean())!.participantCount).toBe(0);
     expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE))).body.data.status).toBe('Confirmed');
   });
 
-  test('a Failed booking whose give-back a crash interrupted: finished, then marked released', async () => {
+  test('a Failed booking whose give-back a crash interrupted: finished, each give-back recorded', async () => {
     const { booking } = await givenFreeBooking();
-    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Failed', released: false } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Failed', compensated: [] } });
     await app().parts.bookings.sweep(new Date());
-    expect((await models().Booking.findById(booking._id).lean())!.released).toBe(true);
+    expect((await models().Booking.findById(booking._id).lean())!.compensated).toEqual(['confirm', 'day', 'slot']);
     expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
+  });
+
+  test('a give-back a crash interrupted midway (the seat recorded given back): the sweep gives back the rest, in reverse order, once', async () => {
+    const { offer, booking } = await givenFreeBooking();
+    // As the flow left it: Failed, its seat given back (the session no longer lists it) and
+    // recorded, then the crash before the day and the slot.
+    await models().Session.updateOne(
+      { _id: booking.sessionId },
+      { $pull: { bookingIds: booking._id, buyerIds: booking.buyerId }, $inc: { participantCount: -booking.places } },
+    );
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Failed', compensated: ['confirm'] } });
+    await app().parts.bookings.sweep(new Date());
+    await app().parts.bookings.sweep(new Date());
+    expect((await models().Session.findById(booking.sessionId).lean())!.participantCount).toBe(0);
+    expect((await models().Booking.findById(booking._id).lean())!.compensated).toEqual(['confirm', 'day', 'slot']);
+    expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
+    expect((await models().SlotPlace.findById(booking.slotKey).lean())!.booked).toBe(0);
+    expect((await models().DayPlace.findById(booking.dayKey).lean())!.booked).toBe(0);
+    expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE))).body.data.status).toBe('Confirmed');
+  });
+
+  test('a Pending booking that moves on between the sweep’s read and its give-up keeps its places and seat', async () => {
+    const { booking } = await givenFreeBooking();
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Pending', sessionId: null } });
+    // The request making it confirms it right after the sweep read it Pending (a slow request).
+    const read = BookingRepository.prototype.unfinished;
+    const spy = jest.spyOn(BookingRepository.prototype, 'unfinished').mockImplementationOnce(async function (
+      this: BookingRepository,
+      ...args
+    ) {
+      const found = await read.apply(this, args);
+      await models().Booking.collection.updateOne({ _id: booking._id } as object, {
+        $set: { status: 'Confirmed', sessionId: booking.sessionId },
+      });
+      return found;
+    });
+    try {
+      await app().parts.bookings.sweep(later());
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await models().Booking.findById(booking._id).lean())!).toMatchObject({ status: 'Confirmed', compensated: [] });
+    expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 1, day: 1, seat: 1 });
   });
 });

@@ -4,9 +4,15 @@ import { as, bookingBody, daysAhead, givenOffer, log, models, newUser, useConsul
 
 const app = useConsultationApp();
 
-/** The migrator of the running service's database (as its `dist/migrate.js` builds it). */
-const migrator = () =>
-  new Migrator({ context: { db: models().Consultation.db, log, models: [], outboxSources: [] }, migrations: consultationMigrations });
+/**
+ * The migrator of the running service's database (as its `dist/migrate.js` builds it), knowing
+ * the first `count` migrations (a test of one migration reverts that one, not a later one).
+ */
+const migrator = (count = consultationMigrations.length) =>
+  new Migrator({
+    context: { db: models().Consultation.db, log, models: [], outboxSources: [] },
+    migrations: consultationMigrations.slice(0, count),
+  });
 
 /** The consultation as a release before `sellerRef` stored it: no seller reference at all. */
 async function asOldShape(offer: Offer): Promise<void> {
@@ -62,7 +68,7 @@ describe('0002-seller-refs: consultations made before sellerRef get their seller
     await models()
       .Consultation.db.collection('migrations')
       .deleteOne({ _id: '0002-seller-refs' } as never);
-    expect(await migrator().up()).toEqual(['0002-seller-refs']);
+    expect(await migrator(2).up()).toEqual(['0002-seller-refs']);
 
     const refOf = async (offer: Offer) => (await models().Consultation.findById(offer.consultationId).lean())?.sellerRef ?? null;
     expect(await refOf(twice)).toBe(twice.seller.ref);
@@ -81,15 +87,73 @@ describe('0002-seller-refs: consultations made before sellerRef get their seller
     await models()
       .Consultation.db.collection('migrations')
       .deleteOne({ _id: '0002-seller-refs' } as never);
-    await migrator().up();
+    await migrator(2).up();
     expect(await refOf(twice)).toBe(twice.seller.ref);
 
     // down: only what the backfill set goes (the newer consultation keeps the reference it was made with).
-    expect(await migrator().down()).toEqual(['0002-seller-refs']);
+    expect(await migrator(2).down()).toEqual(['0002-seller-refs']);
     expect(await refOf(twice)).toBeNull();
     expect(await refOf(bought)).toBeNull();
     expect((await models().Consultation.findById(newer.body.data.id).lean())?.sellerRef).toBe(twice.seller.ref);
-    expect(await migrator().pending()).toEqual(['0002-seller-refs']);
+    expect(await migrator(2).pending()).toEqual(['0002-seller-refs']);
+    await migrator(2).up();
+  });
+});
+
+describe('0003-booking-steps: bookings of the previous release (a `released` flag) finish on the booking flow', () => {
+  /** What a booking still holds of its slot: the places the counter keeps for it. */
+  const slotHeldBy = async (booking: { _id: string; slotKey: string }) =>
+    (await models().SlotPlace.findById(booking.slotKey).lean())!.bookingIds.filter((id) => id === booking._id).length;
+
+  test('released → every give-back recorded; not released → the sweep gives it back once; down restores the flag', async () => {
+    const offer = await givenOffer(app, { capacity: 5, basePrice: 0 });
+    const make = async (date: string) => {
+      const res = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { date, subTotal: 0, totalAmount: 0 }));
+      expect(res.body.data.status).toBe('Confirmed');
+      return (await models().Booking.findById(res.body.data.bookingId).lean())!;
+    };
+    const [kept, interrupted, finished] = [await make(daysAhead(9)), await make(daysAhead(10)), await make(daysAhead(11))];
+    // As the previous release left them: a cancel whose release a crash interrupted (its places
+    // still held), a cancel released, a Confirmed booking — each with `released`, none with `compensated`.
+    const oldShape = (id: string, set: object) =>
+      models().Booking.collection.updateOne({ _id: id } as never, { $set: set, $unset: { compensated: '' } });
+    await oldShape(kept._id, { released: false });
+    await oldShape(interrupted._id, { status: 'Cancelled', released: false });
+    // (`finished`: its slot place given back as the previous release's release did.)
+    await oldShape(finished._id, { status: 'Cancelled', released: true });
+    await models().SlotPlace.updateOne({ _id: finished.slotKey }, { $pull: { bookingIds: finished._id }, $inc: { booked: -1 } });
+
+    await models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0003-booking-steps' } as never);
+    expect(await migrator().up()).toEqual(['0003-booking-steps']);
+    const raw = (id: string) => models().Booking.collection.findOne({ _id: id } as never);
+    expect(await raw(kept._id)).toMatchObject({ compensated: [] });
+    expect(await raw(interrupted._id)).toMatchObject({ compensated: [] });
+    expect(await raw(finished._id)).toMatchObject({ compensated: ['confirm', 'coupon', 'day', 'slot'] });
+    for (const id of [kept._id, interrupted._id, finished._id]) expect(await raw(id)).not.toHaveProperty('released');
+
+    // The sweep finishes the interrupted one on the flow, once; the others have nothing to do.
+    expect(await slotHeldBy(interrupted)).toBe(1);
+    await app().parts.bookings.sweep();
+    await app().parts.bookings.sweep();
+    expect(await slotHeldBy(interrupted)).toBe(0);
+    expect((await models().SlotPlace.findById(interrupted.slotKey).lean())!.booked).toBe(0);
+    expect(await raw(interrupted._id)).toMatchObject({ compensated: ['confirm', 'day', 'slot'] });
+    expect(await slotHeldBy(kept)).toBe(1);
+    expect((await models().SlotPlace.findById(finished.slotKey).lean())!.booked).toBe(0);
+
+    // Run again: nothing changes twice. Down: the flag again, from the record.
+    await models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0003-booking-steps' } as never);
     await migrator().up();
+    expect(await raw(interrupted._id)).toMatchObject({ compensated: ['confirm', 'day', 'slot'] });
+    expect(await migrator().down()).toEqual(['0003-booking-steps']);
+    expect(await raw(kept._id)).toMatchObject({ released: false });
+    expect(await raw(interrupted._id)).toMatchObject({ released: true });
+    expect(await raw(kept._id)).not.toHaveProperty('compensated');
+    await migrator().up();
+    expect(await raw(kept._id)).toMatchObject({ compensated: [] });
   });
 });

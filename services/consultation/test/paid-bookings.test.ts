@@ -42,7 +42,7 @@ describe('paying for a booking', () => {
     expect(res.status).toBe(422);
     expect(res.body.errors[0].code).toBe('insufficient_funds');
     const failed = await models().Booking.findOne({ consultationId: offer.consultationId, buyerId: poor.id }).lean();
-    expect(failed).toMatchObject({ status: 'Failed', payment: 'refused', released: true });
+    expect(failed).toMatchObject({ status: 'Failed', payment: 'refused', compensated: expect.arrayContaining(['confirm', 'day', 'slot']) });
     expect(await models().SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
     expect(await balanceOf(poor)).toEqual({ available: 499_99, held: 0 });
     expect((await book(newUser(), offer)).body.data.status).toBe('Confirmed');
@@ -231,7 +231,11 @@ describe('when the wallet does not answer in time', () => {
         (h) => h?.status === 'Held',
       );
       await app().parts.bookings.sweep(new Date(Date.now() + 24 * 3_600_000));
-      expect(await bookingOf(id)).toMatchObject({ status: 'Failed', payment: 'voided', released: true });
+      expect(await bookingOf(id)).toMatchObject({
+        status: 'Failed',
+        payment: 'voided',
+        compensated: expect.arrayContaining(['confirm', 'day', 'slot']),
+      });
       expect(await balanceOf(buyer)).toEqual({ available: 700_00, held: 0 });
       expect(await models().SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
       expect(await ledgerMatches(buyer)).toBe(true);
@@ -268,7 +272,12 @@ describe('a PaymentPending booking given up', () => {
     const res = await as(app, buyer)('POST', '/consultations/bookings/cancel', { bookingId: id });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ status: 'Cancelled', refundAmount: 0 });
-    expect(await bookingOf(id)).toMatchObject({ status: 'Cancelled', payment: 'voided', cancelledBy: 'buyer', released: true });
+    expect(await bookingOf(id)).toMatchObject({
+      status: 'Cancelled',
+      payment: 'voided',
+      cancelledBy: 'buyer',
+      compensated: expect.arrayContaining(['confirm', 'day', 'slot']),
+    });
     expect(await balanceOf(buyer)).toEqual({ available: 600_00, held: 0 });
     expect(await models().SlotPlace.countDocuments({ consultationId: offer.consultationId, booked: { $gt: 0 } })).toBe(0);
     expect((await as(app, buyer)('POST', '/consultations/bookings/cancel', { bookingId: id })).status).toBe(409);

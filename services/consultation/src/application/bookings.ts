@@ -3,6 +3,7 @@ import { IdempotentRequestInFlight, type Attempt, type IdempotentRequests } from
 import { InvalidState } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Logger } from '@mkt/kit/logger';
+import { resumeFlow, type FlowRun } from '@mkt/kit/steps';
 import { visibleTo } from '../domain/access';
 import {
   bookingListScope,
@@ -10,30 +11,27 @@ import {
   checkBookable,
   decideCancel,
   earlierAttempt,
-  everythingOf,
   failureOf,
   newBooking,
-  pastPaymentDeadline,
   PAYMENT_RETRY_AFTER_MS,
   placeBooking,
   priceBooking,
   readableBooking,
   STUCK_AFTER_MS,
+  type BookingRun,
   type Canceller,
   type CancellationSaid,
   type PaymentSettings,
   type Plan,
-  type Taken,
 } from '../domain/bookings';
-import { CouponInvalid, SlotUnavailable } from '../domain/consultation.errors';
-import { buyerCouponProblem, UNUSABLE_COUPON, usesHeldBy } from '../domain/coupons';
-import { bookedAtMost } from '../domain/places';
+import { CouponInvalid } from '../domain/consultation.errors';
+import { buyerCouponProblem, usesHeldBy } from '../domain/coupons';
 import { bookingReceiptAmounts, type BookingReceiptAmounts } from '../domain/receipts';
-import type { BookingDoc, ConsultationDoc, DiscountDoc, NewBooking } from '../domain/records';
+import type { BookingDoc, DiscountDoc } from '../domain/records';
 import type { ConsultationRepository } from '../db/consultation.repository';
 import type { PricingRepository, RuleSetRepository } from '../db/setup.repository';
-import type { HoldAnswer, WalletClient } from '../payments/wallet.client';
-import { correlationOf, type BookingSteps, type BookingStores } from './booking-steps';
+import type { WalletClient } from '../payments/wallet.client';
+import { BookingSteps, correlationOf, type BookingStores } from './booking-steps';
 import type { CouponChecks } from './coupon-checks';
 
 export interface BookingDeps extends BookingStores {
@@ -54,9 +52,11 @@ export class Bookings {
   constructor(private readonly deps: BookingDeps) {}
 
   /**
-   * Takes the places (race-free), then — when there is something to pay — has the wallet hold
-   * the total before confirming. Short of funds: the places go back and the booking is Failed
-   * (422). The wallet silent: the booking stays PaymentPending and the sweep finishes it.
+   * Runs the booking's flow (`BookingSteps`): takes the places (race-free), then — when there is
+   * something to pay — has the wallet hold the total before confirming. A place or coupon use
+   * refused: what was taken goes back and the booking goes (422). Short of funds: the places go
+   * back and the booking is Failed (422). The wallet silent: the booking stays PaymentPending and
+   * the sweep finishes it.
    */
   async create(
     user: AuthenticatedUser,
@@ -78,54 +78,32 @@ export class Bookings {
     const plan = await this.plan(user, body, now);
     const booking = newBooking(id, user, body, plan, { payments: this.deps.payments, correlationId, now });
     // The booking exists (Pending) before it holds anything, so a crash leaves a record the
-    // sweeper can undo; places are then taken one by one and given back if a later one fails.
+    // sweep gives up; then its flow: places, coupon use, the wallet's hold, the confirm.
     await bookings.insert(booking);
-    const full = { ...booking, createdAt: now, updatedAt: now };
-    const taken: Taken = { day: false, slot: false, coupon: false, seat: false };
+    const full: BookingDoc = { ...booking, createdAt: now, updatedAt: now };
+    let run: FlowRun<BookingRun>;
     try {
-      await this.takeAll(full, plan, taken);
-      if (booking.payment === 'free') {
-        taken.seat = true;
-        return await steps.confirm(full, plan.consultation, correlationId);
-      }
+      run = await steps.run(BookingSteps.of(full), { correlationId, now, plan });
     } catch (err) {
-      // Still Pending while its places go back: a crash in between is the sweep's undo. Then
-      // the booking goes (it never existed for the client); no extra write marks it Failed.
-      // A refusal knows what was taken; any other failure may come from a take the database
-      // applied before the call failed, so every counter is given back (each release is guarded
-      // by the booking's id: one never taken changes nothing).
-      const refused = err instanceof SlotUnavailable || err instanceof CouponInvalid;
-      await steps.giveBack(full, refused ? taken : { ...everythingOf(full), seat: taken.seat });
-      await bookings.deletePending(id);
+      // A failure that is no refusal may come from a take the database applied before the call
+      // failed: while the booking is still Pending (never undone by a sweep yet: it is younger
+      // than its minute), everything it may hold is given back (each give-back guarded by its
+      // id: one never taken changes nothing) and it goes. Past Pending the sweep finishes it.
+      if ((await bookings.paymentOf(id))?.status === 'Pending') {
+        await steps.run({ ...BookingSteps.of(full), abandoned: true }, { correlationId, now, plan });
+        await bookings.deletePending(id);
+      }
       throw err;
     }
-    // From here on the booking is never undone by this request: the wallet may be holding.
-    const waiting = await bookings.move(id, { status: 'Pending' }, { status: 'PaymentPending' });
-    if (!waiting) throw new InvalidState('The booking was given up while it was being made');
-    const answer = await this.askWallet(waiting);
-    const settled = await this.settle(waiting, answer, plan.consultation, correlationId);
-    if (settled.status === 'Failed') throw failureOf(settled);
-    return settled;
-  }
-
-  /** A place of the day, places of the slot, a coupon use: each one guarded write, noted in `taken`. */
-  private async takeAll(booking: NewBooking, plan: Plan, taken: Taken): Promise<void> {
-    const { places, discounts } = this.deps;
-    const { consultation, ruleSet, discount } = plan;
-    // The slot first: a slot already taken, the common refusal, then takes nothing
-    // that would have to be given back.
-    const slotMost = bookedAtMost(consultation.maxCapacity, booking.places);
-    taken.slot = slotMost !== null && (await places.take('slot', booking.slotKey, consultation._id, booking._id, booking.places, slotMost));
-    if (!taken.slot) throw new SlotUnavailable('No places left at this time');
-    const dayMost = bookedAtMost(ruleSet.metaData.maxBookingsPerDay, 1);
-    taken.day = dayMost !== null && (await places.take('day', booking.dayKey, consultation._id, booking._id, 1, dayMost));
-    if (!taken.day) throw new SlotUnavailable('The day is fully booked');
-    taken.coupon = discount !== null && (await discounts.takeUse(discount, booking._id, booking.buyerId));
-    if (discount && !taken.coupon) {
-      // Refused by one of the two limits: the buyer's own is told to them (they know the coupon).
-      const now = await discounts.findById(discount._id);
-      throw new CouponInvalid((now && buyerCouponProblem(now, usesHeldBy(now, booking.buyerId))) ?? UNUSABLE_COUPON);
+    const made = run.record.booking;
+    if (run.failed && made.status === 'Pending') {
+      // Refused while taking its places (its takes given back): it never existed for the client.
+      await bookings.deletePending(id);
+      throw run.failed.error;
     }
+    // Failed: the refusal that failed it (the session gone after the hold), else the payment's.
+    if (made.status === 'Failed') throw run.failed?.error ?? failureOf(made);
+    return made;
   }
 
   /** One booking of the caller's (buyer, seller, admin): how clients follow a PaymentPending one. */
@@ -181,30 +159,35 @@ export class Bookings {
   }
 
   /**
-   * Undoes bookings a crash left Pending; asks the wallet again about PaymentPending ones (the
-   * hold is idempotent), giving them up (void) at their deadline; finishes releases a crash
-   * interrupted.
+   * Runs the booking flow again over every booking it may have left unfinished: a Pending one a
+   * crash left (older than its minute) is given up (Failed) and gives back everything it may
+   * hold; a PaymentPending one asks the wallet again (the hold is idempotent), or gives the
+   * payment up (void) at its deadline; a Failed or Cancelled one finishes its give-back.
    */
   async sweep(now = new Date()): Promise<void> {
-    const { bookings, consultations, steps, wallet, log } = this.deps;
-    for (const booking of await bookings.stuckPending(new Date(now.getTime() - STUCK_AFTER_MS))) await steps.undo(booking);
-    for (const booking of await bookings.waitingPayment(new Date(now.getTime() - PAYMENT_RETRY_AFTER_MS))) {
-      try {
-        const late = pastPaymentDeadline(booking, now);
-        if (late && !(await steps.startVoiding(booking))) continue;
-        const answer = late ? await wallet.void(booking._id, correlationOf(booking)) : await this.askWallet(booking);
-        const consultation = await consultations.findById(booking.consultationId);
-        if (consultation) await this.settle(booking, answer, consultation, correlationOf(booking));
-      } catch (err) {
-        log.warn({ err, bookingId: booking._id, correlationId: booking.correlationId }, 'payment of a booking still waits');
-      }
-    }
-    for (const booking of await bookings.unreleased('Cancelled')) await steps.release(booking);
-    for (const booking of await bookings.unreleased('Failed')) {
-      await steps.giveBackAll(booking);
-      await bookings.markReleased(booking._id);
-    }
+    const { steps, log } = this.deps;
+    await resumeFlow(steps.flow, {
+      unfinished: () => this.unfinished(now),
+      context: (run) => ({ correlationId: correlationOf(run.booking), now }),
+      onError: (err, run) =>
+        log.warn({ err, bookingId: run.booking._id, correlationId: run.booking.correlationId }, 'booking flow still unfinished'),
+    });
     await this.deps.requests.deleteExpired(now);
+  }
+
+  /** The runs the sweep resumes; a Pending booking left by a crash is given up first (one guarded write). */
+  private async unfinished(now: Date): Promise<BookingRun[]> {
+    const { bookings } = this.deps;
+    const runs: BookingRun[] = [];
+    for (const booking of await bookings.unfinished(
+      new Date(now.getTime() - STUCK_AFTER_MS),
+      new Date(now.getTime() - PAYMENT_RETRY_AFTER_MS),
+    )) {
+      if (booking.status !== 'Pending') runs.push(BookingSteps.of(booking));
+      else if (await bookings.moveQuietly(booking._id, { status: 'Pending' }, { status: 'Failed' }))
+        runs.push(BookingSteps.of({ ...booking, status: 'Failed' }));
+    }
+    return runs;
   }
 
   /**
@@ -213,51 +196,11 @@ export class Bookings {
    * sweep finishes the void (the booking ends Cancelled then).
    */
   private async cancelUnpaid(booking: BookingDoc, by: Canceller, said: CancellationSaid, correlationId: string): Promise<BookingDoc> {
-    const { steps, wallet, consultations } = this.deps;
+    const { steps, wallet } = this.deps;
     if (!(await steps.startVoiding(booking, by, said))) throw new InvalidState('The booking’s payment has just been settled; try again');
     if ((await wallet.void(booking._id, correlationId)) !== 'voided')
       throw new InvalidState('The payment is being given up; the booking will be cancelled shortly');
-    const consultation = await consultations.findById(booking.consultationId);
-    return steps.applyAnswer(booking, 'voided', consultation!, correlationId);
-  }
-
-  /**
-   * The wallet's answer applied. A hold whose session has left Scheduled meanwhile (the seller
-   * started it while the wallet answered) cannot be confirmed: the payment is given up — voided
-   * at the wallet, the booking Failed and its places back (the wallet silent: the sweep finishes
-   * the void) — and the client gets 422 `slot_unavailable`. Nothing stays held for a session
-   * that will never include the booking.
-   */
-  private async settle(booking: BookingDoc, answer: HoldAnswer, consultation: ConsultationDoc, correlationId: string): Promise<BookingDoc> {
-    const { steps, wallet, log } = this.deps;
-    try {
-      return await steps.applyAnswer(booking, answer, consultation, correlationId);
-    } catch (err) {
-      if (!(err instanceof SlotUnavailable)) throw err;
-      if (await steps.startVoiding(booking)) {
-        const voided = await wallet.void(booking._id, correlationId);
-        if (voided === 'voided') await steps.applyAnswer(booking, voided, consultation, correlationId);
-      }
-      log.info({ bookingId: booking._id, correlationId }, 'held booking refused: its session has left Scheduled; payment voided');
-      throw err;
-    }
-  }
-
-  private askWallet(booking: BookingDoc): Promise<HoldAnswer> {
-    return this.deps.wallet.hold(
-      {
-        bookingId: booking._id,
-        buyerId: booking.buyerId,
-        buyerRef: booking.buyerRef,
-        sellerId: booking.sellerId,
-        amountMinor: booking.totalAmountMinor,
-        currency: booking.currency,
-        // The wallet captures no earlier than the slot's end, whatever a session move says.
-        endsAt: booking.endsAt.toISOString(),
-        consultationId: booking.consultationId,
-      },
-      correlationOf(booking),
-    );
+    return steps.voided(booking);
   }
 
   /**

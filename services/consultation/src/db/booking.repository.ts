@@ -3,7 +3,7 @@ import type { PageQuery } from '@mkt/contracts';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage } from '@mkt/kit/db';
 import type { IntegrationEvent } from '@mkt/contracts';
-import type { BookingChange, BookingDoc, BookingGuard, NewBooking } from '../domain/records';
+import type { BookingChange, BookingDoc, BookingGuard, BookingStep, NewBooking } from '../domain/records';
 import { collectionOf } from './collections';
 import { findByKey } from './keys';
 import type { ConsultationModels } from './models';
@@ -73,8 +73,9 @@ export class BookingRepository {
     return this.models.Booking.findById(id, { status: 1, payment: 1 }).lean<BookingDoc>();
   }
 
-  async markReleased(id: string): Promise<void> {
-    await this.models.Booking.updateOne({ _id: id }, { $set: { released: true } });
+  /** A step of its flow given back: recorded once (the flow skips it on a repeat). */
+  async markCompensated(id: string, step: BookingStep): Promise<void> {
+    await collectionOf(this.models.Booking).updateOne({ _id: id }, { $addToSet: { compensated: step } });
   }
 
   /** The refund of a cancelled booking reached the buyer: once, only from Pending. */
@@ -90,23 +91,21 @@ export class BookingRepository {
     return findPage(this.models.Booking, filter, query, { startsAt: -1, _id: -1 });
   }
 
-  /** Pending bookings made before `before`: left by a crash. */
-  stuckPending(before: Date): Promise<BookingDoc[]> {
-    return this.models.Booking.find({ status: 'Pending', createdAt: { $lt: before } })
+  /**
+   * The bookings whose flow may be unfinished: Pending ones made before `stuckBefore` (left by a
+   * crash), PaymentPending ones untouched since `waitingBefore` (the wallet is asked again), and
+   * Failed or Cancelled ones not given back whole (`slot`, the last give-back, not recorded).
+   */
+  unfinished(stuckBefore: Date, waitingBefore: Date): Promise<BookingDoc[]> {
+    return this.models.Booking.find({
+      $or: [
+        { status: 'Pending', createdAt: { $lt: stuckBefore } },
+        { status: 'PaymentPending', updatedAt: { $lt: waitingBefore } },
+        { status: { $in: ['Failed', 'Cancelled'] }, compensated: { $ne: 'slot' } },
+      ],
+    })
       .limit(100)
       .lean<BookingDoc[]>();
-  }
-
-  /** PaymentPending bookings untouched since `before`: the wallet is asked again. */
-  waitingPayment(before: Date): Promise<BookingDoc[]> {
-    return this.models.Booking.find({ status: 'PaymentPending', updatedAt: { $lt: before } })
-      .limit(50)
-      .lean<BookingDoc[]>();
-  }
-
-  /** Cancelled or Failed bookings whose places a crash kept from going back. */
-  unreleased(status: 'Cancelled' | 'Failed'): Promise<BookingDoc[]> {
-    return this.models.Booking.find({ status, released: false }).limit(100).lean<BookingDoc[]>();
   }
 
   /** A session's Confirmed bookings (what its events name and its expiry cancels). */

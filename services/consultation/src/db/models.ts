@@ -183,7 +183,7 @@ const bookingSchema = new Schema<BookingDoc>(
     cancelCause: { type: String, default: null },
     dispute: { type: Schema.Types.Mixed, default: null },
     correlationId: { type: String, default: null },
-    released: { type: Boolean, default: false },
+    compensated: { type: [String], default: [] },
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },

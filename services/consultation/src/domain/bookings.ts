@@ -26,6 +26,7 @@ import type {
   BookingChange,
   BookingDoc,
   BookingGuard,
+  BookingStep,
   ConsultationDoc,
   DiscountDoc,
   NewBooking,
@@ -189,27 +190,58 @@ export function newBooking(
     cancelNotes: null,
     cancelCause: null,
     correlationId: settings.correlationId,
-    released: false,
+    compensated: [],
     pendingEvents: [],
   };
 }
 
-/** Which of its counters a booking being made has taken a place (or use) of so far. */
-export interface Taken {
-  day: boolean;
-  slot: boolean;
-  coupon: boolean;
-  /** Confirming began, which joins the session first: a failure after that leaves the seat. */
-  seat: boolean;
+/**
+ * A run of the booking's flow: the booking as its record says, and what this request did to it
+ * while it is still Pending (its takes are recorded by the move to PaymentPending, or by the
+ * free confirm: until then only the request knows them).
+ */
+export interface BookingRun {
+  booking: BookingDoc;
+  /** The steps this request did on the booking while it is Pending. */
+  took: BookingStep[];
+  /** The step refused for good while the booking is Pending (it is then dropped). */
+  refused: BookingStep | null;
+  /** The request failed for another reason: everything the booking may hold is given back. */
+  abandoned: boolean;
 }
 
-/** Everything a failed booking may hold — places, coupon use, session seat. */
-export const everythingOf = (booking: Pick<BookingDoc, 'couponId'>): Taken => ({
-  day: true,
-  slot: true,
-  coupon: booking.couponId !== null,
-  seat: true,
-});
+/** Where a step of the booking flow stands (kit's step status). */
+export type BookingStepStatus = 'todo' | 'done' | 'skip' | 'failed' | 'compensated';
+
+/** The booking is given up (Failed, Cancelled, or refused while being made): its flow turns back. */
+export function givenUp(run: BookingRun): boolean {
+  return run.refused !== null || run.abandoned || run.booking.status === 'Failed' || run.booking.status === 'Cancelled';
+}
+
+/**
+ * Where a step of the booking flow stands, read from the booking (and, while it is Pending,
+ * from the request making it): slot, day, coupon, hold, confirm. Given up, every step that may
+ * hold something (a place, a use, a seat) is `done` until its give-back is recorded in
+ * `compensated`; the hold holds nothing the booking gives back (the wallet gives its money back).
+ */
+export function bookingStepStatus(run: BookingRun, step: BookingStep): BookingStepStatus {
+  const { booking } = run;
+  if (step === 'coupon' && booking.couponId === null) return 'skip';
+  if (step === 'hold' && booking.payment === 'free') return 'skip';
+  if (booking.compensated.includes(step)) return 'compensated';
+  if (run.refused === step) return 'failed';
+  if (step === 'hold') {
+    if (booking.payment === 'held') return 'done';
+    if (booking.payment === 'refused' || booking.payment === 'declined' || booking.payment === 'voided') return 'failed';
+    return givenUp(run) ? 'skip' : 'todo';
+  }
+  if (booking.status === 'Pending') {
+    if (run.took.includes(step) || run.abandoned) return 'done';
+    return run.refused ? 'skip' : 'todo';
+  }
+  if (step === 'confirm') return booking.status === 'PaymentPending' ? 'todo' : 'done';
+  return 'done';
+}
 
 /**
  * A retry under the same Idempotency-Key that took over a dead attempt: the booking that attempt

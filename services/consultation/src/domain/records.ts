@@ -213,14 +213,20 @@ export interface BookingDoc {
   cancelCause: string | null;
   /** The correlation id of the request that made it: its later events and the sweep's logs carry it. */
   correlationId: string | null;
-  /** Whether the places (and session seat) of a cancelled booking were given back. */
-  released: boolean;
+  /**
+   * The steps of its flow given back (compensated) once it was given up (Failed, Cancelled):
+   * `confirm` (the session seat), `coupon`, `day`, `slot` — in that order, `slot` last.
+   */
+  compensated: BookingStep[];
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
   /** The buyer disputes the session's no-show (null: not disputed). */
   dispute?: BookingDispute | null;
 }
+/** The steps of a booking's flow, in order (application/booking-steps.ts). */
+export type BookingStep = 'slot' | 'day' | 'coupon' | 'hold' | 'confirm';
+
 /** A booking as it is first written (the database stamps its times). */
 export type NewBooking = Omit<BookingDoc, 'createdAt' | 'updatedAt'>;
 /** What a booking's move expects of it still (its state; a dispute's absence): the move applies only while it holds. */

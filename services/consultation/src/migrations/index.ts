@@ -1,6 +1,7 @@
 import type { Migration } from '@mkt/kit/db';
 import { indexes } from './0001-indexes';
 import { sellerRefs } from './0002-seller-refs';
+import { bookingSteps } from './0003-booking-steps';
 
 /** The consultation database's migrations, in order (services/consultation/README.md lists them). */
-export const consultationMigrations: Migration[] = [indexes, sellerRefs];
+export const consultationMigrations: Migration[] = [indexes, sellerRefs, bookingSteps];

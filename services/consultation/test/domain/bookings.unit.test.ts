@@ -1,5 +1,6 @@
 import { CancelBookingBody, CreateBookingBody } from '@mkt/contracts';
 import {
+  bookingStepStatus,
   cancellerOf,
   cancelWrite,
   checkBookable,
@@ -7,6 +8,7 @@ import {
   decideCancel,
   earlierAttempt,
   failureOf,
+  givenUp,
   newBooking,
   pastPaymentDeadline,
   placeBooking,
@@ -15,7 +17,7 @@ import {
   systemCancellation,
   unpaidOutcome,
 } from '../../src/domain/bookings';
-import type { BookingDoc, DiscountDoc } from '../../src/domain/records';
+import type { BookingDoc, BookingStep, DiscountDoc } from '../../src/domain/records';
 import { admin, booking, buyer, consultation, discount, pricing, refusal, ruleSet, seller, T0, user } from './unit-fixtures';
 
 // The booking rules of the README ("Booking", "Paid bookings", "Cancel"), decided without a server.
@@ -323,5 +325,81 @@ describe('reading and cancelling a booking', () => {
     });
     expect(event).toMatchObject({ type: 'consultation.booking.cancelled', data: { refundAmountMinor: 500_00, cause: 'session_expired' } });
     expect(event.data).not.toHaveProperty('cancelledBy');
+  });
+});
+
+describe('the booking flow’s steps, read from the booking', () => {
+  const STEPS: BookingStep[] = ['slot', 'day', 'coupon', 'hold', 'confirm'];
+  const run = (fields: Partial<BookingDoc>, progress: { took?: BookingStep[]; refused?: BookingStep; abandoned?: boolean } = {}) => ({
+    booking: booking(fields),
+    took: progress.took ?? [],
+    refused: progress.refused ?? null,
+    abandoned: progress.abandoned ?? false,
+  });
+  const statuses = (r: ReturnType<typeof run>) => Object.fromEntries(STEPS.map((step) => [step, bookingStepStatus(r, step)]));
+
+  test.each([
+    [
+      'being made, nothing taken yet (paid, with a coupon)',
+      run({ status: 'Pending', payment: 'pending', couponId: 'dc_1' }),
+      { slot: 'todo', day: 'todo', coupon: 'todo', hold: 'todo', confirm: 'todo' },
+    ],
+    [
+      'being made, free, no coupon: the hold and the coupon are not part of it',
+      run({ status: 'Pending', payment: 'free', couponId: null }, { took: ['slot'] }),
+      { slot: 'done', day: 'todo', coupon: 'skip', hold: 'skip', confirm: 'todo' },
+    ],
+    [
+      'the day refused while being made: the slot taken is given back, nothing else',
+      run({ status: 'Pending', payment: 'pending', couponId: 'dc_1' }, { took: ['slot'], refused: 'day' }),
+      { slot: 'done', day: 'failed', coupon: 'skip', hold: 'skip', confirm: 'skip' },
+    ],
+    [
+      'abandoned while being made: everything it may hold is given back',
+      run({ status: 'Pending', payment: 'free', couponId: 'dc_1' }, { abandoned: true }),
+      { slot: 'done', day: 'done', coupon: 'done', hold: 'skip', confirm: 'done' },
+    ],
+    [
+      'waiting for the wallet: its takes recorded by the move, the hold owed',
+      run({ status: 'PaymentPending', payment: 'pending', couponId: null }),
+      { slot: 'done', day: 'done', coupon: 'skip', hold: 'todo', confirm: 'todo' },
+    ],
+    [
+      'held (the confirm records it)',
+      run({ status: 'PaymentPending', payment: 'held', couponId: null }),
+      { slot: 'done', day: 'done', coupon: 'skip', hold: 'done', confirm: 'todo' },
+    ],
+    [
+      'Confirmed',
+      run({ status: 'Confirmed', payment: 'held', couponId: null }),
+      { slot: 'done', day: 'done', coupon: 'skip', hold: 'done', confirm: 'done' },
+    ],
+    [
+      'refused by the wallet, half given back: the hold failed, what is recorded compensated',
+      run({ status: 'Failed', payment: 'refused', couponId: 'dc_1', compensated: ['confirm', 'coupon'] }),
+      { slot: 'done', day: 'done', coupon: 'compensated', hold: 'failed', confirm: 'compensated' },
+    ],
+    [
+      'Cancelled after it was Confirmed, given back whole',
+      run({ status: 'Cancelled', payment: 'held', couponId: null, compensated: ['confirm', 'day', 'slot'] }),
+      { slot: 'compensated', day: 'compensated', coupon: 'skip', hold: 'done', confirm: 'compensated' },
+    ],
+    [
+      'left Pending by a crash, then given up (Failed): everything it may hold is given back',
+      run({ status: 'Failed', payment: 'pending', couponId: 'dc_1' }),
+      { slot: 'done', day: 'done', coupon: 'done', hold: 'skip', confirm: 'done' },
+    ],
+  ])('%s', (_what, r, expected) => {
+    expect(statuses(r)).toEqual(expected);
+  });
+
+  test('given up: Failed, Cancelled, refused or abandoned while being made; not while it is made or waits', () => {
+    expect(givenUp(run({ status: 'Failed' }))).toBe(true);
+    expect(givenUp(run({ status: 'Cancelled' }))).toBe(true);
+    expect(givenUp(run({ status: 'Pending' }, { refused: 'slot' }))).toBe(true);
+    expect(givenUp(run({ status: 'Pending' }, { abandoned: true }))).toBe(true);
+    expect(givenUp(run({ status: 'Pending' }))).toBe(false);
+    expect(givenUp(run({ status: 'PaymentPending' }))).toBe(false);
+    expect(givenUp(run({ status: 'Confirmed' }))).toBe(false);
   });
 });

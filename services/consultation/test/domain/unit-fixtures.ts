@@ -146,7 +146,7 @@ export function booking(fields: Partial<BookingDoc> = {}): BookingDoc {
     cancelNotes: null,
     cancelCause: null,
     correlationId: 'corr-1',
-    released: false,
+    compensated: [],
     pendingEvents: [],
     createdAt: T0,
     updatedAt: T0,
