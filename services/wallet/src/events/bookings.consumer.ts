@@ -1,7 +1,7 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Logger } from '@mkt/kit/logger';
-import type { BookingHolds } from '../application/booking-holds';
+import type { BookingHolds } from '../application/booking-holds.use-cases';
 import type { SettlementKind } from '../domain/records';
 
 async function settleIfHeld(
@@ -25,7 +25,7 @@ async function settleIfHeld(
  * dispute window); a cancellation refunds; a dispute holds the capture back for an admin. The
  * settlement is decided once per booking, so a repeated or late event changes nothing.
  */
-export function bookingEventsConsumer(holds: BookingHolds): ConsumerSpec {
+export function bookingsConsumer(holds: BookingHolds): ConsumerSpec {
   const capture = async (bookingIds: string[] | undefined, correlationId: string, log: Logger, noShow = false) => {
     for (const bookingId of bookingIds ?? []) await settleIfHeld(holds, bookingId, 'capture', 0, correlationId, log, noShow);
   };
