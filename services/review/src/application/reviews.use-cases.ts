@@ -8,11 +8,11 @@ import {
   type EventData,
   type PageQuery,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound } from '@mkt/kit/domain';
+import { foundOr404, isDuplicateKey, NotFound } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import type { EligibilityRepository } from '../db/eligibility.repository';
 import type { PaymentRepository } from '../db/payment.repository';
-import type { ReviewDoc } from '../db/models';
+import type { ReviewDoc } from '../domain/records';
 import type { ReviewerRepository, ReviewRepository } from '../db/review.repository';
 import {
   adminAuditOf,
@@ -30,6 +30,7 @@ import {
   type RatingPolicy,
   type SessionOutcome,
 } from '../domain/reviews';
+import { AlreadyReviewed, ReviewChanged } from '../domain/errors';
 
 export interface ReviewRepositories {
   reviews: ReviewRepository;
@@ -65,7 +66,7 @@ export class Reviews {
     try {
       review = await this.repos.reviews.insert(decision, stamp(decision.emit, correlationId));
     } catch (err) {
-      if (isDuplicateKey(err)) throw new Conflict('You have reviewed this already');
+      if (isDuplicateKey(err)) throw new AlreadyReviewed();
       throw err;
     }
     this.log.info({ reviewId: id, entityId, rating, countsInRating: counts }, 'review created');
@@ -125,7 +126,7 @@ export class Reviews {
     if (!changed) {
       const current = foundOr404(await this.repos.reviews.findById(review._id), 'Review');
       if (current.isActive === isActive) return current;
-      throw new InvalidState('The review changed meanwhile; try again');
+      throw new ReviewChanged();
     }
     this.log.info({ reviewId: review._id, isActive, sequence: decision.set.visibilityChanges }, 'review visibility changed');
     return changed;
@@ -154,7 +155,7 @@ export class Reviews {
       if (!changed) {
         const current = await this.repos.reviews.findById(review._id);
         if (current && countsInRating(current) === counts) return changedAny;
-        throw new InvalidState('The review changed meanwhile; try again');
+        throw new ReviewChanged();
       }
       changedAny = true;
       this.log.info({ reviewId: review._id, countsInRating: counts, sequence: decision.set.visibilityChanges }, 'review recounted');
