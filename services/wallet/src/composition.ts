@@ -13,7 +13,7 @@ import { WalletSteps } from './application/wallet.steps';
 import { Wallets } from './application/wallets.use-cases';
 import type { WalletConfig } from './config';
 import { BookingHoldRepository } from './db/booking-hold.repository';
-import { holdMetrics } from './db/hold-metrics';
+import { holdMetrics } from './db/booking-holds.metrics';
 import { LedgerRepository } from './db/ledger.repository';
 import { walletModels, type WalletModels } from './db/models';
 import { walletMigrations } from './migrations';
@@ -22,7 +22,7 @@ import { TopUpRepository } from './db/topup.repository';
 import { TransferRepository } from './db/transfer.repository';
 import { WalletRepository } from './db/wallet.repository';
 import { FINISH_INFLIGHT_AFTER_MS } from './domain/wallet-ops';
-import { bookingsConsumer } from './events/bookings.consumer';
+import { bookingEventsConsumer } from './events/booking-events.consumer';
 import { usersConsumer } from './events/users.consumer';
 import { ChapaProvider } from './payments/chapa.provider';
 import type { PaymentProvider } from './payments/provider';
@@ -158,7 +158,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     models: Object.values(models),
     migrations: walletMigrations(ledger, models),
     app: createApp({ config, runtime, parts }),
-    consumers: [usersConsumer(wallets), bookingsConsumer(holds)],
+    consumers: [usersConsumer(wallets), bookingEventsConsumer(holds)],
     jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, sweep), holdMetrics(holdRepository)],
   };
   return { definition, parts };

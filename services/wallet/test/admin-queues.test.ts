@@ -1,6 +1,6 @@
 import { ENDPOINTS, makeEvent, successBodySchema } from '@mkt/contracts';
 import { listenForEvents, testServers } from '@mkt/infra';
-import { bookingsConsumer } from '../src/events/bookings.consumer';
+import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import { call, env, givenBalance, log, newUser, openWallet, tokenOf, uniqueName, useWallet } from './harness';
 
 // The wallet's admin queue of holds (overdue or disputed: listed until handled, with counts) and
@@ -12,7 +12,7 @@ const HOUR = 3_600_000;
 const admin = newUser('admin');
 const asAdmin = (method: string, path: string, body?: object, headers: Record<string, string> = {}) =>
   call(walletApp().url, method, path, { token: tokenOf(admin), body, headers });
-const handlers = () => bookingsConsumer(walletApp().parts.holds).handlers;
+const handlers = () => bookingEventsConsumer(walletApp().parts.holds).handlers;
 
 async function heldBooking(endsAt: Date) {
   const buyer = newUser();

@@ -1,6 +1,6 @@
 import { makeEvent } from '@mkt/contracts';
 import { listenForEvents, readQueue, testServers, waitFor } from '@mkt/infra';
-import { bookingsConsumer } from '../src/events/bookings.consumer';
+import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import { holdOp, PLATFORM_USER_ID, releaseOp, sellerCreditOp } from '../src/domain/booking-holds';
 import { settlementOf } from '../src/domain/settlement';
 import {
@@ -38,7 +38,7 @@ const hold = (body: object, token = TOKEN, headers: Record<string, string> = {})
 const voidHold = (bookingId: string) =>
   call(walletApp().url, 'POST', `/internal/holds/${bookingId}/void`, { headers: { 'x-internal-token': TOKEN } });
 
-const handlers = () => bookingsConsumer(walletApp().parts.holds).handlers;
+const handlers = () => bookingEventsConsumer(walletApp().parts.holds).handlers;
 const completed = (bookingIds: string[], sellerId: string, correlationId?: string) =>
   handlers()['consultation.session.completed']!(
     makeEvent(
@@ -651,7 +651,7 @@ describe('a booking event from another service than consultation', () => {
     expect((await hold(body)).status).toBe(200);
     const data = { bookingId: body.bookingId, buyerId: buyer.id, sellerId: seller.id, refundAmountMinor: 400_00 };
     const forged = makeEvent('consultation.booking.cancelled', data, { source: 'crm' });
-    await walletApp().bus.consume(bookingsConsumer(walletApp().parts.holds));
+    await walletApp().bus.consume(bookingEventsConsumer(walletApp().parts.holds));
     const deadLetters = await readQueue(testServers().amqpUrl, env.queue('wallet.bookings.dlq'));
     try {
       await walletApp().bus.publish(forged);

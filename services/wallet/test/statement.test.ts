@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { makeEvent, StatementEntryResponse } from '@mkt/contracts';
-import { backfillLedgerChains } from '../src/db/backfill-ledger-chain';
-import { bookingsConsumer } from '../src/events/bookings.consumer';
+import { backfillLedgerChains } from '../src/db/ledger-chain.backfill';
+import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import {
   applyWalletOp,
   balancesOf,
@@ -68,7 +68,7 @@ const hold = (buyer: User, seller: User, amountMinor: number, bookingId = unique
     return bookingId;
   });
 
-const handlers = () => bookingsConsumer(walletApp().parts.holds).handlers;
+const handlers = () => bookingEventsConsumer(walletApp().parts.holds).handlers;
 const completed = (bookingId: string, seller: User) =>
   handlers()['consultation.session.completed']!(
     makeEvent(

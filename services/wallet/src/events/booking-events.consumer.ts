@@ -25,7 +25,7 @@ async function settleIfHeld(
  * dispute window); a cancellation refunds; a dispute holds the capture back for an admin. The
  * settlement is decided once per booking, so a repeated or late event changes nothing.
  */
-export function bookingsConsumer(holds: BookingHolds): ConsumerSpec {
+export function bookingEventsConsumer(holds: BookingHolds): ConsumerSpec {
   const capture = async (bookingIds: string[] | undefined, correlationId: string, log: Logger, noShow = false) => {
     for (const bookingId of bookingIds ?? []) await settleIfHeld(holds, bookingId, 'capture', 0, correlationId, log, noShow);
   };
