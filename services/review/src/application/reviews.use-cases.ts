@@ -44,6 +44,14 @@ const RECOUNT_ROUNDS = 3;
 
 const stamp = <T extends Emit>(emit: T, correlationId: string) => makeEvent(emit.type, emit.data, { source: 'review', correlationId });
 
+/** A listed review with what the listing says of it: its reviewer's name, whether it counts, whether it was paid for. */
+export interface ListedReview {
+  review: ReviewDoc;
+  reviewerName: string;
+  countsInRating: boolean;
+  verifiedPurchase: boolean;
+}
+
 /**
  * The review use cases: read through the repositories, decide (domain/reviews.ts), apply with
  * one guarded write that carries the event (outbox).
@@ -87,18 +95,14 @@ export class Reviews {
     const reviewerIds = page.map((r) => r.reviewerId);
     const [names, payments] = await Promise.all([this.repos.reviewers.namesOf(reviewerIds), this.repos.payments.of(entityId, reviewerIds)]);
     const { averageRating, totalReviews, listed } = ratingSummary(ratings);
-    const reviews = page.map((r) => ({
-      id: r._id,
-      referenceId: r.referenceId,
-      rating: r.rating,
-      comment: r.comment,
-      reviewerName: names.get(r.reviewerId) ?? r.reviewerNameSnapshot,
-      countsInRating: countsInRating(r),
+    const reviews: ListedReview[] = page.map((review) => ({
+      review,
+      reviewerName: names.get(review.reviewerId) ?? review.reviewerNameSnapshot,
+      countsInRating: countsInRating(review),
       verifiedPurchase: isVerifiedPurchase(
-        payments.filter((payment) => payment.buyerId === r.reviewerId),
+        payments.filter((payment) => payment.buyerId === review.reviewerId),
         this.policy,
       ),
-      createdAt: r.createdAt.toISOString(),
     }));
     return { reviews, averageRating, totalReviews, pagination: pagination(query, listed) };
   }

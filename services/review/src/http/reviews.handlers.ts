@@ -1,7 +1,7 @@
 import { OPERATIONS } from '@mkt/contracts';
 import { adminRequestOf, correlationIdOf, operationHandlers, type MountedHandlers } from '@mkt/kit/http';
 import type { Reviews } from '../application/reviews.use-cases';
-import { toCreatedReview, toReviewActiveView } from './views';
+import { toCreatedReview, toListedReview, toReviewActiveView } from './views';
 
 /** One handler per operation of the review service in the contracts' table (its input and answer typed by the entry). */
 export function reviewHandlers(reviews: Reviews): MountedHandlers {
@@ -9,7 +9,7 @@ export function reviewHandlers(reviews: Reviews): MountedHandlers {
     listReviewsByEntity: async ({ query }) => {
       const { entityType, entityId, ...page } = query;
       const { reviews: items, averageRating, totalReviews, pagination } = await reviews.byEntity(entityType, entityId, page);
-      return { data: { reviews: items, averageRating, totalReviews, pagination } };
+      return { data: { reviews: items.map(toListedReview), averageRating, totalReviews, pagination } };
     },
     createReview: async ({ body }, { req, user }) => {
       const r = await reviews.create(user, body, correlationIdOf(req));

@@ -1,4 +1,19 @@
+import type { ListedReview } from '../application/reviews.use-cases';
 import type { ReviewDoc } from '../domain/records';
+
+/** A review as `GET /reviews/by-entity` lists it. */
+export function toListedReview({ review: r, reviewerName, countsInRating, verifiedPurchase }: ListedReview) {
+  return {
+    id: r._id,
+    referenceId: r.referenceId,
+    rating: r.rating,
+    comment: r.comment,
+    reviewerName,
+    countsInRating,
+    verifiedPurchase,
+    createdAt: r.createdAt.toISOString(),
+  };
+}
 
 /** A new review as `POST /reviews` answers it. */
 export function toCreatedReview(r: ReviewDoc) {
