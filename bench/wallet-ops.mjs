@@ -70,7 +70,9 @@ async function run(name, dist, url) {
   const { walletModels } = require(join(dist, 'db', 'models.js'));
   const { WalletRepository } = require(join(dist, 'db', 'wallet.repository.js'));
   const { LedgerRepository } = require(join(dist, 'db', 'ledger.repository.js'));
-  const { WalletSteps } = require(join(dist, 'application', 'wallet-steps.js'));
+  // The steps' file is `wallet.steps.js`; a build from before the one layout named it `wallet-steps.js`.
+  const stepsFile = ['wallet.steps.js', 'wallet-steps.js'].map((file) => join(dist, 'application', file)).find((file) => existsSync(file));
+  const { WalletSteps } = require(stepsFile);
   const connection = await mongoose.createConnection(url, { dbName: `bench-wallet-ops-${name}-${Date.now().toString(36)}` }).asPromise();
   const models = walletModels(connection);
   for (const model of Object.values(models)) await model.createIndexes();

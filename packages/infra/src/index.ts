@@ -179,3 +179,4 @@ export * from './tools';
 export * from './wire-counter';
 export { importCycles } from './import-cycles';
 export { untypedSeams } from './typed-seam';
+export { serviceLayout } from './service-layout';

@@ -3,8 +3,8 @@ import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/run
 import { RecordDeletes, type OutboxRelay } from '@mkt/kit/bus';
 import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
-import { ProductService } from './application/products';
-import { ShopService } from './application/shops';
+import { Products } from './application/products.use-cases';
+import { Shops } from './application/shops.use-cases';
 import type { CatalogConfig } from './config';
 import { catalogMigrations } from './migrations';
 import { allModels, catalogModels, type CatalogModels } from './db/models';
@@ -38,8 +38,8 @@ export function catalogParts(
     models,
     categories,
     deletes,
-    products: new ProductService(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, deletes),
-    shops: new ShopService(new ShopRepository(models), new V1ProductRepository(models)),
+    products: new Products(new ProductRepository(models), new ProductRules(categories), config.REF_PREFIX, deletes),
+    shops: new Shops(new ShopRepository(models), new V1ProductRepository(models)),
   };
 }
 

@@ -1,13 +1,13 @@
 import type { Express } from 'express';
 import { createService, mountEndpoints } from '@mkt/kit/http';
 import type { Runtime } from '@mkt/kit/runtime';
-import type { RelationshipService } from './application/relationships';
+import type { Relationships } from './application/relationships.use-cases';
 import type { CrmConfig } from './config';
 import { customerHandlers } from './http/customers.handlers';
 
 /** What the HTTP layer calls: the application services (composition.ts builds them). */
 export interface CrmHttpParts {
-  relationships: RelationshipService;
+  relationships: Relationships;
 }
 
 export interface AppDeps {

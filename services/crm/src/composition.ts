@@ -1,23 +1,25 @@
 import { createDatabase, type Database } from '@mkt/kit/db';
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
-import { RecordDeletes, type OutboxRelay } from '@mkt/kit/bus';
+import { RecordDeletes, type ConsumerSpec, type OutboxRelay } from '@mkt/kit/bus';
 import type { Logger } from '@mkt/kit/logger';
 import { createApp, type CrmHttpParts } from './app';
-import { Projection } from './application/projection';
-import { RelationshipService } from './application/relationships';
+import { Projection } from './application/projection.use-cases';
+import { Relationships } from './application/relationships.use-cases';
 import type { CrmConfig } from './config';
 import { BookingFactRepository } from './db/booking-fact.repository';
 import { crmMigrations } from './migrations';
 import { allModels, crmModels, type CrmModels } from './db/models';
 import { RelationshipRepository } from './db/relationship.repository';
 import { KnownUserRepository } from './db/user.repository';
-import { crmConsumers, type CrmConsumers } from './events/consumers';
+import { bookingsConsumer } from './events/bookings.consumer';
+import { usersConsumer } from './events/users.consumer';
 
 /** Every part of the CRM above its database, built at once. */
 export interface CrmParts extends CrmHttpParts {
   models: CrmModels;
   projection: Projection;
-  consumers: CrmConsumers;
+  /** One consumer per queue of the CRM's subscriptions. */
+  consumers: { users: ConsumerSpec; bookings: ConsumerSpec };
   /** Every delete of a relationship goes through here (an admin's records its audit entry). */
   deletes: RecordDeletes;
 }
@@ -38,8 +40,8 @@ export function crmParts(db: Database, options: { models?: CrmModels; outbox?: P
     models,
     projection,
     deletes,
-    relationships: new RelationshipService(relationshipRepository, users, facts, projection, deletes),
-    consumers: crmConsumers(projection),
+    relationships: new Relationships(relationshipRepository, users, facts, projection, deletes),
+    consumers: { users: usersConsumer(projection), bookings: bookingsConsumer(projection) },
   };
 }
 

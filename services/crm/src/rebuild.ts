@@ -6,7 +6,7 @@ import { allModels } from './db/models';
 
 /**
  * `pnpm --filter @mkt/crm rebuild` (a script entry beside main.ts): recomputes every
- * relationship's totals from the stored booking facts (application/projection.ts `rebuildAll`).
+ * relationship's totals from the stored booking facts (application/projection.use-cases.ts `rebuildAll`).
  */
 async function main(): Promise<void> {
   // Only the database is needed here; the broker and the token key are not.

@@ -1,8 +1,8 @@
-import { Projection } from '../src/application/projection';
+import { Projection } from '../src/application/projection.use-cases';
 import { BookingFactRepository } from '../src/db/booking-fact.repository';
 import { RelationshipRepository } from '../src/db/relationship.repository';
 import { KnownUserRepository } from '../src/db/user.repository';
-import type { Pair } from '../src/domain/relationships';
+import type { Pair } from '../src/domain/records';
 import { onBookingConfirmed } from '../src/domain/projection';
 import { confirmed, newUser, useCrm } from './harness';
 

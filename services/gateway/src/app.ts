@@ -6,8 +6,8 @@ import { traceContextMiddleware } from '@mkt/kit/tracing';
 import type { Runtime } from '@mkt/kit/runtime';
 import type { WindowedCounter } from '@mkt/kit/db';
 import { corsOrigins, type GatewayConfig } from './config';
-import type { AuditLog } from './application/audit-log';
-import type { Identity } from './application/identity';
+import type { AuditLog } from './application/audit-log.use-cases';
+import type { Identity } from './application/identity.use-cases';
 import type { DeviceCookieSettings } from './credentials/device-cookie';
 import type { SigningKeys } from './credentials/tokens';
 import { AccessLog } from './http/access-log';
@@ -54,7 +54,7 @@ export function createApp({ config, runtime, identity, audit, keys, counter, dev
   // services behind have limits and databases of their own; refusing everything would make a
   // hiccup of the gateway's database an outage of every route), while registration, whose work
   // needs the database anyway, is refused (503). The login throttle is the identity's
-  // (application/login-throttle.ts) and fails closed the same way: no attempt is checked uncounted.
+  // (application/login-throttle.use-cases.ts) and fails closed the same way: no attempt is checked uncounted.
   const limit = (
     name: string,
     perWindow: number,

@@ -8,7 +8,7 @@ import type { Logger } from '@mkt/kit/logger';
 import { makeKeyPair, testEnv, testServers, type KeyPair } from './support';
 import { gatewayService } from '../src/composition';
 import { loadConfig } from '../src/config';
-import type { Identity } from '../src/application/identity';
+import type { Identity } from '../src/application/identity.use-cases';
 import type { GatewayModels } from '../src/db/models';
 
 export const log = pino({ level: 'silent' });

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { hash as bcryptHash } from '@node-rs/bcrypt';
-import { PasswordHasher, PasswordHashingBusy } from '../src/credentials/passwords';
+import { PasswordHasher } from '../src/credentials/passwords';
+import { PasswordHashingBusy } from '../src/domain/errors';
 import { delayAfter } from '../src/domain/login-throttle';
 import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } from './harness';
 import { call, uniqueName } from './support';

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { createService, mountEndpoints } from '@mkt/kit/http';
 import type { Runtime } from '@mkt/kit/runtime';
-import type { Reviews } from './application/reviews';
+import type { Reviews } from './application/reviews.use-cases';
 import type { ReviewConfig } from './config';
 import { reviewHandlers } from './http/reviews.handlers';
 

@@ -2,14 +2,16 @@ import { createDatabase } from '@mkt/kit/db';
 import { createRuntime, type ServiceDefinition } from '@mkt/kit/runtime';
 import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
-import { Reviews } from './application/reviews';
+import { Reviews } from './application/reviews.use-cases';
 import type { ReviewConfig } from './config';
 import { EligibilityRepository } from './db/eligibility.repository';
 import { PaymentRepository } from './db/payment.repository';
 import { reviewModels } from './db/models';
 import { reviewMigrations } from './migrations';
 import { ReviewerRepository, ReviewRepository } from './db/review.repository';
-import { reviewConsumers } from './events/consumers';
+import { paymentsConsumer } from './events/payments.consumer';
+import { sessionsConsumer } from './events/sessions.consumer';
+import { usersConsumer } from './events/users.consumer';
 
 /**
  * How the review service is put together (main.ts and the component tests): every part built
@@ -29,7 +31,7 @@ export function reviewService(config: Readonly<ReviewConfig>, log: Logger) {
   };
   const policy = { minPaidPercent: config.REVIEW_MIN_PAID_PERCENT, minPaidMinor: config.REVIEW_MIN_PAID_MINOR };
   const reviews = new Reviews(repositories, log, policy);
-  const consumers = reviewConsumers(reviews);
+  const consumers = { sessions: sessionsConsumer(reviews), payments: paymentsConsumer(reviews), users: usersConsumer(reviews) };
   const definition: ServiceDefinition = {
     runtime,
     config,

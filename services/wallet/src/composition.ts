@@ -2,18 +2,18 @@ import { createDatabase, IdempotentRequests, WindowedCounter } from '@mkt/kit/db
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
 import type { Logger } from '@mkt/kit/logger';
 import { createApp, type WalletHttpParts } from './app';
-import { BookingHolds } from './application/booking-holds';
-import { Limits } from './application/limits';
-import { Payouts } from './application/payouts';
-import { Statements } from './application/statements';
-import { walletSweep } from './application/sweep';
-import { TopUps } from './application/topups';
-import { Transfers } from './application/transfers';
-import { WalletSteps } from './application/wallet-steps';
-import { Wallets } from './application/wallets';
+import { BookingHolds } from './application/booking-holds.use-cases';
+import { Limits } from './application/limits.use-cases';
+import { Payouts } from './application/payouts.use-cases';
+import { Statements } from './application/statements.use-cases';
+import { walletSweep } from './application/wallet.sweep';
+import { TopUps } from './application/topups.use-cases';
+import { Transfers } from './application/transfers.use-cases';
+import { WalletSteps } from './application/wallet.steps';
+import { Wallets } from './application/wallets.use-cases';
 import type { WalletConfig } from './config';
 import { BookingHoldRepository } from './db/booking-hold.repository';
-import { holdMetrics } from './db/hold-metrics';
+import { holdMetrics } from './db/booking-holds.metrics';
 import { LedgerRepository } from './db/ledger.repository';
 import { walletModels, type WalletModels } from './db/models';
 import { walletMigrations } from './migrations';
@@ -23,7 +23,7 @@ import { TransferRepository } from './db/transfer.repository';
 import { WalletRepository } from './db/wallet.repository';
 import { FINISH_INFLIGHT_AFTER_MS } from './domain/wallet-ops';
 import { bookingEventsConsumer } from './events/booking-events.consumer';
-import { userRegisteredConsumer } from './events/user-registered.consumer';
+import { usersConsumer } from './events/users.consumer';
 import { ChapaProvider } from './payments/chapa.provider';
 import type { PaymentProvider } from './payments/provider';
 import { SandboxProvider } from './payments/sandbox.provider';
@@ -158,7 +158,7 @@ export function walletService(config: Readonly<WalletConfig>, log: Logger): { de
     models: Object.values(models),
     migrations: walletMigrations(ledger, models),
     app: createApp({ config, runtime, parts }),
-    consumers: [userRegisteredConsumer(wallets), bookingEventsConsumer(holds)],
+    consumers: [usersConsumer(wallets), bookingEventsConsumer(holds)],
     jobs: [periodicJob('wallet-sweep', config.SWEEP_INTERVAL_MS, sweep), holdMetrics(holdRepository)],
   };
   return { definition, parts };

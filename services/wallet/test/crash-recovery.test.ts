@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RateLimited } from '@mkt/kit/domain';
 import { WindowedCounter } from '@mkt/kit/db';
-import { Limits as WalletLimits } from '../src/application/limits';
+import { Limits as WalletLimits } from '../src/application/limits.use-cases';
 import { releaseOp } from '../src/domain/booking-holds';
 import type { LimitSettings } from '../src/domain/limits';
 import { settlementOf } from '../src/domain/settlement';

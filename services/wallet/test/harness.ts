@@ -7,8 +7,8 @@ import type { Logger } from '@mkt/kit/logger';
 import { testEnv, testIdentity, uniqueName, type TestUser } from '@mkt/infra';
 import { walletService, type WalletParts } from '../src/composition';
 import { loadConfig, type WalletConfig } from '../src/config';
-import type { LedgerEntryDoc, WalletModels } from '../src/db/models';
-import type { WalletOp } from '../src/domain/records';
+import type { WalletModels } from '../src/db/models';
+import type { LedgerEntryDoc, WalletOp } from '../src/domain/records';
 
 export const log = pino({ level: 'silent' });
 const identity = testIdentity();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { makeEvent, StatementEntryResponse } from '@mkt/contracts';
-import { backfillLedgerChains } from '../src/db/backfill-ledger-chain';
+import { backfillLedgerChains } from '../src/db/ledger-chain.backfill';
 import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
 import {
   applyWalletOp,

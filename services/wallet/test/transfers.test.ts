@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { userRegisteredConsumer } from '../src/events/user-registered.consumer';
+import { usersConsumer } from '../src/events/users.consumer';
 import { makeEvent } from '@mkt/contracts';
 import { waitFor } from '@mkt/infra';
 import {
@@ -133,7 +133,7 @@ describe('an op id is a ledger key, kept for good and never on the wallet', () =
 describe('identity.user.registered', () => {
   test('opens the wallet, once however often it arrives', async () => {
     const user = newUser();
-    const handler = userRegisteredConsumer(walletApp().parts.wallets).handlers['identity.user.registered']!;
+    const handler = usersConsumer(walletApp().parts.wallets).handlers['identity.user.registered']!;
     const event = makeEvent(
       'identity.user.registered',
       { userId: user.id, referenceId: user.ref, role: 'buyer', fullName: 'A', email: 'a@b.c' },
@@ -145,7 +145,7 @@ describe('identity.user.registered', () => {
   });
 
   test('through the broker: a published registration opens the wallet', async () => {
-    await walletApp().bus.consume(userRegisteredConsumer(walletApp().parts.wallets));
+    await walletApp().bus.consume(usersConsumer(walletApp().parts.wallets));
     const user = newUser();
     await walletApp().bus.publish(
       makeEvent(

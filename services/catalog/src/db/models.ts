@@ -1,7 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { pendingEventsField, tombstoneModel, type Tombstone } from '@mkt/kit/bus';
-import type { Product } from '../domain/products';
-import type { Shop, V1Product } from '../domain/shops';
+import type { Product, Shop, V1Product } from '../domain/records';
 
 /** Products and drafts share one collection (both are SELL-PROD); drafts have isDraft. */
 const productSchema = new Schema<Product>(

@@ -2,7 +2,8 @@ import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contrac
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage, type Page } from '@mkt/kit/db';
 import type { FilterQuery, UpdateQuery } from 'mongoose';
-import type { NewProduct, Product, ProductWrite } from '../domain/products';
+import type { NewProduct, ProductWrite } from '../domain/products';
+import type { Product } from '../domain/records';
 import type { CatalogModels } from './models';
 
 const SORTS = {

@@ -1,7 +1,8 @@
 import type { PageQuery } from '@mkt/contracts';
 import { findPage, type Page } from '@mkt/kit/db';
 import { isDuplicateKey } from '@mkt/kit/domain';
-import type { NewShop, NewV1Product, Shop, V1Product } from '../domain/shops';
+import type { NewShop, NewV1Product } from '../domain/shops';
+import type { Shop, V1Product } from '../domain/records';
 import type { CatalogModels } from './models';
 
 /** A create that a unique index refused (another create with the same key won). */

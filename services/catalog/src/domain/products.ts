@@ -9,42 +9,13 @@ import {
   type ErrorItem,
   type UpdateDraftBody,
   type UpdateProductBody,
-  type Visibility,
 } from '@mkt/contracts';
-import { AppError, Forbidden, InvalidState, NotFound } from '@mkt/kit/domain';
+import type { ProductProperty, Product } from './records';
+import { Forbidden, InvalidState, NotFound } from '@mkt/kit/domain';
+import { InvalidProduct } from './errors';
 import type { Actor } from './actor';
 import { propertyValueProblem, type Category } from './categories';
 import { sanitizeDescription } from './sanitize';
-
-export interface ProductProperty {
-  propertyId: string;
-  value: string | number | boolean;
-  propertyNameSnapshot: string;
-}
-
-/** A seller product or draft as stored (both are SELL-PROD; drafts have isDraft). */
-export interface Product {
-  _id: string;
-  sellerId: string;
-  isDraft: boolean;
-  categoryId: string;
-  name: string | null;
-  descriptionHtml: string | null;
-  sellingPriceMinor: number | null;
-  comparePriceMinor: number | null;
-  stock: number | null;
-  discountCode: string | null;
-  discountPercentage: number;
-  shippingHandler: string | null;
-  deliveryCostMinor: number;
-  properties: ProductProperty[];
-  visibility: Visibility;
-  metaData: { form: string } | null;
-  /** The outbox (an admin's change's audit entry); absent on records never changed by an admin. */
-  pendingEvents?: IntegrationEvent[];
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 /** What a create writes (the timestamps are the database's). */
 export type NewProduct = Pick<Product, '_id' | 'sellerId' | 'isDraft' | 'categoryId' | 'visibility'> &
@@ -116,13 +87,6 @@ export function productDeletion(user: Actor, current: Product, context: AdminReq
   const data = adminActionData(user, 'product.delete', { type: 'product', id: _id }, context, now, { before, after: null });
   const entry = makeEvent('catalog.admin_action.recorded', data, { source: 'catalog', correlationId: context.requestId });
   return { expect: { updatedAt: current.updatedAt }, entry };
-}
-
-/** 422: well-formed fields that do not fit the category or each other (ADR 0004, contracts `RULE`). */
-class InvalidProduct extends AppError {
-  constructor(items: ErrorItem[]) {
-    super(422, ErrorCode.invalid, 'Validation failed', items);
-  }
 }
 
 type PropertyInput = { propertyId: string; value: string | number | boolean };

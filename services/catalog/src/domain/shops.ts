@@ -1,30 +1,7 @@
-import { ErrorCode, type CreateShopBody, type CreateV1ProductBody } from '@mkt/contracts';
-import { AppError, Conflict, Forbidden } from '@mkt/kit/domain';
+import type { CreateShopBody, CreateV1ProductBody } from '@mkt/contracts';
+import { Forbidden } from '@mkt/kit/domain';
 import type { Actor } from './actor';
-
-export interface Shop {
-  _id: string;
-  ownerId: string;
-  name: string;
-  slug: string;
-  country: string;
-  category: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** The `/v1/products` group: integer minor-unit prices, a SKU unique per owner. */
-export interface V1Product {
-  _id: string;
-  ownerId: string;
-  title: string;
-  priceMinor: number;
-  currency: string;
-  sku: string;
-  inventory: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
+import type { Shop, V1Product } from './records';
 
 export type NewShop = Omit<Shop, 'createdAt' | 'updatedAt'>;
 export type NewV1Product = Omit<V1Product, 'createdAt' | 'updatedAt'>;
@@ -46,13 +23,3 @@ export function decideV1Product(user: Actor, body: CreateV1ProductBody, id: stri
   const { price, ...rest } = body;
   return { _id: id, ownerId: user.id, priceMinor: price, ...rest };
 }
-
-/**
- * Unique keys decide races (the database's unique index): of two creates with one slug, or one
- * owner's SKU, one wins; the other gets these.
- */
-export const slugTaken = (): AppError => new Conflict('A shop with this slug exists already');
-export const skuTaken = (): AppError =>
-  new AppError(409, ErrorCode.conflict, 'You have a product with this SKU already', [
-    { path: 'sku', code: ErrorCode.conflict, message: 'SKU taken' },
-  ]);

@@ -1,14 +1,14 @@
 import { OPERATIONS } from '@mkt/contracts';
 import { adminRequestOf, operationHandlers, type MountedHandlers } from '@mkt/kit/http';
-import type { ProductService } from '../application/products';
-import type { ShopService } from '../application/shops';
+import type { Products } from '../application/products.use-cases';
+import type { Shops } from '../application/shops.use-cases';
 import type { Category } from '../domain/categories';
 import { toCreatedProduct, toDraftView, toListItem, toProductView, toShopView, toV1ProductView } from './views';
 
 /** What the HTTP layer calls: the application services (composition.ts builds them). */
 export interface CatalogHttpParts {
-  products: ProductService;
-  shops: ShopService;
+  products: Products;
+  shops: Shops;
   categories: Category[];
 }
 

@@ -10,8 +10,7 @@ import {
   type V1ProductResponse,
 } from '@mkt/contracts';
 import type { z } from 'zod';
-import type { Product } from '../domain/products';
-import type { Shop, V1Product } from '../domain/shops';
+import type { Product, Shop, V1Product } from '../domain/records';
 
 /** Each view is typed by its response schema: a field the document does not describe, or one it misses, does not compile. */
 type View<S extends z.ZodType> = z.input<S>;

@@ -2,16 +2,8 @@ import { CreateProductBody, UpdateProductBody, type Visibility } from '@mkt/cont
 import { AppError } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { buildCategories, propertyValueProblem, type Property } from '../../src/domain/categories';
-import {
-  canManage,
-  isPublic,
-  ownedBy,
-  productDeletion,
-  productWrite,
-  ProductRules,
-  visibleTo,
-  type Product,
-} from '../../src/domain/products';
+import { canManage, isPublic, ownedBy, productDeletion, productWrite, ProductRules, visibleTo } from '../../src/domain/products';
+import type { Product } from '../../src/domain/records';
 import { sanitizeDescription } from '../../src/domain/sanitize';
 import { decideShop, decideV1Product } from '../../src/domain/shops';
 

@@ -1,5 +1,5 @@
-import type { BookingFact, FactChange } from '../domain/projection';
-import type { Pair } from '../domain/relationships';
+import type { FactChange } from '../domain/projection';
+import type { BookingFact, Pair } from '../domain/records';
 import { collectionOf } from './collections';
 import type { CrmModels } from './models';
 

@@ -1,7 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { pendingEventsField, tombstoneModel, type Tombstone } from '@mkt/kit/bus';
-import type { BookingFact } from '../domain/projection';
-import type { KnownUser, Relationship } from '../domain/relationships';
+import type { BookingFact, KnownUser, Relationship } from '../domain/records';
 
 const userSchema = new Schema<KnownUser>({ _id: String, referenceId: String, fullName: String, role: String }, { versionKey: false });
 

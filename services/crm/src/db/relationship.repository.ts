@@ -3,7 +3,8 @@ import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/cont
 import { byIdOrReference, findPage, type Page } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
 import { isDuplicateKey } from '@mkt/kit/domain';
-import type { Listing, NewRelationship, Pair, Relationship, RelationshipWrite } from '../domain/relationships';
+import type { Listing, NewRelationship, RelationshipWrite } from '../domain/relationships';
+import type { Pair, Relationship } from '../domain/records';
 import type { Totals } from '../domain/totals';
 import type { CrmModels } from './models';
 

@@ -1,5 +1,5 @@
 import { byIdOrReference } from '@mkt/kit/db';
-import type { KnownUser } from '../domain/relationships';
+import type { KnownUser } from '../domain/records';
 import type { CrmModels } from './models';
 
 /** Every query of `users` (the projection of `identity.user.registered`). */

@@ -1,23 +1,5 @@
 import type { IntegrationEvent } from '@mkt/contracts';
-import type { KnownUser, Pair } from './relationships';
-import type { Fact } from './totals';
-
-/**
- * What the booking events said about one booking, merged whatever their order: the confirm
- * brings the amount, the cancel the refund asked, the wallet's refund what it gave back. Totals
- * are recomputed from these, so a repeated or late event cannot count twice — and the projection
- * can be rebuilt from them.
- */
-export interface BookingFact extends Fact, Pair {
-  _id: string;
-  totalMinor: number | null;
-  refundMinor: number | null;
-  /** What the wallet actually gave back (wallet.booking_refund.completed): the refund that counts. */
-  refundedMinor: number | null;
-  refundedAt: Date | null;
-  confirmedAt: Date | null;
-  cancelledAt: Date | null;
-}
+import type { BookingFact, KnownUser, Pair } from './records';
 
 /** The fields one event brings to its booking's fact (set, the fact made if missing: a repeat sets the same). */
 export interface FactChange {

@@ -1,67 +1,21 @@
 import {
   adminActionData,
-  ErrorCode,
   makeEvent,
   type AdminRequestContext,
   type CreateCustomerBody,
-  type CustomerType,
-  type FollowStatus,
   type IntegrationEvent,
-  type NotificationPreference,
-  type RelationshipStatus,
   type Role,
   type UpdateCustomerBody,
 } from '@mkt/contracts';
-import type { z } from 'zod';
-import { AppError, Conflict, Forbidden, InvalidField, NotFound, RuleViolation } from '@mkt/kit/domain';
+import type { KnownUser, Relationship, Pair } from './records';
+import { Forbidden, InvalidField, NotFound } from '@mkt/kit/domain';
+import { FollowIsTheBuyers, NotACustomer, UnknownSeller } from './errors';
 
 /** Who asks (the verified token's user, as http/ hands it over): all a rule needs to know of them. */
 export interface Actor {
   id: string;
   ref: string;
   role: Role;
-}
-
-/** Users as `identity.user.registered` told us: names for the listings, no call to the gateway. */
-export interface KnownUser {
-  _id: string;
-  referenceId: string;
-  fullName: string;
-  role: string;
-}
-
-/** A seller–buyer customer relationship as stored (amounts in minor units). */
-export interface Relationship {
-  _id: string;
-  referenceId: string;
-  sellerId: string;
-  buyerId: string;
-  status: z.output<typeof RelationshipStatus>;
-  customerType: z.output<typeof CustomerType>;
-  isFollower: boolean;
-  followStatus: z.output<typeof FollowStatus>;
-  notificationPreference: z.output<typeof NotificationPreference>;
-  notes: string;
-  tags: string[];
-  isFavorite: boolean;
-  followedAt: Date | null;
-  markedFavoriteAt: Date | null;
-  sellerCategory: string | null;
-  totalBookings: number;
-  totalSpentMinor: number;
-  lifetimeValueMinor: number;
-  lastInteraction: Date | null;
-  lastBooking: Date | null;
-  /** The outbox (an admin's change's audit entry); absent on records no admin changed. */
-  pendingEvents?: IntegrationEvent[];
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** A seller and a buyer (user ids): one relationship each. */
-export interface Pair {
-  sellerId: string;
-  buyerId: string;
 }
 
 /** What a create writes; the rest are the schema's defaults (totals zero until recomputed). */
@@ -163,25 +117,8 @@ export function found(doc: Relationship | null): Relationship {
   return doc;
 }
 
-/** Of two creates for one pair, the unique index lets one win; the other (and a repeat) is 409. */
-export const pairTaken = (): AppError => new Conflict('This seller and buyer have a relationship already');
-
 function assertSellerSide(user: Actor, sellerId: string): void {
   if (user.id !== sellerId && !isAdmin(user)) throw new Forbidden('Only the seller of this relationship may do this');
-}
-
-function unknownSeller(): AppError {
-  const message = 'No seller with this id or reference is known';
-  return new AppError(404, ErrorCode.notFound, message, [{ path: 'sellerId', code: ErrorCode.notFound, message }]);
-}
-
-/**
- * The one answer for every buyer a seller may not name: unknown, not a buyer (the admin, a rival
- * seller, the seller itself) or a buyer who never booked with this seller. It says nothing about
- * which, so it cannot be used to find out who exists or what role they have.
- */
-function notACustomer(): AppError {
-  return new RuleViolation(ErrorCode.notEligible, 'Name a buyer who has booked with this seller', 'buyerId');
 }
 
 /**
@@ -191,7 +128,7 @@ function notACustomer(): AppError {
  */
 export function resolveSeller(user: Actor, body: Pick<CreateCustomerBody, 'sellerId'>, named: KnownUser | null): string {
   if (isAdmin(user)) {
-    if (!named || named.role !== 'seller') throw unknownSeller();
+    if (!named || named.role !== 'seller') throw new UnknownSeller();
     return named._id;
   }
   if (user.role !== 'seller') throw new Forbidden('Only sellers record customer relationships');
@@ -206,7 +143,7 @@ export function resolveSeller(user: Actor, body: Pick<CreateCustomerBody, 'selle
  * in the work done.
  */
 export function resolveBuyer(named: KnownUser | null, booked: boolean): string {
-  if (!named || named.role !== 'buyer' || !booked) throw notACustomer();
+  if (!named || named.role !== 'buyer' || !booked) throw new NotACustomer();
   return named._id;
 }
 
@@ -229,8 +166,7 @@ export function requestedFollow(body: { isFollower?: boolean; followStatus?: str
  */
 export function assertFollowUnchangedBy(user: Actor, follow: boolean | undefined, current: boolean): void {
   if (isAdmin(user) || follow === undefined || follow === current) return;
-  const message = 'Only the buyer follows or unfollows a seller';
-  throw new AppError(403, ErrorCode.forbidden, message, [{ path: 'isFollower', code: ErrorCode.forbidden, message }]);
+  throw new FollowIsTheBuyers();
 }
 
 /** Whether a create may set following (checked before the buyer is looked up); the value it sets. */

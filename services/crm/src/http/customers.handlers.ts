@@ -1,11 +1,11 @@
 import { OPERATIONS, type PageQuery } from '@mkt/contracts';
 import { adminRequestOf, operationHandlers, type AuthenticatedUser, type MountedHandlers } from '@mkt/kit/http';
-import type { RelationshipService } from '../application/relationships';
+import type { Relationships } from '../application/relationships.use-cases';
 import type { Listing } from '../domain/relationships';
 import { createdView, LISTING_SCHEMAS, listingView, ownListRow, relationshipView, updatedView } from './views';
 
 /** One handler per operation of the CRM in the contracts' table (its input and answer typed by the entry). */
-export function customerHandlers(relationships: RelationshipService): MountedHandlers {
+export function customerHandlers(relationships: Relationships): MountedHandlers {
   /** A listing of the relationships of the path's seller or buyer, keyed and shaped by its response schema. */
   const listing = async <K extends Listing>(
     kind: K,

@@ -15,8 +15,8 @@ import {
 } from '@mkt/contracts';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { z } from 'zod';
-import type { RelationshipRow } from '../application/relationships';
-import type { Relationship } from '../domain/relationships';
+import type { RelationshipRow } from '../application/relationships.use-cases';
+import type { Relationship } from '../domain/records';
 import { seesSellerNotes } from '../domain/relationships';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);

@@ -7,9 +7,9 @@ import {
   onSessionNoShow,
   onUserRegistered,
   pairsOf,
-  type BookingFact,
   type ProjectionUpdate,
 } from '../../src/domain/projection';
+import type { BookingFact } from '../../src/domain/records';
 import { analyticsOf, totalsOf } from '../../src/domain/totals';
 
 // The CRM's projection ("Totals, kept true by events"), decided and applied in memory: the

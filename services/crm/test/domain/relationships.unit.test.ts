@@ -13,9 +13,8 @@ import {
   resolveBuyer,
   resolveSeller,
   seesSellerNotes,
-  type KnownUser,
-  type Relationship,
 } from '../../src/domain/relationships';
+import type { KnownUser, Relationship } from '../../src/domain/records';
 
 // The rules of the CRM's README ("Who may do what"), decided without a server or a database.
 

@@ -1,7 +1,6 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
-import { AppError } from '@mkt/kit/domain';
-import { ErrorCode } from '@mkt/contracts';
+import { PasswordHashingBusy } from '../domain/errors';
 
 export interface PasswordSettings {
   /** Argon2id memory in KiB and passes (OWASP: 19 MiB, 2 passes). */
@@ -11,12 +10,6 @@ export interface PasswordSettings {
   concurrency: number;
   /** Hashes waiting for a slot; past that a login or registration is refused with 503. */
   maxWaiting: number;
-}
-
-export class PasswordHashingBusy extends AppError {
-  constructor() {
-    super(503, ErrorCode.unavailable, 'Too many sign-ins at once; try again shortly', [], { 'Retry-After': '1' });
-  }
 }
 
 /**

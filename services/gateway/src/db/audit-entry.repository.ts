@@ -1,6 +1,7 @@
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { FilterQuery } from 'mongoose';
-import type { AuditEntry, AuditSelection } from '../domain/audit';
+import type { AuditSelection } from '../domain/audit';
+import type { AuditEntry } from '../domain/records';
 import { collectionOf } from './collections';
 import type { GatewayModels } from './models';
 

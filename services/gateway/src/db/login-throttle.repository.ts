@@ -1,7 +1,7 @@
 import type { FilterQuery, Model, UpdateQuery } from 'mongoose';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Condition, Guarded, Lane, LoginTicket } from '../domain/login-throttle';
-import type { LoginAccountDoc, LoginAttemptDoc } from './models';
+import type { LoginAccountDoc, LoginAttemptDoc } from '../domain/records';
 
 /** One field's condition as the driver's: `is` the value, `after` `$gt`, `notAfter` `$lte`, `below` `$lt` (`orAbsent`: or no such field). */
 function conditionOn(field: string, condition: Condition<unknown>): Record<string, unknown> {

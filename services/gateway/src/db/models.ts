@@ -1,20 +1,8 @@
 import { Schema, type Connection } from 'mongoose';
-import { newUuid, type IntegrationEvent, type Role } from '@mkt/contracts';
+import { newUuid } from '@mkt/contracts';
 import { pendingEventsField } from '@mkt/kit/bus';
 import { windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit/db';
-import type { AuditEntry } from '../domain/audit';
-
-export interface UserDoc {
-  _id: string;
-  referenceId: string;
-  email: string;
-  passwordHash: string;
-  fullName: string;
-  role: Role;
-  createdAt: Date;
-  updatedAt: Date;
-  pendingEvents: IntegrationEvent[];
-}
+import type { AuditEntry, GatewaySecretDoc, LoginAccountDoc, LoginAttemptDoc, RefreshTokenDoc, UserDoc } from '../domain/records';
 
 const userSchema = new Schema<UserDoc>(
   {
@@ -29,22 +17,6 @@ const userSchema = new Schema<UserDoc>(
   { timestamps: true, versionKey: false },
 );
 
-/**
- * Refresh tokens are opaque random strings; only their SHA-256 is stored. Each login starts a
- * family; a refresh uses one token and issues the next of the family. A used token presented
- * again means it was stolen: the whole family is revoked.
- */
-export interface RefreshTokenDoc {
-  _id: string;
-  tokenHash: string;
-  familyId: string;
-  userId: string;
-  expiresAt: Date;
-  usedAt: Date | null;
-  revokedAt: Date | null;
-  createdAt: Date;
-}
-
 const refreshTokenSchema = new Schema<RefreshTokenDoc>(
   {
     _id: { type: String, required: true },
@@ -58,23 +30,6 @@ const refreshTokenSchema = new Schema<RefreshTokenDoc>(
   { timestamps: { createdAt: true, updatedAt: false }, versionKey: false },
 );
 
-/**
- * Failed sign-ins of one account name from one client address within a fixed window. `_id` is
- * the SHA-256 of the lower-cased email and the address key, whether an account has that email
- * or not, so the throttle says nothing about which emails exist.
- */
-export interface LoginAttemptDoc {
-  _id: string;
-  failures: number;
-  windowEndsAt: Date;
-  /**
-   * Until when the address counts as failing on the account (an attempt of it passed the
-   * gates; a success deletes the record). Absent: never did. Also the record of a known device
-   * (`_id` the hash of its id), which never has it.
-   */
-  failingUntil?: Date;
-}
-
 const loginAttemptSchema = new Schema<LoginAttemptDoc>(
   {
     _id: { type: String, required: true },
@@ -84,21 +39,6 @@ const loginAttemptSchema = new Schema<LoginAttemptDoc>(
   },
   { versionKey: false },
 );
-
-/**
- * Failed sign-ins of one account name from every address (`_id`: the SHA-256 of the
- * lower-cased email), forgotten at `forgetAt`, and when each of the two lanes of attempts may
- * next try: addresses new to the account, and addresses that have already failed on it.
- */
-export interface LoginAccountDoc {
-  _id: string;
-  failures: number;
-  forgetAt: Date;
-  newAddressesAt: Date;
-  failingAddressesAt: Date;
-  /** Attempts from never-failing addresses checked while the new-address lane waited (absent: none). */
-  freshChecks?: number;
-}
 
 const loginAccountSchema = new Schema<LoginAccountDoc>(
   {
@@ -111,13 +51,6 @@ const loginAccountSchema = new Schema<LoginAccountDoc>(
   },
   { versionKey: false },
 );
-
-/** A secret the gateway makes itself, once, shared by every replica (`_id`: its name). */
-export interface GatewaySecretDoc {
-  _id: string;
-  value: string;
-  createdAt: Date;
-}
 
 const gatewaySecretSchema = new Schema<GatewaySecretDoc>(
   { _id: String, value: { type: String, required: true }, createdAt: Date },

@@ -1,6 +1,6 @@
 import type { FilterQuery, Model } from 'mongoose';
 import type { UsableRefreshToken } from '../domain/identity';
-import type { RefreshTokenDoc } from './models';
+import type { RefreshTokenDoc } from '../domain/records';
 
 /** The filter of a token still usable as the domain asks it (`expiresAfter`: `expiresAt > it`). */
 export function usableFilter(tokenHash: string, usable: UsableRefreshToken): FilterQuery<RefreshTokenDoc> {

@@ -1,6 +1,6 @@
 import type { Model } from 'mongoose';
 import type { SecretStore } from '../credentials/device-cookie';
-import type { GatewaySecretDoc } from './models';
+import type { GatewaySecretDoc } from '../domain/records';
 
 /** The gateway's own secrets: the first replica to ask stores one, every later ask reads that one. */
 export class SecretRepository implements SecretStore {

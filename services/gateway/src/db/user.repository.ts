@@ -1,7 +1,7 @@
 import type { IntegrationEvent } from '@mkt/contracts';
 import { eventsWritten } from '@mkt/kit/bus';
 import type { Model } from 'mongoose';
-import type { UserDoc } from './models';
+import type { UserDoc } from '../domain/records';
 
 /** Every query of `users`. */
 export class UserRepository {

@@ -1,18 +1,6 @@
 import { AUDIT_CSV_COLUMNS, type AdminActionRecordedData, type AuditFilterQuery } from '@mkt/contracts';
 import { InvalidField } from '@mkt/kit/domain';
-
-/**
- * The audit log of admin actions: one entry per action, appended once (its id is the id of the
- * event the action's own write put in its service's outbox), never changed or removed.
- */
-export interface AuditEntry extends Omit<AdminActionRecordedData, 'at'> {
-  _id: string;
-  at: Date;
-  /** The service where the action took effect (the event's publisher). */
-  service: string;
-  /** When the log received it. */
-  recordedAt: Date;
-}
+import type { AuditEntry } from './records';
 
 /** An entry from its event: the event's id and data, and the service that published it. */
 export function entryOf(event: { id: string; data: AdminActionRecordedData }, service: string, now: Date): AuditEntry {

@@ -1,18 +1,14 @@
 import type { AccessClaims, AuthUser, Role } from '@mkt/contracts';
+import type { UserDoc } from './records';
 
 /**
  * Identity's rules, pure: what a user answers as, what an access token claims, the record of a
  * new user and its event, a refresh token's lifetime, and what a refresh token that cannot be
- * used means. Ids, hashes, clocks and the database are the application's (application/identity.ts).
+ * used means. Ids, hashes, clocks and the database are the application's (application/identity.use-cases.ts).
  */
 
-export interface UserState {
-  _id: string;
-  referenceId: string;
-  email: string;
-  fullName: string;
-  role: Role;
-}
+/** A user as the rules see it: the stored record less its password hash, clocks and events. */
+export type UserState = Pick<UserDoc, '_id' | 'referenceId' | 'email' | 'fullName' | 'role'>;
 
 const DAY_MS = 86_400_000;
 

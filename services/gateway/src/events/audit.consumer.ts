@@ -1,6 +1,6 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
-import type { AuditLog } from '../application/audit-log';
+import type { AuditLog } from '../application/audit-log.use-cases';
 
 /**
  * The gateway's one consumer: every service's admin-action event into the audit log, under the

@@ -1,23 +1,8 @@
 import type { OPERATIONS } from '@mkt/contracts';
 import type { OperationHandlers } from '@mkt/kit/http';
-import type { AuditLog } from '../application/audit-log';
-import { CSV_HEADER, csvRow, type AuditEntry } from '../domain/audit';
-
-const entryView = (entry: AuditEntry) => ({
-  id: entry._id,
-  action: entry.action,
-  actorId: entry.actorId,
-  actorRole: entry.actorRole,
-  targetType: entry.targetType,
-  targetId: entry.targetId,
-  at: entry.at.toISOString(),
-  requestId: entry.requestId,
-  clientAddress: entry.clientAddress,
-  service: entry.service,
-  before: entry.before,
-  after: entry.after,
-  notes: entry.notes,
-});
+import type { AuditLog } from '../application/audit-log.use-cases';
+import { CSV_HEADER, csvRow } from '../domain/audit';
+import { toAuditEntryView } from './views';
 
 /**
  * The audit log's operations of the contracts' table (admins only, checked by the entries' access
@@ -28,7 +13,7 @@ export function auditHandlers(audit: AuditLog): Pick<OperationHandlers<typeof OP
   return {
     listAuditLog: async ({ query }) => {
       const { entries, nextCursor } = await audit.page(query);
-      return { data: { entries: entries.map(entryView), nextCursor } };
+      return { data: { entries: entries.map(toAuditEntryView), nextCursor } };
     },
     getAuditLogCsv: async ({ query }, { res }) => {
       const rows = audit.each(query);

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { OPERATIONS } from '@mkt/contracts';
 import { correlationIdOf, type OperationHandlers } from '@mkt/kit/http';
-import type { Identity } from '../application/identity';
+import type { Identity } from '../application/identity.use-cases';
 import { cookieValue, DEVICE_COOKIE, deviceCookieHeader, type DeviceCookieSettings } from '../credentials/device-cookie';
 import { jwks, type SigningKeys } from '../credentials/tokens';
 import { addressKey, clientAddress } from './rate-limit';

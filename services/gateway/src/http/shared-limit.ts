@@ -1,8 +1,8 @@
-import { ErrorCode } from '@mkt/contracts';
-import { AppError, calendarWindow, RateLimited } from '@mkt/kit/domain';
+import { calendarWindow, RateLimited } from '@mkt/kit/domain';
 import { withoutTraceContext } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
 import type { WindowedCounter } from '@mkt/kit/db';
+import { LimitUnchecked } from '../domain/errors';
 
 // `GET /consultations/{id}/slots`, spelled as the consultation service's router matches it
 // (case-sensitive, strict): any other spelling is a 404 there and costs nothing.
@@ -11,13 +11,6 @@ const SLOTS_PATH = /^\/consultations\/[^/]+\/slots$/;
 /** A request for a consultation's free slots: anonymous and the costliest read behind the gateway. */
 export function isSlotsQuery(method: string | undefined, path: string): boolean {
   return (method === 'GET' || method === 'HEAD') && SLOTS_PATH.test(path);
-}
-
-/** A limit that must hold could not be checked (the database is away): 503, try again shortly. */
-export class LimitUnchecked extends AppError {
-  constructor() {
-    super(503, ErrorCode.unavailable, 'The request limit cannot be checked; try again shortly', [], { 'Retry-After': '1' });
-  }
 }
 
 export interface LimitHeaders {

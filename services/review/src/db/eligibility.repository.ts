@@ -1,6 +1,6 @@
 import type { Model } from 'mongoose';
 import type { EligibilityRecord } from '../domain/reviews';
-import type { EligibilityDoc } from './models';
+import type { EligibilityDoc } from '../domain/records';
 
 /** Every query of `eligibility` (who completed a session of which consultation). */
 export class EligibilityRepository {

@@ -1,6 +1,6 @@
 import type { Model } from 'mongoose';
 import type { PaymentState } from '../domain/reviews';
-import type { PaymentDoc } from './models';
+import type { PaymentDoc } from '../domain/records';
 
 const stateOf = ({ _id, ...rest }: PaymentDoc): PaymentState => ({ bookingId: _id, ...rest });
 

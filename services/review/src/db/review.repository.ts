@@ -3,7 +3,7 @@ import { byIdOrReference } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
 import type { Model } from 'mongoose';
 import type { CreateDecision, VisibilityChange } from '../domain/reviews';
-import type { ReviewDoc, ReviewerDoc } from './models';
+import type { ReviewDoc, ReviewerDoc } from '../domain/records';
 
 /** Every query of `reviews`. */
 export class ReviewRepository {

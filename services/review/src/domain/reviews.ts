@@ -1,15 +1,15 @@
 import {
   adminActionData,
-  ErrorCode,
   makeEvent,
   type AdminRequestContext,
   type CreateReviewBody,
   type EventData,
   type EventType,
   type IntegrationEvent,
-  type ReviewEntityType,
 } from '@mkt/contracts';
-import { Forbidden, RuleViolation } from '@mkt/kit/domain';
+import { Forbidden } from '@mkt/kit/domain';
+import { NotEligibleToReview } from './errors';
+import type { ReviewDoc } from './records';
 
 /**
  * The review service's rules, pure: given what was read and the command, each function returns
@@ -18,19 +18,11 @@ import { Forbidden, RuleViolation } from '@mkt/kit/domain';
  * repositories (db/).
  */
 
-/** A review as the rules see it. */
-export interface ReviewState {
-  _id: string;
-  entityType: ReviewEntityType;
-  entityId: string;
-  reviewerId: string;
-  rating: number;
-  isActive: boolean;
-  /** Absent (written before the rule): counts. */
-  countsInRating?: boolean;
+/** A review as the rules see it: the stored record's fields the rules read. */
+export type ReviewState = Pick<ReviewDoc, '_id' | 'entityType' | 'entityId' | 'reviewerId' | 'rating' | 'isActive' | 'countsInRating'> & {
   /** Absent (written before the count existed): no change yet. */
   visibilityChanges?: number;
-}
+};
 
 /** Who completed a session of which consultation, and whether they ever paid for a place. */
 export interface EligibilityState {
@@ -168,8 +160,7 @@ export function decideCreate(
   ids: { id: string; referenceId: string },
   counts: boolean,
 ): CreateDecision {
-  if (!eligibility)
-    throw new RuleViolation(ErrorCode.notEligible, 'Only a buyer who completed a session of this consultation may review it');
+  if (!eligibility) throw new NotEligibleToReview();
   const entityId = eligibility.consultationId;
   return {
     review: {

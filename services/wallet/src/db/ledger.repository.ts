@@ -2,9 +2,9 @@ import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import type { Collection } from 'mongoose';
 import { backfilledLinks, chainKeyOf, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
-import type { InflightOp, LedgerEntry, LedgerEntryType } from '../domain/records';
+import type { InflightOp, LedgerEntry, LedgerEntryDoc, LedgerEntryType } from '../domain/records';
 import { recordsOf } from './collections';
-import type { LedgerEntryDoc, WalletModels } from './models';
+import type { WalletModels } from './models';
 import type { WalletRepository } from './wallet.repository';
 
 const toLedgerDoc = (entry: LedgerEntry | InflightOp): LedgerEntryDoc => ({

@@ -2,7 +2,7 @@ import type { CreateBookingHoldBody, IntegrationEvent } from '@mkt/contracts';
 import { Conflict, InvalidState, NotFound } from '@mkt/kit/domain';
 import type { BookingHoldDoc, BookingHoldHistoryEntry, Settlement, SettlementKind, StepState, WalletOp, WalletSummary } from './records';
 import { settlementDueAt, settlementOf } from './settlement';
-import { CurrencyMismatch } from './wallet.errors';
+import { CurrencyMismatch } from './errors';
 
 /**
  * The money of paid bookings. A hold moves the total from the buyer's available to held

@@ -13,7 +13,7 @@ import { walletAuditEvent } from './admin-audit';
 import { accountNumberFits, activeBank } from './banks';
 import { holdOutcomeDeltas, payoutTransition, type PayoutMove } from './payout-states';
 import type { PayoutDoc, PayoutHistoryEntry, WalletOp } from './records';
-import { BadAccountNumber, InsufficientFunds, UnknownBank } from './wallet.errors';
+import { BadAccountNumber, InsufficientFunds, UnknownBank } from './errors';
 
 /** Payout requests: the amount is held at creation and released or paid out at the end. */
 

@@ -252,3 +252,28 @@ export interface BookingHoldDoc {
   createdAt: Date;
   updatedAt: Date;
 }
+
+export interface LedgerEntryDoc {
+  _id: string;
+  walletId: string;
+  type: LedgerEntryType;
+  availableDeltaMinor: number;
+  heldDeltaMinor: number;
+  reference: string;
+  createdAt: Date;
+  /** The run whose in-flight op this entry decided (entries of the previous release have none). */
+  token?: string;
+  /**
+   * The entry's place in its wallet's chain (1, 2, …, no gap): unique per wallet, written once
+   * with the entry, never changed — the statement's sort and cursor key. Entries written before
+   * the chain have none (`backfillLedgerChain` numbers them 0, −1, … back from the newest).
+   */
+  seq?: number;
+  /** `${walletId}:${seq}`: the unique key that lets one entry only take each place in the chain. */
+  chainKey?: string;
+  /** The wallet's available and held balances once this entry and every one before it in the chain apply. */
+  availableAfterMinor?: number;
+  heldAfterMinor?: number;
+  /** When the entry was written: never before its predecessor's, so a date range is a range of `seq`. */
+  postedAt?: Date;
+}

@@ -3,7 +3,7 @@ import { makeEvent, type CreateTopUpBody, type IntegrationEvent, type TopUpStatu
 import type { TopUpDoc, WalletOp } from './records';
 import { redirectAllowed } from './redirects';
 import { fitsUnder } from './wallet-ops';
-import { AmountTooLarge, BalanceCeilingExceeded, RedirectNotAllowed } from './wallet.errors';
+import { AmountTooLarge, BalanceCeilingExceeded, RedirectNotAllowed } from './errors';
 
 /** Top-ups: created Processing with a checkout; completed (credited exactly once) or ended. */
 

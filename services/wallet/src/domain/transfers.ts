@@ -3,7 +3,7 @@ import type { AuthenticatedUser } from '@mkt/kit/http';
 import { InvalidField, NotFound } from '@mkt/kit/domain';
 import type { TransferDoc, WalletOp, WalletSummary } from './records';
 import { fitsUnder } from './wallet-ops';
-import { AmountTooLarge, BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './wallet.errors';
+import { AmountTooLarge, BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from './errors';
 
 /**
  * A transfer is a record with two idempotent steps, debit then credit, each recorded on the

@@ -1,5 +1,5 @@
 import type { ApplyOutcome, BoundedOp, InflightOp, LedgerEntry, WalletOp } from './records';
-import { BalanceCeilingExceeded, InsufficientFunds } from './wallet.errors';
+import { BalanceCeilingExceeded, InsufficientFunds } from './errors';
 
 /**
  * The largest balance any wallet may reach whatever the configuration (10 trillion ETB): sums

@@ -1,7 +1,7 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Logger } from '@mkt/kit/logger';
-import type { BookingHolds } from '../application/booking-holds';
+import type { BookingHolds } from '../application/booking-holds.use-cases';
 import type { SettlementKind } from '../domain/records';
 
 async function settleIfHeld(

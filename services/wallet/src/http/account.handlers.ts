@@ -1,6 +1,6 @@
-import type { Limits } from '../application/limits';
-import type { Transfers } from '../application/transfers';
-import type { Wallets } from '../application/wallets';
+import type { Limits } from '../application/limits.use-cases';
+import type { Transfers } from '../application/transfers.use-cases';
+import type { Wallets } from '../application/wallets.use-cases';
 import { BANKS } from '../domain/banks';
 import type { TransferDoc } from '../domain/records';
 import type { WalletOperations } from './operations';

@@ -1,6 +1,6 @@
 import { pagination } from '@mkt/contracts';
-import type { BookingHolds } from '../application/booking-holds';
-import type { Payouts } from '../application/payouts';
+import type { BookingHolds } from '../application/booking-holds.use-cases';
+import type { Payouts } from '../application/payouts.use-cases';
 import type { WalletOperations } from './operations';
 import { holdQueueItem, payoutQueueItem } from './views';
 

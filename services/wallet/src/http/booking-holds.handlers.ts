@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import { BookingHoldParams, CreateBookingHoldBody, ok } from '@mkt/contracts';
 import { adminRequestOf, correlationIdOf, handle, saneIdHeader, type MountOptions } from '@mkt/kit/http';
-import type { BookingHolds } from '../application/booking-holds';
-import { InsufficientFunds } from '../domain/wallet.errors';
+import type { BookingHolds } from '../application/booking-holds.use-cases';
+import { InsufficientFunds } from '../domain/errors';
 import type { WalletOperations } from './operations';
 import { holdAdminView, holdView } from './views';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { TopUpRefParams, type CheckoutForm } from '@mkt/contracts';
 import { correlationIdOf, parseParts } from '@mkt/kit/http';
 import { Unauthenticated } from '@mkt/kit/domain';
-import type { TopUps } from '../application/topups';
+import type { TopUps } from '../application/topups.use-cases';
 import type { CheckoutLookup } from '../domain/topups';
 import { checkoutMessagePage, checkoutPage } from '../payments/checkout-page';
 import type { PaymentProvider } from '../payments/provider';

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { PayoutMoveParams, type PAYOUT_ADMIN_MOVES } from '@mkt/contracts';
 import { adminRequestOf, correlationIdOf } from '@mkt/kit/http';
 import { NotFound } from '@mkt/kit/domain';
-import type { Payouts } from '../application/payouts';
+import type { Payouts } from '../application/payouts.use-cases';
 import type { WalletOperations } from './operations';
 import { payoutCreatedView, payoutStatusView } from './views';
 

@@ -1,4 +1,4 @@
-import type { Statements } from '../application/statements';
+import type { Statements } from '../application/statements.use-cases';
 import { csvHeader, csvRow } from '../domain/statement-csv';
 import type { WalletOperations } from './operations';
 import { payoutHistoryView, statementEntryView, topUpHistoryView, transferHistoryView } from './views';

@@ -1,5 +1,5 @@
 import { sendReceiptPage } from '@mkt/kit/http';
-import type { TopUps } from '../application/topups';
+import type { TopUps } from '../application/topups.use-cases';
 import type { WalletOperations } from './operations';
 import { topUpCreatedView, topUpReceiptDocument, topUpReceiptView, topUpStatusView } from './views';
 

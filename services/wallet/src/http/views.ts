@@ -19,11 +19,18 @@ import {
 } from '@mkt/contracts';
 import type { AuthenticatedUser, ReceiptDocument } from '@mkt/kit/http';
 import type { z } from 'zod';
-import type { TopUpCreatedResult } from '../application/topups';
+import type { TopUpCreatedResult } from '../application/topups.use-cases';
 import { fourEyesBlock, isOverdueHold, nextMovesOf } from '../domain/admin-audit';
 import type { ReceiptableTopUp } from '../domain/receipts';
-import type { LedgerEntryDoc } from '../db/models';
-import type { BookingHoldDoc, PayoutDoc, PayoutHistoryEntry, TopUpDoc, TransferDoc, WalletSummary } from '../domain/records';
+import type {
+  BookingHoldDoc,
+  LedgerEntryDoc,
+  PayoutDoc,
+  PayoutHistoryEntry,
+  TopUpDoc,
+  TransferDoc,
+  WalletSummary,
+} from '../domain/records';
 
 /**
  * The wallet's answers: its records as the API shows them (major units where the interface says

@@ -1,5 +1,5 @@
 import type { Migration } from '@mkt/kit/db';
-import { backfillLedgerChains } from '../db/backfill-ledger-chain';
+import { backfillLedgerChains } from '../db/ledger-chain.backfill';
 import type { LedgerRepository } from '../db/ledger.repository';
 import type { WalletModels } from '../db/models';
 

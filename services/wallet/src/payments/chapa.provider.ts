@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { decimalStringToMinor, formatMinor } from '@mkt/contracts';
-import { PaymentProviderFailed } from '../domain/wallet.errors';
+import { PaymentProviderFailed } from '../domain/errors';
 import type { CheckoutRequest, CheckoutSession, PaymentProvider, Verification } from './provider';
 
 export interface ChapaSettings {

@@ -4,7 +4,7 @@ import { Forbidden, InvalidState } from '@mkt/kit/domain';
 import { PAYOUT_TRANSITIONS, payoutTransition, type PayoutMove } from '../../src/domain/payout-states';
 import { checkPayoutFunds, checkPayoutRequest, decideMove, payoutFinishOp, payoutHoldOp } from '../../src/domain/payouts';
 import type { PayoutDoc } from '../../src/domain/records';
-import { BadAccountNumber, InsufficientFunds, UnknownBank } from '../../src/domain/wallet.errors';
+import { BadAccountNumber, InsufficientFunds, UnknownBank } from '../../src/domain/errors';
 import { payoutStatusView } from '../../src/http/views';
 
 /** The payout rules (README "States", "Four eyes on payouts"), without a database. */

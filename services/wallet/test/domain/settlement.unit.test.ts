@@ -3,7 +3,7 @@ import { checkHoldTerms, decideSettlement, holdCorrelationId, isVoidableCapture,
 import type { BookingHoldDoc, WalletSummary } from '../../src/domain/records';
 import { isSettlementDue, sellerFundedOf, settlementDueAt, settlementEvent, settlementOf } from '../../src/domain/settlement';
 import { HARD_CEILING_MINOR } from '../../src/domain/wallet-ops';
-import { CurrencyMismatch } from '../../src/domain/wallet.errors';
+import { CurrencyMismatch } from '../../src/domain/errors';
 
 describe('when a decided settlement’s money may move', () => {
   const now = new Date('2026-11-23T09:15:00.000Z');

@@ -12,7 +12,7 @@ import {
   verdictOf,
   type TopUpSettings,
 } from '../../src/domain/topups';
-import { AmountTooLarge, BalanceCeilingExceeded, RedirectNotAllowed } from '../../src/domain/wallet.errors';
+import { AmountTooLarge, BalanceCeilingExceeded, RedirectNotAllowed } from '../../src/domain/errors';
 
 /** The top-up rules (README "States", "Bounded amounts", "No open redirect"), without a database. */
 const now = new Date('2026-11-24T10:00:00.000Z');

@@ -2,7 +2,7 @@ import type { AuthenticatedUser } from '@mkt/kit/http';
 import { InvalidField, NotFound } from '@mkt/kit/domain';
 import type { TransferDoc, WalletSummary } from '../../src/domain/records';
 import { checkTransferParties, checkTransferRequest, retakenTransfer, transferCreditOp, transferDebitOp } from '../../src/domain/transfers';
-import { AmountTooLarge, BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from '../../src/domain/wallet.errors';
+import { AmountTooLarge, BalanceCeilingExceeded, CurrencyMismatch, InsufficientFunds } from '../../src/domain/errors';
 
 /** The transfer rules (README "Bounded amounts", transfers), without a database. */
 const sender: AuthenticatedUser = { id: 'from', ref: 'MKT-USR-from', role: 'buyer', email: 'a@b.c', name: 'A' };

@@ -1,6 +1,6 @@
 import type { WalletOp } from '../../src/domain/records';
 import { appliedOnce, boundedOp, escrowOf, fitsUnder, HARD_CEILING_MINOR, ledgerEntryOf, refusalOf } from '../../src/domain/wallet-ops';
-import { BalanceCeilingExceeded, InsufficientFunds } from '../../src/domain/wallet.errors';
+import { BalanceCeilingExceeded, InsufficientFunds } from '../../src/domain/errors';
 
 /** The wallet's money rules (README "Money", "Bounded amounts"), without a database. */
 const op = (over: Partial<WalletOp> = {}): WalletOp => ({

@@ -3,7 +3,7 @@ import { makeEvent, newReference, type AuthSession, type AuthUser, type LoginBod
 import { isDuplicateKey, NotFound } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import type { RefreshTokenRepository } from '../db/refresh-token.repository';
-import type { UserDoc } from '../db/models';
+import type { UserDoc } from '../domain/records';
 import type { UserRepository } from '../db/user.repository';
 import type { PasswordHasher } from '../credentials/passwords';
 import { issueDeviceCookie, readDeviceCookie, type DeviceCookieSettings } from '../credentials/device-cookie';
@@ -17,8 +17,8 @@ import {
   toAuthUser,
   usableRefreshToken,
 } from '../domain/identity';
-import { EmailTaken, InvalidCredentials, InvalidRefreshToken } from '../domain/identity.errors';
-import type { LoginThrottle } from './login-throttle';
+import { EmailTaken, InvalidCredentials, InvalidRefreshToken } from '../domain/errors';
+import type { LoginThrottle } from './login-throttle.use-cases';
 
 export interface IdentitySettings {
   keys: SigningKeys;

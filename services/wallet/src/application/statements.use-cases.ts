@@ -11,13 +11,12 @@ import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Page } from '@mkt/kit/db';
 import type { BookingHoldRepository } from '../db/booking-hold.repository';
 import type { LedgerRepository, StatementFilter } from '../db/ledger.repository';
-import type { LedgerEntryDoc } from '../db/models';
+import type { LedgerEntryDoc, PayoutDoc, TopUpDoc, TransferDoc } from '../domain/records';
 import type { PayoutRepository } from '../db/payout.repository';
 import type { TopUpRepository } from '../db/topup.repository';
 import type { TransferRepository } from '../db/transfer.repository';
 import type { WalletRepository } from '../db/wallet.repository';
 import { defaultEarningsFrom, summarizeEarnings, type EarningEntry, type Earnings } from '../domain/earnings';
-import type { PayoutDoc, TopUpDoc, TransferDoc } from '../domain/records';
 
 /** A statement page as the handler shows it: the entries, their wallet's currency, the next page's cursor. */
 export interface StatementResult {

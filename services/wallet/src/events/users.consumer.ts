@@ -1,9 +1,9 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
-import type { Wallets } from '../application/wallets';
+import type { Wallets } from '../application/wallets.use-cases';
 
 /** Opens the wallet of every new user; a repeat finds it open (unique userId). */
-export function userRegisteredConsumer(wallets: Wallets): ConsumerSpec {
+export function usersConsumer(wallets: Wallets): ConsumerSpec {
   return defineConsumer({
     subscription: SUBSCRIPTIONS['wallet.users'],
     handlers: {

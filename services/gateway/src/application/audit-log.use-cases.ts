@@ -1,7 +1,8 @@
 import type { AdminActionRecordedData, AuditFilterQuery, AuditLogQuery } from '@mkt/contracts';
 import type { Logger } from '@mkt/kit/logger';
 import type { AuditEntryRepository } from '../db/audit-entry.repository';
-import { auditFilter, checkRange, decodeCursor, encodeCursor, entryOf, type AuditEntry } from '../domain/audit';
+import { auditFilter, checkRange, decodeCursor, encodeCursor, entryOf } from '../domain/audit';
+import type { AuditEntry } from '../domain/records';
 
 /** The audit log: entries appended from the services' admin-action events, read by admins. */
 export class AuditLog {

@@ -19,10 +19,10 @@ import {
 } from '../domain/payouts';
 import type { PayoutDoc } from '../domain/records';
 import { assertOwnerOrAdmin } from '../domain/access';
-import { InsufficientFunds } from '../domain/wallet.errors';
-import type { Limits } from './limits';
-import { stepStatus, type WalletSteps } from './wallet-steps';
-import type { Wallets } from './wallets';
+import { InsufficientFunds } from '../domain/errors';
+import type { Limits } from './limits.use-cases';
+import { stepStatus, type WalletSteps } from './wallet.steps';
+import type { Wallets } from './wallets.use-cases';
 
 /** Payout requests: the amount is held at creation and released or paid out at the end. */
 export class Payouts {

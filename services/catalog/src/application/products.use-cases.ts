@@ -14,13 +14,14 @@ import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Page } from '@mkt/kit/db';
 import type { RecordDeletes } from '@mkt/kit/bus';
 import type { ProductRepository } from '../db/product.repository';
-import { ownedBy, productDeletion, productWrite, visibleTo, type Product, type ProductChange, type ProductRules } from '../domain/products';
+import { ownedBy, productDeletion, productWrite, visibleTo, type ProductChange, type ProductRules } from '../domain/products';
+import type { Product } from '../domain/records';
 
 /**
  * Seller products and drafts: read, let the rules decide, write through the repository. An
  * admin's change of another seller's product carries its audit entry in the same write (`productWrite`).
  */
-export class ProductService {
+export class Products {
   constructor(
     private readonly products: ProductRepository,
     private readonly rules: ProductRules,

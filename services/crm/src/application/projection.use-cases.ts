@@ -2,7 +2,7 @@ import type { BookingFactRepository } from '../db/booking-fact.repository';
 import type { RelationshipRepository } from '../db/relationship.repository';
 import type { KnownUserRepository } from '../db/user.repository';
 import { pairsOf, type ProjectionUpdate } from '../domain/projection';
-import type { KnownUser, Pair } from '../domain/relationships';
+import type { KnownUser, Pair } from '../domain/records';
 import { sameTotals, totalsOf, type Totals } from '../domain/totals';
 
 /** Rounds of read-after-write before a pair's totals are left to its next event (never reached in practice). */

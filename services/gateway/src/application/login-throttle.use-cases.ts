@@ -2,7 +2,7 @@ import { Counter, getMetrics } from '@mkt/kit/metrics';
 import { RateLimited } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import type { LoginThrottleRepository } from '../db/login-throttle.repository';
-import type { LoginAttemptDoc } from '../db/models';
+import type { LoginAttemptDoc } from '../domain/records';
 import {
   addressRefusal,
   countFree,

@@ -17,9 +17,9 @@ import {
   transferDebitOp,
   type TransferSettings,
 } from '../domain/transfers';
-import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/wallet.errors';
-import type { WalletSteps } from './wallet-steps';
-import type { Wallets } from './wallets';
+import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/errors';
+import type { WalletSteps } from './wallet.steps';
+import type { Wallets } from './wallets.use-cases';
 
 /** Transfers between users' wallets: `debit` then `credit`, on kit's step runner. */
 export class Transfers {

@@ -24,16 +24,16 @@ import {
   isAdmin,
   listingOwner,
   ownScope,
-  pairTaken,
   relationshipDeletion,
   relationshipWrite,
   resolveBuyer,
   resolveSeller,
   type Listing,
-  type Relationship,
 } from '../domain/relationships';
+import type { Relationship } from '../domain/records';
+import { PairTaken } from '../domain/errors';
 import { analyticsOf, type Analytics } from '../domain/totals';
-import type { Projection } from './projection';
+import type { Projection } from './projection.use-cases';
 
 /** The whole relationship with both names, as the detail and the listings read it. */
 export interface RelationshipRow {
@@ -47,7 +47,7 @@ export interface RelationshipRow {
  * An admin's create or update carries its audit entry in its own write (`auditedCreate`,
  * `relationshipWrite`), an admin's delete in the delete's tombstone (`relationshipDeletion`).
  */
-export class RelationshipService {
+export class Relationships {
   constructor(
     private readonly relationships: RelationshipRepository,
     private readonly users: KnownUserRepository,
@@ -66,7 +66,7 @@ export class RelationshipService {
     const ids = { id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS') };
     const now = new Date();
     const record = auditedCreate(user, decideCreate(body, pair, follow, ids, now), context, now);
-    if ((await this.relationships.insert(record)) === DUPLICATE) throw pairTaken();
+    if ((await this.relationships.insert(record)) === DUPLICATE) throw new PairTaken();
     // The pair has booked (that is what lets it be named): its totals follow from those bookings
     // at once, as they would in the relationship the events open.
     await this.projection.recompute(pair);

@@ -26,11 +26,11 @@ import {
   type TopUpSettings,
 } from '../domain/topups';
 import { fitsUnder } from '../domain/wallet-ops';
-import { BalanceCeilingExceeded } from '../domain/wallet.errors';
+import { BalanceCeilingExceeded } from '../domain/errors';
 import type { PaymentProvider } from '../payments/provider';
-import type { Limits } from './limits';
-import { stepStatus, type WalletSteps } from './wallet-steps';
-import type { Wallets } from './wallets';
+import type { Limits } from './limits.use-cases';
+import { stepStatus, type WalletSteps } from './wallet.steps';
+import type { Wallets } from './wallets.use-cases';
 
 export interface TopUpCreatedResult {
   topUp: TopUpDoc;

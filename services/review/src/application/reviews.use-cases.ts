@@ -8,11 +8,11 @@ import {
   type EventData,
   type PageQuery,
 } from '@mkt/contracts';
-import { Conflict, foundOr404, InvalidState, isDuplicateKey, NotFound } from '@mkt/kit/domain';
+import { foundOr404, isDuplicateKey, NotFound } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import type { EligibilityRepository } from '../db/eligibility.repository';
 import type { PaymentRepository } from '../db/payment.repository';
-import type { ReviewDoc } from '../db/models';
+import type { ReviewDoc } from '../domain/records';
 import type { ReviewerRepository, ReviewRepository } from '../db/review.repository';
 import {
   adminAuditOf,
@@ -30,6 +30,7 @@ import {
   type RatingPolicy,
   type SessionOutcome,
 } from '../domain/reviews';
+import { AlreadyReviewed, ReviewChanged } from '../domain/errors';
 
 export interface ReviewRepositories {
   reviews: ReviewRepository;
@@ -42,6 +43,14 @@ export interface ReviewRepositories {
 const RECOUNT_ROUNDS = 3;
 
 const stamp = <T extends Emit>(emit: T, correlationId: string) => makeEvent(emit.type, emit.data, { source: 'review', correlationId });
+
+/** A listed review with what the listing says of it: its reviewer's name, whether it counts, whether it was paid for. */
+export interface ListedReview {
+  review: ReviewDoc;
+  reviewerName: string;
+  countsInRating: boolean;
+  verifiedPurchase: boolean;
+}
 
 /**
  * The review use cases: read through the repositories, decide (domain/reviews.ts), apply with
@@ -65,7 +74,7 @@ export class Reviews {
     try {
       review = await this.repos.reviews.insert(decision, stamp(decision.emit, correlationId));
     } catch (err) {
-      if (isDuplicateKey(err)) throw new Conflict('You have reviewed this already');
+      if (isDuplicateKey(err)) throw new AlreadyReviewed();
       throw err;
     }
     this.log.info({ reviewId: id, entityId, rating, countsInRating: counts }, 'review created');
@@ -86,18 +95,14 @@ export class Reviews {
     const reviewerIds = page.map((r) => r.reviewerId);
     const [names, payments] = await Promise.all([this.repos.reviewers.namesOf(reviewerIds), this.repos.payments.of(entityId, reviewerIds)]);
     const { averageRating, totalReviews, listed } = ratingSummary(ratings);
-    const reviews = page.map((r) => ({
-      id: r._id,
-      referenceId: r.referenceId,
-      rating: r.rating,
-      comment: r.comment,
-      reviewerName: names.get(r.reviewerId) ?? r.reviewerNameSnapshot,
-      countsInRating: countsInRating(r),
+    const reviews: ListedReview[] = page.map((review) => ({
+      review,
+      reviewerName: names.get(review.reviewerId) ?? review.reviewerNameSnapshot,
+      countsInRating: countsInRating(review),
       verifiedPurchase: isVerifiedPurchase(
-        payments.filter((payment) => payment.buyerId === r.reviewerId),
+        payments.filter((payment) => payment.buyerId === review.reviewerId),
         this.policy,
       ),
-      createdAt: r.createdAt.toISOString(),
     }));
     return { reviews, averageRating, totalReviews, pagination: pagination(query, listed) };
   }
@@ -125,7 +130,7 @@ export class Reviews {
     if (!changed) {
       const current = foundOr404(await this.repos.reviews.findById(review._id), 'Review');
       if (current.isActive === isActive) return current;
-      throw new InvalidState('The review changed meanwhile; try again');
+      throw new ReviewChanged();
     }
     this.log.info({ reviewId: review._id, isActive, sequence: decision.set.visibilityChanges }, 'review visibility changed');
     return changed;
@@ -154,7 +159,7 @@ export class Reviews {
       if (!changed) {
         const current = await this.repos.reviews.findById(review._id);
         if (current && countsInRating(current) === counts) return changedAny;
-        throw new InvalidState('The review changed meanwhile; try again');
+        throw new ReviewChanged();
       }
       changedAny = true;
       this.log.info({ reviewId: review._id, countsInRating: counts, sequence: decision.set.visibilityChanges }, 'review recounted');

@@ -4,10 +4,12 @@ import { foundOr404 } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Page } from '@mkt/kit/db';
 import { DUPLICATE, type ShopRepository, type V1ProductRepository } from '../db/shop.repository';
-import { decideShop, decideV1Product, skuTaken, slugTaken, type Shop, type V1Product } from '../domain/shops';
+import { SkuTaken, SlugTaken } from '../domain/errors';
+import { decideShop, decideV1Product } from '../domain/shops';
+import type { Shop, V1Product } from '../domain/records';
 
 /** Shops and the `/v1/products` group. */
-export class ShopService {
+export class Shops {
   constructor(
     private readonly shops: ShopRepository,
     private readonly v1Products: V1ProductRepository,
@@ -15,7 +17,7 @@ export class ShopService {
 
   async createShop(user: AuthenticatedUser, body: CreateShopBody): Promise<Shop> {
     const shop = await this.shops.insert(decideShop(user, body, randomUUID()));
-    if (shop === DUPLICATE) throw slugTaken();
+    if (shop === DUPLICATE) throw new SlugTaken();
     return shop;
   }
 
@@ -25,7 +27,7 @@ export class ShopService {
 
   async createProduct(user: AuthenticatedUser, body: CreateV1ProductBody): Promise<V1Product> {
     const product = await this.v1Products.insert(decideV1Product(user, body, randomUUID()));
-    if (product === DUPLICATE) throw skuTaken();
+    if (product === DUPLICATE) throw new SkuTaken();
     return product;
   }
 

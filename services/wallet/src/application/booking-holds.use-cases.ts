@@ -35,9 +35,9 @@ import {
 import { HOLD_OVERDUE_AFTER_MS, walletAuditEvent } from '../domain/admin-audit';
 import type { BookingHoldDoc, SettlementKind } from '../domain/records';
 import { isSettlementDue, settlementEvent } from '../domain/settlement';
-import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/wallet.errors';
-import { stepStatus, type WalletSteps, type WalletWork } from './wallet-steps';
-import type { Wallets } from './wallets';
+import { BalanceCeilingExceeded, InsufficientFunds } from '../domain/errors';
+import { stepStatus, type WalletSteps, type WalletWork } from './wallet.steps';
+import type { Wallets } from './wallets.use-cases';
 
 /** A settlement's run: under whose correlation id its late steps and its event go. */
 interface SettlementRun {
