@@ -110,6 +110,8 @@ export function serviceLayout(src: string): string[] {
     if (consumerFile) {
       const queues = [...text.matchAll(SUBSCRIPTION)].map(([, queue]) => queue);
       if (queues.length !== 1) breaks(file, `one consumer per queue, one queue per file (this one reads ${queues.join(', ') || 'none'})`);
+      else if (file !== `events/${queues[0]}.consumer.ts`)
+        breaks(file, `a consumer file is named by its queue (events/${queues[0]}.consumer.ts)`);
     }
   }
   return found;

@@ -68,6 +68,7 @@ test('names every misplaced or misnamed file, with the rule it breaks', () => {
     'events/orders.consumer.ts':
       "defineConsumer({ subscription: SUBSCRIPTIONS['shop.payments'] });\ndefineConsumer({ subscription: SUBSCRIPTIONS['shop.orders'] });\n",
     'events/notes.consumer.ts': 'export const note = 1;\n',
+    'events/payments.consumer.ts': "defineConsumer({ subscription: SUBSCRIPTIONS['shop.refunds'] });\n",
     'application/projection.use-cases.ts': "export const c = defineConsumer({ subscription: SUBSCRIPTIONS['shop.bookings'] });\n",
     'migrations/indexes.ts': '',
     'db/schema.json': '{}',
@@ -89,6 +90,7 @@ test('names every misplaced or misnamed file, with the rule it breaks', () => {
         'events/consumers.ts',
         'events/notes.consumer.ts',
         'events/orders.consumer.ts',
+        'events/payments.consumer.ts',
         'helpers.ts',
         'http/admin/routes.ts',
         'http/orders.ts',
@@ -101,6 +103,7 @@ test('names every misplaced or misnamed file, with the rule it breaks', () => {
     expect(lines).toContain('domain/orders.ts: the service’s errors are declared in domain/errors.ts');
     expect(lines).toContain('http/orders.ts: handlers are in http/<resource>.handlers.ts');
     expect(lines).toContain('events/orders.consumer.ts: one consumer per queue, one queue per file (this one reads payments, orders)');
+    expect(lines).toContain('events/payments.consumer.ts: a consumer file is named by its queue (events/refunds.consumer.ts)');
   } finally {
     remove();
   }

@@ -3,13 +3,13 @@ import { createDatabase, IdempotentRequests, WindowedCounter } from '@mkt/kit/db
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
 import type { Logger } from '@mkt/kit/logger';
 import { createApp } from './app';
-import { BookingSteps } from './application/booking-steps';
-import { Bookings } from './application/bookings';
-import { Consultations } from './application/consultations';
-import { CouponChecks } from './application/coupon-checks';
-import { Ratings } from './application/ratings';
-import { Sessions } from './application/sessions';
-import { Setup } from './application/setup';
+import { BookingFlow } from './application/bookings.steps';
+import { Bookings } from './application/bookings.use-cases';
+import { Consultations } from './application/consultations.use-cases';
+import { CouponChecks } from './application/coupon-checks.use-cases';
+import { Ratings } from './application/ratings.use-cases';
+import { Sessions } from './application/sessions.use-cases';
+import { Setup } from './application/setup.use-cases';
 import type { ConsultationConfig } from './config';
 import { BookingRepository } from './db/booking.repository';
 import { ConsultationRepository } from './db/consultation.repository';
@@ -20,7 +20,7 @@ import { RatingRepository } from './db/rating.repository';
 import { SessionRepository } from './db/session.repository';
 import { DiscountRepository, PricingRepository, RuleSetRepository, VisibilityRuleSetRepository } from './db/setup.repository';
 import { reviewsConsumer } from './events/reviews.consumer';
-import { walletPaymentsConsumer } from './events/wallet-payments.consumer';
+import { walletPaymentsConsumer } from './events/payments.consumer';
 import { WalletClient } from './payments/wallet.client';
 
 /**
@@ -59,7 +59,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
   const bookingRequests = new IdempotentRequests(models.BookingRequestKey, () => newInternalId('bk'));
   // Paid bookings: the wallet holds the total synchronously (the client waits for the answer).
   const wallet = new WalletClient({ url: config.WALLET_URL, token: config.INTERNAL_API_TOKEN, timeoutMs: config.WALLET_TIMEOUT_MS }, log);
-  const steps = new BookingSteps(repositories, wallet, log);
+  const steps = new BookingFlow(repositories, wallet, log);
   const bookings = new Bookings({
     ...repositories,
     couponChecks,

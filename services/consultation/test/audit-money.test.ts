@@ -3,8 +3,8 @@ import mongoose from 'mongoose';
 import { makeEvent } from '@mkt/contracts';
 import { call, type TestUser } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit/runtime';
-import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
-import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.consumer';
+import { walletPaymentsConsumer } from '../src/events/payments.consumer';
+import { bookingEventsConsumer } from '../../wallet/src/events/bookings.consumer';
 import {
   as,
   bookingBody,

@@ -2,8 +2,8 @@ import type { BookingDoc } from '../src/domain/records';
 import mongoose from 'mongoose';
 import { testServers, waitFor, type TestUser } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit/runtime';
-import { walletPaymentsConsumer } from '../src/events/wallet-payments.consumer';
-import { bookingEventsConsumer } from '../../wallet/src/events/booking-events.consumer';
+import { walletPaymentsConsumer } from '../src/events/payments.consumer';
+import { bookingEventsConsumer } from '../../wallet/src/events/bookings.consumer';
 import { as, startConsultation, startWalletSide, walletModels, walletSide, type ConsultationApp, models } from './harness';
 
 /**

@@ -22,7 +22,7 @@ import { TopUpRepository } from './db/topup.repository';
 import { TransferRepository } from './db/transfer.repository';
 import { WalletRepository } from './db/wallet.repository';
 import { FINISH_INFLIGHT_AFTER_MS } from './domain/wallet-ops';
-import { bookingEventsConsumer } from './events/booking-events.consumer';
+import { bookingEventsConsumer } from './events/bookings.consumer';
 import { usersConsumer } from './events/users.consumer';
 import { ChapaProvider } from './payments/chapa.provider';
 import type { PaymentProvider } from './payments/provider';

@@ -1,6 +1,6 @@
 import { ENDPOINTS, makeEvent, successBodySchema } from '@mkt/contracts';
 import { listenForEvents, testServers } from '@mkt/infra';
-import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
+import { bookingEventsConsumer } from '../src/events/bookings.consumer';
 import { call, env, givenBalance, log, newUser, openWallet, tokenOf, uniqueName, useWallet } from './harness';
 
 // The wallet's admin queue of holds (overdue or disputed: listed until handled, with counts) and

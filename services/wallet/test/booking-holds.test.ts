@@ -1,6 +1,6 @@
 import { makeEvent } from '@mkt/contracts';
 import { listenForEvents, readQueue, testServers, waitFor } from '@mkt/infra';
-import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
+import { bookingEventsConsumer } from '../src/events/bookings.consumer';
 import { holdOp, PLATFORM_USER_ID, releaseOp, sellerCreditOp } from '../src/domain/booking-holds';
 import { settlementOf } from '../src/domain/settlement';
 import {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { makeEvent, StatementEntryResponse } from '@mkt/contracts';
 import { backfillLedgerChains } from '../src/db/ledger-chain.backfill';
-import { bookingEventsConsumer } from '../src/events/booking-events.consumer';
+import { bookingEventsConsumer } from '../src/events/bookings.consumer';
 import {
   applyWalletOp,
   balancesOf,

@@ -4,8 +4,7 @@ import { eventsWritten } from '@mkt/kit/bus';
 import { findPage } from '@mkt/kit/db';
 import type { IntegrationEvent } from '@mkt/contracts';
 import type { BookingChange, BookingDoc, BookingGuard, BookingStep, NewBooking } from '../domain/records';
-import { collectionOf } from './collections';
-import { findByKey } from './keys';
+import { collectionOf, findByKey } from './collections';
 import type { ConsultationModels } from './models';
 
 /**

@@ -1,4 +1,5 @@
 import type { Model, mongo } from 'mongoose';
+import { byIdOrReference } from '@mkt/kit/db';
 
 /**
  * The driver's collection of a model, typed by its record, for the writes mongoose would only
@@ -9,4 +10,9 @@ import type { Model, mongo } from 'mongoose';
  */
 export function collectionOf<T extends mongo.Document>(model: Model<T>): mongo.Collection<T> {
   return model.db.collection<T>(model.collection.collectionName);
+}
+
+/** Every record is found by its id or its referenceId. */
+export function findByKey<T>(model: Model<T>, key: string): Promise<T | null> {
+  return model.findOne(byIdOrReference(key)).lean<T>() as Promise<T | null>;
 }

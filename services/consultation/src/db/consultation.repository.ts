@@ -6,8 +6,7 @@ import { isDuplicateKey } from '@mkt/kit/domain';
 import type { ConsultationDoc, PricingDoc, RuleSetDoc } from '../domain/records';
 import type { ConsultationChange, ConsultationGuard } from '../domain/consultation-edits';
 import type { OfferShape } from '../domain/rule-sets';
-import { collectionOf } from './collections';
-import { findByKey } from './keys';
+import { collectionOf, findByKey } from './collections';
 import type { ConsultationModels } from './models';
 
 /**

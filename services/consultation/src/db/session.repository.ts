@@ -4,8 +4,7 @@ import { eventsWritten } from '@mkt/kit/bus';
 import { findPage } from '@mkt/kit/db';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { BookingDoc, ConsultationDoc, NewBooking, SessionDoc } from '../domain/records';
-import { collectionOf } from './collections';
-import { findByKey } from './keys';
+import { collectionOf, findByKey } from './collections';
 import type { ConsultationModels } from './models';
 
 /** What a join reports: the session joined, or why not (a session of that time already left Scheduled). */

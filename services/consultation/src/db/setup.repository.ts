@@ -3,8 +3,7 @@ import { Conflict, isDuplicateKey } from '@mkt/kit/domain';
 import { findPage } from '@mkt/kit/db';
 import type { DiscountDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../domain/records';
 import { buyerUseKey, maxUsesPerBuyerOf } from '../domain/coupons';
-import { collectionOf } from './collections';
-import { findByKey } from './keys';
+import { collectionOf, findByKey } from './collections';
 import type { ConsultationModels } from './models';
 
 /** `availability_rule_sets`. */

@@ -19,7 +19,7 @@ import {
   PriceMismatch,
   RefundTooLarge,
   SlotUnavailable,
-} from './consultation.errors';
+} from './errors';
 import { dayKey, scheduleOf, slotKey } from './consultations';
 import { applyCoupon, couponProblem, UNUSABLE_COUPON } from './coupons';
 import type {

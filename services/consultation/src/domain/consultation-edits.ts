@@ -7,7 +7,7 @@ import {
   type UpdateConsultationBody,
 } from '@mkt/contracts';
 import { Conflict, InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
-import { ForeignRecord } from './consultation.errors';
+import { ForeignRecord } from './errors';
 import { PUBLIC_TEXT_FIELDS, type ConsultationDoc } from './records';
 
 // Edits of a consultation and their review: what an owner may change at once, what waits for an

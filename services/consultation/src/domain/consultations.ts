@@ -2,7 +2,7 @@ import { newInternalId, newReference, type CreateConsultationBody } from '@mkt/c
 import { NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller, type References } from './access';
-import { ForeignRecord } from './consultation.errors';
+import { ForeignRecord } from './errors';
 import type { ConsultationDoc, PricingDoc, RuleSetDoc } from './records';
 import { assertZone } from './rule-sets';
 import { localDateRange, localSlot, slotsBetween, type Schedule } from './slots';

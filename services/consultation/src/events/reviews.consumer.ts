@@ -1,6 +1,6 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
-import type { Ratings } from '../application/ratings';
+import type { Ratings } from '../application/ratings.use-cases';
 
 /** The rating summary of each consultation, from the review service's events (one queue). */
 export function reviewsConsumer(ratings: Ratings): ConsumerSpec {

@@ -1,7 +1,7 @@
 import type { OPERATIONS } from '@mkt/contracts';
 import { adminRequestOf, correlationIdOf, sendReceiptPage, type OperationHandlers } from '@mkt/kit/http';
-import type { Bookings } from '../application/bookings';
-import type { Sessions } from '../application/sessions';
+import type { Bookings } from '../application/bookings.use-cases';
+import type { Sessions } from '../application/sessions.use-cases';
 import {
   bookingListItem,
   bookingReceiptDocument,

@@ -1,6 +1,6 @@
 import type { OPERATIONS } from '@mkt/contracts';
 import { adminRequestOf, type OperationHandlers } from '@mkt/kit/http';
-import type { Consultations } from '../application/consultations';
+import type { Consultations } from '../application/consultations.use-cases';
 import { mayReview } from '../domain/access';
 import { versionOf } from '../domain/consultation-edits';
 import { approvalQueueItem, consultationListItem, consultationRevisionView, consultationView } from './views';

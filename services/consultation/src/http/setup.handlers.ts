@@ -1,6 +1,6 @@
 import type { OPERATIONS } from '@mkt/contracts';
 import type { OperationHandlers } from '@mkt/kit/http';
-import type { Setup } from '../application/setup';
+import type { Setup } from '../application/setup.use-cases';
 import { couponCheckView, discountView, pricingView, ruleSetListItem, ruleSetView, visibilityRuleSetView } from './views';
 
 type Handlers = OperationHandlers<typeof OPERATIONS, 'consultation'>;

@@ -1,6 +1,6 @@
 import { SUBSCRIPTIONS } from '@mkt/contracts';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
-import type { Bookings } from '../application/bookings';
+import type { Bookings } from '../application/bookings.use-cases';
 
 /**
  * The wallet's word on the money of a booking: a cancelled booking's refund reached the buyer

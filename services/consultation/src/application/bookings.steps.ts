@@ -17,7 +17,7 @@ import {
   type CancellationSaid,
   type Plan,
 } from '../domain/bookings';
-import { CouponInvalid, SlotUnavailable } from '../domain/consultation.errors';
+import { CouponInvalid, SlotUnavailable } from '../domain/errors';
 import { buyerCouponProblem, UNUSABLE_COUPON, usesHeldBy } from '../domain/coupons';
 import { bookedAtMost } from '../domain/places';
 import type { BookingDoc, BookingStep, ConsultationDoc, NewBooking, SessionDoc } from '../domain/records';
@@ -63,7 +63,7 @@ export interface BookingContext {
  * give-back recorded in the booking's `compensated`, so the sweep, running the flow again,
  * finishes one a crash interrupted.
  */
-export class BookingSteps {
+export class BookingFlow {
   readonly flow: Flow<BookingRun, BookingContext>;
 
   constructor(
@@ -92,7 +92,7 @@ export class BookingSteps {
 
   /** Gives back everything a booking may hold (given up: Failed or Cancelled on the record). */
   async giveBack(booking: BookingDoc): Promise<BookingDoc> {
-    const run = await this.run(BookingSteps.of(booking), { correlationId: correlationOf(booking), now: new Date() });
+    const run = await this.run(BookingFlow.of(booking), { correlationId: correlationOf(booking), now: new Date() });
     return run.record.booking;
   }
 

@@ -22,7 +22,7 @@ import {
   type ApprovalNames,
 } from '../domain/consultation-edits';
 import { checkNewConsultation, newConsultation, placesByKey, slotsToList, slotsWithPlaces } from '../domain/consultations';
-import { ConsultationLimitReached } from '../domain/consultation.errors';
+import { ConsultationLimitReached } from '../domain/errors';
 import type { ConsultationDoc, PricingDoc } from '../domain/records';
 import type { ConsultationRepository } from '../db/consultation.repository';
 import type { PlaceRepository } from '../db/place.repository';

@@ -19,7 +19,7 @@ import { contextOf, newVisibilityRuleSet, sellersOf, visibilityVerdicts } from '
 import type { BookingRepository } from '../db/booking.repository';
 import type { ConsultationRepository } from '../db/consultation.repository';
 import type { DiscountRepository, PricingRepository, RuleSetRepository, VisibilityRuleSetRepository } from '../db/setup.repository';
-import type { CouponChecks } from './coupon-checks';
+import type { CouponChecks } from './coupon-checks.use-cases';
 
 export interface SetupDeps {
   ruleSets: RuleSetRepository;

@@ -24,15 +24,15 @@ import {
   type PaymentSettings,
   type Plan,
 } from '../domain/bookings';
-import { CouponInvalid } from '../domain/consultation.errors';
+import { CouponInvalid } from '../domain/errors';
 import { buyerCouponProblem, usesHeldBy } from '../domain/coupons';
 import { bookingReceiptAmounts, type BookingReceiptAmounts } from '../domain/receipts';
 import type { BookingDoc, DiscountDoc } from '../domain/records';
 import type { ConsultationRepository } from '../db/consultation.repository';
 import type { PricingRepository, RuleSetRepository } from '../db/setup.repository';
 import type { WalletClient } from '../payments/wallet.client';
-import { BookingSteps, correlationOf, type BookingStores } from './booking-steps';
-import type { CouponChecks } from './coupon-checks';
+import { BookingFlow, correlationOf, type BookingStores } from './bookings.steps';
+import type { CouponChecks } from './coupon-checks.use-cases';
 
 export interface BookingDeps extends BookingStores {
   consultations: ConsultationRepository;
@@ -41,7 +41,7 @@ export interface BookingDeps extends BookingStores {
   couponChecks: CouponChecks;
   /** `Idempotency-Key` of `POST /consultations/bookings` (kit's), forgotten by the sweep. */
   requests: IdempotentRequests;
-  steps: BookingSteps;
+  steps: BookingFlow;
   wallet: WalletClient;
   payments: PaymentSettings;
   log: Logger;
@@ -52,7 +52,7 @@ export class Bookings {
   constructor(private readonly deps: BookingDeps) {}
 
   /**
-   * Runs the booking's flow (`BookingSteps`): takes the places (race-free), then — when there is
+   * Runs the booking's flow (`BookingFlow`): takes the places (race-free), then — when there is
    * something to pay — has the wallet hold the total before confirming. A place or coupon use
    * refused: what was taken goes back and the booking goes (422). Short of funds: the places go
    * back and the booking is Failed (422). The wallet silent: the booking stays PaymentPending and
@@ -83,14 +83,14 @@ export class Bookings {
     const full: BookingDoc = { ...booking, createdAt: now, updatedAt: now };
     let run: FlowRun<BookingRun>;
     try {
-      run = await steps.run(BookingSteps.of(full), { correlationId, now, plan });
+      run = await steps.run(BookingFlow.of(full), { correlationId, now, plan });
     } catch (err) {
       // A failure that is no refusal may come from a take the database applied before the call
       // failed: while the booking is still Pending (never undone by a sweep yet: it is younger
       // than its minute), everything it may hold is given back (each give-back guarded by its
       // id: one never taken changes nothing) and it goes. Past Pending the sweep finishes it.
       if ((await bookings.paymentOf(id))?.status === 'Pending') {
-        await steps.run({ ...BookingSteps.of(full), abandoned: true }, { correlationId, now, plan });
+        await steps.run({ ...BookingFlow.of(full), abandoned: true }, { correlationId, now, plan });
         await bookings.deletePending(id);
       }
       throw err;
@@ -183,9 +183,9 @@ export class Bookings {
       new Date(now.getTime() - STUCK_AFTER_MS),
       new Date(now.getTime() - PAYMENT_RETRY_AFTER_MS),
     )) {
-      if (booking.status !== 'Pending') runs.push(BookingSteps.of(booking));
+      if (booking.status !== 'Pending') runs.push(BookingFlow.of(booking));
       else if (await bookings.moveQuietly(booking._id, { status: 'Pending' }, { status: 'Failed' }))
-        runs.push(BookingSteps.of({ ...booking, status: 'Failed' }));
+        runs.push(BookingFlow.of({ ...booking, status: 'Failed' }));
     }
     return runs;
   }

@@ -26,14 +26,14 @@ import type { BookingRepository } from '../db/booking.repository';
 import type { ConsultationRepository } from '../db/consultation.repository';
 import type { PlaceRepository } from '../db/place.repository';
 import type { SessionRepository } from '../db/session.repository';
-import type { BookingSteps } from './booking-steps';
+import type { BookingFlow } from './bookings.steps';
 
 export interface SessionDeps {
   sessions: SessionRepository;
   bookings: BookingRepository;
   consultations: ConsultationRepository;
   places: PlaceRepository;
-  steps: BookingSteps;
+  steps: BookingFlow;
   log: Logger;
   rules: SessionRules;
 }
