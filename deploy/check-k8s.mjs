@@ -10,14 +10,15 @@
 //   node deploy/check-k8s.mjs --json --file x.yaml # a manifest file instead of the overlays
 //   node deploy/check-k8s.mjs --render DIR         # kustomize build DIR (the pinned kustomize)
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { ensureGoTool, go, goEnv, run } from '../scripts/lib/go-tools.mjs';
 import { writeCrdSchemas, writeKubernetesSchemas } from './k8s-schemas.mjs';
 import { processFailure } from '../scripts/lib/errors.mjs';
+import { ensureTool as ensureMachineTool } from '../scripts/lib/supply-chain.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -196,10 +197,79 @@ export function kubeScore(yaml) {
   return findings;
 }
 
+/**
+ * Writes each PrometheusRule of a rendered overlay as a Prometheus rules file, `<name>.rules.yaml`,
+ * into a new folder; `annotations: false` leaves the annotations out (the unit tests judge the
+ * expressions, durations and labels; `promtool check rules` checks the annotations' templates).
+ * Answers the folder and the files.
+ */
+function writeRuleFiles(yaml, { annotations = true } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'rules-'));
+  const files = [];
+  for (const doc of parseAllDocuments(yaml)) {
+    const object = doc.toJS();
+    if (object?.kind !== 'PrometheusRule') continue;
+    const groups = object.spec.groups.map((group) => ({
+      ...group,
+      rules: group.rules.map((rule) => (annotations ? rule : { ...rule, annotations: undefined })),
+    }));
+    const file = join(dir, `${object.metadata.name}.rules.yaml`);
+    writeFileSync(file, stringify({ groups }));
+    files.push(file);
+  }
+  return { dir, files };
+}
+
+/** promtool, built once per machine (scripts/lib/supply-chain.mjs), run on `args`: its exit status and output. */
+function promtool(args, cwd) {
+  try {
+    return { status: 0, output: run(ensureMachineTool('promtool', log), args, { cwd }) };
+  } catch (err) {
+    const failure = processFailure(err);
+    return { status: failure.status ?? 1, output: `${failure.stdout ?? ''}${failure.stderr ?? ''}` || failure.message };
+  }
+}
+
+/**
+ * `promtool check rules` on every PrometheusRule of a rendered overlay: PromQL, durations, label
+ * and annotation templates. Answers one `<rule>: <complaint>` line per problem, none when all parse.
+ */
+export function checkRules(yaml) {
+  const { dir, files } = writeRuleFiles(yaml);
+  try {
+    if (files.length === 0) return [];
+    const { status, output } = promtool(['check', 'rules', ...files]);
+    if (status === 0) return [];
+    const complaints = output
+      .split('\n')
+      .map((line) => line.replaceAll(`${dir}/`, '').trim())
+      .filter((line) => line !== '' && !line.startsWith('Checking ') && line !== 'FAILED:' && !line.startsWith('SUCCESS'));
+    return complaints.length > 0 ? [...new Set(complaints)] : [`promtool exited ${status}`];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `promtool test rules` on the unit tests in `testsDir` (`*.test.yaml`, each naming the rule
+ * files `<PrometheusRule name>.rules.yaml` it loads) against the PrometheusRules of a rendered
+ * overlay. Answers promtool's status and output.
+ */
+export function testRules(yaml, testsDir) {
+  const { dir } = writeRuleFiles(yaml, { annotations: false });
+  try {
+    const tests = readdirSync(testsDir).filter((file) => file.endsWith('.test.yaml'));
+    for (const file of tests) cpSync(join(testsDir, file), join(dir, file));
+    return { tests, ...promtool(['test', 'rules', ...tests], dir) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export function check(yaml) {
   const schemas = ensureSchemas();
   const objects = parseAllDocuments(yaml).filter((doc) => doc.contents !== null).length;
-  return { objects, kubeconform: kubeconformResults(yaml, schemas), kubeScore: kubeScore(yaml) };
+  return { objects, kubeconform: kubeconformResults(yaml, schemas), kubeScore: kubeScore(yaml), rules: checkRules(yaml) };
 }
 
 function main() {
@@ -212,6 +282,13 @@ function main() {
   }
   const json = args.includes('--json');
   const fileAt = args.indexOf('--file');
+  // --test-rules DIR: the alert rules' unit tests of DIR against the prod overlay (or --file): promtool's answer as JSON.
+  const testsAt = args.indexOf('--test-rules');
+  if (testsAt >= 0) {
+    const yaml = fileAt >= 0 ? readFileSync(args[fileAt + 1], 'utf8') : render('prod');
+    process.stdout.write(JSON.stringify(testRules(yaml, args[testsAt + 1])));
+    return;
+  }
   const started = Date.now();
   const inputs =
     fileAt >= 0 ? { [args[fileAt + 1]]: readFileSync(args[fileAt + 1], 'utf8') } : Object.fromEntries(OVERLAYS.map((o) => [o, render(o)]));
@@ -234,6 +311,7 @@ function main() {
     for (const x of r.kubeconform.filter((x) => x.status !== 'valid'))
       console.log(`  kubeconform ${x.status} ${x.kind}/${x.name}: ${x.msg}`);
     for (const x of r.kubeScore) console.log(`  kube-score ${x.grade} ${x.object} ${x.check}: ${x.comments.join('; ')}`);
+    for (const x of r.rules) console.log(`  promtool ${x}`);
   }
   console.log(`(${Date.now() - started} ms)`);
 }

@@ -17,7 +17,7 @@ const NAMESPACE = { dev: 'marketplace-dev', prod: 'marketplace' } as const;
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any };
 type Conform = { kind: string; name: string; status: string; msg: string; errors: string[] };
 type Finding = { object: string; check: string; grade: string; comments: string[] };
-type Checked = { yaml: string; objects: number; kubeconform: Conform[]; kubeScore: Finding[] };
+type Checked = { yaml: string; objects: number; kubeconform: Conform[]; kubeScore: Finding[]; rules: string[] };
 
 const checkK8s = (...args: string[]) =>
   (
@@ -596,6 +596,8 @@ describe('the checks refuse what is wrong (so a green run means something)', () 
         'container-security-context-readonlyrootfilesystem',
       ]),
     );
+    // promtool reads the rule too: its `for` is no duration.
+    expect(result.rules).toEqual(['r.rules.yaml: not a valid duration string: "soon"']);
   }, 120_000);
 
   test('every accepted kube-score finding is justified in k8s/README.md', () => {
@@ -608,6 +610,22 @@ describe('the checks refuse what is wrong (so a green run means something)', () 
 });
 
 describe('monitoring: the prod overlay scrapes every process where the NetworkPolicy lets Prometheus in', () => {
+  test('promtool check rules: every alert rule parses (PromQL, durations, label and annotation templates)', () => {
+    expect(byKind('prod', 'PrometheusRule').length).toBeGreaterThan(0);
+    expect(rendered.prod!.checked.rules).toEqual([]);
+  });
+
+  test('promtool test rules: the alerts fire on the series they watch, after their `for`, and not on others (deploy/test/rules/)', () => {
+    const run = JSON.parse(
+      execFileSync(process.execPath, [join(root, 'deploy', 'check-k8s.mjs'), '--test-rules', join(root, 'deploy', 'test', 'rules')], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    ) as { status: number; output: string; tests: string[] };
+    expect(run.tests.length).toBeGreaterThan(0);
+    expect({ status: run.status, output: run.output }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
+  });
+
   test('one PodMonitor per process, on a named container port that metrics-from-monitoring admits from `monitoring`', () => {
     const policy = one('prod', 'NetworkPolicy', 'metrics-from-monitoring').spec;
     expect(policy.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);

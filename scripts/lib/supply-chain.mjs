@@ -8,6 +8,8 @@
 //   registry  the CNCF distribution registry (distribution/distribution v3)
 //   cosign    signatures and attestations, with a key pair (keyless needs the internet)
 //   syft      the SBOM (SPDX JSON), read from the pushed image
+//   promtool  Prometheus's rule checker: the alert rules' PromQL and their unit tests
+//             (deploy/test/manifests.test.ts), built here with the other machine tools
 // No `import.meta` here: the jest tests load this module through SWC as CommonJS.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +24,8 @@ export const TOOLS = {
   registry: { module: 'github.com/distribution/distribution/v3/cmd/registry', version: 'v3.1.2' },
   cosign: { module: 'github.com/sigstore/cosign/v2/cmd/cosign', version: 'v2.6.5' },
   syft: { module: 'github.com/anchore/syft/cmd/syft', version: 'v1.57.1' },
+  // Prometheus 3.x (the module's v0.3xx tags).
+  promtool: { module: 'github.com/prometheus/prometheus/cmd/promtool', version: 'v0.316.0' },
 };
 
 /** Where the built tools live: outside the clone, so a fresh clone (CI) builds nothing again. */
