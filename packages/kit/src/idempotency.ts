@@ -146,7 +146,7 @@ export class IdempotentRequests {
       .findOneAndUpdate(
         { _id: id, state: 'in_progress', leaseUntil: first.leaseUntil },
         { $set: { leaseUntil, resourceId: first.resourceId ?? resourceId } },
-        { new: true },
+        { returnDocument: 'after' },
       )
       .lean<IdempotencyRecordDoc>();
     if (!taken) throw new IdempotentRequestInFlight();

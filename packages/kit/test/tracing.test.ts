@@ -80,7 +80,7 @@ beforeAll(async () => {
         const doc = await Order.findOneAndUpdate(
           { _id: String(req.body.id) },
           { $push: { pendingEvents: event } },
-          { upsert: true, new: true },
+          { upsert: true, returnDocument: 'after' },
         ).lean();
         await relay.flush(Order, doc as never);
         res.json(ok({ traceparent: event.traceparent ?? null }));

@@ -14,7 +14,7 @@ export class SecretRepository implements SecretStore {
           .findOneAndUpdate(
             { _id: name },
             { $setOnInsert: { value: make(), createdAt: new Date() } },
-            { upsert: true, new: true, lean: true },
+            { upsert: true, returnDocument: 'after', lean: true },
           )
           .exec();
         return doc!.value;

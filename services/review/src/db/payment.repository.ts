@@ -18,7 +18,11 @@ export class PaymentRepository {
   async recordCaptured(capture: { bookingId: string; buyerId: string; capturedMinor: number; sellerFundedMinor: number }) {
     const { bookingId, buyerId, capturedMinor, sellerFundedMinor } = capture;
     const doc = await this.model
-      .findOneAndUpdate({ _id: bookingId }, { $set: { buyerId, capturedMinor, sellerFundedMinor } }, { upsert: true, new: true })
+      .findOneAndUpdate(
+        { _id: bookingId },
+        { $set: { buyerId, capturedMinor, sellerFundedMinor } },
+        { upsert: true, returnDocument: 'after' },
+      )
       .lean<PaymentDoc>()
       .exec();
     return stateOf(doc!);
