@@ -146,7 +146,7 @@ export class IdempotentRequests {
       .findOneAndUpdate(
         { _id: id, state: 'in_progress', leaseUntil: first.leaseUntil },
         { $set: { leaseUntil, resourceId: first.resourceId ?? resourceId } },
-        { returnDocument: 'after' },
+        { new: true },
       )
       .lean<IdempotencyRecordDoc>();
     if (!taken) throw new IdempotentRequestInFlight();

@@ -9,12 +9,9 @@ import type { Logger } from './logger';
  */
 export type Database = mongoose.Connection;
 
-/**
- * Any of a service's models (their document types differ; the plumbing does not care). Its
- * virtuals are `any` too: a model inferred from its schema carries an `id` virtual in its type.
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-empty-object-type
-export type AnyModel = mongoose.Model<any, {}, {}, any>;
+/** Any of a service's models (their document types differ; the plumbing does not care). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyModel = mongoose.Model<any>;
 
 export interface OpenDatabaseOptions {
   url: string;

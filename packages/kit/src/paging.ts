@@ -1,4 +1,4 @@
-import type { Model, QueryFilter, SortOrder } from 'mongoose';
+import type { Model, RootFilterQuery, SortOrder } from 'mongoose';
 import { pageOffset, pagination, type PageQuery, type Pagination } from '@mkt/contracts';
 
 /** One page of a listing and where it sits: `pagination {page, limit, total}` (ADR 0004). */
@@ -14,7 +14,7 @@ export interface Page<T> {
  */
 export async function findPage<T>(
   model: Model<T>,
-  filter: QueryFilter<T>,
+  filter: RootFilterQuery<T>,
   query: PageQuery,
   sort: Record<string, SortOrder>,
 ): Promise<Page<T>> {

@@ -130,7 +130,7 @@ describe('event bus', () => {
     const asWritten = await Order.findOneAndUpdate(
       { _id: uniqueName('order') },
       { $push: { pendingEvents: reviewEvent(entities[1]!) } },
-      { upsert: true, returnDocument: 'after' },
+      { upsert: true, new: true },
     ).lean<{ _id: string; pendingEvents: IntegrationEvent[] }>();
     eventsWritten(Order, asWritten!);
     for (const entity of entities) await eventually(async () => (await tallyOf(entity)) === 1);

@@ -80,7 +80,7 @@ beforeAll(async () => {
         const doc = await Order.findOneAndUpdate(
           { _id: String(req.body.id) },
           { $push: { pendingEvents: event } },
-          { upsert: true, returnDocument: 'after' },
+          { upsert: true, new: true },
         ).lean();
         await relay.flush(Order, doc as never);
         res.json(ok({ traceparent: event.traceparent ?? null }));

@@ -1,10 +1,10 @@
 import mongoose from 'mongoose';
 import pino from 'pino';
 import { calendarWindow } from '@mkt/kit/domain';
-import { WindowedCounter, windowedCounterSchema, openDatabase, type WindowedCounterDoc } from '@mkt/kit/db';
+import { WindowedCounter, windowedCounterSchema, openDatabase } from '@mkt/kit/db';
 import { testServers, uniqueName } from '@mkt/infra';
 
-const Counter = mongoose.model<WindowedCounterDoc>('WindowedCounter', windowedCounterSchema(), 'windowed_counters');
+const Counter = mongoose.model('WindowedCounter', windowedCounterSchema(), 'windowed_counters');
 const counter = new WindowedCounter(Counter);
 const at = (iso: string) => new Date(iso);
 

@@ -129,9 +129,7 @@ export class RecordDeletes {
   /** The record is gone: the entry moves into the outbox once (only a claimed tombstone takes it). */
   private async settle(id: string, entry: IntegrationEvent | null): Promise<void> {
     const update = entry ? { $set: { state: 'deleted', entry: null }, $push: { pendingEvents: entry } } : { $set: { state: 'deleted' } };
-    const settled = await this.tombstones
-      .findOneAndUpdate({ _id: id, state: 'claimed' }, update, { returnDocument: 'after' })
-      .lean<Tombstone>();
+    const settled = await this.tombstones.findOneAndUpdate({ _id: id, state: 'claimed' }, update, { new: true }).lean<Tombstone>();
     // Published right after (never awaited: the answer does not wait on the broker); the sweep otherwise.
     if (settled?.pendingEvents.length) void this.outbox.flush(this.tombstones, settled);
   }

@@ -95,7 +95,7 @@ export class OutboxRelay {
 
   /**
    * Publishes the pending events of one document now; never throws (the sweeper retries).
-   * Given the document as the write returned it (`returnDocument: 'after'`), it reads nothing; given an id,
+   * Given the document as the write returned it (`new: true`), it reads nothing; given an id,
    * it reads the document's pending events first.
    */
   async flush(model: AnyModel, target: OutboxDocument | string): Promise<void> {

@@ -1,7 +1,7 @@
 import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage, type Page } from '@mkt/kit/db';
-import type { QueryFilter, UpdateQuery } from 'mongoose';
+import type { FilterQuery, UpdateQuery } from 'mongoose';
 import type { NewProduct, Product, ProductWrite } from '../domain/products';
 import type { CatalogModels } from './models';
 
@@ -50,9 +50,9 @@ export class ProductRepository {
    * write (`eventsWritten`).
    */
   async write(id: string, write: ProductWrite): Promise<Product | null> {
-    const filter: QueryFilter<Product> = { _id: id, ...write.expect };
+    const filter: FilterQuery<Product> = { _id: id, ...write.expect };
     const update: UpdateQuery<Product> = { $set: write.set, ...(write.event ? { $push: { pendingEvents: write.event } } : {}) };
-    const saved = await this.models.products.findOneAndUpdate(filter, update, { returnDocument: 'after' }).lean<Product>();
+    const saved = await this.models.products.findOneAndUpdate(filter, update, { new: true }).lean<Product>();
     if (saved && write.event) eventsWritten(this.models.products, saved);
     return saved;
   }

@@ -1,4 +1,4 @@
-import type { QueryFilter, UpdateQuery } from 'mongoose';
+import type { FilterQuery, UpdateQuery } from 'mongoose';
 import type { PageQuery } from '@mkt/contracts';
 import { byIdOrReference, findPage } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
@@ -14,7 +14,7 @@ import type { ConsultationModels } from './models';
  * The filter of a guard: the status; the pending revision by its id (null: none, missing or
  * null); the version (0: none stored yet, so the field is missing).
  */
-export function guardFilter(id: string, guard: ConsultationGuard): QueryFilter<ConsultationDoc> {
+export function guardFilter(id: string, guard: ConsultationGuard): FilterQuery<ConsultationDoc> {
   const { currentStatus, pendingRevisionId, version } = guard;
   return {
     _id: id,
@@ -162,7 +162,7 @@ export class ConsultationRepository {
     touchesLive = true,
   ): Promise<ConsultationDoc | null> {
     const updated = await this.model
-      .findOneAndUpdate(guardFilter(id, guard), changeUpdate(change), { returnDocument: 'after', timestamps: touchesLive })
+      .findOneAndUpdate(guardFilter(id, guard), changeUpdate(change), { new: true, timestamps: touchesLive })
       .lean<ConsultationDoc>();
     if (updated && change.event) eventsWritten(this.model, updated._id);
     return updated;
@@ -183,8 +183,8 @@ export class ConsultationRepository {
     limit: number,
   ): Promise<{ items: ConsultationDoc[]; total: number; counts: { consultations: number; revisions: number } }> {
     const seller = filter.sellerId ? { sellerId: filter.sellerId } : {};
-    const pending = { currentStatus: 'Pending' as const, ...seller };
-    const revised = { 'pendingRevision.submittedAt': { $exists: true, $ne: null }, currentStatus: 'Approved' as const, ...seller };
+    const pending = { currentStatus: 'Pending', ...seller };
+    const revised = { 'pendingRevision.submittedAt': { $exists: true, $ne: null }, currentStatus: 'Approved', ...seller };
     const where = filter.kind === 'consultation' ? pending : filter.kind === 'revision' ? revised : { $or: [pending, revised] };
     const [items, total, consultations, revisions] = await Promise.all([
       this.model.find(where).sort({ updatedAt: 1, _id: 1 }).skip(offset).limit(limit).lean<ConsultationDoc[]>(),

@@ -86,8 +86,8 @@ export class PlaceRepository {
     const days = slots.map((slot) => slot.day).sort();
     const range = (first: string, last: string) => ({ _id: { $gte: `${consultationId}|${first}`, $lte: `${consultationId}|${last}` } });
     const [places, dayPlaces] = await Promise.all([
-      this.models.SlotPlace.find(range(slots[0]!.startsAt, slots.at(-1)!.startsAt), { booked: 1, closed: 1 }).lean<PlaceDoc[]>(),
-      this.models.DayPlace.find(range(days[0]!, days.at(-1)!), { booked: 1 }).lean<PlaceDoc[]>(),
+      this.models.SlotPlace.find(range(slots[0]!.startsAt, slots.at(-1)!.startsAt), { booked: 1, closed: 1 }).lean(),
+      this.models.DayPlace.find(range(days[0]!, days.at(-1)!), { booked: 1 }).lean(),
     ]);
     return { slots: places, days: dayPlaces };
   }

@@ -103,9 +103,9 @@ export class SessionRepository {
    */
   async move(id: string, from: string, set: Record<string, unknown>, events: EventEnvelope[]): Promise<SessionDoc | null> {
     const moved = await this.models.Session.findOneAndUpdate(
-      { _id: id, status: from as SessionDoc['status'] },
+      { _id: id, status: from },
       { $set: set, ...(events.length > 0 ? { $push: { pendingEvents: { $each: events } } } : {}) },
-      { returnDocument: 'after' },
+      { new: true },
     ).lean<SessionDoc>();
     if (moved && events.length > 0) eventsWritten(this.models.Session, moved);
     return moved;

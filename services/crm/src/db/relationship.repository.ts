@@ -1,4 +1,4 @@
-import type { QueryFilter, UpdateQuery } from 'mongoose';
+import type { FilterQuery, UpdateQuery } from 'mongoose';
 import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/contracts';
 import { byIdOrReference, findPage, type Page } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
@@ -86,9 +86,9 @@ export class RelationshipRepository {
    * entry the write pushed is published right after it (`eventsWritten`).
    */
   async write(id: string, write: RelationshipWrite): Promise<Relationship | null> {
-    const filter: QueryFilter<Relationship> = { _id: id, ...write.expect };
+    const filter: FilterQuery<Relationship> = { _id: id, ...write.expect };
     const update: UpdateQuery<Relationship> = { $set: write.set, ...(write.event ? { $push: { pendingEvents: write.event } } : {}) };
-    const saved = await this.models.relationships.findOneAndUpdate(filter, update, { returnDocument: 'after' }).lean<Relationship>();
+    const saved = await this.models.relationships.findOneAndUpdate(filter, update, { new: true }).lean<Relationship>();
     if (saved && write.event) eventsWritten(this.models.relationships, saved);
     return saved;
   }

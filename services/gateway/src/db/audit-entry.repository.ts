@@ -1,11 +1,11 @@
 import { isDuplicateKey } from '@mkt/kit/domain';
-import type { QueryFilter } from 'mongoose';
+import type { FilterQuery } from 'mongoose';
 import type { AuditEntry, AuditSelection } from '../domain/audit';
 import { collectionOf } from './collections';
 import type { GatewayModels } from './models';
 
 /** The query of a selection: the fields as given, `at` in [from, to), and strictly after the cursor. */
-export function auditQuery(selection: AuditSelection): QueryFilter<AuditEntry> {
+export function auditQuery(selection: AuditSelection): FilterQuery<AuditEntry> {
   const { from, to, after, ...fields } = selection;
   const at = { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) };
   return {

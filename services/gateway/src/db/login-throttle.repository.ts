@@ -1,4 +1,4 @@
-import type { QueryFilter, Model, UpdateQuery } from 'mongoose';
+import type { FilterQuery, Model, UpdateQuery } from 'mongoose';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Condition, Guarded, Lane, LoginTicket } from '../domain/login-throttle';
 import type { LoginAccountDoc, LoginAttemptDoc } from './models';
@@ -13,7 +13,7 @@ function conditionOn(field: string, condition: Condition<unknown>): Record<strin
 }
 
 /** The filter of a guarded write on the record `key`: its id and every condition. */
-export function guardedFilter<R>(key: string, rule: Guarded<R>): QueryFilter<R> {
+export function guardedFilter<R>(key: string, rule: Guarded<R>): FilterQuery<R> {
   const conditions = Object.entries<Condition<unknown> | undefined>(rule.expect).flatMap(([field, condition]) =>
     condition ? [conditionOn(field, condition)] : [],
   );
@@ -35,10 +35,7 @@ export class LoginThrottleRepository {
   /** The address's record after the guarded increment, or null when its guard did not match. */
   countAddress(key: string, rule: Guarded<LoginAttemptDoc>): Promise<LoginAttemptDoc | null> {
     return this.attempts
-      .findOneAndUpdate(guardedFilter(key, rule), guardedUpdate(rule), {
-        returnDocument: 'after',
-        projection: { failures: 1, failingUntil: 1 },
-      })
+      .findOneAndUpdate(guardedFilter(key, rule), guardedUpdate(rule), { new: true, projection: { failures: 1, failingUntil: 1 } })
       .lean<LoginAttemptDoc>()
       .exec();
   }
@@ -60,7 +57,7 @@ export class LoginThrottleRepository {
       return await this.attempts
         .findOneAndUpdate(guardedFilter(key, rule), guardedUpdate(rule), {
           upsert: true,
-          returnDocument: 'after',
+          new: true,
           projection: { failures: 1, failingUntil: 1 },
         })
         .lean<LoginAttemptDoc>()

@@ -1,9 +1,9 @@
-import type { QueryFilter, Model } from 'mongoose';
+import type { FilterQuery, Model } from 'mongoose';
 import type { UsableRefreshToken } from '../domain/identity';
 import type { RefreshTokenDoc } from './models';
 
 /** The filter of a token still usable as the domain asks it (`expiresAfter`: `expiresAt > it`). */
-export function usableFilter(tokenHash: string, usable: UsableRefreshToken): QueryFilter<RefreshTokenDoc> {
+export function usableFilter(tokenHash: string, usable: UsableRefreshToken): FilterQuery<RefreshTokenDoc> {
   return { tokenHash, usedAt: usable.usedAt, revokedAt: usable.revokedAt, expiresAt: { $gt: usable.expiresAfter } };
 }
 
@@ -18,7 +18,7 @@ export class RefreshTokenRepository {
   /** One guarded write: marks the token used if `usable` still holds for it; null when it did not. */
   useOnce(tokenHash: string, usable: UsableRefreshToken, now: Date): Promise<RefreshTokenDoc | null> {
     return this.model
-      .findOneAndUpdate(usableFilter(tokenHash, usable), { $set: { usedAt: now } }, { returnDocument: 'after' })
+      .findOneAndUpdate(usableFilter(tokenHash, usable), { $set: { usedAt: now } }, { new: true })
       .lean<RefreshTokenDoc>()
       .exec();
   }

@@ -14,7 +14,7 @@ export class SecretRepository implements SecretStore {
           .findOneAndUpdate(
             { _id: name },
             { $setOnInsert: { value: make(), createdAt: new Date() } },
-            { upsert: true, returnDocument: 'after', lean: true },
+            { upsert: true, new: true, lean: true },
           )
           .exec();
         return doc!.value;

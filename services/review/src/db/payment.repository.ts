@@ -18,11 +18,7 @@ export class PaymentRepository {
   async recordCaptured(capture: { bookingId: string; buyerId: string; capturedMinor: number; sellerFundedMinor: number }) {
     const { bookingId, buyerId, capturedMinor, sellerFundedMinor } = capture;
     const doc = await this.model
-      .findOneAndUpdate(
-        { _id: bookingId },
-        { $set: { buyerId, capturedMinor, sellerFundedMinor } },
-        { upsert: true, returnDocument: 'after' },
-      )
+      .findOneAndUpdate({ _id: bookingId }, { $set: { buyerId, capturedMinor, sellerFundedMinor } }, { upsert: true, new: true })
       .lean<PaymentDoc>()
       .exec();
     return stateOf(doc!);

@@ -14,7 +14,7 @@ export class ReviewRepository {
    * (`eventsWritten`). A second review of the same reviewer and entity: the unique key refuses it.
    */
   async insert(decision: CreateDecision, event: IntegrationEvent): Promise<ReviewDoc> {
-    const review = (await this.model.create({ ...decision.review, pendingEvents: [event] } as Partial<ReviewDoc>)).toObject();
+    const review = (await this.model.create({ ...decision.review, pendingEvents: [event] })).toObject();
     eventsWritten(this.model, review);
     return review;
   }
@@ -58,7 +58,7 @@ export class ReviewRepository {
           visibilityChanges: change.from.visibilityChanges ?? { $exists: false },
         },
         { $set: change.set, $push: { pendingEvents: { $each: events } } },
-        { returnDocument: 'after' },
+        { new: true },
       )
       .lean<ReviewDoc>()
       .exec();
@@ -71,7 +71,7 @@ export class ReviewRepository {
    * together, so the totals always describe the same reviews as the average.
    */
   async activeOf(entityType: string, entityId: string, query: PageQuery) {
-    const filter = { entityType: entityType as ReviewDoc['entityType'], entityId, isActive: true };
+    const filter = { entityType, entityId, isActive: true };
     const [page, ratings] = await Promise.all([
       this.model.find(filter).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<ReviewDoc[]>(),
       this.model.find(filter, { rating: 1, countsInRating: 1 }).lean<Array<Pick<ReviewDoc, 'rating' | 'countsInRating'>>>(),

@@ -195,7 +195,7 @@ export class BookingHoldRepository {
       .findOneAndUpdate(
         { _id: bookingId, status: 'Settling', release: 'done', credit: { $ne: 'pending' }, fee: { $ne: 'pending' } },
         { $set: { status: 'Settled', settledAt: now }, ...(event ? { $push: { pendingEvents: event } } : {}) },
-        { returnDocument: 'after' },
+        { new: true },
       )
       .lean<BookingHoldDoc>();
     if (done && event) eventsWritten(this.model, done);

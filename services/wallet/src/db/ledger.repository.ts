@@ -260,9 +260,7 @@ export class LedgerRepository {
   async entriesMatching(walletId: string, query: StatementFilter): Promise<LedgerEntryDoc[]> {
     const filter = await this.statementFilter(walletId, query);
     if (!filter) return [];
-    return this.LedgerEntry.find(filter, { type: 1, availableDeltaMinor: 1, heldDeltaMinor: 1, reference: 1, postedAt: 1 }).lean<
-      LedgerEntryDoc[]
-    >();
+    return this.LedgerEntry.find(filter, { type: 1, availableDeltaMinor: 1, heldDeltaMinor: 1, reference: 1, postedAt: 1 }).lean();
   }
 
   /**

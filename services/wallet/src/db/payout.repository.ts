@@ -16,7 +16,7 @@ export class PayoutRepository {
 
   /** A user's payouts whose hold is taken, newest first, of one status or all (the owner's history). */
   history(userId: string, query: PageQuery & { status?: PayoutStatus }): Promise<Page<PayoutDoc>> {
-    const filter = { userId, hold: 'done' as const, ...(query.status ? { status: query.status } : {}) };
+    const filter = { userId, hold: 'done', ...(query.status ? { status: query.status } : {}) };
     return findPage(this.model, filter, query, { createdAt: -1, _id: -1 });
   }
 
@@ -71,7 +71,7 @@ export class PayoutRepository {
             history: decision.history,
           },
         },
-        { returnDocument: 'after' },
+        { new: true },
       )
       .lean<PayoutDoc>();
     if (moved && moved.finish !== 'pending') eventsWritten(this.model, moved);
@@ -100,7 +100,7 @@ export class PayoutRepository {
     offset: number,
     limit: number,
   ): Promise<{ items: PayoutDoc[]; total: number; counts: Record<(typeof PAYOUT_QUEUE_STATUSES)[number], number> }> {
-    const base = { hold: 'done' as const, ...(filter.userId ? { userId: filter.userId } : {}) };
+    const base = { hold: 'done', ...(filter.userId ? { userId: filter.userId } : {}) };
     const where = { ...base, status: filter.status ?? { $in: [...PAYOUT_QUEUE_STATUSES] } };
     const [items, total, ...counted] = await Promise.all([
       this.model.find(where).sort({ createdAt: 1, _id: 1 }).skip(offset).limit(limit).lean<PayoutDoc[]>(),

@@ -42,7 +42,7 @@ export class TopUpRepository {
           $set: { status: 'Completed', completedAt: now, credit: 'pending', checkoutTokenHash: null },
           $push: { pendingEvents: event },
         },
-        { returnDocument: 'after' },
+        { new: true },
       )
       .lean<TopUpDoc>();
     if (completed) eventsWritten(this.model, completed);
