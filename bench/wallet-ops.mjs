@@ -160,7 +160,11 @@ try {
   for (const checkpoint of CHECKPOINTS)
     lines.push([
       checkpoint.toLocaleString('en'),
-      ...results.flatMap(([, r]) => [cell(r, checkpoint, 'msPerOp', 3), cell(r, checkpoint, 'cpuMsPerOp', 3), cell(r, checkpoint, 'bytes')]),
+      ...results.flatMap(([, r]) => [
+        cell(r, checkpoint, 'msPerOp', 3),
+        cell(r, checkpoint, 'cpuMsPerOp', 3),
+        cell(r, checkpoint, 'bytes'),
+      ]),
     ]);
   console.log(
     `${WALLETS === 1 ? 'One wallet' : `${WALLETS} wallets`}, ${OPS.toLocaleString('en')} credits, ${CONCURRENCY} at a time; ms/op over the 1,000 ops before each checkpoint\n`,
