@@ -14,8 +14,12 @@
 // not reach in time (or failed at: a document past the server's size limit) shows as "—".
 //
 //   npm run build && npm run bench:wallet-ops
+// Beside the wall time per op, the CPU this process spent per op in the same window (the wallet's
+// code, mongoose and the driver; the database server is another process).
 // MONGO_URL: the server (default: an embedded mongo-java-server in memory, as the tests use).
-// BENCH_OPS (default 200000), BENCH_CONCURRENCY (default 8).
+// BENCH_OPS (default 200000), BENCH_CONCURRENCY (default 8), BENCH_WALLETS (default 1: every op
+// on one hot wallet; more spreads the ops round-robin over that many distinct wallets, the size
+// column then being the first one's).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,6 +35,7 @@ const pino = require('pino');
 
 const OPS = Number(process.env.BENCH_OPS ?? 200_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const WALLETS = Number(process.env.BENCH_WALLETS ?? 1);
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_SECONDS ?? 900) * 1000;
 const OLD_REF = process.env.BENCH_OLD_REF ?? 'd1f2b77';
 const WINDOW = 1_000;
@@ -80,7 +85,12 @@ async function run(name, dist, url) {
   const isNew = typeof wallets.escrow === 'function';
   const ledger = isNew ? new LedgerRepository(models, wallets, log) : new LedgerRepository(models, log);
   const steps = new WalletSteps(wallets, ledger);
-  const wallet = await wallets.open(`bench-seller-${name}`, `MKT-USR-bench-${name}`, 'MKT');
+  const opened = [];
+  for (let i = 0; i < WALLETS; i += 1) {
+    const suffix = WALLETS === 1 ? name : `${name}-${i}`;
+    opened.push(await wallets.open(`bench-seller-${suffix}`, `MKT-USR-bench-${suffix}`, 'MKT'));
+  }
+  const wallet = opened[0];
   const db = connection.db;
   if (!db) throw new Error('the bench connection has no database');
   const size = async () => mongoose.mongo.BSON.calculateObjectSize((await db.collection('wallets').findOne({ _id: wallet._id })) ?? {});
@@ -95,7 +105,7 @@ async function run(name, dist, url) {
       while (applied < until && !failure && Date.now() < deadline) {
         const n = (applied += 1);
         const work = {
-          walletId: wallet._id,
+          walletId: opened[n % WALLETS]._id,
           op: { opId: `bench:${n}`, type: 'transfer_credit', availableDeltaMinor: 1, heldDeltaMinor: 0, reference: `bench-${n}` },
         };
         try {
@@ -111,9 +121,13 @@ async function run(name, dist, url) {
   for (const checkpoint of CHECKPOINTS) {
     await applyUntil(checkpoint - WINDOW);
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     await applyUntil(checkpoint);
+    const cpu = process.cpuUsage(cpuBefore);
     if (applied < checkpoint || failure) break;
-    rows.set(checkpoint, { msPerOp: (performance.now() - started) / WINDOW, bytes: await size() });
+    // cpuMsPerOp: this process's own CPU (the wallet's code, mongoose, the driver), not the server's.
+    const cpuMsPerOp = (cpu.user + cpu.system) / 1000 / WINDOW;
+    rows.set(checkpoint, { msPerOp: (performance.now() - started) / WINDOW, cpuMsPerOp, bytes: await size() });
     process.stderr.write(
       `[bench] ${name}: op ${checkpoint}: ${rows.get(checkpoint).msPerOp.toFixed(3)} ms/op, ${rows.get(checkpoint).bytes} bytes\n`,
     );
@@ -146,15 +160,19 @@ try {
     const row = result.rows.get(checkpoint);
     return row ? (digits === undefined ? row[key].toLocaleString('en') : row[key].toFixed(digits)) : '—';
   };
-  const header = ['op', ...results.flatMap(([name]) => [`${name} ms/op`, `${name} wallet bytes`])];
+  const header = ['op', ...results.flatMap(([name]) => [`${name} ms/op`, `${name} CPU ms/op`, `${name} wallet bytes`])];
   const lines = [header, header.map(() => '---')];
   for (const checkpoint of CHECKPOINTS)
     lines.push([
       checkpoint.toLocaleString('en'),
-      ...results.flatMap(([, r]) => [cell(r, checkpoint, 'msPerOp', 3), cell(r, checkpoint, 'bytes')]),
+      ...results.flatMap(([, r]) => [
+        cell(r, checkpoint, 'msPerOp', 3),
+        cell(r, checkpoint, 'cpuMsPerOp', 3),
+        cell(r, checkpoint, 'bytes'),
+      ]),
     ]);
   console.log(
-    `One wallet, ${OPS.toLocaleString('en')} credits, ${CONCURRENCY} at a time; ms/op over the 1,000 ops before each checkpoint\n`,
+    `${WALLETS === 1 ? 'One wallet' : `${WALLETS} wallets`}, ${OPS.toLocaleString('en')} credits, ${CONCURRENCY} at a time; ms/op over the 1,000 ops before each checkpoint\n`,
   );
   for (const line of lines) console.log(`| ${line.join(' | ')} |`);
   for (const [name, result] of results) if (result.stoppedAt) console.log(`\n${name}: ${result.stoppedAt}`);
