@@ -9,7 +9,7 @@ import {
 } from '@mkt/contracts';
 import { Forbidden } from '@mkt/kit/domain';
 import { NotEligibleToReview } from './errors';
-import type { ReviewDoc } from './records';
+import type { PaymentDoc, ReviewDoc } from './records';
 
 /**
  * The review service's rules, pure: given what was read and the command, each function returns
@@ -62,16 +62,7 @@ export interface RatingPolicy {
  * `consultation.session.completed`'s `payments`), and, once the wallet captured it, how much of
  * it the buyer had received from the seller (`wallet.booking_payment.captured`).
  */
-export interface PaymentState {
-  bookingId: string;
-  buyerId: string;
-  consultationId?: string;
-  paidMinor?: number;
-  listMinor?: number;
-  /** Set when the wallet captured the booking's money. */
-  capturedMinor?: number;
-  sellerFundedMinor?: number;
-}
+export type PaymentState = Omit<PaymentDoc, '_id'> & { bookingId: string };
 
 /**
  * A paid booking is a customer's payment when what the buyer paid of their own — the booking's
