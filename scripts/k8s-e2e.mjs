@@ -3,7 +3,8 @@
 // real"). By default on a single-node cluster this script provides on this machine (root; the
 // binaries built once into $MKT_K8S_CACHE, scripts/k8s/build.sh; scripts/k8s/cluster.sh up/down):
 //
-//   1. the cluster: binaries (cached), etcd, containerd, control plane, kubelet, kube-proxy, CoreDNS
+//   1. the cluster: binaries (cached), etcd, containerd, control plane, kubelet, kube-proxy,
+//      kube-router enforcing the NetworkPolicies, CoreDNS
 //   2. the six service images and the MongoDB/RabbitMQ stand-ins (`npm run images` builds, pushes
 //      to the project's registry, attests and signs them; release/images.json has their digests):
 //      each one's signature, SBOM and provenance attestations verified (an unsigned image, or one
@@ -15,11 +16,15 @@
 //      components/opentelemetry exports to a test OTLP/HTTP receiver (scripts/k8s/traces.mjs, in
 //      namespace marketplace-ci-otel), and the gateway's and 2+ services' spans must arrive, each
 //      naming its pod; then the dead-letter runbook (scripts/k8s/dead-letters.mjs): a poison
-//      message dead-lettered, listed, replayed and dropped with k8s/jobs/dlq.yaml as written
+//      message dead-lettered, listed, replayed and dropped with k8s/jobs/dlq.yaml as written; then the
+//      NetworkPolicies enforced (scripts/k8s/netpol.mjs): the allowed flows connect, the closed ones
+//      (another service's port, the database from outside the app, the gateway's metrics port from
+//      outside the monitoring namespace, a service's egress anywhere else) time out or are refused
 //   4. two replicas of every service: load through the Services, then the rules
 //   5. rolling update under load: every Deployment to a new image tag, then the rules
 //   6. pod kill under load: a wallet and a consultation pod deleted with --grace-period=0
-//   7. the prod overlay validated by this API server (apply --dry-run=server, operators' CRDs)
+//   7. the prod overlay validated by this API server (apply --dry-run=server, operators' CRDs), and
+//      again with its optional components/external-secrets (the External Secrets CRDs)
 //   8. teardown, and the host compared with before (processes, links, chains, mounts, sysctls)
 //
 // Another cluster (kind, a platform team's): `--context NAME` and/or `--kubeconfig FILE` skips 1 and 8's
@@ -27,16 +32,17 @@
 // needs `--gateway-url URL` when the gateway Service's ClusterIP cannot be reached from here.
 //
 //   node scripts/k8s-e2e.mjs [--context NAME] [--kubeconfig FILE] [--gateway-url URL] [--images-loaded]
-//                            [--roll-tag TAG] [--keep] [--skip traces,dlq,replicas,rolling,kill,prod]
+//                            [--roll-tag TAG] [--keep] [--skip traces,dlq,netpol,replicas,rolling,kill,prod]
 //
 // Logs: .dev/k8s/ (the cluster's daemons, every pod's log on failure).
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { journey } from './journey.mjs';
 import { deadLetterRunbook } from './k8s/dead-letters.mjs';
 import { checkInvariants, prepareLoad, startLoad } from './k8s/load.mjs';
+import { networkPolicies } from './k8s/netpol.mjs';
 import { judgeTraces, receivedSpans, receiverManifest, RECEIVER_NAMESPACE } from './k8s/traces.mjs';
 import { imagesYaml, kustomizeImages, readRecord, startRegistry } from './lib/supply-chain.mjs';
 import { verifyRecord } from './supply-chain.mjs';
@@ -547,12 +553,47 @@ async function podKill(admin) {
   });
 }
 
-/** The operators' CRDs, from the Go module proxy (the same sources deploy/check-k8s.mjs uses). */
+/**
+ * The optional components prod leaves commented out (its kustomization.yaml: `# - ../../components/<name>`),
+ * dry-run too, each enabled in a copy of k8s/, with the CRDs of its kinds from the Go module proxy.
+ */
+const OPTIONAL_COMPONENTS = [
+  {
+    name: 'external-secrets',
+    crds: {
+      module: 'github.com/external-secrets/external-secrets',
+      version: 'v1.3.2',
+      files: [
+        'config/crds/bases/external-secrets.io_externalsecrets.yaml',
+        'config/crds/bases/external-secrets.io_secretstores.yaml',
+        'config/crds/bases/external-secrets.io_clustersecretstores.yaml',
+      ],
+    },
+  },
+];
+
+/** A copy of k8s/ (in .dev/k8s/) whose prod overlay lists the optional components too: its overlay folder. */
+function prodWithOptionalComponents() {
+  const copy = join(WORK, 'k8s-optional');
+  rmSync(copy, { recursive: true, force: true });
+  cpSync(join(root, 'k8s'), copy, { recursive: true });
+  const file = join(copy, 'overlays', 'prod', 'kustomization.yaml');
+  let text = readFileSync(file, 'utf8');
+  for (const { name } of OPTIONAL_COMPONENTS) {
+    const line = `  # - ../../components/${name}`;
+    if (!text.includes(line)) throw new Error(`k8s/overlays/prod/kustomization.yaml no longer has ${JSON.stringify(line)}`);
+    text = text.replace(line, `  - ../../components/${name}`);
+  }
+  writeFileSync(file, text);
+  return join(copy, 'overlays', 'prod');
+}
+
+/** The operators' CRDs, from the Go module proxy (the same sources deploy/check-k8s.mjs uses), and the optional components'. */
 async function prodDryRun() {
   const { CRD_SOURCES } = await import('../deploy/check-k8s.mjs');
   const { go, goEnv } = await import('./lib/go-tools.mjs');
   const files = [];
-  for (const source of CRD_SOURCES) {
+  for (const source of [...CRD_SOURCES, ...OPTIONAL_COMPONENTS.map((c) => c.crds)]) {
     const info = JSON.parse((await run(go(), ['mod', 'download', '-json', `${source.module}@${source.version}`], { env: goEnv() })).stdout);
     for (const file of source.files) files.push(join(info.Dir, file));
   }
@@ -569,7 +610,7 @@ async function prodDryRun() {
     await k(['wait', '--for=condition=Established', '--timeout=60s', ...missing.flatMap((file) => ['-f', file])]);
   }
   say(
-    `CRDs: ${CRD_SOURCES.map((s) => `${s.module}@${s.version}`).join(', ')}; installed for the run: ${missing.length} of ${files.length} files (the others were there)`,
+    `CRDs: ${[...CRD_SOURCES, ...OPTIONAL_COMPONENTS.map((c) => c.crds)].map((s) => `${s.module}@${s.version}`).join(', ')}; installed for the run: ${missing.length} of ${files.length} files (the others were there)`,
   );
   const created = await kubectl(['create', 'namespace', 'marketplace'], { check: false });
   try {
@@ -584,15 +625,19 @@ async function prodDryRun() {
         'pod-security.kubernetes.io/warn=restricted',
         'pod-security.kubernetes.io/warn-version=v1.33',
       ]);
-    const out = await kubectl(['apply', '--dry-run=server', '--server-side', '-k', join(root, 'k8s/overlays/prod')]);
-    const refused = out.stderr.split('\n').filter((line) => /violate PodSecurity/.test(line));
-    if (refused.length > 0) throw new Error(`Pod Security restricted would refuse pods of the prod overlay:\n${refused.join('\n')}`);
-    const lines = out.stdout.split('\n').filter(Boolean);
-    const kinds = {};
-    for (const line of lines) {
-      const kind = line.split('/')[0].split('.')[0];
-      kinds[kind] = (kinds[kind] ?? 0) + 1;
-    }
+    const dryRun = async (overlay) => {
+      const out = await kubectl(['apply', '--dry-run=server', '--server-side', '-k', overlay]);
+      const refused = out.stderr.split('\n').filter((line) => /violate PodSecurity/.test(line));
+      if (refused.length > 0) throw new Error(`Pod Security restricted would refuse pods of the prod overlay:\n${refused.join('\n')}`);
+      const lines = out.stdout.split('\n').filter(Boolean);
+      const kinds = {};
+      for (const line of lines) {
+        const kind = line.split('/')[0].split('.')[0];
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+      }
+      return { lines, kinds };
+    };
+    const { lines, kinds } = await dryRun(join(root, 'k8s/overlays/prod'));
     results.push([
       'prod overlay',
       'kubectl apply --dry-run=server (this API server, the operators’ and the Gateway API CRDs; Pod Security restricted)',
@@ -600,6 +645,14 @@ async function prodDryRun() {
       `${lines.length} objects accepted: ${Object.entries(kinds)
         .map(([kind, n]) => `${n} ${kind}`)
         .join(', ')}`,
+    ]);
+    const optional = await dryRun(prodWithOptionalComponents());
+    const added = Object.entries(optional.kinds).filter(([kind, n]) => n !== (kinds[kind] ?? 0));
+    results.push([
+      'prod overlay',
+      `with ${OPTIONAL_COMPONENTS.map((c) => `components/${c.name}`).join(', ')}: kubectl apply --dry-run=server (their CRDs)`,
+      added.length > 0 ? 'ok' : 'BROKEN',
+      `${optional.lines.length} objects accepted, ${added.map(([kind, n]) => `${n - (kinds[kind] ?? 0)} ${kind}`).join(', ') || 'none'} more`,
     ]);
   } finally {
     if (created.code === 0) await k(['delete', 'namespace', 'marketplace', '--wait=false'], { check: false });
@@ -736,6 +789,17 @@ try {
         kubectl,
         kn,
         image: deployedImage('marketplace-tools', 'localhost/marketplace-tools:dev'),
+        say,
+        results,
+      }),
+    );
+  if (!skip.has('netpol'))
+    await phase('network policies', () =>
+      networkPolicies({
+        namespace: NAMESPACE,
+        kubectl,
+        k,
+        image: deployedImage('marketplace/gateway', 'localhost/marketplace/gateway:dev'),
         say,
         results,
       }),

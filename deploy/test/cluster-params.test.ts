@@ -41,6 +41,8 @@ const OTHER: Record<string, string> = {
   'monitoring-release': 'prom-main',
   'runbook-base-url': 'https://wiki.acme.test/runbooks/marketplace',
   'acme-email': 'sre@acme.test',
+  'secret-store': 'vault-main',
+  'secret-store-kind': 'SecretStore',
 };
 
 /** A copy of k8s/ with the prod overlay's params replaced (and components added), rendered. */
@@ -293,8 +295,8 @@ describe('parameters: what differs between clusters, in one place', () => {
   });
 
   test("prod rendered with another cluster's params: every value in place, nothing of the defaults left", () => {
-    // With the optional components that take parameters (the collector's namespace).
-    const other = renderProdWith(OTHER, ['../../components/opentelemetry']);
+    // With the optional components that take parameters (the collector's namespace, the secret store).
+    const other = renderProdWith(OTHER, ['../../components/opentelemetry', '../../components/external-secrets']);
     const text = JSON.stringify(other);
     const defaults = paramsOf('prod');
     // Every string of every object: none is a default value, nor (for hosts, origins, URLs, the
@@ -339,6 +341,9 @@ describe('parameters: what differs between clusters, in one place', () => {
           name,
           image: expect.stringMatching(/^ghcr\.io\/acme\/marketplace[/-][\w-]+:0\.\d+\.\d+$/),
         });
+    // The secret store: every ExternalSecret reads the other cluster's.
+    expect(byKind(other, 'ExternalSecret').length).toBe(16);
+    for (const o of byKind(other, 'ExternalSecret')) expect(o.spec.secretStoreRef).toEqual({ kind: 'SecretStore', name: 'vault-main' });
     // Monitoring: the selector label and the runbooks.
     for (const kind of ['PodMonitor', 'ServiceMonitor', 'PrometheusRule'])
       for (const o of byKind(other, kind)) expect(o.metadata.labels).toMatchObject({ release: 'prom-main' });

@@ -2,12 +2,13 @@
 # A single-node Kubernetes on this machine, from the binaries scripts/k8s/build.sh cached:
 #
 #   scripts/k8s/cluster.sh up      etcd, containerd, the control plane, kubelet and kube-proxy,
-#                                  CoreDNS; waits for the node Ready and CoreDNS available
+#                                  kube-router (NetworkPolicies), CoreDNS; waits for the node Ready,
+#                                  the policy agent healthy and CoreDNS available
 #   scripts/k8s/cluster.sh import  IMAGE…   podman images into the node's containerd
 #   scripts/k8s/cluster.sh down    stops all of it and undoes what it changed on the host
 #   eval "$(scripts/k8s/cluster.sh env)"   kubectl for it in this shell
 #   scripts/k8s/cluster.sh check   compares the host with the snapshot `up` took (processes,
-#                                  links, iptables chains, mounts, network namespaces, sysctls);
+#                                  links, iptables chains, ipsets, mounts, network namespaces, sysctls);
 #                                  exit 1 when anything is left
 #
 # Needs root (kubelet, containerd, iptables). State lives in $MKT_K8S_CACHE/v<version>/cluster
@@ -17,13 +18,20 @@
 # (hybrid cgroups), kubelet bound to the node's address (logs/exec), the marketplace's images
 # pulled by digest from the project's registry on 127.0.0.1:$MKT_REGISTRY_PORT (trusted over plain
 # HTTP, certs.d/<registry>/hosts.toml; the pause and CoreDNS images are imported), kubelet's
-# sysctls given back on `down`.
+# sysctls given back on `down`. NetworkPolicies are enforced by kube-router's firewall alone
+# (--run-firewall; its router and service proxy off: the bridge CNI and kube-proxy do those), built
+# by scripts/k8s/build.sh into $MKT_K8S_CACHE/kube-router/v<version>/bin; MKT_K8S_POLICY_AGENT=none
+# leaves it out (the policies are then stored and ignored: `npm run k8s:e2e` fails on it).
 set -Eeuo pipefail
 # A command that stops the script says which, where and with what status: never a silent exit.
 trap 'status=$?; [[ $- == *e* ]] && echo "$0: line $LINENO: \`$BASH_COMMAND\` exited $status" >&2' ERR
 V=${MKT_K8S_VERSION:-1.34.4}
 C=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/v$V
 B=$C/bin
+KUBE_ROUTER_VERSION=${MKT_KUBE_ROUTER_VERSION:-2.1.0}
+KR=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/kube-router/v$KUBE_ROUTER_VERSION/bin
+POLICY_AGENT=${MKT_K8S_POLICY_AGENT:-kube-router}
+KR_HEALTH_PORT=20244
 K=$C/cluster
 BEFORE=$C/host-before
 LOGS=${MKT_K8S_LOGS:-$K/logs}
@@ -45,7 +53,7 @@ REGISTRY=127.0.0.1:${MKT_REGISTRY_PORT:-5055}
 SYSCTLS="vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes
  net.ipv4.ip_forward net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables
  net.netfilter.nf_conntrack_max net.netfilter.nf_conntrack_tcp_timeout_established net.netfilter.nf_conntrack_tcp_timeout_close_wait"
-DAEMONS="kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd"
+DAEMONS="kube-router kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd"
 export KUBECONFIG=$K/pki/admin.kubeconfig
 export PATH=$B:$PATH
 
@@ -79,13 +87,15 @@ links() { ip -o link show | { grep -vE 'master (podman|cni-podman)|: podman' || 
 mounts() { awk '{print $2}' /proc/self/mounts | { grep -vE '^/(var/lib|run|var/run)/containers/|/netns/netns-' || true; } | sort; }
 # /var/run/netns exists only once something made a named network namespace (ip netns, podman, a CNI).
 netns() { [ -d /var/run/netns ] || return 0; ls /var/run/netns | { grep '^cni-' || true; } | sort; }
+# kube-router's ipsets (pods, namespaces and policies' members); none without the ipset tool.
+ipsets() { command -v ipset >/dev/null || return 0; ipset list -n 2>/dev/null | sort; }
 sysctls() { for s in $SYSCTLS; do echo "$s=$(sysctl -n "$s" 2>/dev/null || echo absent)"; done; }
 processes() { # our binaries and containerd's shims for our socket, by /proc
   local pid exe
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
     exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
     case "$exe" in
-      "$B"/*) echo "$pid $exe" ;;
+      "$B"/* | "$KR"/*) echo "$pid $exe" ;;
       */containerd-shim*) tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$K/containerd" && echo "$pid $exe" ;;
       /usr/bin/containerd | /usr/bin/etcd) tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$K" && echo "$pid $exe" ;;
     esac
@@ -94,7 +104,7 @@ processes() { # our binaries and containerd's shims for our socket, by /proc
 cgroups() { ls -d /sys/fs/cgroup/*/kubepods* /sys/fs/cgroup/kubepods* 2>/dev/null | sort || true; }
 snapshot() { # folder
   mkdir -p "$1"
-  chains | sort >"$1/chains"; links >"$1/links"; mounts >"$1/mounts"; netns >"$1/netns"; sysctls >"$1/sysctls"
+  chains | sort >"$1/chains"; ipsets >"$1/ipsets"; links >"$1/links"; mounts >"$1/mounts"; netns >"$1/netns"; sysctls >"$1/sysctls"
   cgroups >"$1/cgroups"
 }
 
@@ -121,9 +131,10 @@ pki() {
     cert scheduler "/CN=system:kube-scheduler" client.ext
     cert kubelet "/O=system:nodes/CN=system:node:$NODE" client.ext
     cert kube-proxy "/CN=system:kube-proxy" client.ext
+    cert kube-router "/CN=system:kube-router" client.ext
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
-    for n in admin controller-manager scheduler kubelet kube-proxy; do
+    for n in admin controller-manager scheduler kubelet kube-proxy kube-router; do
       cat >"$n.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
@@ -330,13 +341,46 @@ spec:
 EOF
 }
 
+# ---- the NetworkPolicy agent: kube-router's firewall only, as a host daemon (like kube-proxy), with
+# the read access it needs (pods, namespaces, policies; nodes, services, endpoints for its informers)
+policy_agent() {
+  [ "$POLICY_AGENT" = none ] && { say "MKT_K8S_POLICY_AGENT=none: no NetworkPolicy enforcement"; return 0; }
+  kubectl apply --server-side -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:kube-router"}
+rules:
+- {apiGroups: [""], resources: [namespaces, pods, services, nodes, endpoints], verbs: [get, list, watch]}
+- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list, watch]}
+- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [events], verbs: [create, patch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:kube-router"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:kube-router"}
+subjects: [{kind: User, name: "system:kube-router", apiGroup: rbac.authorization.k8s.io}]
+EOF
+  start kube-router "$KR/kube-router" --kubeconfig="$K/pki/kube-router.kubeconfig" --hostname-override=$NODE \
+    --run-firewall=true --run-router=false --run-service-proxy=false --enable-cni=false \
+    --service-cluster-ip-range=$SERVICE_CIDR --health-port=$KR_HEALTH_PORT --metrics-port=0 --v=1
+  wait_for "kube-router (NetworkPolicies) healthy" 90 curl -sf "http://127.0.0.1:$KR_HEALTH_PORT/healthz"
+}
+
 up() {
   [ "$(id -u)" = 0 ] || die "needs root (kubelet, containerd, iptables)"
   [ -f "$B/.complete" ] || die "no binaries in $B: run scripts/k8s/build.sh first"
+  case "$POLICY_AGENT" in
+    none) ;;
+    kube-router)
+      [ -x "$KR/kube-router" ] || die "no kube-router in $KR: run scripts/k8s/build.sh first"
+      command -v ipset >/dev/null || die "kube-router needs ipset (Debian package ipset): run scripts/k8s/build.sh first" ;;
+    *) die "MKT_K8S_POLICY_AGENT=$POLICY_AGENT: kube-router or none" ;;
+  esac
   for d in $DAEMONS; do alive "$d" && die "a cluster runs already ($d, state $K): scripts/k8s/cluster.sh down"; done
   # One such cluster per machine (its ports are fixed), whatever cache folder it came from.
   local port
-  for port in $API_PORT ${ETCD_CLIENT##*:} 10250; do
+  for port in $API_PORT ${ETCD_CLIENT##*:} 10250 $KR_HEALTH_PORT; do
     ss -Hltn "sport = :$port" | grep -q . && die "port $port is in use: another cluster (or something else) runs on this machine"
   done
   local started=$SECONDS NODE_IP
@@ -380,6 +424,7 @@ up() {
     --node-ip="$NODE_IP" --root-dir="$K/kubelet"
   start kube-proxy kube-proxy --config="$K/kube-proxy.yaml" --hostname-override=$NODE
   wait_for "node $NODE Ready" 120 sh -c "kubectl get node $NODE --no-headers | grep -qw Ready"
+  policy_agent
   coredns
   wait_for "CoreDNS available" 120 kubectl -n kube-system rollout status deploy/coredns --timeout=2s
   say "up in $((SECONDS - started)) s (Kubernetes $(kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1), node $NODE_IP, KUBECONFIG=$KUBECONFIG)"
@@ -420,7 +465,7 @@ down() ( # a subshell: its best-effort `set +e` ends with it (up calls it and go
       sleep 1
     done
   fi
-  stop_daemon kubelet kube-proxy
+  stop_daemon kubelet kube-proxy kube-router
   "$B/kube-proxy" --cleanup >/dev/null 2>&1 || true
   if alive containerd; then
     local c
@@ -453,6 +498,11 @@ down() ( # a subshell: its best-effort `set +e` ends with it (up calls it and go
     done >"$K/chains-made"
     while read -r fam t chain; do "$fam" -t "$t" -F "$chain" 2>/dev/null || true; done <"$K/chains-made"
     while read -r fam t chain; do "$fam" -t "$t" -X "$chain" 2>/dev/null || true; done <"$K/chains-made"
+  fi
+  # kube-router's ipsets, once no rule names them any more (the chains above are gone).
+  if [ -f "$BEFORE/ipsets" ]; then
+    local set
+    for set in $(comm -13 "$BEFORE/ipsets" <(ipsets)); do ipset destroy "$set" 2>/dev/null || true; done
   fi
   ip link del "$BRIDGE" 2>/dev/null || true
   rm -rf "/var/lib/cni/networks/$CNI_NET"
@@ -496,6 +546,7 @@ clean() { # the host against the snapshot `up` took
   if [ -n "$procs" ]; then left=1; echo "  processes: LEFT"; echo "$procs" | sed 's/^/      /'; else echo "  processes: none of the cluster's (kube-*, etcd, containerd, shims)"; fi
   report "network links (ip link)" "$BEFORE/links" "$now/links"
   report "iptables/ip6tables chains" "$BEFORE/chains" "$now/chains"
+  [ -f "$BEFORE/ipsets" ] && report "ipsets" "$BEFORE/ipsets" "$now/ipsets"
   report "mounts" "$BEFORE/mounts" "$now/mounts"
   report "network namespaces" "$BEFORE/netns" "$now/netns"
   report "sysctls ($(echo $SYSCTLS | wc -w))" "$BEFORE/sysctls" "$now/sysctls"

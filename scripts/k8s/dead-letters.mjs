@@ -22,7 +22,9 @@ export function editedTemplate(root, { args, image, service }) {
     text = text.replace(from, to);
   };
   edit('args: [dlq, list]', `args: [${args.join(', ')}]`);
+  // Every container's image (the Job's and its wait for the broker).
   edit('image: marketplace-tools:', `image: ${image} # was marketplace-tools:`);
+  text = text.replaceAll('image: marketplace-tools:', `image: ${image} # was marketplace-tools:`);
   if (service)
     edit(
       'valueFrom: { secretKeyRef: { name: marketplace-rabbitmq-default-user, key: connection_string } }',
