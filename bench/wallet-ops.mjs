@@ -77,6 +77,7 @@ async function run(name, dist, url) {
   const { LedgerRepository } = require(join(dist, 'db', 'ledger.repository.js'));
   // The steps' file is `wallet.steps.js`; a build from before the one layout named it `wallet-steps.js`.
   const stepsFile = ['wallet.steps.js', 'wallet-steps.js'].map((file) => join(dist, 'application', file)).find((file) => existsSync(file));
+  if (!stepsFile) throw new Error(`no wallet steps module in ${join(dist, 'application')}`);
   const { WalletSteps } = require(stepsFile);
   const connection = await mongoose.createConnection(url, { dbName: `bench-wallet-ops-${name}-${Date.now().toString(36)}` }).asPromise();
   const models = walletModels(connection);

@@ -40,6 +40,7 @@ import { cpSync, createWriteStream, existsSync, mkdirSync, readdirSync, readFile
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { journey } from './journey.mjs';
+import { messageOf } from './lib/errors.mjs';
 import { deadLetterRunbook } from './k8s/dead-letters.mjs';
 import { checkInvariants, prepareLoad, startLoad } from './k8s/load.mjs';
 import { networkPolicies } from './k8s/netpol.mjs';
@@ -127,15 +128,15 @@ function run(command, args, { input, check = true, log, env } = {}) {
     const file = log ? createWriteStream(log, { flags: 'a' }) : null;
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => {
+    child.stdout?.on('data', (chunk) => {
       stdout += chunk;
       file?.write(chunk);
     });
-    child.stderr.on('data', (chunk) => {
+    child.stderr?.on('data', (chunk) => {
       stderr += chunk;
       file?.write(chunk);
     });
-    if (input !== undefined) child.stdin.end(input);
+    if (input !== undefined) child.stdin?.end(input);
     child.once('error', reject);
     child.once('close', (code) => {
       file?.end();
@@ -258,6 +259,7 @@ async function pushedAndVerified() {
     `${images.length} images from ${record.registry}`,
   ]);
 }
+/** @type {() => Promise<unknown>} */
 let registryStop = async () => undefined;
 
 /** An image as this run deploys it: by the registry and digest it verified, else (images loaded) its local name. */
@@ -689,7 +691,7 @@ async function diagnose() {
     const events = await kn(['get', 'events', '--sort-by=.lastTimestamp'], { check: false });
     console.log(events.split('\n').slice(-25).join('\n'));
   } catch (err) {
-    say(`diagnosis failed: ${err.message}`);
+    say(`diagnosis failed: ${messageOf(err)}`);
   }
 }
 
@@ -732,6 +734,7 @@ if (!external && process.getuid?.() !== 0) {
   process.exit(2);
 }
 const begun = Date.now();
+/** @type {unknown} */
 let failure = null;
 let interrupted = false;
 let cleaning = null;
@@ -771,6 +774,7 @@ try {
   await phase('gateway', gatewayReachable);
   await phase('journey', async () => {
     const record = [];
+    if (!gatewayUrl) throw new Error('no gateway URL: the gateway phase found none');
     await journey(gatewayUrl, admin, { say, redact, record });
     results.push([
       'journey',
@@ -828,7 +832,7 @@ if (results.length) table([['scenario', 'rule', '', 'detail'], ...results]);
 console.log('');
 say('timings');
 table([['phase', 'seconds', ''], ...timings, ['total', seconds(begun), '']]);
-if (failure) say(`FAILED: ${redact(failure.message)}`);
+if (failure) say(`FAILED: ${redact(messageOf(failure))}`);
 if (broken.length > 0) say(`BROKEN: ${broken.map((row) => `${row[0]}: ${row[1]}`).join('; ')}`);
 if (!clean) say('the host is not as it was: see above');
 process.exit(failure || broken.length > 0 || !clean ? 1 : 0);

@@ -16,6 +16,7 @@
 //   - the CRM's totals per buyer equal its Confirmed bookings (each booking event handled once).
 /* global AbortSignal */
 import { randomUUID } from 'node:crypto';
+import { messageOf } from '../lib/errors.mjs';
 import { onePlaceAllDay, pathOf, seedBookableConsultation } from '../lib/seed.mjs';
 import { bookingBody, sdk } from '../marketplace-client.mjs';
 
@@ -61,7 +62,7 @@ export function loadClient(base) {
         last = `${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
         if (!RETRIABLE.has(res.status)) break;
       } catch (err) {
-        last = err.message;
+        last = messageOf(err);
       }
       await sleep(500 * (attempt + 1));
     }
@@ -139,7 +140,7 @@ export function startLoad(prepared, { workers = 3 } = {}) {
   const tally = {
     requests: 0,
     retried: 0, // attempts that failed with a connection error or 502/503/504 and were retried
-    failed: [], // requests that still failed after their retries, or answered what they must not
+    failed: /** @type {string[]} */ ([]), // requests that still failed after their retries, or answered what they must not
     statuses: new Map(),
     confirmedBy: new Map(),
     bookings: { asked: 0, confirmed: 0, refused: 0 },
@@ -159,7 +160,7 @@ export function startLoad(prepared, { workers = 3 } = {}) {
         if (!RETRIABLE.has(res.status)) return res;
         last = `${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
       } catch (err) {
-        last = `${err.name}: ${err.message}`;
+        last = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       }
       tally.retried += 1;
       count(`${what} retried`);
@@ -234,7 +235,7 @@ async function eventually(probe, timeoutMs) {
       last = await probe();
       if (last.ok) return last;
     } catch (err) {
-      last = { ok: false, detail: err.message };
+      last = { ok: false, detail: messageOf(err) };
     }
     if (Date.now() > deadline) return last;
     await sleep(1_000);

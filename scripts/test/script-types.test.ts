@@ -49,6 +49,33 @@ test('a script that passes a wrong type fails the check, naming the line', () =>
   rmSync(join(scratch, 'wrong.mjs'));
 }, 120_000);
 
+test('a thrown value read as an Error and a value that may be missing fail the check (strict null checks, unknown in catch)', () => {
+  writeFileSync(
+    join(scratch, 'loose.mjs'),
+    [
+      "import { messageOf } from '../../scripts/lib/errors.mjs';",
+      'export function first(/** @type {string[]} */ list) {',
+      "  const found = list.find((item) => item.startsWith('a'));",
+      '  return found.length;',
+      '}',
+      'export function said(/** @type {() => void} */ run) {',
+      '  try {',
+      '    run();',
+      '  } catch (err) {',
+      '    return err.message;',
+      '  }',
+      '  return messageOf(null);',
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const { status, output } = typeCheck(scratch);
+  expect(status).not.toBe(0);
+  expect(output).toMatch(/loose\.mjs\(4,10\): error TS18048: 'found' is possibly 'undefined'/);
+  expect(output).toMatch(/loose\.mjs\(10,12\): error TS18046: 'err' is of type 'unknown'/);
+  rmSync(join(scratch, 'loose.mjs'));
+}, 120_000);
+
 test('the same calls with their types right pass', () => {
   writeFileSync(
     join(scratch, 'right.mjs'),
