@@ -53,7 +53,7 @@ COPY --from=build /repo/packages/contracts ./packages/contracts
 COPY --from=build /repo/packages/kit ./packages/kit
 COPY --from=build /repo/services ./services
 COPY scripts/tools.mjs scripts/backup.mjs scripts/reconcile.mjs scripts/dlq.mjs scripts/migrate-queues.mjs ./scripts/
-COPY scripts/lib/deps.mjs scripts/lib/go-tools.mjs ./scripts/lib/
+COPY scripts/lib/deps.mjs scripts/lib/errors.mjs scripts/lib/go-tools.mjs ./scripts/lib/
 # age-release is a build context (--build-context), not a stage: the pinned age release.
 # hadolint ignore=DL3022
 COPY --from=age-release age age-keygen /usr/local/bin/
