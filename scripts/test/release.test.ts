@@ -25,7 +25,8 @@ type Repo = {
 function scratchRepo(): Repo {
   const dir = cloneWithModules(root, { prefix: 'release-', tags: false });
   const git = (...args: string[]) => gitIn(dir, ...args);
-  for (const file of ['scripts/release.mjs', 'scripts/lib/errors.mjs', 'scripts/lib/release-subject.mjs']) copyFileSync(join(root, file), join(dir, file));
+  for (const file of ['scripts/release.mjs', 'scripts/lib/errors.mjs', 'scripts/lib/release-subject.mjs'])
+    copyFileSync(join(root, file), join(dir, file));
   git('rm', '--quiet', 'scripts/contracts.mjs');
   const pending = readdirSync(join(dir, '.changeset')).filter((file) => file.endsWith('.md') && file !== 'README.md');
   if (pending.length > 0) git('rm', '--quiet', ...pending.map((file) => `.changeset/${file}`));
