@@ -82,6 +82,37 @@ describe('the booking sweep', () => {
     expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE))).body.data.status).toBe('Confirmed');
   });
 
+  test('a booking a version before the booking flow cancelled (no `compensated` on its record): given back and recorded', async () => {
+    const { offer, booking } = await givenFreeBooking();
+    // As a replica of the previous version leaves it during a rolling update: Cancelled, nothing given back yet.
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, {
+      $set: { status: 'Cancelled' },
+      $unset: { compensated: '' },
+    });
+    await app().parts.bookings.sweep(new Date());
+    expect((await models().Booking.findById(booking._id).lean())!.compensated).toEqual(['confirm', 'day', 'slot']);
+    expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
+    expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE))).body.data.status).toBe('Confirmed');
+  });
+
+  test('each kind of unfinished booking has its own turn: many waiting for the wallet never keep a cancelled one from its give-back', async () => {
+    const { booking } = await givenFreeBooking();
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Cancelled', compensated: [] } });
+    const { _id, referenceId, ...rest } = booking;
+    const waiting = ['a', 'b', 'c'].map((suffix) => ({
+      ...rest,
+      _id: `${_id}-${suffix}`,
+      referenceId: `${referenceId}-${suffix}`,
+      status: 'PaymentPending',
+      updatedAt: new Date(Date.now() - 60_000),
+    }));
+    await models().Booking.collection.insertMany(waiting as never[]);
+    const found = await new BookingRepository(models()).unfinished(new Date(), new Date(), 2);
+    const ids = found.map((each) => each._id);
+    expect(ids).toContain(booking._id);
+    expect(ids.filter((id) => id.startsWith(`${_id}-`))).toHaveLength(2);
+  });
+
   test('a Failed booking whose give-back a crash interrupted: finished, each give-back recorded', async () => {
     const { booking } = await givenFreeBooking();
     await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Failed', compensated: [] } });

@@ -6,6 +6,7 @@ import {
   bookingStepStatus,
   cancelWrite,
   confirmWrite,
+  givenBackSteps,
   givenUp,
   pastPaymentDeadline,
   systemCancellation,
@@ -223,7 +224,7 @@ export class BookingFlow {
    */
   private async recordCompensated(run: BookingRun, step: BookingStep): Promise<BookingRun> {
     const booking = run.booking;
-    const compensated = [...booking.compensated, step];
+    const compensated = [...givenBackSteps(booking), step];
     if (booking.status !== 'Pending') await this.stores.bookings.markCompensated(booking._id, step);
     return { ...run, booking: { ...booking, compensated } };
   }

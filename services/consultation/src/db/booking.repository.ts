@@ -94,17 +94,17 @@ export class BookingRepository {
    * The bookings whose flow may be unfinished: Pending ones made before `stuckBefore` (left by a
    * crash), PaymentPending ones untouched since `waitingBefore` (the wallet is asked again), and
    * Failed or Cancelled ones not given back whole (`slot`, the last give-back, not recorded).
+   * Each kind with its own limit, so that many of one (PaymentPending ones while the wallet is
+   * away) never keep the others from their turn.
    */
-  unfinished(stuckBefore: Date, waitingBefore: Date): Promise<BookingDoc[]> {
-    return this.models.Booking.find({
-      $or: [
-        { status: 'Pending', createdAt: { $lt: stuckBefore } },
-        { status: 'PaymentPending', updatedAt: { $lt: waitingBefore } },
-        { status: { $in: ['Failed', 'Cancelled'] }, compensated: { $ne: 'slot' } },
-      ],
-    })
-      .limit(100)
-      .lean<BookingDoc[]>();
+  async unfinished(stuckBefore: Date, waitingBefore: Date, perKind = 100): Promise<BookingDoc[]> {
+    const kinds = [
+      { status: 'Pending' as const, createdAt: { $lt: stuckBefore } },
+      { status: 'PaymentPending' as const, updatedAt: { $lt: waitingBefore } },
+      { status: { $in: ['Failed' as const, 'Cancelled' as const] }, compensated: { $ne: 'slot' as const } },
+    ];
+    const found = await Promise.all(kinds.map((filter) => this.models.Booking.find(filter).limit(perKind).lean<BookingDoc[]>()));
+    return found.flat();
   }
 
   /** A session's Confirmed bookings (what its events name and its expiry cancels). */

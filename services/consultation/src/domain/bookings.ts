@@ -218,6 +218,11 @@ export function givenUp(run: BookingRun): boolean {
   return run.refused !== null || run.abandoned || run.booking.status === 'Failed' || run.booking.status === 'Cancelled';
 }
 
+/** The steps of a booking's flow recorded as given back (none on a booking written before the flow). */
+export function givenBackSteps(booking: Pick<BookingDoc, 'compensated'>): BookingStep[] {
+  return booking.compensated ?? [];
+}
+
 /**
  * Where a step of the booking flow stands, read from the booking (and, while it is Pending,
  * from the request making it): slot, day, coupon, hold, confirm. Given up, every step that may
@@ -228,7 +233,7 @@ export function bookingStepStatus(run: BookingRun, step: BookingStep): BookingSt
   const { booking } = run;
   if (step === 'coupon' && booking.couponId === null) return 'skip';
   if (step === 'hold' && booking.payment === 'free') return 'skip';
-  if (booking.compensated.includes(step)) return 'compensated';
+  if (givenBackSteps(booking).includes(step)) return 'compensated';
   if (run.refused === step) return 'failed';
   if (step === 'hold') {
     if (booking.payment === 'held') return 'done';

@@ -215,9 +215,11 @@ export interface BookingDoc {
   correlationId: string | null;
   /**
    * The steps of its flow given back (compensated) once it was given up (Failed, Cancelled):
-   * `confirm` (the session seat), `coupon`, `day`, `slot` — in that order, `slot` last.
+   * `confirm` (the session seat), `coupon`, `day`, `slot` — in that order, `slot` last. Absent on
+   * a booking a version before the booking flow wrote (during a rolling update, or restored from
+   * an older backup): none recorded (`givenBackSteps`).
    */
-  compensated: BookingStep[];
+  compensated?: BookingStep[];
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
