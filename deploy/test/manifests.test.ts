@@ -406,6 +406,17 @@ describe('prod: TLS in transit to MongoDB and RabbitMQ (components/data-tier-tls
     }
     for (const name of SERVICES) expect(envOf('dev', name).some((e) => e.name.endsWith('_TLS_CA_FILE'))).toBe(false);
   });
+
+  test("the backup CronJob verifies MongoDB's certificate against the same CA, mounted alone", () => {
+    const pod = one('prod', 'CronJob', 'marketplace-backup').spec.jobTemplate.spec.template.spec;
+    const c = pod.containers[0];
+    expect(c.env).toContainEqual({ name: 'MONGO_TLS_CA_FILE', value: CA_FILE });
+    expect(c.volumeMounts).toContainEqual({ name: 'data-tier-ca', mountPath: '/etc/marketplace/data-tier-ca', readOnly: true });
+    expect(pod.volumes).toContainEqual({
+      name: 'data-tier-ca',
+      secret: { secretName: 'marketplace-data-tier-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+    });
+  });
 });
 
 describe('backups and operations Jobs run the tools image (marketplace-tools)', () => {
