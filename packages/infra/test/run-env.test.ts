@@ -10,6 +10,7 @@ const copy = mkdtempSync(join(tmpdir(), 'run-env-'));
 mkdirSync(join(copy, 'scripts/lib'), { recursive: true });
 copyFileSync(join(workspaceRoot(), 'scripts/run.mjs'), join(copy, 'scripts/run.mjs'));
 copyFileSync(join(workspaceRoot(), 'scripts/lib/toolchain.mjs'), join(copy, 'scripts/lib/toolchain.mjs'));
+copyFileSync(join(workspaceRoot(), 'scripts/lib/errors.mjs'), join(copy, 'scripts/lib/errors.mjs'));
 copyFileSync(join(workspaceRoot(), 'package.json'), join(copy, 'package.json'));
 // On the Node that runs the tests, whichever it is (run-node.test.ts tests the choice).
 writeFileSync(join(copy, '.node-version'), process.versions.node);

@@ -12,6 +12,7 @@ const copy = mkdtempSync(join(tmpdir(), 'run-node-'));
 mkdirSync(join(copy, 'scripts/lib'), { recursive: true });
 copyFileSync(join(workspaceRoot(), 'scripts/run.mjs'), join(copy, 'scripts/run.mjs'));
 copyFileSync(join(workspaceRoot(), 'scripts/lib/toolchain.mjs'), join(copy, 'scripts/lib/toolchain.mjs'));
+copyFileSync(join(workspaceRoot(), 'scripts/lib/errors.mjs'), join(copy, 'scripts/lib/errors.mjs'));
 copyFileSync(join(workspaceRoot(), 'package.json'), join(copy, 'package.json'));
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
