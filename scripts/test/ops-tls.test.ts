@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // The operations tools connect as the services do: to a broker over TLS (amqps://) verifying its
 // certificate against AMQP_TLS_CA_FILE, refusing one another CA signed; to MongoDB by kit's rule,
 // which refuses a URL that turns certificate verification off. A RabbitMQ node of this file's own
-// has the TLS listener (certificates made with openssl); mongo-java-server has no TLS, so the
+// has the TLS listener (certificates made with openssl); the tests' MongoDB has no TLS, so the
 // MongoDB side shows the refusal only.
 const root = join(__dirname, '..', '..');
 /** What this test uses of the built infra (packages/infra: the tests' servers). */

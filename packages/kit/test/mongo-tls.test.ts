@@ -7,7 +7,7 @@ import { createDatabase, openDatabase } from '@mkt/kit/db';
 import { parseConfig, serviceEnv } from '@mkt/kit/runtime';
 import { mongoTlsOptions } from '../src/mongo';
 
-// The development and test MongoDB stand-in (mongo-java-server) has no TLS listener: these tests
+// The tests' MongoDB server has no TLS listener: these tests
 // check the options kit hands the driver, and what the driver makes of them; the TLS handshake
 // itself is the driver's (the broker's side is proven against a TLS listener in bus-tls.test.ts).
 const dir = mkdtempSync(join(tmpdir(), 'kit-mongo-tls-'));
