@@ -1,13 +1,6 @@
-import {
-  compensationOpId,
-  defineFlow,
-  isCompensating,
-  kindStep,
-  resumeFlow,
-  runFlow,
-  type StepKind,
-  type StepStatus,
-} from '@mkt/kit/steps';
+import { defineFlow, kindStep, resumeFlow, runFlow, type StepKind, type StepStatus } from '@mkt/kit/steps';
+// How the runner names a compensation and reads a flow turning back: kit's own, not exported.
+import { compensationOpId, isCompensating } from '../src/steps';
 
 /**
  * The step runner over an in-memory "database": a ledger that applies an op once by its id,
