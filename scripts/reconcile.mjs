@@ -37,6 +37,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { MongoClient } = mongodb(root);
 
 const log = (line) => console.error(`[reconcile] ${line}`);
+/** The built contracts package: the events' and the wallet's requests' one definition, as the services use it. */
+const contracts = () => createRequire(import.meta.url)(join(root, 'packages/contracts/dist/index.js'));
 const ACTIVE_HOLD = ['Held', 'Pending'];
 /** A booking that was confirmed (the CRM heard `booking.confirmed`): Confirmed, or Cancelled after. */
 export const wasConfirmed = (b) => b.status === 'Confirmed' || (b.status === 'Cancelled' && ['held', 'free'].includes(b.payment));
@@ -79,7 +81,7 @@ async function openDb(client, service, env) {
  * the cancel said (refund to the buyer, the rest to the seller), the CRM merges it (idempotent).
  */
 async function announceCancelAgain(db, booking) {
-  const { makeEvent } = createRequire(import.meta.url)(join(root, 'packages/contracts/dist/index.js'));
+  const { makeEvent } = contracts();
   const event = makeEvent(
     'consultation.booking.cancelled',
     {
@@ -178,20 +180,7 @@ export async function reconcile({ env = process.env, dryRun = false } = {}) {
         log(`booking ${booking._id}: no hold; would ask the wallet to hold it`);
         continue;
       }
-      const res = await call(
-        `${walletUrl}/internal/holds`,
-        'POST',
-        {
-          bookingId: booking._id,
-          buyerId: booking.buyerId,
-          buyerRef: booking.buyerRef,
-          sellerId: booking.sellerId,
-          amountMinor: booking.totalAmountMinor,
-          currency: booking.currency,
-          endsAt: new Date(booking.endsAt).toISOString(),
-        },
-        internal,
-      );
+      const res = await call(`${walletUrl}/internal/holds`, 'POST', contracts().bookingHoldBody(booking), internal);
       if (res.status === 200 && res.body?.data?.status === 'Held') {
         log(`booking ${booking._id}: held again`);
         summary.holdsTakenAgain += 1;

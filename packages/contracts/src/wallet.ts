@@ -206,6 +206,38 @@ export const CreateBookingHoldBody = z
   .strict();
 export type CreateBookingHoldBody = z.infer<typeof CreateBookingHoldBody>;
 
+/** What a booking record says that its hold is made of (the consultation's bookings, as stored). */
+export interface BookingToHold {
+  _id: string;
+  buyerId: string;
+  buyerRef: string;
+  sellerId: string;
+  totalAmountMinor: number;
+  currency: string;
+  /** The slot's end: a Date as stored, or its ISO text. */
+  endsAt: Date | string;
+  consultationId: string;
+}
+
+/**
+ * The body of the wallet's internal hold of a booking: the one way to write it, for the
+ * consultation's booking flow and the operations tools (scripts/reconcile.mjs) alike. The whole
+ * total is held, and the wallet captures it no earlier than the slot's end, whatever a session
+ * move says.
+ */
+export function bookingHoldBody(booking: BookingToHold): CreateBookingHoldBody {
+  return {
+    bookingId: booking._id,
+    buyerId: booking.buyerId,
+    buyerRef: booking.buyerRef,
+    sellerId: booking.sellerId,
+    amountMinor: booking.totalAmountMinor,
+    currency: booking.currency,
+    endsAt: new Date(booking.endsAt).toISOString(),
+    consultationId: booking.consultationId,
+  };
+}
+
 export const BOOKING_HOLD_STATUSES = ['Pending', 'Held', 'Rejected', 'Voided', 'Settling', 'Settled'] as const;
 export const BookingHoldStatus = z.enum(BOOKING_HOLD_STATUSES).meta({ id: 'BookingHoldStatus' });
 export type BookingHoldStatus = z.infer<typeof BookingHoldStatus>;

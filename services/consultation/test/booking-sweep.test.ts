@@ -1,5 +1,6 @@
 import { BookingRepository } from '../src/db/booking.repository';
-import { as, bookingBody, givenOffer, newUser, useConsultationApp, models } from './harness';
+import { owedGiveBacks } from '../src/migrations/0004-owed-give-backs';
+import { as, bookingBody, givenOffer, log, newUser, useConsultationApp, models } from './harness';
 
 /**
  * What a crash leaves behind, finished by the booking sweep: the states are made as the crash
@@ -73,7 +74,9 @@ describe('the booking sweep', () => {
 
   test('a cancel whose release a crash interrupted: the sweep gives the places and the seat back, once', async () => {
     const { offer, booking } = await givenFreeBooking();
-    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Cancelled', compensated: [] } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, {
+      $set: { status: 'Cancelled', compensated: [], owed: true },
+    });
     await app().parts.bookings.sweep(new Date());
     expect((await models().Booking.findById(booking._id).lean())!.compensated).toEqual(['confirm', 'day', 'slot']);
     expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
@@ -82,22 +85,28 @@ describe('the booking sweep', () => {
     expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE))).body.data.status).toBe('Confirmed');
   });
 
-  test('a booking a version before the booking flow cancelled (no `compensated` on its record): given back and recorded', async () => {
+  test('a booking a version before the booking flow cancelled (no `compensated`, no `owed` on its record): flagged by 0004, then given back and recorded', async () => {
     const { offer, booking } = await givenFreeBooking();
     // As a replica of the previous version leaves it during a rolling update: Cancelled, nothing given back yet.
     await models().Booking.collection.updateOne({ _id: booking._id } as object, {
       $set: { status: 'Cancelled' },
-      $unset: { compensated: '' },
+      $unset: { compensated: '', owed: '' },
     });
+    await owedGiveBacks.up({ db: models().Booking.db, log, models: [], outboxSources: [] });
+    expect(await models().Booking.collection.findOne({ _id: booking._id } as object)).toMatchObject({ owed: true });
     await app().parts.bookings.sweep(new Date());
-    expect((await models().Booking.findById(booking._id).lean())!.compensated).toEqual(['confirm', 'day', 'slot']);
+    const after = (await models().Booking.collection.findOne({ _id: booking._id } as object))!;
+    expect(after.compensated).toEqual(['confirm', 'day', 'slot']);
+    expect(after).not.toHaveProperty('owed');
     expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
     expect((await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, FREE))).body.data.status).toBe('Confirmed');
   });
 
   test('each kind of unfinished booking has its own turn: many waiting for the wallet never keep a cancelled one from its give-back', async () => {
     const { booking } = await givenFreeBooking();
-    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Cancelled', compensated: [] } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, {
+      $set: { status: 'Cancelled', compensated: [], owed: true },
+    });
     const { _id, referenceId, ...rest } = booking;
     const waiting = ['a', 'b', 'c'].map((suffix) => ({
       ...rest,
@@ -115,7 +124,9 @@ describe('the booking sweep', () => {
 
   test('a Failed booking whose give-back a crash interrupted: finished, each give-back recorded', async () => {
     const { booking } = await givenFreeBooking();
-    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Failed', compensated: [] } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, {
+      $set: { status: 'Failed', compensated: [], owed: true },
+    });
     await app().parts.bookings.sweep(new Date());
     expect((await models().Booking.findById(booking._id).lean())!.compensated).toEqual(['confirm', 'day', 'slot']);
     expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
@@ -129,7 +140,9 @@ describe('the booking sweep', () => {
       { _id: booking.sessionId },
       { $pull: { bookingIds: booking._id, buyerIds: booking.buyerId }, $inc: { participantCount: -booking.places } },
     );
-    await models().Booking.collection.updateOne({ _id: booking._id } as object, { $set: { status: 'Failed', compensated: ['confirm'] } });
+    await models().Booking.collection.updateOne({ _id: booking._id } as object, {
+      $set: { status: 'Failed', compensated: ['confirm'], owed: true },
+    });
     await app().parts.bookings.sweep(new Date());
     await app().parts.bookings.sweep(new Date());
     expect((await models().Session.findById(booking.sessionId).lean())!.participantCount).toBe(0);

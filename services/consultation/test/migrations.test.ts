@@ -123,10 +123,11 @@ describe('0003-booking-steps: bookings of the previous release (a `released` fla
     await oldShape(finished._id, { status: 'Cancelled', released: true });
     await models().SlotPlace.updateOne({ _id: finished.slotKey }, { $pull: { bookingIds: finished._id }, $inc: { booked: -1 } });
 
+    // The migrations again, as a database of the old release has them ahead of it.
     await models()
       .Consultation.db.collection('migrations')
-      .deleteOne({ _id: '0003-booking-steps' } as never);
-    expect(await migrator().up()).toEqual(['0003-booking-steps']);
+      .deleteMany({ _id: { $in: ['0003-booking-steps', '0004-owed-give-backs'] } } as never);
+    expect(await migrator().up()).toEqual(['0003-booking-steps', '0004-owed-give-backs']);
     const raw = (id: string) => models().Booking.collection.findOne({ _id: id } as never);
     expect(await raw(kept._id)).toMatchObject({ compensated: [] });
     expect(await raw(interrupted._id)).toMatchObject({ compensated: [] });
@@ -149,11 +150,67 @@ describe('0003-booking-steps: bookings of the previous release (a `released` fla
       .deleteOne({ _id: '0003-booking-steps' } as never);
     await migrator().up();
     expect(await raw(interrupted._id)).toMatchObject({ compensated: ['confirm', 'day', 'slot'] });
-    expect(await migrator().down()).toEqual(['0003-booking-steps']);
+    expect(await migrator().down({ steps: 2 })).toEqual(['0004-owed-give-backs', '0003-booking-steps']);
     expect(await raw(kept._id)).toMatchObject({ released: false });
     expect(await raw(interrupted._id)).toMatchObject({ released: true });
     expect(await raw(kept._id)).not.toHaveProperty('compensated');
     await migrator().up();
     expect(await raw(kept._id)).toMatchObject({ compensated: [] });
+  });
+});
+
+describe('0004-owed-give-backs: given-up bookings still owing a give-back are found by the sweep through `owed`', () => {
+  test('a booking an older replica gave up (no flag) is flagged and given back once; one given back whole is not; down drops the flag and the index', async () => {
+    const offer = await givenOffer(app, { capacity: 5, basePrice: 0 });
+    const make = async (date: string) => {
+      const res = await as(app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { date, subTotal: 0, totalAmount: 0 }));
+      expect(res.body.data.status).toBe('Confirmed');
+      return (await models().Booking.findById(res.body.data.bookingId).lean())!;
+    };
+    const [confirmed, interrupted, finished] = [await make(daysAhead(12)), await make(daysAhead(13)), await make(daysAhead(14))];
+    // As a replica of the previous release leaves them: a cancel whose give-back it did not finish
+    // (its places still held), a cancel given back whole; neither carries `owed`.
+    await models().Booking.collection.updateOne({ _id: interrupted._id } as never, { $set: { status: 'Cancelled', compensated: [] } });
+    await models().Booking.collection.updateOne({ _id: finished._id } as never, {
+      $set: { status: 'Cancelled', compensated: ['confirm', 'day', 'slot'] },
+    });
+    await models().SlotPlace.updateOne({ _id: finished.slotKey }, { $pull: { bookingIds: finished._id }, $inc: { booked: -1 } });
+    const raw = (id: string) => models().Booking.collection.findOne({ _id: id } as never);
+    const slotHeldBy = async (booking: { _id: string; slotKey: string }) =>
+      (await models().SlotPlace.findById(booking.slotKey).lean())!.bookingIds.includes(booking._id);
+
+    // Before the migration the sweep does not see it: nothing flags it.
+    await app().parts.bookings.sweep();
+    expect(await slotHeldBy(interrupted)).toBe(true);
+
+    await models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0004-owed-give-backs' } as never);
+    expect(await migrator().up()).toEqual(['0004-owed-give-backs']);
+    expect(await raw(interrupted._id)).toMatchObject({ owed: true });
+    for (const id of [confirmed._id, finished._id]) expect(await raw(id)).not.toHaveProperty('owed');
+    const owedIndex = (await models().Booking.collection.indexes()).find((index) => index.name === 'owed_1');
+    expect(owedIndex).toMatchObject({ key: { owed: 1 }, sparse: true });
+
+    await app().parts.bookings.sweep();
+    await app().parts.bookings.sweep();
+    expect(await slotHeldBy(interrupted)).toBe(false);
+    expect((await models().SlotPlace.findById(interrupted.slotKey).lean())!.booked).toBe(0);
+    expect(await raw(interrupted._id)).toMatchObject({ compensated: ['confirm', 'day', 'slot'] });
+    expect(await raw(interrupted._id)).not.toHaveProperty('owed');
+    expect(await slotHeldBy(confirmed)).toBe(true);
+
+    // Run again: nothing changes twice. Down: no flag, no index; up again builds them.
+    await models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0004-owed-give-backs' } as never);
+    await migrator().up();
+    expect(await raw(interrupted._id)).not.toHaveProperty('owed');
+    await models().Booking.collection.updateOne({ _id: confirmed._id } as never, { $set: { status: 'Failed', owed: true } });
+    expect(await migrator().down()).toEqual(['0004-owed-give-backs']);
+    expect(await raw(confirmed._id)).not.toHaveProperty('owed');
+    expect((await models().Booking.collection.indexes()).map((index) => index.name)).not.toContain('owed_1');
+    await migrator().up();
+    expect(await raw(confirmed._id)).toMatchObject({ owed: true });
   });
 });

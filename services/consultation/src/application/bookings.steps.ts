@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { bookingHoldBody } from '@mkt/contracts';
 import { InvalidState } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import { defineFlow, runFlow, type Flow, type FlowRun, type Step } from '@mkt/kit/steps';
@@ -305,19 +306,6 @@ export class BookingFlow {
   }
 
   private askWallet(booking: BookingDoc): Promise<HoldAnswer> {
-    return this.wallet.hold(
-      {
-        bookingId: booking._id,
-        buyerId: booking.buyerId,
-        buyerRef: booking.buyerRef,
-        sellerId: booking.sellerId,
-        amountMinor: booking.totalAmountMinor,
-        currency: booking.currency,
-        // The wallet captures no earlier than the slot's end, whatever a session move says.
-        endsAt: booking.endsAt.toISOString(),
-        consultationId: booking.consultationId,
-      },
-      correlationOf(booking),
-    );
+    return this.wallet.hold(bookingHoldBody(booking), correlationOf(booking));
   }
 }

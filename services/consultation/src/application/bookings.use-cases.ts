@@ -18,6 +18,7 @@ import {
   priceBooking,
   readableBooking,
   STUCK_AFTER_MS,
+  stuckGivenUp,
   type BookingRun,
   type Canceller,
   type CancellationSaid,
@@ -184,8 +185,8 @@ export class Bookings {
       new Date(now.getTime() - PAYMENT_RETRY_AFTER_MS),
     )) {
       if (booking.status !== 'Pending') runs.push(BookingFlow.of(booking));
-      else if (await bookings.moveQuietly(booking._id, { status: 'Pending' }, { status: 'Failed' }))
-        runs.push(BookingFlow.of({ ...booking, status: 'Failed' }));
+      else if (await bookings.moveQuietly(booking._id, { status: 'Pending' }, stuckGivenUp()))
+        runs.push(BookingFlow.of({ ...booking, ...stuckGivenUp() }));
     }
     return runs;
   }

@@ -5,7 +5,11 @@ import { findPage } from '@mkt/kit/db';
 import type { IntegrationEvent } from '@mkt/contracts';
 import type { BookingChange, BookingDoc, BookingGuard, BookingStep, NewBooking } from '../domain/records';
 import { collectionOf, findByKey } from './collections';
-import type { ConsultationModels } from './models';
+import { LAST_GIVE_BACK } from '../domain/bookings';
+import { OWED_INDEX, type ConsultationModels } from './models';
+
+/** The given-up bookings still owing a give-back: exactly the documents of the sparse `owed` index. */
+export const OWED_FILTER = { owed: true } as const;
 
 /**
  * `bookings`. Every state change is one conditional write guarded by the state it leaves (the
@@ -72,9 +76,14 @@ export class BookingRepository {
     return this.models.Booking.findById(id, { status: 1, payment: 1 }).lean<BookingDoc>();
   }
 
-  /** A step of its flow given back: recorded once (the flow skips it on a repeat). */
+  /**
+   * A step of its flow given back: recorded once (the flow skips it on a repeat). The last one
+   * (`slot`) also clears `owed` in the same write: from then the sweep no longer reads the booking.
+   */
   async markCompensated(id: string, step: BookingStep): Promise<void> {
-    await collectionOf(this.models.Booking).updateOne({ _id: id }, { $addToSet: { compensated: step } });
+    const update: mongo.UpdateFilter<BookingDoc> = { $addToSet: { compensated: step } };
+    if (step === LAST_GIVE_BACK) update.$unset = { owed: '' };
+    await collectionOf(this.models.Booking).updateOne({ _id: id }, update);
   }
 
   /** The refund of a cancelled booking reached the buyer: once, only from Pending. */
@@ -93,17 +102,22 @@ export class BookingRepository {
   /**
    * The bookings whose flow may be unfinished: Pending ones made before `stuckBefore` (left by a
    * crash), PaymentPending ones untouched since `waitingBefore` (the wallet is asked again), and
-   * Failed or Cancelled ones not given back whole (`slot`, the last give-back, not recorded).
+   * Failed or Cancelled ones still owing a give-back (`owed`), read through the sparse index
+   * that holds only those: the read costs the work owed, not the history of given-up bookings.
    * Each kind with its own limit, so that many of one (PaymentPending ones while the wallet is
    * away) never keep the others from their turn.
    */
   async unfinished(stuckBefore: Date, waitingBefore: Date, perKind = 100): Promise<BookingDoc[]> {
-    const kinds = [
-      { status: 'Pending' as const, createdAt: { $lt: stuckBefore } },
-      { status: 'PaymentPending' as const, updatedAt: { $lt: waitingBefore } },
-      { status: { $in: ['Failed' as const, 'Cancelled' as const] }, compensated: { $ne: 'slot' as const } },
-    ];
-    const found = await Promise.all(kinds.map((filter) => this.models.Booking.find(filter).limit(perKind).lean<BookingDoc[]>()));
+    const { Booking } = this.models;
+    const found = await Promise.all([
+      Booking.find({ status: 'Pending', createdAt: { $lt: stuckBefore } })
+        .limit(perKind)
+        .lean<BookingDoc[]>(),
+      Booking.find({ status: 'PaymentPending', updatedAt: { $lt: waitingBefore } })
+        .limit(perKind)
+        .lean<BookingDoc[]>(),
+      Booking.find(OWED_FILTER).hint(OWED_INDEX).limit(perKind).lean<BookingDoc[]>(),
+    ]);
     return found.flat();
   }
 

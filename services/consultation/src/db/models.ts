@@ -18,6 +18,9 @@ import type {
 
 const timestamps = { timestamps: true, versionKey: false } as const;
 
+/** The name of the bookings' sparse index on `owed` (the sweep's give-back read hints it; 0004-owed-give-backs builds it). */
+export const OWED_INDEX = 'owed_1';
+
 const ruleSetSchema = new Schema<RuleSetDoc>(
   {
     _id: String,
@@ -184,10 +187,13 @@ const bookingSchema = new Schema<BookingDoc>(
     dispute: { type: Schema.Types.Mixed, default: null },
     correlationId: { type: String, default: null },
     compensated: { type: [String], default: [] },
+    owed: { type: Boolean },
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },
 );
+/** The given-up bookings still owing a give-back, and only those (`owed` is absent otherwise): what the sweep reads. */
+bookingSchema.index({ owed: 1 }, { sparse: true, name: OWED_INDEX });
 
 const sessionSchema = new Schema<SessionDoc>(
   {

@@ -218,6 +218,23 @@ export function givenUp(run: BookingRun): boolean {
   return run.refused !== null || run.abandoned || run.booking.status === 'Failed' || run.booking.status === 'Cancelled';
 }
 
+/**
+ * The last give-back of a given-up booking's flow: the flow gives back in reverse order and the
+ * slot is its first step, so once `slot` is recorded nothing is owed any more.
+ */
+export const LAST_GIVE_BACK: BookingStep = 'slot';
+
+/**
+ * What every move to Failed or Cancelled sets with its status: the booking owes its give-backs
+ * (a given-up booking has taken at least its slot's places) until the write that records the last.
+ */
+export const OWES_GIVE_BACK = { owed: true } as const satisfies BookingChange;
+
+/** A Pending booking a crash left, given up by the sweep: Failed, its give-backs owed. */
+export function stuckGivenUp(): BookingChange {
+  return { status: 'Failed', ...OWES_GIVE_BACK };
+}
+
 /** The steps of a booking's flow recorded as given back (none on a booking written before the flow). */
 export function givenBackSteps(booking: Pick<BookingDoc, 'compensated'>): BookingStep[] {
   return booking.compensated ?? [];
@@ -359,6 +376,7 @@ export function cancelWrite(booking: BookingDoc, cancellation: Cancellation, cor
   );
   const set: BookingChange = {
     status: 'Cancelled',
+    ...OWES_GIVE_BACK,
     refundStatus: settled ? 'Refunded' : 'Pending',
     refundedAt: settled ? now : null,
     refundAmountMinor: refundMinor,
@@ -404,7 +422,9 @@ export function unpaidOutcome(
   now: Date,
 ): BookingChange {
   const byClient = answer === 'voided' && cancelledBy !== null && cancelledBy !== undefined;
-  return byClient ? { status: 'Cancelled', payment: answer, cancelledAt: now } : { status: 'Failed', payment: answer };
+  return byClient
+    ? { status: 'Cancelled', payment: answer, cancelledAt: now, ...OWES_GIVE_BACK }
+    : { status: 'Failed', payment: answer, ...OWES_GIVE_BACK };
 }
 
 /** The mark that a PaymentPending booking is given up (and, when someone cancelled, by whom and what they said). */

@@ -220,6 +220,12 @@ export interface BookingDoc {
    * an older backup): none recorded (`givenBackSteps`).
    */
   compensated?: BookingStep[];
+  /**
+   * Set (true) while the booking is given up (Failed, Cancelled) and still owes a give-back;
+   * removed in the write that records the last one (`slot`). Absent otherwise: the sweep finds
+   * the give-backs owed by this field alone, through a sparse index whose size is the work owed.
+   */
+  owed?: true;
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;

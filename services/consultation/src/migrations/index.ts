@@ -2,6 +2,7 @@ import type { Migration } from '@mkt/kit/db';
 import { indexes } from './0001-indexes';
 import { sellerRefs } from './0002-seller-refs';
 import { bookingSteps } from './0003-booking-steps';
+import { owedGiveBacks } from './0004-owed-give-backs';
 
 /** The consultation database's migrations, in order (services/consultation/README.md lists them). */
-export const consultationMigrations: Migration[] = [indexes, sellerRefs, bookingSteps];
+export const consultationMigrations: Migration[] = [indexes, sellerRefs, bookingSteps, owedGiveBacks];

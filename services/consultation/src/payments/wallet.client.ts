@@ -2,19 +2,10 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { outgoingTraceHeaders, propagateTraceTo } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
+import type { CreateBookingHoldBody } from '@mkt/contracts';
 
-export interface HoldRequest {
-  bookingId: string;
-  buyerId: string;
-  buyerRef: string;
-  sellerId: string;
-  amountMinor: number;
-  currency: string;
-  /** The slot's end (ISO): the wallet captures the hold no earlier than this. */
-  endsAt: string;
-  /** The booked consultation: the seller's earnings show per consultation. */
-  consultationId: string;
-}
+/** The wallet's internal hold request (built by `bookingHoldBody`, from the contracts). */
+export type HoldRequest = CreateBookingHoldBody;
 
 /**
  * What the wallet said: held; refused (short of funds); declined (a rule that will not change on

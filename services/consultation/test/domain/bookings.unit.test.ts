@@ -9,11 +9,13 @@ import {
   earlierAttempt,
   failureOf,
   givenUp,
+  LAST_GIVE_BACK,
   newBooking,
   pastPaymentDeadline,
   placeBooking,
   priceBooking,
   readableBooking,
+  stuckGivenUp,
   systemCancellation,
   unpaidOutcome,
 } from '../../src/domain/bookings';
@@ -196,10 +198,10 @@ describe('the payment of a booking', () => {
   });
 
   test.each([
-    ['refused', null, { status: 'Failed', payment: 'refused' }],
-    ['declined', null, { status: 'Failed', payment: 'declined' }],
-    ['voided', null, { status: 'Failed', payment: 'voided' }],
-    ['voided', 'buyer', { status: 'Cancelled', payment: 'voided', cancelledAt: T0 }],
+    ['refused', null, { status: 'Failed', payment: 'refused', owed: true }],
+    ['declined', null, { status: 'Failed', payment: 'declined', owed: true }],
+    ['voided', null, { status: 'Failed', payment: 'voided', owed: true }],
+    ['voided', 'buyer', { status: 'Cancelled', payment: 'voided', cancelledAt: T0, owed: true }],
   ] as const)('%s, cancelled by %s → %o', (answer, by, outcome) => {
     expect(unpaidOutcome(answer, by, T0)).toEqual(outcome);
   });
@@ -318,6 +320,7 @@ describe('reading and cancelling a booking', () => {
     const { set, event } = cancelWrite(booking(), systemCancellation(booking(), 'session_expired'), 'c', T0);
     expect(set).toMatchObject({
       status: 'Cancelled',
+      owed: true,
       refundStatus: 'Pending',
       refundedAt: null,
       refundAmountMinor: 500_00,
@@ -325,6 +328,16 @@ describe('reading and cancelling a booking', () => {
     });
     expect(event).toMatchObject({ type: 'consultation.booking.cancelled', data: { refundAmountMinor: 500_00, cause: 'session_expired' } });
     expect(event.data).not.toHaveProperty('cancelledBy');
+  });
+
+  test('every move that gives a booking up owes its give-backs until the last one, the slot’s, is recorded', () => {
+    expect(LAST_GIVE_BACK).toBe('slot');
+    expect(stuckGivenUp()).toEqual({ status: 'Failed', owed: true });
+    for (const answer of ['refused', 'declined', 'voided'] as const)
+      for (const by of [null, 'buyer', 'seller', 'admin'] as const) expect(unpaidOutcome(answer, by, T0)).toHaveProperty('owed', true);
+    const bySeller = decideCancel(booking({ payment: 'held' }), 'seller', null, CancelBookingBody.parse({ bookingId: 'bk_1' }), T0);
+    if (bySeller.kind !== 'confirmed') throw new Error('a Confirmed booking is cancelled as confirmed');
+    expect(cancelWrite(booking(), bySeller.cancellation, 'c', T0).set).toHaveProperty('owed', true);
   });
 });
 
