@@ -15,9 +15,18 @@ import {
   type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { CompositePropagator, getRPCMetadata, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  CompositePropagator,
+  getRPCMetadata,
+  RPCType,
+  setRPCMetadata,
+  suppressTracing,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+  type RPCMetadata,
+} from '@opentelemetry/core';
 // Types only: the modules themselves are required when tracing is on.
 import type * as SdkNode from '@opentelemetry/sdk-node';
 import type * as InstrumentationHttp from '@opentelemetry/instrumentation-http';
@@ -83,6 +92,12 @@ export interface TracingOptions {
    * off, so that no span is built for calls no trace will keep.
    */
   undiciSpans?: boolean;
+  /**
+   * Server spans of incoming requests by the http instrumentation (default true). A process that
+   * starts them itself (the gateway's edge: `traceRequests`) turns it off: the instrumentation
+   * works out a span's attributes and parses its URL before the sampler decides, on every request.
+   */
+  httpServerSpans?: boolean;
 }
 
 export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env, settings: TracingOptions = {}): TracingHandle {
@@ -101,7 +116,6 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   const { ExpressInstrumentation, ExpressLayerType } = require('@opentelemetry/instrumentation-express') as typeof InstrumentationExpress;
   const { MongoDBInstrumentation } = require('@opentelemetry/instrumentation-mongodb') as typeof InstrumentationMongodb;
   /* eslint-enable @typescript-eslint/no-require-imports */
-  const probes = new Set(['/healthz', '/readyz', '/metrics']);
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ? undefined : serviceName,
     // Metrics are prom-client's (`/metrics`), logs are pino's on stdout: traces only.
@@ -113,8 +127,9 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
     ),
     instrumentations: [
       new HttpInstrumentation({
+        disableIncomingRequestInstrumentation: settings.httpServerSpans === false,
         // Probes and scrapes are not requests anybody wants to trace.
-        ignoreIncomingRequestHook: (req) => probes.has((req.url ?? '').split('?')[0] ?? ''),
+        ignoreIncomingRequestHook: (req) => PROBES.has((req.url ?? '').split('?')[0] ?? ''),
         // A call over `http.request` to a host that is not one of our services is not traced:
         // no span, and no trace headers put on it.
         ignoreOutgoingRequestHook: (options) => !isPeer(options),
@@ -147,6 +162,8 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   return current;
 }
 
+/** Probes and scrapes: not requests anybody wants to trace. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 const peers = new Set<string>();
 /** Client spans of calls to hosts that are not our services: no trace headers are injected for them. */
 const toOutsiders = new WeakSet<Span>();
@@ -230,6 +247,105 @@ export function distrustIncomingTraceContext(server: Server): void {
     }
     return emit(this).call(this, event, ...args);
   } as Server['emit'];
+}
+
+/**
+ * `listener` with the server span of each request started here rather than by the http
+ * instrumentation (`initTracing(…, { httpServerSpans: false })`), in the order that costs an
+ * unsampled request least: the sampler decides first, on the span's name (the method) and kind
+ * alone; only a sampled span gets its attributes (`http.request.method`, `url.scheme`,
+ * `url.path`, `server.address`/`server.port`, `network.*`, `user_agent.original`; at the end
+ * `http.response.status_code`, `http.route` when the app names one, `client.address`, an error
+ * status from 500 on). The query is not recorded (it may carry a token). `listener` runs in the
+ * span's context (with the RPC metadata express's instrumentation writes the route into);
+ * its request and response emitters are not bound to it (`bindToActiveContext` binds them
+ * where their listeners need the trace). The caller's trace headers are followed only when
+ * they are still on the request (`distrustIncomingTraceContext` takes them off, and the span
+ * links to the caller's span instead). Probes and scrapes are not traced. With tracing off,
+ * `listener` itself.
+ */
+export function traceRequests(listener: RequestListener): RequestListener {
+  if (!tracingEnabled()) return listener;
+  const spans = tracer();
+  return (req, res) => {
+    const target = req.url ?? '/';
+    const query = target.indexOf('?');
+    const path = query === -1 ? target : target.slice(0, query);
+    if (PROBES.has(path)) return context.with(suppressTracing(ROOT_CONTEXT), () => listener(req, res));
+    const headers = req.headers;
+    const parent =
+      headers.traceparent !== undefined || headers.baggage !== undefined ? propagation.extract(ROOT_CONTEXT, headers) : ROOT_CONTEXT;
+    const method = req.method ?? 'GET';
+    const span = spans.startSpan(method, { kind: SpanKind.SERVER }, parent);
+    const metadata: RPCMetadata = { type: RPCType.HTTP, span };
+    if (span.isRecording()) recordServerSpan(span, metadata, req, res, method, path);
+    context.with(setRPCMetadata(trace.setSpan(parent, span), metadata), listener, undefined, req, res);
+  };
+}
+
+/** A sampled server span's attributes, and its end when the answer is finished or abandoned. */
+function recordServerSpan(
+  span: Span,
+  metadata: RPCMetadata,
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  path: string,
+): void {
+  const socket = req.socket;
+  const host = req.headers.host ?? '';
+  const colon = host.lastIndexOf(':');
+  const hasPort = colon !== -1 && colon > host.lastIndexOf(']');
+  span.setAttributes({
+    'http.request.method': method,
+    'url.scheme': 'http',
+    'url.path': path,
+    'server.address': (hasPort ? host.slice(0, colon) : host).replace(/^\[|\]$/g, '') || 'localhost',
+    'server.port': hasPort ? Number(host.slice(colon + 1)) : 80,
+    'network.protocol.version': req.httpVersion,
+  });
+  if (socket.remoteAddress) span.setAttribute('network.peer.address', socket.remoteAddress);
+  if (socket.remotePort) span.setAttribute('network.peer.port', socket.remotePort);
+  const agent = req.headers['user-agent'];
+  if (agent) span.setAttribute('user_agent.original', agent);
+  const caller = (req as DistrustedRequest)[CALLER_TRACE];
+  if (caller) span.addLink({ context: caller });
+  res.once('close', () => {
+    const status = res.statusCode;
+    span.setAttribute('http.response.status_code', status);
+    // The client's address as the process saw it (the gateway's edge writes it, its proxy hops trusted).
+    const client = req.headers['x-client-address'];
+    if (typeof client === 'string' && client) span.setAttribute('client.address', client);
+    else if (socket.remoteAddress) span.setAttribute('client.address', socket.remoteAddress);
+    const route = metadata.type === RPCType.HTTP ? metadata.route : undefined;
+    if (route) {
+      span.setAttribute('http.route', route);
+      span.updateName(`${method} ${route}`);
+    }
+    if (status >= 500) {
+      span.setAttribute('error.type', String(status));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    if (!res.writableFinished) span.setStatus({ code: SpanStatusCode.ERROR, message: 'the client went away' });
+    span.end();
+  });
+}
+
+/**
+ * Binds emitters (a request and its response) to the active context, so their listeners run in
+ * the request's trace — what the http instrumentation does for every request; under
+ * `traceRequests` only the requests whose handlers listen to them (body parsers, handlers
+ * awaiting the database) need it. A no-op with tracing off.
+ */
+export function bindToActiveContext(...emitters: EventEmitterLike[]): void {
+  if (!tracingEnabled()) return;
+  const active = context.active();
+  for (const emitter of emitters) context.bind(active, emitter as never);
+}
+
+/** `work`, run in the context active now whenever it is called (a listener of a request's events). */
+export function inActiveContext<A extends unknown[], R>(work: (...args: A) => R): (...args: A) => R {
+  return context.bind(context.active(), work);
 }
 
 /** Flushes and stops tracing (kit's shutdown closers call it last). */

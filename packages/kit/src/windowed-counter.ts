@@ -1,4 +1,4 @@
-import { Schema, type Model, type mongo } from 'mongoose';
+import { mongo, Schema, type Model } from 'mongoose';
 import { isDuplicateKey } from './errors';
 
 /**
@@ -29,8 +29,25 @@ export function windowedCounterSchema(): Schema<WindowedCounterDoc> {
  * filter of an upsert, so a full counter does not match and the upsert collides with it on
  * `_id` — the refusal. A refused take changes nothing.
  */
+interface QueuedTake {
+  key: string;
+  limit: number;
+  endsAt: Date;
+  places: number;
+  resolve: (count: number | null) => void;
+  reject: (err: unknown) => void;
+}
+
 export class WindowedCounter {
+  /** Takes asked with `takeSoon` in this turn of the event loop, sent together after it. */
+  private queued: QueuedTake[] = [];
+
   constructor(private readonly model: Model<WindowedCounterDoc>) {}
+
+  /** The driver's collection: the filters and updates are of the stored types, and only `count` is read back. */
+  private get counters(): mongo.Collection<WindowedCounterDoc> {
+    return this.model.collection as unknown as mongo.Collection<WindowedCounterDoc>;
+  }
 
   /** Takes one place of `key` if fewer than `limit` are taken; `endsAt` is the window's end. */
   async take(key: string, limit: number, endsAt: Date): Promise<boolean> {
@@ -49,7 +66,7 @@ export class WindowedCounter {
     // The driver's collection, not the model: the filter and update are already of the stored
     // types and only `count` is read back, so mongoose's casting and document hydration would
     // be pure cost — on the gateway this runs for every lease of every rate limit.
-    const counters = this.model.collection as unknown as mongo.Collection<WindowedCounterDoc>;
+    const counters = this.counters;
     try {
       const taken = await counters.findOneAndUpdate(
         guard,
@@ -60,10 +77,90 @@ export class WindowedCounter {
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
     }
-    // The collision means the counter exists: it is full, or another first take created it
-    // between our match and our insert. The same guard, without the upsert, tells which.
-    const retried = await counters.findOneAndUpdate(guard, { $inc: { count: places } }, { returnDocument: 'after', projection });
+    return this.takeExisting(key, limit, places);
+  }
+
+  /**
+   * After a guarded upsert collided on `_id`, the counter exists: it is full, or another first
+   * take created it between our match and our insert. The same guard, without the upsert, tells which.
+   */
+  private async takeExisting(key: string, limit: number, places: number): Promise<number | null> {
+    const retried = await this.counters.findOneAndUpdate(
+      { _id: key, count: { $lte: limit - places } },
+      { $inc: { count: places } },
+      { returnDocument: 'after', projection: { count: 1 } },
+    );
     return retried?.count ?? null;
+  }
+
+  /**
+   * `takeCounting`, with the takes asked in the same turn of the event loop (many new keys at
+   * once: a crowd of new clients of a rate limit) sent together once the turn is over: one bulk
+   * write of the same guarded upserts, unordered, then one read of the counts of the counters
+   * that already existed (a counter this write created holds exactly its `places`). Each take is
+   * still its own guarded upsert, so a full counter refuses it and a refused take changes nothing;
+   * a count read after the write may include places other instances took meanwhile (a
+   * `RateLimit` header's `remaining` then errs low). A take alone in its turn is `takeCounting`.
+   */
+  takeSoon(key: string, limit: number, endsAt: Date, places = 1): Promise<number | null> {
+    if (limit <= 0 || places > limit) return Promise.resolve(null);
+    return new Promise((resolve, reject) => {
+      if (this.queued.length === 0) setImmediate(() => this.flush());
+      this.queued.push({ key, limit, endsAt, places, resolve, reject });
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queued;
+    this.queued = [];
+    if (batch.length === 1) {
+      const [take] = batch as [QueuedTake];
+      this.takeCounting(take.key, take.limit, take.endsAt, take.places).then(take.resolve, take.reject);
+      return;
+    }
+    this.takeAll(batch).catch((err: unknown) => {
+      for (const take of batch) take.reject(err);
+    });
+  }
+
+  private async takeAll(batch: QueuedTake[]): Promise<void> {
+    const writes = batch.map(({ key, limit, endsAt, places }) => ({
+      updateOne: {
+        filter: { _id: key, count: { $lte: limit - places } },
+        update: { $inc: { count: places }, $setOnInsert: { expiresAt: endsAt } },
+        upsert: true,
+      },
+    }));
+    let inserted: Record<number, unknown>;
+    const collided = new Set<number>();
+    const failed = new Set<number>();
+    try {
+      inserted = (await this.counters.bulkWrite(writes, { ordered: false })).upsertedIds;
+    } catch (err) {
+      if (!(err instanceof mongo.MongoBulkWriteError)) throw err;
+      const failures = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+      // Anything but a collision on `_id` fails the takes it names; the others stand.
+      for (const failure of failures) {
+        if (failure.code === 11000) collided.add(failure.index);
+        else {
+          failed.add(failure.index);
+          batch[failure.index]?.reject(new Error(failure.errmsg ?? 'counter write failed'));
+        }
+      }
+      inserted = err.result.upsertedIds;
+    }
+    const existed = batch.filter((_, index) => !collided.has(index) && !failed.has(index) && !(index in inserted));
+    const counts = new Map<string, number>();
+    if (existed.length > 0) {
+      const found = await this.counters.find({ _id: { $in: existed.map((take) => take.key) } }, { projection: { count: 1 } }).toArray();
+      for (const counter of found) counts.set(counter._id, counter.count);
+    }
+    batch.forEach((take, index) => {
+      if (failed.has(index)) return;
+      if (collided.has(index)) this.takeExisting(take.key, take.limit, take.places).then(take.resolve, take.reject);
+      else if (index in inserted) take.resolve(take.places);
+      else take.resolve(counts.get(take.key) ?? take.places);
+    });
   }
 
   /** Gives back a place taken for work that then failed (never below zero). */

@@ -141,3 +141,63 @@ describe('windows', () => {
     expect(calendarWindow('month', at('2031-12-31T23:59:59Z'))).toEqual({ key: '2031-12', endsAt: at('2032-01-01T00:00:00Z') });
   });
 });
+
+describe('WindowedCounter.takeSoon', () => {
+  /** The driver calls a counter makes while `work` runs (its collection proxied, as the test above stages a race). */
+  async function commandsDuring<T>(work: (counted: WindowedCounter) => Promise<T>): Promise<{ result: T; commands: string[] }> {
+    const commands: string[] = [];
+    const collection = new Proxy(Counter.collection, {
+      get(target, name) {
+        const value: unknown = Reflect.get(target, name, target);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          commands.push(String(name));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const model = new Proxy(Counter, {
+      get: (target, name, receiver) => (name === 'collection' ? collection : Reflect.get(target, name, receiver)),
+    });
+    return { result: await work(new WindowedCounter(model)), commands };
+  }
+
+  test('takes asked in one turn go together: new counters, counters with places left and a full one, each answered as takeCounting would', async () => {
+    const endsAt = at('2030-01-01T00:01:00Z');
+    const fresh = Array.from({ length: 6 }, () => uniqueName('crowd'));
+    const used = uniqueName('used');
+    const full = uniqueName('full');
+    await counter.takeCounting(used, 100, endsAt, 10);
+    await counter.takeCounting(full, 12, endsAt, 12);
+    const { result, commands } = await commandsDuring((counted) =>
+      Promise.all([
+        ...fresh.map((key) => counted.takeSoon(key, 1200, endsAt, 12)),
+        counted.takeSoon(used, 100, endsAt, 12),
+        counted.takeSoon(full, 12, endsAt, 12),
+      ]),
+    );
+    expect(result).toEqual([12, 12, 12, 12, 12, 12, 22, null]);
+    // One bulk write for the eight, one read of the counts that existed, one guarded retry of the collision.
+    expect(commands).toEqual(['bulkWrite', 'find', 'findOneAndUpdate']);
+    for (const key of fresh) expect(await counter.count(key)).toBe(12);
+    expect(await counter.count(used)).toBe(22);
+    // A refused take changes nothing.
+    expect(await counter.count(full)).toBe(12);
+  });
+
+  test('takes racing in batches on one key with a limit of 20: exactly 20 places are granted', async () => {
+    const key = uniqueName('batched-race');
+    const endsAt = at('2030-01-01T00:01:00Z');
+    const granted = await Promise.all(Array.from({ length: 60 }, () => counter.takeSoon(key, 20, endsAt)));
+    expect(granted.filter((count) => count !== null)).toHaveLength(20);
+    expect(await counter.count(key)).toBe(20);
+  });
+
+  test('a take alone in its turn is one guarded upsert', async () => {
+    const { result, commands } = await commandsDuring((counted) =>
+      counted.takeSoon(uniqueName('alone'), 10, at('2030-01-01T00:01:00Z'), 2),
+    );
+    expect(result).toBe(2);
+    expect(commands).toEqual(['findOneAndUpdate']);
+  });
+});

@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { OPERATIONS } from '@mkt/contracts';
 import { createService, mountEndpoints, operationHandlers } from '@mkt/kit/http';
-import { traceContextMiddleware } from '@mkt/kit/tracing';
+import { bindToActiveContext, traceContextMiddleware, traceRequests } from '@mkt/kit/tracing';
 import type { Runtime } from '@mkt/kit/runtime';
 import type { WindowedCounter } from '@mkt/kit/db';
 import { corsOrigins, type GatewayConfig } from './config';
@@ -123,7 +123,14 @@ export function createApp({ config, runtime, identity, audit, keys, counter, dev
 function withEdge(app: Express, edge: RequestHandler): RequestListener {
   // Tracing off: an incoming traceparent is the context of the edge's work too (its log lines).
   const continueTrace = traceContextMiddleware();
-  return (req, res) => {
-    continueTrace(req as Request, res as Response, () => edge(req as Request, res as Response, () => void app(req, res)));
+  // The gateway's own endpoints read bodies and await the database: their request's listeners
+  // run in its trace. A proxied request needs no such binding (the proxy keeps what it needs).
+  const own = (req: Request, res: Response) => {
+    bindToActiveContext(req, res);
+    void app(req, res);
   };
+  // Tracing on: the request's server span, started after the sampler's decision.
+  return traceRequests((req, res) => {
+    continueTrace(req as Request, res as Response, () => edge(req as Request, res as Response, () => own(req as Request, res as Response)));
+  });
 }

@@ -3,5 +3,6 @@
 import { initTracing } from '@mkt/kit/tracing';
 
 // Its undici calls are the proxied requests, whose client spans the proxy makes itself (only
-// for sampled requests: proxy/forward.ts).
-initTracing('gateway', process.env, { undiciSpans: false });
+// for sampled requests: proxy/forward.ts); its server spans are started by the edge after the
+// sampler's decision (app.ts, kit's traceRequests), not by the http instrumentation.
+initTracing('gateway', process.env, { undiciSpans: false, httpServerSpans: false });

@@ -16,6 +16,9 @@ function memoryCounter() {
       counts.set(key, count + places);
       return count + places;
     },
+    takeSoon(key: string, limit: number, endsAt: Date, places = 1): Promise<number | null> {
+      return counter.takeCounting(key, limit, endsAt, places);
+    },
   };
   return counter;
 }

@@ -3,12 +3,15 @@
  * amqplib), so that a service's `main.ts` can start tracing before anything it instruments is loaded.
  */
 export {
+  bindToActiveContext,
+  inActiveContext,
   initTracing,
   outgoingTraceHeaders,
   propagateTraceTo,
   setRequestCorrelationId,
   startProxySpan,
   traceContextMiddleware,
+  traceRequests,
   tracingEnabled,
   withoutTraceContext,
 } from '../tracing';

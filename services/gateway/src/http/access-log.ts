@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getMetrics, observeWithTrace } from '@mkt/kit/metrics';
-import { tracingEnabled } from '@mkt/kit/tracing';
+import { inActiveContext, tracingEnabled } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
 
 /**
@@ -31,7 +31,16 @@ export class AccessLog {
 
   track(req: IncomingMessage, res: ServerResponse, reqId: string, upstream: string | null): void {
     const started = performance.now();
-    res.once('close', () => this.write(req, res, reqId, upstream, started));
+    if (!this.exemplars) {
+      res.once('close', () => this.write(req, res, reqId, upstream, started));
+      return;
+    }
+    // With tracing on, the observation's exemplar and the line's trace ids are the request's:
+    // written in its context (the response's listeners are not bound to it).
+    res.once(
+      'close',
+      inActiveContext(() => this.write(req, res, reqId, upstream, started)),
+    );
   }
 
   private write(req: IncomingMessage, res: ServerResponse, reqId: string, upstream: string | null, started: number): void {
