@@ -128,6 +128,10 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
     instrumentations: [
       new HttpInstrumentation({
         disableIncomingRequestInstrumentation: settings.httpServerSpans === false,
+        // A span's `url.query` (server) and `url.full` (client) never carry a credential: the
+        // checkout pages' `?token=` and any other name below read `REDACTED`.
+        redactedQueryParamsServer: REDACTED_QUERY_PARAMS,
+        redactedQueryParams: REDACTED_QUERY_PARAMS,
         // Probes and scrapes are not requests anybody wants to trace.
         ignoreIncomingRequestHook: (req) => PROBES.has((req.url ?? '').split('?')[0] ?? ''),
         // A call over `http.request` to a host that is not one of our services is not traced:
@@ -161,6 +165,32 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   current = { enabled: true, shutdown: () => sdk.shutdown() };
   return current;
 }
+
+/**
+ * Query parameters whose values never reach a span: the ones the services use for credentials
+ * (the wallet's checkout and return pages, `?token=`), the usual names of others, and the
+ * instrumentation's own defaults (signed-URL parameters), which a list given to it replaces.
+ */
+const REDACTED_QUERY_PARAMS = [
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'code',
+  'key',
+  'api_key',
+  'apikey',
+  'secret',
+  'password',
+  'sig',
+  'signature',
+  'Signature',
+  'AWSAccessKeyId',
+  'X-Goog-Signature',
+  'X-Amz-Signature',
+  'X-Amz-Credential',
+  'X-Amz-Security-Token',
+];
 
 /** Probes and scrapes: not requests anybody wants to trace. */
 const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
