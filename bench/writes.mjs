@@ -126,12 +126,12 @@ function processTable() {
   return table;
 }
 
-/** The processes of the run (.dev/run.json): name → pid; the runner holds the wire counters' relays. */
+/** The processes of the run (.dev/run.json): name → pid; the runner holds the wire counters' relays only with MONGO_WIRE_COUNTER=1. */
 function runProcesses() {
   try {
     const record = JSON.parse(readFileSync(join(devDir, 'run.json'), 'utf8'));
     const named = new Map(record.processes.map(({ name, pid }) => [name.replace(/^infra:/, ''), pid]));
-    named.set('runner (wire relays)', record.runner.pid);
+    named.set('runner', record.runner.pid);
     return named;
   } catch {
     return null;
@@ -444,7 +444,7 @@ console.log(
 );
 console.log('| case | requests | req/s | p50 ms | p99 ms | CPU ms/op (all processes) | DB commands/op | answers | rules |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---|---|');
-const SERVERS = ['runner (wire relays)', 'load generator (this bench)'];
+const SERVERS = ['runner', 'load generator (this bench)'];
 const cpuAll = (cost) =>
   cost.cpu
     ? Object.entries(cost.cpu)

@@ -116,19 +116,48 @@ async function buildLauncher(tools: { java: string; javac: string; mvn: string }
 /**
  * The JVM's heap: without a bound it grows to a quarter of the machine's memory and its serial
  * collector rarely gives any back. On disk (H2, `npm start`) the data lives in the file and the heap
- * holds the cache and the requests in flight: bounded by `MONGO_JAVA_MAX_HEAP` (default 384m). In
- * memory (the tests) the heap is the data itself: unbounded unless `MONGO_JAVA_MAX_HEAP` says. Both
- * return free heap to the system after a collection (at most 30 % of the heap kept free).
+ * holds the cache and the requests in flight: bounded by `MONGO_JAVA_MAX_HEAP` (default 192m; the
+ * write benches commit ≈ 50 MB of it). In memory (the tests) the heap is the data itself: unbounded
+ * unless `MONGO_JAVA_MAX_HEAP` says. Both return free heap to the system after a collection (at
+ * most 30 % of the heap kept free).
  */
 export function javaHeapFlags(storage: MongoStorage, env: NodeJS.ProcessEnv = process.env): string[] {
-  const max = env.MONGO_JAVA_MAX_HEAP ?? (storage.kind === 'file' ? '384m' : undefined);
-  if (max !== undefined && !/^\d+[kmg]$/i.test(max)) throw new Error(`MONGO_JAVA_MAX_HEAP must be a size such as 384m or 1g, not ${max}`);
+  const max = env.MONGO_JAVA_MAX_HEAP ?? (storage.kind === 'file' ? '192m' : undefined);
+  if (max !== undefined && !/^\d+[kmg]$/i.test(max)) throw new Error(`MONGO_JAVA_MAX_HEAP must be a size such as 192m or 1g, not ${max}`);
   return [...(max ? [`-Xmx${max}`] : []), '-XX:MinHeapFreeRatio=10', '-XX:MaxHeapFreeRatio=30'];
+}
+
+/**
+ * The file-backed server's JVM beyond its heap's bound (`npm start`):
+ * - `-Xms16m`: the initial heap is otherwise 1/64 of the machine's memory, and the serial
+ *   collector sizes the young generation from it (≈ 130 MB of eden on 24 GB, all of it touched
+ *   before the first collection); from 16 MB the heap grows as the load needs;
+ * - `-XX:TieredStopAtLevel=1`: the client compiler only. C2's compilations peak at ≈ 47 MB of
+ *   arena and its code and threads stay resident: without it the JVM holds ≈ 60 MB less, and a
+ *   development run, shorter than C2's pay-back, spent less CPU per operation, not more
+ *   (bench/README.md, "Memory of the stack after the load").
+ * The collector (serial) and the thread stacks (512 KB) are the launcher's own flags; the code
+ * cache (≈ 15 MB used), the metaspace (≈ 10 MB) and the stacks (≈ 2 MB) are small already, so
+ * they are not bounded further. The tests' in-memory server keeps the JVM's defaults.
+ */
+export const LEAN_JAVA_FLAGS: readonly string[] = ['-Xms16m', '-XX:TieredStopAtLevel=1'];
+
+/**
+ * Every flag of the server's JVM before the launcher's class path: the heap's (`javaHeapFlags`),
+ * `LEAN_JAVA_FLAGS` on disk, then `MONGO_JAVA_OPTS` (space-separated, for either storage; a later
+ * flag wins, e.g. `-XX:TieredStopAtLevel=4` gives C2 back).
+ */
+export function javaFlags(storage: MongoStorage, env: NodeJS.ProcessEnv = process.env): string[] {
+  const extra = (env.MONGO_JAVA_OPTS ?? '').split(' ').filter(Boolean);
+  return [...javaHeapFlags(storage, env), ...(storage.kind === 'file' ? LEAN_JAVA_FLAGS : []), ...extra];
 }
 
 async function startMongoJavaServer(command: string[], storage: MongoStorage, port: number): Promise<LocalServer> {
   const args = storage.kind === 'memory' ? [String(port), 'memory'] : [String(port), 'h2', storage.path];
-  const { child, output } = startProcess(command[0]!, [...javaHeapFlags(storage), ...command.slice(1), ...args]);
+  // The launcher's own flags (the collector, the thread stacks) first, then ours, then its class path.
+  const classPath = command.indexOf('-cp');
+  const flags = [...command.slice(1, classPath), ...javaFlags(storage)];
+  const { child, output } = startProcess(command[0]!, [...flags, ...command.slice(classPath), ...args]);
   try {
     await waitForPort(port, 60_000, child);
   } catch (err) {

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import amqp from 'amqplib';
-import { findRabbitBinary, startLocalRabbit } from '../src/rabbit';
+import { findRabbitBinary, LEAN_RABBIT_ERL_ARGS, rabbitErlangArgs, startLocalRabbit } from '../src/rabbit';
 import { findDescendants } from '../src/process-tree';
 import { provisionBusUsers } from '../src/bus-users';
 import type { BrokerHandle } from '../src/rabbit';
@@ -11,10 +12,44 @@ jest.setTimeout(180_000);
 const binary = findRabbitBinary();
 const local = binary ? describe : describe.skip;
 
+describe('the Erlang flags of a node of our own', () => {
+  test("the loopback interface, then RABBITMQ_ERL_MEMORY_ARGS, then the caller's RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", () => {
+    const loopback = '-kernel inet_dist_use_interface {127,0,0,1}';
+    expect(rabbitErlangArgs({})).toBe(loopback);
+    expect(rabbitErlangArgs({ RABBITMQ_ERL_MEMORY_ARGS: '' })).toBe(loopback);
+    expect(rabbitErlangArgs({ RABBITMQ_ERL_MEMORY_ARGS: LEAN_RABBIT_ERL_ARGS, RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: '+S 1:1' })).toBe(
+      `${loopback} ${LEAN_RABBIT_ERL_ARGS} +S 1:1`,
+    );
+  });
+});
+
 local('a local RabbitMQ node', () => {
   let broker: BrokerHandle;
+  const saved = process.env.RABBITMQ_ERL_MEMORY_ARGS;
   beforeAll(async () => {
-    broker = await startLocalRabbit(binary!);
+    // The node `npm start` runs: its Erlang VM with the lean allocators (scripts/run.mjs sets them).
+    process.env.RABBITMQ_ERL_MEMORY_ARGS = LEAN_RABBIT_ERL_ARGS;
+    try {
+      broker = await startLocalRabbit(binary!);
+    } finally {
+      if (saved === undefined) delete process.env.RABBITMQ_ERL_MEMORY_ARGS;
+      else process.env.RABBITMQ_ERL_MEMORY_ARGS = saved;
+    }
+  });
+
+  test("its Erlang VM runs with npm start's memory flags", async () => {
+    const root = broker.processes!()[0]!.pid;
+    const beams = (await findDescendants(root)).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('beam');
+      } catch {
+        return false;
+      }
+    });
+    expect(beams.length).toBeGreaterThan(0);
+    // erl hands its `+` emulator flags to beam as `-` ones.
+    const args = readFileSync(`/proc/${beams[0]}/cmdline`, 'utf8').split('\0').join(' ');
+    expect(args).toContain(LEAN_RABBIT_ERL_ARGS.replace(/\+/g, '-'));
   });
   afterAll(async () => {
     await broker?.stop();

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mongoose from 'mongoose';
-import { javaHeapFlags, startLocalMongo, type LocalServer } from '../src/mongo';
+import { javaFlags, javaHeapFlags, LEAN_JAVA_FLAGS, startLocalMongo, type LocalServer } from '../src/mongo';
 
 async function withServer<T>(server: LocalServer, work: (db: mongoose.mongo.Db) => Promise<T>): Promise<T> {
   const client = await mongoose.mongo.MongoClient.connect(server.url);
@@ -15,14 +15,25 @@ async function withServer<T>(server: LocalServer, work: (db: mongoose.mongo.Db) 
 }
 
 describe('the JVM heap of mongo-java-server', () => {
-  test('bounded on disk (384m by default), unbounded in memory, MONGO_JAVA_MAX_HEAP overrides both', () => {
-    const file = { kind: 'file' as const, path: '/tmp/x.h2' };
-    const memory = { kind: 'memory' as const };
-    expect(javaHeapFlags(file, {})).toContain('-Xmx384m');
+  const file = { kind: 'file' as const, path: '/tmp/x.h2' };
+  const memory = { kind: 'memory' as const };
+
+  test('bounded on disk (192m by default), unbounded in memory, MONGO_JAVA_MAX_HEAP overrides both', () => {
+    expect(javaHeapFlags(file, {})).toContain('-Xmx192m');
     expect(javaHeapFlags(memory, {}).some((flag) => flag.startsWith('-Xmx'))).toBe(false);
     expect(javaHeapFlags(memory, { MONGO_JAVA_MAX_HEAP: '2g' })).toContain('-Xmx2g');
     expect(javaHeapFlags(file, { MONGO_JAVA_MAX_HEAP: '256m' })).toContain('-Xmx256m');
     expect(() => javaHeapFlags(file, { MONGO_JAVA_MAX_HEAP: 'lots' })).toThrow(/MONGO_JAVA_MAX_HEAP/);
+  });
+
+  test('on disk a small initial heap and the client compiler only; in memory the JVM defaults; MONGO_JAVA_OPTS last', () => {
+    expect(javaFlags(file, {})).toEqual([...javaHeapFlags(file, {}), '-Xms16m', '-XX:TieredStopAtLevel=1']);
+    expect(javaFlags(memory, {})).toEqual(javaHeapFlags(memory, {}));
+    // A later flag wins in the JVM: the caller's come after ours, so they can undo them.
+    const flags = javaFlags(file, { MONGO_JAVA_OPTS: ' -XX:TieredStopAtLevel=4  -Xms64m ' });
+    expect(flags.slice(-2)).toEqual(['-XX:TieredStopAtLevel=4', '-Xms64m']);
+    expect(flags.indexOf('-XX:TieredStopAtLevel=1')).toBeLessThan(flags.indexOf('-XX:TieredStopAtLevel=4'));
+    expect(javaFlags(memory, { MONGO_JAVA_OPTS: '-Xss1m' })).toContain('-Xss1m');
   });
 });
 
@@ -33,9 +44,13 @@ describe('the local MongoDB-compatible server', () => {
   test('with file storage (npm start), documents and unique indexes survive a restart', async () => {
     const storage = { kind: 'file' as const, path: join(dir, 'mongo.h2') };
     const first = await startLocalMongo(storage, () => undefined);
-    // Its JVM runs with the bounded heap of the disk storage (the stack's memory is on the whole).
+    // Its JVM runs with the bounded heap and the lean flags of the disk storage (the stack's memory
+    // is on the whole), before the launcher's class path, where the JVM reads its options.
     for (const { name, pid } of first!.processes?.() ?? []) {
-      if (name === 'mongo-java-server') expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('-Xmx384m');
+      if (name !== 'mongo-java-server') continue;
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      for (const flag of ['-Xmx192m', ...LEAN_JAVA_FLAGS]) expect(args.indexOf(flag)).toBeGreaterThan(0);
+      for (const flag of LEAN_JAVA_FLAGS) expect(args.indexOf(flag)).toBeLessThan(args.indexOf('-cp'));
     }
     await withServer(first!, async (db) => {
       await db.collection('users').createIndex({ email: 1 }, { unique: true });
