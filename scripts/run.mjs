@@ -196,8 +196,10 @@ async function start() {
     // SERVICE_NODE_ARGS: the node flags of every service process (e.g. `--cpu-prof
     // --cpu-prof-dir=/tmp/prof` to profile them under a bench; node refuses those in NODE_OPTIONS).
     // By default a young generation of 2 MB semi-spaces: V8 grows it to 64 MB each on this kind of
-    // machine, and a busy service then keeps most of it resident; at 2 MB a service peaks ≈ 20 MB
-    // lower for the same CPU per operation (1 MB cost ≈ 20 % more CPU). And an old generation of at
+    // machine, and a busy service then keeps most of it resident; at 2 MB a service peaks ≈ 20–35 MB
+    // lower, for 20–65 % more CPU per operation under the write benches (1 MB: ≈ 20 % more again).
+    // A development stack favours memory; to measure CPU, start with
+    // SERVICE_NODE_ARGS=--max-semi-space-size=16 (bench/README.md). And an old generation of at
     // most 256 MB, five times the largest live heap the write benches leave (≈ 45 MB): V8 then grows
     // the heap by a smaller factor past each collection, where it let the busiest service's grow to
     // 90 MB with 30 MB live (bench/README.md, "Memory of the stack after the load").
