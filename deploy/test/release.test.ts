@@ -53,7 +53,11 @@ beforeAll(() => {
   writeFileSync(join(template, 'release/releases.json'), `${JSON.stringify(Object.fromEntries(baseline), null, 2)}\n`);
   for (const overlay of OVERLAYS) {
     const file = join(template, overlay);
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/(\{ name: marketplace\/[\w-]+, newTag: ')[^']*(' \})/g, '$10.1.0$2'));
+    // 0.1.0, no image published (`release --publish` writes a digest beside the tag).
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(/(\{ name: marketplace\/[\w-]+, newTag: ')[^']*'(?:, digest: '[^']*')? \}/g, "$10.1.0' }"),
+    );
   }
   git(template, 'init', '-q', '-b', 'main');
   git(template, 'add', '-A');
