@@ -82,7 +82,11 @@ const SELECTION = (() => {
     if (args[i] === '--only' || args[i] === '--source') options[args[i].slice(2)] = args[(i += 1)];
     else steps.push(args[i]);
   }
-  const only = options.only?.split(',').map((name) => name.trim()).filter(Boolean) ?? null;
+  const only =
+    options.only
+      ?.split(',')
+      .map((name) => name.trim())
+      .filter(Boolean) ?? null;
   const source = options.source ? resolve(options.source) : root;
   if (!existsSync(join(source, 'docker/service.Dockerfile'))) {
     console.error(`--source ${source}: not a checkout of this repository (no docker/service.Dockerfile)`);

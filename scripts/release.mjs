@@ -545,7 +545,9 @@ async function publishImages({ only, dryRun }) {
       spawnSync('git', ['worktree', 'prune'], { cwd: root, stdio: 'ignore' });
     }
     if (!DIGEST.test(built?.digest ?? '') || !built?.registry || (built.revision && built.revision !== item.commit)) {
-      throw new Refused(`${item.tag}: the build gave ${JSON.stringify(built)}, not a digest built from ${item.commit.slice(0, 7)}; nothing changed`);
+      throw new Refused(
+        `${item.tag}: the build gave ${JSON.stringify(built)}, not a digest built from ${item.commit.slice(0, 7)}; nothing changed`,
+      );
     }
     const files = [
       [RELEASES_FILE, releasesWithDigest(item.name, built)],
@@ -567,8 +569,7 @@ async function publishImages({ only, dryRun }) {
   }
 }
 
-const USAGE =
-  'usage: node scripts/release.mjs [--only a,b] [--dry-run] | --tag [--dry-run] | --publish [--only <service,…>] [--dry-run]';
+const USAGE = 'usage: node scripts/release.mjs [--only a,b] [--dry-run] | --tag [--dry-run] | --publish [--only <service,…>] [--dry-run]';
 
 async function main() {
   let values;
@@ -612,7 +613,8 @@ async function main() {
   }
   if (values.publish) {
     const packages = only ? [...only].filter((name) => !SERVICES.includes(name)) : [];
-    if (packages.length > 0) throw new Refused(`--publish --only: ${packages.join(', ')} has no image (one or more of ${SERVICES.join(', ')})`);
+    if (packages.length > 0)
+      throw new Refused(`--publish --only: ${packages.join(', ')} has no image (one or more of ${SERVICES.join(', ')})`);
     return publishImages({ only, dryRun });
   }
   return propose({ only, dryRun });
