@@ -1246,7 +1246,9 @@ console.log('');
 say('summary');
 table([['step', 'seconds', ''], ...timings, ['total', ((Date.now() - begun) / 1000).toFixed(0), '']]);
 // The image sizes (the build step prints them with its build times when it runs alone).
-if (!failed && steps.some((step) => ['build', 'run', 'compose'].includes(step)) && steps.join() !== 'build')
+// Not with a selection: its images are not the :dev ones the table lists.
+const selected = SELECTION.only !== null || SOURCE !== root;
+if (!failed && !selected && steps.some((step) => ['build', 'run', 'compose'].includes(step)) && steps.join() !== 'build')
   await imageTable().catch(() => undefined);
 const leftover = await output('podman', ['ps', '-aq', '--filter', 'name=^mkt-run-'], { check: false }).catch(() => '');
 if (leftover) say(`left running: ${leftover}`);
