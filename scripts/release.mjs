@@ -4,6 +4,7 @@
 //
 //   npm run release [-- --only wallet,review] [--dry-run]   the proposal: one commit `release: …`
 //   npm run release -- --tag [--dry-run]                    once it is merged: its tags
+//   npm run release -- --publish [--only wallet] [--dry-run] once tagged: its images, by digest
 //
 // The proposal (clean working tree; any branch, usually one of its own merged by review):
 //   1. `changeset version` on the selected changesets: new versions in the package.json files,
@@ -21,13 +22,26 @@
 // every release commit reachable from HEAD that is not tagged yet; a tag that exists on another
 // commit is refused. Nothing is pushed.
 //
+// --publish: for each service whose release (release/releases.json) is tagged, reachable from HEAD
+// and has no digest recorded yet (with --only, those named): its image built from the tag (a
+// temporary `git worktree add` of it; `node scripts/containers.mjs build publish --only <service>
+// --source <worktree>`: pushed to the local registry, SBOM and provenance attested, signed and
+// verified as `npm run images` does), verified again (`node scripts/supply-chain.mjs verify`),
+// then its digest and the registry it was pushed to written in release/releases.json and its
+// digest in both overlays' `images:` (`{ name, newTag, digest }`: the registry stays params.yaml's,
+// or `supply-chain.mjs pin`'s at deploy time), one commit `release: images <name>@<version> sha256:…`
+// per image. Clean working tree; no tag is made or moved; a failed build changes nothing.
+// ($MKT_RELEASE_IMAGE_BUILDER names a module whose default export replaces the build: the tests.)
+//
 // --dry-run prints the plan (computed by the same `changeset version` in a scratch copy under
-// .dev/) or the tags, and changes nothing. Nothing pending, or nothing bumped: nothing is committed.
+// .dev/), the tags or the images to publish, and changes nothing. Nothing pending, or nothing
+// bumped (nothing to publish): nothing is committed.
 // Plain Node (ESM, its own modules only); needs the workspace installed (`pnpm install`).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { releaseTagsOf } from './lib/release-subject.mjs';
 import { messageOf } from './lib/errors.mjs';
@@ -227,15 +241,19 @@ function updatedReleases(bumps) {
   return `${JSON.stringify(releases, null, 2)}\n`;
 }
 
+/** A service's `images:` entry in an overlay: `{ name, newTag }`, with the image's `digest` once published. */
+const overlayEntry = (name) => new RegExp(`\\{ name: marketplace/${name}, newTag: '([^']*)'(?:, digest: '([^']*)')? \\}`, 'g');
+
 /** An overlay with each bumped service's `images:` entry set to its new version. */
 function updatedOverlay(path, bumps) {
   let text = readFileSync(join(root, path), 'utf8');
   for (const bump of bumps.filter(({ name }) => SERVICES.includes(name))) {
-    const entry = new RegExp(`(\\{ name: marketplace/${bump.name}, newTag: ')[^']*(' \\})`, 'g');
+    // A new release names its tag; the digest of the previous one's image goes (--publish writes the new one's).
+    const entry = overlayEntry(bump.name);
     const found = text.match(entry)?.length ?? 0;
     if (found !== 1)
       throw new Refused(`${path}: expected one images entry "{ name: marketplace/${bump.name}, newTag: '…' }", found ${found}`);
-    text = text.replace(entry, `$1${bump.to}$2`);
+    text = text.replace(entry, `{ name: marketplace/${bump.name}, newTag: '${bump.to}' }`);
   }
   return text;
 }
@@ -265,7 +283,7 @@ function printImages(bumps) {
     say('no service released: no image to build');
     return;
   }
-  say('images to build from the release commit (npm run images in a `git worktree add` of the tag):');
+  say('images to publish from their tags, once tagged (npm run release -- --publish):');
   for (const bump of services) say(`  ${imageOf(bump)}`);
 }
 
@@ -405,23 +423,176 @@ function tagReleases({ dryRun }) {
   }
   const services = todo.filter(({ tag }) => SERVICES.includes(tag.slice(0, tag.lastIndexOf('@'))));
   if (services.length > 0) {
-    say('images to build, each from its tag (git worktree add /tmp/<tag> <tag>; npm run images there):');
+    say('images to publish, each built from its tag: npm run release -- --publish');
     for (const { tag } of services) say(`  marketplace/${tag.replace('@', ':')}`);
   }
   if (!dryRun) say('push them: git push origin <tag>… (or git push --follow-tags)');
 }
 
-function main() {
+// ---- --publish: each release's image, built from its tag, by digest
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+const tagCommit = (tag) => {
+  const found = spawnSync('git', ['rev-parse', '--verify', '--quiet', `refs/tags/${tag}^{commit}`], { cwd: root, encoding: 'utf8' });
+  return found.status === 0 ? found.stdout.trim() : null;
+};
+const reachable = (commit) => spawnSync('git', ['merge-base', '--is-ancestor', commit, 'HEAD'], { cwd: root }).status === 0;
+
+/**
+ * The images to publish: each service's release in release/releases.json (with `only`, the named
+ * ones) that is tagged, reachable from HEAD and has no digest yet. `{ todo: [{ name, version, tag,
+ * commit, repository }], skipped: [line] }`.
+ */
+function publishPlan(only) {
+  const releases = existsSync(join(root, RELEASES_FILE)) ? readJson(join(root, RELEASES_FILE)) : {};
+  const todo = [];
+  const skipped = [];
+  for (const name of SERVICES.filter((service) => !only || only.has(service))) {
+    const release = releases[name];
+    if (!release?.tag) skipped.push(`${name}: no release in ${RELEASES_FILE}`);
+    else if (release.digest) skipped.push(`${name}: ${release.tag} published (${release.digest})`);
+    else {
+      const commit = tagCommit(release.tag);
+      if (!commit) skipped.push(`${name}: ${release.tag} is not tagged yet (npm run release -- --tag, once the proposal is merged)`);
+      else if (!reachable(commit)) skipped.push(`${name}: ${release.tag} is not reachable from HEAD`);
+      else todo.push({ name, version: release.version, tag: release.tag, commit, repository: `marketplace/${name}` });
+    }
+  }
+  return { todo, skipped };
+}
+
+/**
+ * The build of one image from its tag's worktree, as `npm run images` publishes (this checkout's
+ * registry, keys and release/images.json), then the deploy gate on it. `{ registry, digest, revision }`.
+ */
+function buildFromTag({ name, repository, worktree, commit }) {
+  const env = { CONTAINERS_NICE: process.env.CONTAINERS_NICE ?? '10' };
+  const node = (args) => {
+    const result = spawnSync(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 2, 2] });
+    if (result.status !== 0) throw new Refused(`node ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
+  };
+  node([join(root, 'scripts/containers.mjs'), 'build', 'publish', '--only', name, '--source', worktree]);
+  const record = readJson(join(root, 'release', 'images.json'));
+  const image = record.images?.[repository];
+  if (!image || image.revision !== commit)
+    throw new Refused(`release/images.json has no ${repository} built from ${commit.slice(0, 7)} after the build`);
+  node([join(root, 'scripts/supply-chain.mjs'), 'verify', repository]);
+  return { registry: record.registry, digest: image.digest, revision: image.revision };
+}
+
+/** The build step: $MKT_RELEASE_IMAGE_BUILDER's default export (the tests), else buildFromTag. */
+async function imageBuilder() {
+  const module = process.env.MKT_RELEASE_IMAGE_BUILDER;
+  if (!module) return buildFromTag;
+  return (await import(pathToFileURL(resolve(module)).href)).default;
+}
+
+/** release/releases.json with `name`'s image digest and the registry it was pushed to. */
+function releasesWithDigest(name, { digest, registry }) {
+  const releases = readJson(join(root, RELEASES_FILE));
+  const { version, tag, image, commit } = releases[name];
+  releases[name] = { version, tag, image, digest, registry, commit };
+  return `${JSON.stringify(releases, null, 2)}\n`;
+}
+
+/** An overlay whose `name` entry (at `version`) carries `digest`. */
+function overlayWithDigest(path, { name, version }, digest) {
+  const text = readFileSync(join(root, path), 'utf8');
+  const found = [...text.matchAll(overlayEntry(name))];
+  if (found.length !== 1 || found[0][1] !== version) {
+    throw new Refused(
+      `${path}: expected one images entry "{ name: marketplace/${name}, newTag: '${version}' }", found ${found.map((m) => m[0]).join(', ') || 'none'}`,
+    );
+  }
+  return text.replace(overlayEntry(name), `{ name: marketplace/${name}, newTag: '${version}', digest: '${digest}' }`);
+}
+
+async function publishImages({ only, dryRun }) {
+  if (!dryRun) refuseDirty();
+  const { todo, skipped } = publishPlan(only);
+  for (const line of skipped) say(`  ${line}`);
+  if (todo.length === 0) {
+    say('nothing to publish: every tagged release reachable from HEAD has its digest; nothing committed');
+    return;
+  }
+  say(dryRun ? 'would publish:' : 'publishing:');
+  for (const item of todo) say(`  ${item.repository}:${item.version} from ${item.tag} (${item.commit.slice(0, 7)})`);
+  if (dryRun) {
+    say(
+      `each: git worktree add of the tag; node scripts/containers.mjs build publish --only <name> --source <worktree>; ` +
+        `node scripts/supply-chain.mjs verify; then the digest in ${RELEASES_FILE}, ${OVERLAYS.join(', ')}`,
+    );
+    say(`commits: ${todo.map((item) => `release: images ${item.tag} sha256:…`).join('; ')}`);
+    say('dry run: nothing changed');
+    return;
+  }
+  const build = await imageBuilder();
+  for (const item of todo) {
+    // Every file is computed before any is written: a refusal leaves the tree as it was.
+    const overlays = OVERLAYS.filter((overlay) => existsSync(join(root, overlay)));
+    for (const overlay of overlays) overlayWithDigest(overlay, item, `sha256:${'0'.repeat(64)}`);
+    const scratch = mkdtempSync(join(tmpdir(), `mkt-publish-${item.name}-`));
+    const worktree = join(scratch, item.tag.replace('@', '-'));
+    let built;
+    try {
+      git('worktree', 'add', '--detach', '--quiet', worktree, item.commit);
+      say(`${item.tag}: building ${item.repository}:${item.version} in ${worktree}`);
+      built = await build({ ...item, worktree, root });
+    } catch (err) {
+      throw new Refused(`${item.tag}: the image was not published: ${messageOf(err)}\nnothing changed`);
+    } finally {
+      spawnSync('git', ['worktree', 'remove', '--force', worktree], { cwd: root, stdio: 'ignore' });
+      rmSync(scratch, { recursive: true, force: true });
+      spawnSync('git', ['worktree', 'prune'], { cwd: root, stdio: 'ignore' });
+    }
+    if (!DIGEST.test(built?.digest ?? '') || !built?.registry || (built.revision && built.revision !== item.commit)) {
+      throw new Refused(
+        `${item.tag}: the build gave ${JSON.stringify(built)}, not a digest built from ${item.commit.slice(0, 7)}; nothing changed`,
+      );
+    }
+    const files = [
+      [RELEASES_FILE, releasesWithDigest(item.name, built)],
+      ...overlays.map((overlay) => [overlay, overlayWithDigest(overlay, item, built.digest)]),
+    ];
+    for (const [file, text] of files) writeFileSync(join(root, file), text);
+    git('add', '--', ...files.map(([file]) => file));
+    const subject = `release: images ${item.tag} ${built.digest}`;
+    git(
+      'commit',
+      '-q',
+      '-m',
+      subject,
+      '-m',
+      `${item.repository}:${item.version} built from ${item.tag} (${item.commit}), pushed to ${built.registry}, signed and attested; ` +
+        'its digest in release/releases.json and the overlays.',
+    );
+    say(`committed ${git('rev-parse', '--short', 'HEAD')} "${subject}"`);
+  }
+}
+
+const USAGE = 'usage: node scripts/release.mjs [--only a,b] [--dry-run] | --tag [--dry-run] | --publish [--only <service,…>] [--dry-run]';
+
+async function main() {
   let values;
   try {
     ({ values } = parseArgs({
       args: process.argv.slice(2),
-      options: { 'dry-run': { type: 'boolean', default: false }, only: { type: 'string' }, tag: { type: 'boolean', default: false } },
+      options: {
+        'dry-run': { type: 'boolean', default: false },
+        only: { type: 'string' },
+        tag: { type: 'boolean', default: false },
+        publish: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
     }));
   } catch (err) {
-    throw new Refused(`${messageOf(err)} (usage: node scripts/release.mjs [--only a,b] [--dry-run] | --tag [--dry-run])`);
+    throw new Refused(`${messageOf(err)} (${USAGE})`);
+  }
+  if (values.help) {
+    say(`${USAGE}\n(docs/releasing.md: the proposal, its tags, then its images by digest)`);
+    return;
   }
   const dryRun = values['dry-run'];
+  if (values.tag && values.publish) throw new Refused('--tag and --publish are two steps: one at a time');
   if (values.tag) {
     if (values.only) throw new Refused('--tag tags the release commits as they are: no --only');
     return tagReleases({ dryRun });
@@ -440,11 +611,17 @@ function main() {
     }
     only = new Set(names);
   }
+  if (values.publish) {
+    const packages = only ? [...only].filter((name) => !SERVICES.includes(name)) : [];
+    if (packages.length > 0)
+      throw new Refused(`--publish --only: ${packages.join(', ')} has no image (one or more of ${SERVICES.join(', ')})`);
+    return publishImages({ only, dryRun });
+  }
   return propose({ only, dryRun });
 }
 
 try {
-  main();
+  await main();
 } catch (err) {
   if (!(err instanceof Refused)) throw err;
   console.error(`[release] ${err.message}`);

@@ -100,7 +100,8 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         for (const bound of ['requests', 'limits']) {
           expect(Object.keys(c.resources[bound]).sort()).toEqual(['cpu', 'ephemeral-storage', 'memory']);
         }
-        expect(c.image).toMatch(/:[0-9][\w.-]*$/); // a version, never :latest nor untagged
+        // A version, never :latest nor untagged; a published release's image also by its digest.
+        expect(c.image).toMatch(/:[0-9][\w.-]*(@sha256:[0-9a-f]{64})?$/);
         expect(JSON.stringify(c.env ?? [])).not.toMatch(/"value":"-----BEGIN/);
       }
       // The only writable place, bounded.

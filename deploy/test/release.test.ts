@@ -53,7 +53,11 @@ beforeAll(() => {
   writeFileSync(join(template, 'release/releases.json'), `${JSON.stringify(Object.fromEntries(baseline), null, 2)}\n`);
   for (const overlay of OVERLAYS) {
     const file = join(template, overlay);
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/(\{ name: marketplace\/[\w-]+, newTag: ')[^']*(' \})/g, '$10.1.0$2'));
+    // 0.1.0, no image published (`release --publish` writes a digest beside the tag).
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(/(\{ name: marketplace\/[\w-]+, newTag: ')[^']*'(?:, digest: '[^']*')? \}/g, "$10.1.0' }"),
+    );
   }
   git(template, 'init', '-q', '-b', 'main');
   git(template, 'add', '-A');
@@ -96,14 +100,11 @@ const releases = (dir: string) =>
     string,
     { version: string; tag: string; image?: string; commit: string | null }
   >;
-/** The overlay's `images:` entries: service → newTag. */
-const overlayTags = (dir: string, overlay: string) =>
-  Object.fromEntries(
-    [...readFileSync(join(dir, overlay), 'utf8').matchAll(/\{ name: marketplace\/([\w-]+), newTag: '([^']*)' \}/g)].map((m) => [
-      m[1],
-      m[2],
-    ]),
-  );
+/** The overlay's `images:` entries (a published image's with its digest): service → newTag. */
+const overlayEntries = (dir: string, overlay: string) => [
+  ...readFileSync(join(dir, overlay), 'utf8').matchAll(/\{ name: marketplace\/([\w-]+), newTag: '([^']*)'(?:, digest: '([^']*)')? \}/g),
+];
+const overlayTags = (dir: string, overlay: string) => Object.fromEntries(overlayEntries(dir, overlay).map((m) => [m[1], m[2]]));
 
 test('a changeset naming contracts and the services it affects releases those alone (no cascade): versions, CHANGELOGs, releases.json, overlays, one commit; --tag a tag each', () => {
   const services = Object.fromEntries(SERVICES.map((name) => [name, 'patch']));
@@ -330,6 +331,9 @@ describe('this repository', () => {
   test('both overlays pin each service to its own release', () => {
     for (const overlay of OVERLAYS) {
       expect(overlayTags(root, overlay)).toEqual(Object.fromEntries(SERVICES.map((name) => [name, released[name]!.version])));
+      // A published image's digest (`release --publish`) is the one release/releases.json records.
+      const digests = Object.fromEntries(overlayEntries(root, overlay).map((m) => [m[1], m[3]]));
+      expect(digests).toEqual(Object.fromEntries(SERVICES.map((name) => [name, (released[name] as { digest?: string }).digest])));
     }
   });
 });

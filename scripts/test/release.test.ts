@@ -67,6 +67,7 @@ describe('npm run release (scripts/release.mjs)', () => {
     const repo = scratchRepo();
     const was = Object.fromEntries(['kit', 'contracts', 'wallet', 'gateway', 'review', 'infra', 'client'].map((n) => [n, repo.version(n)]));
     const walletLog = repo.file('services/wallet/CHANGELOG.md');
+    const walletEntry = /\{ name: marketplace\/wallet, [^}]*\}/.exec(repo.file('k8s/overlays/prod/kustomization.yaml'))?.[0];
     repo.changeset('kit-retry', { kit: 'minor' }, 'The bus retries a publish once.');
     repo.changeset('contracts-field', { contracts: 'patch' }, 'A description fixed.');
 
@@ -84,7 +85,11 @@ describe('npm run release (scripts/release.mjs)', () => {
     expect(repo.version('kit')).toBe(bumped(was.kit!, 'minor'));
     for (const name of ['wallet', 'gateway', 'review', 'infra', 'client']) expect(repo.version(name)).toBe(was[name]);
     expect(repo.file('services/wallet/CHANGELOG.md')).toBe(walletLog);
-    expect(repo.file('k8s/overlays/prod/kustomization.yaml')).toContain(`{ name: marketplace/wallet, newTag: '${was.wallet}' }`);
+    // The wallet's entry as it was: its tag, and its image's digest once published.
+    expect(walletEntry).toMatch(
+      new RegExp(`^\\{ name: marketplace/wallet, newTag: '${was.wallet}'(, digest: 'sha256:[0-9a-f]{64}')? \\}$`),
+    );
+    expect(repo.file('k8s/overlays/prod/kustomization.yaml')).toContain(walletEntry);
     expect(repo.git('status', '--porcelain')).toBe('');
 
     // The author says the wallet is affected: then it is released with kit.
