@@ -55,7 +55,8 @@ kube_router() {
 #     module's zip; replaced by ./pkg/config/dynamic/ext): its open-source content, the empty
 #     extension structs HTTP and Router, is written in its place;
 #   - github.com/containous/go-http-auth (Traefik's fork for its basic/digest auth middlewares):
-#     the upstream github.com/abbot/go-http-auth it forks instead;
+#     the upstream github.com/abbot/go-http-auth it forks instead, which lacks the fork's
+#     RequireAuthStale (a digest answer to a stale nonce is then a plain new challenge);
 #   - the SDKs of 13 of lego's ~220 ACME DNS-challenge providers: lego v5 is used from a copy
 #     without those providers (an ACME DNS challenge through them is then refused by name).
 GWAPI_CRDS="backendtlspolicies gatewayclasses gateways grpcroutes httproutes listenersets referencegrants tlsroutes"
@@ -78,6 +79,7 @@ traefik() {
     rm -rf "$TR/lego/providers/dns/$p"
     sed -i -E "\#\"github.com/go-acme/lego/v5/providers/dns/$p\"#d; /^\tcase \"$p\"[,:]/,/return $p\./d" "$TR/lego/providers/dns/zz_gen_dns_providers.go"
   done
+  sed -i 's/d\.auth\.RequireAuthStale(rw, req)/d.auth.RequireAuth(rw, req)/' "$TR/src/pkg/middlewares/auth/digest_auth.go"
   (
     cd "$TR/src"
     "$GO" mod edit -dropreplace=github.com/abbot/go-http-auth -require=github.com/abbot/go-http-auth@v0.4.1-0.20220112235402-e1cee1c72f2f \
