@@ -213,8 +213,12 @@ let edge = null;
  */
 async function edgeOfOverlay() {
   const rendered = await k(['kustomize', join(root, 'k8s/overlays/ci')]);
-  const list = JSON.parse(await k(['create', '--dry-run=client', '-o', 'json', '-f', '-'], { input: rendered }));
-  const gateway = gatewayOf(list.kind === 'List' ? list : { items: [list] });
+  // The Gateway's document alone, read by kubectl as JSON (one object: one JSON document).
+  const documents = rendered.split(/^---$/m).filter((doc) => /^kind: Gateway$/m.test(doc));
+  const objects = await Promise.all(
+    documents.map(async (doc) => JSON.parse(await k(['create', '--dry-run=client', '-o', 'json', '-f', '-'], { input: doc }))),
+  );
+  const gateway = gatewayOf({ items: objects });
   if (gateway.className !== edgeClass)
     throw new Error(`the ci overlay's Gateway is of class ${gateway.className}, the cluster's Traefik serves ${edgeClass}`);
   const certificate = edgeCertificate(join(WORK, 'edge-tls'), gateway.host);
