@@ -49,7 +49,7 @@ export const CRD_SOURCES = [
       'config/crd/bases/rabbitmq.com_topicpermissions.yaml',
     ],
   },
-  // The prod overlay's edge (k8s/overlays/prod/edge.yaml): Gateway API, standard channel.
+  // The prod overlay's edge (k8s/components/gateway-api): Gateway API, standard channel.
   {
     module: 'sigs.k8s.io/gateway-api',
     version: 'v1.3.0',

@@ -4,7 +4,7 @@
 // binaries built once into $MKT_K8S_CACHE, scripts/k8s/build.sh; scripts/k8s/cluster.sh up/down):
 //
 //   1. the cluster: binaries (cached), etcd, containerd, control plane, kubelet, kube-proxy,
-//      kube-router enforcing the NetworkPolicies, CoreDNS
+//      kube-router enforcing the NetworkPolicies, CoreDNS, Traefik implementing the Gateway API
 //   2. the six service images and the MongoDB/RabbitMQ stand-ins (`npm run images` builds, pushes
 //      to the project's registry, attests and signs them; release/images.json has their digests):
 //      each one's signature, SBOM and provenance attestations verified (an unsigned image, or one
@@ -12,7 +12,10 @@
 //      applied with every image named by registry and digest (the node pulls them from the
 //      registry; nothing imported) and the JWT, admin and internal Secrets: the migrate Jobs first, waited for until complete,
 //      then the Deployments; every rollout waited for
-//   3. the journey (scripts/journey.mjs) through the gateway Service, traced: the ci overlay's
+//   3. the edge: prod's Gateway and HTTPRoutes (k8s/components/gateway-api) Programmed and Accepted
+//      by Traefik (their status), HTTP redirected to HTTPS, HTTPS terminated with the run's
+//      certificate (scripts/k8s/edge.mjs); then the journey (scripts/journey.mjs) through Traefik's
+//      HTTPS entryPoint (the gateway Service's ClusterIP when no Gateway runs), traced: the ci overlay's
 //      components/opentelemetry exports to a test OTLP/HTTP receiver (scripts/k8s/traces.mjs, in
 //      namespace marketplace-ci-otel), and the gateway's and 2+ services' spans must arrive, each
 //      naming its pod; then the dead-letter runbook (scripts/k8s/dead-letters.mjs): a poison
@@ -20,7 +23,7 @@
 //      NetworkPolicies enforced (scripts/k8s/netpol.mjs): the allowed flows connect, the closed ones
 //      (another service's port, the database from outside the app, the gateway's metrics port from
 //      outside the monitoring namespace, a service's egress anywhere else) time out or are refused
-//   4. two replicas of every service: load through the Services, then the rules
+//   4. two replicas of every service: load through the edge, then the rules
 //   5. rolling update under load: every Deployment to a new image tag, then the rules
 //   6. pod kill under load: a wallet and a consultation pod deleted with --grace-period=0
 //   7. the prod overlay validated by this API server (apply --dry-run=server, operators' CRDs), and
@@ -44,6 +47,7 @@ import { messageOf } from './lib/errors.mjs';
 import { deadLetterRunbook } from './k8s/dead-letters.mjs';
 import { checkInvariants, prepareLoad, startLoad } from './k8s/load.mjs';
 import { networkPolicies } from './k8s/netpol.mjs';
+import { edgeAnswers, edgeCertificate, gatewayOf, gatewayProgrammed, trustCa } from './k8s/edge.mjs';
 import { judgeTraces, receivedSpans, receiverManifest, RECEIVER_NAMESPACE } from './k8s/traces.mjs';
 import { imagesYaml, kustomizeImages, readRecord, startRegistry } from './lib/supply-chain.mjs';
 import { verifyRecord } from './supply-chain.mjs';
@@ -192,6 +196,34 @@ async function buildCluster() {
 
 async function provideCluster() {
   runLoud(join(root, 'scripts/k8s/cluster.sh'), ['up'], { env: clusterEnv() });
+  // The Gateway API implementation the cluster runs (scripts/k8s/cluster.sh edge): its class, or none.
+  const line = spawnSync(join(root, 'scripts/k8s/cluster.sh'), ['edge'], { env: clusterEnv(), encoding: 'utf8' }).stdout;
+  const className = /class=(\S*)/.exec(line)?.[1];
+  if (!className) say('no Gateway API implementation on the cluster (MKT_K8S_GATEWAY=none): the run reaches the gateway Service');
+  else edgeClass = className;
+}
+/** The GatewayClass the own cluster's Traefik serves, else null (another cluster, or MKT_K8S_GATEWAY=none). */
+let edgeClass = null;
+/** The Gateway as the ci overlay renders it (host, ports), once the run goes through it. */
+let edge = null;
+
+/**
+ * The ci overlay's Gateway (k8s/components/gateway-api with ci's params and ports), its listener
+ * certificate made for its host (the run's CA, trusted by this process) and the edge's URL.
+ */
+async function edgeOfOverlay() {
+  const rendered = await k(['kustomize', join(root, 'k8s/overlays/ci')]);
+  // The Gateway's document alone, read by kubectl as JSON (one object: one JSON document).
+  const documents = rendered.split(/^---$/m).filter((doc) => /^kind: Gateway$/m.test(doc));
+  const objects = await Promise.all(
+    documents.map(async (doc) => JSON.parse(await k(['create', '--dry-run=client', '-o', 'json', '-f', '-'], { input: doc }))),
+  );
+  const gateway = gatewayOf({ items: objects });
+  if (gateway.className !== edgeClass)
+    throw new Error(`the ci overlay's Gateway is of class ${gateway.className}, the cluster's Traefik serves ${edgeClass}`);
+  const certificate = edgeCertificate(join(WORK, 'edge-tls'), gateway.host);
+  trustCa(certificate.ca);
+  return { ...gateway, certificate, url: `https://${gateway.host}:${gateway.httpsPort}` };
 }
 
 async function requireImages() {
@@ -313,6 +345,7 @@ async function tracesArrived() {
 let namespaceCreated = false;
 
 async function deploy(dev) {
+  if (edgeClass) edge = await edgeOfOverlay();
   const created = await kubectl(['create', 'namespace', NAMESPACE], { check: false });
   // A namespace already there on another cluster is another run's (or someone's): never reused or deleted.
   if (created.code !== 0)
@@ -329,12 +362,22 @@ async function deploy(dev) {
       secret('marketplace-jwt', { 'gateway-1.pem': dev.JWT_PRIVATE_KEY, current: 'gateway-1' }),
       secret('marketplace-admin', { email: dev.ADMIN_EMAIL, password: dev.ADMIN_PASSWORD }),
       secret('marketplace-internal', { token: dev.INTERNAL_API_TOKEN }),
+      // The Gateway's HTTPS listener's certificate (prod: cert-manager's, or yours).
+      ...(edge
+        ? [
+            {
+              ...secret('marketplace-tls', { 'tls.crt': edge.certificate.cert, 'tls.key': edge.certificate.key }),
+              type: 'kubernetes.io/tls',
+            },
+          ]
+        : []),
     ],
   };
   // On stdin: no secret on a command line.
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(list) });
-  // The checkout's return address is the gateway as this script reaches it: a small overlay over
-  // k8s/overlays/ci, made for this run.
+  // The checkout's return address is the gateway as this script reaches it (the edge, else the
+  // gateway Service): a small overlay over k8s/overlays/ci, made for this run.
+  if (edge) gatewayUrl = edge.url;
   if (!external) gatewayUrl ??= `http://${OWN_GATEWAY_IP}:8080`;
   await applyOverlay();
   if (!gatewayUrl) {
@@ -362,13 +405,21 @@ async function applyOverlay() {
       '  - name: marketplace-config',
       '    behavior: merge',
       `    literals: [CHECKOUT_REDIRECT_ORIGINS=${origin}, PUBLIC_URL=${origin}]`,
+      'patches:',
       ...(external
         ? []
         : [
-            'patches:',
             '  - target: { kind: Service, name: gateway }',
             `    patch: '[{"op": "add", "path": "/spec/clusterIP", "value": "${OWN_GATEWAY_IP}"}]'`,
           ]),
+      // No Gateway API implementation to serve them (another cluster, MKT_K8S_GATEWAY=none): the
+      // Gateway and its HTTPRoutes left out, the gateway Service is the way in.
+      ...(edge
+        ? []
+        : ['Gateway', 'HTTPRoute'].flatMap((kind) => [
+            `  - target: { group: gateway.networking.k8s.io, kind: ${kind} }`,
+            `    patch: '{"$patch": "delete", "apiVersion": "gateway.networking.k8s.io/v1", "kind": "${kind}", "metadata": {"name": "any"}}'`,
+          ])),
       '',
     ].join('\n'),
   );
@@ -406,6 +457,11 @@ async function waitForRollouts(timeout = '300s') {
 }
 
 async function gatewayReachable() {
+  if (edge) {
+    // The status Traefik wrote, then the listeners answering as prod's edge does.
+    for (const row of await gatewayProgrammed(kn)) results.push(row);
+    for (const row of await edgeAnswers(edge)) results.push(row);
+  }
   if (!gatewayUrl) {
     const ip = await kn(['get', 'service', 'gateway', '-o', 'jsonpath={.spec.clusterIP}']);
     gatewayUrl = `http://${ip}:8080`;
@@ -421,7 +477,7 @@ async function gatewayReachable() {
     if (Date.now() - started > 60_000) throw new Error(`the gateway Service at ${gatewayUrl} does not answer /readyz 200`);
     await sleep(500);
   }
-  say(`gateway Service ${gatewayUrl}: /readyz 200`);
+  say(`gateway ${edge ? "through Traefik's Gateway" : 'Service'} ${gatewayUrl}: /readyz 200`);
 }
 
 /** Every Deployment at two ready replicas, each pod Ready, nothing restarting. */
@@ -771,7 +827,7 @@ try {
   }
   if (!skip.has('traces')) await phase('trace receiver', traceReceiver);
   await phase('deploy', () => deploy(dev));
-  await phase('gateway', gatewayReachable);
+  await phase(edge ? 'edge (Traefik, Gateway API)' : 'gateway', gatewayReachable);
   await phase('journey', async () => {
     const record = [];
     if (!gatewayUrl) throw new Error('no gateway URL: the gateway phase found none');
@@ -780,7 +836,7 @@ try {
       'journey',
       'register, top up, book, session ended after its slot began, review, CRM totals',
       'ok',
-      `${record.length} steps through the gateway Service`,
+      `${record.length} steps through ${edge ? `Traefik's Gateway (${gatewayUrl})` : 'the gateway Service'}`,
     ]);
   });
   if (!skip.has('traces')) await phase('traces', tracesArrived);

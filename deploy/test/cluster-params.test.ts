@@ -427,6 +427,36 @@ describe('the edge: Gateway API in prod', () => {
     expect(byKind(prod, 'Certificate').map((c) => c.metadata.name)).not.toContain('marketplace-tls');
   }, 120_000);
 
+  test("ci: prod's Gateway and HTTPRoutes, of Traefik's class, on the ports of Traefik's entryPoints (scripts/k8s/cluster.sh), ci's host", () => {
+    expect(byKind(ci, 'Ingress')).toEqual([]);
+    const cluster = readFileSync(join(root, 'scripts', 'k8s', 'cluster.sh'), 'utf8');
+    const constant = (name: string) => Number(new RegExp(`^${name}=(\\d+)$`, 'm').exec(cluster)?.[1]);
+    const ciParams = parse(readFileSync(join(root, 'k8s', 'overlays', 'ci', 'params', 'kustomization.yaml'), 'utf8')).patches[0].patch;
+    const { data } = parse(ciParams) as { data: Record<string, string> };
+    expect(data['gateway-class']).toBe(/^GATEWAY_CLASS=(\S+)$/m.exec(cluster)?.[1]);
+    const gw = one(ci, 'Gateway', 'marketplace');
+    expect(gw.metadata.namespace).toBe('marketplace-ci');
+    expect(gw.spec.gatewayClassName).toBe(data['gateway-class']);
+    const ports = Object.fromEntries(gw.spec.listeners.map((l: { name: string; port: number }) => [l.name, l.port]));
+    expect(ports).toEqual({ https: constant('EDGE_HTTPS_PORT'), http: constant('EDGE_HTTP_PORT') });
+    // Everything else of each listener and route as prod's, but the host: ci's.
+    const withHost = (o: K8sObject, host: string) => JSON.parse(JSON.stringify(o.spec).replaceAll(`"${host}"`, '"API-HOST"'));
+    const listenersOf = (objects: K8sObject[], host: string) =>
+      withHost(one(objects, 'Gateway', 'marketplace'), host).listeners.map((l: { port?: number }) => ({ ...l, port: undefined }));
+    expect(listenersOf(ci, data['api-host']!)).toEqual(listenersOf(prod, paramsOf('prod')['api-host']!));
+    for (const route of byKind(prod, 'HTTPRoute'))
+      expect(withHost(one(ci, 'HTTPRoute', route.metadata.name), data['api-host']!)).toEqual(
+        withHost(route, paramsOf('prod')['api-host']!),
+      );
+    expect(byKind(ci, 'HTTPRoute')).toHaveLength(byKind(prod, 'HTTPRoute').length);
+    // Nothing of the Gateway's left to a placeholder; the params of dev for all the rest.
+    expect(JSON.stringify(ci)).not.toContain('set-by-params');
+    expect(one(ci, 'Deployment', 'gateway').spec.template.spec.containers[0].env).toContainEqual({
+      name: 'CORS_ORIGINS',
+      value: paramsOf('dev')['app-origin'],
+    });
+  });
+
   test("the prod dry-run's CRDs include the Gateway API's standard channel, from the Go module, pinned", () => {
     const source = readFileSync(join(root, 'deploy', 'check-k8s.mjs'), 'utf8');
     expect(source).toMatch(/module: 'sigs\.k8s\.io\/gateway-api',\s*version: 'v\d+\.\d+\.\d+'/);

@@ -381,6 +381,8 @@ describe('prod: TLS in transit to MongoDB and RabbitMQ (components/data-tier-tls
   test('the replica set and the RabbitMQ cluster serve TLS with those certificates', () => {
     expect(byKind('prod', 'MongoDBCommunity')[0]!.spec.security.tls).toMatchObject({
       enabled: true,
+      // Required: a plain connection is refused (every client below carries the CA).
+      optional: false,
       certificateKeySecretRef: { name: 'marketplace-mongo-tls' },
       caCertificateSecretRef: { name: 'marketplace-data-tier-ca' },
     });
@@ -406,6 +408,47 @@ describe('prod: TLS in transit to MongoDB and RabbitMQ (components/data-tier-tls
       });
     }
     for (const name of SERVICES) expect(envOf('dev', name).some((e) => e.name.endsWith('_TLS_CA_FILE'))).toBe(false);
+  });
+
+  test('every MongoDB client of the prod render and of k8s/jobs/ connects with TLS, verified against the CA mounted alone', () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    type PodTemplate = { containers: any[]; initContainers?: any[]; volumes?: any[] };
+    const templates = ['restore', 'dlq', 'migrate-queues'].flatMap((name) =>
+      parseAllDocuments(readFileSync(join(root, 'k8s', 'jobs', `${name}.yaml`), 'utf8')).map((doc) => doc.toJS() as K8sObject),
+    );
+    const pods: Array<[string, PodTemplate]> = [
+      ...rendered.prod!.objects.flatMap((o): Array<[string, PodTemplate]> => {
+        if (o.kind === 'CronJob') return [[`CronJob/${o.metadata.name}`, o.spec.jobTemplate.spec.template.spec]];
+        if (['Deployment', 'Job', 'StatefulSet', 'DaemonSet'].includes(o.kind))
+          return [[`${o.kind}/${o.metadata.name}`, o.spec.template.spec]];
+        return [];
+      }),
+      ...templates.map((job): [string, PodTemplate] => [`k8s/jobs Job/${job.metadata.name}`, job.spec.template.spec]),
+    ];
+    const clients: string[] = [];
+    for (const [name, pod] of pods) {
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        const env = (c.env ?? []) as Array<{ name: string; value?: string }>;
+        if (!env.some((e) => /(^|_)MONGO_URL$/.test(e.name))) continue;
+        clients.push(`${name} ${c.name}`);
+        // A literal URL never turns TLS off; the operator's connection strings say ssl=true.
+        for (const e of env.filter((v) => /MONGO_URL$/.test(v.name) && v.value)) expect(e.value).not.toMatch(/(tls|ssl)=false/);
+        // MONGO_TLS_CA_FILE set: the connection is TLS (tls: true), verified against that file (kit's rule).
+        expect({ client: `${name} ${c.name}`, ca: env.find((e) => e.name === 'MONGO_TLS_CA_FILE')?.value }).toEqual({
+          client: `${name} ${c.name}`,
+          ca: CA_FILE,
+        });
+        const mount = (c.volumeMounts ?? []).find((m: { mountPath: string }) => m.mountPath === '/etc/marketplace/data-tier-ca');
+        expect(mount).toMatchObject({ readOnly: true });
+        expect(pod.volumes!.find((v: { name: string }) => v.name === mount.name)).toEqual({
+          name: mount.name,
+          secret: { secretName: 'marketplace-data-tier-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+        });
+      }
+    }
+    // Every service and its migrate Job, the backup CronJob and the restore template: none missed by the search.
+    expect(clients).toHaveLength(2 * SERVICES.length + 2);
+    expect(clients).toEqual(expect.arrayContaining(['CronJob/marketplace-backup backup', 'k8s/jobs Job/marketplace-restore restore']));
   });
 
   test("the backup CronJob verifies MongoDB's certificate against the same CA, mounted alone", () => {

@@ -7,7 +7,12 @@
 # a complete cache (bin/.complete) is reused and this script returns at once. The NetworkPolicy
 # agent, kube-router (its firewall alone: scripts/k8s/cluster.sh), has a cache of its own keyed by
 # its version, $MKT_K8S_CACHE/kube-router/v<version>/bin (`go install` from the Go module proxy,
-# ~3 min of CPU, 12 min on a loaded machine), and needs Debian's ipset.
+# ~3 min of CPU, 12 min on a loaded machine), and needs Debian's ipset. The Gateway API
+# implementation, Traefik (a host daemon of the cluster too), has its own cache keyed by its version,
+# $MKT_K8S_CACHE/traefik/v<version>/: bin/traefik, built from the Go module proxy's
+# github.com/traefik/traefik/v3 (see traefik() below for what the proxy lacks and how the build
+# does without it), and crds/: the standard channel CRDs of the Gateway API version it is built
+# against (sigs.k8s.io/gateway-api, the version its go.mod names).
 set -Eeuo pipefail
 # A command that stops the script says which, where and with what status: never a silent exit.
 trap 'status=$?; [[ $- == *e* ]] && echo "$0: line $LINENO: \`$BASH_COMMAND\` exited $status" >&2' ERR
@@ -17,8 +22,10 @@ C=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/v$V
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 KUBE_ROUTER_VERSION=${MKT_KUBE_ROUTER_VERSION:-2.1.0}
 KR=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/kube-router/v$KUBE_ROUTER_VERSION
-built() { [ -f "$C/bin/.complete" ] && [ -f "$KR/bin/.complete" ] && command -v ipset >/dev/null; }
-if built; then echo "k8s v$V, kube-router v$KUBE_ROUTER_VERSION: cached in $C/bin, $KR/bin"; exit 0; fi
+TRAEFIK_VERSION=${MKT_TRAEFIK_VERSION:-3.7.13}
+TR=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/traefik/v$TRAEFIK_VERSION
+built() { [ -f "$C/bin/.complete" ] && [ -f "$KR/bin/.complete" ] && [ -f "$TR/.complete" ] && command -v ipset >/dev/null; }
+if built; then echo "k8s v$V, kube-router v$KUBE_ROUTER_VERSION, traefik v$TRAEFIK_VERSION: cached in $C/bin, $KR/bin, $TR"; exit 0; fi
 mkdir -p "$C"
 exec 9>"$C/.build.lock"
 flock 9
@@ -40,7 +47,55 @@ kube_router() {
   touch "$KR/bin.tmp/.complete" && rm -rf "$KR/bin" && mv "$KR/bin.tmp" "$KR/bin"
   echo "kube-router v$KUBE_ROUTER_VERSION built into $KR/bin"
 }
-if [ -f "$C/bin/.complete" ]; then kube_router; exit 0; fi
+# Traefik v3 from the Go module proxy. Its module cannot be built as published (`go install
+# …@version` refuses a go.mod with replace directives), so it is built in a copy of its source,
+# where three things the proxy does not serve are made up for, none of them on the path the CI
+# cluster uses (the kubernetesgateway provider, HTTP routing):
+#   - github.com/traefik/traefik/dynamic/ext, a nested module of the repository (excluded from the
+#     module's zip; replaced by ./pkg/config/dynamic/ext): its open-source content, the empty
+#     extension structs HTTP and Router, is written in its place;
+#   - github.com/containous/go-http-auth (Traefik's fork for its basic/digest auth middlewares):
+#     the upstream github.com/abbot/go-http-auth it forks instead, which lacks the fork's
+#     RequireAuthStale (a digest answer to a stale nonce is then a plain new challenge);
+#   - the SDKs of 13 of lego's ~220 ACME DNS-challenge providers: lego v5 is used from a copy
+#     without those providers (an ACME DNS challenge through them is then refused by name).
+GWAPI_CRDS="backendtlspolicies gatewayclasses gateways grpcroutes httproutes listenersets referencegrants tlsroutes"
+LEGO_WITHOUT="alidns aliesa azion dnsimple edgedns edgeone huaweicloud oraclecloud regfish sakuracloud tencentcloud ucloud yandexcloud"
+traefik() {
+  [ -f "$TR/.complete" ] && return 0
+  local started=$SECONDS src lego gwapi p
+  rm -rf "$TR/src" "$TR/lego" "$TR/bin" "$TR/crds" && mkdir -p "$TR/bin" "$TR/crds"
+  src=$(GOFLAGS=-mod=mod "$GO" mod download -json "github.com/traefik/traefik/v3@v$TRAEFIK_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  cp -r "$src" "$TR/src" && chmod -R u+w "$TR/src"
+  mkdir -p "$TR/src/pkg/config/dynamic/ext"
+  printf 'module github.com/traefik/traefik/dynamic/ext\n\ngo 1.24\n' >"$TR/src/pkg/config/dynamic/ext/go.mod"
+  printf '%s\n' '// Package ext holds the extension points of the dynamic configuration: empty in the open-source build.' \
+    'package ext' '' '// HTTP extends dynamic.HTTP.' 'type HTTP struct{}' '' '// Router extends dynamic.Router.' 'type Router struct{}' \
+    >"$TR/src/pkg/config/dynamic/ext/ext.go"
+  lego=$(cd "$TR/src" && "$GO" list -m -f '{{.Version}}' github.com/go-acme/lego/v5)
+  cp -r "$(GOFLAGS=-mod=mod "$GO" mod download -json "github.com/go-acme/lego/v5@$lego" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" "$TR/lego"
+  chmod -R u+w "$TR/lego"
+  for p in $LEGO_WITHOUT; do
+    rm -rf "$TR/lego/providers/dns/$p"
+    sed -i -E "\#\"github.com/go-acme/lego/v5/providers/dns/$p\"#d; /^\tcase \"$p\"[,:]/,/return $p\./d" "$TR/lego/providers/dns/zz_gen_dns_providers.go"
+  done
+  sed -i 's/d\.auth\.RequireAuthStale(rw, req)/d.auth.RequireAuth(rw, req)/' "$TR/src/pkg/middlewares/auth/digest_auth.go"
+  (
+    cd "$TR/src"
+    "$GO" mod edit -dropreplace=github.com/abbot/go-http-auth -require=github.com/abbot/go-http-auth@v0.4.1-0.20220112235402-e1cee1c72f2f \
+      -replace=github.com/go-acme/lego/v5=../lego
+    CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 "$GO" build -trimpath \
+      -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=v$TRAEFIK_VERSION" -o "$TR/bin/traefik" ./cmd/traefik
+  )
+  gwapi=$(cd "$TR/src" && "$GO" list -m -f '{{.Version}}' sigs.k8s.io/gateway-api)
+  src=$(GOFLAGS=-mod=mod "$GO" mod download -json "sigs.k8s.io/gateway-api@$gwapi" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  for p in $GWAPI_CRDS; do cp "$src/config/crd/standard/gateway.networking.k8s.io_$p.yaml" "$TR/crds/"; done
+  echo "$gwapi" >"$TR/crds/VERSION"
+  rm -rf "$TR/src" "$TR/lego"
+  touch "$TR/.complete"
+  echo "traefik v$TRAEFIK_VERSION built into $TR/bin in $((SECONDS - started)) s (Gateway API $gwapi CRDs in $TR/crds)"
+}
+if [ -f "$C/bin/.complete" ]; then kube_router; traefik; exit 0; fi
 GOFLAGS=-mod=mod "$GO" mod download "k8s.io/kubernetes@v$V"
 src=$("$GO" env GOMODCACHE)/k8s.io/kubernetes@v$V
 rm -rf "$C/src" "$C/bin.tmp" && cp -r "$src" "$C/src" && chmod -R u+w "$C/src" && cd "$C/src"
@@ -59,4 +114,5 @@ gcc -static -O2 -o "$C/bin.tmp/pause" build/pause/linux/pause.c
 cd "$C" && rm -rf src
 touch bin.tmp/.complete && rm -rf bin && mv bin.tmp bin
 kube_router
+traefik
 echo "k8s v$V built into $C/bin in $(( $(date +%s) - start )) s: $(ls bin | tr '\n' ' ')"

@@ -2,8 +2,9 @@
 # A single-node Kubernetes on this machine, from the binaries scripts/k8s/build.sh cached:
 #
 #   scripts/k8s/cluster.sh up      etcd, containerd, the control plane, kubelet and kube-proxy,
-#                                  kube-router (NetworkPolicies), CoreDNS; waits for the node Ready,
-#                                  the policy agent healthy and CoreDNS available
+#                                  kube-router (NetworkPolicies), CoreDNS, Traefik (the Gateway API);
+#                                  waits for the node Ready, the policy agent healthy, CoreDNS
+#                                  available and the GatewayClass accepted
 #   scripts/k8s/cluster.sh import  IMAGE…   podman images into the node's containerd
 #   scripts/k8s/cluster.sh down    stops all of it and undoes what it changed on the host
 #   eval "$(scripts/k8s/cluster.sh env)"   kubectl for it in this shell
@@ -21,7 +22,13 @@
 # sysctls given back on `down`. NetworkPolicies are enforced by kube-router's firewall alone
 # (--run-firewall; its router and service proxy off: the bridge CNI and kube-proxy do those), built
 # by scripts/k8s/build.sh into $MKT_K8S_CACHE/kube-router/v<version>/bin; MKT_K8S_POLICY_AGENT=none
-# leaves it out (the policies are then stored and ignored: `npm run k8s:e2e` fails on it).
+# leaves it out (the policies are then stored and ignored: `npm run k8s:e2e` fails on it). The
+# Gateway API implementation is Traefik, a host daemon too (its kubernetesgateway provider, with a
+# kubeconfig of its own; entryPoints on the node's loopback: $EDGE_HTTP_PORT, $EDGE_HTTPS_PORT, the
+# ping on $EDGE_PING_PORT), built by scripts/k8s/build.sh into $MKT_K8S_CACHE/traefik/v<version>
+# with the standard channel CRDs of the Gateway API version it is built against, which `up`
+# installs, and the GatewayClass `traefik` (controllerName traefik.io/gateway-controller);
+# MKT_K8S_GATEWAY=none leaves it out (`npm run k8s:e2e` then reaches the gateway Service directly).
 set -Eeuo pipefail
 # A command that stops the script says which, where and with what status: never a silent exit.
 trap 'status=$?; [[ $- == *e* ]] && echo "$0: line $LINENO: \`$BASH_COMMAND\` exited $status" >&2' ERR
@@ -32,6 +39,15 @@ KUBE_ROUTER_VERSION=${MKT_KUBE_ROUTER_VERSION:-2.1.0}
 KR=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/kube-router/v$KUBE_ROUTER_VERSION/bin
 POLICY_AGENT=${MKT_K8S_POLICY_AGENT:-kube-router}
 KR_HEALTH_PORT=20244
+TRAEFIK_VERSION=${MKT_TRAEFIK_VERSION:-3.7.13}
+TR=${MKT_K8S_CACHE:-$HOME/.cache/mkt-k8s}/traefik/v$TRAEFIK_VERSION
+GATEWAY_IMPL=${MKT_K8S_GATEWAY:-traefik}
+# Traefik's entryPoints: a Gateway listener is served by the entryPoint of its port, so the ci
+# overlay's listeners name these ports (k8s/overlays/ci/kustomization.yaml; deploy/test holds them equal).
+EDGE_HTTP_PORT=18080
+EDGE_HTTPS_PORT=18443
+EDGE_PING_PORT=18082
+GATEWAY_CLASS=traefik
 K=$C/cluster
 BEFORE=$C/host-before
 LOGS=${MKT_K8S_LOGS:-$K/logs}
@@ -53,7 +69,7 @@ REGISTRY=127.0.0.1:${MKT_REGISTRY_PORT:-5055}
 SYSCTLS="vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes
  net.ipv4.ip_forward net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables
  net.netfilter.nf_conntrack_max net.netfilter.nf_conntrack_tcp_timeout_established net.netfilter.nf_conntrack_tcp_timeout_close_wait"
-DAEMONS="kube-router kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd"
+DAEMONS="traefik kube-router kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd"
 export KUBECONFIG=$K/pki/admin.kubeconfig
 export PATH=$B:$PATH
 
@@ -95,7 +111,7 @@ processes() { # our binaries and containerd's shims for our socket, by /proc
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
     exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
     case "$exe" in
-      "$B"/* | "$KR"/*) echo "$pid $exe" ;;
+      "$B"/* | "$KR"/* | "$TR"/bin/*) echo "$pid $exe" ;;
       */containerd-shim*) tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$K/containerd" && echo "$pid $exe" ;;
       /usr/bin/containerd | /usr/bin/etcd) tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$K" && echo "$pid $exe" ;;
     esac
@@ -132,9 +148,10 @@ pki() {
     cert kubelet "/O=system:nodes/CN=system:node:$NODE" client.ext
     cert kube-proxy "/CN=system:kube-proxy" client.ext
     cert kube-router "/CN=system:kube-router" client.ext
+    cert traefik "/CN=system:traefik" client.ext
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
-    for n in admin controller-manager scheduler kubelet kube-proxy kube-router; do
+    for n in admin controller-manager scheduler kubelet kube-proxy kube-router traefik; do
       cat >"$n.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
@@ -367,6 +384,48 @@ EOF
   wait_for "kube-router (NetworkPolicies) healthy" 90 curl -sf "http://127.0.0.1:$KR_HEALTH_PORT/healthz"
 }
 
+# ---- the Gateway API implementation: Traefik as a host daemon (like kube-router), its
+# kubernetesgateway provider reading the Gateway API objects and the Services' EndpointSlices (it
+# proxies to the pods' addresses, which the node reaches on the bridge) and writing their status
+gateway_api() {
+  [ "$GATEWAY_IMPL" = none ] && { say "MKT_K8S_GATEWAY=none: no Gateway API implementation"; return 0; }
+  local crds f
+  crds=$(for f in "$TR"/crds/*.yaml; do printf -- '-f %s ' "$f"; done)
+  # The CRDs first: the provider waits for every kind it watches (BackendTLSPolicy and TLSRoute
+  # included) before it serves anything.
+  kubectl apply --server-side $crds >/dev/null
+  kubectl wait --for=condition=Established --timeout=60s $crds >/dev/null
+  kubectl apply --server-side -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:traefik"}
+rules:
+- {apiGroups: [""], resources: [namespaces, services, secrets, configmaps], verbs: [get, list, watch]}
+- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [get, list, watch]}
+- {apiGroups: [gateway.networking.k8s.io], resources: [gatewayclasses, gateways, httproutes, grpcroutes, tlsroutes, referencegrants, backendtlspolicies], verbs: [get, list, watch]}
+- {apiGroups: [gateway.networking.k8s.io], resources: [gatewayclasses/status, gateways/status, httproutes/status, grpcroutes/status, tlsroutes/status, backendtlspolicies/status], verbs: [get, update, patch]}
+- {apiGroups: [""], resources: [events], verbs: [create, patch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:traefik"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:traefik"}
+subjects: [{kind: User, name: "system:traefik", apiGroup: rbac.authorization.k8s.io}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: $GATEWAY_CLASS}
+spec: {controllerName: traefik.io/gateway-controller}
+EOF
+  KUBECONFIG="$K/pki/traefik.kubeconfig" start traefik "$TR/bin/traefik" \
+    --global.checkNewVersion=false --global.sendAnonymousUsage=false --log.level=INFO \
+    --entryPoints.web.address=127.0.0.1:$EDGE_HTTP_PORT --entryPoints.websecure.address=127.0.0.1:$EDGE_HTTPS_PORT \
+    --entryPoints.traefik.address=127.0.0.1:$EDGE_PING_PORT --ping=true --ping.entryPoint=traefik \
+    --providers.kubernetesgateway=true --providers.kubernetesgateway.statusAddress.ip=127.0.0.1
+  wait_for "Traefik (Gateway API) answers its ping" 60 curl -sf "http://127.0.0.1:$EDGE_PING_PORT/ping"
+  wait_for "GatewayClass $GATEWAY_CLASS accepted by Traefik" 60 kubectl wait --for=condition=Accepted --timeout=2s "gatewayclass/$GATEWAY_CLASS"
+}
+
 up() {
   [ "$(id -u)" = 0 ] || die "needs root (kubelet, containerd, iptables)"
   [ -f "$B/.complete" ] || die "no binaries in $B: run scripts/k8s/build.sh first"
@@ -377,10 +436,15 @@ up() {
       command -v ipset >/dev/null || die "kube-router needs ipset (Debian package ipset): run scripts/k8s/build.sh first" ;;
     *) die "MKT_K8S_POLICY_AGENT=$POLICY_AGENT: kube-router or none" ;;
   esac
+  case "$GATEWAY_IMPL" in
+    none) ;;
+    traefik) { [ -x "$TR/bin/traefik" ] && [ -f "$TR/.complete" ]; } || die "no Traefik in $TR: run scripts/k8s/build.sh first" ;;
+    *) die "MKT_K8S_GATEWAY=$GATEWAY_IMPL: traefik or none" ;;
+  esac
   for d in $DAEMONS; do alive "$d" && die "a cluster runs already ($d, state $K): scripts/k8s/cluster.sh down"; done
   # One such cluster per machine (its ports are fixed), whatever cache folder it came from.
   local port
-  for port in $API_PORT ${ETCD_CLIENT##*:} 10250 $KR_HEALTH_PORT; do
+  for port in $API_PORT ${ETCD_CLIENT##*:} 10250 $KR_HEALTH_PORT $EDGE_HTTP_PORT $EDGE_HTTPS_PORT $EDGE_PING_PORT; do
     ss -Hltn "sport = :$port" | grep -q . && die "port $port is in use: another cluster (or something else) runs on this machine"
   done
   local started=$SECONDS NODE_IP
@@ -427,6 +491,7 @@ up() {
   policy_agent
   coredns
   wait_for "CoreDNS available" 120 kubectl -n kube-system rollout status deploy/coredns --timeout=2s
+  gateway_api
   say "up in $((SECONDS - started)) s (Kubernetes $(kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | tail -1), node $NODE_IP, KUBECONFIG=$KUBECONFIG)"
 }
 
@@ -465,7 +530,7 @@ down() ( # a subshell: its best-effort `set +e` ends with it (up calls it and go
       sleep 1
     done
   fi
-  stop_daemon kubelet kube-proxy kube-router
+  stop_daemon traefik kubelet kube-proxy kube-router
   "$B/kube-proxy" --cleanup >/dev/null 2>&1 || true
   if alive containerd; then
     local c
@@ -566,5 +631,7 @@ case "${1:-}" in
   import) shift; import "$@" ;;
   check) clean ;;
   env) echo "export KUBECONFIG=$KUBECONFIG PATH=$B:\$PATH" ;;
-  *) echo "usage: $0 up|import IMAGE…|down|check|env" >&2; exit 2 ;;
+  # The edge as `npm run k8s:e2e` reaches it: Traefik's entryPoints and the GatewayClass (empty: none).
+  edge) echo "http=127.0.0.1:$EDGE_HTTP_PORT https=127.0.0.1:$EDGE_HTTPS_PORT class=$([ "$GATEWAY_IMPL" = none ] || echo "$GATEWAY_CLASS")" ;;
+  *) echo "usage: $0 up|import IMAGE…|down|check|env|edge" >&2; exit 2 ;;
 esac
