@@ -129,9 +129,13 @@ describe('npm run release (scripts/release.mjs)', () => {
     expect(repo.version('catalog')).toBe(was.catalog);
     expect(existsSync(join(repo.dir, '.changeset/catalog-fix.md'))).toBe(true);
     expect(existsSync(join(repo.dir, '.changeset/wallet-fix.md'))).toBe(false);
+    // The released service's entry names its new tag (its old digest dropped until --publish); the
+    // others' entries, digest included, are as they were.
+    const catalogEntry = (text: string) => text.match(/\{ name: marketplace\/catalog, [^}]*\}/)?.[0];
     const overlay = repo.file('k8s/overlays/dev/kustomization.yaml');
     expect(overlay).toContain(`{ name: marketplace/wallet, newTag: '${wallet}' }`);
-    expect(overlay).toContain(`{ name: marketplace/catalog, newTag: '${was.catalog}' }`);
+    expect(catalogEntry(overlay)).toMatch(new RegExp(`^\\{ name: marketplace/catalog, newTag: '${was.catalog}'`));
+    expect(catalogEntry(overlay)).toBe(catalogEntry(repo.git('show', 'HEAD~1:k8s/overlays/dev/kustomization.yaml')));
     const releases = JSON.parse(repo.file('release/releases.json')) as Record<string, { version: string; tag: string }>;
     expect(releases.wallet).toMatchObject({ version: wallet, tag: `wallet@${wallet}` });
     expect(releases.catalog!.version).toBe(was.catalog);
