@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloneWithModules, GIT_ENV, git as gitIn, scratchDir } from './lib/scratch-git';
+import { GIT_ENV, releaseScratch, scratchDir } from './lib/scratch-git';
 
 // `npm run release -- --publish` (scripts/release.mjs) on clones of this checkout: which tagged
 // releases need their image, what it writes from a build's record (release/releases.json, both
@@ -39,14 +39,7 @@ export default async function build({ name, tag, commit, worktree, repository })
 type Built = { name: string; tag: string; commit: string; head: string; repository: string; version: string; dockerfile: boolean };
 
 function scratchRepo() {
-  const dir = cloneWithModules(root, { prefix: 'repo-', parent: scratch, tags: false });
-  const git = (...args: string[]) => gitIn(dir, ...args);
-  for (const file of ['scripts/release.mjs', 'scripts/lib/errors.mjs', 'scripts/lib/release-subject.mjs'])
-    copyFileSync(join(root, file), join(dir, file));
-  // As scripts/test/release.test.ts: no pending changeset, no contract gates (their own tests).
-  git('rm', '--quiet', 'scripts/contracts.mjs');
-  const pending = readdirSync(join(dir, '.changeset')).filter((file) => file.endsWith('.md') && file !== 'README.md');
-  if (pending.length > 0) git('rm', '--quiet', ...pending.map((file) => `.changeset/${file}`));
+  const { dir, git } = releaseScratch({ prefix: 'repo-', parent: scratch });
   // No image published yet, whatever this checkout has published since.
   const releases = JSON.parse(readFileSync(join(dir, 'release/releases.json'), 'utf8')) as Record<string, Release>;
   for (const release of Object.values(releases)) {

@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloneWithModules, GIT_ENV, git as gitIn } from './lib/scratch-git';
+import { GIT_ENV, releaseScratch } from './lib/scratch-git';
 
 // `npm run release` (scripts/release.mjs) on scratch copies of the repository: a `git clone` of
 // this checkout's commit with this checkout's release script, its node_modules linked, none of
 // the pending changesets, and no scripts/contracts.mjs (the contract snapshot and its build are
 // the gates' own tests' business; without the script the release skips them, as it says).
-const root = join(__dirname, '..', '..');
 jest.setTimeout(120_000);
 
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
@@ -23,13 +22,7 @@ type Repo = {
 };
 
 function scratchRepo(): Repo {
-  const dir = cloneWithModules(root, { prefix: 'release-', tags: false });
-  const git = (...args: string[]) => gitIn(dir, ...args);
-  for (const file of ['scripts/release.mjs', 'scripts/lib/errors.mjs', 'scripts/lib/release-subject.mjs'])
-    copyFileSync(join(root, file), join(dir, file));
-  git('rm', '--quiet', 'scripts/contracts.mjs');
-  const pending = readdirSync(join(dir, '.changeset')).filter((file) => file.endsWith('.md') && file !== 'README.md');
-  if (pending.length > 0) git('rm', '--quiet', ...pending.map((file) => `.changeset/${file}`));
+  const { dir, git } = releaseScratch({ prefix: 'release-' });
   git('add', '-A');
   git('commit', '--quiet', '--allow-empty', '-m', 'scratch: this checkout’s release script, no pending changeset, no contract gates');
   const file = (path: string) => readFileSync(join(dir, path), 'utf8');

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -50,4 +50,20 @@ export function cloneWithModules(
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, '.git/info/exclude'), 'node_modules\n');
   return dir;
+}
+
+/**
+ * A clone of this checkout (no tags) for the release script's tests: the working tree's
+ * `scripts/release.mjs` and the modules it imports copied in (uncommitted changes included), no
+ * pending changeset, no contract gates (their own tests); staged, not committed. `{ dir, git }`.
+ */
+export function releaseScratch(options: { prefix?: string; parent?: string } = {}) {
+  const dir = cloneWithModules(root, { ...options, tags: false });
+  const inDir = (...args: string[]) => git(dir, ...args);
+  for (const file of ['scripts/release.mjs', 'scripts/lib/errors.mjs', 'scripts/lib/release-subject.mjs'])
+    copyFileSync(join(root, file), join(dir, file));
+  inDir('rm', '--quiet', 'scripts/contracts.mjs');
+  const pending = readdirSync(join(dir, '.changeset')).filter((file) => file.endsWith('.md') && file !== 'README.md');
+  if (pending.length > 0) inDir('rm', '--quiet', ...pending.map((file) => `.changeset/${file}`));
+  return { dir, git: inDir };
 }
