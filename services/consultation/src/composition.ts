@@ -14,6 +14,7 @@ import type { ConsultationConfig } from './config';
 import { BookingRepository } from './db/booking.repository';
 import { ConsultationRepository } from './db/consultation.repository';
 import { consultationModels } from './db/models';
+import { OWED_CHECK_LIMIT } from './domain/bookings';
 import { consultationMigrations } from './migrations';
 import { PlaceRepository } from './db/place.repository';
 import { RatingRepository } from './db/rating.repository';
@@ -67,6 +68,7 @@ export function consultationService(config: Readonly<ConsultationConfig>, log: L
     steps,
     wallet,
     payments: { deadlineMs: config.PAYMENT_DEADLINE_MINUTES * 60_000 },
+    owedCheck: { everyMs: config.OWED_CHECK_MINUTES * 60_000, limit: OWED_CHECK_LIMIT },
     log,
   });
   const sessions = new Sessions({

@@ -37,6 +37,13 @@ export const ConsultationEnv = serviceEnv(8084).extend({
    * bounds what a seller's records cost the reads that go over all of them (the rule-set listing).
    */
   MAX_CONSULTATIONS_PER_SELLER: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  /**
+   * How often the booking sweep looks for given-up bookings that owe a give-back without `owed`
+   * (given up by a process of a version before the flag, which the sweep's give-back read does not
+   * see): at its first run in a process, then this often. Each look reads the given-up bookings
+   * whose last give-back is not recorded, so it is kept rare.
+   */
+  OWED_CHECK_MINUTES: z.coerce.number().int().min(1).max(1440).default(10),
 });
 export type ConsultationConfig = z.infer<typeof ConsultationEnv>;
 

@@ -13,6 +13,7 @@ import {
   earlierAttempt,
   failureOf,
   newBooking,
+  owedCheckDue,
   PAYMENT_RETRY_AFTER_MS,
   placeBooking,
   priceBooking,
@@ -22,6 +23,7 @@ import {
   type BookingRun,
   type Canceller,
   type CancellationSaid,
+  type OwedCheckSettings,
   type PaymentSettings,
   type Plan,
 } from '../domain/bookings';
@@ -45,11 +47,16 @@ export interface BookingDeps extends BookingStores {
   steps: BookingFlow;
   wallet: WalletClient;
   payments: PaymentSettings;
+  /** The sweep's look for bookings that owe a give-back without `owed`. */
+  owedCheck: OwedCheckSettings;
   log: Logger;
 }
 
 /** Bookings: validated against the schedule and the price, then places taken race-free. */
 export class Bookings {
+  /** When this process's sweep last looked for bookings owing a give-back without `owed` (null: not yet). */
+  private owedCheckedAt: Date | null = null;
+
   constructor(private readonly deps: BookingDeps) {}
 
   /**
@@ -163,10 +170,12 @@ export class Bookings {
    * Runs the booking flow again over every booking it may have left unfinished: a Pending one a
    * crash left (older than its minute) is given up (Failed) and gives back everything it may
    * hold; a PaymentPending one asks the wallet again (the hold is idempotent), or gives the
-   * payment up (void) at its deadline; a Failed or Cancelled one finishes its give-back.
+   * payment up (void) at its deadline; a Failed or Cancelled one finishes its give-back. First,
+   * `owed` is kept true to the records (`keepOwedTrue`), so the give-back read finds what is owed.
    */
   async sweep(now = new Date()): Promise<void> {
     const { steps, log } = this.deps;
+    await this.keepOwedTrue(now);
     await resumeFlow(steps.flow, {
       unfinished: () => this.unfinished(now),
       context: (run) => ({ correlationId: correlationOf(run.booking), now }),
@@ -174,6 +183,29 @@ export class Bookings {
         log.warn({ err, bookingId: run.booking._id, correlationId: run.booking.correlationId }, 'booking flow still unfinished'),
     });
     await this.deps.requests.deleteExpired(now);
+  }
+
+  /**
+   * Processes of a version before the flag give bookings up and give them back alongside this one
+   * (a rolling update, a rollback and the release again) without touching `owed`. Every sweep
+   * removes it from the bookings whose last give-back is recorded (they owe nothing, and the
+   * sparse index keeps only what is owed); at its first run and then every `owedCheck.everyMs` it
+   * looks for given-up bookings owing a give-back without it and flags at most `owedCheck.limit`
+   * of them (the rule of the migration `0004-owed-give-backs`), which this sweep then gives back.
+   * A failure here is logged and the give-backs already flagged still run.
+   */
+  private async keepOwedTrue(now: Date): Promise<void> {
+    const { bookings, owedCheck, log } = this.deps;
+    try {
+      const cleared = await bookings.clearGivenBack();
+      if (cleared > 0) log.info({ cleared }, 'given-back bookings still flagged owed: flag removed');
+      if (!owedCheckDue(this.owedCheckedAt, now, owedCheck.everyMs)) return;
+      const flagged = await bookings.flagOwed(owedCheck.limit);
+      this.owedCheckedAt = now;
+      if (flagged > 0) log.warn({ flagged }, 'given-up bookings owing a give-back found without owed: flagged for the sweep');
+    } catch (err) {
+      log.warn({ err }, 'the owed flags could not be brought up to date; the next sweep tries again');
+    }
   }
 
   /** The runs the sweep resumes; a Pending booking left by a crash is given up first (one guarded write). */

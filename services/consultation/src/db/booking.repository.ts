@@ -5,11 +5,45 @@ import { findPage } from '@mkt/kit/db';
 import type { IntegrationEvent } from '@mkt/contracts';
 import type { BookingChange, BookingDoc, BookingGuard, BookingStep, NewBooking } from '../domain/records';
 import { collectionOf, findByKey } from './collections';
-import { LAST_GIVE_BACK } from '../domain/bookings';
+import { GIVEN_UP_STATUSES, LAST_GIVE_BACK } from '../domain/bookings';
 import { OWED_INDEX, type ConsultationModels } from './models';
 
-/** The given-up bookings still owing a give-back: exactly the documents of the sparse `owed` index. */
-export const OWED_FILTER = { owed: true } as const;
+/**
+ * The given-up bookings still owing a give-back (`owesGiveBack`), as the sweep reads them: flagged
+ * `owed` (the sparse index holds only those) and their last give-back not recorded. A process of
+ * a version before the flag records `slot` without removing `owed`; such a booking owes nothing
+ * and is never read, so it cannot take the place of one that owes.
+ */
+export const OWED_FILTER = { owed: true, compensated: { $ne: LAST_GIVE_BACK } } as const satisfies mongo.Filter<BookingDoc>;
+
+/** Flagged `owed` though its last give-back is recorded (by a process of a version before the flag): nothing owed. */
+const GIVEN_BACK_FLAGGED = { owed: true, compensated: LAST_GIVE_BACK } as const satisfies mongo.Filter<BookingDoc>;
+
+/**
+ * Given up (Failed, Cancelled), its last give-back not recorded, and not flagged: a booking a
+ * process of a version before the flag gave up, which the sweep's read does not see until it is.
+ */
+export const UNFLAGGED_OWED_FILTER = {
+  status: { $in: [...GIVEN_UP_STATUSES] },
+  compensated: { $ne: LAST_GIVE_BACK },
+  owed: { $exists: false },
+} as const satisfies mongo.Filter<BookingDoc>;
+
+/**
+ * Flags (`owed: true`) the bookings that owe a give-back without the flag (`UNFLAGGED_OWED_FILTER`):
+ * every one, or at most `limit`. Each write keeps the rule in its filter, so a booking whose last
+ * give-back is recorded meanwhile, or flagged by another run, is left as it is. The migration
+ * `0004-owed-give-backs` flags all of them once; the sweep looks again now and then for those given
+ * up since by a process of a version before the flag. Answers how many it flagged.
+ */
+export async function flagOwedGiveBacks(bookings: mongo.Collection<BookingDoc>, limit?: number): Promise<number> {
+  const flag: mongo.UpdateFilter<BookingDoc> = { $set: { owed: true } };
+  if (limit === undefined) return (await bookings.updateMany(UNFLAGGED_OWED_FILTER, flag)).modifiedCount;
+  const found = await bookings.find(UNFLAGGED_OWED_FILTER, { projection: { _id: 1 }, limit }).toArray();
+  if (found.length === 0) return 0;
+  const ids = found.map(({ _id }) => _id);
+  return (await bookings.updateMany({ _id: { $in: ids }, ...UNFLAGGED_OWED_FILTER }, flag)).modifiedCount;
+}
 
 /**
  * `bookings`. Every state change is one conditional write guarded by the state it leaves (the
@@ -84,6 +118,22 @@ export class BookingRepository {
     const update: mongo.UpdateFilter<BookingDoc> = { $addToSet: { compensated: step } };
     if (step === LAST_GIVE_BACK) update.$unset = { owed: '' };
     await collectionOf(this.models.Booking).updateOne({ _id: id }, update);
+  }
+
+  /**
+   * Removes `owed` from the bookings whose last give-back is recorded yet still carry it (a process
+   * of a version before the flag recorded it): one write over the sparse index, guarded on the
+   * recorded `slot`, so the index keeps only what is owed. Answers how many it cleared.
+   */
+  async clearGivenBack(): Promise<number> {
+    const update: mongo.UpdateFilter<BookingDoc> = { $unset: { owed: '' } };
+    const { modifiedCount } = await collectionOf(this.models.Booking).updateMany(GIVEN_BACK_FLAGGED, update, { hint: OWED_INDEX });
+    return modifiedCount;
+  }
+
+  /** `flagOwedGiveBacks` of at most `limit` bookings (the sweep's look). */
+  flagOwed(limit: number): Promise<number> {
+    return flagOwedGiveBacks(collectionOf(this.models.Booking), limit);
   }
 
   /** The refund of a cancelled booking reached the buyer: once, only from Pending. */

@@ -26,6 +26,7 @@ import type {
   BookingChange,
   BookingDoc,
   BookingGuard,
+  BookingStatus,
   BookingStep,
   ConsultationDoc,
   DiscountDoc,
@@ -229,6 +230,36 @@ export const LAST_GIVE_BACK: BookingStep = 'slot';
  * (a given-up booking has taken at least its slot's places) until the write that records the last.
  */
 export const OWES_GIVE_BACK = { owed: true } as const satisfies BookingChange;
+
+/** The statuses of a given-up booking: its flow turns back, and it owes its give-backs. */
+export const GIVEN_UP_STATUSES = ['Failed', 'Cancelled'] as const satisfies readonly BookingStatus[];
+
+/**
+ * Whether a booking owes a give-back, from its record alone: given up (Failed, Cancelled) and its
+ * last give-back (`slot`) not recorded. `owed` says so to the sweep's read; a booking a process of
+ * a version before the flag gave up owes one without it, and one whose `slot` such a process
+ * recorded owes nothing with it.
+ */
+export function owesGiveBack(booking: Pick<BookingDoc, 'status' | 'compensated'>): boolean {
+  return (GIVEN_UP_STATUSES as readonly BookingStatus[]).includes(booking.status) && !givenBackSteps(booking).includes(LAST_GIVE_BACK);
+}
+
+/**
+ * The sweep's look for bookings that owe a give-back without `owed`: how often (`everyMs`) and
+ * how many it flags at most in one look (`limit`).
+ */
+export interface OwedCheckSettings {
+  everyMs: number;
+  limit: number;
+}
+
+/** How many bookings one look of the sweep flags at most (the next look flags the rest). */
+export const OWED_CHECK_LIMIT = 100;
+
+/** The look is due at the sweep's first run in a process, then once `everyMs` has passed since the last. */
+export function owedCheckDue(lastAt: Date | null, now: Date, everyMs: number): boolean {
+  return lastAt === null || now.getTime() - lastAt.getTime() >= everyMs;
+}
 
 /** A Pending booking a crash left, given up by the sweep: Failed, its give-backs owed. */
 export function stuckGivenUp(): BookingChange {

@@ -223,7 +223,9 @@ export interface BookingDoc {
   /**
    * Set (true) while the booking is given up (Failed, Cancelled) and still owes a give-back;
    * removed in the write that records the last one (`slot`). Absent otherwise: the sweep finds
-   * the give-backs owed by this field alone, through a sparse index whose size is the work owed.
+   * the give-backs owed by this field (and `slot` not recorded), through a sparse index whose size
+   * is the work owed. The sweep also removes it where a process of a version before the flag
+   * recorded `slot`, and sets it where such a process gave a booking up (`flagOwedGiveBacks`).
    */
   owed?: true;
   pendingEvents: IntegrationEvent[];

@@ -11,6 +11,8 @@ import {
   givenUp,
   LAST_GIVE_BACK,
   newBooking,
+  owedCheckDue,
+  owesGiveBack,
   pastPaymentDeadline,
   placeBooking,
   priceBooking,
@@ -338,6 +340,32 @@ describe('reading and cancelling a booking', () => {
     const bySeller = decideCancel(booking({ payment: 'held' }), 'seller', null, CancelBookingBody.parse({ bookingId: 'bk_1' }), T0);
     if (bySeller.kind !== 'confirmed') throw new Error('a Confirmed booking is cancelled as confirmed');
     expect(cancelWrite(booking(), bySeller.cancellation, 'c', T0).set).toHaveProperty('owed', true);
+  });
+});
+
+describe('a given-up booking owes a give-back until its last one is recorded', () => {
+  test.each([
+    ['Failed', [], true],
+    ['Cancelled', undefined, true], // written before the flow: nothing recorded
+    ['Cancelled', ['confirm', 'coupon', 'day'], true],
+    ['Failed', ['confirm', 'day', 'slot'], false],
+    ['Cancelled', ['confirm', 'coupon', 'day', 'slot'], false],
+    ['Confirmed', [], false],
+    ['PaymentPending', [], false],
+    ['Pending', [], false],
+  ] as const)('%s with %j given back: owes %s', (status, compensated, owes) => {
+    const given = compensated === undefined ? { status } : { status, compensated: [...compensated] };
+    expect(owesGiveBack(given)).toBe(owes);
+  });
+
+  test('the sweep looks for unflagged ones at its first run, then once its interval has passed since the last look', () => {
+    const every = 10 * 60_000;
+    const at = (ms: number) => new Date(T0.getTime() + ms);
+    expect(owedCheckDue(null, T0, every)).toBe(true);
+    expect(owedCheckDue(T0, T0, every)).toBe(false);
+    expect(owedCheckDue(T0, at(every - 1), every)).toBe(false);
+    expect(owedCheckDue(T0, at(every), every)).toBe(true);
+    expect(owedCheckDue(at(every), T0, every)).toBe(false); // a clock that stepped back waits
   });
 });
 
