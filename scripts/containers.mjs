@@ -78,15 +78,25 @@ const SELECTION = (() => {
   const args = process.argv.slice(2);
   const options = {};
   const steps = [];
+  /** A selection option without its value (missing, empty, or the next option) stops here: it never means "all". */
+  const refuse = (message) => {
+    console.error(`${message}; usage: --only <service,…> --source <checkout>`);
+    process.exit(2);
+  };
   for (let i = 0; i < args.length; i += 1) {
-    if (args[i] === '--only' || args[i] === '--source') options[args[i].slice(2)] = args[(i += 1)];
-    else steps.push(args[i]);
+    if (args[i] === '--only' || args[i] === '--source') {
+      const value = args[i + 1];
+      if (value === undefined || value.trim() === '' || value.startsWith('--')) refuse(`${args[i]} needs a value`);
+      options[args[i].slice(2)] = value;
+      i += 1;
+    } else steps.push(args[i]);
   }
   const only =
     options.only
       ?.split(',')
       .map((name) => name.trim())
       .filter(Boolean) ?? null;
+  if (only?.length === 0) refuse(`--only ${options.only}: no service named`);
   const source = options.source ? resolve(options.source) : root;
   if (!existsSync(join(source, 'docker/service.Dockerfile'))) {
     console.error(`--source ${source}: not a checkout of this repository (no docker/service.Dockerfile)`);
