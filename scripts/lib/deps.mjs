@@ -130,7 +130,7 @@ export function whereOf(url) {
   if (whole !== null) return whole;
   const authority = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
   if (!authority) return UNPARSED;
-  const [, scheme, credentialsAndHosts, rest] = /** @type {[string, string, string, string]} */ (authority);
+  const [, scheme = '', credentialsAndHosts = '', rest = ''] = authority;
   const hosts = credentialsAndHosts.slice(credentialsAndHosts.lastIndexOf('@') + 1);
   // Only a list of plain host[:port] names: anything else may be a part of a password.
   if (!hosts.includes(',') || !hosts.split(',').every((host) => /^[a-z0-9.-]+(:\d+)?$/i.test(host))) return UNPARSED;
