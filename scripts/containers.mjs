@@ -37,6 +37,8 @@
 //                       localhost/marketplace/<service>:<version> (this checkout's :dev images stay
 //                       as they are). The logs, the registry, the keys and release/images.json
 //                       stay this checkout's. `npm run release -- --publish` runs it so.
+//   Either one without its value (missing, empty, followed by another option) is refused, exit 2,
+//   before any step: it never means every service, or this checkout.
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
