@@ -37,6 +37,8 @@
 //                       localhost/marketplace/<service>:<version> (this checkout's :dev images stay
 //                       as they are). The logs, the registry, the keys and release/images.json
 //                       stay this checkout's. `npm run release -- --publish` runs it so.
+//   Either one without its value (missing, empty, followed by another option) is refused, exit 2,
+//   before any step: it never means every service, or this checkout.
 // Whatever a step started is stopped and removed when it ends, fails or is interrupted; the
 // images stay (layer cache for the next run). Logs: .dev/containers/. Plain Node (20 or 24).
 import { spawn, spawnSync } from 'node:child_process';
@@ -78,15 +80,25 @@ const SELECTION = (() => {
   const args = process.argv.slice(2);
   const options = {};
   const steps = [];
+  /** A selection option without its value (missing, empty, or the next option) stops here: it never means "all". */
+  const refuse = (message) => {
+    console.error(`${message}; usage: --only <service,…> --source <checkout>`);
+    process.exit(2);
+  };
   for (let i = 0; i < args.length; i += 1) {
-    if (args[i] === '--only' || args[i] === '--source') options[args[i].slice(2)] = args[(i += 1)];
-    else steps.push(args[i]);
+    if (args[i] === '--only' || args[i] === '--source') {
+      const value = args[i + 1];
+      if (value === undefined || value.trim() === '' || value.startsWith('--')) refuse(`${args[i]} needs a value`);
+      options[args[i].slice(2)] = value;
+      i += 1;
+    } else steps.push(args[i]);
   }
   const only =
     options.only
       ?.split(',')
       .map((name) => name.trim())
       .filter(Boolean) ?? null;
+  if (only?.length === 0) refuse(`--only ${options.only}: no service named`);
   const source = options.source ? resolve(options.source) : root;
   if (!existsSync(join(source, 'docker/service.Dockerfile'))) {
     console.error(`--source ${source}: not a checkout of this repository (no docker/service.Dockerfile)`);

@@ -28,18 +28,21 @@
 // --source <worktree>`: pushed to the local registry, SBOM and provenance attested, signed and
 // verified as `npm run images` does), verified again (`node scripts/supply-chain.mjs verify`),
 // then its digest and the registry it was pushed to written in release/releases.json and its
-// digest in both overlays' `images:` (`{ name, newTag, digest }`: the registry stays params.yaml's,
-// or `supply-chain.mjs pin`'s at deploy time), one commit `release: images <name>@<version> sha256:…`
-// per image. Clean working tree; no tag is made or moved; a failed build changes nothing.
+// digest in the prod overlay's `images:` (`{ name, newTag, digest }`: the registry stays params.yaml's,
+// or `supply-chain.mjs pin`'s at deploy time; the dev overlay keeps the tag alone, its images are
+// built and loaded on the machine), one commit `release: images <name>@<version> sha256:…`
+// per image. Clean working tree; no tag is made or moved; a failed build changes nothing: a
+// failed commit puts the files it wrote back as they were, and SIGINT/SIGTERM during the build
+// removes the tag's worktree and its scratch directory, then exits 128 + the signal's number.
 // ($MKT_RELEASE_IMAGE_BUILDER names a module whose default export replaces the build: the tests.)
 //
 // --dry-run prints the plan (computed by the same `changeset version` in a scratch copy under
 // .dev/), the tags or the images to publish, and changes nothing. Nothing pending, or nothing
 // bumped (nothing to publish): nothing is committed.
 // Plain Node (ESM, its own modules only); needs the workspace installed (`pnpm install`).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -52,6 +55,8 @@ const PACKAGES = ['contracts', 'kit', 'infra', 'client'];
 const RELEASED = [...SERVICES, ...PACKAGES];
 const dirOf = (name) => (SERVICES.includes(name) ? `services/${name}` : `packages/${name}`);
 const OVERLAYS = ['k8s/overlays/prod/kustomization.yaml', 'k8s/overlays/dev/kustomization.yaml'];
+/** The overlays whose images are pinned by digest: prod's. Dev's images are built and loaded on its machine, by tag. */
+const DIGEST_OVERLAYS = ['k8s/overlays/prod/kustomization.yaml'];
 const RELEASES_FILE = 'release/releases.json';
 
 const say = (line) => console.log(line);
@@ -460,22 +465,34 @@ function publishPlan(only) {
   return { todo, skipped };
 }
 
+/** The build's running processes (buildFromTag): a signal stops them before the clean-up. */
+/** @type {Set<import('node:child_process').ChildProcess>} */
+const buildProcesses = new Set();
+
 /**
  * The build of one image from its tag's worktree, as `npm run images` publishes (this checkout's
  * registry, keys and release/images.json), then the deploy gate on it. `{ registry, digest, revision }`.
  */
-function buildFromTag({ name, repository, worktree, commit }) {
+async function buildFromTag({ name, repository, worktree, commit }) {
   const env = { CONTAINERS_NICE: process.env.CONTAINERS_NICE ?? '10' };
-  const node = (args) => {
-    const result = spawnSync(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 2, 2] });
-    if (result.status !== 0) throw new Refused(`node ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
-  };
-  node([join(root, 'scripts/containers.mjs'), 'build', 'publish', '--only', name, '--source', worktree]);
+  // Not spawnSync: a signal's handler (publishImages) runs at once, and stops the build's process.
+  const node = (args) =>
+    new Promise((done, failed) => {
+      const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 2, 2] });
+      buildProcesses.add(child);
+      child.on('error', (err) => failed(new Refused(`node ${args.join(' ')}: ${err.message}`)));
+      child.on('exit', (code, signal) => {
+        buildProcesses.delete(child);
+        if (code === 0) done(undefined);
+        else failed(new Refused(`node ${args.join(' ')} failed (exit ${code ?? signal})`));
+      });
+    });
+  await node([join(root, 'scripts/containers.mjs'), 'build', 'publish', '--only', name, '--source', worktree]);
   const record = readJson(join(root, 'release', 'images.json'));
   const image = record.images?.[repository];
   if (!image || image.revision !== commit)
     throw new Refused(`release/images.json has no ${repository} built from ${commit.slice(0, 7)} after the build`);
-  node([join(root, 'scripts/supply-chain.mjs'), 'verify', repository]);
+  await node([join(root, 'scripts/supply-chain.mjs'), 'verify', repository]);
   return { registry: record.registry, digest: image.digest, revision: image.revision };
 }
 
@@ -519,19 +536,57 @@ async function publishImages({ only, dryRun }) {
   if (dryRun) {
     say(
       `each: git worktree add of the tag; node scripts/containers.mjs build publish --only <name> --source <worktree>; ` +
-        `node scripts/supply-chain.mjs verify; then the digest in ${RELEASES_FILE}, ${OVERLAYS.join(', ')}`,
+        `node scripts/supply-chain.mjs verify; then the digest in ${RELEASES_FILE}, ${DIGEST_OVERLAYS.join(', ')}`,
     );
     say(`commits: ${todo.map((item) => `release: images ${item.tag} sha256:…`).join('; ')}`);
     say('dry run: nothing changed');
     return;
   }
   const build = await imageBuilder();
-  for (const item of todo) {
+  // What an interruption must undo: the build's worktree and scratch directory, and files written
+  // but not committed yet. SIGINT/SIGTERM undo it, then exit 128 + the signal's number.
+  /** @type {{ worktree: string, scratch: string } | null} */
+  let building = null;
+  /** @type {string[]} */
+  let written = [];
+  const removeBuild = () => {
+    if (!building) return;
+    spawnSync('git', ['worktree', 'remove', '--force', building.worktree], { cwd: root, stdio: 'ignore' });
+    rmSync(building.scratch, { recursive: true, force: true });
+    spawnSync('git', ['worktree', 'prune'], { cwd: root, stdio: 'ignore' });
+    building = null;
+  };
+  /** The written files as HEAD has them (index and working tree); true when they are. */
+  const restoreWritten = () => {
+    if (written.length === 0) return true;
+    const restored = spawnSync('git', ['checkout', 'HEAD', '--', ...written], { cwd: root, stdio: 'ignore' }).status === 0;
+    written = [];
+    return restored;
+  };
+  /** @param {NodeJS.Signals} signal */
+  const onSignal = (signal) => {
+    for (const child of buildProcesses) child.kill(signal);
+    removeBuild();
+    restoreWritten();
+    console.error(`release --publish: ${signal}; the build's worktree and scratch directory removed, nothing committed by this image`);
+    process.exit(128 + (osConstants.signals[signal] ?? 0));
+  };
+  const signals = /** @type {const} */ (['SIGINT', 'SIGTERM']);
+  for (const signal of signals) process.on(signal, onSignal);
+  try {
+    for (const item of todo) await publishOne(item);
+  } finally {
+    for (const signal of signals) process.off(signal, onSignal);
+  }
+
+  /** @param {{ name: string, version: string, tag: string, commit: string, repository: string }} item */
+  async function publishOne(item) {
     // Every file is computed before any is written: a refusal leaves the tree as it was.
-    const overlays = OVERLAYS.filter((overlay) => existsSync(join(root, overlay)));
+    const overlays = DIGEST_OVERLAYS.filter((overlay) => existsSync(join(root, overlay)));
     for (const overlay of overlays) overlayWithDigest(overlay, item, `sha256:${'0'.repeat(64)}`);
     const scratch = mkdtempSync(join(tmpdir(), `mkt-publish-${item.name}-`));
     const worktree = join(scratch, item.tag.replace('@', '-'));
+    building = { worktree, scratch };
     let built;
     try {
       git('worktree', 'add', '--detach', '--quiet', worktree, item.commit);
@@ -540,9 +595,7 @@ async function publishImages({ only, dryRun }) {
     } catch (err) {
       throw new Refused(`${item.tag}: the image was not published: ${messageOf(err)}\nnothing changed`);
     } finally {
-      spawnSync('git', ['worktree', 'remove', '--force', worktree], { cwd: root, stdio: 'ignore' });
-      rmSync(scratch, { recursive: true, force: true });
-      spawnSync('git', ['worktree', 'prune'], { cwd: root, stdio: 'ignore' });
+      removeBuild();
     }
     if (!DIGEST.test(built?.digest ?? '') || !built?.registry || (built.revision && built.revision !== item.commit)) {
       throw new Refused(
@@ -553,18 +606,31 @@ async function publishImages({ only, dryRun }) {
       [RELEASES_FILE, releasesWithDigest(item.name, built)],
       ...overlays.map((overlay) => [overlay, overlayWithDigest(overlay, item, built.digest)]),
     ];
-    for (const [file, text] of files) writeFileSync(join(root, file), text);
-    git('add', '--', ...files.map(([file]) => file));
     const subject = `release: images ${item.tag} ${built.digest}`;
-    git(
-      'commit',
-      '-q',
-      '-m',
-      subject,
-      '-m',
-      `${item.repository}:${item.version} built from ${item.tag} (${item.commit}), pushed to ${built.registry}, signed and attested; ` +
-        'its digest in release/releases.json and the overlays.',
-    );
+    written = files.map(([file]) => file);
+    try {
+      for (const [file, text] of files) writeFileSync(join(root, file), text);
+      git('add', '--', ...written);
+      git(
+        'commit',
+        '-q',
+        '-m',
+        subject,
+        '-m',
+        `${item.repository}:${item.version} built from ${item.tag} (${item.commit}), pushed to ${built.registry}, signed and attested; ` +
+          'its digest in release/releases.json and the prod overlay.',
+      );
+    } catch (err) {
+      const names = written;
+      const restored = restoreWritten();
+      throw new Refused(
+        `${item.tag}: the image ${built.digest} was published but its commit failed: ${messageOf(err)}\n` +
+          (restored
+            ? `${names.join(', ')} put back as they were (git checkout HEAD --); run --publish again once the commit can be made`
+            : `${names.join(', ')} could not be put back: restore them with git checkout HEAD -- ${names.join(' ')}`),
+      );
+    }
+    written = [];
     say(`committed ${git('rev-parse', '--short', 'HEAD')} "${subject}"`);
   }
 }

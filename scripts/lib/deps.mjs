@@ -100,23 +100,90 @@ function refusal(err) {
   return message;
 }
 
-/** Where a URL points, without its credentials or options (what messages name). @param {unknown} url */
+/** What a message names instead of a URL that cannot be parsed: never a part of it. */
+const UNPARSED = 'the configured server';
+
+/**
+ * Where a URL points, without its credentials or options (what messages name), as `new URL`
+ * parses it: everything before the last `@` of the authority is the user and password (amqplib and
+ * the driver read `amqp://ops:s3cr@t@rabbit` so), cleared. A MongoDB list of hosts (`h1:27017,h2:27017`,
+ * which `URL` refuses) is parsed with a placeholder host and put back. Anything `URL` cannot parse,
+ * or whose path would still hold an `@`, is named `the configured server`.
+ * @param {unknown} url
+ */
 export function whereOf(url) {
-  if (typeof url !== 'string') return 'the configured server';
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1').replace(/[?#].*$/, '');
+  if (typeof url !== 'string') return UNPARSED;
+  /** @param {string} text @param {(href: string) => string} [back] */
+  const parsed = (text, back = (href) => href) => {
+    try {
+      const where = new URL(text);
+      where.username = '';
+      where.password = '';
+      where.search = '';
+      where.hash = '';
+      return where.pathname.includes('@') ? UNPARSED : back(where.href);
+    } catch {
+      return null;
+    }
+  };
+  const whole = parsed(url);
+  if (whole !== null) return whole;
+  const authority = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
+  if (!authority) return UNPARSED;
+  const [, scheme = '', credentialsAndHosts = '', rest = ''] = authority;
+  const hosts = credentialsAndHosts.slice(credentialsAndHosts.lastIndexOf('@') + 1);
+  // Only a list of plain host[:port] names: anything else may be a part of a password.
+  if (!hosts.includes(',') || !hosts.split(',').every((host) => /^[a-z0-9.-]+(:\d+)?$/i.test(host))) return UNPARSED;
+  return parsed(`${scheme}placeholder.invalid${rest}`, (href) => href.replace('placeholder.invalid', hosts)) ?? UNPARSED;
 }
+
+/**
+ * Whether a MongoDB client for `url` with `options` speaks TLS: `tls=true` / `ssl=true`, a
+ * `mongodb+srv://` URL (TLS by default), or `tls` / `ssl` in the options.
+ * @param {unknown} url @param {Record<string, unknown> | undefined} options
+ */
+export function mongoUsesTls(url, options) {
+  if (options?.tls === true || options?.ssl === true) return true;
+  if (typeof url !== 'string') return false;
+  const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+  const said = [...query.entries()].find(([key]) => /^(tls|ssl)$/i.test(key))?.[1]?.toLowerCase();
+  if (said !== undefined) return said === 'true';
+  return /^mongodb\+srv:/i.test(url);
+}
+
+/**
+ * A server that requires TLS closes, or resets, a plain connection as soon as it starts: what a
+ * failed first connection without TLS says then.
+ * @param {unknown} err
+ */
+export function closedByServer(err) {
+  return errorsIn(err).some(
+    (e) =>
+      e.code === 'ECONNRESET' ||
+      e.code === 'EPIPE' ||
+      /\b(ECONNRESET|EPIPE)\b|socket hang up|connection .*closed|closed by/i.test(String(e.message ?? '')),
+  );
+}
+
+/** The hint a plain MongoDB connection closed by its server gets. */
+export const MONGO_TLS_HINT = 'the server may require TLS: set MONGO_TLS_CA_FILE to its CA file (or tls=true in the URL)';
 
 /**
  * Runs `attempt` until it connects. A failure the network answers (`waitingCode`) is tried again,
  * with a growing pause (0.25 s doubling to 2 s), until `waitMs` has passed since the first try
  * (a name not resolvable: `NAME_WAIT_MS` at most); any other failure is thrown at once, said plainly.
+ * `hint(err)`, when it returns a text, ends the final message (what to check).
  * @template T
  * @param {string} what the server, for messages (no credentials)
  * @param {() => Promise<T>} attempt
- * @param {{ waitMs?: number, log?: (line: string) => void }} [options]
+ * @param {{ waitMs?: number, log?: (line: string) => void, hint?: (err: unknown) => string | undefined }} [options]
  * @returns {Promise<T>}
  */
-export async function firstConnection(what, attempt, { waitMs = connectWaitMs(), log = (line) => console.error(line) } = {}) {
+export async function firstConnection(
+  what,
+  attempt,
+  { waitMs = connectWaitMs(), log = (line) => console.error(line), hint = () => undefined } = {},
+) {
   const started = Date.now();
   let pause = 250;
   let said = false;
@@ -125,13 +192,18 @@ export async function firstConnection(what, attempt, { waitMs = connectWaitMs(),
       return await attempt();
     } catch (err) {
       const code = waitingCode(err);
-      if (code === null) throw new Error(`${what}: ${refusal(err)} (not tried again)`, { cause: err });
+      const hinted = () => {
+        const text = hint(err);
+        return text ? `; ${text}` : '';
+      };
+      if (code === null) throw new Error(`${what}: ${refusal(err)} (not tried again)${hinted()}`, { cause: err });
       const limit = code === 'ENOTFOUND' ? Math.min(waitMs, NAME_WAIT_MS) : waitMs;
       const waited = Date.now() - started;
       if (waited + pause > limit)
-        throw new Error(`${what}: not reachable (${code}) after ${Math.round(waited / 1000)} s of trying (OPS_CONNECT_WAIT_MS=${waitMs})`, {
-          cause: err,
-        });
+        throw new Error(
+          `${what}: not reachable (${code}) after ${Math.round(waited / 1000)} s of trying (OPS_CONNECT_WAIT_MS=${waitMs})${hinted()}`,
+          { cause: err },
+        );
       if (!said) log(`[connect] ${what}: ${code}; trying again for up to ${Math.round(limit / 1000)} s`);
       said = true;
       await sleep(pause);
@@ -157,10 +229,14 @@ function waitingMongoClient(MongoClient) {
     constructor(url, options) {
       super(url, options);
       this.where = `MongoDB at ${whereOf(url)}`;
+      this.plain = !mongoUsesTls(url, options);
     }
 
     async connect() {
-      return firstConnection(this.where, () => this.tryOnce(), { waitMs: connectWaitMs() });
+      return firstConnection(this.where, () => this.tryOnce(), {
+        waitMs: connectWaitMs(),
+        hint: (err) => (this.plain && closedByServer(err) ? MONGO_TLS_HINT : undefined),
+      });
     }
 
     async tryOnce() {

@@ -17,7 +17,7 @@ interface Infra {
 }
 /* eslint-disable @typescript-eslint/no-require-imports -- the modules under test (ES modules SWC loads as CommonJS) and the built infra, as the other tools' tests load them */
 const infra = require(join(root, 'packages', 'infra', 'dist', 'index.js')) as Infra;
-const { amqplib, firstConnection, mongodb, waitingCode, whereOf } = require('../lib/deps.mjs') as {
+const { amqplib, closedByServer, firstConnection, mongodb, mongoUsesTls, waitingCode, whereOf } = require('../lib/deps.mjs') as {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the driver's and amqplib's types are not dependencies of the tests
   amqplib: (root: string) => { connect: (url: string, options?: object) => Promise<any> };
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -25,6 +25,8 @@ const { amqplib, firstConnection, mongodb, waitingCode, whereOf } = require('../
   firstConnection: <T>(what: string, attempt: () => Promise<T>, options?: { waitMs?: number; log?: (line: string) => void }) => Promise<T>;
   waitingCode: (err: unknown) => string | null;
   whereOf: (url: unknown) => string;
+  mongoUsesTls: (url: unknown, options: Record<string, unknown> | undefined) => boolean;
+  closedByServer: (err: unknown) => boolean;
 };
 const { freePort } = require('../lib/net.mjs') as { freePort: () => Promise<number> };
 /* eslint-enable @typescript-eslint/no-require-imports */
@@ -78,10 +80,11 @@ afterAll(() => {
 
 describe('a first connection to an address that answers only after 2 s', () => {
   test('MongoDB: reached (each try one short server selection), and the client works', async () => {
-    const relay = await lateRelay(mongoUrl, 2_000);
+    // The driver loaded first: the 2 s count from the relay's creation, which comes after `started`.
     const { MongoClient } = mongodb(root);
-    const client = new MongoClient(throughPort(mongoUrl, relay.port), { serverSelectionTimeoutMS: 500 });
     const started = Date.now();
+    const relay = await lateRelay(mongoUrl, 2_000);
+    const client = new MongoClient(throughPort(mongoUrl, relay.port), { serverSelectionTimeoutMS: 500 });
     try {
       await client.connect();
       expect(Date.now() - started).toBeGreaterThanOrEqual(1_900);
@@ -93,9 +96,10 @@ describe('a first connection to an address that answers only after 2 s', () => {
   }, 30_000);
 
   test('RabbitMQ: reached, and the connection works', async () => {
-    const relay = await lateRelay(amqpUrl, 2_000);
+    const { connect } = amqplib(root);
     const started = Date.now();
-    const connection = await amqplib(root).connect(throughPort(amqpUrl, relay.port));
+    const relay = await lateRelay(amqpUrl, 2_000);
+    const connection = await connect(throughPort(amqpUrl, relay.port));
     try {
       expect(Date.now() - started).toBeGreaterThanOrEqual(1_900);
       const channel = await connection.createChannel();
@@ -243,5 +247,80 @@ describe('the rule, without servers', () => {
       'mongodb://db-0.db:27017,db-1.db:27017/wallet',
     );
     expect(whereOf('amqps://svc:secret@rabbit:5671')).toBe('amqps://rabbit:5671');
+  });
+
+  test('a password holding `@` (as amqplib and URL read it: up to the last `@`) never reaches a message', () => {
+    expect(whereOf('amqp://ops:s3cr@t-tail@rabbit')).toBe('amqp://rabbit');
+    expect(whereOf('amqp://ops:s3cr@t-tail@rabbit:5672/%2F?heartbeat=30')).toBe('amqp://rabbit:5672/%2F');
+    expect(whereOf('mongodb://ops:p@ss@db-0.db:27017,db-1.db:27017/wallet?authSource=admin')).toBe(
+      'mongodb://db-0.db:27017,db-1.db:27017/wallet',
+    );
+    expect(whereOf('mongodb+srv://ops:p%40ss@cluster.example/wallet')).toBe('mongodb+srv://cluster.example/wallet');
+    // What URL cannot parse, or would leave a part of the password in the path, is not named at all.
+    for (const url of ['amqp://ops:1/b@rabbit', 'mongodb://ops:12,x/y@h1,h2', 'not a url', 'amqp://ops:s3cr@t@rab bit'])
+      expect(whereOf(url)).toBe('the configured server');
+  });
+});
+
+describe('a MongoDB server that closes a plain connection (one that requires TLS)', () => {
+  const coded = (code: string, message: string) => Object.assign(new Error(message), { code });
+  /** A server on a free port that resets (or closes) every connection as soon as it is made. */
+  async function closingServer(how: 'reset' | 'close') {
+    const port = await freePort();
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined);
+      if (how === 'reset') socket.resetAndDestroy();
+      else socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    return { port, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  async function failureOf(url: string): Promise<string> {
+    const { MongoClient } = mongodb(root);
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 300 });
+    process.env.OPS_CONNECT_WAIT_MS = '1000';
+    try {
+      await client.connect();
+      throw new Error('connected');
+    } catch (err) {
+      return (err as Error).message;
+    } finally {
+      process.env.OPS_CONNECT_WAIT_MS = '30000';
+      await client.close().catch(() => undefined);
+    }
+  }
+
+  test.each(['reset', 'close'] as const)('connection %s: the final message says the server may require TLS', async (how) => {
+    const server = await closingServer(how);
+    try {
+      const message = await failureOf(`mongodb://ops:secret@127.0.0.1:${server.port}/wallet`);
+      expect(message).toContain(`MongoDB at mongodb://127.0.0.1:${server.port}/wallet`);
+      expect(message).toMatch(/may require TLS.*MONGO_TLS_CA_FILE.*tls=true/);
+      expect(message).not.toContain('secret');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('a URL with TLS already is not told to use it', async () => {
+    const server = await closingServer('reset');
+    try {
+      expect(await failureOf(`mongodb://127.0.0.1:${server.port}/wallet?tls=true`)).not.toMatch(/may require TLS/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('the rule, without servers: which URL speaks TLS, which failure is a closed connection', () => {
+    expect(mongoUsesTls('mongodb://db:27017/wallet', undefined)).toBe(false);
+    expect(mongoUsesTls('mongodb://db:27017/wallet?tls=true', undefined)).toBe(true);
+    expect(mongoUsesTls('mongodb://db:27017/wallet?ssl=TRUE', undefined)).toBe(true);
+    expect(mongoUsesTls('mongodb+srv://cluster.example/wallet', undefined)).toBe(true);
+    expect(mongoUsesTls('mongodb+srv://cluster.example/wallet?tls=false', undefined)).toBe(false);
+    expect(mongoUsesTls('mongodb://db:27017/wallet', { tls: true, tlsCAFile: '/ca.pem' })).toBe(true);
+    expect(closedByServer(coded('ECONNRESET', 'read ECONNRESET'))).toBe(true);
+    expect(closedByServer(new Error('outer', { cause: new Error('connection 1 to 127.0.0.1:27017 closed') }))).toBe(true);
+    expect(closedByServer(coded('ECONNREFUSED', 'connect ECONNREFUSED'))).toBe(false);
   });
 });

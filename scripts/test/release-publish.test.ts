@@ -1,11 +1,12 @@
-import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GIT_ENV, releaseScratch, scratchDir } from './lib/scratch-git';
 
 // `npm run release -- --publish` (scripts/release.mjs) on clones of this checkout: which tagged
-// releases need their image, what it writes from a build's record (release/releases.json, both
-// overlays, one commit per image), and what it refuses. The build itself (podman, the registry,
+// releases need their image, what it writes from a build's record (release/releases.json, the
+// prod overlay's digest, one commit per image), what it refuses, and what it leaves when its commit
+// fails or it is interrupted during the build. The build itself (podman, the registry,
 // cosign) is replaced by a module ($MKT_RELEASE_IMAGE_BUILDER) that records what it was asked and
 // answers a digest: docs/releasing.md "Publishing a release's images, as run" shows the real one.
 const root = join(__dirname, '..', '..');
@@ -14,7 +15,9 @@ const { releaseTagsOf } = require('../lib/release-subject.mjs') as { releaseTags
 jest.setTimeout(120_000);
 
 const SERVICES = ['gateway', 'wallet', 'catalog', 'crm', 'consultation', 'review'];
-const OVERLAYS = ['k8s/overlays/prod/kustomization.yaml', 'k8s/overlays/dev/kustomization.yaml'];
+const PROD = 'k8s/overlays/prod/kustomization.yaml';
+const DEV = 'k8s/overlays/dev/kustomization.yaml';
+const OVERLAYS = [PROD, DEV];
 type Release = { version: string; tag: string; image?: string; digest?: string; registry?: string; commit: null };
 
 const scratch = scratchDir('release-publish-');
@@ -31,6 +34,8 @@ export default async function build({ name, tag, commit, worktree, repository })
   const version = JSON.parse(execFileSync('cat', [join(worktree, 'services', name, 'package.json')], { encoding: 'utf8' })).version;
   appendFileSync(process.env.FAKE_BUILD_LOG, JSON.stringify({ name, tag, commit, head, repository, version, dockerfile: existsSync(join(worktree, 'docker/service.Dockerfile')) }) + '\\n');
   if ((process.env.FAKE_BUILD_FAIL ?? '').split(',').includes(name)) throw new Error('podman build ' + name + ' failed');
+  // A build that never ends (until the release is interrupted): FAKE_BUILD_HANG names the service.
+  if (process.env.FAKE_BUILD_HANG === name) await new Promise(() => setInterval(() => undefined, 1_000));
   return { registry: 'registry.test:5000', digest: 'sha256:' + createHash('sha256').update(name + '@' + commit).digest('hex'), revision: head };
 }
 `,
@@ -120,7 +125,7 @@ describe('npm run release -- --publish (scripts/release.mjs)', () => {
     expect(kit.stderr).toContain('--publish --only: kit has no image');
   });
 
-  test('a build record becomes the digest in releases.json and both overlays, one commit per image built from its tag; a second run is a no-op', async () => {
+  test('a build record becomes the digest in releases.json and the prod overlay (dev keeps the tag), one commit per image built from its tag; a second run is a no-op', async () => {
     const repo = scratchRepo();
     repo.tag(['wallet', 'gateway']);
     const tagged = repo.git('rev-parse', 'HEAD');
@@ -142,12 +147,15 @@ describe('npm run release -- --publish (scripts/release.mjs)', () => {
     expect(Object.keys(wallet)).toEqual(['version', 'tag', 'image', 'digest', 'registry', 'commit']);
     expect(releases.gateway!.digest).toMatch(/^sha256:/);
     for (const name of ['catalog', 'crm', 'consultation', 'review', 'kit']) expect(releases[name]).toEqual(was[name]);
-    for (const overlay of OVERLAYS) {
-      const text = repo.file(overlay);
-      expect(text).toContain(`{ name: marketplace/wallet, newTag: '${wallet.version}', digest: '${wallet.digest}' }`);
-      expect(text).toContain(`{ name: marketplace/gateway, newTag: '${was.gateway!.version}', digest: '${releases.gateway!.digest}' }`);
-      expect(text).toContain(`{ name: marketplace/catalog, newTag: '${was.catalog!.version}' }`);
-    }
+    const prod = repo.file(PROD);
+    expect(prod).toContain(`{ name: marketplace/wallet, newTag: '${wallet.version}', digest: '${wallet.digest}' }`);
+    expect(prod).toContain(`{ name: marketplace/gateway, newTag: '${was.gateway!.version}', digest: '${releases.gateway!.digest}' }`);
+    expect(prod).toContain(`{ name: marketplace/catalog, newTag: '${was.catalog!.version}' }`);
+    // Dev's images are built and loaded on the machine: its overlay names the tags, no digest.
+    const dev = repo.file(DEV);
+    expect(dev).toContain(`{ name: marketplace/wallet, newTag: '${wallet.version}' }`);
+    expect(dev).toContain(`{ name: marketplace/gateway, newTag: '${was.gateway!.version}' }`);
+    expect(dev).not.toContain(", digest: '");
 
     // One commit per image, holding only those files; no tag made or moved.
     const subjects = repo.git('log', '--format=%s', `${tagged}..HEAD`).split('\n');
@@ -155,7 +163,7 @@ describe('npm run release -- --publish (scripts/release.mjs)', () => {
       `release: images ${wallet.tag} ${wallet.digest}`,
       `release: images ${was.gateway!.tag} ${releases.gateway!.digest}`,
     ]);
-    expect(repo.git('show', '--name-only', '--format=', 'HEAD').split('\n').sort()).toEqual(['release/releases.json', ...OVERLAYS].sort());
+    expect(repo.git('show', '--name-only', '--format=', 'HEAD').split('\n').sort()).toEqual(['release/releases.json', PROD].sort());
     expect(repo.git('show-ref', '--tags')).toBe(tagsBefore);
     expect(repo.git('status', '--porcelain')).toBe('');
     // Not a release commit: --tag, the contract gates and the mixed-version run never take it for one.
@@ -231,11 +239,77 @@ describe('npm run release -- --publish (scripts/release.mjs)', () => {
     expect((await repo.release(['--publish', '--only', 'wallet', '--dry-run'])).stdout).toContain(`wallet@${next} is not tagged yet`);
   });
 
-  test('every service the plan can name has an overlay entry to carry its digest', () => {
-    for (const overlay of OVERLAYS)
-      for (const name of SERVICES)
-        expect(readFileSync(join(root, overlay), 'utf8')).toMatch(
-          new RegExp(`\\{ name: marketplace/${name}, newTag: '[^']+'(, digest: 'sha256:[0-9a-f]{64}')? \\}`),
-        );
+  test('every service the plan can name has a prod overlay entry to carry its digest, and a dev entry by tag alone', () => {
+    for (const name of SERVICES) {
+      expect(readFileSync(join(root, PROD), 'utf8')).toMatch(
+        new RegExp(`\\{ name: marketplace/${name}, newTag: '[^']+'(, digest: 'sha256:[0-9a-f]{64}')? \\}`),
+      );
+      expect(readFileSync(join(root, DEV), 'utf8')).toMatch(new RegExp(`\\{ name: marketplace/${name}, newTag: '[^']+' \\}`));
+    }
+    expect(readFileSync(join(root, DEV), 'utf8')).not.toMatch(/, digest: '/);
   });
+
+  test('a commit that fails after the build puts releases.json and the overlay back, says so, and leaves no worktree', async () => {
+    const repo = scratchRepo();
+    repo.tag(['wallet']);
+    const head = repo.git('rev-parse', 'HEAD');
+    const hook = join(repo.dir, '.git', 'hooks', 'pre-commit');
+    mkdirSync(join(repo.dir, '.git', 'hooks'), { recursive: true });
+    writeFileSync(hook, '#!/bin/sh\necho "pre-commit: refused for the test" >&2\nexit 1\n');
+    chmodSync(hook, 0o755);
+    const tmp = scratchDir('tmp-', scratch);
+
+    const failed = await repo.release(['--publish', '--only', 'wallet'], { TMPDIR: tmp });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('its commit failed');
+    expect(failed.stderr).toContain(`release/releases.json, ${PROD} put back as they were`);
+    expect(repo.built().map(({ name }) => name)).toEqual(['wallet']);
+    expect(repo.git('rev-parse', 'HEAD')).toBe(head);
+    expect(repo.git('status', '--porcelain')).toBe('');
+    expect(repo.releases().wallet!.digest).toBeUndefined();
+    expect(worktrees(repo.git)).toHaveLength(1);
+    expect(readdirSync(tmp)).toEqual([]);
+
+    // Once the commit can be made, the same run publishes.
+    writeFileSync(hook, '#!/bin/sh\nexit 0\n');
+    expect((await repo.release(['--publish', '--only', 'wallet'], { TMPDIR: tmp })).code).toBe(0);
+    expect(repo.releases().wallet!.digest).toMatch(/^sha256:/);
+  });
+
+  test.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s during the build removes the tag’s worktree and the scratch directory, changes nothing, and exits with the signal’s code',
+    async (signal) => {
+      const repo = scratchRepo();
+      repo.tag(['wallet']);
+      const head = repo.git('rev-parse', 'HEAD');
+      const tmp = scratchDir('tmp-', scratch);
+      const log = join(repo.dir, '.git', 'fake-build.log');
+      const child = spawn(process.execPath, [join(repo.dir, 'scripts/release.mjs'), '--publish', '--only', 'wallet'], {
+        cwd: repo.dir,
+        env: { ...GIT_ENV, MKT_RELEASE_IMAGE_BUILDER: builder, FAKE_BUILD_LOG: log, FAKE_BUILD_HANG: 'wallet', TMPDIR: tmp },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout.resume();
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+        child.on('exit', (code, signalled) => done({ code, signal: signalled })),
+      );
+      // The build has started once the fake has recorded it (inside the tag's worktree).
+      for (let waited = 0; repo.built().length === 0; waited += 100) {
+        if (waited > 60_000) throw new Error('the build did not start');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(worktrees(repo.git)).toHaveLength(2);
+      expect(readdirSync(tmp)).toHaveLength(1);
+      child.kill(signal);
+
+      expect(await exited).toEqual({ code: signal === 'SIGINT' ? 130 : 143, signal: null });
+      expect(stderr).toContain(signal);
+      expect(worktrees(repo.git)).toHaveLength(1);
+      expect(readdirSync(tmp)).toEqual([]);
+      expect(repo.git('rev-parse', 'HEAD')).toBe(head);
+      expect(repo.git('status', '--porcelain')).toBe('');
+    },
+  );
 });

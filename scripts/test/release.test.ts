@@ -125,10 +125,12 @@ describe('npm run release (scripts/release.mjs)', () => {
     // The released service's entry names its new tag (its old digest dropped until --publish); the
     // others' entries, digest included, are as they were.
     const catalogEntry = (text: string) => text.match(/\{ name: marketplace\/catalog, [^}]*\}/)?.[0];
-    const overlay = repo.file('k8s/overlays/dev/kustomization.yaml');
-    expect(overlay).toContain(`{ name: marketplace/wallet, newTag: '${wallet}' }`);
-    expect(catalogEntry(overlay)).toMatch(new RegExp(`^\\{ name: marketplace/catalog, newTag: '${was.catalog}'`));
-    expect(catalogEntry(overlay)).toBe(catalogEntry(repo.git('show', 'HEAD~1:k8s/overlays/dev/kustomization.yaml')));
+    for (const path of ['k8s/overlays/prod/kustomization.yaml', 'k8s/overlays/dev/kustomization.yaml']) {
+      const overlay = repo.file(path);
+      expect(overlay).toContain(`{ name: marketplace/wallet, newTag: '${wallet}' }`);
+      expect(catalogEntry(overlay)).toMatch(new RegExp(`^\\{ name: marketplace/catalog, newTag: '${was.catalog}'`));
+      expect(catalogEntry(overlay)).toBe(catalogEntry(repo.git('show', `HEAD~1:${path}`)));
+    }
     const releases = JSON.parse(repo.file('release/releases.json')) as Record<string, { version: string; tag: string }>;
     expect(releases.wallet).toMatchObject({ version: wallet, tag: `wallet@${wallet}` });
     expect(releases.catalog!.version).toBe(was.catalog);

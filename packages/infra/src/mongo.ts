@@ -113,6 +113,13 @@ async function buildLauncher(tools: { java: string; javac: string; mvn: string }
   return [tools.java, '-XX:+UseSerialGC', '-Xss512k', '-cp', readFileSync(classpathFile, 'utf8').trim(), LAUNCHER];
 }
 
+/** The heap's bound (`MONGO_JAVA_MAX_HEAP`, on disk 192m by default), checked; none in memory by default. */
+function heapBound(storage: MongoStorage, env: NodeJS.ProcessEnv): string | undefined {
+  const max = env.MONGO_JAVA_MAX_HEAP ?? (storage.kind === 'file' ? '192m' : undefined);
+  if (max !== undefined && !/^\d+[kmg]$/i.test(max)) throw new Error(`MONGO_JAVA_MAX_HEAP must be a size such as 192m or 1g, not ${max}`);
+  return max;
+}
+
 /**
  * The JVM's heap: without a bound it grows to a quarter of the machine's memory and its serial
  * collector rarely gives any back. On disk (H2, `npm start`) the data lives in the file and the heap
@@ -122,8 +129,7 @@ async function buildLauncher(tools: { java: string; javac: string; mvn: string }
  * most 30 % of the heap kept free).
  */
 export function javaHeapFlags(storage: MongoStorage, env: NodeJS.ProcessEnv = process.env): string[] {
-  const max = env.MONGO_JAVA_MAX_HEAP ?? (storage.kind === 'file' ? '192m' : undefined);
-  if (max !== undefined && !/^\d+[kmg]$/i.test(max)) throw new Error(`MONGO_JAVA_MAX_HEAP must be a size such as 192m or 1g, not ${max}`);
+  const max = heapBound(storage, env);
   return [...(max ? [`-Xmx${max}`] : []), '-XX:MinHeapFreeRatio=10', '-XX:MaxHeapFreeRatio=30'];
 }
 
@@ -139,17 +145,32 @@ export function javaHeapFlags(storage: MongoStorage, env: NodeJS.ProcessEnv = pr
  * The collector (serial) and the thread stacks (512 KB) are the launcher's own flags; the code
  * cache (≈ 15 MB used), the metaspace (≈ 10 MB) and the stacks (≈ 2 MB) are small already, so
  * they are not bounded further. The tests' in-memory server keeps the JVM's defaults.
+ * The initial heap is never above the bound (`MONGO_JAVA_MAX_HEAP=8m` starts at 8m): the JVM
+ * refuses to start with `-Xms` above `-Xmx` (`leanJavaFlags`).
  */
 export const LEAN_JAVA_FLAGS: readonly string[] = ['-Xms16m', '-XX:TieredStopAtLevel=1'];
 
+/** Bytes of a JVM size such as 192m (k, m, g). */
+function sizeInBytes(size: string): number {
+  const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[size.slice(-1).toLowerCase() as 'k' | 'm' | 'g'];
+  return Number(size.slice(0, -1)) * unit;
+}
+
+/** `LEAN_JAVA_FLAGS` with the initial heap at most the heap's bound `max` (a JVM size, or none). */
+export function leanJavaFlags(max: string | undefined): string[] {
+  const initial = '16m';
+  const capped = max !== undefined && sizeInBytes(max) < sizeInBytes(initial) ? max : initial;
+  return LEAN_JAVA_FLAGS.map((flag) => (flag === `-Xms${initial}` ? `-Xms${capped}` : flag));
+}
+
 /**
  * Every flag of the server's JVM before the launcher's class path: the heap's (`javaHeapFlags`),
- * `LEAN_JAVA_FLAGS` on disk, then `MONGO_JAVA_OPTS` (space-separated, for either storage; a later
+ * `LEAN_JAVA_FLAGS` on disk (`leanJavaFlags`: the initial heap within the bound), then `MONGO_JAVA_OPTS` (space-separated, for either storage; a later
  * flag wins, e.g. `-XX:TieredStopAtLevel=4` gives C2 back).
  */
 export function javaFlags(storage: MongoStorage, env: NodeJS.ProcessEnv = process.env): string[] {
   const extra = (env.MONGO_JAVA_OPTS ?? '').split(' ').filter(Boolean);
-  return [...javaHeapFlags(storage, env), ...(storage.kind === 'file' ? LEAN_JAVA_FLAGS : []), ...extra];
+  return [...javaHeapFlags(storage, env), ...(storage.kind === 'file' ? leanJavaFlags(heapBound(storage, env)) : []), ...extra];
 }
 
 async function startMongoJavaServer(command: string[], storage: MongoStorage, port: number): Promise<LocalServer> {

@@ -35,6 +35,15 @@ describe('the JVM heap of mongo-java-server', () => {
     expect(flags.indexOf('-XX:TieredStopAtLevel=1')).toBeLessThan(flags.indexOf('-XX:TieredStopAtLevel=4'));
     expect(javaFlags(memory, { MONGO_JAVA_OPTS: '-Xss1m' })).toContain('-Xss1m');
   });
+
+  test('the initial heap on disk is never above the bound: the JVM refuses -Xms above -Xmx', () => {
+    const initial = (env: NodeJS.ProcessEnv) => javaFlags(file, env).filter((flag) => flag.startsWith('-Xms'));
+    expect(initial({ MONGO_JAVA_MAX_HEAP: '8m' })).toEqual(['-Xms8m']);
+    expect(initial({ MONGO_JAVA_MAX_HEAP: '12288k' })).toEqual(['-Xms12288k']);
+    expect(initial({ MONGO_JAVA_MAX_HEAP: '16m' })).toEqual(['-Xms16m']);
+    expect(initial({ MONGO_JAVA_MAX_HEAP: '1g' })).toEqual(['-Xms16m']);
+    expect(initial({})).toEqual(['-Xms16m']);
+  });
 });
 
 describe('the local MongoDB-compatible server', () => {
