@@ -151,7 +151,8 @@ export class WindowedCounter {
       if (!(err instanceof mongo.MongoBulkWriteError) || !outcomeKnown(err, batch.length)) throw err;
       result = err.result;
     }
-    if (!outcomeKnown(result, batch.length)) throw new mongo.MongoRuntimeError('the counters\' bulk write answered for fewer takes than it was sent');
+    if (!outcomeKnown(result, batch.length))
+      throw new mongo.MongoRuntimeError("the counters' bulk write answered for fewer takes than it was sent");
     const inserted = result.upsertedIds;
     const collided = new Set<number>();
     const failed = new Set<number>();

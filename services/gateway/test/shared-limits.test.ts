@@ -118,7 +118,7 @@ describe('every gateway limit is one budget across replicas', () => {
 });
 
 describe('a lease whose write failed is never granted', () => {
-  test('new clients asking in one turn while the counters\' bulk write fails: a refusing limit answers 503 to each, an allowing one lets them through, nothing is counted', async () => {
+  test("new clients asking in one turn while the counters' bulk write fails: a refusing limit answers 503 to each, an allowing one lets them through, nothing is counted", async () => {
     // The gateway's counters, with their bulk write sent through a client whose connection to
     // the server was cut (a relay in between, stopped): the command fails as a whole, wrapped by
     // the driver in a MongoBulkWriteError without write errors, while reads still reach the server.
@@ -130,9 +130,9 @@ describe('a lease whose write failed is never granted', () => {
     const broken = client.db(counters.db.name).collection(counters.collection.name);
     const collection = new Proxy(counters.collection, {
       get(target, name) {
-        const from: object = name === 'bulkWrite' ? broken : target;
-        const value: unknown = Reflect.get(from, name, from);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(from) : value;
+        const owner: object = name === 'bulkWrite' ? broken : target;
+        const value: unknown = Reflect.get(owner, name, owner);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(owner) : value;
       },
     });
     const model = new Proxy(counters, {
