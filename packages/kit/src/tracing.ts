@@ -192,6 +192,24 @@ const REDACTED_QUERY_PARAMS = [
   'X-Amz-Security-Token',
 ];
 
+/**
+ * A request target (`/path?query`) as a span records it: each parameter of REDACTED_QUERY_PARAMS
+ * present reads `REDACTED`, as the http instrumentation writes `url.query` and `url.full`
+ * (the same list, the same spelling of the rest of the query).
+ */
+export function redactedTarget(target: string): string {
+  const mark = target.indexOf('?');
+  if (mark === -1) return target;
+  const params = new URLSearchParams(target.slice(mark + 1));
+  let redacted = false;
+  for (const name of REDACTED_QUERY_PARAMS)
+    if (params.has(name)) {
+      params.set(name, 'REDACTED');
+      redacted = true;
+    }
+  return redacted ? `${target.slice(0, mark)}?${params.toString()}` : target;
+}
+
 /** Probes and scrapes: not requests anybody wants to trace. */
 const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 const peers = new Set<string>();
@@ -490,7 +508,8 @@ export function startProxySpan(
       kind: SpanKind.CLIENT,
       attributes: {
         'http.request.method': method,
-        'url.full': `${target.origin}${path}`,
+        // The query's credentials (`?token=` of the checkout pages) never reach the span.
+        'url.full': `${target.origin}${redactedTarget(path)}`,
         'url.path': path.split('?', 1)[0]!,
         'url.scheme': target.protocol.slice(0, -1),
         'server.address': target.hostname,

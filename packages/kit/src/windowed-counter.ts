@@ -1,3 +1,4 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { mongo, Schema, type Model } from 'mongoose';
 import { isDuplicateKey } from './errors';
 
@@ -110,19 +111,31 @@ export class WindowedCounter {
     });
   }
 
+  /**
+   * Runs under the root context: the batch serves every caller queued in this turn, and the
+   * immediate that flushes it would otherwise carry the first caller's trace context.
+   */
   private flush(): void {
-    const batch = this.queued;
-    this.queued = [];
-    if (batch.length === 1) {
-      const [take] = batch as [QueuedTake];
-      this.takeCounting(take.key, take.limit, take.endsAt, take.places).then(take.resolve, take.reject);
-      return;
-    }
-    this.takeAll(batch).catch((err: unknown) => {
-      for (const take of batch) take.reject(err);
+    context.with(ROOT_CONTEXT, () => {
+      const batch = this.queued;
+      this.queued = [];
+      if (batch.length === 1) {
+        const [take] = batch as [QueuedTake];
+        this.takeCounting(take.key, take.limit, take.endsAt, take.places).then(take.resolve, take.reject);
+        return;
+      }
+      this.takeAll(batch).catch((err: unknown) => {
+        for (const take of batch) take.reject(err);
+      });
     });
   }
 
+  /**
+   * The batch's bulk write, then each take answered from its own op's outcome. A take is granted
+   * only when the outcome of every op of the batch is known: a failure of the write as a whole (a
+   * network error, a server or write-concern error) leaves the ops' outcomes unknown, so every
+   * take of the batch is rejected with that error — as the single take's `takeCounting` throws it.
+   */
   private async takeAll(batch: QueuedTake[]): Promise<void> {
     const writes = batch.map(({ key, limit, endsAt, places }) => ({
       updateOne: {
@@ -131,23 +144,26 @@ export class WindowedCounter {
         upsert: true,
       },
     }));
-    let inserted: Record<number, unknown>;
+    let result: mongo.BulkWriteResult;
+    try {
+      result = await this.counters.bulkWrite(writes, { ordered: false });
+    } catch (err) {
+      if (!(err instanceof mongo.MongoBulkWriteError) || !outcomeKnown(err, batch.length)) throw err;
+      result = err.result;
+    }
+    if (!outcomeKnown(result, batch.length))
+      throw new mongo.MongoRuntimeError("the counters' bulk write answered for fewer takes than it was sent");
+    const inserted = result.upsertedIds;
     const collided = new Set<number>();
     const failed = new Set<number>();
-    try {
-      inserted = (await this.counters.bulkWrite(writes, { ordered: false })).upsertedIds;
-    } catch (err) {
-      if (!(err instanceof mongo.MongoBulkWriteError)) throw err;
-      const failures = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-      // Anything but a collision on `_id` fails the takes it names; the others stand.
-      for (const failure of failures) {
-        if (failure.code === 11000) collided.add(failure.index);
-        else {
-          failed.add(failure.index);
-          batch[failure.index]?.reject(new Error(failure.errmsg ?? 'counter write failed'));
-        }
+    // A collision on `_id` is a counter that exists (full, or created meanwhile); any other write
+    // error fails the take it names, with the server's code; the others stand.
+    for (const failure of result.getWriteErrors()) {
+      if (failure.code === 11000) collided.add(failure.index);
+      else {
+        failed.add(failure.index);
+        batch[failure.index]?.reject(Object.assign(new Error(failure.errmsg ?? 'counter write failed'), { code: failure.code }));
       }
-      inserted = err.result.upsertedIds;
     }
     const existed = batch.filter((_, index) => !collided.has(index) && !failed.has(index) && !(index in inserted));
     const counts = new Map<string, number>();
@@ -179,6 +195,22 @@ export class WindowedCounter {
     const { deletedCount } = await this.model.deleteMany({ expiresAt: { $lt: now } });
     return deletedCount;
   }
+}
+
+/**
+ * Whether a bulk write's answer (or its failure) tells the outcome of each of its `ops`: every op
+ * matched, upserted or named by a write error, no write-concern error, and not a failure of the
+ * command itself (a network error, a server error: the driver wraps it with no write errors).
+ */
+function outcomeKnown(answer: mongo.BulkWriteResult | mongo.MongoBulkWriteError, ops: number): boolean {
+  if (answer instanceof mongo.MongoBulkWriteError) {
+    // The driver wraps a failed command's own error (`errorResponse`: a network error, a server
+    // error) or a write-concern error (`err`); only write errors are answers of single ops.
+    if (answer.errorResponse instanceof Error || answer.cause !== undefined || answer.err !== undefined) return false;
+    return answer.result !== undefined && outcomeKnown(answer.result, ops);
+  }
+  if (answer.getWriteConcernError()) return false;
+  return answer.matchedCount + answer.upsertedCount + answer.getWriteErrorCount() === ops;
 }
 
 export { calendarWindow, type CalendarUnit, type CalendarWindow } from './calendar';

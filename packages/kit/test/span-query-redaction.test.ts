@@ -33,9 +33,13 @@ let port: number;
 
 // The traced process: kit's tracing (built), then an http server answering every request.
 const program = `
-const { initTracing } = require(${JSON.stringify(join(__dirname, '..', 'dist', 'entries', 'tracing.js'))});
+const { initTracing, startProxySpan } = require(${JSON.stringify(join(__dirname, '..', 'dist', 'entries', 'tracing.js'))});
 initTracing('kit-query-redaction', process.env, { undiciSpans: false });
-const server = require('node:http').createServer((req, res) => res.writeHead(200).end('ok'));
+// Under /proxy/, the request is "proxied" as the gateway does: its client span by startProxySpan.
+const server = require('node:http').createServer((req, res) => {
+  if (req.url.startsWith('/proxy/')) startProxySpan('GET', new URL('http://wallet.internal:8081'), req.url.slice('/proxy'.length), {})(200);
+  res.writeHead(200).end('ok');
+});
 server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;
 
@@ -69,4 +73,15 @@ test('an exported server span records the query with the token, code and key val
   const span = await waitFor(async () => exported.find((attributes) => attributes['url.path'] === path), { what: 'the exported span' });
   expect(JSON.stringify(span)).not.toMatch(/secret/);
   expect(span!['url.query']).toBe('token=REDACTED&code=REDACTED&api_key=REDACTED&page=2');
+});
+
+test("a proxied call's client span (the gateway's startProxySpan) records url.full with the same values redacted", async () => {
+  const path = '/wallets/checkout/ref-2';
+  const query = 'token=tok-secret-4&page=3&X-Amz-Signature=sig-secret-5';
+  expect((await fetch(`http://127.0.0.1:${port}/proxy${path}?${query}`)).status).toBe(200);
+  const span = await waitFor(async () => exported.find((attributes) => attributes['url.path'] === path), {
+    what: 'the exported client span',
+  });
+  expect(JSON.stringify(span)).not.toMatch(/secret/);
+  expect(span!['url.full']).toBe(`http://wallet.internal:8081${path}?token=REDACTED&page=3&X-Amz-Signature=REDACTED`);
 });

@@ -1,8 +1,10 @@
-import mongoose from 'mongoose';
+import mongoose, { mongo } from 'mongoose';
 import pino from 'pino';
+import { context, trace, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { calendarWindow } from '@mkt/kit/domain';
 import { WindowedCounter, windowedCounterSchema, openDatabase } from '@mkt/kit/db';
-import { testServers, uniqueName } from '@mkt/infra';
+import { startWireCounter, testServers, uniqueName } from '@mkt/infra';
 
 const Counter = mongoose.model('WindowedCounter', windowedCounterSchema(), 'windowed_counters');
 const counter = new WindowedCounter(Counter);
@@ -199,5 +201,80 @@ describe('WindowedCounter.takeSoon', () => {
     );
     expect(result).toBe(2);
     expect(commands).toEqual(['findOneAndUpdate']);
+  });
+});
+
+describe('WindowedCounter.takeSoon when the bulk write fails as a whole', () => {
+  /**
+   * The counters' model with its bulk write sent through a client whose connection to the server
+   * was cut (a relay in between, stopped): the command fails as a whole (a network error, then
+   * no server for the retry) and the driver wraps that in a MongoBulkWriteError with no write
+   * errors. Every other command (the read of the counts) reaches the server as usual.
+   */
+  async function failingBulkWrites(): Promise<{ model: typeof Counter; close: () => Promise<void> }> {
+    const relay = await startWireCounter(testServers().mongoUrl);
+    const client = new mongo.MongoClient(relay.url, { serverSelectionTimeoutMS: 1_000, directConnection: true });
+    await client.connect();
+    await relay.stop();
+    const broken = client.db(Counter.db.name).collection(Counter.collection.name);
+    const collection = new Proxy(Counter.collection, {
+      get(target, name) {
+        const from: object = name === 'bulkWrite' ? broken : target;
+        const value: unknown = Reflect.get(from, name, from);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(from) : value;
+      },
+    });
+    const model = new Proxy(Counter, {
+      get: (target, name, receiver) => (name === 'collection' ? collection : Reflect.get(target, name, receiver)),
+    });
+    return { model, close: () => client.close() };
+  }
+
+  test('every take of the batch is rejected with the write error, none granted, nothing counted', async () => {
+    const { model, close } = await failingBulkWrites();
+    const endsAt = at('2030-01-01T00:01:00Z');
+    const keys = [uniqueName('lost'), uniqueName('lost'), uniqueName('lost')];
+    const used = keys[2]!;
+    await counter.takeCounting(used, 100, endsAt, 5);
+    const counted = new WindowedCounter(model);
+    const answers = await Promise.allSettled(keys.map((key) => counted.takeSoon(key, 100, endsAt, 4)));
+    expect(answers.map((answer) => answer.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const answer of answers) expect((answer as PromiseRejectedResult).reason).toBeInstanceOf(mongo.MongoBulkWriteError);
+    expect(await counter.count(keys[0]!)).toBe(0);
+    expect(await counter.count(keys[1]!)).toBe(0);
+    expect(await counter.count(used)).toBe(5);
+    await close();
+  });
+
+  test('the batch is written outside the trace context of the caller that queued it first', async () => {
+    const manager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(manager);
+    try {
+      const seen: Context[] = [];
+      const collection = new Proxy(Counter.collection, {
+        get(target, name) {
+          const value: unknown = Reflect.get(target, name, target);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            if (name === 'bulkWrite') seen.push(context.active());
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const model = new Proxy(Counter, {
+        get: (target, name, receiver) => (name === 'collection' ? collection : Reflect.get(target, name, receiver)),
+      });
+      const counted = new WindowedCounter(model);
+      const caller = trace.setSpanContext(ROOT_CONTEXT, { traceId: '1'.repeat(32), spanId: '2'.repeat(16), traceFlags: 1 });
+      const endsAt = at('2030-01-01T00:01:00Z');
+      const answers = await context.with(caller, () =>
+        Promise.all([counted.takeSoon(uniqueName('traced'), 10, endsAt), counted.takeSoon(uniqueName('traced'), 10, endsAt)]),
+      );
+      expect(answers).toEqual([1, 1]);
+      expect(seen).toHaveLength(1);
+      expect(trace.getSpanContext(seen[0]!)).toBeUndefined();
+    } finally {
+      context.disable();
+    }
   });
 });

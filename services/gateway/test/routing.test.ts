@@ -192,12 +192,28 @@ describe('failures answered by the gateway in the envelope', () => {
   });
 
   test('X-Forwarded-* are added, the client connection headers are not passed on', async () => {
-    const res = await call(gateway.url, 'GET', '/customers', { headers: { 'x-forwarded-for': '198.51.100.7', connection: 'close' } });
+    const res = await call(gateway.url, 'GET', '/customers', {
+      headers: { 'x-forwarded-for': '198.51.100.7', forwarded: 'for=198.51.100.8;host=evil.example', connection: 'close' },
+    });
     const seen = res.body.data.headers;
-    expect(seen['x-forwarded-for']).toMatch(/^198\.51\.100\.7,.+/);
+    // No proxy hop trusted: the client's own X-Forwarded-For and Forwarded are not what the service sees.
+    expect(seen['x-forwarded-for']).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    expect(seen['x-forwarded-for']).toBe(seen['x-client-address']);
+    expect(seen.forwarded).toBeUndefined();
     expect(seen['x-forwarded-proto']).toBe('http');
     expect(seen['x-forwarded-host']).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(seen.connection).not.toBe('close');
+  });
+
+  test('with TRUST_PROXY hops, X-Forwarded-For upstream is the address those hops saw, alone', async () => {
+    const behindProxy = await startGateway({ ...targets, TRUST_PROXY: '1' });
+    try {
+      const res = await call(behindProxy.url, 'GET', '/customers', { headers: { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' } });
+      expect(res.body.data.headers['x-forwarded-for']).toBe('198.51.100.7');
+      expect(res.body.data.headers['x-client-address']).toBe('198.51.100.7');
+    } finally {
+      await behindProxy.close();
+    }
   });
 
   test('rate-limit headers are on proxied answers', async () => {

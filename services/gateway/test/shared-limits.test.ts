@@ -1,6 +1,11 @@
 import type { Server } from 'node:http';
 import { randomInt } from 'node:crypto';
-import { disconnectDatabase, startGateway, startUpstream, urlOf, type Gateway } from './harness';
+import { mongo } from 'mongoose';
+import { WindowedCounter } from '@mkt/kit/db';
+import { LimitUnchecked } from '../src/domain/errors';
+import { SharedLimit } from '../src/http/shared-limit';
+import { disconnectDatabase, log, startGateway, startUpstream, urlOf, type Gateway } from './harness';
+import { startWireCounter, testServers } from '@mkt/infra';
 import { call, makeKeyPair, signTestToken, uniqueName } from './support';
 
 // Two replicas of the gateway on one database, as in production: an attacker who spreads their
@@ -109,5 +114,40 @@ describe('every gateway limit is one budget across replicas', () => {
     } finally {
       await third.close();
     }
+  });
+});
+
+describe('a lease whose write failed is never granted', () => {
+  test("new clients asking in one turn while the counters' bulk write fails: a refusing limit answers 503 to each, an allowing one lets them through, nothing is counted", async () => {
+    // The gateway's counters, with their bulk write sent through a client whose connection to
+    // the server was cut (a relay in between, stopped): the command fails as a whole, wrapped by
+    // the driver in a MongoBulkWriteError without write errors, while reads still reach the server.
+    const counters = first.models.RateLimitCounter;
+    const relay = await startWireCounter(testServers().mongoUrl);
+    const client = new mongo.MongoClient(relay.url, { serverSelectionTimeoutMS: 1_000, directConnection: true });
+    await client.connect();
+    await relay.stop();
+    const broken = client.db(counters.db.name).collection(counters.collection.name);
+    const collection = new Proxy(counters.collection, {
+      get(target, name) {
+        const owner: object = name === 'bulkWrite' ? broken : target;
+        const value: unknown = Reflect.get(owner, name, owner);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(owner) : value;
+      },
+    });
+    const model = new Proxy(counters, {
+      get: (target, name, receiver) => (name === 'collection' ? collection : Reflect.get(target, name, receiver)),
+    });
+    const counter = new WindowedCounter(model);
+    const names = [uniqueName('register'), uniqueName('ip')] as const;
+    const register = new SharedLimit({ name: names[0], limit: 3, window: 'hour', whenUnavailable: 'refuse' }, counter, log, () => true);
+    const perIp = new SharedLimit({ name: names[1], limit: 4, window: 'minute', whenUnavailable: 'allow' }, counter, log, () => true);
+    const addresses = [newAddress(), newAddress(), newAddress()];
+    const refusing = await Promise.all(addresses.map((address) => register.take(address)));
+    for (const outcome of refusing) expect(outcome.refused).toBeInstanceOf(LimitUnchecked);
+    const allowing = await Promise.all(addresses.map((address) => perIp.take(address)));
+    for (const outcome of allowing) expect(outcome.refused).toBeNull();
+    expect(await counters.countDocuments({ _id: { $regex: `^(${names.join('|')}):` } })).toBe(0);
+    await client.close();
   });
 });

@@ -61,6 +61,11 @@ export function createEdge(options: EdgeOptions): RequestHandler {
     const query = target.indexOf('?');
     const path = query === -1 ? target : target.slice(0, query);
     if (path === '/healthz' || path === '/readyz') return next();
+    // The client's address as the gateway sees it, for the request's server span, the services'
+    // audit entries and their X-Forwarded-For: never the client's own header, on every answer
+    // (a refused target's 404 too).
+    const address = clientAddress(req, options.trustProxyHops);
+    req.headers[CLIENT_ADDRESS_HEADER] = address;
     const reqId = requestIdOf(req);
     req.headers['x-request-id'] = reqId;
     (req as IncomingMessage & { id?: string }).id = reqId;
@@ -72,9 +77,6 @@ export function createEdge(options: EdgeOptions): RequestHandler {
       return sendError(res, headers, new NotFound(`Route ${req.method} ${path.startsWith('/') ? path : '(absolute-form target)'}`));
     }
     for (const name in req.headers) if (name.startsWith('x-user-')) delete req.headers[name];
-    // The client's address as the gateway sees it, for the services' audit entries: never the client's own header.
-    const address = clientAddress(req, options.trustProxyHops);
-    req.headers[CLIENT_ADDRESS_HEADER] = address;
     const upstream = upstreamFor(path);
 
     const proceed = () => {

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { ErrorCode } from '@mkt/contracts';
+import { CLIENT_ADDRESS_HEADER } from '@mkt/kit/http';
 import { propagateTraceTo, startProxySpan, tracingEnabled } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
 import type { Upstream } from './routes';
@@ -53,13 +54,20 @@ function hasBody(req: IncomingMessage): boolean {
   return length !== undefined && Number(length) !== 0;
 }
 
-/** `X-Forwarded-For/-Port/-Proto` appended to, `X-Forwarded-Host` kept or set from `Host`. */
+/**
+ * `X-Forwarded-For` is the one address the edge worked out for the client (`x-client-address`:
+ * the socket's, or the one its trusted proxy hops saw) — what a service's server span records as
+ * `client.address` is never an address the client wrote; the client's `Forwarded` is not passed
+ * on (the services' http instrumentation would read its `for=` and `host=` first).
+ * `X-Forwarded-Port/-Proto` appended to, `X-Forwarded-Host` kept or set from `Host`.
+ */
 function addForwarded(headers: IncomingHttpHeaders, req: IncomingMessage): void {
-  const address = req.socket.remoteAddress ?? '';
+  const client = headers[CLIENT_ADDRESS_HEADER];
   const host = headers.host ?? '';
   const colon = host.lastIndexOf(':');
   const port = colon > host.lastIndexOf(']') && colon !== -1 ? host.slice(colon + 1) : '80';
-  headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${String(headers['x-forwarded-for'])},${address}` : address;
+  if (headers.forwarded !== undefined) delete headers.forwarded;
+  headers['x-forwarded-for'] = typeof client === 'string' && client ? client : (req.socket.remoteAddress ?? '');
   headers['x-forwarded-port'] = headers['x-forwarded-port'] ? `${String(headers['x-forwarded-port'])},${port}` : port;
   headers['x-forwarded-proto'] = headers['x-forwarded-proto'] ? `${String(headers['x-forwarded-proto'])},http` : 'http';
   headers['x-forwarded-host'] ??= host;
@@ -70,7 +78,8 @@ function addForwarded(headers: IncomingHttpHeaders, req: IncomingMessage): void 
  * keep-alive connections (undici closes an idle one before the service's `Keep-Alive: timeout`
  * says it would, so a socket the service is closing is not reused; at most 30 s). The request
  * goes as the client sent it — method, target, `Host`, `Authorization`, body — with
- * `X-Forwarded-For/-Port/-Proto/-Host` added and the client's connection headers left out; the
+ * `X-Forwarded-For/-Port/-Proto/-Host` added (`X-Forwarded-For`: the edge's client address
+ * alone) and the client's connection headers and `Forwarded` left out; the
  * answer comes back with the service's status and headers (its connection headers left out,
  * the gateway's joined where the service set none), with backpressure both ways. Failures
  * answer with the error envelope: refused/unresolvable → 503, broken → 502, no answer (or a
