@@ -6,7 +6,9 @@
 // first answer, never a second hold or transfer). Afterwards the rules, waiting for the events to
 // be in:
 //   - no slot holds more than its one place; the seller's Confirmed bookings are exactly those
-//     answered Confirmed (a retried booking made once);
+//     answered Confirmed (a retried booking made once), and those answered PaymentPending (the
+//     wallet's answer did not come in time: a pod killed under the hold) that the sweep then
+//     confirmed;
 //   - every booking settled: none left PaymentPending (the saga and its sweeps; an in-flight
 //     Pending one is not listed, its hold shows in the buyer's wallet);
 //   - each buyer's wallet: the top-up less the price of each Confirmed booking, held, nothing
@@ -144,6 +146,8 @@ export function startLoad(prepared, { workers = 3 } = {}) {
     statuses: new Map(),
     confirmedBy: new Map(),
     bookings: { asked: 0, confirmed: 0, refused: 0 },
+    // Bookings answered PaymentPending: settled later by the sweep, Confirmed or Failed.
+    pending: /** @type {Array<{ buyerId: string, bookingId: string }>} */ ([]),
     transfers: { asked: 0, completed: 0, sentMinor: 0 },
     startedAt: Date.now(),
   };
@@ -191,7 +195,9 @@ export function startLoad(prepared, { workers = 3 } = {}) {
       if (res.status === 200 && res.body?.data?.status === 'Confirmed') {
         tally.bookings.confirmed += 1;
         tally.confirmedBy.set(buyer.id, (tally.confirmedBy.get(buyer.id) ?? 0) + 1);
-      } else if (res.status === 422 && res.body?.errors?.some((e) => e.code === 'slot_unavailable')) tally.bookings.refused += 1;
+      } else if (res.status === 200 && res.body?.data?.status === 'PaymentPending' && res.body.data.bookingId)
+        tally.pending.push({ buyerId: buyer.id, bookingId: res.body.data.bookingId });
+      else if (res.status === 422 && res.body?.errors?.some((e) => e.code === 'slot_unavailable')) tally.bookings.refused += 1;
       else tally.failed.push(`booking: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     }
   };
@@ -272,6 +278,23 @@ export async function checkInvariants(prepared, tally, { settleMs = 120_000 } = 
     return { ok: (byStatus.PaymentPending ?? 0) === 0, all, byStatus, detail: JSON.stringify(byStatus) };
   }, settleMs);
   rule('every booking settled (none PaymentPending)', bookings.ok, bookings.detail);
+  // What each booking answered PaymentPending became: Confirmed ones count as answered Confirmed.
+  const settledAs = new Map((bookings.all ?? []).map((b) => [b.id, b.status]));
+  const confirmedBy = new Map(tally.confirmedBy);
+  let answeredConfirmed = tally.bookings.confirmed;
+  const unsettled = [];
+  for (const { buyerId, bookingId } of tally.pending) {
+    const status = settledAs.get(bookingId);
+    if (status === 'Confirmed') {
+      answeredConfirmed += 1;
+      confirmedBy.set(buyerId, (confirmedBy.get(buyerId) ?? 0) + 1);
+    } else if (status !== 'Failed') unsettled.push(`${bookingId}: ${status ?? 'not listed'}`);
+  }
+  rule(
+    'bookings answered PaymentPending settled (Confirmed or Failed)',
+    unsettled.length === 0,
+    `${tally.pending.length} answered PaymentPending${unsettled.length ? `; unsettled: ${unsettled.slice(0, 3).join(', ')}` : ''}`,
+  );
   const perSlot = new Map();
   for (const b of (bookings.all ?? []).filter((b) => b.status === 'Confirmed'))
     perSlot.set(`${b.date} ${b.startTime}`, (perSlot.get(`${b.date} ${b.startTime}`) ?? 0) + 1);
@@ -280,8 +303,8 @@ export async function checkInvariants(prepared, tally, { settleMs = 120_000 } = 
   rule('no slot over its capacity (1)', overbooked === 0, `${perSlot.size} slots booked, ${overbooked} over capacity`);
   rule(
     'Confirmed bookings = those answered Confirmed',
-    listedConfirmed === tally.bookings.confirmed,
-    `${listedConfirmed} listed, ${tally.bookings.confirmed} answered (${tally.bookings.refused} refused slot_unavailable)`,
+    listedConfirmed === answeredConfirmed,
+    `${listedConfirmed} listed, ${answeredConfirmed} answered or settled Confirmed (${tally.bookings.refused} refused slot_unavailable)`,
   );
   // Booking money: each buyer holds the price of each Confirmed booking, no more, no less.
   const wallets = await eventually(async () => {
@@ -289,7 +312,7 @@ export async function checkInvariants(prepared, tally, { settleMs = 120_000 } = 
     let held = 0;
     for (const buyer of buyers) {
       const w = await must('GET', '/v1/wallet', { token: buyer.token });
-      const expectedHeld = PRICE * (tally.confirmedBy.get(buyer.id) ?? 0);
+      const expectedHeld = PRICE * (confirmedBy.get(buyer.id) ?? 0);
       held += w.heldBalance;
       if (
         Math.round(w.heldBalance * 100) !== expectedHeld * 100 ||
@@ -301,7 +324,7 @@ export async function checkInvariants(prepared, tally, { settleMs = 120_000 } = 
       ok: wrong.length === 0,
       detail: wrong.length
         ? wrong.slice(0, 3).join('; ')
-        : `${buyers.length} buyers: ${held} ETB held = ${PRICE} × ${tally.bookings.confirmed} bookings; available + held = the top-up`,
+        : `${buyers.length} buyers: ${held} ETB held = ${PRICE} × ${answeredConfirmed} bookings; available + held = the top-up`,
     };
   }, settleMs);
   rule('booking money: held = price × Confirmed, nothing lost', wallets.ok, wallets.detail);
@@ -323,7 +346,7 @@ export async function checkInvariants(prepared, tally, { settleMs = 120_000 } = 
     const byName = new Map(listed.customers.map((c) => [c.buyerName, c]));
     const wrong = [];
     for (const buyer of buyers) {
-      const want = tally.confirmedBy.get(buyer.id) ?? 0;
+      const want = confirmedBy.get(buyer.id) ?? 0;
       const got = byName.get(buyer.name)?.totalBookings ?? 0;
       const spent = byName.get(buyer.name)?.totalSpent ?? 0;
       if (got !== want || spent !== want * PRICE) wrong.push(`${buyer.name}: ${got} bookings / ${spent} ETB, expected ${want}`);
