@@ -1,5 +1,8 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { redactQuerySecrets } from './query-secrets';
 import { traceLogFields } from './tracing';
+
+export { redactQuerySecrets };
 
 export type { Logger };
 
@@ -20,17 +23,6 @@ export const REDACT_PATHS = [
   'secret',
   '*.secret',
 ];
-
-/**
- * Query parameters whose values are credentials: the hosted checkout's `token`, any
- * `*_token`, `*secret`, `password`, `signature`, `api_key`/`apikey`, OAuth's `code`.
- */
-const QUERY_SECRET = /([?&](?:[\w.-]*token|[\w.-]*secret|password|signature|sig|api_key|apikey|key|code)=)[^&#\s"\\]*/gi;
-
-/** A request target or log line with the values of secret query parameters blanked. */
-export function redactQuerySecrets(text: string): string {
-  return text.includes('=') ? text.replace(QUERY_SECRET, '$1[redacted]') : text;
-}
 
 /**
  * stdout batched: lines gathered up to 4 KiB, written by one synchronous write, and whatever

@@ -6,6 +6,7 @@ import {
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
+  type Attributes,
   type Context,
   type Link,
   type Span,
@@ -27,6 +28,7 @@ import {
   W3CTraceContextPropagator,
   type RPCMetadata,
 } from '@opentelemetry/core';
+import { redactedTarget, SECRET_QUERY_PARAMS } from './query-secrets';
 // Types only: the modules themselves are required when tracing is on.
 import type * as SdkNode from '@opentelemetry/sdk-node';
 import type * as InstrumentationHttp from '@opentelemetry/instrumentation-http';
@@ -130,8 +132,10 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
         disableIncomingRequestInstrumentation: settings.httpServerSpans === false,
         // A span's `url.query` (server) and `url.full` (client) never carry a credential: the
         // checkout pages' `?token=` and any other name below read `REDACTED`.
-        redactedQueryParamsServer: REDACTED_QUERY_PARAMS,
-        redactedQueryParams: REDACTED_QUERY_PARAMS,
+        // (the names the instrumentation knows; the hook below applies the rest of the rule, names
+        // ending in `token` or `secret`, to a recorded span).
+        redactedQueryParamsServer: [...SECRET_QUERY_PARAMS],
+        redactedQueryParams: [...SECRET_QUERY_PARAMS],
         // Probes and scrapes are not requests anybody wants to trace.
         ignoreIncomingRequestHook: (req) => PROBES.has((req.url ?? '').split('?')[0] ?? ''),
         // A call over `http.request` to a host that is not one of our services is not traced:
@@ -141,6 +145,7 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
         requestHook: (span, request) => {
           const caller = (request as Partial<DistrustedRequest>)[CALLER_TRACE];
           if (caller) span.addLink({ context: caller });
+          if (span.isRecording()) redactSpanQuery(span);
         },
       }),
       ...(settings.undiciSpans === false
@@ -166,48 +171,20 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   return current;
 }
 
-/**
- * Query parameters whose values never reach a span: the ones the services use for credentials
- * (the wallet's checkout and return pages, `?token=`), the usual names of others, and the
- * instrumentation's own defaults (signed-URL parameters), which a list given to it replaces.
- */
-const REDACTED_QUERY_PARAMS = [
-  'token',
-  'access_token',
-  'refresh_token',
-  'id_token',
-  'code',
-  'key',
-  'api_key',
-  'apikey',
-  'secret',
-  'password',
-  'sig',
-  'signature',
-  'Signature',
-  'AWSAccessKeyId',
-  'X-Goog-Signature',
-  'X-Amz-Signature',
-  'X-Amz-Credential',
-  'X-Amz-Security-Token',
-];
+/** The span attributes that carry a request's query, as the http instrumentation writes them. */
+const QUERY_ATTRIBUTES = ['url.query', 'url.full', 'http.target', 'http.url'] as const;
 
-/**
- * A request target (`/path?query`) as a span records it: each parameter of REDACTED_QUERY_PARAMS
- * present reads `REDACTED`, as the http instrumentation writes `url.query` and `url.full`
- * (the same list, the same spelling of the rest of the query).
- */
-export function redactedTarget(target: string): string {
-  const mark = target.indexOf('?');
-  if (mark === -1) return target;
-  const params = new URLSearchParams(target.slice(mark + 1));
-  let redacted = false;
-  for (const name of REDACTED_QUERY_PARAMS)
-    if (params.has(name)) {
-      params.set(name, 'REDACTED');
-      redacted = true;
-    }
-  return redacted ? `${target.slice(0, mark)}?${params.toString()}` : target;
+/** A recorded span's query attributes with every secret parameter (kit's one rule) reading `REDACTED`. */
+function redactSpanQuery(span: Span): void {
+  const attributes = (span as Partial<{ attributes: Attributes }>).attributes;
+  if (!attributes) return;
+  for (const name of QUERY_ATTRIBUTES) {
+    const value = attributes[name];
+    if (typeof value !== 'string' || !value.includes('=')) continue;
+    const query = name === 'url.query';
+    const redacted = query ? redactedTarget(`?${value}`).slice(1) : redactedTarget(value);
+    if (redacted !== value) span.setAttribute(name, redacted);
+  }
 }
 
 /** Probes and scrapes: not requests anybody wants to trace. */

@@ -85,3 +85,19 @@ test("a proxied call's client span (the gateway's startProxySpan) records url.fu
   expect(JSON.stringify(span)).not.toMatch(/secret/);
   expect(span!['url.full']).toBe(`http://wallet.internal:8081${path}?token=REDACTED&page=3&X-Amz-Signature=REDACTED`);
 });
+
+test('names the instrumentation does not list (any *token or *secret, any case) are redacted by the same rule as the logs', async () => {
+  const path = '/wallets/checkout/ref-3';
+  const query = 'reset_token=hidden-6&Password=hidden-7&q=shoes';
+  expect((await fetch(`http://127.0.0.1:${port}${path}?${query}`)).status).toBe(200);
+  const span = await waitFor(async () => exported.find((attributes) => attributes['url.path'] === path), { what: 'the exported span' });
+  expect(JSON.stringify(span)).not.toMatch(/hidden/);
+  expect(span!['url.query']).toBe('reset_token=REDACTED&Password=REDACTED&q=shoes');
+
+  const proxied = '/wallets/checkout/ref-4';
+  expect((await fetch(`http://127.0.0.1:${port}/proxy${proxied}?Client_Secret=hidden-8&page=4`)).status).toBe(200);
+  const client = await waitFor(async () => exported.find((attributes) => attributes['url.path'] === proxied), {
+    what: 'the exported client span',
+  });
+  expect(client!['url.full']).toBe(`http://wallet.internal:8081${proxied}?Client_Secret=REDACTED&page=4`);
+});

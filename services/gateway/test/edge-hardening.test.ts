@@ -283,5 +283,9 @@ describe('access logs', () => {
     expect(redactQuerySecrets('/x?access_token=a&api_key=b&signature=c')).toBe(
       '/x?access_token=[redacted]&api_key=[redacted]&signature=[redacted]',
     );
+    // The spans' rule: signed-URL names and any name ending in token or secret, in any case.
+    expect(redactQuerySecrets('/x?X-Amz-Credential=a&Client_Secret=b&RESET_TOKEN=c&tokens=d')).toBe(
+      '/x?X-Amz-Credential=[redacted]&Client_Secret=[redacted]&RESET_TOKEN=[redacted]&tokens=d',
+    );
   });
 });
