@@ -29,6 +29,7 @@ export const MANIFEST_NAMES = {
   'marketplace/crm': 'marketplace/crm',
   'marketplace/consultation': 'marketplace/consultation',
   'marketplace/review': 'marketplace/review',
+  'marketplace-tools': 'marketplace-tools',
 };
 
 /**
@@ -50,7 +51,10 @@ export async function verifyRecord(record, { only, pub = process.env.COSIGN_PUBL
 }
 
 /**
- * Replaces (or appends) the `images:` block of `<overlay>/kustomization.yaml`.
+ * Pins the overlay's images (`<overlay>/kustomization.yaml`'s `images:` block, appended when it has
+ * none) by registry and digest, each image the record has: its line is replaced, or added. An
+ * image the record does not have (a record of one `--only` build) keeps its line as it was, and
+ * so do the block's comments.
  * @param {string} overlay
  * @param {{ record?: string, registry?: string }} [options]
  */
@@ -58,17 +62,35 @@ function pin(overlay, { record: recordFile = RECORD, registry } = {}) {
   const file = join(overlay, 'kustomization.yaml');
   const record = readRecord(recordFile);
   if (registry) record.registry = registry;
+  const recorded = Object.fromEntries(Object.entries(MANIFEST_NAMES).filter(([, repository]) => record.images[repository]));
+  if (Object.keys(recorded).length === 0) throw new Error(`${recordFile} records none of the manifests' images`);
+  const pinned = new Map(kustomizeImages(record, recorded).map((entry) => [entry.name, imagesYaml([entry])[1]]));
   const lines = readFileSync(file, 'utf8').split('\n');
-  const start = lines.findIndex((line) => line.startsWith('images:'));
-  const block = imagesYaml(kustomizeImages(record, MANIFEST_NAMES));
-  if (start < 0) lines.splice(lines.length - (lines.at(-1) === '' ? 1 : 0), 0, ...block);
-  else {
-    let end = start + 1;
-    while (end < lines.length && (lines[end].startsWith('  ') || lines[end].startsWith('- '))) end += 1;
-    lines.splice(start, end - start, ...block);
+  let start = lines.findIndex((line) => line.startsWith('images:'));
+  if (start < 0) {
+    start = lines.length - (lines.at(-1) === '' ? 1 : 0);
+    lines.splice(start, 0, 'images:');
   }
+  let end = start + 1;
+  while (end < lines.length && (lines[end].startsWith('  ') || lines[end].startsWith('- '))) end += 1;
+  const kept = [];
+  const block = lines.slice(start + 1, end).map((line) => {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) return line;
+    const name = /^ *- \{ *name: *['"]?([^,'"\s}]+)/.exec(line)?.[1];
+    if (!name) throw new Error(`${file}: pin rewrites one-line entries of images: ({ name: …, … }), not "${line.trim()}"`);
+    const replacement = pinned.get(name);
+    if (!replacement) {
+      kept.push(name);
+      return line;
+    }
+    pinned.delete(name);
+    return replacement;
+  });
+  block.push(...pinned.values());
+  lines.splice(start + 1, end - start - 1, ...block);
   writeFileSync(file, lines.join('\n'));
-  say(`${file}: ${block.length - 1} images pinned by digest (${record.registry})`);
+  say(`${file}: ${Object.keys(recorded).length} images pinned by digest (${record.registry})`);
+  if (kept.length > 0) say(`kept as they were (not in ${recordFile}): ${kept.join(', ')}`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

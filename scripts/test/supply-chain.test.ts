@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +93,57 @@ describe('images by registry and digest', () => {
       expect(text.split('\n')[0]).toBe('resources: [../base]');
       expect(text).toContain('patches: []');
       expect(text.match(/^ {2}- \{ name: marketplace\//gm) ?? []).toHaveLength(6);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('pin with a record of some images pins those and keeps the other lines and comments as they were', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mkt-pin-'));
+    try {
+      const partial = { registry: 'registry.example:5000', images: { 'marketplace/wallet': { repository: 'marketplace/wallet', digest } } };
+      writeFileSync(join(dir, 'images.json'), JSON.stringify(partial));
+      const overlay = join(dir, 'overlay');
+      execFileSync('mkdir', [overlay]);
+      const before = [
+        'resources: [../base]',
+        'images:',
+        "  - { name: marketplace/gateway, newTag: '0.2.0', digest: 'sha256:" + 'c'.repeat(64) + "' }",
+        "  - { name: marketplace/wallet, newTag: '0.2.1' }",
+        '  # The operations image.',
+        "  - { name: marketplace-tools, newTag: '0.1.0' }",
+        'patches: []',
+        '',
+      ];
+      writeFileSync(join(overlay, 'kustomization.yaml'), before.join('\n'));
+      const out = execFileSync(
+        process.execPath,
+        [join(root, 'scripts/supply-chain.mjs'), 'pin', overlay, '--record', join(dir, 'images.json')],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(out).toContain('kept as they were');
+      const text = readFileSync(join(overlay, 'kustomization.yaml'), 'utf8').split('\n');
+      expect(text).toEqual([
+        ...before.slice(0, 3),
+        `  - { name: marketplace/wallet, newName: registry.example:5000/marketplace/wallet, digest: '${digest}' }`,
+        ...before.slice(4),
+      ]);
+
+      // A multi-line entry is not rewritten half-way: refused, the file unchanged.
+      const multi = ['images:', '  - name: marketplace/wallet', "    newTag: '0.2.1'", ''].join('\n');
+      writeFileSync(join(overlay, 'kustomization.yaml'), multi);
+      const refused = spawnSync(
+        process.execPath,
+        [join(root, 'scripts/supply-chain.mjs'), 'pin', overlay, '--record', join(dir, 'images.json')],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(refused.status).toBe(1);
+      expect(refused.stdout).toMatch(/one-line entries/);
+      expect(readFileSync(join(overlay, 'kustomization.yaml'), 'utf8')).toBe(multi);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
