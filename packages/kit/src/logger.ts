@@ -35,11 +35,22 @@ export const REDACT_PATHS = [
  */
 export function bufferedStdout(): DestinationStream {
   const destination = pino.destination({ dest: 1, sync: true, minLength: 4096, maxLength: 16 * 1024 * 1024 });
+  // sonic-boom's flushSync also fsyncs the descriptor, which blocks the thread on a disk when
+  // stdout is a file: a flush happens only when a line was written since the last one.
+  let unflushed = false;
+  const write = destination.write.bind(destination);
+  destination.write = (line: string) => {
+    unflushed = true;
+    return write(line);
+  };
   const flush = () => {
+    if (!unflushed) return;
+    unflushed = false;
     try {
       destination.flushSync();
     } catch {
       // stdout is gone (or busy, EAGAIN): the lines wait for the next flush.
+      unflushed = true;
     }
   };
   setInterval(flush, 250).unref();
