@@ -16,6 +16,9 @@ import { OWED_INDEX, type ConsultationModels } from './models';
  */
 export const OWED_FILTER = { owed: true, compensated: { $ne: LAST_GIVE_BACK } } as const satisfies mongo.Filter<BookingDoc>;
 
+/** The owed bookings' turn: never tried by the sweep first, then the least recently tried, then the oldest moves. */
+const OWED_TURN = { owedTriedAt: 1, updatedAt: 1, _id: 1 } as const;
+
 /** Flagged `owed` though its last give-back is recorded (by a process of a version before the flag): nothing owed. */
 const GIVEN_BACK_FLAGGED = { owed: true, compensated: LAST_GIVE_BACK } as const satisfies mongo.Filter<BookingDoc>;
 
@@ -116,7 +119,7 @@ export class BookingRepository {
    */
   async markCompensated(id: string, step: BookingStep): Promise<void> {
     const update: mongo.UpdateFilter<BookingDoc> = { $addToSet: { compensated: step } };
-    if (step === LAST_GIVE_BACK) update.$unset = { owed: '' };
+    if (step === LAST_GIVE_BACK) update.$unset = { owed: '', owedTriedAt: '' };
     await collectionOf(this.models.Booking).updateOne({ _id: id }, update);
   }
 
@@ -155,9 +158,12 @@ export class BookingRepository {
    * Failed or Cancelled ones still owing a give-back (`owed`), read through the sparse index
    * that holds only those: the read costs the work owed, not the history of given-up bookings.
    * Each kind with its own limit, so that many of one (PaymentPending ones while the wallet is
-   * away) never keep the others from their turn.
+   * away) never keep the others from their turn. The owed ones are read least recently tried first
+   * (`owedTriedAt`; never tried first, then the oldest), and those read are stamped `triedAt` in one
+   * write: bookings whose give-back keeps failing go behind the others, so they never fill the
+   * limit on every sweep.
    */
-  async unfinished(stuckBefore: Date, waitingBefore: Date, perKind = 100): Promise<BookingDoc[]> {
+  async unfinished(stuckBefore: Date, waitingBefore: Date, perKind = 100, triedAt = new Date()): Promise<BookingDoc[]> {
     const { Booking } = this.models;
     const found = await Promise.all([
       Booking.find({ status: 'Pending', createdAt: { $lt: stuckBefore } })
@@ -166,8 +172,11 @@ export class BookingRepository {
       Booking.find({ status: 'PaymentPending', updatedAt: { $lt: waitingBefore } })
         .limit(perKind)
         .lean<BookingDoc[]>(),
-      Booking.find(OWED_FILTER).hint(OWED_INDEX).limit(perKind).lean<BookingDoc[]>(),
+      Booking.find(OWED_FILTER).hint(OWED_INDEX).sort(OWED_TURN).limit(perKind).lean<BookingDoc[]>(),
     ]);
+    const owed = found[2].map(({ _id }) => _id);
+    if (owed.length > 0)
+      await collectionOf(Booking).updateMany({ _id: { $in: owed }, owed: true }, { $set: { owedTriedAt: triedAt } });
     return found.flat();
   }
 
