@@ -49,6 +49,15 @@ export async function flagOwedGiveBacks(bookings: mongo.Collection<BookingDoc>, 
 }
 
 /**
+ * A new booking as stored: what the domain made (`newBooking` sets every field) with the schema's
+ * defaults of the fields it leaves out, and its times. `test/db-records.unit.test.ts` pins it to
+ * what the schema's document of the same booking holds.
+ */
+export function bookingRecord(booking: NewBooking, now: Date): BookingDoc {
+  return { dispute: null, ...booking, createdAt: now, updatedAt: now };
+}
+
+/**
  * `bookings`. Every state change is one conditional write guarded by the state it leaves (the
  * rule in the filter), with its event in the same write when it has one (the outbox).
  */
@@ -69,14 +78,12 @@ export class BookingRepository {
   }
 
   /**
-   * The schema validates the booking (it comes from a client's request) and fills its defaults;
-   * the driver inserts it: `Model.create` went through `save`, its middleware and a
-   * stack trace captured per save, for nothing a plain insert does not do.
+   * The driver inserts the booking as the domain made it (`bookingRecord`): every field typed and
+   * computed by the service, the client's text in it checked by the contracts' schemas — no
+   * mongoose document, casting or validation per booking.
    */
   async insert(booking: NewBooking, now = new Date()): Promise<void> {
-    const doc = new this.models.Booking({ ...booking, createdAt: now, updatedAt: now });
-    await doc.validate();
-    await collectionOf(this.models.Booking).insertOne(doc.toObject({ depopulate: true }));
+    await collectionOf(this.models.Booking).insertOne(bookingRecord(booking, now));
   }
 
   /** A booking being made is dropped (it never existed for the client) while still Pending. */
