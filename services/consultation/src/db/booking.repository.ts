@@ -109,8 +109,8 @@ export class BookingRepository {
   }
 
   /** `move` without reading the booking back: whether it applied. */
-  async moveQuietly(id: string, guard: BookingGuard, set: BookingChange): Promise<boolean> {
-    const update: mongo.UpdateFilter<BookingDoc> = { $set: { ...set, updatedAt: new Date() } };
+  async moveQuietly(id: string, guard: BookingGuard, set: BookingChange, at = new Date()): Promise<boolean> {
+    const update: mongo.UpdateFilter<BookingDoc> = { $set: { ...set, updatedAt: at } };
     const { modifiedCount } = await collectionOf(this.models.Booking).updateOne({ _id: id, ...guard }, update);
     return modifiedCount === 1;
   }

@@ -8,7 +8,7 @@ import { collectionOf, findByKey } from './collections';
 import type { ConsultationModels } from './models';
 
 /** What a join reports: the session joined, or why not (a session of that time already left Scheduled). */
-export type JoinResult = { session: SessionDoc } | { left: true } | { retry: true };
+export type JoinResult = { session: Pick<SessionDoc, '_id'> } | { left: true } | { retry: true };
 
 /** What a new session's upsert writes besides its filter (consultation, start, Scheduled) and the join's `$set`, `$push` and `$inc`. */
 export type NewSessionFields = Omit<
@@ -91,7 +91,8 @@ export class SessionRepository {
           $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
           $inc: { participantCount: booking.places },
         },
-        { upsert: true, returnDocument: 'after' },
+        // Only its id is answered: the session's lists grow with its participants.
+        { upsert: true, returnDocument: 'after', projection: { _id: 1 } },
       );
       if (!session) throw new Error('An upsert returned no document');
       return { session };
