@@ -182,8 +182,7 @@ export class BookingRepository {
       Booking.find(OWED_FILTER).hint(OWED_INDEX).sort(OWED_TURN).limit(perKind).lean<BookingDoc[]>(),
     ]);
     const owed = found[2].map(({ _id }) => _id);
-    if (owed.length > 0)
-      await collectionOf(Booking).updateMany({ _id: { $in: owed }, owed: true }, { $set: { owedTriedAt: triedAt } });
+    if (owed.length > 0) await collectionOf(Booking).updateMany({ _id: { $in: owed }, owed: true }, { $set: { owedTriedAt: triedAt } });
     return found.flat();
   }
 
