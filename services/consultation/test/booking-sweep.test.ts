@@ -122,6 +122,44 @@ describe('the booking sweep', () => {
     expect(ids.filter((id) => id.startsWith(`${_id}-`))).toHaveLength(2);
   });
 
+  test('owed bookings whose give-back keeps failing take their turn after the others: 100 of them never fill the read every time', async () => {
+    const { booking } = await givenFreeBooking();
+    const { _id, referenceId, ...rest } = booking;
+    // 100 given-up bookings whose day give-back fails on every try (their counter's `booked` is no
+    // number: the database refuses the `$inc`), older than the one that can be given back.
+    const broken = Array.from({ length: 100 }, (_, i) => ({
+      ...rest,
+      _id: `${_id}-broken-${String(i).padStart(3, '0')}`,
+      referenceId: `${referenceId}-broken-${i}`,
+      status: 'Cancelled',
+      sessionId: null,
+      dayKey: `${_id}-broken-day`,
+      slotKey: `${_id}-broken-slot`,
+      compensated: ['confirm'],
+      owed: true,
+      updatedAt: new Date(Date.now() - 120_000),
+    }));
+    await models().DayPlace.collection.insertOne({
+      _id: `${_id}-broken-day`,
+      consultationId: booking.consultationId,
+      booked: 'not a number',
+      bookingIds: broken.map((each) => each._id),
+    } as never);
+    // The one that can be given back is stored after them (a read in stored order reaches it last).
+    await models().Booking.collection.deleteOne({ _id } as object);
+    await models().Booking.collection.insertMany(broken as never[]);
+    await models().Booking.collection.insertOne({ ...booking, status: 'Cancelled', compensated: [], owed: true } as never);
+
+    await app().parts.bookings.sweep(new Date());
+    expect((await models().Booking.findById(broken[0]!._id).lean())!.compensated).toEqual(['confirm']); // still failing
+    await app().parts.bookings.sweep(new Date());
+    const after = (await models().Booking.collection.findOne({ _id } as object))!;
+    expect(after.compensated).toEqual(['confirm', 'day', 'slot']);
+    expect(after).not.toHaveProperty('owed');
+    expect(after).not.toHaveProperty('owedTriedAt');
+    expect(await holdingsOf(booking, booking.sessionId!)).toEqual({ slot: 0, day: 0, seat: 0 });
+  });
+
   test('a Failed booking whose give-back a crash interrupted: finished, each give-back recorded', async () => {
     const { booking } = await givenFreeBooking();
     await models().Booking.collection.updateOne({ _id: booking._id } as object, {

@@ -153,9 +153,11 @@ export class BookingFlow {
       run: async (run, _opId, { now, correlationId }) => {
         let booking = run.booking;
         if (booking.status === 'Pending') {
-          const waiting = await bookings.move(booking._id, { status: 'Pending' }, { status: 'PaymentPending' });
-          if (!waiting) throw new InvalidState('The booking was given up while it was being made');
-          booking = waiting;
+          // The move's write is all that changes: the booking is not read back.
+          const at = new Date();
+          if (!(await bookings.moveQuietly(booking._id, { status: 'Pending' }, { status: 'PaymentPending' }, at)))
+            throw new InvalidState('The booking was given up while it was being made');
+          booking = { ...booking, status: 'PaymentPending', updatedAt: at };
         }
         const late = pastPaymentDeadline(booking, now);
         if (late && !(await this.startVoiding(booking))) return { ...run, booking: (await bookings.findById(booking._id))! };
@@ -267,7 +269,7 @@ export class BookingFlow {
   }
 
   /** Creates the slot's session or joins it (one session per consultation and start). */
-  async joinSession(booking: NewBooking, consultation: ConsultationDoc): Promise<SessionDoc> {
+  async joinSession(booking: NewBooking, consultation: ConsultationDoc): Promise<Pick<SessionDoc, '_id'>> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const joined = await this.stores.sessions.join(booking, consultation);
       if ('session' in joined) return joined.session;

@@ -215,6 +215,8 @@ export class Bookings {
     for (const booking of await bookings.unfinished(
       new Date(now.getTime() - STUCK_AFTER_MS),
       new Date(now.getTime() - PAYMENT_RETRY_AFTER_MS),
+      undefined,
+      now,
     )) {
       if (booking.status !== 'Pending') runs.push(BookingFlow.of(booking));
       else if (await bookings.moveQuietly(booking._id, { status: 'Pending' }, stuckGivenUp()))

@@ -16,6 +16,9 @@ import { OWED_INDEX, type ConsultationModels } from './models';
  */
 export const OWED_FILTER = { owed: true, compensated: { $ne: LAST_GIVE_BACK } } as const satisfies mongo.Filter<BookingDoc>;
 
+/** The owed bookings' turn: never tried by the sweep first, then the least recently tried, then the oldest moves. */
+const OWED_TURN = { owedTriedAt: 1, updatedAt: 1, _id: 1 } as const;
+
 /** Flagged `owed` though its last give-back is recorded (by a process of a version before the flag): nothing owed. */
 const GIVEN_BACK_FLAGGED = { owed: true, compensated: LAST_GIVE_BACK } as const satisfies mongo.Filter<BookingDoc>;
 
@@ -46,6 +49,15 @@ export async function flagOwedGiveBacks(bookings: mongo.Collection<BookingDoc>, 
 }
 
 /**
+ * A new booking as stored: what the domain made (`newBooking` sets every field) with the schema's
+ * defaults of the fields it leaves out, and its times. `test/db-records.unit.test.ts` pins it to
+ * what the schema's document of the same booking holds.
+ */
+export function bookingRecord(booking: NewBooking, now: Date): BookingDoc {
+  return { dispute: null, ...booking, createdAt: now, updatedAt: now };
+}
+
+/**
  * `bookings`. Every state change is one conditional write guarded by the state it leaves (the
  * rule in the filter), with its event in the same write when it has one (the outbox).
  */
@@ -66,14 +78,12 @@ export class BookingRepository {
   }
 
   /**
-   * The schema validates the booking (it comes from a client's request) and fills its defaults;
-   * the driver inserts it: `Model.create` went through `save`, its middleware and a
-   * stack trace captured per save, for nothing a plain insert does not do.
+   * The driver inserts the booking as the domain made it (`bookingRecord`): every field typed and
+   * computed by the service, the client's text in it checked by the contracts' schemas — no
+   * mongoose document, casting or validation per booking.
    */
   async insert(booking: NewBooking, now = new Date()): Promise<void> {
-    const doc = new this.models.Booking({ ...booking, createdAt: now, updatedAt: now });
-    await doc.validate();
-    await collectionOf(this.models.Booking).insertOne(doc.toObject({ depopulate: true }));
+    await collectionOf(this.models.Booking).insertOne(bookingRecord(booking, now));
   }
 
   /** A booking being made is dropped (it never existed for the client) while still Pending. */
@@ -99,8 +109,8 @@ export class BookingRepository {
   }
 
   /** `move` without reading the booking back: whether it applied. */
-  async moveQuietly(id: string, guard: BookingGuard, set: BookingChange): Promise<boolean> {
-    const update: mongo.UpdateFilter<BookingDoc> = { $set: { ...set, updatedAt: new Date() } };
+  async moveQuietly(id: string, guard: BookingGuard, set: BookingChange, at = new Date()): Promise<boolean> {
+    const update: mongo.UpdateFilter<BookingDoc> = { $set: { ...set, updatedAt: at } };
     const { modifiedCount } = await collectionOf(this.models.Booking).updateOne({ _id: id, ...guard }, update);
     return modifiedCount === 1;
   }
@@ -116,7 +126,7 @@ export class BookingRepository {
    */
   async markCompensated(id: string, step: BookingStep): Promise<void> {
     const update: mongo.UpdateFilter<BookingDoc> = { $addToSet: { compensated: step } };
-    if (step === LAST_GIVE_BACK) update.$unset = { owed: '' };
+    if (step === LAST_GIVE_BACK) update.$unset = { owed: '', owedTriedAt: '' };
     await collectionOf(this.models.Booking).updateOne({ _id: id }, update);
   }
 
@@ -155,9 +165,12 @@ export class BookingRepository {
    * Failed or Cancelled ones still owing a give-back (`owed`), read through the sparse index
    * that holds only those: the read costs the work owed, not the history of given-up bookings.
    * Each kind with its own limit, so that many of one (PaymentPending ones while the wallet is
-   * away) never keep the others from their turn.
+   * away) never keep the others from their turn. The owed ones are read least recently tried first
+   * (`owedTriedAt`; never tried first, then the oldest), and those read are stamped `triedAt` in one
+   * write: bookings whose give-back keeps failing go behind the others, so they never fill the
+   * limit on every sweep.
    */
-  async unfinished(stuckBefore: Date, waitingBefore: Date, perKind = 100): Promise<BookingDoc[]> {
+  async unfinished(stuckBefore: Date, waitingBefore: Date, perKind = 100, triedAt = new Date()): Promise<BookingDoc[]> {
     const { Booking } = this.models;
     const found = await Promise.all([
       Booking.find({ status: 'Pending', createdAt: { $lt: stuckBefore } })
@@ -166,8 +179,10 @@ export class BookingRepository {
       Booking.find({ status: 'PaymentPending', updatedAt: { $lt: waitingBefore } })
         .limit(perKind)
         .lean<BookingDoc[]>(),
-      Booking.find(OWED_FILTER).hint(OWED_INDEX).limit(perKind).lean<BookingDoc[]>(),
+      Booking.find(OWED_FILTER).hint(OWED_INDEX).sort(OWED_TURN).limit(perKind).lean<BookingDoc[]>(),
     ]);
+    const owed = found[2].map(({ _id }) => _id);
+    if (owed.length > 0) await collectionOf(Booking).updateMany({ _id: { $in: owed }, owed: true }, { $set: { owedTriedAt: triedAt } });
     return found.flat();
   }
 

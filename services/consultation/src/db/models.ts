@@ -188,6 +188,7 @@ const bookingSchema = new Schema<BookingDoc>(
     correlationId: { type: String, default: null },
     compensated: { type: [String], default: [] },
     owed: { type: Boolean },
+    owedTriedAt: { type: Date },
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },

@@ -8,7 +8,46 @@ import { collectionOf, findByKey } from './collections';
 import type { ConsultationModels } from './models';
 
 /** What a join reports: the session joined, or why not (a session of that time already left Scheduled). */
-export type JoinResult = { session: SessionDoc } | { left: true } | { retry: true };
+export type JoinResult = { session: Pick<SessionDoc, '_id'> } | { left: true } | { retry: true };
+
+/** What a new session's upsert writes besides its filter (consultation, start, Scheduled) and the join's `$set`, `$push` and `$inc`. */
+export type NewSessionFields = Omit<
+  SessionDoc,
+  'consultationId' | 'startsAt' | 'status' | 'bookingIds' | 'buyerIds' | 'participantCount' | 'updatedAt'
+>;
+
+/**
+ * The `$setOnInsert` of the session a booking creates: its ids, what it shows of the
+ * consultation and the slot, and the schema's defaults of the rest, as plain values (no mongoose
+ * document per booking). `test/db-records.unit.test.ts` pins it to the schema's defaults.
+ */
+export function newSessionFields(
+  booking: Pick<NewBooking, 'endsAt' | 'slotKey'>,
+  consultation: Pick<ConsultationDoc, 'sellerId' | 'title'>,
+  now: Date,
+): NewSessionFields {
+  return {
+    _id: newInternalId('ses'),
+    referenceId: newUnderscoreReference('SES'),
+    sellerId: consultation.sellerId,
+    consultationTitle: consultation.title,
+    endsAt: booking.endsAt,
+    slotKey: booking.slotKey,
+    startedAt: null,
+    endedAt: null,
+    markedAt: null,
+    duration: null,
+    notes: null,
+    attemptedContact: null,
+    contactMethod: null,
+    sessionSummary: null,
+    nextSteps: null,
+    expiredAt: null,
+    expiryFinished: false,
+    pendingEvents: [],
+    createdAt: now,
+  };
+}
 
 /** `sessions`: one per consultation and start (unique), joined and left by bookings, moved by guarded writes. */
 export class SessionRepository {
@@ -44,34 +83,16 @@ export class SessionRepository {
         bookingIds: { $ne: booking._id },
         status: 'Scheduled',
       };
-      // What the upsert's filter, `$set`, `$push` and `$inc` write are left out of `$setOnInsert`.
-      const {
-        consultationId: _consultationId,
-        startsAt: _startsAt,
-        status: _status,
-        bookingIds: _bookingIds,
-        buyerIds: _buyerIds,
-        participantCount: _participantCount,
-        updatedAt: _updatedAt,
-        ...fresh
-      } = new this.models.Session({
-        _id: newInternalId('ses'),
-        referenceId: newUnderscoreReference('SES'),
-        sellerId: consultation.sellerId,
-        consultationTitle: consultation.title,
-        endsAt: booking.endsAt,
-        slotKey: booking.slotKey,
-        createdAt: now,
-      }).toObject({ depopulate: true });
       const session = await collectionOf(this.models.Session).findOneAndUpdate(
         filter,
         {
-          $setOnInsert: fresh,
+          $setOnInsert: newSessionFields(booking, consultation, now),
           $set: { updatedAt: now },
           $push: { bookingIds: booking._id, buyerIds: booking.buyerId },
           $inc: { participantCount: booking.places },
         },
-        { upsert: true, returnDocument: 'after' },
+        // Only its id is answered: the session's lists grow with its participants.
+        { upsert: true, returnDocument: 'after', projection: { _id: 1 } },
       );
       if (!session) throw new Error('An upsert returned no document');
       return { session };

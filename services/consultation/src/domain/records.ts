@@ -228,6 +228,13 @@ export interface BookingDoc {
    * recorded `slot`, and sets it where such a process gave a booking up (`flagOwedGiveBacks`).
    */
   owed?: true;
+  /**
+   * When the sweep last read the booking to finish its give-back (absent: never). The sweep reads
+   * the owed bookings least recently tried first and stamps the ones it reads, so bookings whose
+   * give-back keeps failing take their turn after the others instead of filling the read's limit
+   * every time. Removed with `owed`.
+   */
+  owedTriedAt?: Date;
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;

@@ -20,6 +20,7 @@ export function isValidZone(zone: string): boolean {
 }
 
 const MINUTE = 60_000;
+const DAY_MINUTES = 24 * 60;
 const minutesOf = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
 
 /**
@@ -230,6 +231,19 @@ export function localSlot(slot: Slot, zone: string) {
  */
 export function findSlot(schedule: Schedule, zone: string, date: string, startTime: string, endTime: string): Slot | null {
   const start = minutesOf(startTime);
+  if (zone === schedule.timezone && start < DAY_MINUTES && clockTime(start) === startTime) {
+    // An ordinary day (one offset all day): its wall-clock minute m is its midnight plus m minutes,
+    // no tz rules needed (`LocalDay.startMs`). A day whose offset changes goes through luxon below.
+    const day = zoneClock(zone).localDay(date);
+    if (day.date === date && day.startMs !== null) {
+      const startsAt = day.startMs + start * MINUTE;
+      const slot = cutsAt(schedule, WEEKDAYS[day.weekdayIndex]!, start)
+        ? { startsAt: new Date(startsAt), endsAt: new Date(startsAt + schedule.durationMinutes * MINUTE) }
+        : null;
+      if (!slot || localSlot(slot, zone).endTime !== endTime) return null;
+      return slot;
+    }
+  }
   const local = wallClock(date, start, zone);
   if (!local) return null;
   const slot = zone === schedule.timezone ? slotStartingAt(schedule, local, start) : slotsAround(schedule, local.toJSDate());
@@ -238,10 +252,16 @@ export function findSlot(schedule: Schedule, zone: string, date: string, startTi
 }
 
 function slotStartingAt(schedule: Schedule, local: DateTime, start: number): Slot | null {
+  const cut = cutsAt(schedule, WEEKDAYS[local.weekday - 1]!, start);
+  return cut ? { startsAt: local.toJSDate(), endsAt: local.plus({ minutes: schedule.durationMinutes }).toJSDate() } : null;
+}
+
+/** Whether an enabled interval of the weekday cuts a slot at wall-clock minute `start` (slotsBetween's rule, for one start). */
+function cutsAt(schedule: Schedule, weekday: (typeof WEEKDAYS)[number], start: number): boolean {
   const { durationMinutes, bufferMinutes } = schedule;
   // As in slotsBetween: the last rule of a weekday is the one that counts.
-  const rule = schedule.rules.filter((candidate) => candidate.weekday === WEEKDAYS[local.weekday - 1]).at(-1);
-  const cut = (rule?.intervals ?? []).some((interval) => {
+  const rule = schedule.rules.filter((candidate) => candidate.weekday === weekday).at(-1);
+  return (rule?.intervals ?? []).some((interval) => {
     const from = minutesOf(interval.start_time);
     return (
       interval.enabled &&
@@ -250,7 +270,6 @@ function slotStartingAt(schedule: Schedule, local: DateTime, start: number): Slo
       start + durationMinutes <= minutesOf(interval.end_time)
     );
   });
-  return cut ? { startsAt: local.toJSDate(), endsAt: local.plus({ minutes: durationMinutes }).toJSDate() } : null;
 }
 
 function slotsAround(schedule: Schedule, startsAt: Date): Slot | null {

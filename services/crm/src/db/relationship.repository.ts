@@ -15,6 +15,36 @@ export interface ProjectedChange {
   interactionAt?: Date;
 }
 
+/**
+ * What a pair's first event creates besides the pair (its filter) and what the event writes: new
+ * ids and the schema's defaults, as plain values (no mongoose document per event).
+ * `test/db-records.unit.test.ts` pins them to the schema's defaults.
+ */
+export function newRelationshipFields(now: Date): Omit<Relationship, 'sellerId' | 'buyerId' | 'updatedAt'> {
+  return {
+    _id: newInternalId('cus'),
+    referenceId: newUnderscoreReference('CUS'),
+    status: 'Active',
+    customerType: 'New',
+    isFollower: false,
+    followStatus: 'NotFollowing',
+    notificationPreference: 'All',
+    notes: '',
+    tags: [],
+    isFavorite: false,
+    followedAt: null,
+    markedFavoriteAt: null,
+    sellerCategory: null,
+    totalBookings: 0,
+    totalSpentMinor: 0,
+    lifetimeValueMinor: 0,
+    lastInteraction: null,
+    lastBooking: null,
+    pendingEvents: [],
+    createdAt: now,
+  };
+}
+
 /** A create that the pair's unique index refused (the pair has a relationship already). */
 export const DUPLICATE = Symbol('duplicate');
 
@@ -111,13 +141,8 @@ export class RelationshipRepository {
     const update: Record<string, unknown> = { $set: set };
     if (change.interactionAt) update.$max = { lastInteraction: change.interactionAt };
     const model = this.models.relationships;
-    const fresh = new model({ _id: newInternalId('cus'), referenceId: newUnderscoreReference('CUS'), sellerId, buyerId, createdAt: now });
     const touched = new Set([...Object.keys(update.$set as object), ...Object.keys((update.$max as object | undefined) ?? {})]);
-    update.$setOnInsert = Object.fromEntries(
-      Object.entries(fresh.toObject({ depopulate: true })).filter(
-        ([field]) => !touched.has(field) && field !== 'sellerId' && field !== 'buyerId',
-      ),
-    );
+    update.$setOnInsert = Object.fromEntries(Object.entries(newRelationshipFields(now)).filter(([field]) => !touched.has(field)));
     try {
       await model.collection.updateOne({ sellerId, buyerId }, update, { upsert: true });
     } catch (err) {
