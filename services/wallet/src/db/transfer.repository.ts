@@ -44,16 +44,18 @@ export class TransferRepository {
   }
 
   // The step records: one guarded write each, through the driver (the values are the service's).
-  private async move(id: string, from: TransferDoc['status'], set: Partial<TransferDoc>): Promise<void> {
-    await recordsOf(this.model).updateOne({ _id: id, status: from }, { $set: { ...set, updatedAt: new Date() } });
+  private async move(id: string, from: TransferDoc['status'] | Array<TransferDoc['status']>, set: Partial<TransferDoc>): Promise<void> {
+    const status = Array.isArray(from) ? { $in: from } : from;
+    await recordsOf(this.model).updateOne({ _id: id, status }, { $set: { ...set, updatedAt: new Date() } });
   }
 
   async recordDebit(id: string): Promise<void> {
     await this.move(id, 'Pending', { status: 'Debited' });
   }
 
+  /** Completed: from Debited, or from Pending when the flow ran its credit right after its debit (Debited never written). */
   async recordCredit(id: string, completedAt: Date): Promise<void> {
-    await this.move(id, 'Debited', { status: 'Completed', completedAt });
+    await this.move(id, ['Pending', 'Debited'], { status: 'Completed', completedAt });
   }
 
   /** The debit was refused (short of funds): the transfer ends there. */
