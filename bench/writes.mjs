@@ -5,8 +5,9 @@
 //      Confirmed booking the seller sees;
 //   2. booking → CRM lag: a probe buyer books while the load runs and times how long until
 //      the seller's CRM counts it; afterwards every buyer's CRM totals equal its bookings;
-//   3. transfers: payers send to payees at once (several connections per payer wallet);
-//      afterwards no money was created or lost and the payees got exactly what was answered.
+//   3. transfers: payers send to payees at once — 4 → 4 (several connections per payer wallet),
+//      32 → 1 (a hot payee) and 32 distinct pairs; afterwards no money was created or lost and
+//      the payees got exactly what was answered.
 // Start the system first with the rate limits off:
 //   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 RATE_LIMIT_REGISTER_IP_PER_HOUR=0 RATE_LIMIT_SLOTS_PER_MIN=0 npm start
 // then: npm run bench:writes   (BENCH_URL, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PRICE)
@@ -396,9 +397,19 @@ async function benchBookings(admin) {
   };
 }
 
-async function benchTransfers() {
-  const payers = await Promise.all(Array.from({ length: 4 }, (_, i) => register('buyer', `payer${i}`)));
-  const payees = await Promise.all(Array.from({ length: 4 }, (_, i) => register('seller', `payee${i}`)));
+/**
+ * `payerCount` payers send to `payeeCount` payees at once, worker `w` paying from payer
+ * `w % payerCount` to payee `pick(job, w) % payeeCount`: 4 → 4 (8 connections per payer wallet,
+ * each payee paid by all), 32 → 1 (a hot payee: one seller paid by 32 wallets), 32 → 32 (distinct
+ * pairs: worker `w` pays payee `w` only).
+ * @param {string} name
+ * @param {number} payerCount
+ * @param {number} payeeCount
+ * @param {(job: number, worker: number) => number} pick
+ */
+async function benchTransfers(name, payerCount, payeeCount, pick) {
+  const payers = await Promise.all(Array.from({ length: payerCount }, (_, i) => register('buyer', `${name}-payer${i}`)));
+  const payees = await Promise.all(Array.from({ length: payeeCount }, (_, i) => register('seller', `${name}-payee${i}`)));
   await Promise.all(payers.map((payer) => fund(payer, 100_000)));
   await Promise.all(payees.map((payee) => until('wallet opened', async () => (await payee.api.GET('/v1/wallet')).response.status === 200)));
   const everyone = [...payers, ...payees];
@@ -411,7 +422,7 @@ async function benchTransfers() {
     () => n++,
     async (i, worker) => {
       const payer = payers[worker % payers.length];
-      const payee = payees[i % payees.length];
+      const payee = payees[pick(i, worker) % payees.length];
       const res = await call('POST', '/v1/wallet/transfers', {
         token: payer.token,
         body: { toUserId: payee.id, amount: amountMinor, currency: 'ETB' },
@@ -423,13 +434,13 @@ async function benchTransfers() {
   const cost = perOperation(before, await snapshot({ settle: true }), result.count);
   const after = await Promise.all(everyone.map(balanceOf));
   const sum = (xs) => Math.round(xs.reduce((a, b) => a + b, 0) * 100);
-  const payeesGainedMinor = sum(after.slice(4)) - sum(balancesBefore.slice(4));
+  const payeesGainedMinor = sum(after.slice(payerCount)) - sum(balancesBefore.slice(payerCount));
   const conserved = sum(balancesBefore) === sum(after);
-  check(conserved, `transfers: money before ${sum(balancesBefore)} ≠ after ${sum(after)} (minor units)`);
-  check(payeesGainedMinor === sentMinor, `transfers: payees gained ${payeesGainedMinor}, answered ${sentMinor}`);
+  check(conserved, `transfers ${name}: money before ${sum(balancesBefore)} ≠ after ${sum(after)} (minor units)`);
+  check(payeesGainedMinor === sentMinor, `transfers ${name}: payees gained ${payeesGainedMinor}, answered ${sentMinor}`);
   check(
     after.every((balance) => balance >= 0),
-    'transfers: a negative balance',
+    `transfers ${name}: a negative balance`,
   );
   return { result, cost, conserved, sentMinor, payeesGainedMinor };
 }
@@ -437,7 +448,9 @@ async function benchTransfers() {
 const adminClient = new MarketplaceClient({ baseUrl: base });
 await adminClient.signIn(admin.email, admin.password);
 const bookings = await benchBookings(adminClient);
-const transfers = await benchTransfers();
+const transfers = await benchTransfers('4x4', 4, 4, (job) => job);
+const hotPayee = await benchTransfers('hot', 32, 1, () => 0);
+const pairs = await benchTransfers('pairs', 32, 32, (_job, worker) => worker);
 
 console.log(
   `\nWrite paths through ${base}, ${connections} connections, ${seconds} s each, price ${price} ETB (${new Date().toISOString()}):\n`,
@@ -473,13 +486,12 @@ row(
 console.log(
   `| booking → CRM lag (probe, during the race) | ${bookings.lag.n} | – | ${fmt(bookings.lag.p50)} | ${fmt(bookings.lag.p99)} | – | – | – | – |`,
 );
-const t = transfers.result;
-row(
-  'transfers, 4 payers → 4 payees',
-  t,
-  transfers.cost,
-  `money conserved: ${transfers.conserved}; payees +${transfers.payeesGainedMinor} = answered ${transfers.sentMinor}`,
-);
+for (const [name, run] of [
+  ['transfers, 4 payers → 4 payees', transfers],
+  ['transfers, 32 payers → one payee (hot payee)', hotPayee],
+  ['transfers, 32 distinct pairs', pairs],
+])
+  row(name, run.result, run.cost, `money conserved: ${run.conserved}; payees +${run.payeesGainedMinor} = answered ${run.sentMinor}`);
 
 // Per process: CPU ms per operation (the sum above leaves out the wire relays and the bench itself).
 /** @type {Array<[string, ReturnType<typeof perOperation>]>} */
@@ -488,6 +500,8 @@ const costs = [
   ['refused', bookings.refusedCost],
   ['race', bookings.raceCost],
   ['transfer', transfers.cost],
+  ['hot payee', hotPayee.cost],
+  ['pairs', pairs.cost],
 ];
 const [, firstCost] = costs[0];
 if (firstCost.cpu) {

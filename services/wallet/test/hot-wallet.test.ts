@@ -9,7 +9,8 @@ import { disconnectDatabase, LedgerEntryModel, newUser, openWallet, startWallet,
  * document's BSON size is the same small number, and the database commands an op costs —
  * counted on the wire for the first thousand ops and for the last — are the same: two writes on
  * the wallet (into flight, commit) and its ledger insert at the place after the chain's head
- * this process knows; an insert that lost its place to a racing op reads the entry there (by its
+ * this process knows (the ops waiting while an insert is on the wire go in the next one,
+ * together); an insert that lost its place to another process's op reads the entry there (by its
  * unique key) and tries the next; none of it grows with the wallet's history.
  * Timings are printed for the record only (bench/wallet-ops.mjs compares them; no assertion on time).
  */
@@ -17,6 +18,8 @@ const OPS = Number(process.env.HOT_WALLET_OPS ?? 200_000);
 const CONCURRENCY = 8;
 const CHECKPOINTS = [1_000, 10_000, 100_000, 200_000].filter((n) => n < OPS).concat(OPS);
 const WINDOW = 1_000;
+/** Places a window's first insert may lose to the ops the other process wrote before it (its head caught up every fourth). */
+const STARTS_LOST = 8;
 
 jest.setTimeout(30 * 60_000);
 
@@ -75,21 +78,20 @@ describe('one wallet, hundreds of thousands of ops', () => {
     const firstMs = await applyUntil(WINDOW, counted);
     const firstCommands = counter.counts();
     /**
-     * A window's commands: exactly two wallet writes per op; per op one insert that took its
-     * place, and lost ones bounded by the racers; reads only for lost places (the op's own key,
-     * the entry that took the place, now and then a batch of the places after) and the head's
-     * first read by each worker.
+     * A window's commands: exactly two wallet writes per op; the ledger inserts one writer at a
+     * time per process, so its own ops never lose a place to each other and those that wait for
+     * the insert on the wire go together in the next: at most one insert per op (plus the few
+     * places lost at the window's start, when the uncounted process wrote meanwhile), at least
+     * one per CONCURRENCY ops. Reads only for those lost places (the op's own key, the entry
+     * that took the place, now and then a batch of the places after, the head's read): a few per
+     * window, not per op.
      */
     const expectWindowCost = (checkpoint: number, commands: Record<string, number>) => {
       const inserts = commands.insert ?? 0;
-      const lost = inserts - WINDOW;
       expect({ checkpoint, update: commands.update }).toEqual({ checkpoint, update: 2 * WINDOW });
-      expect(lost).toBeGreaterThanOrEqual(0);
-      expect(inserts).toBeLessThanOrEqual(CONCURRENCY * WINDOW);
-      expect(commands.find ?? 0).toBeGreaterThanOrEqual(2 * lost);
-      // At most: per lost place its two reads, per fourth try a catch-up read (and a head read
-      // when far behind: the uncounted wallet process wrote the ops between the windows).
-      expect(commands.find ?? 0).toBeLessThanOrEqual(2 * lost + inserts + 2 * CONCURRENCY);
+      expect(inserts).toBeGreaterThanOrEqual(WINDOW / CONCURRENCY);
+      expect(inserts).toBeLessThanOrEqual(WINDOW + STARTS_LOST);
+      expect(commands.find ?? 0).toBeLessThanOrEqual(3 * STARTS_LOST);
       expect(Object.keys(commands).filter((name) => !['find', 'insert', 'update'].includes(name))).toEqual([]);
     };
     expectWindowCost(WINDOW, firstCommands);

@@ -132,7 +132,7 @@ export class BookingHolds {
    * `correlationId` is the booking's (consultation's): the hold's events and logs carry it.
    */
   async hold(body: CreateBookingHoldBody, correlationId: string): Promise<BookingHoldDoc> {
-    const wallet = await this.wallets.open(body.buyerId, body.buyerRef);
+    const wallet = await this.wallets.identityOf(body.buyerId, body.buyerRef);
     const record = await this.holds.upsert(body.bookingId, newHold(body, wallet, correlationId));
     checkHoldTerms(record, body);
     return (await runFlow(this.holdFlow, record)).record;

@@ -35,16 +35,24 @@ export class Transfers {
     steps: WalletSteps,
     private readonly log: Logger,
   ) {
-    this.debitStep = kindStep(steps, {
-      name: 'debit',
-      opId: (transfer) => transferDebitOp(transfer).opId,
-      status: (transfer) => (transfer.status === 'Pending' ? 'todo' : transfer.status === 'Failed' ? 'skip' : 'done'),
-      work: (transfer) => ({ walletId: transfer.fromWalletId, op: transferDebitOp(transfer) }),
-      record: async (transfer) => {
-        await this.transfers.recordDebit(transfer._id);
-        return { ...transfer, status: 'Debited' };
-      },
+    const debit = (record: (transfer: TransferDoc) => Promise<TransferDoc>): Step<TransferDoc> =>
+      kindStep(steps, {
+        name: 'debit',
+        opId: (transfer) => transferDebitOp(transfer).opId,
+        status: (transfer) => (transfer.status === 'Pending' ? 'todo' : transfer.status === 'Failed' ? 'skip' : 'done'),
+        work: (transfer) => ({ walletId: transfer.fromWalletId, op: transferDebitOp(transfer) }),
+        record,
+      });
+    // The debit alone records Debited on the transfer.
+    this.debitStep = debit(async (transfer) => {
+      await this.transfers.recordDebit(transfer._id);
+      return { ...transfer, status: 'Debited' };
     });
+    // In the flow the credit follows at once and records Completed from Pending or Debited, so
+    // Debited is written only when the credit waits (`carryOn`). A transfer left Pending after
+    // its debit applied (a crash before the credit) is carried on by the sweep: its debit runs
+    // again as a repeat (the op id is in the ledger), then the credit.
+    const debitInFlow = debit(async (transfer) => ({ ...transfer, status: 'Debited' }));
     this.creditStep = kindStep(steps, {
       name: 'credit',
       opId: (transfer) => transferCreditOp(transfer, settings.ceilingMinor).opId,
@@ -58,7 +66,7 @@ export class Transfers {
       // No room under the recipient's ceiling: the credit stays owed (Debited) until the sweep can apply it.
       waitsOn: (err) => err instanceof BalanceCeilingExceeded,
     });
-    this.flow = defineFlow<TransferDoc>('transfer', [this.debitStep, this.creditStep]);
+    this.flow = defineFlow<TransferDoc>('transfer', [debitInFlow, this.creditStep]);
   }
 
   /**
@@ -110,16 +118,18 @@ export class Transfers {
         else this.log.warn({ err, transferId: transfer._id }, 'transfer resume failed');
       },
     });
-    for (const run of runs) this.report(run);
+    for (const run of runs) await this.report(run);
   }
 
   private async carryOn(transfer: TransferDoc): Promise<TransferDoc> {
     const run = await this.failOnRefusedDebit(transfer, () => runFlow(this.flow, transfer));
-    this.report(run);
+    await this.report(run);
     return run.record;
   }
 
-  private report(run: FlowRun<TransferDoc>): void {
+  private async report(run: FlowRun<TransferDoc>): Promise<void> {
+    // Stopped after the debit (the credit waits): the transfer says so.
+    if (run.record.status === 'Debited') await this.transfers.recordDebit(run.record._id);
     if (run.ran.includes('credit')) this.completed(run.record);
     if (run.stoppedAt?.step === 'credit')
       this.log.error({ transferId: run.record._id }, 'transfer credit waits: the recipient’s balance would pass its ceiling');

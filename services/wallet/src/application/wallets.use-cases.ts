@@ -1,6 +1,6 @@
 import { NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
-import type { WalletRepository } from '../db/wallet.repository';
+import type { WalletIdentity, WalletRepository } from '../db/wallet.repository';
 import { pathAccess } from '../domain/access';
 import type { WalletSummary } from '../domain/records';
 
@@ -17,6 +17,11 @@ export class Wallets {
     const wallet = await this.wallets.find({ userRef });
     if (!wallet) throw new NotFound('Wallet');
     return wallet;
+  }
+
+  /** A user's wallet's id and currency, opened on first use; read once per process (`WalletRepository.identityOf`). */
+  identityOf(userId: string, userRef: string): Promise<WalletIdentity> {
+    return this.wallets.identityOf(userId, userRef, this.referencePrefix);
   }
 
   /** A user's wallet, opened on first use (a request, or the registration event). */

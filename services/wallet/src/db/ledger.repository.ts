@@ -1,6 +1,6 @@
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
-import type { Collection } from 'mongoose';
+import { mongo, type Collection } from 'mongoose';
 import { backfilledLinks, chainKeyOf, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
 import type { InflightOp, LedgerEntry, LedgerEntryDoc, LedgerEntryType } from '../domain/records';
 import { recordsOf } from './collections';
@@ -44,6 +44,15 @@ const KNOWN_HEADS = 10_000;
 /** How many places after a known head are read at once to catch up with links other processes wrote. */
 const CATCH_UP_PLACES = 20;
 const HEAD_FIELDS = { seq: 1, availableAfterMinor: 1, heldAfterMinor: 1, postedAt: 1 };
+/** How many waiting entries of one wallet go in one insert at most. */
+const INSERT_BATCH = 64;
+/** An entry waiting for its wallet's writer, and the caller of `decide` it answers. */
+interface Waiting {
+  inflight: InflightOp;
+  attempts: number;
+  resolve: (decided: boolean) => void;
+  reject: (err: unknown) => void;
+}
 /** How many places one round of a statement's date-bound bisection reads (one command). */
 const PROBES = 32;
 
@@ -59,6 +68,8 @@ export class LedgerRepository {
   private readonly entries: Collection<LedgerEntryDoc>;
   /** The newest link this process wrote or saw per wallet: where its next insert tries first. */
   private readonly heads = new Map<string, ChainHead>();
+  /** The entries waiting for their wallet's writer (a wallet is here while its writer runs). */
+  private readonly chains = new Map<string, Waiting[]>();
 
   constructor(
     models: Pick<WalletModels, 'LedgerEntry'>,
@@ -82,26 +93,98 @@ export class LedgerRepository {
    * own means another op took that place: the entry there is read (by its unique key) as the
    * new head and the insert retried. A head gone far stale (another process wrote many links)
    * is caught up in batches of places after a few retries.
+   *
+   * Within this process a wallet's entries are inserted by one writer at a time (`chains`), so
+   * its own ops never race for a place: the entries that arrive while an insert is on the wire
+   * wait, and go together as the next places in one ordered insert (a hot wallet paid by many at
+   * once costs one insert for many ops, not a lost place per racer).
    */
-  async decide(inflight: InflightOp): Promise<boolean> {
-    for (let attempt = 0; attempt < CHAIN_ATTEMPTS; attempt += 1) {
-      const known =
-        attempt % STALE_AFTER === STALE_AFTER - 1 ? await this.currentHead(inflight.walletId) : this.heads.get(inflight.walletId);
-      const link = nextLink(inflight, known ?? (await this.head(inflight.walletId)), new Date());
+  decide(inflight: InflightOp): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      const waiting = { inflight, attempts: 0, resolve, reject };
+      const chain = this.chains.get(inflight.walletId);
+      if (chain) {
+        chain.push(waiting);
+        return;
+      }
+      const queue = [waiting];
+      this.chains.set(inflight.walletId, queue);
+      void this.drain(inflight.walletId, queue);
+    });
+  }
+
+  /** Inserts a wallet's waiting entries, a batch at a time, until none waits (then the wallet has no writer). */
+  private async drain(walletId: string, queue: Waiting[]): Promise<void> {
+    let lostInARow = 0;
+    while (queue.length > 0) {
+      const batch = queue.splice(0, INSERT_BATCH);
       try {
-        await this.entries.insertOne({ ...toLedgerDoc(inflight), ...link });
-        this.remember(inflight.walletId, link);
-        return true;
+        const stale = lostInARow % STALE_AFTER === STALE_AFTER - 1;
+        let head = stale ? await this.currentHead(walletId) : (this.heads.get(walletId) ?? (await this.head(walletId)));
+        const now = new Date();
+        const docs = batch.map(({ inflight }) => {
+          const link = nextLink(inflight, head, now);
+          head = link;
+          return { ...toLedgerDoc(inflight), ...link };
+        });
+        const { inserted, error } = await this.insertInOrder(docs);
+        if (inserted > 0) this.remember(walletId, docs[inserted - 1]!);
+        for (const done of batch.slice(0, inserted)) done.resolve(true);
+        if (!error) {
+          lostInARow = 0;
+          continue;
+        }
+        // The first entry not inserted hit a unique key: its own op id (decided already), or its place taken.
+        const [refused, ...rest] = batch.slice(inserted);
+        const entry = await this.entries.findOne({ _id: refused!.inflight.id }, { projection: { token: 1 } });
+        if (entry) {
+          refused!.resolve(entry.token === refused!.inflight.token);
+          queue.unshift(...rest);
+          continue;
+        }
+        lostInARow = inserted > 0 ? 1 : lostInARow + 1;
+        const place = docs[inserted]!;
+        const taken = await this.entries.findOne({ chainKey: place.chainKey }, { projection: HEAD_FIELDS });
+        if (taken && isLink(taken)) this.remember(walletId, taken);
+        else this.heads.delete(walletId);
+        refused!.attempts += 1;
+        if (refused!.attempts >= CHAIN_ATTEMPTS)
+          refused!.reject(new Error(`ledger chain of wallet ${walletId} busy; the op stays in flight for the sweep`));
+        else queue.unshift(refused!);
+        queue.splice(1, 0, ...rest);
       } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        const entry = await this.entries.findOne({ _id: inflight.id }, { projection: { token: 1 } });
-        if (entry) return entry.token === inflight.token;
-        const taken = await this.entries.findOne({ chainKey: link.chainKey }, { projection: HEAD_FIELDS });
-        if (taken && isLink(taken)) this.remember(inflight.walletId, taken);
-        else this.heads.delete(inflight.walletId);
+        // Not a lost place (the server unreachable, …): these ops stay in flight for their step's rerun or the sweep.
+        for (const failed of batch) failed.reject(err);
       }
     }
-    throw new Error(`ledger chain of wallet ${inflight.walletId} busy; the op stays in flight for the sweep`);
+    this.chains.delete(walletId);
+  }
+
+  /**
+   * Inserts entries in order, stopping at the first refused: how many went in, and whether one
+   * was refused by a unique key (any other error is thrown).
+   */
+  private async insertInOrder(docs: LedgerEntryDoc[]): Promise<{ inserted: number; error: boolean }> {
+    try {
+      if (docs.length === 1) await this.entries.insertOne(docs[0]!);
+      else await this.entries.insertMany(docs, { ordered: true });
+      return { inserted: docs.length, error: false };
+    } catch (err) {
+      if (docs.length === 1) {
+        if (isDuplicateKey(err)) return { inserted: 0, error: true };
+        throw err;
+      }
+      const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
+      const errors = (Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : []) as Array<{
+        index?: number;
+        code?: number;
+        err?: unknown;
+      }>;
+      const first = errors[0];
+      if (!(err instanceof mongo.MongoBulkWriteError) || errors.length !== 1 || typeof first?.index !== 'number') throw err;
+      if (first.code !== 11000) throw err;
+      return { inserted: first.index, error: true };
+    }
   }
 
   /** Keeps a wallet's newest known link (a bounded map: the least recently written wallets go first). */

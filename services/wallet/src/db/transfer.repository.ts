@@ -32,28 +32,42 @@ export class TransferRepository {
   }
 
   /**
-   * Validated by the schema (it carries a client's amount), inserted by the driver:
-   * `Model.create` went through `save` and its middleware for nothing a plain insert lacks.
+   * Inserted by the driver as it is: every field is the service's (ids it made or read, the
+   * amount and currency the contracts' schema checked at the edge), so no mongoose document is
+   * built for it (casting, validation and `toObject` were most of the wallet's mongoose time on
+   * a transfer).
    */
   async create(fields: Omit<TransferDoc, 'createdAt' | 'updatedAt' | 'completedAt'>, now = new Date()): Promise<TransferDoc> {
-    const doc = new this.model({ ...fields, createdAt: now, updatedAt: now });
-    await doc.validate();
-    const transfer = doc.toObject({ depopulate: true }) as TransferDoc;
+    const transfer: TransferDoc = {
+      _id: fields._id,
+      fromWalletId: fields.fromWalletId,
+      toWalletId: fields.toWalletId,
+      fromUserId: fields.fromUserId,
+      toUserId: fields.toUserId,
+      amountMinor: fields.amountMinor,
+      currency: fields.currency,
+      status: fields.status,
+      completedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
     await recordsOf(this.model).insertOne(transfer);
     return transfer;
   }
 
   // The step records: one guarded write each, through the driver (the values are the service's).
-  private async move(id: string, from: TransferDoc['status'], set: Partial<TransferDoc>): Promise<void> {
-    await recordsOf(this.model).updateOne({ _id: id, status: from }, { $set: { ...set, updatedAt: new Date() } });
+  private async move(id: string, from: TransferDoc['status'] | Array<TransferDoc['status']>, set: Partial<TransferDoc>): Promise<void> {
+    const status = Array.isArray(from) ? { $in: from } : from;
+    await recordsOf(this.model).updateOne({ _id: id, status }, { $set: { ...set, updatedAt: new Date() } });
   }
 
   async recordDebit(id: string): Promise<void> {
     await this.move(id, 'Pending', { status: 'Debited' });
   }
 
+  /** Completed: from Debited, or from Pending when the flow ran its credit right after its debit (Debited never written). */
   async recordCredit(id: string, completedAt: Date): Promise<void> {
-    await this.move(id, 'Debited', { status: 'Completed', completedAt });
+    await this.move(id, ['Pending', 'Debited'], { status: 'Completed', completedAt });
   }
 
   /** The debit was refused (short of funds): the transfer ends there. */

@@ -17,6 +17,12 @@ const protocolFields = (): Pick<WalletDoc, 'appliedOps' | 'inflight' | 'inflight
   inflightOutMinor: 0,
 });
 
+/** What never changes on a wallet once opened: its id and currency. */
+export type WalletIdentity = Pick<WalletSummary, '_id' | 'currency'>;
+
+/** How many users' wallet identities a process keeps (`identityOf`; about a hundred bytes each). */
+const KNOWN_WALLETS = 10_000;
+
 /** A wallet as a refused write reads it: its guards, its ops in flight, and whether it still needs migrating. */
 export type WalletGuardRead = WalletGuardState & { inflight: InflightOp[]; legacy: boolean };
 
@@ -28,6 +34,8 @@ export class WalletRepository {
   private readonly Wallet: WalletModels['Wallet'];
   /** The same collection for the driver's commands. */
   private readonly wallets: Collection<WalletDoc>;
+  /** Users' wallets' ids and currencies this process has read (`identityOf`). */
+  private readonly identities = new Map<string, WalletIdentity>();
 
   constructor(models: Pick<WalletModels, 'Wallet'>) {
     this.Wallet = models.Wallet;
@@ -42,7 +50,10 @@ export class WalletRepository {
    */
   async open(userId: string, userRef: string, referencePrefix: string, now = new Date()): Promise<WalletSummary> {
     const existing = await this.find({ userId });
-    if (existing) return existing;
+    if (existing) {
+      this.know(userId, existing);
+      return existing;
+    }
     const fresh = {
       _id: newUuid(),
       referenceId: newReference('USR-WAL', referencePrefix),
@@ -61,6 +72,7 @@ export class WalletRepository {
         { upsert: true, returnDocument: 'after', projection: SUMMARY },
       );
       // An upsert answering the document after it always has one.
+      this.know(userId, wallet!);
       return wallet!;
     } catch (err) {
       // Two first uses at once: the unique userId lets one create it; the other reads it.
@@ -69,6 +81,24 @@ export class WalletRepository {
       if (!raced) throw err;
       return raced;
     }
+  }
+
+  /**
+   * A user's wallet's id and currency, opened on first use: neither ever changes and a wallet
+   * is never removed, so once this process has read them they are answered without a read (a
+   * bounded map of `KNOWN_WALLETS` users, the least recently read going first).
+   */
+  async identityOf(userId: string, userRef: string, referencePrefix: string): Promise<WalletIdentity> {
+    const known = this.identities.get(userId);
+    if (known) return known;
+    return this.know(userId, await this.open(userId, userRef, referencePrefix));
+  }
+
+  private know(userId: string, wallet: WalletIdentity): WalletIdentity {
+    const identity = { _id: wallet._id, currency: wallet.currency };
+    this.identities.set(userId, identity);
+    if (this.identities.size > KNOWN_WALLETS) this.identities.delete(this.identities.keys().next().value!);
+    return identity;
   }
 
   /** A user's wallet when it exists (never opens one). */

@@ -46,7 +46,11 @@ export const feeOpId = (bookingId: string) => `booking:${bookingId}:fee`;
 export const holdCorrelationId = (record: BookingHoldDoc) => record.settlement?.correlationId ?? record.correlationId ?? record._id;
 
 /** A hold request against the buyer's wallet: the same currency, else 422. Answers the new record's fields. */
-export function newHold(body: CreateBookingHoldBody, wallet: WalletSummary, correlationId: string): Partial<BookingHoldDoc> {
+export function newHold(
+  body: CreateBookingHoldBody,
+  wallet: Pick<WalletSummary, '_id' | 'currency'>,
+  correlationId: string,
+): Partial<BookingHoldDoc> {
   if (wallet.currency !== body.currency) throw new CurrencyMismatch(wallet.currency);
   return {
     buyerId: body.buyerId,
