@@ -1,6 +1,7 @@
 // What `npm start`'s runner loads to provide the servers and run the services: packages/infra's
 // index (provideInfra, the broker users' permissions, the dev runner) holds no schema — neither
-// zod nor the contracts' index, which every process of the run would otherwise carry (≈ 30 MB).
+// zod nor the contracts' index, which every process of the run would otherwise carry (≈ 30 MB),
+// nor jsonwebtoken (the tests' token signing).
 import path from 'node:path';
 import type * as Contracts from '@mkt/contracts';
 import type * as BusUsersModule from '../src/bus-users';
@@ -15,12 +16,14 @@ const zod = require.resolve('zod', { paths: [contracts] });
 afterEach(() => {
   jest.dontMock(zod);
   jest.dontMock('@mkt/contracts');
+  jest.dontMock('jsonwebtoken');
   jest.resetModules();
 });
 
-test("packages/infra's index loads neither zod nor the contracts' index", () => {
+test("packages/infra's index loads neither zod, the contracts' index nor jsonwebtoken", () => {
   jest.doMock(zod, refuse('zod'));
   jest.doMock('@mkt/contracts', refuse("the contracts' index"));
+  jest.doMock('jsonwebtoken', refuse('jsonwebtoken (only the tests that sign tokens need it)'));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const infra = require('../src/index') as typeof InfraIndex;
   expect(typeof infra.provideInfra).toBe('function');
