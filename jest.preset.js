@@ -15,6 +15,8 @@ module.exports = function preset(displayName, dir) {
     },
     moduleNameMapper: {
       '^@mkt/contracts$': path.join(root, 'packages/contracts/src/index.ts'),
+      // contracts' schema-free areas, as its exports map names them (packages/contracts/package.json).
+      '^@mkt/contracts/([a-z-]+)$': path.join(root, 'packages/contracts/src/entries/$1.ts'),
       // kit by area, as its exports map names them (packages/kit/package.json).
       '^@mkt/kit/([a-z-]+)$': path.join(root, 'packages/kit/src/entries/$1.ts'),
       '^@mkt/infra$': path.join(root, 'packages/infra/src/index.ts'),

@@ -1,6 +1,6 @@
 import type { Service } from './api';
-import { EVENT_PRODUCERS } from './asyncapi';
-import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE } from './events';
+import { EVENT_PRODUCERS } from './event-producers';
+import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE } from './routing';
 import { SUBSCRIPTION_LIST } from './subscriptions';
 
 /** Every service that connects to the broker, each with a broker user of its own. */

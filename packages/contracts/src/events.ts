@@ -10,8 +10,7 @@ import { AdminActionRecordedData } from './admin';
  * `data` tolerantly (unknown fields are dropped, not refused). Amounts are integer minor units.
  */
 
-export const EVENTS_EXCHANGE = 'marketplace.events';
-export const DEAD_LETTER_EXCHANGE = 'marketplace.dlx';
+export { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, routingKeyOf } from './routing';
 
 export const Role = z.enum(['buyer', 'seller', 'admin']);
 export type Role = z.infer<typeof Role>;
@@ -240,15 +239,6 @@ export type EventData<T extends EventType> = z.infer<(typeof EventDataSchemas)[T
 /** The data of one version of a type (a union over several versions). */
 export type VersionedEventData<T extends EventType, V extends number> = z.infer<(typeof EVENT_CONTRACTS)[T][V & EventVersion<T>]>;
 export const EVENT_TYPES = Object.keys(EVENT_CONTRACTS) as EventType[];
-
-/**
- * The routing key of one version of a type on the events exchange: version 1 keeps the bare
- * type (every released consumer's binding), version N ≥ 2 is `<type>.v<N>`, so a consumer that
- * reads only older versions never receives a shape it cannot read.
- */
-export function routingKeyOf(type: string, version: number): string {
-  return version === 1 ? type : `${type}.v${version}`;
-}
 
 /** The schema of `data` for `type@version`, or undefined when the registry has none. */
 export function eventDataSchema(type: string, version: number, registry: EventRegistry = EVENT_CONTRACTS): z.ZodType | undefined {

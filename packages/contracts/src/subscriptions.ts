@@ -1,4 +1,5 @@
-import { routingKeyOf, type EventType } from './events';
+import type { EventType } from './events';
+import { routingKeyOf } from './routing';
 
 /**
  * One consuming queue of the platform: its name (`<service>.<concern>`, before `BUS_NAMESPACE`)

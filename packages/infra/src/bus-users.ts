@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { BUS_SERVICES, busPermissions, busUserOf, type Service } from '@mkt/contracts';
+import { BUS_SERVICES, busPermissions, busUserOf, type Service } from '@mkt/contracts/bus-access';
 
 /** A broker user of one service: its name and password (never logged). */
 export interface BusUser {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage, type GetMessage } from 'amqplib';
 import type { SignOptions } from 'jsonwebtoken';
-import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, newReference } from '@mkt/contracts';
+import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE } from '@mkt/contracts/bus-access';
+import { newReference } from '@mkt/contracts/references';
 import { call, makeKeyPair, signTestToken, testServers, uniqueName, type JsonResponse, type KeyPair, type TestUser } from './testing';
 
 export interface WaitOptions<T> {

@@ -1,4 +1,4 @@
-import { JwksClient, JwksRateLimitError, SigningKeyNotFoundError } from 'jwks-rsa';
+import type * as JwksRsa from 'jwks-rsa';
 import { Unauthenticated } from '../errors';
 import type { Logger } from '../logger';
 import { propagateTraceTo } from '../tracing';
@@ -51,6 +51,10 @@ export interface JwksAccessKeys extends AccessKeys {
  * for `staleSeconds` after it was last served, so tokens keep verifying through a short outage.
  */
 export function jwksAccessKeys(options: JwksAccessKeysOptions): JwksAccessKeys {
+  // Loaded only for a JWKS (jwks-rsa and jose, ≈ 1 MB of heap and 80 modules): a process that
+  // verifies with one public key never holds them.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { JwksClient, JwksRateLimitError, SigningKeyNotFoundError } = require('jwks-rsa') as typeof JwksRsa;
   // The gateway is one of ours: its JWKS fetches carry the trace context.
   propagateTraceTo(options.url);
   const client = new JwksClient({

@@ -1,7 +1,7 @@
+import { dirname } from 'node:path';
 import { static as serveStatic, type Express } from 'express';
 import { buildAsyncApi, buildOpenApi } from '@mkt/contracts';
 import { mountRoute } from '@mkt/kit/http';
-import { getAbsoluteFSPath } from 'swagger-ui-dist';
 
 const page = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Marketplace API</title>
@@ -13,18 +13,31 @@ const page = `<!doctype html>
 const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
 
 /**
- * `/openapi.json` and `/asyncapi.json` (the HTTP API and the event bus, each built once from the
- * contracts) and `/docs` (Swagger UI served from npm, no CDN): documents about the tables, not
- * entries of them.
+ * Swagger UI's files, found through its package.json: the package's index would load its whole
+ * browser bundle (≈ 25 MB resident) into the gateway, which only serves the files.
+ */
+const swaggerUiFiles = () => dirname(require.resolve('swagger-ui-dist/package.json'));
+
+/** A JSON document built on its first request, then kept serialized (the built objects are let go). */
+function builtOnce(build: () => unknown): () => string {
+  let json: string | undefined;
+  return () => (json ??= JSON.stringify(build()));
+}
+
+/**
+ * `/openapi.json` and `/asyncapi.json` (the HTTP API and the event bus, each built from the
+ * contracts on its first request and kept) and `/docs` (Swagger UI served from npm, no CDN):
+ * documents about the tables, not entries of them. A gateway nobody asks for its documents
+ * never builds them.
  */
 export function mountDocs(app: Express, publicUrl: string): void {
-  const document = buildOpenApi(publicUrl);
-  const events = buildAsyncApi();
+  const document = builtOnce(() => buildOpenApi(publicUrl));
+  const events = builtOnce(() => buildAsyncApi());
   mountRoute(app, 'get', '/openapi.json', (_req, res) => {
-    res.json(document);
+    res.type('json').send(document());
   });
   mountRoute(app, 'get', '/asyncapi.json', (_req, res) => {
-    res.json(events);
+    res.type('json').send(events());
   });
   mountRoute(app, 'get', '/docs', (_req, res) => {
     res.type('html').send(page);
@@ -32,5 +45,5 @@ export function mountDocs(app: Express, publicUrl: string): void {
   mountRoute(app, 'get', '/docs/init.js', (_req, res) => {
     res.type('application/javascript').send(init);
   });
-  app.use('/docs/assets', serveStatic(getAbsoluteFSPath(), { index: false, maxAge: '1d' }));
+  app.use('/docs/assets', serveStatic(swaggerUiFiles(), { index: false, maxAge: '1d' }));
 }
