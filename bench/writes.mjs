@@ -486,11 +486,11 @@ row(
 console.log(
   `| booking → CRM lag (probe, during the race) | ${bookings.lag.n} | – | ${fmt(bookings.lag.p50)} | ${fmt(bookings.lag.p99)} | – | – | – | – |`,
 );
-for (const [name, run] of [
+for (const [name, run] of /** @type {const} */ ([
   ['transfers, 4 payers → 4 payees', transfers],
   ['transfers, 32 payers → one payee (hot payee)', hotPayee],
   ['transfers, 32 distinct pairs', pairs],
-])
+]))
   row(name, run.result, run.cost, `money conserved: ${run.conserved}; payees +${run.payeesGainedMinor} = answered ${run.sentMinor}`);
 
 // Per process: CPU ms per operation (the sum above leaves out the wire relays and the bench itself).
