@@ -15,7 +15,8 @@
 // its per-minute limit, so every answer is a 200 and the limits do their work on every request.
 //   node bench/gateway-cpu.mjs   (after the build; BENCH_ROUNDS 5, BENCH_REQUESTS 4000 per
 //   round, BENCH_CONNECTIONS 32, BENCH_ADDRESSES 2000, BENCH_GATEWAY_BASELINE, BENCH_TRACING=0
-//   leaves the tracing column out, BENCH_GATEWAY_NODE_ARGS the gateways' node options)
+//   leaves the tracing column out, BENCH_GATEWAY_NODE_ARGS the gateways' node options,
+//   BENCH_BARE_NODE_ARGS the bare proxy's)
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -30,8 +31,10 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const addresses = Number(process.env.BENCH_ADDRESSES ?? 2000);
 const baseline = process.env.BENCH_GATEWAY_BASELINE;
 const withTracing = process.env.BENCH_TRACING !== '0';
-// Node options of the gateways this bench starts (`--cpu-prof --cpu-prof-dir=…` for a profile).
+// Node options of the gateways this bench starts (`--cpu-prof --cpu-prof-dir=…` for a profile),
+// and of the bare proxy (BENCH_BARE_NODE_ARGS: the same profile of the floor, to compare them).
 const gatewayNodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const bareNodeArgs = (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 /** The bare proxy, in a process of its own (so its CPU is read apart). */
 const BARE = `
@@ -46,11 +49,12 @@ http.createServer((req, res) => {
   out.on('error', () => { res.statusCode = 502; res.end(); });
   req.pipe(out);
 }).listen(Number(process.env.PORT), '127.0.0.1', () => process.send?.('ready'));
+process.once('SIGTERM', () => process.exit(0)); // an exit, so a --cpu-prof profile is written
 `;
 
 async function startBare(catalog) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', BARE], {
+  const child = spawn(process.execPath, [...bareNodeArgs, '-e', BARE], {
     env: { ...process.env, TARGET: catalog, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -176,6 +176,14 @@ describe('failures answered by the gateway in the envelope', () => {
     expect(own.headers.get('x-frame-options')).toBe('SAMEORIGIN');
   });
 
+  test("a service's repeated headers reach the client each as sent, with the gateway's own beside them", async () => {
+    const res = await fetch(`${gateway.url}/customers?__cookies`);
+    expect(res.status).toBe(200);
+    expect(res.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-type')).toBe('application/json');
+  });
+
   test('a CORS preflight of a proxied path is answered by the gateway', async () => {
     const res = await fetch(`${gateway.url}/wallets/banks`, {
       method: 'OPTIONS',
