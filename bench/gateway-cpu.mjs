@@ -125,27 +125,31 @@ const started = [];
 try {
   const catalog = await startService(infra, identity, { main: join(root, 'services/catalog/dist/main.js'), database: 'bench_catalog' });
   started.push(catalog);
-  const targets = { 'bare Node proxy': await startBare(catalog.url) };
-  targets.gateway = await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url);
+  // Each proxy is stopped at the end once started, also when a later one fails to start.
+  const track = (target) => (started.push(target), target);
+  const targets = { 'bare Node proxy': track(await startBare(catalog.url)) };
+  targets.gateway = track(await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url));
+  const tracing = (env = {}) => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink?.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.1',
+    ...env,
+  });
   if (sink)
-    targets['gateway, tracing 10 %'] = await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0.1',
-      BUS_NAMESPACE: uniqueName('bench'),
-    });
+    targets['gateway, tracing 10 %'] = track(
+      await startGateway(
+        infra,
+        identity,
+        join(root, 'services/gateway/dist/main.js'),
+        catalog.url,
+        tracing({ BUS_NAMESPACE: uniqueName('bench') }),
+      ),
+    );
   if (baseline) {
-    targets['baseline gateway'] = await startGateway(infra, identity, baseline, catalog.url);
-    if (sink)
-      targets['baseline gateway, tracing 10 %'] = await startGateway(infra, identity, baseline, catalog.url, {
-        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0.1',
-      });
+    targets['baseline gateway'] = track(await startGateway(infra, identity, baseline, catalog.url));
+    if (sink) targets['baseline gateway, tracing 10 %'] = track(await startGateway(infra, identity, baseline, catalog.url, tracing()));
   }
-  started.push(...Object.values(targets));
   for (const target of Object.values(targets)) await load(target.url, { strict: false }); // warm-up: connections, JIT, leases
   const results = Object.fromEntries(
     Object.keys(targets).map((name) => [name, /** @type {{ us: number, rps: number, p99: number }[]} */ ([])]),
