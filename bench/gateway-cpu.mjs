@@ -15,7 +15,8 @@
 // its per-minute limit, so every answer is a 200 and the limits do their work on every request.
 //   node bench/gateway-cpu.mjs   (after the build; BENCH_ROUNDS 5, BENCH_REQUESTS 4000 per
 //   round, BENCH_CONNECTIONS 32, BENCH_ADDRESSES 2000, BENCH_GATEWAY_BASELINE, BENCH_TRACING=0
-//   leaves the tracing column out, BENCH_GATEWAY_NODE_ARGS the gateways' node options)
+//   leaves the tracing column out, BENCH_GATEWAY_NODE_ARGS the gateways' node options,
+//   BENCH_BARE_NODE_ARGS the bare proxy's)
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -30,8 +31,10 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const addresses = Number(process.env.BENCH_ADDRESSES ?? 2000);
 const baseline = process.env.BENCH_GATEWAY_BASELINE;
 const withTracing = process.env.BENCH_TRACING !== '0';
-// Node options of the gateways this bench starts (`--cpu-prof --cpu-prof-dir=…` for a profile).
+// Node options of the gateways this bench starts (`--cpu-prof --cpu-prof-dir=…` for a profile),
+// and of the bare proxy (BENCH_BARE_NODE_ARGS: the same profile of the floor, to compare them).
 const gatewayNodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const bareNodeArgs = (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 /** The bare proxy, in a process of its own (so its CPU is read apart). */
 const BARE = `
@@ -46,11 +49,12 @@ http.createServer((req, res) => {
   out.on('error', () => { res.statusCode = 502; res.end(); });
   req.pipe(out);
 }).listen(Number(process.env.PORT), '127.0.0.1', () => process.send?.('ready'));
+process.once('SIGTERM', () => process.exit(0)); // an exit, so a --cpu-prof profile is written
 `;
 
 async function startBare(catalog) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', BARE], {
+  const child = spawn(process.execPath, [...bareNodeArgs, '-e', BARE], {
     env: { ...process.env, TARGET: catalog, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -121,27 +125,31 @@ const started = [];
 try {
   const catalog = await startService(infra, identity, { main: join(root, 'services/catalog/dist/main.js'), database: 'bench_catalog' });
   started.push(catalog);
-  const targets = { 'bare Node proxy': await startBare(catalog.url) };
-  targets.gateway = await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url);
+  // Each proxy is stopped at the end once started, also when a later one fails to start.
+  const track = (target) => (started.push(target), target);
+  const targets = { 'bare Node proxy': track(await startBare(catalog.url)) };
+  targets.gateway = track(await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url));
+  const tracing = (env = {}) => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink?.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.1',
+    ...env,
+  });
   if (sink)
-    targets['gateway, tracing 10 %'] = await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0.1',
-      BUS_NAMESPACE: uniqueName('bench'),
-    });
+    targets['gateway, tracing 10 %'] = track(
+      await startGateway(
+        infra,
+        identity,
+        join(root, 'services/gateway/dist/main.js'),
+        catalog.url,
+        tracing({ BUS_NAMESPACE: uniqueName('bench') }),
+      ),
+    );
   if (baseline) {
-    targets['baseline gateway'] = await startGateway(infra, identity, baseline, catalog.url);
-    if (sink)
-      targets['baseline gateway, tracing 10 %'] = await startGateway(infra, identity, baseline, catalog.url, {
-        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0.1',
-      });
+    targets['baseline gateway'] = track(await startGateway(infra, identity, baseline, catalog.url));
+    if (sink) targets['baseline gateway, tracing 10 %'] = track(await startGateway(infra, identity, baseline, catalog.url, tracing()));
   }
-  started.push(...Object.values(targets));
   for (const target of Object.values(targets)) await load(target.url, { strict: false }); // warm-up: connections, JIT, leases
   const results = Object.fromEntries(
     Object.keys(targets).map((name) => [name, /** @type {{ us: number, rps: number, p99: number }[]} */ ([])]),

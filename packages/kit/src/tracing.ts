@@ -263,14 +263,22 @@ export function distrustIncomingTraceContext(server: Server): void {
   // The inherited emit, looked up at each event: the one the http instrumentation wrapped.
   const emit = (target: Server) =>
     (Object.getPrototypeOf(target) as { emit: (event: string | symbol, ...args: unknown[]) => boolean }).emit;
-  server.emit = function (this: Server, event: string | symbol, ...args: unknown[]): boolean {
+  // Every event of the server passes here (each request's among them): the arguments go on as
+  // they came, without a rest array and a spread per event, and a request without trace headers
+  // (most of them) is only looked at.
+  server.emit = function (this: Server, event: string | symbol): boolean {
     if (event === 'request') {
-      const request = args[0] as DistrustedRequest;
-      const caller = trace.getSpanContext(contextFrom(request.headers));
-      if (caller && isSpanContextValid(caller)) request[CALLER_TRACE] = caller;
-      for (const name of CALLER_TRACE_HEADERS) delete request.headers[name];
+      // eslint-disable-next-line prefer-rest-params
+      const request = arguments[1] as DistrustedRequest;
+      const headers = request.headers;
+      if (headers.traceparent !== undefined || headers.tracestate !== undefined || headers.baggage !== undefined) {
+        const caller = trace.getSpanContext(contextFrom(headers));
+        if (caller && isSpanContextValid(caller)) request[CALLER_TRACE] = caller;
+        for (const name of CALLER_TRACE_HEADERS) delete headers[name];
+      }
     }
-    return emit(this).call(this, event, ...args);
+    // eslint-disable-next-line prefer-rest-params
+    return Reflect.apply(emit(this), this, arguments) as boolean;
   } as Server['emit'];
 }
 

@@ -99,6 +99,7 @@ export function createApp({ config, runtime, identity, audit, keys, counter, dev
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       forward: createForward({
         log: runtime.log,
+        trustProxyHops: config.TRUST_PROXY,
         timeoutMs: config.UPSTREAM_TIMEOUT_MS,
         targets: {
           wallet: config.WALLET_URL,

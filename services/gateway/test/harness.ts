@@ -23,7 +23,8 @@ export function startUpstream(name: string): Promise<Server> {
     req.on('end', () => {
       if (req.url?.includes('__broken')) return req.socket.destroy();
       const answer = () => {
-        const own = req.url?.includes('__csp') ? { 'content-security-policy': "default-src 'none'" } : {};
+        const own: http.OutgoingHttpHeaders = req.url?.includes('__csp') ? { 'content-security-policy': "default-src 'none'" } : {};
+        if (req.url?.includes('__cookies')) own['set-cookie'] = ['a=1; Path=/', 'b=2; Path=/'];
         res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': String(req.headers['x-request-id']), ...own });
         res.end(JSON.stringify({ success: true, data: { service: name, method: req.method, url: req.url, headers: req.headers, body } }));
       };

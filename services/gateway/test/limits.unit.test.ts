@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import pino from 'pino';
 import type { WindowedCounter } from '@mkt/kit/db';
-import { clientAddress } from '../src/http/rate-limit';
+import { clientAddress, trustedHopValue } from '../src/http/rate-limit';
 import { SharedLimit } from '../src/http/shared-limit';
 
 /** A counter in memory with the guarded take of kit's WindowedCounter, counting its writes. */
@@ -91,5 +91,20 @@ describe('clientAddress', () => {
     [['a, 198.51.100.1', '203.0.113.7'], 2, '198.51.100.1'],
   ])('X-Forwarded-For %j with %d trusted hops: %s', (forwarded, hops, expected) => {
     expect(clientAddress(request(forwarded), hops)).toBe(expected);
+  });
+});
+
+describe('trustedHopValue', () => {
+  test.each([
+    [undefined, 1, null],
+    ['https', 0, null],
+    ['https', 1, 'https'],
+    ['http, https', 1, 'https'],
+    ['evil.example, shop.example ,lb.internal', 2, 'shop.example'],
+    ['443', 3, '443'],
+    [' , ', 1, null],
+    [['http', 'https'], 1, 'https'],
+  ])('%j with %d trusted hops: %j', (header, hops, expected) => {
+    expect(trustedHopValue(header, hops)).toBe(expected);
   });
 });

@@ -176,6 +176,14 @@ describe('failures answered by the gateway in the envelope', () => {
     expect(own.headers.get('x-frame-options')).toBe('SAMEORIGIN');
   });
 
+  test("a service's repeated headers reach the client each as sent, with the gateway's own beside them", async () => {
+    const res = await fetch(`${gateway.url}/customers?__cookies`);
+    expect(res.status).toBe(200);
+    expect(res.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-type')).toBe('application/json');
+  });
+
   test('a CORS preflight of a proxied path is answered by the gateway', async () => {
     const res = await fetch(`${gateway.url}/wallets/banks`, {
       method: 'OPTIONS',
@@ -205,12 +213,39 @@ describe('failures answered by the gateway in the envelope', () => {
     expect(seen.connection).not.toBe('close');
   });
 
-  test('with TRUST_PROXY hops, X-Forwarded-For upstream is the address those hops saw, alone', async () => {
+  test("X-Forwarded-Host/-Proto/-Port are the gateway's own, never what the client wrote", async () => {
+    const res = await call(gateway.url, 'GET', '/customers', {
+      headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', 'x-forwarded-port': '443' },
+    });
+    const seen = res.body.data.headers;
+    const { host, port } = new URL(gateway.url);
+    expect(seen['x-forwarded-host']).toBe(host);
+    expect(seen['x-forwarded-proto']).toBe('http');
+    expect(seen['x-forwarded-port']).toBe(port);
+  });
+
+  test('with TRUST_PROXY hops, X-Forwarded-For upstream is the address those hops saw, alone, and -Host/-Proto/-Port theirs', async () => {
     const behindProxy = await startGateway({ ...targets, TRUST_PROXY: '1' });
     try {
       const res = await call(behindProxy.url, 'GET', '/customers', { headers: { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' } });
       expect(res.body.data.headers['x-forwarded-for']).toBe('198.51.100.7');
       expect(res.body.data.headers['x-client-address']).toBe('198.51.100.7');
+      // The trusted hop's X-Forwarded-Host/-Proto/-Port (the last entry of each), not the
+      // client's entries before it; the gateway's own where the hop wrote none.
+      const hopped = await call(behindProxy.url, 'GET', '/customers', {
+        headers: { 'x-forwarded-host': 'evil.example, shop.example', 'x-forwarded-proto': 'http, https', 'x-forwarded-port': '8443, 443' },
+      });
+      expect(hopped.body.data.headers).toMatchObject({
+        'x-forwarded-host': 'shop.example',
+        'x-forwarded-proto': 'https',
+        'x-forwarded-port': '443',
+      });
+      const { host, port } = new URL(behindProxy.url);
+      expect((await call(behindProxy.url, 'GET', '/customers')).body.data.headers).toMatchObject({
+        'x-forwarded-host': host,
+        'x-forwarded-proto': 'http',
+        'x-forwarded-port': port,
+      });
     } finally {
       await behindProxy.close();
     }

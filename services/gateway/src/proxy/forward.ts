@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerR
 import { Pool, type Dispatcher } from 'undici';
 import { ErrorCode } from '@mkt/contracts';
 import { CLIENT_ADDRESS_HEADER } from '@mkt/kit/http';
+import { trustedHopValue } from '../http/rate-limit';
 import { propagateTraceTo, startProxySpan, tracingEnabled } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
 import type { Upstream } from './routes';
@@ -9,6 +10,8 @@ import type { Upstream } from './routes';
 export interface ForwardOptions {
   targets: Record<Upstream, string>;
   timeoutMs: number;
+  /** `TRUST_PROXY`: how many proxy hops in front of the gateway write the `X-Forwarded-*` headers. */
+  trustProxyHops: number;
   log: Logger;
 }
 
@@ -43,6 +46,32 @@ const REQUEST_ONLY = ['expect'];
 // client's trace context must not go as a second one.
 const TRACE_HEADERS = ['traceparent', 'tracestate'];
 
+const HOP_BY_HOP_NAMES = new Set(HOP_BY_HOP);
+
+/**
+ * The answer's head as one flat list of names and values, handed to `writeHead` in one call:
+ * the service's headers without its connection headers, then each of the gateway's (`extra`)
+ * the service did not set. Built afresh rather than by deleting from the service's header
+ * object (a delete turns an object into a slow dictionary, for every later read of it).
+ */
+function answerHead(answer: IncomingHttpHeaders, extra: OutgoingHttpHeaders): string[] {
+  const head: string[] = [];
+  for (const name in answer) {
+    if (HOP_BY_HOP_NAMES.has(name)) continue;
+    const value = answer[name];
+    if (value === undefined) continue;
+    if (typeof value === 'string') head.push(name, value);
+    else for (const each of value) head.push(name, each);
+  }
+  for (const name in extra) {
+    const value = extra[name];
+    if (value === undefined || answer[name] !== undefined) continue;
+    if (Array.isArray(value)) for (const each of value) head.push(name, each);
+    else head.push(name, String(value));
+  }
+  return head;
+}
+
 /** An idempotent method (RFC 9110 §9.2.2) whose request has no body to stream again. */
 function isResendable(req: IncomingMessage): boolean {
   return IDEMPOTENT.has(req.method ?? '') && !hasBody(req);
@@ -55,22 +84,24 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
- * `X-Forwarded-For` is the one address the edge worked out for the client (`x-client-address`:
- * the socket's, or the one its trusted proxy hops saw) — what a service's server span records as
- * `client.address` is never an address the client wrote; the client's `Forwarded` is not passed
- * on (the services' http instrumentation would read its `for=` and `host=` first).
- * `X-Forwarded-Port/-Proto` appended to, `X-Forwarded-Host` kept or set from `Host`.
+ * The `X-Forwarded-*` headers are the edge's, never the client's: `X-Forwarded-For` is the one
+ * address the edge worked out for the client (`x-client-address`: the socket's, or the one its
+ * trusted proxy hops saw) — what a service's server span records as `client.address` is never an
+ * address the client wrote; `X-Forwarded-Host` is the `Host` the gateway received,
+ * `X-Forwarded-Proto` its own protocol and `X-Forwarded-Port` the port the request came in on —
+ * or, with `TRUST_PROXY` hops, what the trusted hop wrote in each (read as the client address is:
+ * `trustedHopValue`), the gateway's own when it wrote none. The client's values and its
+ * `Forwarded` are not passed on (the services' http instrumentation would read its `for=` and
+ * `host=` first).
  */
-function addForwarded(headers: IncomingHttpHeaders, req: IncomingMessage): void {
+function addForwarded(headers: IncomingHttpHeaders, req: IncomingMessage, hops: number): void {
   const client = headers[CLIENT_ADDRESS_HEADER];
-  const host = headers.host ?? '';
-  const colon = host.lastIndexOf(':');
-  const port = colon > host.lastIndexOf(']') && colon !== -1 ? host.slice(colon + 1) : '80';
+  const socket = req.socket as IncomingMessage['socket'] & { encrypted?: boolean };
   if (headers.forwarded !== undefined) delete headers.forwarded;
-  headers['x-forwarded-for'] = typeof client === 'string' && client ? client : (req.socket.remoteAddress ?? '');
-  headers['x-forwarded-port'] = headers['x-forwarded-port'] ? `${String(headers['x-forwarded-port'])},${port}` : port;
-  headers['x-forwarded-proto'] = headers['x-forwarded-proto'] ? `${String(headers['x-forwarded-proto'])},http` : 'http';
-  headers['x-forwarded-host'] ??= host;
+  headers['x-forwarded-for'] = typeof client === 'string' && client ? client : (socket.remoteAddress ?? '');
+  headers['x-forwarded-host'] = trustedHopValue(headers['x-forwarded-host'], hops) ?? headers.host ?? '';
+  headers['x-forwarded-proto'] = trustedHopValue(headers['x-forwarded-proto'], hops) ?? (socket.encrypted ? 'https' : 'http');
+  headers['x-forwarded-port'] = trustedHopValue(headers['x-forwarded-port'], hops) ?? String(socket.localPort ?? '');
 }
 
 /**
@@ -78,15 +109,15 @@ function addForwarded(headers: IncomingHttpHeaders, req: IncomingMessage): void 
  * keep-alive connections (undici closes an idle one before the service's `Keep-Alive: timeout`
  * says it would, so a socket the service is closing is not reused; at most 30 s). The request
  * goes as the client sent it — method, target, `Host`, `Authorization`, body — with
- * `X-Forwarded-For/-Port/-Proto/-Host` added (`X-Forwarded-For`: the edge's client address
- * alone) and the client's connection headers and `Forwarded` left out; the
+ * `X-Forwarded-For/-Host/-Proto/-Port` set by the edge (`addForwarded`) and the client's
+ * connection headers and `Forwarded` left out; the
  * answer comes back with the service's status and headers (its connection headers left out,
  * the gateway's joined where the service set none), with backpressure both ways. Failures
  * answer with the error envelope: refused/unresolvable → 503, broken → 502, no answer (or a
  * body that stalls) for `timeoutMs` → 504. An idempotent request without a body whose pooled
  * connection was reset before any answer is sent again, at most twice.
  */
-export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forward {
+export function createForward({ targets, timeoutMs, trustProxyHops, log }: ForwardOptions): Forward {
   const pools = Object.fromEntries(
     Object.entries(targets).map(([upstream, target]) => [
       upstream,
@@ -106,7 +137,7 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
     for (const name of HOP_BY_HOP) if (headers[name] !== undefined) delete headers[name];
     for (const name of REQUEST_ONLY) if (headers[name] !== undefined) delete headers[name];
     if (dropTrace) for (const name of TRACE_HEADERS) if (headers[name] !== undefined) delete headers[name];
-    addForwarded(headers, req);
+    addForwarded(headers, req, trustProxyHops);
     const body = hasBody(req) ? req : null;
     const options: Dispatcher.DispatchOptions = {
       path: req.url ?? '/',
@@ -140,10 +171,9 @@ export function createForward({ targets, timeoutMs, log }: ForwardOptions): Forw
       },
       onResponseStart(ctl, statusCode, answer, statusMessage) {
         status = statusCode;
-        for (const name of HOP_BY_HOP) if (answer[name] !== undefined) delete answer[name];
-        for (const name in extra) answer[name] ??= extra[name] as string;
-        if (statusMessage) res.writeHead(statusCode, statusMessage, answer);
-        else res.writeHead(statusCode, answer);
+        const head = answerHead(answer, extra);
+        if (statusMessage) res.writeHead(statusCode, statusMessage, head);
+        else res.writeHead(statusCode, head);
       },
       onResponseData(ctl, chunk) {
         if (!res.write(chunk)) {
