@@ -122,6 +122,27 @@ describe('the booking sweep', () => {
     expect(ids.filter((id) => id.startsWith(`${_id}-`))).toHaveLength(2);
   });
 
+  test('PaymentPending bookings whose retry keeps failing take their turn after the others: a read that changed nothing never returns the same ones first', async () => {
+    const { booking } = await givenFreeBooking();
+    // This file's database: only these three wait for the wallet.
+    await models().Booking.collection.deleteMany({ status: 'PaymentPending' });
+    const { _id, referenceId, ...rest } = booking;
+    const waiting = ['a', 'b', 'c'].map((suffix, i) => ({
+      ...rest,
+      _id: `${_id}-${suffix}`,
+      referenceId: `${referenceId}-${suffix}`,
+      status: 'PaymentPending',
+      updatedAt: new Date(Date.now() - 120_000 + i * 1000),
+    }));
+    await models().Booking.collection.insertMany(waiting as never[]);
+    const repository = new BookingRepository(models());
+    const mine = (found: Array<{ _id: string }>) => found.map((each) => each._id).filter((id) => id.startsWith(`${_id}-`));
+    // Each read's retries fail (nothing written on the bookings): the next read starts with those not tried.
+    expect(mine(await repository.unfinished(new Date(), new Date(), 2, new Date(Date.now() - 2_000)))).toEqual([`${_id}-a`, `${_id}-b`]);
+    expect(mine(await repository.unfinished(new Date(), new Date(), 2, new Date(Date.now() - 1_000)))).toEqual([`${_id}-c`, `${_id}-a`]);
+    expect(mine(await repository.unfinished(new Date(), new Date(), 2, new Date()))).toEqual([`${_id}-b`, `${_id}-a`]);
+  });
+
   test('owed bookings whose give-back keeps failing take their turn after the others: 100 of them never fill the read every time', async () => {
     const { booking } = await givenFreeBooking();
     const { _id, referenceId, ...rest } = booking;

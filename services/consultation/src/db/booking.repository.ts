@@ -18,6 +18,8 @@ export const OWED_FILTER = { owed: true, compensated: { $ne: LAST_GIVE_BACK } } 
 
 /** The owed bookings' turn: never tried by the sweep first, then the least recently tried, then the oldest moves. */
 const OWED_TURN = { owedTriedAt: 1, updatedAt: 1, _id: 1 } as const;
+/** The PaymentPending bookings' turn, by the same rule: never asked again by the sweep first, then the least recently asked. */
+const WAITING_TURN = { paymentTriedAt: 1, updatedAt: 1, _id: 1 } as const;
 
 /** Flagged `owed` though its last give-back is recorded (by a process of a version before the flag): nothing owed. */
 const GIVEN_BACK_FLAGGED = { owed: true, compensated: LAST_GIVE_BACK } as const satisfies mongo.Filter<BookingDoc>;
@@ -165,10 +167,10 @@ export class BookingRepository {
    * Failed or Cancelled ones still owing a give-back (`owed`), read through the sparse index
    * that holds only those: the read costs the work owed, not the history of given-up bookings.
    * Each kind with its own limit, so that many of one (PaymentPending ones while the wallet is
-   * away) never keep the others from their turn. The owed ones are read least recently tried first
-   * (`owedTriedAt`; never tried first, then the oldest), and those read are stamped `triedAt` in one
-   * write: bookings whose give-back keeps failing go behind the others, so they never fill the
-   * limit on every sweep.
+   * away) never keep the others from their turn. The PaymentPending and the owed ones are read least
+   * recently tried first (`paymentTriedAt`, `owedTriedAt`; never tried first, then the oldest), and
+   * those read are stamped `triedAt` (one write per kind): bookings whose retry keeps failing (an
+   * error writes nothing on them) go behind the others, so they never fill the limit on every sweep.
    */
   async unfinished(stuckBefore: Date, waitingBefore: Date, perKind = 100, triedAt = new Date()): Promise<BookingDoc[]> {
     const { Booking } = this.models;
@@ -177,12 +179,19 @@ export class BookingRepository {
         .limit(perKind)
         .lean<BookingDoc[]>(),
       Booking.find({ status: 'PaymentPending', updatedAt: { $lt: waitingBefore } })
+        .sort(WAITING_TURN)
         .limit(perKind)
         .lean<BookingDoc[]>(),
       Booking.find(OWED_FILTER).hint(OWED_INDEX).sort(OWED_TURN).limit(perKind).lean<BookingDoc[]>(),
     ]);
+    const waiting = found[1].map(({ _id }) => _id);
     const owed = found[2].map(({ _id }) => _id);
-    if (owed.length > 0) await collectionOf(Booking).updateMany({ _id: { $in: owed }, owed: true }, { $set: { owedTriedAt: triedAt } });
+    await Promise.all([
+      waiting.length > 0
+        ? collectionOf(Booking).updateMany({ _id: { $in: waiting }, status: 'PaymentPending' }, { $set: { paymentTriedAt: triedAt } })
+        : null,
+      owed.length > 0 ? collectionOf(Booking).updateMany({ _id: { $in: owed }, owed: true }, { $set: { owedTriedAt: triedAt } }) : null,
+    ]);
     return found.flat();
   }
 

@@ -189,6 +189,7 @@ const bookingSchema = new Schema<BookingDoc>(
     compensated: { type: [String], default: [] },
     owed: { type: Boolean },
     owedTriedAt: { type: Date },
+    paymentTriedAt: { type: Date },
     pendingEvents: pendingEventsField,
   },
   { timestamps: true, versionKey: false },

@@ -235,6 +235,12 @@ export interface BookingDoc {
    * every time. Removed with `owed`.
    */
   owedTriedAt?: Date;
+  /**
+   * When the sweep last read the booking, PaymentPending, to ask the wallet again (absent: never):
+   * the same turn as `owedTriedAt`, so PaymentPending bookings whose retry keeps failing never keep
+   * the others waiting for theirs (and for their payment deadline's void).
+   */
+  paymentTriedAt?: Date;
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
