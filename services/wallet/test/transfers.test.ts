@@ -110,6 +110,28 @@ describe('POST /v1/wallet/transfers', () => {
   });
 });
 
+describe('a credit refused after the debit applied never fails the transfer', () => {
+  test('a transfer left Pending with its debit applied, whose credit is refused (no wallet to read): it waits Debited, then completes', async () => {
+    const { from, to } = await pair();
+    const id = await transferDebitedThenCrashed(walletApp(), from, to, 25_00);
+    // The flow records nothing between its steps: a crash after the debit leaves the transfer Pending.
+    await Transfer.updateOne({ _id: id }, { $set: { status: 'Pending' } });
+    const recipient = (await Wallet.findOne({ userId: to.id }).lean())!;
+    await Wallet.deleteOne({ userId: to.id });
+    const later = new Date(Date.now() + 60_000);
+    await walletApp().parts.transfers.resume(later);
+    expect((await Transfer.findById(id).lean())?.status).toBe('Debited');
+    expect(await balancesOf(from)).toEqual({ available: 75_00, held: 0 });
+
+    await Wallet.collection.insertOne(recipient as never);
+    await walletApp().parts.transfers.resume(later);
+    expect((await Transfer.findById(id).lean())?.status).toBe('Completed');
+    expect(await balancesOf(from)).toEqual({ available: 75_00, held: 0 });
+    expect(await balancesOf(to)).toEqual({ available: 25_00, held: 0 });
+    expect(await ledgerMatches(to)).toBe(true);
+  });
+});
+
 describe('an op id is a ledger key, kept for good and never on the wallet', () => {
   test('a step run again from a stale read after it completed changes nothing, however late', async () => {
     const { from, to } = await pair();

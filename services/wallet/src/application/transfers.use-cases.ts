@@ -63,8 +63,11 @@ export class Transfers {
         await this.transfers.recordCredit(transfer._id, completedAt);
         return { ...transfer, status: 'Completed', completedAt };
       },
-      // No room under the recipient's ceiling: the credit stays owed (Debited) until the sweep can apply it.
-      waitsOn: (err) => err instanceof BalanceCeilingExceeded,
+      // No room under the recipient's ceiling, or any other refusal of the credit (a credit is never
+      // short of funds: an "insufficient funds" answer is a wallet that changed under every try, or
+      // none to read): the credit stays owed (Debited) until the sweep can apply it. Never a
+      // refusal that fails the transfer, whose debit is applied by now.
+      waitsOn: (err) => err instanceof BalanceCeilingExceeded || err instanceof InsufficientFunds,
     });
     this.flow = defineFlow<TransferDoc>('transfer', [debitInFlow, this.creditStep]);
   }
@@ -132,7 +135,10 @@ export class Transfers {
     if (run.record.status === 'Debited') await this.transfers.recordDebit(run.record._id);
     if (run.ran.includes('credit')) this.completed(run.record);
     if (run.stoppedAt?.step === 'credit')
-      this.log.error({ transferId: run.record._id }, 'transfer credit waits: the recipient’s balance would pass its ceiling');
+      this.log.error(
+        { transferId: run.record._id, err: run.stoppedAt.error },
+        'transfer credit waits: the recipient’s wallet refused it (its ceiling, or it changed under every try); the sweep tries again',
+      );
   }
 
   private async runOne(step: Step<TransferDoc>, transfer: TransferDoc): Promise<TransferDoc> {
