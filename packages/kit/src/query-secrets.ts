@@ -34,8 +34,12 @@ export function isSecretQueryParam(name: string): boolean {
   return NAMED.has(lower) || lower.endsWith('token') || lower.endsWith('secret');
 }
 
-/** A parameter (`name=value`) of a query string, in a target or anywhere in a log line. */
-const QUERY_PARAM = /([?&])([^=&#\s"\\]+)=([^&#\s"\\]*)/g;
+/**
+ * A parameter (`name=value`) of a query string, in a target or anywhere in a log line. Neither
+ * runs past a `?`: a nested, unencoded query in a value (`?next=/pay?token=…`) is read as
+ * parameters of its own.
+ */
+const QUERY_PARAM = /([?&])([^=&#?\s"\\]+)=([^&#?\s"\\]*)/g;
 
 /** A request target or log line with the values of secret query parameters blanked. */
 export function redactQuerySecrets(text: string, marker = '[redacted]'): string {

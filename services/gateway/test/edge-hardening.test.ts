@@ -287,5 +287,9 @@ describe('access logs', () => {
     expect(redactQuerySecrets('/x?X-Amz-Credential=a&Client_Secret=b&RESET_TOKEN=c&tokens=d')).toBe(
       '/x?X-Amz-Credential=[redacted]&Client_Secret=[redacted]&RESET_TOKEN=[redacted]&tokens=d',
     );
+    // A nested, unencoded query in a value: its parameters are read too.
+    expect(redactQuerySecrets('/checkout/return?next=/pay?token=S1&page=2')).toBe('/checkout/return?next=/pay?token=[redacted]&page=2');
+    expect(redactQuerySecrets('/cb?redirect=https://a/b?access_token=S2')).toBe('/cb?redirect=https://a/b?access_token=[redacted]');
+    expect(redactQuerySecrets('/cb?state=x?code=S3')).toBe('/cb?state=x?code=[redacted]');
   });
 });
