@@ -224,23 +224,33 @@ describe('failures answered by the gateway in the envelope', () => {
     expect(seen['x-forwarded-port']).toBe(port);
   });
 
-  test('with TRUST_PROXY hops, X-Forwarded-For upstream is the address those hops saw, alone, and -Host/-Proto/-Port theirs', async () => {
+  test('with TRUST_PROXY hops, X-Forwarded-For upstream is the address those hops saw, alone, -Proto/-Port theirs when well-formed, -Host the received Host', async () => {
     const behindProxy = await startGateway({ ...targets, TRUST_PROXY: '1' });
     try {
       const res = await call(behindProxy.url, 'GET', '/customers', { headers: { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' } });
       expect(res.body.data.headers['x-forwarded-for']).toBe('198.51.100.7');
       expect(res.body.data.headers['x-client-address']).toBe('198.51.100.7');
-      // The trusted hop's X-Forwarded-Host/-Proto/-Port (the last entry of each), not the
-      // client's entries before it; the gateway's own where the hop wrote none.
+      // The trusted hop's X-Forwarded-Proto/-Port (the last entry of each), not the client's
+      // entries before it; X-Forwarded-Host always the Host the gateway received (a hop that
+      // writes none would leave the client's only entry as "the hop's").
+      const { host, port } = new URL(behindProxy.url);
       const hopped = await call(behindProxy.url, 'GET', '/customers', {
         headers: { 'x-forwarded-host': 'evil.example, shop.example', 'x-forwarded-proto': 'http, https', 'x-forwarded-port': '8443, 443' },
       });
       expect(hopped.body.data.headers).toMatchObject({
-        'x-forwarded-host': 'shop.example',
+        'x-forwarded-host': host,
         'x-forwarded-proto': 'https',
         'x-forwarded-port': '443',
       });
-      const { host, port } = new URL(behindProxy.url);
+      // What is not a protocol or a port is not taken from anyone.
+      const malformed = await call(behindProxy.url, 'GET', '/customers', {
+        headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'javascript', 'x-forwarded-port': '99999' },
+      });
+      expect(malformed.body.data.headers).toMatchObject({
+        'x-forwarded-host': host,
+        'x-forwarded-proto': 'http',
+        'x-forwarded-port': port,
+      });
       expect((await call(behindProxy.url, 'GET', '/customers')).body.data.headers).toMatchObject({
         'x-forwarded-host': host,
         'x-forwarded-proto': 'http',

@@ -87,21 +87,27 @@ function hasBody(req: IncomingMessage): boolean {
  * The `X-Forwarded-*` headers are the edge's, never the client's: `X-Forwarded-For` is the one
  * address the edge worked out for the client (`x-client-address`: the socket's, or the one its
  * trusted proxy hops saw) — what a service's server span records as `client.address` is never an
- * address the client wrote; `X-Forwarded-Host` is the `Host` the gateway received,
- * `X-Forwarded-Proto` its own protocol and `X-Forwarded-Port` the port the request came in on —
- * or, with `TRUST_PROXY` hops, what the trusted hop wrote in each (read as the client address is:
- * `trustedHopValue`), the gateway's own when it wrote none. The client's values and its
- * `Forwarded` are not passed on (the services' http instrumentation would read its `for=` and
- * `host=` first).
+ * address the client wrote; `X-Forwarded-Host` is the `Host` the gateway received (edge proxies
+ * pass the client's `Host` on; a hop's `X-Forwarded-Host` cannot be told from one the client
+ * wrote when the hop writes none); `X-Forwarded-Proto` and `-Port` are the gateway's own protocol
+ * and port — or, with `TRUST_PROXY` hops (TLS ends there), what the trusted hop wrote in each
+ * (read as the client address is: `trustedHopValue`) when it is well-formed: `http` or `https`, a
+ * port number. The client's values and its `Forwarded` are not passed on (the services' http
+ * instrumentation would read its `for=` and `host=` first).
  */
+/** A TCP port number (1–65535), as a hop writes it. */
+const PORT = /^(?:[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/;
+
 function addForwarded(headers: IncomingHttpHeaders, req: IncomingMessage, hops: number): void {
   const client = headers[CLIENT_ADDRESS_HEADER];
   const socket = req.socket as IncomingMessage['socket'] & { encrypted?: boolean };
   if (headers.forwarded !== undefined) delete headers.forwarded;
   headers['x-forwarded-for'] = typeof client === 'string' && client ? client : (socket.remoteAddress ?? '');
-  headers['x-forwarded-host'] = trustedHopValue(headers['x-forwarded-host'], hops) ?? headers.host ?? '';
-  headers['x-forwarded-proto'] = trustedHopValue(headers['x-forwarded-proto'], hops) ?? (socket.encrypted ? 'https' : 'http');
-  headers['x-forwarded-port'] = trustedHopValue(headers['x-forwarded-port'], hops) ?? String(socket.localPort ?? '');
+  headers['x-forwarded-host'] = headers.host ?? '';
+  const proto = trustedHopValue(headers['x-forwarded-proto'], hops);
+  headers['x-forwarded-proto'] = proto === 'http' || proto === 'https' ? proto : socket.encrypted ? 'https' : 'http';
+  const port = trustedHopValue(headers['x-forwarded-port'], hops);
+  headers['x-forwarded-port'] = port !== null && PORT.test(port) ? port : String(socket.localPort ?? '');
 }
 
 /**
