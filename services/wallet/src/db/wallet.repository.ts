@@ -86,7 +86,7 @@ export class WalletRepository {
   /**
    * A user's wallet's id and currency, opened on first use: neither ever changes and a wallet
    * is never removed, so once this process has read them they are answered without a read (a
-   * bounded map of `KNOWN_WALLETS` users, the least recently read going first).
+   * bounded map of `KNOWN_WALLETS` users, the first one read going first).
    */
   async identityOf(userId: string, userRef: string, referencePrefix: string): Promise<WalletIdentity> {
     const known = this.identities.get(userId);
