@@ -4,6 +4,9 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import type { RequestHandler } from 'express';
 import { bearerToken, verifyAccessToken, type TokenKeys } from '@mkt/kit/http';
 import type { SharedLimit } from './shared-limit';
+import { trustedHopValue } from './trusted-hops';
+
+export { trustedHopValue };
 
 /**
  * The client's address: the socket's, or with `hops` trusted proxies in front, the address the
@@ -14,29 +17,6 @@ export function clientAddress(req: IncomingMessage, hops: number): string {
   const socketAddress = req.socket.remoteAddress ?? 'unknown';
   if (hops === 0) return socketAddress;
   return trustedHopValue(req.headers['x-forwarded-for'], hops) ?? socketAddress;
-}
-
-/**
- * What the trusted proxy hops wrote in a list header (`X-Forwarded-For`, `-Host`, `-Proto`,
- * `-Port`; each hop appends): the `hops`-th non-empty entry from the right, or the leftmost when
- * there are fewer; null when the header has none (or no hop is trusted). Entries further left
- * are the client's own and never taken. Read in place, without splitting the header into arrays.
- */
-export function trustedHopValue(header: string | string[] | undefined, hops: number): string | null {
-  if (hops === 0 || header === undefined) return null;
-  const list = Array.isArray(header) ? header.join(',') : header;
-  let found: string | null = null;
-  let taken = 0;
-  for (let end = list.length; taken < hops && end > 0;) {
-    const comma = list.lastIndexOf(',', end - 1);
-    const part = list.slice(comma + 1, end).trim();
-    if (part) {
-      found = part;
-      taken += 1;
-    }
-    end = comma;
-  }
-  return found;
 }
 
 /** IPv4 as is (also when IPv4-mapped); IPv6 by its /56, as express-rate-limit keys it. */

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerR
 import { Pool, type Dispatcher } from 'undici';
 import { ErrorCode } from '@mkt/contracts';
 import { CLIENT_ADDRESS_HEADER } from '@mkt/kit/http';
-import { trustedHopValue } from '../http/rate-limit';
+import { trustedHopValue } from '../http/trusted-hops';
 import { propagateTraceTo, startProxySpan, tracingEnabled } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
 import type { Upstream } from './routes';
