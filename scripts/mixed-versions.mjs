@@ -360,15 +360,25 @@ async function runConfiguration(config, options) {
  * one: a release from before migrations builds its indexes at start) on the configuration's
  * databases. Throws with the failing one's output.
  */
-function migrateDatabases(dirOf, envOf) {
+async function migrateDatabases(dirOf, envOf) {
   for (const service of SERVICES) {
     const script = join(dirOf(service), 'services', service, 'dist', 'migrate.js');
     if (!existsSync(script)) continue;
-    const ran = spawnSync(process.execPath, [script, 'up'], { cwd: dirOf(service), env: envOf(service), encoding: 'utf8' });
-    if (ran.status !== 0)
-      throw new Error(
-        `the migrations of ${service} failed (${ran.status ?? ran.signal}): ${redact(`${ran.stdout}${ran.stderr}`).slice(-1_500)}`,
-      );
+    // Spawned, not spawnSync: the configurations run side by side in this one process, and a
+    // synchronous migration (seconds on a loaded machine, six of them) stalled the others'
+    // journeys until their requests timed out.
+    const child = spawn(process.execPath, [script, 'up'], { cwd: dirOf(service), env: envOf(service), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const keep = (chunk) => {
+      output = `${output}${chunk}`.slice(-8_000);
+    };
+    child.stdout.setEncoding('utf8').on('data', keep);
+    child.stderr.setEncoding('utf8').on('data', keep);
+    const status = await new Promise((resolve) => {
+      child.once('error', (err) => resolve(messageOf(err)));
+      child.once('close', (code, signal) => resolve(code ?? signal));
+    });
+    if (status !== 0) throw new Error(`the migrations of ${service} failed (${status}): ${redact(output).slice(-1_500)}`);
   }
 }
 
@@ -407,7 +417,7 @@ async function runProcesses(config, { servers, keys, runId, settle, migrateWith 
   const mine = new Map();
   const logOf = (service) => join(LOGS, `${config.id}-${service}.log`);
   try {
-    migrateDatabases(
+    await migrateDatabases(
       (service) => migrateWith ?? config.versions[service].dir,
       (service) => ({ ...envOf[service], LOG_LEVEL: 'warn' }),
     );
