@@ -20,9 +20,10 @@ export interface WireCounter {
    */
   commands(): WireCommand[];
   /**
-   * Puts a fault on the next `times` commands named `command` (on `collection`, when given),
-   * for tests of what a client does when a command fails (needs `bson` at the start). A fault
-   * set while another waits hits the commands after it. Counted and recorded as sent.
+   * Puts a fault on `times` commands named `command` (on `collection`, when given) after the
+   * next `skip`, for tests of what a client does when a command fails (needs `bson` at the
+   * start). Faults on the same commands take turns in the order set: one waits until those
+   * before it are spent. A failed command is counted and recorded as the client sent it.
    */
   failNext(fault: WireFault): void;
   reset(): void;
@@ -43,7 +44,9 @@ export type WireFaultKind = 'error' | 'drop' | { writeErrorAt: number };
 export interface WireFault {
   command: string;
   collection?: string;
-  /** How many of the next matching commands it hits (1). */
+  /** How many of the next matching commands it lets through first (0). */
+  skip?: number;
+  /** How many matching commands it hits then (1). */
   times?: number;
   fault: WireFaultKind;
 }
@@ -160,6 +163,10 @@ export async function startWireCounter(
     const collection = String(bson.deserialize(sectionsOf(message, name).body)[name]);
     const fault = faults.find((f) => f.command === name && (!f.collection || f.collection === collection));
     if (!fault) return null;
+    if (fault.skip > 0) {
+      fault.skip -= 1;
+      return null;
+    }
     fault.times -= 1;
     if (fault.times <= 0) faults.splice(faults.indexOf(fault), 1);
     return fault.fault;
@@ -233,9 +240,9 @@ export async function startWireCounter(
     counts: () => ({ ...counts }),
     total: () => Object.values(counts).reduce((sum, n) => sum + n, 0),
     commands: () => [...commands],
-    failNext: ({ command, collection = '', times = 1, fault }) => {
+    failNext: ({ command, collection = '', skip = 0, times = 1, fault }) => {
       if (!bson) throw new Error('failNext needs the relay started with `bson`');
-      faults.push({ command, collection, times, fault });
+      faults.push({ command, collection, skip, times, fault });
     },
     reset: () => {
       counts = {};

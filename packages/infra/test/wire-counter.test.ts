@@ -81,11 +81,15 @@ describe('the wire counter failing commands', () => {
     await things.deleteMany({});
   });
 
-  test('times: as many commands hit as asked, then none', async () => {
-    counter.failNext({ command: 'insert', fault: 'error', times: 2 });
-    await expect(things.insertOne({ _id: 't1' })).rejects.toThrow();
+  test('skip and times: the commands skipped pass, as many as asked then hit, then none; the next fault waits its turn', async () => {
+    counter.failNext({ command: 'insert', fault: 'error', skip: 1, times: 2 });
+    counter.failNext({ command: 'insert', fault: 'error', skip: 1 });
+    await things.insertOne({ _id: 't1' });
     await expect(things.insertOne({ _id: 't2' })).rejects.toThrow();
-    await things.insertOne({ _id: 't3' });
-    expect(await ids()).toEqual(['t3']);
+    await expect(things.insertOne({ _id: 't3' })).rejects.toThrow();
+    await things.insertOne({ _id: 't4' });
+    await expect(things.insertOne({ _id: 't5' })).rejects.toThrow();
+    await things.insertOne({ _id: 't6' });
+    expect(await ids()).toEqual(['t1', 't4', 't6']);
   });
 });
