@@ -131,8 +131,11 @@ function replyBody(message: Buffer): Buffer {
   return message.subarray(21, 21 + message.readInt32LE(21));
 }
 
-/** Complete wire messages out of a stream's chunks: each one handed to `onMessage`, a partial one kept for the next chunk. */
-function framer(onMessage: (message: Buffer) => void): (chunk: Buffer) => void {
+/**
+ * Complete wire messages out of a stream's chunks: each one handed to `onMessage`, a partial one
+ * kept for the next chunk (answers whether one is kept).
+ */
+function framer(onMessage: (message: Buffer) => void): (chunk: Buffer) => boolean {
   let pending: Buffer = Buffer.alloc(0);
   return (chunk) => {
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
@@ -141,6 +144,7 @@ function framer(onMessage: (message: Buffer) => void): (chunk: Buffer) => void {
       onMessage(pending.subarray(0, length));
       pending = pending.subarray(length);
     }
+    return pending.length > 0;
   };
 }
 
@@ -224,8 +228,17 @@ export async function startWireCounter(
       if (changed) client.write(changed);
       else close();
     };
-    client.on('data', framer(onCommand));
-    upstream.on('data', framer(onAnswer));
+    const frameCommands = framer(onCommand);
+    client.on('data', (chunk: Buffer) => void frameCommands(chunk));
+    // Answers pass as they come (a large one is not held whole) unless one is to be changed: a
+    // client waits for a command's answer before its next on a connection, so a command with a
+    // fault starts the answers' framing at a boundary.
+    const frameAnswers = framer(onAnswer);
+    let framing = false;
+    upstream.on('data', (chunk: Buffer) => {
+      if (answers.size === 0 && !framing) client.write(chunk);
+      else framing = frameAnswers(chunk);
+    });
     client.on('close', close).on('error', close);
     upstream.on('close', close).on('error', close);
     upstream.connect(port, host);
