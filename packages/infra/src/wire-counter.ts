@@ -19,8 +19,44 @@ export interface WireCounter {
    * `updates`, `deletes`), still BSON.
    */
   commands(): WireCommand[];
+  /**
+   * Puts a fault on `times` commands named `command` (on `collection`, when given) after the
+   * next `skip`, for tests of what a client does when a command fails (needs `bson` at the
+   * start). Faults on the same commands take turns in the order set: one waits until those
+   * before it are spent. A failed command is counted and recorded as the client sent it.
+   */
+  failNext(fault: WireFault): void;
   reset(): void;
   stop(): Promise<void>;
+}
+
+/**
+ * What the relay does to a command it fails:
+ * - `error`: never sent on; the client is answered an error of the whole command (InternalError).
+ * - `drop`: sent on and applied by the server; its answer is withheld and the connection closed
+ *   (the client sees a network error and cannot know the command ran).
+ * - `{ writeErrorAt: k }` (an insert): its documents before index k sent on and applied; the
+ *   answer says document k was refused by a write error that is not a duplicate key (code 2,
+ *   BadValue), as an ordered insert reports it — those after it not tried.
+ */
+export type WireFaultKind = 'error' | 'drop' | { writeErrorAt: number };
+
+export interface WireFault {
+  command: string;
+  collection?: string;
+  /** How many of the next matching commands it lets through first (0). */
+  skip?: number;
+  /** How many matching commands it hits then (1). */
+  times?: number;
+  fault: WireFaultKind;
+}
+
+type Doc = Record<string, unknown>;
+
+/** The BSON codec a relay that fails commands reads and writes them with (the driver's: `mongoose.mongo.BSON`). */
+export interface WireBson {
+  serialize(doc: Doc): Uint8Array;
+  deserialize(bson: Uint8Array, options?: { promoteValues?: boolean }): Doc;
 }
 
 /** One OP_MSG command: its body and its document sequences, as BSON. */
@@ -78,39 +114,131 @@ function commandName(message: Buffer): string | null {
   return null;
 }
 
-/** `record`: keep each command as sent, for `commands()` (tests only: a long run would keep them all). */
-export async function startWireCounter(target: string, { record = false }: { record?: boolean } = {}): Promise<WireCounter> {
+/** An OP_MSG of one body section (flags 0). */
+function opMsg(requestId: number, responseTo: number, body: Uint8Array): Buffer {
+  const header = Buffer.alloc(21);
+  header.writeInt32LE(21 + body.length, 0);
+  header.writeInt32LE(requestId, 4);
+  header.writeInt32LE(responseTo, 8);
+  header.writeInt32LE(OP_MSG, 12);
+  header.writeUInt32LE(0, 16);
+  header[20] = 0;
+  return Buffer.concat([header, body]);
+}
+
+/** The body of an OP_MSG answer (its single kind-0 section). */
+function replyBody(message: Buffer): Buffer {
+  return message.subarray(21, 21 + message.readInt32LE(21));
+}
+
+/**
+ * Complete wire messages out of a stream's chunks: each one handed to `onMessage`, a partial one
+ * kept for the next chunk (answers whether one is kept).
+ */
+function framer(onMessage: (message: Buffer) => void): (chunk: Buffer) => boolean {
+  let pending: Buffer = Buffer.alloc(0);
+  return (chunk) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    while (pending.length >= 16 && pending.length >= pending.readInt32LE(0)) {
+      const length = pending.readInt32LE(0);
+      onMessage(pending.subarray(0, length));
+      pending = pending.subarray(length);
+    }
+    return pending.length > 0;
+  };
+}
+
+/** `record`: keep each command as sent, for `commands()` (tests only: a long run would keep them all). `bson`: needed by `failNext`. */
+export async function startWireCounter(
+  target: string,
+  { record = false, bson }: { record?: boolean; bson?: WireBson } = {},
+): Promise<WireCounter> {
   const parsed = new URL(target);
   const host = parsed.hostname || '127.0.0.1';
   const port = Number(parsed.port || 27017);
   let counts: Record<string, number> = {};
   let commands: WireCommand[] = [];
   const sockets = new Set<Socket>();
+  const faults: Array<Required<WireFault>> = [];
+
+  /** The fault the next command hits, if any (and one hit fewer left on it). */
+  const faultFor = (message: Buffer, name: string): WireFaultKind | null => {
+    if (!bson || !faults.some((f) => f.command === name)) return null;
+    const collection = String(bson.deserialize(sectionsOf(message, name).body)[name]);
+    const fault = faults.find((f) => f.command === name && (!f.collection || f.collection === collection));
+    if (!fault) return null;
+    if (fault.skip > 0) {
+      fault.skip -= 1;
+      return null;
+    }
+    fault.times -= 1;
+    if (fault.times <= 0) faults.splice(faults.indexOf(fault), 1);
+    return fault.fault;
+  };
 
   const server: Server = createServer((client) => {
     const upstream = new Socket();
     sockets.add(client).add(upstream);
-    let pending = Buffer.alloc(0);
-    client.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 16 && pending.length >= pending.readInt32LE(0)) {
-        const length = pending.readInt32LE(0);
-        const name = commandName(pending.subarray(0, length));
-        if (name && !MONITORING.has(name)) {
-          counts[name] = (counts[name] ?? 0) + 1;
-          if (record) commands.push(sectionsOf(pending.subarray(0, length), name));
-        }
-        pending = pending.subarray(length);
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => client.write(chunk));
+    /** Answers on their way back that a fault changes, by the request they answer. */
+    const answers = new Map<number, (reply: Buffer) => Buffer | null>();
     const close = () => {
       client.destroy();
       upstream.destroy();
       sockets.delete(client);
       sockets.delete(upstream);
     };
+    /** Sends a command on, its answer changed by `answer` (null: withheld and the connection closed). */
+    const forward = (message: Buffer, answer?: (reply: Buffer) => Buffer | null) => {
+      if (answer) answers.set(message.readInt32LE(4), answer);
+      upstream.write(message);
+    };
+    const onCommand = (message: Buffer) => {
+      const name = commandName(message);
+      if (!name || MONITORING.has(name)) return forward(message);
+      counts[name] = (counts[name] ?? 0) + 1;
+      if (record) commands.push(sectionsOf(message, name));
+      const fault = faultFor(message, name);
+      if (!fault) return forward(message);
+      const requestId = message.readInt32LE(4);
+      if (fault === 'error') {
+        const error = { ok: 0, errmsg: `${name} failed by the wire relay`, code: 1, codeName: 'InternalError' };
+        client.write(opMsg(0, requestId, bson!.serialize(error)));
+        return;
+      }
+      if (fault === 'drop') return forward(message, () => null);
+      // Only the documents before the refused one go to the server; the answer names it.
+      const raw = { promoteValues: false };
+      const command = sectionsOf(message, name);
+      const body = bson!.deserialize(command.body, raw);
+      const documents =
+        (body.documents as Doc[] | undefined) ?? command.sequences.documents?.map((doc) => bson!.deserialize(doc, raw)) ?? [];
+      const at = fault.writeErrorAt;
+      const sent = opMsg(requestId, 0, bson!.serialize({ ...body, documents: documents.slice(0, at) }));
+      forward(sent, (reply) => {
+        const answer = bson!.deserialize(replyBody(reply), raw);
+        const writeError = { index: at, code: 2, errmsg: `document ${at} refused by the wire relay` };
+        return opMsg(reply.readInt32LE(4), requestId, bson!.serialize({ ...answer, writeErrors: [writeError] }));
+      });
+    };
+    const onAnswer = (message: Buffer) => {
+      const answer = answers.get(message.readInt32LE(8));
+      if (!answer) return client.write(message);
+      answers.delete(message.readInt32LE(8));
+      const changed = answer(message);
+      if (changed) client.write(changed);
+      else close();
+    };
+    const frameCommands = framer(onCommand);
+    client.on('data', (chunk: Buffer) => void frameCommands(chunk));
+    // Answers pass as they come (a large one is not held whole) unless one is to be changed: a
+    // client waits for a command's answer before its next on a connection, so a command with a
+    // fault starts the answers' framing at a boundary.
+    const frameAnswers = framer(onAnswer);
+    let framing = false;
+    upstream.on('data', (chunk: Buffer) => {
+      if (answers.size === 0 && !framing) client.write(chunk);
+      else framing = frameAnswers(chunk);
+    });
     client.on('close', close).on('error', close);
     upstream.on('close', close).on('error', close);
     upstream.connect(port, host);
@@ -125,6 +253,10 @@ export async function startWireCounter(target: string, { record = false }: { rec
     counts: () => ({ ...counts }),
     total: () => Object.values(counts).reduce((sum, n) => sum + n, 0),
     commands: () => [...commands],
+    failNext: ({ command, collection = '', skip = 0, times = 1, fault }) => {
+      if (!bson) throw new Error('failNext needs the relay started with `bson`');
+      faults.push({ command, collection, skip, times, fault });
+    },
     reset: () => {
       counts = {};
       commands = [];
@@ -135,8 +267,6 @@ export async function startWireCounter(target: string, { record = false }: { rec
     },
   };
 }
-
-type Doc = Record<string, unknown>;
 
 /** The filters a command targets (`filter`), or the documents it inserts (`document`). */
 function targetsOf(command: WireCommand, deserialize: (bson: Buffer) => Doc): { collection: string; what: string; documents: Doc[] } {

@@ -50,8 +50,30 @@ const INSERT_BATCH = 64;
 interface Waiting {
   inflight: InflightOp;
   attempts: number;
+  /**
+   * An insert carrying this entry failed otherwise than on a unique key: it goes in an insert of
+   * its own next, and a second such failure rejects it (a server that is down costs each entry
+   * two tries, never a loop).
+   */
+  alone: boolean;
+  /** Answered (resolved or rejected): a failure later in its batch's handling leaves it be. */
+  settled: boolean;
   resolve: (decided: boolean) => void;
   reject: (err: unknown) => void;
+}
+/** How an ordered insert ended: all in, or stopped at the entry `inserted` — by a unique key, or another write error of that entry. */
+type InsertOutcome =
+  { inserted: number; refused: null } | { inserted: number; refused: 'key' } | { inserted: number; refused: 'failed'; err: unknown };
+/**
+ * Entries of an insert that failed otherwise than on a unique key, back to the front of their
+ * wallet's queue in order, each to go alone; one that had gone alone already is rejected with
+ * the error (its op stays in flight for its step's rerun or the sweep).
+ */
+function retryAlone(entries: Waiting[], queue: Waiting[], err: unknown): void {
+  const again = entries.filter((waiting) => !waiting.alone);
+  for (const waiting of entries) if (waiting.alone) waiting.reject(err);
+  for (const waiting of again) waiting.alone = true;
+  queue.unshift(...again);
 }
 /** How many places one round of a statement's date-bound bisection reads (one command). */
 const PROBES = 32;
@@ -98,10 +120,31 @@ export class LedgerRepository {
    * its own ops never race for a place: the entries that arrive while an insert is on the wire
    * wait, and go together as the next places in one ordered insert (a hot wallet paid by many at
    * once costs one insert for many ops, not a lost place per racer).
+   *
+   * An insert that fails otherwise (the network, the server) fails only the entries it must: one
+   * the server names by its index (a write error that is not a unique key) is tried again alone,
+   * those before it went in and those after it wait for the next insert; a failure that says
+   * nothing of what went in (a dropped connection, an error of the whole command) sends every
+   * entry of the batch alone, once each, in order — one that went in meets its own op id and
+   * is read back, one whose place another of the batch took follows the lost-place path above.
+   * An entry that fails alone is rejected; its op stays in flight for its step's rerun or the sweep.
    */
   decide(inflight: InflightOp): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
-      const waiting = { inflight, attempts: 0, resolve, reject };
+      const waiting: Waiting = {
+        inflight,
+        attempts: 0,
+        alone: false,
+        settled: false,
+        resolve: (decided) => {
+          waiting.settled = true;
+          resolve(decided);
+        },
+        reject: (err) => {
+          waiting.settled = true;
+          reject(err);
+        },
+      };
       const chain = this.chains.get(inflight.walletId);
       if (chain) {
         chain.push(waiting);
@@ -117,61 +160,86 @@ export class LedgerRepository {
   private async drain(walletId: string, queue: Waiting[]): Promise<void> {
     let lostInARow = 0;
     while (queue.length > 0) {
-      const batch = queue.splice(0, INSERT_BATCH);
+      // Entries that must go alone are the queue's front (put back there), one per insert.
+      const batch = queue.splice(0, queue[0]!.alone ? 1 : INSERT_BATCH);
       try {
-        const stale = lostInARow % STALE_AFTER === STALE_AFTER - 1;
-        let head = stale ? await this.currentHead(walletId) : (this.heads.get(walletId) ?? (await this.head(walletId)));
-        const now = new Date();
-        const docs = batch.map(({ inflight }) => {
-          const link = nextLink(inflight, head, now);
-          head = link;
-          return { ...toLedgerDoc(inflight), ...link };
-        });
-        const { inserted, error } = await this.insertInOrder(docs);
-        if (inserted > 0) this.remember(walletId, docs[inserted - 1]!);
-        for (const done of batch.slice(0, inserted)) done.resolve(true);
-        if (!error) {
-          lostInARow = 0;
-          continue;
-        }
-        // The first entry not inserted hit a unique key: its own op id (decided already), or its place taken.
-        const [refused, ...rest] = batch.slice(inserted);
-        const entry = await this.entries.findOne({ _id: refused!.inflight.id }, { projection: { token: 1 } });
-        if (entry) {
-          refused!.resolve(entry.token === refused!.inflight.token);
-          queue.unshift(...rest);
-          continue;
-        }
-        lostInARow = inserted > 0 ? 1 : lostInARow + 1;
-        const place = docs[inserted]!;
-        const taken = await this.entries.findOne({ chainKey: place.chainKey }, { projection: HEAD_FIELDS });
-        if (taken && isLink(taken)) this.remember(walletId, taken);
-        else this.heads.delete(walletId);
-        refused!.attempts += 1;
-        if (refused!.attempts >= CHAIN_ATTEMPTS)
-          refused!.reject(new Error(`ledger chain of wallet ${walletId} busy; the op stays in flight for the sweep`));
-        else queue.unshift(refused!);
-        queue.splice(1, 0, ...rest);
+        lostInARow = await this.insertBatch(walletId, batch, queue, lostInARow);
       } catch (err) {
-        // Not a lost place (the server unreachable, …): these ops stay in flight for their step's rerun or the sweep.
-        for (const failed of batch) failed.reject(err);
+        // Nothing says which of the batch went in (the server unreachable, the connection lost
+        // after the server applied it, an error of the whole command, a read after it failed).
+        retryAlone(
+          batch.filter((waiting) => !waiting.settled),
+          queue,
+          err,
+        );
       }
     }
     this.chains.delete(walletId);
   }
 
   /**
-   * Inserts entries in order, stopping at the first refused: how many went in, and whether one
-   * was refused by a unique key (any other error is thrown).
+   * One ordered insert of a batch as the next places of the chain: the entries that went in
+   * answered; one refused by a unique key read (its op decided already, or its place taken: the
+   * new head) and those after it put back; one the server refused otherwise tried alone next.
+   * Answers how many places in a row the wallet's inserts have lost.
    */
-  private async insertInOrder(docs: LedgerEntryDoc[]): Promise<{ inserted: number; error: boolean }> {
+  private async insertBatch(walletId: string, batch: Waiting[], queue: Waiting[], lostInARow: number): Promise<number> {
+    const stale = lostInARow % STALE_AFTER === STALE_AFTER - 1;
+    let head = stale ? await this.currentHead(walletId) : (this.heads.get(walletId) ?? (await this.head(walletId)));
+    const now = new Date();
+    const docs = batch.map(({ inflight }) => {
+      const link = nextLink(inflight, head, now);
+      head = link;
+      return { ...toLedgerDoc(inflight), ...link };
+    });
+    const outcome = await this.insertInOrder(docs);
+    const { inserted } = outcome;
+    if (inserted > 0) this.remember(walletId, docs[inserted - 1]!);
+    for (const done of batch.slice(0, inserted)) done.resolve(true);
+    if (outcome.refused === null) return 0;
+    const [refused, ...rest] = batch.slice(inserted);
+    if (outcome.refused === 'failed') {
+      // Those after it were not tried: they keep their turn, behind it.
+      queue.unshift(...rest);
+      retryAlone([refused!], queue, outcome.err);
+      return inserted > 0 ? 0 : lostInARow;
+    }
+    // A unique key: its own op id (decided already), or its place taken.
+    const entry = await this.entries.findOne({ _id: refused!.inflight.id }, { projection: { token: 1, ...HEAD_FIELDS } });
+    if (entry) {
+      // Its link is one of the chain (a lone retry of an entry whose insert went in unanswered
+      // finds it so): the next entry's place is after it at least.
+      if (isLink(entry)) this.remember(walletId, entry);
+      refused!.resolve(entry.token === refused!.inflight.token);
+      queue.unshift(...rest);
+      return lostInARow;
+    }
+    const lost = inserted > 0 ? 1 : lostInARow + 1;
+    const place = docs[inserted]!;
+    const taken = await this.entries.findOne({ chainKey: place.chainKey }, { projection: HEAD_FIELDS });
+    if (taken && isLink(taken)) this.remember(walletId, taken);
+    else this.heads.delete(walletId);
+    refused!.attempts += 1;
+    if (refused!.attempts >= CHAIN_ATTEMPTS)
+      refused!.reject(new Error(`ledger chain of wallet ${walletId} busy; the op stays in flight for the sweep`));
+    else queue.unshift(refused!);
+    queue.splice(1, 0, ...rest);
+    return lost;
+  }
+
+  /**
+   * Inserts entries in order, stopping at the first refused: how many went in, and why the next
+   * was refused — a unique key, or another write error the server answered for that entry (the
+   * entries after it not tried). Any other error, which says nothing of what went in, is thrown.
+   */
+  private async insertInOrder(docs: LedgerEntryDoc[]): Promise<InsertOutcome> {
     try {
       if (docs.length === 1) await this.entries.insertOne(docs[0]!);
       else await this.entries.insertMany(docs, { ordered: true });
-      return { inserted: docs.length, error: false };
+      return { inserted: docs.length, refused: null };
     } catch (err) {
       if (docs.length === 1) {
-        if (isDuplicateKey(err)) return { inserted: 0, error: true };
+        if (isDuplicateKey(err)) return { inserted: 0, refused: 'key' };
         throw err;
       }
       const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
@@ -182,8 +250,8 @@ export class LedgerRepository {
       }>;
       const first = errors[0];
       if (!(err instanceof mongo.MongoBulkWriteError) || errors.length !== 1 || typeof first?.index !== 'number') throw err;
-      if (first.code !== 11000) throw err;
-      return { inserted: first.index, error: true };
+      if (first.code !== 11000) return { inserted: first.index, refused: 'failed', err };
+      return { inserted: first.index, refused: 'key' };
     }
   }
 
