@@ -119,6 +119,38 @@ const layering = SERVICES.flatMap((service) => [
   })),
 ]);
 
+const KIT_ROOT = { name: '@mkt/kit', message: 'kit has no root entry: import from its area (@mkt/kit/http, /bus, /db, /runtime, …).' };
+const KIT_FILES = { regex: '^@mkt/kit/(dist|src)(/|$)', message: 'Import kit by area (@mkt/kit/http, /bus, …), never its files.' };
+
+/**
+ * A service's and kit's code load their area's contracts only (packages/contracts/README.md,
+ * "Entries"): the index builds every area's schemas and carries the document builders
+ * (OpenAPI, AsyncAPI, the event-schema comparator). A service imports `@mkt/contracts/<service>`
+ * (the gateway also `/endpoints`, its proxy's routes), kit `@mkt/contracts/core`. The one
+ * exception: the gateway's documents, built from the index on their first request.
+ * (Repeats the kit rule: flat config does not merge a rule's options across blocks.)
+ */
+const CONTRACTS_ROOT = {
+  name: '@mkt/contracts',
+  message:
+    'The contracts’ index loads every area’s schemas and the document builders: import your area’s entry (@mkt/contracts/<service>, kit /core).',
+};
+const contractsEntries = (allowed) => ({
+  regex: `^@mkt/contracts/(?!(${allowed.join('|')})$)`,
+  message: `Import only ${allowed.map((entry) => `@mkt/contracts/${entry}`).join(' or ')} here: another area's entry loads its schemas.`,
+});
+const contractsRule = (allowed) => ({
+  'no-restricted-imports': ['error', { paths: [KIT_ROOT, CONTRACTS_ROOT], patterns: [KIT_FILES, contractsEntries(allowed)] }],
+});
+const contractsByArea = [
+  ...SERVICES.map((service) => ({
+    files: [`services/${service}/src/**/*.ts`],
+    ignores: service === 'gateway' ? ['services/gateway/src/http/docs.ts'] : [],
+    rules: contractsRule(service === 'gateway' ? ['gateway', 'endpoints'] : [service]),
+  })),
+  { files: ['packages/kit/src/**/*.ts'], rules: contractsRule(['core']) },
+];
+
 /** Syntax no code may use: each entry names the incident that made it a rule. */
 const FORBIDDEN_SYNTAX = [
   {
@@ -178,15 +210,10 @@ export default tseslint.config(
       '@typescript-eslint/no-shadow': 'error',
       'no-restricted-syntax': ['error', ...FORBIDDEN_SYNTAX],
       // Kit is imported by area, through its package's exports map (packages/kit/README.md).
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [{ name: '@mkt/kit', message: 'kit has no root entry: import from its area (@mkt/kit/http, /bus, /db, /runtime, …).' }],
-          patterns: [{ regex: '^@mkt/kit/(dist|src)(/|$)', message: 'Import kit by area (@mkt/kit/http, /bus, …), never its files.' }],
-        },
-      ],
+      'no-restricted-imports': ['error', { paths: [KIT_ROOT], patterns: [KIT_FILES] }],
     },
   },
+  ...contractsByArea,
   { files: ['services/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...FORBIDDEN_IN_SERVICES] } },
   { files: ['services/*/src/application/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...FORBIDDEN_IN_APPLICATION] } },
   {

@@ -61,15 +61,4 @@ export const AuthSession = z.object({
 });
 export type AuthSession = z.infer<typeof AuthSession>;
 
-/** Claims of an access token (JWT RS256, signed by the gateway, verified by every service). */
-export const AccessClaims = z.object({
-  sub: z.string().min(1),
-  ref: z.string().min(1),
-  role: Role,
-  email: z.string(),
-  name: z.string(),
-});
-export type AccessClaims = z.infer<typeof AccessClaims>;
-
-export const JWT_ISSUER = 'marketplace-gateway';
-export const JWT_AUDIENCE = 'marketplace';
+export { AccessClaims, JWT_AUDIENCE, JWT_ISSUER } from './access-claims';

@@ -1,7 +1,7 @@
 import { context, propagation } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { AdminActionRecordedData } from './admin';
+import { AdminActionRecordedData } from './admin-actions';
 
 /**
  * Integration events: past tense; `type` (version 1) or `<type>.v<N>` (version N ≥ 2) is the

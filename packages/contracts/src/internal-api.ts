@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Endpoint, Service } from './api';
-import { BookingHoldParams, BookingHoldView, CreateBookingHoldBody } from './wallet';
+import { BookingHoldParams, BookingHoldView, CreateBookingHoldBody } from './booking-holds';
 
 /**
  * One endpoint between services: `/internal/...`, the shared service credential

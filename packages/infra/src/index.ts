@@ -180,3 +180,4 @@ export * from './wire-counter';
 export { importCycles } from './import-cycles';
 export { untypedSeams } from './typed-seam';
 export { serviceLayout } from './service-layout';
+export { contractsOutsideArea, type ContractsArea } from './contracts-areas';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ReferencePrefix } from '@mkt/contracts';
+import { ReferencePrefix } from '@mkt/contracts/core';
 
 /** What every service reads from its environment; a service extends it with its own keys. */
 export const BaseEnv = z.object({

@@ -1,4 +1,4 @@
-import { ErrorCode, errorBody, isRuleIssue, type ErrorBody, type ErrorItem } from '@mkt/contracts';
+import { ErrorCode, errorBody, isRuleIssue, type ErrorBody, type ErrorItem } from '@mkt/contracts/core';
 import { ZodError } from 'zod';
 
 /** An error a client may see: a status, a stable code and a message (plus optional field items). */

@@ -1,5 +1,5 @@
 import type { Model, RootFilterQuery, SortOrder } from 'mongoose';
-import { pageOffset, pagination, type PageQuery, type Pagination } from '@mkt/contracts';
+import { pageOffset, pagination, type PageQuery, type Pagination } from '@mkt/contracts/core';
 
 /** One page of a listing and where it sits: `pagination {page, limit, total}` (ADR 0004). */
 export interface Page<T> {

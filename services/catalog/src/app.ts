@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import { ENDPOINTS } from '@mkt/contracts/catalog';
 import { createService, mountEndpoints } from '@mkt/kit/http';
 import type { Runtime } from '@mkt/kit/runtime';
 import type { CatalogConfig } from './config';
@@ -23,6 +24,7 @@ export function createApp({ runtime, parts }: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'catalog',
+        tables: [ENDPOINTS],
         publicKey: runtime.accessKeys,
         guardedPrefixes: ['/physical-products', '/v1/shops', '/v1/products'],
         // These answered with and without their final slash (`{/}`, a router's root).

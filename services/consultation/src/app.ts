@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { OPERATIONS } from '@mkt/contracts';
+import { ENDPOINTS, OPERATIONS } from '@mkt/contracts/consultation';
 import { createService, mountEndpoints, operationHandlers } from '@mkt/kit/http';
 import type { IdempotentRequests } from '@mkt/kit/db';
 import type { Runtime } from '@mkt/kit/runtime';
@@ -39,6 +39,7 @@ export function createApp(deps: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'consultation',
+        tables: [ENDPOINTS],
         publicKey: runtime.accessKeys,
         guardedPrefixes: PRIVATE_PREFIXES.map((prefix) => `/consultations${prefix}`),
         handlers: operationHandlers(

@@ -1,4 +1,4 @@
-import { newInternalId } from '@mkt/contracts';
+import { newInternalId } from '@mkt/contracts/consultation';
 import { createDatabase, IdempotentRequests, WindowedCounter } from '@mkt/kit/db';
 import { createRuntime, periodicJob, type ServiceDefinition } from '@mkt/kit/runtime';
 import type { Logger } from '@mkt/kit/logger';

@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import { ENDPOINTS } from '@mkt/contracts/crm';
 import { createService, mountEndpoints } from '@mkt/kit/http';
 import type { Runtime } from '@mkt/kit/runtime';
 import type { Relationships } from './application/relationships.use-cases';
@@ -25,6 +26,7 @@ export function createApp({ runtime, parts }: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'crm',
+        tables: [ENDPOINTS],
         publicKey: runtime.accessKeys,
         guardedPrefixes: ['/customers'],
         // These answered with and without their final slash (a router's root under `/customers`).

@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { OPERATIONS } from '@mkt/contracts';
+import { ENDPOINTS, OPERATIONS } from '@mkt/contracts/gateway';
 import { createService, mountEndpoints, operationHandlers } from '@mkt/kit/http';
 import { bindToActiveContext, traceContextMiddleware, traceRequests } from '@mkt/kit/tracing';
 import type { Runtime } from '@mkt/kit/runtime';
@@ -74,6 +74,7 @@ export function createApp({ config, runtime, identity, audit, keys, counter, dev
       );
       mountEndpoints(app, {
         service: 'gateway',
+        tables: [ENDPOINTS],
         publicKey: keys.set,
         handlers: operationHandlers(OPERATIONS, 'gateway', {
           ...authHandlers(identity, keys, config.TRUST_PROXY, registrations, {

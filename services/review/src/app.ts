@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import { ENDPOINTS } from '@mkt/contracts/review';
 import { createService, mountEndpoints } from '@mkt/kit/http';
 import type { Runtime } from '@mkt/kit/runtime';
 import type { Reviews } from './application/reviews.use-cases';
@@ -23,6 +24,7 @@ export function createApp({ runtime, reviews }: AppDeps): Express {
     routes: (app) =>
       mountEndpoints(app, {
         service: 'review',
+        tables: [ENDPOINTS],
         publicKey: runtime.accessKeys,
         guardedPrefixes: ['/reviews'],
         handlers: reviewHandlers(reviews),

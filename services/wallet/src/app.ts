@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { OPERATIONS } from '@mkt/contracts';
+import { ENDPOINTS, INTERNAL_ENDPOINTS, OPERATIONS } from '@mkt/contracts/wallet';
 import { createService, mountEndpoints, operationHandlers } from '@mkt/kit/http';
 import type { IdempotentRequests } from '@mkt/kit/db';
 import type { Runtime } from '@mkt/kit/runtime';
@@ -54,6 +54,7 @@ export function createApp({ config, runtime, parts }: AppDeps): Express {
     routes: (app) => {
       mountEndpoints(app, {
         service: 'wallet',
+        tables: [ENDPOINTS, INTERNAL_ENDPOINTS],
         publicKey: runtime.accessKeys,
         serviceToken: config.INTERNAL_API_TOKEN,
         guardedPrefixes: ['/wallets', '/v1/wallet'],

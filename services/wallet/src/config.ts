@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decimalStringToMinor } from '@mkt/contracts';
+import { decimalStringToMinor } from '@mkt/contracts/wallet';
 import { parseConfig, serviceEnv } from '@mkt/kit/runtime';
 import { HARD_CEILING_MINOR } from './domain/wallet-ops';
 

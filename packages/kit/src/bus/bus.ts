@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import amqp, { type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
-import { routingKeyOf, SUBSCRIPTION_LIST, type IntegrationEvent, type Subscription } from '@mkt/contracts';
+import { routingKeyOf, SUBSCRIPTION_LIST, type IntegrationEvent, type Subscription } from '@mkt/contracts/core';
 import type { Logger } from '../logger';
 import { readCaFile } from '../config';
 import { getMetrics } from '../metrics';

@@ -10,7 +10,7 @@ import {
   type EventType,
   type IntegrationEvent,
   type Subscription,
-} from '@mkt/contracts';
+} from '@mkt/contracts/core';
 import type { Logger } from '../logger';
 import { getMetrics, observeWithTrace } from '../metrics';
 import { consumeSpan, markActiveSpanFailed } from '../tracing';

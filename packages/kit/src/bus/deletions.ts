@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import type { IntegrationEvent } from '@mkt/contracts';
+import type { IntegrationEvent } from '@mkt/contracts/core';
 import { isDuplicateKey } from '../errors';
 import type { AnyModel } from '../mongo';
 import { pendingEventsField, type OutboxRelay } from './outbox';

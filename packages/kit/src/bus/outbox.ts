@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { routingKeyOf, type IntegrationEvent } from '@mkt/contracts';
+import { routingKeyOf, type IntegrationEvent } from '@mkt/contracts/core';
 import type { Logger } from '../logger';
 import type { AnyModel } from '../mongo';
 import { getMetrics } from '../metrics';

@@ -1,4 +1,4 @@
-import { busUserOf, eventOwner } from '@mkt/contracts';
+import { busUserOf, eventOwner } from '@mkt/contracts/core';
 
 /**
  * Who a consumer believes published a message. `ownUser`: the broker user this process connects

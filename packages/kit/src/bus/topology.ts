@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel } from 'amqplib';
-import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, subscriptionRoutingKeys, type Subscription } from '@mkt/contracts';
+import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, subscriptionRoutingKeys, type Subscription } from '@mkt/contracts/core';
 
 export { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE };
 

@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
-import { AccessClaims, JWT_AUDIENCE, JWT_ISSUER, type Role } from '@mkt/contracts';
+import { AccessClaims, JWT_AUDIENCE, JWT_ISSUER, type Role } from '@mkt/contracts/core';
 import { Forbidden, Unauthenticated } from '../errors';
 import { staticAccessKeys, type AccessKeys } from './access-keys';
 

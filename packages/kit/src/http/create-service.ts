@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
-import { ErrorCode, errorBody, ok } from '@mkt/contracts';
+import { ErrorCode, errorBody, ok } from '@mkt/contracts/core';
 import { NotFound, toHttpError } from '../errors';
 import type { Logger } from '../logger';
 import { getMetrics, renderMetrics, traceExemplar, wantsOpenMetrics } from '../metrics';

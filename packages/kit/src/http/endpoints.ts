@@ -1,6 +1,5 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
-import { ENDPOINTS, INTERNAL_ENDPOINTS } from '@mkt/contracts';
 import { MethodNotAllowed } from '../errors';
 import { authenticate, authenticateOptional, requireRole, requireServiceToken, type TokenKeys } from './auth';
 import { RouteTable, expressPath, type TableMethod } from './route-table';
@@ -63,8 +62,12 @@ export interface MountOptions {
   // Each handler is checked against its entry at mount; its own type is the entry's schemas.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   handlers: Partial<Record<EndpointKey, EndpointHandler<any>>>;
-  /** The tables to mount from; default the contracts' `ENDPOINTS` and `INTERNAL_ENDPOINTS`. */
-  tables?: ReadonlyArray<readonly TableEntry[]>;
+  /**
+   * The tables to mount from: the service's area entry's (`ENDPOINTS` of `@mkt/contracts/<area>`,
+   * and the wallet's `INTERNAL_ENDPOINTS`). Given, never defaulted to the whole table, so a
+   * service loads no other area's schemas.
+   */
+  tables: ReadonlyArray<readonly TableEntry[]>;
   /**
    * Verifies bearer tokens (a PEM, or the key set by `kid`: `runtime.accessKeys`): needed when an
    * entry is `bearer`, `admin` or reads a token.
@@ -181,8 +184,7 @@ const keyOf = (entry: Pick<TableEntry, 'method' | 'path'>) => `${entry.method.to
 export function mountEndpoints(app: Express, options: MountOptions): void {
   const routes = appRoutes.get(app);
   if (!routes) throw new Error('mountEndpoints needs an app made by createService');
-  const tables: ReadonlyArray<readonly TableEntry[]> = options.tables ?? [ENDPOINTS, INTERNAL_ENDPOINTS];
-  const entries = tables.flat().filter((entry) => entry.service === options.service);
+  const entries = options.tables.flat().filter((entry) => entry.service === options.service);
   const problems: string[] = [];
   const handlers = new Map(Object.entries(options.handlers) as Array<[string, EndpointHandler | undefined]>);
   for (const key of handlers.keys()) {

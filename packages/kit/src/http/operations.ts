@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import { ok, type Pagination } from '@mkt/contracts';
+import { ok, type Pagination } from '@mkt/contracts/core';
 import type { Attempt, IdempotentRequests } from '../idempotency';
 import { currentUser, type AuthenticatedUser } from './auth';
 import { handle, type EndpointHandler, type EndpointKey, type TableEntry } from './endpoints';

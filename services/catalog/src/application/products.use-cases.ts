@@ -8,7 +8,7 @@ import {
   type UpdateDraftBody,
   type UpdateProductBody,
   type Visibility,
-} from '@mkt/contracts';
+} from '@mkt/contracts/catalog';
 import { Conflict, foundOr404 } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Page } from '@mkt/kit/db';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateShopBody, CreateV1ProductBody, PageQuery } from '@mkt/contracts';
+import type { CreateShopBody, CreateV1ProductBody, PageQuery } from '@mkt/contracts/catalog';
 import { foundOr404 } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Page } from '@mkt/kit/db';

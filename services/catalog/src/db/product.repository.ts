@@ -1,4 +1,4 @@
-import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts';
+import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts/catalog';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage, type Page } from '@mkt/kit/db';
 import type { FilterQuery, UpdateQuery } from 'mongoose';

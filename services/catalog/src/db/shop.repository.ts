@@ -1,4 +1,4 @@
-import type { PageQuery } from '@mkt/contracts';
+import type { PageQuery } from '@mkt/contracts/catalog';
 import { findPage, type Page } from '@mkt/kit/db';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { NewShop, NewV1Product } from '../domain/shops';

@@ -1,4 +1,4 @@
-import { ErrorCode, type ErrorItem } from '@mkt/contracts';
+import { ErrorCode, type ErrorItem } from '@mkt/contracts/catalog';
 import { AppError, Conflict } from '@mkt/kit/domain';
 
 /** 422: well-formed fields that do not fit the category or each other (ADR 0004, contracts `RULE`). */

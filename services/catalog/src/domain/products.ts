@@ -9,7 +9,7 @@ import {
   type ErrorItem,
   type UpdateDraftBody,
   type UpdateProductBody,
-} from '@mkt/contracts';
+} from '@mkt/contracts/catalog';
 import type { ProductProperty, Product } from './records';
 import { Forbidden, InvalidState, NotFound } from '@mkt/kit/domain';
 import { InvalidProduct } from './errors';

@@ -1,4 +1,4 @@
-import type { IntegrationEvent, Visibility } from '@mkt/contracts';
+import type { IntegrationEvent, Visibility } from '@mkt/contracts/catalog';
 
 /**
  * The catalog's stored records as the domain and the repositories read them (what `db/models.ts`

@@ -1,4 +1,4 @@
-import type { CreateShopBody, CreateV1ProductBody } from '@mkt/contracts';
+import type { CreateShopBody, CreateV1ProductBody } from '@mkt/contracts/catalog';
 import { Forbidden } from '@mkt/kit/domain';
 import type { Actor } from './actor';
 import type { Shop, V1Product } from './records';

@@ -1,4 +1,4 @@
-import { OPERATIONS } from '@mkt/contracts';
+import { OPERATIONS } from '@mkt/contracts/catalog';
 import { adminRequestOf, operationHandlers, type MountedHandlers } from '@mkt/kit/http';
 import type { Products } from '../application/products.use-cases';
 import type { Shops } from '../application/shops.use-cases';

@@ -8,7 +8,7 @@ import {
   type ShippingHandler,
   type ShopResponse,
   type V1ProductResponse,
-} from '@mkt/contracts';
+} from '@mkt/contracts/catalog';
 import type { z } from 'zod';
 import type { Product, Shop, V1Product } from '../domain/records';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { bookingHoldBody } from '@mkt/contracts';
+import { bookingHoldBody } from '@mkt/contracts/consultation';
 import { InvalidState } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import { defineFlow, runFlow, type Flow, type FlowRun, type Step } from '@mkt/kit/steps';

@@ -1,4 +1,4 @@
-import { newInternalId, type CancelBookingBody, type CreateBookingBody, type PageQuery } from '@mkt/contracts';
+import { newInternalId, type CancelBookingBody, type CreateBookingBody, type PageQuery } from '@mkt/contracts/consultation';
 import { IdempotentRequestInFlight, type Attempt, type IdempotentRequests } from '@mkt/kit/db';
 import { InvalidState } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';

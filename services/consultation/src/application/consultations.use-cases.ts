@@ -7,7 +7,7 @@ import {
   type CreateConsultationBody,
   type PageQuery,
   type UpdateConsultationBody,
-} from '@mkt/contracts';
+} from '@mkt/contracts/consultation';
 import { Conflict, foundOr404, NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';

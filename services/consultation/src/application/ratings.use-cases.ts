@@ -1,4 +1,4 @@
-import type { IntegrationEvent } from '@mkt/contracts';
+import type { IntegrationEvent } from '@mkt/contracts/consultation';
 import type { Logger } from '@mkt/kit/logger';
 import { aboutConsultation, countsInRating, ratingSummary } from '../domain/ratings';
 import type { ConsultationRepository } from '../db/consultation.repository';

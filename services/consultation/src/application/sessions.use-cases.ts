@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AdminRequestContext, EventEnvelope, PageQuery } from '@mkt/contracts';
+import type { AdminRequestContext, EventEnvelope, PageQuery } from '@mkt/contracts/consultation';
 import { InvalidState } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Logger } from '@mkt/kit/logger';

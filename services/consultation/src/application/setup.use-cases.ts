@@ -6,7 +6,7 @@ import type {
   CreateVisibilityRuleSetBody,
   PageQuery,
   VisibilityStatusBody,
-} from '@mkt/contracts';
+} from '@mkt/contracts/consultation';
 import { NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, subjectOf, visibleTo, type References } from '../domain/access';

@@ -1,8 +1,8 @@
 import type { mongo } from 'mongoose';
-import type { PageQuery } from '@mkt/contracts';
+import type { PageQuery } from '@mkt/contracts/consultation';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage } from '@mkt/kit/db';
-import type { IntegrationEvent } from '@mkt/contracts';
+import type { IntegrationEvent } from '@mkt/contracts/consultation';
 import type { BookingChange, BookingDoc, BookingGuard, BookingStep, NewBooking } from '../domain/records';
 import { collectionOf, findByKey } from './collections';
 import { GIVEN_UP_STATUSES, LAST_GIVE_BACK } from '../domain/bookings';

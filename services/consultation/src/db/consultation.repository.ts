@@ -1,5 +1,5 @@
 import type { FilterQuery, UpdateQuery } from 'mongoose';
-import type { PageQuery } from '@mkt/contracts';
+import type { PageQuery } from '@mkt/contracts/consultation';
 import { byIdOrReference, findPage } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
 import { isDuplicateKey } from '@mkt/kit/domain';

@@ -1,5 +1,5 @@
 import type { mongo } from 'mongoose';
-import { newInternalId, newUnderscoreReference, type EventEnvelope, type PageQuery } from '@mkt/contracts';
+import { newInternalId, newUnderscoreReference, type EventEnvelope, type PageQuery } from '@mkt/contracts/consultation';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage } from '@mkt/kit/db';
 import { isDuplicateKey } from '@mkt/kit/domain';

@@ -1,4 +1,4 @@
-import type { PageQuery } from '@mkt/contracts';
+import type { PageQuery } from '@mkt/contracts/consultation';
 import { Conflict, isDuplicateKey } from '@mkt/kit/domain';
 import { findPage } from '@mkt/kit/db';
 import type { DiscountDoc, PricingDoc, RuleSetDoc, VisibilityRuleSetDoc } from '../domain/records';

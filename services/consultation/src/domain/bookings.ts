@@ -5,7 +5,7 @@ import {
   type CancelBookingBody,
   type CreateBookingBody,
   type IntegrationEvent,
-} from '@mkt/contracts';
+} from '@mkt/contracts/consultation';
 import { Forbidden, InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { isAdmin, isListed } from './access';

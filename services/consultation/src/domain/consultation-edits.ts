@@ -5,7 +5,7 @@ import {
   type AdminRequestContext,
   type IntegrationEvent,
   type UpdateConsultationBody,
-} from '@mkt/contracts';
+} from '@mkt/contracts/consultation';
 import { Conflict, InvalidField, InvalidState, NotFound } from '@mkt/kit/domain';
 import { ForeignRecord } from './errors';
 import { PUBLIC_TEXT_FIELDS, type ConsultationDoc } from './records';

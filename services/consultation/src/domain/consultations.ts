@@ -1,4 +1,4 @@
-import { newInternalId, newReference, type CreateConsultationBody } from '@mkt/contracts';
+import { newInternalId, newReference, type CreateConsultationBody } from '@mkt/contracts/consultation';
 import { NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller, type References } from './access';

@@ -1,4 +1,4 @@
-import { newInternalId, newUnderscoreReference, type CreateDiscountBody } from '@mkt/contracts';
+import { newInternalId, newUnderscoreReference, type CreateDiscountBody } from '@mkt/contracts/consultation';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller } from './access';
 import type { DiscountDoc } from './records';

@@ -1,4 +1,4 @@
-import { ErrorCode } from '@mkt/contracts';
+import { ErrorCode } from '@mkt/contracts/consultation';
 import { AppError, RuleViolation } from '@mkt/kit/domain';
 
 export class SlotUnavailable extends RuleViolation {

@@ -1,4 +1,4 @@
-import { newInternalId, newUnderscoreReference, type CreatePricingBody } from '@mkt/contracts';
+import { newInternalId, newUnderscoreReference, type CreatePricingBody } from '@mkt/contracts/consultation';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller } from './access';
 import type { PricingDoc } from './records';

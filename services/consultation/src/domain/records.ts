@@ -1,4 +1,11 @@
-import type { AvailabilityRule, DeliveryMode, DurationType, IntegrationEvent, PricingStrategy, SessionStatus } from '@mkt/contracts';
+import type {
+  AvailabilityRule,
+  DeliveryMode,
+  DurationType,
+  IntegrationEvent,
+  PricingStrategy,
+  SessionStatus,
+} from '@mkt/contracts/consultation';
 
 // The records this service keeps, as the domain reads them (the schemas are `db/models.ts`).
 

@@ -1,4 +1,4 @@
-import { newReference, type CreateRuleSetBody } from '@mkt/contracts';
+import { newReference, type CreateRuleSetBody } from '@mkt/contracts/consultation';
 import { InvalidField } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller, type References } from './access';

@@ -1,4 +1,10 @@
-import { adminActionData, makeEvent, type AdminRequestContext, type IntegrationEvent, type SessionStatus } from '@mkt/contracts';
+import {
+  adminActionData,
+  makeEvent,
+  type AdminRequestContext,
+  type IntegrationEvent,
+  type SessionStatus,
+} from '@mkt/contracts/consultation';
 import { Forbidden, InvalidField, InvalidState, NotFound, RuleViolation } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin } from './access';

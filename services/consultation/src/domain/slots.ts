@@ -1,5 +1,5 @@
 import { DateTime, IANAZone } from 'luxon';
-import { WEEKDAYS, type AvailabilityRule } from '@mkt/contracts';
+import { WEEKDAYS, type AvailabilityRule } from '@mkt/contracts/consultation';
 import { DAY_MS, clockTime, zoneClock, type LocalDay } from './zone-clock';
 
 /** What makes a consultation's bookable times. Intervals are wall-clock times in `timezone`. */

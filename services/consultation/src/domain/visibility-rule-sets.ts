@@ -1,4 +1,9 @@
-import { newInternalId, newUnderscoreReference, type CreateVisibilityRuleSetBody, type VisibilityStatusBody } from '@mkt/contracts';
+import {
+  newInternalId,
+  newUnderscoreReference,
+  type CreateVisibilityRuleSetBody,
+  type VisibilityStatusBody,
+} from '@mkt/contracts/consultation';
 import { InvalidField } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertSeller, isAdmin, isListed, subjectOf } from './access';

@@ -1,4 +1,4 @@
-import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { SUBSCRIPTIONS } from '@mkt/contracts/consultation';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Bookings } from '../application/bookings.use-cases';
 

@@ -1,4 +1,4 @@
-import type { OPERATIONS } from '@mkt/contracts';
+import type { OPERATIONS } from '@mkt/contracts/consultation';
 import { adminRequestOf, correlationIdOf, sendReceiptPage, type OperationHandlers } from '@mkt/kit/http';
 import type { Bookings } from '../application/bookings.use-cases';
 import type { Sessions } from '../application/sessions.use-cases';

@@ -1,4 +1,4 @@
-import type { OPERATIONS } from '@mkt/contracts';
+import type { OPERATIONS } from '@mkt/contracts/consultation';
 import { adminRequestOf, type OperationHandlers } from '@mkt/kit/http';
 import type { Consultations } from '../application/consultations.use-cases';
 import { mayReview } from '../domain/access';

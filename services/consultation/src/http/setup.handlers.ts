@@ -1,4 +1,4 @@
-import type { OPERATIONS } from '@mkt/contracts';
+import type { OPERATIONS } from '@mkt/contracts/consultation';
 import type { OperationHandlers } from '@mkt/kit/http';
 import type { Setup } from '../application/setup.use-cases';
 import { couponCheckView, discountView, pricingView, ruleSetListItem, ruleSetView, visibilityRuleSetView } from './views';

@@ -1,4 +1,4 @@
-import { formatMinor, minorToMajor } from '@mkt/contracts';
+import { formatMinor, minorToMajor } from '@mkt/contracts/consultation';
 import type { ReceiptDocument } from '@mkt/kit/http';
 import type { BookingReceiptAmounts } from '../domain/receipts';
 import { versionOf } from '../domain/consultation-edits';

@@ -2,7 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { outgoingTraceHeaders, propagateTraceTo } from '@mkt/kit/tracing';
 import type { Logger } from '@mkt/kit/logger';
-import type { CreateBookingHoldBody } from '@mkt/contracts';
+import type { CreateBookingHoldBody } from '@mkt/contracts/consultation';
 
 /** The wallet's internal hold request (built by `bookingHoldBody`, from the contracts). */
 export type HoldRequest = CreateBookingHoldBody;

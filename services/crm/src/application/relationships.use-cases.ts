@@ -5,7 +5,7 @@ import {
   type CreateCustomerBody,
   type PageQuery,
   type UpdateCustomerBody,
-} from '@mkt/contracts';
+} from '@mkt/contracts/crm';
 import { Conflict, foundOr404 } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Page } from '@mkt/kit/db';

@@ -1,5 +1,5 @@
 import type { FilterQuery, UpdateQuery } from 'mongoose';
-import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/contracts';
+import { newInternalId, newUnderscoreReference, type PageQuery } from '@mkt/contracts/crm';
 import { byIdOrReference, findPage, type Page } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
 import { isDuplicateKey } from '@mkt/kit/domain';

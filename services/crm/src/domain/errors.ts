@@ -1,4 +1,4 @@
-import { ErrorCode } from '@mkt/contracts';
+import { ErrorCode } from '@mkt/contracts/crm';
 import { AppError, Conflict, RuleViolation } from '@mkt/kit/domain';
 
 /** Of two creates for one pair, the unique index lets one win; the other (and a repeat) is 409. */

@@ -1,4 +1,4 @@
-import type { IntegrationEvent } from '@mkt/contracts';
+import type { IntegrationEvent } from '@mkt/contracts/crm';
 import type { BookingFact, KnownUser, Pair } from './records';
 
 /** The fields one event brings to its booking's fact (set, the fact made if missing: a repeat sets the same). */

@@ -1,4 +1,4 @@
-import type { CustomerType, FollowStatus, IntegrationEvent, NotificationPreference, RelationshipStatus } from '@mkt/contracts';
+import type { CustomerType, FollowStatus, IntegrationEvent, NotificationPreference, RelationshipStatus } from '@mkt/contracts/crm';
 import type { z } from 'zod';
 import type { Fact } from './totals';
 

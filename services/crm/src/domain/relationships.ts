@@ -6,7 +6,7 @@ import {
   type IntegrationEvent,
   type Role,
   type UpdateCustomerBody,
-} from '@mkt/contracts';
+} from '@mkt/contracts/crm';
 import type { KnownUser, Relationship, Pair } from './records';
 import { Forbidden, InvalidField, NotFound } from '@mkt/kit/domain';
 import { FollowIsTheBuyers, NotACustomer, UnknownSeller } from './errors';

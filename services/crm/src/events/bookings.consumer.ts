@@ -1,4 +1,4 @@
-import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { SUBSCRIPTIONS } from '@mkt/contracts/crm';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Projection } from '../application/projection.use-cases';
 import {

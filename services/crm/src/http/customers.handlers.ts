@@ -1,4 +1,4 @@
-import { OPERATIONS, type PageQuery } from '@mkt/contracts';
+import { OPERATIONS, type PageQuery } from '@mkt/contracts/crm';
 import { adminRequestOf, operationHandlers, type AuthenticatedUser, type MountedHandlers } from '@mkt/kit/http';
 import type { Relationships } from '../application/relationships.use-cases';
 import type { Listing } from '../domain/relationships';

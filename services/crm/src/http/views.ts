@@ -12,7 +12,7 @@ import {
   SellerCustomersResponse,
   SellerFavoritesResponse,
   SellerFollowersResponse,
-} from '@mkt/contracts';
+} from '@mkt/contracts/crm';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { z } from 'zod';
 import type { RelationshipRow } from '../application/relationships.use-cases';

@@ -1,4 +1,4 @@
-import type { AdminActionRecordedData, AuditFilterQuery, AuditLogQuery } from '@mkt/contracts';
+import type { AdminActionRecordedData, AuditFilterQuery, AuditLogQuery } from '@mkt/contracts/gateway';
 import type { Logger } from '@mkt/kit/logger';
 import type { AuditEntryRepository } from '../db/audit-entry.repository';
 import { auditFilter, checkRange, decodeCursor, encodeCursor, entryOf } from '../domain/audit';

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { makeEvent, newReference, type AuthSession, type AuthUser, type LoginBody, type RegisterBody, type Role } from '@mkt/contracts';
+import {
+  makeEvent,
+  newReference,
+  type AuthSession,
+  type AuthUser,
+  type LoginBody,
+  type RegisterBody,
+  type Role,
+} from '@mkt/contracts/gateway';
 import { isDuplicateKey, NotFound } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import type { RefreshTokenRepository } from '../db/refresh-token.repository';

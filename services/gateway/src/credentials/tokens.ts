@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { JWT_AUDIENCE, JWT_ISSUER, type AccessClaims } from '@mkt/contracts';
+import { JWT_AUDIENCE, JWT_ISSUER, type AccessClaims } from '@mkt/contracts/gateway';
 import type { SigningKeySet } from './key-set';
 
 export interface SigningKeys {

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { newUuid } from '@mkt/contracts';
+import { newUuid } from '@mkt/contracts/gateway';
 import { pendingEventsField } from '@mkt/kit/bus';
 import { windowedCounterSchema, type WindowedCounterDoc } from '@mkt/kit/db';
 import type { AuditEntry, GatewaySecretDoc, LoginAccountDoc, LoginAttemptDoc, RefreshTokenDoc, UserDoc } from '../domain/records';

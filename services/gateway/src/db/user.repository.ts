@@ -1,4 +1,4 @@
-import type { IntegrationEvent } from '@mkt/contracts';
+import type { IntegrationEvent } from '@mkt/contracts/gateway';
 import { eventsWritten } from '@mkt/kit/bus';
 import type { Model } from 'mongoose';
 import type { UserDoc } from '../domain/records';

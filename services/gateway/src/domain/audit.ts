@@ -1,4 +1,4 @@
-import { AUDIT_CSV_COLUMNS, type AdminActionRecordedData, type AuditFilterQuery } from '@mkt/contracts';
+import { AUDIT_CSV_COLUMNS, type AdminActionRecordedData, type AuditFilterQuery } from '@mkt/contracts/gateway';
 import { InvalidField } from '@mkt/kit/domain';
 import type { AuditEntry } from './records';
 

@@ -1,4 +1,4 @@
-import { ErrorCode } from '@mkt/contracts';
+import { ErrorCode } from '@mkt/contracts/gateway';
 import { AppError, Conflict, Unauthenticated } from '@mkt/kit/domain';
 
 export class EmailTaken extends Conflict {

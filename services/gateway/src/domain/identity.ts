@@ -1,4 +1,4 @@
-import type { AccessClaims, AuthUser, Role } from '@mkt/contracts';
+import type { AccessClaims, AuthUser, Role } from '@mkt/contracts/gateway';
 import type { UserDoc } from './records';
 
 /**

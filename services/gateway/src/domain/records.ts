@@ -1,4 +1,4 @@
-import type { AdminActionRecordedData, IntegrationEvent, Role } from '@mkt/contracts';
+import type { AdminActionRecordedData, IntegrationEvent, Role } from '@mkt/contracts/gateway';
 
 /**
  * The gateway's stored records as the domain and the repositories read them (what `db/models.ts`

@@ -1,4 +1,4 @@
-import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { SUBSCRIPTIONS } from '@mkt/contracts/gateway';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { AuditLog } from '../application/audit-log.use-cases';
 

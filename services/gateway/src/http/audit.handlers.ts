@@ -1,4 +1,4 @@
-import type { OPERATIONS } from '@mkt/contracts';
+import type { OPERATIONS } from '@mkt/contracts/gateway';
 import type { OperationHandlers } from '@mkt/kit/http';
 import type { AuditLog } from '../application/audit-log.use-cases';
 import { CSV_HEADER, csvRow } from '../domain/audit';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { OPERATIONS } from '@mkt/contracts';
+import type { OPERATIONS } from '@mkt/contracts/gateway';
 import { correlationIdOf, type OperationHandlers } from '@mkt/kit/http';
 import type { Identity } from '../application/identity.use-cases';
 import { cookieValue, DEVICE_COOKIE, deviceCookieHeader, type DeviceCookieSettings } from '../credentials/device-cookie';

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import { static as serveStatic, type Express } from 'express';
-import { buildAsyncApi, buildOpenApi } from '@mkt/contracts';
+import type * as Contracts from '@mkt/contracts';
 import { mountRoute } from '@mkt/kit/http';
 
 const page = `<!doctype html>
@@ -25,14 +25,21 @@ function builtOnce(build: () => unknown): () => string {
 }
 
 /**
+ * The contracts' index, loaded on the first request for a document: it holds the OpenAPI and
+ * AsyncAPI builders (zod-openapi, every area's schemas), which nothing on the request path needs.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadContracts = () => require('@mkt/contracts') as typeof Contracts;
+
+/**
  * `/openapi.json` and `/asyncapi.json` (the HTTP API and the event bus, each built from the
  * contracts on its first request and kept) and `/docs` (Swagger UI served from npm, no CDN):
  * documents about the tables, not entries of them. A gateway nobody asks for its documents
  * never builds them.
  */
 export function mountDocs(app: Express, publicUrl: string): void {
-  const document = builtOnce(() => buildOpenApi(publicUrl));
-  const events = builtOnce(() => buildAsyncApi());
+  const document = builtOnce(() => loadContracts().buildOpenApi(publicUrl));
+  const events = builtOnce(() => loadContracts().buildAsyncApi());
   mountRoute(app, 'get', '/openapi.json', (_req, res) => {
     res.type('json').send(document());
   });

@@ -1,7 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import cors from 'cors';
 import type { RequestHandler } from 'express';
-import { errorBody } from '@mkt/contracts';
+import { errorBody } from '@mkt/contracts/gateway';
 import { CLIENT_ADDRESS_HEADER, requestIdOf } from '@mkt/kit/http';
 import { NotFound, PayloadTooLarge, toHttpError } from '@mkt/kit/domain';
 import { setRequestCorrelationId } from '@mkt/kit/tracing';

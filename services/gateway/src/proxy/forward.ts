@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
-import { ErrorCode } from '@mkt/contracts';
+import { ErrorCode } from '@mkt/contracts/gateway';
 import { CLIENT_ADDRESS_HEADER } from '@mkt/kit/http';
 import { trustedHopValue } from '../http/trusted-hops';
 import { propagateTraceTo, startProxySpan, tracingEnabled } from '@mkt/kit/tracing';

@@ -1,4 +1,4 @@
-import { ENDPOINTS, type Endpoint, type Service } from '@mkt/contracts';
+import { ENDPOINTS, type Endpoint, type Service } from '@mkt/contracts/endpoints';
 
 /** The routing table of ADR 0002: which service owns which path prefix. */
 export type Upstream = Exclude<Service, 'gateway'>;

@@ -7,7 +7,7 @@ import {
   type CreateReviewBody,
   type EventData,
   type PageQuery,
-} from '@mkt/contracts';
+} from '@mkt/contracts/review';
 import { foundOr404, isDuplicateKey, NotFound } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import type { EligibilityRepository } from '../db/eligibility.repository';

@@ -1,4 +1,4 @@
-import { pageOffset, type IntegrationEvent, type PageQuery } from '@mkt/contracts';
+import { pageOffset, type IntegrationEvent, type PageQuery } from '@mkt/contracts/review';
 import { byIdOrReference } from '@mkt/kit/db';
 import { eventsWritten } from '@mkt/kit/bus';
 import type { Model } from 'mongoose';

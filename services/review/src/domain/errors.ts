@@ -1,4 +1,4 @@
-import { ErrorCode } from '@mkt/contracts';
+import { ErrorCode } from '@mkt/contracts/review';
 import { Conflict, InvalidState, RuleViolation } from '@mkt/kit/domain';
 
 /** A second review of one consultation by one buyer: the unique index lets the first win, 409. */

@@ -1,4 +1,4 @@
-import type { IntegrationEvent, ReviewEntityType } from '@mkt/contracts';
+import type { IntegrationEvent, ReviewEntityType } from '@mkt/contracts/review';
 
 /**
  * The review service's stored records as the domain and the repositories read them (what

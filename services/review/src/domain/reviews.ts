@@ -6,7 +6,7 @@ import {
   type EventData,
   type EventType,
   type IntegrationEvent,
-} from '@mkt/contracts';
+} from '@mkt/contracts/review';
 import { Forbidden } from '@mkt/kit/domain';
 import { NotEligibleToReview } from './errors';
 import type { PaymentDoc, ReviewDoc } from './records';

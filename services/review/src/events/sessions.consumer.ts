@@ -1,4 +1,4 @@
-import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { SUBSCRIPTIONS } from '@mkt/contracts/review';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Reviews } from '../application/reviews.use-cases';
 

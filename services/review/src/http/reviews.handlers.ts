@@ -1,4 +1,4 @@
-import { OPERATIONS } from '@mkt/contracts';
+import { OPERATIONS } from '@mkt/contracts/review';
 import { adminRequestOf, correlationIdOf, operationHandlers, type MountedHandlers } from '@mkt/kit/http';
 import type { Reviews } from '../application/reviews.use-cases';
 import { toCreatedReview, toListedReview, toReviewActiveView } from './views';

@@ -1,4 +1,4 @@
-import { pageOffset, type AdminRequestContext, type CreateBookingHoldBody, type HoldQueueQuery } from '@mkt/contracts';
+import { pageOffset, type AdminRequestContext, type CreateBookingHoldBody, type HoldQueueQuery } from '@mkt/contracts/wallet';
 import { defineFlow, kindStep, resumeFlow, runFlow, type Flow, type Step, type StepKind } from '@mkt/kit/steps';
 import { InvalidState, NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';

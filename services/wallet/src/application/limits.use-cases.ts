@@ -1,4 +1,4 @@
-import type { RateLimitStats } from '@mkt/contracts';
+import type { RateLimitStats } from '@mkt/contracts/wallet';
 import type { WindowedCounter } from '@mkt/kit/db';
 import { limitReached, limitStats, periodOf, WINDOWS, type LimitSettings, type LimitWindow } from '../domain/limits';
 

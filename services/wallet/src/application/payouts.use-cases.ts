@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { newReference, pageOffset, type AdminRequestContext, type CreatePayoutBody, type PayoutQueueQuery } from '@mkt/contracts';
+import { newReference, pageOffset, type AdminRequestContext, type CreatePayoutBody, type PayoutQueueQuery } from '@mkt/contracts/wallet';
 import { defineFlow, kindStep, resumeFlow, runFlow } from '@mkt/kit/steps';
 import { InvalidState, NotFound } from '@mkt/kit/domain';
 import type { Attempt } from '@mkt/kit/db';

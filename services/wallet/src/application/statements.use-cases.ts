@@ -1,4 +1,4 @@
-import { DEFAULT_CURRENCY } from '@mkt/contracts';
+import { DEFAULT_CURRENCY } from '@mkt/contracts/wallet';
 import type {
   EarningsQuery,
   PayoutHistoryQuery,
@@ -6,7 +6,7 @@ import type {
   StatementQuery,
   TopUpHistoryQuery,
   TransferHistoryQuery,
-} from '@mkt/contracts';
+} from '@mkt/contracts/wallet';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import type { Page } from '@mkt/kit/db';
 import type { BookingHoldRepository } from '../db/booking-hold.repository';

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { newReference, type CreateTopUpBody, type TopUpStatus } from '@mkt/contracts';
+import { newReference, type CreateTopUpBody, type TopUpStatus } from '@mkt/contracts/wallet';
 import { defineFlow, kindStep, resumeFlow, runFlow } from '@mkt/kit/steps';
 import { NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateTransferBody } from '@mkt/contracts';
+import type { CreateTransferBody } from '@mkt/contracts/wallet';
 import { defineFlow, kindStep, resumeFlow, runFlow, type FlowRun, type Step } from '@mkt/kit/steps';
 import type { Attempt } from '@mkt/kit/db';
 import type { AuthenticatedUser } from '@mkt/kit/http';

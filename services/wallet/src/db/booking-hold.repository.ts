@@ -1,4 +1,4 @@
-import type { IntegrationEvent } from '@mkt/contracts';
+import type { IntegrationEvent } from '@mkt/contracts/wallet';
 import type { UpdateQuery } from 'mongoose';
 import { eventsWritten } from '@mkt/kit/bus';
 import { isDuplicateKey } from '@mkt/kit/domain';

@@ -1,5 +1,5 @@
 import { Schema, type Connection } from 'mongoose';
-import { DEFAULT_CURRENCY, newUuid } from '@mkt/contracts';
+import { DEFAULT_CURRENCY, newUuid } from '@mkt/contracts/wallet';
 import { freeFormArrayField, pendingEventsField } from '@mkt/kit/bus';
 import { idempotencyRecordSchema, windowedCounterSchema, type IdempotencyRecordDoc, type WindowedCounterDoc } from '@mkt/kit/db';
 import type { BookingHoldDoc, LedgerEntryDoc, PayoutDoc, TopUpDoc, TransferDoc, WalletDoc } from '../domain/records';

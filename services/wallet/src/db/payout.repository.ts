@@ -1,5 +1,5 @@
-import { PAYOUT_QUEUE_STATUSES } from '@mkt/contracts';
-import type { PageQuery, PayoutStatus } from '@mkt/contracts';
+import { PAYOUT_QUEUE_STATUSES } from '@mkt/contracts/wallet';
+import type { PageQuery, PayoutStatus } from '@mkt/contracts/wallet';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage, type Page } from '@mkt/kit/db';
 import type { PayoutDoc } from '../domain/records';

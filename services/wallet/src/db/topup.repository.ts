@@ -1,4 +1,4 @@
-import type { IntegrationEvent, PageQuery, TopUpStatus } from '@mkt/contracts';
+import type { IntegrationEvent, PageQuery, TopUpStatus } from '@mkt/contracts/wallet';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage, type Page } from '@mkt/kit/db';
 import type { TopUpDoc } from '../domain/records';

@@ -1,4 +1,4 @@
-import type { PageQuery } from '@mkt/contracts';
+import type { PageQuery } from '@mkt/contracts/wallet';
 import { findPage, type Page } from '@mkt/kit/db';
 import type { TransferDoc } from '../domain/records';
 import { recordsOf } from './collections';

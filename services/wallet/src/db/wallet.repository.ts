@@ -1,4 +1,4 @@
-import { DEFAULT_CURRENCY, newReference, newUuid } from '@mkt/contracts';
+import { DEFAULT_CURRENCY, newReference, newUuid } from '@mkt/contracts/wallet';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Collection, mongo } from 'mongoose';
 import type { BoundedOp, InflightOp, LedgerEntry, WalletDoc, WalletSummary } from '../domain/records';

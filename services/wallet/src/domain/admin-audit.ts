@@ -6,7 +6,7 @@ import {
   type AuditAction,
   type AuditTargetType,
   type IntegrationEvent,
-} from '@mkt/contracts';
+} from '@mkt/contracts/wallet';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { PAYOUT_TRANSITIONS, type PayoutMove } from './payout-states';
 import type { BookingHoldDoc, PayoutDoc } from './records';

@@ -1,4 +1,4 @@
-import type { Bank } from '@mkt/contracts';
+import type { Bank } from '@mkt/contracts/wallet';
 
 type Seed = [name: string, code: string, swift: string, accountLength: number, mobileMoney: boolean, rtgs: boolean, allDay: boolean];
 

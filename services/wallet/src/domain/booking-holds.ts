@@ -1,4 +1,4 @@
-import type { CreateBookingHoldBody, IntegrationEvent } from '@mkt/contracts';
+import type { CreateBookingHoldBody, IntegrationEvent } from '@mkt/contracts/wallet';
 import { Conflict, InvalidState, NotFound } from '@mkt/kit/domain';
 import type { BookingHoldDoc, BookingHoldHistoryEntry, Settlement, SettlementKind, StepState, WalletOp, WalletSummary } from './records';
 import { settlementDueAt, settlementOf } from './settlement';

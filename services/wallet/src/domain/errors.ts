@@ -1,4 +1,4 @@
-import { ErrorCode } from '@mkt/contracts';
+import { ErrorCode } from '@mkt/contracts/wallet';
 import { AppError, InvalidField, RuleViolation } from '@mkt/kit/domain';
 
 export class InsufficientFunds extends RuleViolation {

@@ -1,4 +1,4 @@
-import type { RateLimitStats } from '@mkt/contracts';
+import type { RateLimitStats } from '@mkt/contracts/wallet';
 import { calendarWindow, RateLimited, type CalendarUnit } from '@mkt/kit/domain';
 
 /**

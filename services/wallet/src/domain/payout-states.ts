@@ -1,4 +1,4 @@
-import type { PayoutAdminMove, PayoutStatus } from '@mkt/contracts';
+import type { PayoutAdminMove, PayoutStatus } from '@mkt/contracts/wallet';
 
 export type PayoutMove = PayoutAdminMove | 'cancel';
 

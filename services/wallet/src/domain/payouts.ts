@@ -5,7 +5,7 @@ import {
   type CreatePayoutBody,
   type IntegrationEvent,
   type PayoutStatus,
-} from '@mkt/contracts';
+} from '@mkt/contracts/wallet';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { Forbidden, InvalidState } from '@mkt/kit/domain';
 import { assertOwnerOrAdmin } from './access';

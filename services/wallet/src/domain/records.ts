@@ -1,4 +1,4 @@
-import type { BookingHoldStatus, IntegrationEvent, PaymentMethod, PayoutStatus, Role, TopUpStatus } from '@mkt/contracts';
+import type { BookingHoldStatus, IntegrationEvent, PaymentMethod, PayoutStatus, Role, TopUpStatus } from '@mkt/contracts/wallet';
 
 /**
  * The wallet's records as the domain reads them (what `db/models.ts` stores). Plain types: the

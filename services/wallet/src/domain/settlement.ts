@@ -1,4 +1,4 @@
-import { makeEvent, type IntegrationEvent } from '@mkt/contracts';
+import { makeEvent, type IntegrationEvent } from '@mkt/contracts/wallet';
 import type { BookingHoldDoc, Settlement, SettlementKind } from './records';
 
 /**

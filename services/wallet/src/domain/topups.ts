@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { makeEvent, type CreateTopUpBody, type IntegrationEvent, type TopUpStatus } from '@mkt/contracts';
+import { makeEvent, type CreateTopUpBody, type IntegrationEvent, type TopUpStatus } from '@mkt/contracts/wallet';
 import type { TopUpDoc, WalletOp } from './records';
 import { redirectAllowed } from './redirects';
 import { fitsUnder } from './wallet-ops';

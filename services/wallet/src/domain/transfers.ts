@@ -1,4 +1,4 @@
-import type { CreateTransferBody } from '@mkt/contracts';
+import type { CreateTransferBody } from '@mkt/contracts/wallet';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { InvalidField, NotFound } from '@mkt/kit/domain';
 import type { TransferDoc, WalletOp, WalletSummary } from './records';

@@ -1,4 +1,4 @@
-import { SUBSCRIPTIONS } from '@mkt/contracts';
+import { SUBSCRIPTIONS } from '@mkt/contracts/wallet';
 import { defineConsumer, type ConsumerSpec } from '@mkt/kit/bus';
 import type { Logger } from '@mkt/kit/logger';
 import type { BookingHolds } from '../application/booking-holds.use-cases';

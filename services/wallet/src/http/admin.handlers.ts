@@ -1,4 +1,4 @@
-import { pagination } from '@mkt/contracts';
+import { pagination } from '@mkt/contracts/wallet';
 import type { BookingHolds } from '../application/booking-holds.use-cases';
 import type { Payouts } from '../application/payouts.use-cases';
 import type { WalletOperations } from './operations';

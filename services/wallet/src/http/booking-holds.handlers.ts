@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { BookingHoldParams, CreateBookingHoldBody, ok } from '@mkt/contracts';
+import { BookingHoldParams, CreateBookingHoldBody, ok } from '@mkt/contracts/wallet';
 import { adminRequestOf, correlationIdOf, handle, saneIdHeader, type MountOptions } from '@mkt/kit/http';
 import type { BookingHolds } from '../application/booking-holds.use-cases';
 import { InsufficientFunds } from '../domain/errors';

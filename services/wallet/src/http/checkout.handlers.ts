@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import { TopUpRefParams, type CheckoutForm } from '@mkt/contracts';
+import { TopUpRefParams, type CheckoutForm } from '@mkt/contracts/wallet';
 import { correlationIdOf, parseParts } from '@mkt/kit/http';
 import { Unauthenticated } from '@mkt/kit/domain';
 import type { TopUps } from '../application/topups.use-cases';

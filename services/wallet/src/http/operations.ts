@@ -1,4 +1,4 @@
-import type { OPERATIONS } from '@mkt/contracts';
+import type { OPERATIONS } from '@mkt/contracts/wallet';
 import type { OperationHandlers } from '@mkt/kit/http';
 
 /** The wallet's operations of the contracts' table, each handler typed by its entry. */

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { PayoutMoveParams, type PAYOUT_ADMIN_MOVES } from '@mkt/contracts';
+import { PayoutMoveParams, type PAYOUT_ADMIN_MOVES } from '@mkt/contracts/wallet';
 import { adminRequestOf, correlationIdOf } from '@mkt/kit/http';
 import { NotFound } from '@mkt/kit/domain';
 import type { Payouts } from '../application/payouts.use-cases';

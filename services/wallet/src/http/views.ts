@@ -16,7 +16,7 @@ import {
   type TransferHistoryItemResponse,
   type TransferResponse,
   type WalletResponse,
-} from '@mkt/contracts';
+} from '@mkt/contracts/wallet';
 import type { AuthenticatedUser, ReceiptDocument } from '@mkt/kit/http';
 import type { z } from 'zod';
 import type { TopUpCreatedResult } from '../application/topups.use-cases';

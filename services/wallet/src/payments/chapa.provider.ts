@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { decimalStringToMinor, formatMinor } from '@mkt/contracts';
+import { decimalStringToMinor, formatMinor } from '@mkt/contracts/wallet';
 import { PaymentProviderFailed } from '../domain/errors';
 import type { CheckoutRequest, CheckoutSession, PaymentProvider, Verification } from './provider';
 

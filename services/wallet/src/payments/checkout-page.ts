@@ -1,4 +1,4 @@
-import { formatMinor } from '@mkt/contracts';
+import { formatMinor } from '@mkt/contracts/wallet';
 
 const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
