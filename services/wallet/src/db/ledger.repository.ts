@@ -75,6 +75,17 @@ function retryAlone(entries: Waiting[], queue: Waiting[], err: unknown): void {
   for (const waiting of again) waiting.alone = true;
   queue.unshift(...again);
 }
+/**
+ * An error of a command the driver never sent (no server to select, the client closed): none of
+ * the batch went in, and a lone retry of each entry would wait as long again, one after another.
+ */
+function neverSent(err: unknown): boolean {
+  return (
+    err instanceof mongo.MongoServerSelectionError ||
+    err instanceof mongo.MongoTopologyClosedError ||
+    err instanceof mongo.MongoNotConnectedError
+  );
+}
 /** How many places one round of a statement's date-bound bisection reads (one command). */
 const PROBES = 32;
 
@@ -165,13 +176,19 @@ export class LedgerRepository {
       try {
         lostInARow = await this.insertBatch(walletId, batch, queue, lostInARow);
       } catch (err) {
-        // Nothing says which of the batch went in (the server unreachable, the connection lost
-        // after the server applied it, an error of the whole command, a read after it failed).
-        retryAlone(
-          batch.filter((waiting) => !waiting.settled),
-          queue,
-          err,
-        );
+        const unanswered = batch.filter((waiting) => !waiting.settled);
+        if (neverSent(err)) {
+          // The server is out of reach: the batch, and the entries waiting to go alone after an
+          // earlier failure, are answered now rather than each after a selection timeout of its
+          // own (their ops stay in flight for their step's rerun or the sweep). The entries
+          // behind them try the next insert, one timeout per batch as before.
+          for (const waiting of unanswered) waiting.reject(err);
+          while (queue[0]?.alone) queue.shift()!.reject(err);
+          continue;
+        }
+        // Nothing says which of the batch went in (the connection lost after the server applied
+        // it, an error of the whole command, a read after it failed): each entry goes alone.
+        retryAlone(unanswered, queue, err);
       }
     }
     this.chains.delete(walletId);
@@ -205,11 +222,13 @@ export class LedgerRepository {
       return inserted > 0 ? 0 : lostInARow;
     }
     // A unique key: its own op id (decided already), or its place taken.
-    const entry = await this.entries.findOne({ _id: refused!.inflight.id }, { projection: { token: 1, ...HEAD_FIELDS } });
+    const entry = await this.entries.findOne({ _id: refused!.inflight.id }, { projection: { token: 1, walletId: 1, ...HEAD_FIELDS } });
     if (entry) {
-      // Its link is one of the chain (a lone retry of an entry whose insert went in unanswered
-      // finds it so): the next entry's place is after it at least.
-      if (isLink(entry)) this.remember(walletId, entry);
+      // Its link is one of the wallet's chain (a lone retry of an entry whose insert went in
+      // unanswered finds it so): the next entry's place is after it at least. Only moved forward
+      // from a head this process knows: with none, the repeat of an old op is no better a head
+      // than the chain's own, read when needed.
+      if (isLink(entry) && entry.walletId === walletId && this.heads.has(walletId)) this.remember(walletId, entry);
       refused!.resolve(entry.token === refused!.inflight.token);
       queue.unshift(...rest);
       return lostInARow;
@@ -249,7 +268,15 @@ export class LedgerRepository {
         err?: unknown;
       }>;
       const first = errors[0];
-      if (!(err instanceof mongo.MongoBulkWriteError) || errors.length !== 1 || typeof first?.index !== 'number') throw err;
+      // The refused entry's index is trusted only when the server's count of inserted entries
+      // agrees (those before it in, none after): any other answer is an unknown outcome.
+      if (
+        !(err instanceof mongo.MongoBulkWriteError) ||
+        errors.length !== 1 ||
+        typeof first?.index !== 'number' ||
+        err.insertedCount !== first.index
+      )
+        throw err;
       if (first.code !== 11000) return { inserted: first.index, refused: 'failed', err };
       return { inserted: first.index, refused: 'key' };
     }
