@@ -368,6 +368,9 @@ async function migrateDatabases(dirOf, envOf) {
     // synchronous migration (seconds on a loaded machine, six of them) stalled the others'
     // journeys until their requests timed out.
     const child = spawn(process.execPath, [script, 'up'], { cwd: dirOf(service), env: envOf(service), stdio: ['ignore', 'pipe', 'pipe'] });
+    // Stopped with the services when the run is cancelled (before it stops the database).
+    children.add(child);
+    child.once('exit', () => children.delete(child));
     let output = '';
     const keep = (chunk) => {
       output = `${output}${chunk}`.slice(-8_000);
