@@ -25,7 +25,8 @@ export interface WireCounter {
    * start). Faults on the same commands take turns in the order set: one waits until those
    * before it are spent. A failed command is counted and recorded as the client sent it. A
    * command that expects no answer (`moreToCome`: a w:0 write) is never hit, nor one a
-   * `writeErrorAt` cannot be put on; both pass untouched and count neither as skipped nor hit.
+   * `writeErrorAt` cannot be put on; both pass untouched, the fault waiting for the next (`skip`
+   * counts them as it counts any matching command).
    * Throws when `writeErrorAt` is not a whole number ≥ 0 or the command not `insert`.
    */
   failNext(fault: WireFault): void;
@@ -219,17 +220,17 @@ export async function startWireCounter(
    */
   const faultFor = (message: Buffer, name: string): WireFaultKind | null => {
     if (!bson || !faults.some((f) => f.command === name)) return null;
-    if (message.readUInt32LE(16) & MORE_TO_COME) return null;
     const command = sectionsOf(message, name);
     const body = bson.deserialize(command.body);
     const collection = String(body[name]);
     const fault = faults.find((f) => f.command === name && (!f.collection || f.collection === collection));
     if (!fault) return null;
-    if (typeof fault.fault === 'object' && fault.fault.writeErrorAt >= documentCount(command, body)) return null;
     if (fault.skip > 0) {
       fault.skip -= 1;
       return null;
     }
+    if (message.readUInt32LE(16) & MORE_TO_COME) return null;
+    if (typeof fault.fault === 'object' && fault.fault.writeErrorAt >= documentCount(command, body)) return null;
     fault.times -= 1;
     if (fault.times <= 0) faults.splice(faults.indexOf(fault), 1);
     return fault.fault;

@@ -106,6 +106,12 @@ describe('the wire counter failing commands', () => {
     expect(await writeErrorsOf(things.insertMany([{ _id: 'k4' }, { _id: 'k5' }, { _id: 'k6' }]))).toEqual([{ index: 2, code: 2 }]);
     expect(await ids()).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
     await things.deleteMany({});
+    // `skip` counts an insert too small to hit as any other.
+    counter.failNext({ command: 'insert', collection: 'things', skip: 1, fault: { writeErrorAt: 1 } });
+    await things.insertOne({ _id: 'k7' });
+    expect(await writeErrorsOf(things.insertMany([{ _id: 'k8' }, { _id: 'k9' }]))).toEqual([{ index: 1, code: 2 }]);
+    expect(await ids()).toEqual(['k7', 'k8']);
+    await things.deleteMany({});
 
     // Behind a second relay that records what reaches the server: k = 0 sends nothing on.
     const recorder = await startWireCounter(testServers().mongoUrl, { record: true });
