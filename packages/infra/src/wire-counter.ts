@@ -23,7 +23,11 @@ export interface WireCounter {
    * Puts a fault on `times` commands named `command` (on `collection`, when given) after the
    * next `skip`, for tests of what a client does when a command fails (needs `bson` at the
    * start). Faults on the same commands take turns in the order set: one waits until those
-   * before it are spent. A failed command is counted and recorded as the client sent it.
+   * before it are spent. A failed command is counted and recorded as the client sent it. A
+   * command that expects no answer (`moreToCome`: a w:0 write) is never hit, nor one a
+   * `writeErrorAt` cannot be put on; both pass untouched, the fault waiting for the next (`skip`
+   * counts them as it counts any matching command).
+   * Throws when `writeErrorAt` is not a whole number ≥ 0 or the command not `insert`.
    */
   failNext(fault: WireFault): void;
   reset(): void;
@@ -31,13 +35,17 @@ export interface WireCounter {
 }
 
 /**
- * What the relay does to a command it fails:
+ * What the relay does to a command it fails (never one that expects no answer):
  * - `error`: never sent on; the client is answered an error of the whole command (InternalError).
  * - `drop`: sent on and applied by the server; its answer is withheld and the connection closed
  *   (the client sees a network error and cannot know the command ran).
- * - `{ writeErrorAt: k }` (an insert): its documents before index k sent on and applied; the
- *   answer says document k was refused by a write error that is not a duplicate key (code 2,
- *   BadValue), as an ordered insert reports it — those after it not tried.
+ * - `{ writeErrorAt: k }` (an insert of more than k documents: one of k or fewer passes untouched,
+ *   the fault waiting): its documents before index k sent on (as the client sent them, in the
+ *   body or a document sequence); when the server answers it took all k, the answer says document
+ *   k was refused by a write error that is not a duplicate key (code 2, BadValue), as an ordered
+ *   insert reports it — those after it not tried. An answer of the server's own that says
+ *   otherwise (its own write errors, `ok` not 1, fewer than k in) reaches the client unchanged,
+ *   the fault spent on it. k = 0 is answered by the relay, nothing sent on.
  */
 export type WireFaultKind = 'error' | 'drop' | { writeErrorAt: number };
 
@@ -67,6 +75,9 @@ export interface WireCommand {
 }
 
 const OP_MSG = 2013;
+/** OP_MSG flag bits: a CRC-32C at the end; no answer expected (to a request) or more answers follow. */
+const CHECKSUM_PRESENT = 1;
+const MORE_TO_COME = 2;
 
 /** The sections of an OP_MSG (kind 0: the body; kind 1: a named sequence of documents). */
 function sectionsOf(message: Buffer, name: string): WireCommand {
@@ -114,21 +125,61 @@ function commandName(message: Buffer): string | null {
   return null;
 }
 
-/** An OP_MSG of one body section (flags 0). */
-function opMsg(requestId: number, responseTo: number, body: Uint8Array): Buffer {
-  const header = Buffer.alloc(21);
-  header.writeInt32LE(21 + body.length, 0);
+/**
+ * An OP_MSG of `sections` (each with its kind byte). A checksum the relay does not compute is
+ * left out, its flag cleared; the other flags (`moreToCome`, `exhaustAllowed`) are kept.
+ */
+function opMsg(requestId: number, responseTo: number, sections: Uint8Array[], flags = 0): Buffer {
+  const header = Buffer.alloc(20);
+  header.writeInt32LE(20 + sections.reduce((sum, section) => sum + section.length, 0), 0);
   header.writeInt32LE(requestId, 4);
   header.writeInt32LE(responseTo, 8);
   header.writeInt32LE(OP_MSG, 12);
-  header.writeUInt32LE(0, 16);
-  header[20] = 0;
-  return Buffer.concat([header, body]);
+  header.writeUInt32LE((flags & ~CHECKSUM_PRESENT) >>> 0, 16);
+  return Buffer.concat([header, ...sections]);
+}
+
+/** A kind-0 section: the body document. */
+function bodySection(body: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from([0]), body]);
+}
+
+/** A kind-1 section: a document sequence named `identifier`. */
+function sequenceSection(identifier: string, documents: Buffer[]): Buffer {
+  const name = Buffer.from(`${identifier}\0`);
+  const size = Buffer.alloc(5);
+  size[0] = 1;
+  size.writeInt32LE(4 + name.length + documents.reduce((sum, doc) => sum + doc.length, 0), 1);
+  return Buffer.concat([size, name, ...documents]);
 }
 
 /** The body of an OP_MSG answer (its single kind-0 section). */
 function replyBody(message: Buffer): Buffer {
   return message.subarray(21, 21 + message.readInt32LE(21));
+}
+
+/** How many documents an insert carries: in its body (the Node driver) or as a document sequence. */
+function documentCount(command: WireCommand, body: Doc): number {
+  return Array.isArray(body.documents) ? body.documents.length : (command.sequences.documents?.length ?? 0);
+}
+
+/**
+ * An insert's message with only its documents before `k`, each where the client put it: a body
+ * array sliced in the body, a document sequence kept a sequence (so the body stays under its own
+ * size limit), the flags kept.
+ */
+function insertBefore(message: Buffer, name: string, k: number, bson: WireBson): Buffer {
+  const command = sectionsOf(message, name);
+  const raw = { promoteValues: false };
+  const body = bson.deserialize(command.body, raw);
+  const sections = [
+    Array.isArray(body.documents)
+      ? bodySection(bson.serialize({ ...body, documents: body.documents.slice(0, k) }))
+      : bodySection(command.body),
+  ];
+  for (const [identifier, documents] of Object.entries(command.sequences))
+    sections.push(sequenceSection(identifier, identifier === 'documents' ? documents.slice(0, k) : documents));
+  return opMsg(message.readInt32LE(4), message.readInt32LE(8), sections, message.readUInt32LE(16));
 }
 
 /**
@@ -161,16 +212,25 @@ export async function startWireCounter(
   const sockets = new Set<Socket>();
   const faults: Array<Required<WireFault>> = [];
 
-  /** The fault the next command hits, if any (and one hit fewer left on it). */
+  /**
+   * The fault the next command hits, if any (and one hit fewer left on it). A command it cannot
+   * be put on passes without touching it: one that expects no answer (a reply would be read as
+   * the answer to the connection's next command), or an insert of too few documents for its
+   * `writeErrorAt` (the client would be told of a refusal the server never made).
+   */
   const faultFor = (message: Buffer, name: string): WireFaultKind | null => {
     if (!bson || !faults.some((f) => f.command === name)) return null;
-    const collection = String(bson.deserialize(sectionsOf(message, name).body)[name]);
+    const command = sectionsOf(message, name);
+    const body = bson.deserialize(command.body);
+    const collection = String(body[name]);
     const fault = faults.find((f) => f.command === name && (!f.collection || f.collection === collection));
     if (!fault) return null;
     if (fault.skip > 0) {
       fault.skip -= 1;
       return null;
     }
+    if (message.readUInt32LE(16) & MORE_TO_COME) return null;
+    if (typeof fault.fault === 'object' && fault.fault.writeErrorAt >= documentCount(command, body)) return null;
     fault.times -= 1;
     if (fault.times <= 0) faults.splice(faults.indexOf(fault), 1);
     return fault.fault;
@@ -202,22 +262,22 @@ export async function startWireCounter(
       const requestId = message.readInt32LE(4);
       if (fault === 'error') {
         const error = { ok: 0, errmsg: `${name} failed by the wire relay`, code: 1, codeName: 'InternalError' };
-        client.write(opMsg(0, requestId, bson!.serialize(error)));
+        client.write(opMsg(0, requestId, [bodySection(bson!.serialize(error))]));
         return;
       }
       if (fault === 'drop') return forward(message, () => null);
-      // Only the documents before the refused one go to the server; the answer names it.
-      const raw = { promoteValues: false };
-      const command = sectionsOf(message, name);
-      const body = bson!.deserialize(command.body, raw);
-      const documents =
-        (body.documents as Doc[] | undefined) ?? command.sequences.documents?.map((doc) => bson!.deserialize(doc, raw)) ?? [];
       const at = fault.writeErrorAt;
-      const sent = opMsg(requestId, 0, bson!.serialize({ ...body, documents: documents.slice(0, at) }));
-      forward(sent, (reply) => {
-        const answer = bson!.deserialize(replyBody(reply), raw);
-        const writeError = { index: at, code: 2, errmsg: `document ${at} refused by the wire relay` };
-        return opMsg(reply.readInt32LE(4), requestId, bson!.serialize({ ...answer, writeErrors: [writeError] }));
+      const writeError = { index: at, code: 2, errmsg: `document ${at} refused by the wire relay` };
+      // An insert of no documents is not one a server takes: the relay answers it.
+      if (at === 0)
+        return void client.write(opMsg(0, requestId, [bodySection(bson!.serialize({ ok: 1, n: 0, writeErrors: [writeError] }))]));
+      // Only the documents before the refused one go to the server; the answer names it, unless
+      // the server's own says they did not all go in (then it is the truth the client gets).
+      forward(insertBefore(message, name, at, bson!), (reply) => {
+        const answer = bson!.deserialize(replyBody(reply), { promoteValues: false });
+        if (Number(answer.ok) !== 1 || answer.writeErrors !== undefined || !(Number(answer.n) >= at)) return reply;
+        const changed = bodySection(bson!.serialize({ ...answer, writeErrors: [writeError] }));
+        return opMsg(reply.readInt32LE(4), requestId, [changed], reply.readUInt32LE(16));
       });
     };
     const onAnswer = (message: Buffer) => {
@@ -255,6 +315,8 @@ export async function startWireCounter(
     commands: () => [...commands],
     failNext: ({ command, collection = '', skip = 0, times = 1, fault }) => {
       if (!bson) throw new Error('failNext needs the relay started with `bson`');
+      if (typeof fault === 'object' && (command !== 'insert' || !Number.isInteger(fault.writeErrorAt) || fault.writeErrorAt < 0))
+        throw new Error(`writeErrorAt needs an insert and a whole number ≥ 0 (got ${command}, ${fault.writeErrorAt})`);
       faults.push({ command, collection, skip, times, fault });
     },
     reset: () => {

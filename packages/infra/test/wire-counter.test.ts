@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import mongoose from 'mongoose';
 import { startWireCounter, testServers, uniqueName, type WireCounter } from '../src';
 
@@ -81,6 +82,114 @@ describe('the wire counter failing commands', () => {
     await things.deleteMany({});
   });
 
+  test('writeErrorAt: a server that refused a document itself is answered as it said (no invented entry), the fault spent', async () => {
+    await things.insertOne({ _id: 'r2' });
+    counter.failNext({ command: 'insert', collection: 'things', fault: { writeErrorAt: 3 } });
+    const failed = await things
+      .insertMany([{ _id: 'r1' }, { _id: 'r2' }, { _id: 'r3' }, { _id: 'r4' }, { _id: 'r5' }], { ordered: true })
+      .catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(mongoose.mongo.MongoBulkWriteError);
+    const { writeErrors } = failed as mongoose.mongo.MongoBulkWriteError;
+    const errors = Array.isArray(writeErrors) ? writeErrors : [writeErrors];
+    expect(errors.map(({ index, code }) => ({ index, code }))).toEqual([{ index: 1, code: 11000 }]);
+    expect(await ids()).toEqual(['r1', 'r2']);
+    await things.insertMany([{ _id: 'r6' }, { _id: 'r7' }, { _id: 'r8' }, { _id: 'r9' }]); // the fault spent: not hit
+    expect(await ids()).toEqual(['r1', 'r2', 'r6', 'r7', 'r8', 'r9']);
+    await things.deleteMany({});
+  });
+
+  test('writeErrorAt: an insert of k documents or fewer passes untouched, the fault waiting for one it can hit; k = 0 answered without the server', async () => {
+    counter.failNext({ command: 'insert', collection: 'things', fault: { writeErrorAt: 2 } });
+    await things.insertMany([{ _id: 'k1' }, { _id: 'k2' }]);
+    await things.insertOne({ _id: 'k3' });
+    expect(await ids()).toEqual(['k1', 'k2', 'k3']);
+    expect(await writeErrorsOf(things.insertMany([{ _id: 'k4' }, { _id: 'k5' }, { _id: 'k6' }]))).toEqual([{ index: 2, code: 2 }]);
+    expect(await ids()).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
+    await things.deleteMany({});
+    // `skip` counts an insert too small to hit as any other.
+    counter.failNext({ command: 'insert', collection: 'things', skip: 1, fault: { writeErrorAt: 1 } });
+    await things.insertOne({ _id: 'k7' });
+    expect(await writeErrorsOf(things.insertMany([{ _id: 'k8' }, { _id: 'k9' }]))).toEqual([{ index: 1, code: 2 }]);
+    expect(await ids()).toEqual(['k7', 'k8']);
+    await things.deleteMany({});
+
+    // Behind a second relay that records what reaches the server: k = 0 sends nothing on.
+    const recorder = await startWireCounter(testServers().mongoUrl, { record: true });
+    const relay = await startWireCounter(recorder.url, { bson: mongoose.mongo.BSON });
+    const relayed = await mongoose.mongo.MongoClient.connect(relay.url);
+    try {
+      const relayedThings = relayed.db(things.dbName).collection<{ _id: string }>('things');
+      relay.failNext({ command: 'insert', collection: 'things', fault: { writeErrorAt: 0 } });
+      recorder.reset();
+      expect(await writeErrorsOf(relayedThings.insertMany([{ _id: 'z1' }, { _id: 'z2' }], { ordered: true }))).toEqual([
+        { index: 0, code: 2 },
+      ]);
+      expect(recorder.counts()).toEqual({});
+      expect(await ids()).toEqual([]);
+    } finally {
+      await relayed.close();
+      await relay.stop();
+      await recorder.stop();
+    }
+  });
+
+  test('a write that expects no answer (w: 0, moreToCome) is sent on untouched and never answered; the fault waits for the next', async () => {
+    // mongo-java-server does not apply a w:0 write: a relay behind records what reached the server.
+    const recorder = await startWireCounter(testServers().mongoUrl, { record: true });
+    const relay = await startWireCounter(recorder.url, { bson: mongoose.mongo.BSON });
+    // One connection: an answer to a w:0 write would be read as the answer to the next command.
+    const relayed = await mongoose.mongo.MongoClient.connect(relay.url, { maxPoolSize: 1 });
+    try {
+      const relayedThings = relayed.db(things.dbName).collection<{ _id: string }>('things');
+      relay.failNext({ command: 'insert', collection: 'things', fault: 'error' });
+      relay.failNext({ command: 'insert', collection: 'things', fault: { writeErrorAt: 1 } });
+      recorder.reset();
+      await relayedThings.insertMany([{ _id: 'm1' }, { _id: 'm2' }], { writeConcern: { w: 0 } });
+      expect(await relayedThings.findOne({ _id: 'none' })).toBeNull();
+      await expect(relayedThings.insertOne({ _id: 'm3' })).rejects.toMatchObject({ code: 1 });
+      await relayedThings.insertMany([{ _id: 'm4' }, { _id: 'm5' }], { writeConcern: { w: 0 } });
+      expect(await relayedThings.findOne({ _id: 'none' })).toBeNull();
+      expect(await writeErrorsOf(relayedThings.insertMany([{ _id: 'm6' }, { _id: 'm7' }]))).toEqual([{ index: 1, code: 2 }]);
+      const inserted = recorder
+        .commands()
+        .filter(({ name }) => name === 'insert')
+        .map(({ body }) => (mongoose.mongo.BSON.deserialize(body).documents as Array<{ _id: string }>).map(({ _id }) => _id));
+      expect(inserted).toEqual([['m1', 'm2'], ['m4', 'm5'], ['m6']]);
+    } finally {
+      await relayed.close();
+      await relay.stop();
+      await recorder.stop();
+    }
+    await things.deleteMany({});
+  });
+
+  test('writeErrorAt: documents sent as a document sequence (kind 1) go on as one, not moved into the body', async () => {
+    const recorder = await startWireCounter(testServers().mongoUrl, { record: true });
+    const relay = await startWireCounter(recorder.url, { bson: mongoose.mongo.BSON });
+    try {
+      relay.failNext({ command: 'insert', collection: 'things', fault: { writeErrorAt: 2 } });
+      // The driver puts an insert's documents in the body; other clients send them as a sequence.
+      const documents = [{ _id: 's1' }, { _id: 's2' }, { _id: 's3' }];
+      const answer = await sendOpMsg(relay.url, { insert: 'things', ordered: true, $db: things.dbName }, { documents });
+      expect(answer).toMatchObject({ ok: 1, n: 2, writeErrors: [{ index: 2, code: 2 }] });
+      const [sent, ...more] = recorder.commands();
+      expect(more).toEqual([]);
+      expect(mongoose.mongo.BSON.deserialize(sent!.body).documents).toBeUndefined();
+      expect(sent!.sequences.documents!.map((doc) => mongoose.mongo.BSON.deserialize(doc))).toEqual(documents.slice(0, 2));
+      expect(await ids()).toEqual(['s1', 's2']);
+    } finally {
+      await relay.stop();
+      await recorder.stop();
+    }
+    await things.deleteMany({});
+  });
+
+  test('failNext refuses a write error at an index that is not a whole number, or on a command other than insert', () => {
+    expect(() => counter.failNext({ command: 'insert', fault: { writeErrorAt: -1 } })).toThrow(/writeErrorAt/);
+    expect(() => counter.failNext({ command: 'insert', fault: { writeErrorAt: 1.5 } })).toThrow(/writeErrorAt/);
+    expect(() => counter.failNext({ command: 'update', fault: { writeErrorAt: 1 } })).toThrow(/writeErrorAt/);
+  });
+
   test('skip and times: the commands skipped pass, as many as asked then hit, then none; the next fault waits its turn', async () => {
     counter.failNext({ command: 'insert', fault: 'error', skip: 1, times: 2 });
     counter.failNext({ command: 'insert', fault: 'error', skip: 1 });
@@ -93,3 +202,52 @@ describe('the wire counter failing commands', () => {
     expect(await ids()).toEqual(['t1', 't4', 't6']);
   });
 });
+
+/** The write errors an insert failed with (index and code), or the reason it did not fail so. */
+async function writeErrorsOf(insert: Promise<unknown>): Promise<unknown> {
+  const failed = await insert.then(
+    () => 'no error',
+    (err: unknown) => err,
+  );
+  if (!(failed instanceof mongoose.mongo.MongoBulkWriteError)) return failed;
+  const { writeErrors } = failed;
+  return (Array.isArray(writeErrors) ? writeErrors : [writeErrors]).map(({ index, code }) => ({ index, code }));
+}
+
+/** Sends one OP_MSG of `body` and `sequences` (kind-1 sections) on a connection of its own; answers the reply's body. */
+async function sendOpMsg(
+  url: string,
+  body: Record<string, unknown>,
+  sequences: Record<string, object[]>,
+): Promise<Record<string, unknown>> {
+  const { BSON } = mongoose.mongo;
+  const sections = [Buffer.concat([Buffer.from([0]), BSON.serialize(body)])];
+  for (const [identifier, documents] of Object.entries(sequences)) {
+    const payload = Buffer.concat([Buffer.from(`${identifier}\0`), ...documents.map((doc) => BSON.serialize(doc))]);
+    const size = Buffer.alloc(5);
+    size[0] = 1;
+    size.writeInt32LE(4 + payload.length, 1);
+    sections.push(Buffer.concat([size, payload]));
+  }
+  const header = Buffer.alloc(20);
+  const length = 20 + sections.reduce((sum, section) => sum + section.length, 0);
+  header.writeInt32LE(length, 0);
+  header.writeInt32LE(7, 4);
+  header.writeInt32LE(2013, 12); // OP_MSG, flags 0
+  const { hostname, port } = new URL(url);
+  const socket = new Socket();
+  try {
+    const reply = await new Promise<Buffer>((resolve, reject) => {
+      let received = Buffer.alloc(0);
+      socket.on('error', reject).on('close', () => reject(new Error('connection closed before the answer')));
+      socket.on('data', (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        if (received.length >= 4 && received.length >= received.readInt32LE(0)) resolve(received);
+      });
+      socket.connect(Number(port), hostname, () => socket.write(Buffer.concat([header, ...sections])));
+    });
+    return BSON.deserialize(reply.subarray(21, 21 + reply.readInt32LE(21)));
+  } finally {
+    socket.destroy();
+  }
+}

@@ -88,8 +88,11 @@ describe('a ledger insert that fails', () => {
 
   test('the connection lost after the server applied the batch: each entry alone meets its own op id, every op resolves once', async () => {
     const { walletId, ops } = await creditsOnNewWallet(1 + BATCH);
-    const { outcomes } = await decideWith(ops, { skip: 1, fault: 'drop' });
+    const { outcomes, inserts } = await decideWith(ops, { skip: 1, fault: 'drop' });
     expect(outcomes.every((outcome) => outcome.status === 'fulfilled' && outcome.value)).toBe(true);
+    // The first alone, the batch (dropped: no driver retry absorbed it), then each of its entries
+    // alone, once: each meets its own op id.
+    expect(inserts).toBe(1 + 1 + BATCH);
     const chain = await chainOf(walletId);
     expect(await LedgerEntryModel.countDocuments({ walletId })).toBe(ops.length);
     expect(chain.holds).toBe(true);
