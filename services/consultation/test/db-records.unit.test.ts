@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import { bookingRecord } from '../src/db/booking.repository';
 import { consultationModels } from '../src/db/models';
 import { newSessionFields } from '../src/db/session.repository';
-import type { NewBooking } from '../src/domain/records';
+import { newBookingOutcome, type NewBooking } from '../src/domain/records';
 
 /**
  * The hot path writes plain values through the driver: what it stores must be what the schema's
@@ -38,19 +38,8 @@ const booking: NewBooking = {
   currency: 'ETB',
   couponId: null,
   notes: null,
-  sessionId: null,
-  refundStatus: null,
-  refundAmountMinor: null,
-  refundedAt: null,
-  cancelledBy: null,
-  cancelledAt: null,
-  cancelReason: null,
-  cancellationType: null,
-  cancelNotes: null,
-  cancelCause: null,
   correlationId: 'corr-1',
-  compensated: [],
-  pendingEvents: [],
+  ...newBookingOutcome(),
 };
 
 describe('the records the booking path inserts without a mongoose document', () => {

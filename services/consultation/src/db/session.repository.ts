@@ -3,7 +3,7 @@ import { newInternalId, newUnderscoreReference, type EventEnvelope, type PageQue
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage } from '@mkt/kit/db';
 import { isDuplicateKey } from '@mkt/kit/domain';
-import type { BookingDoc, ConsultationDoc, NewBooking, SessionDoc } from '../domain/records';
+import { newSessionOutcome, type BookingDoc, type ConsultationDoc, type NewBooking, type SessionDoc } from '../domain/records';
 import { collectionOf, findByKey } from './collections';
 import type { ConsultationModels } from './models';
 
@@ -33,18 +33,7 @@ export function newSessionFields(
     consultationTitle: consultation.title,
     endsAt: booking.endsAt,
     slotKey: booking.slotKey,
-    startedAt: null,
-    endedAt: null,
-    markedAt: null,
-    duration: null,
-    notes: null,
-    attemptedContact: null,
-    contactMethod: null,
-    sessionSummary: null,
-    nextSteps: null,
-    expiredAt: null,
-    expiryFinished: false,
-    pendingEvents: [],
+    ...newSessionOutcome(),
     createdAt: now,
   };
 }

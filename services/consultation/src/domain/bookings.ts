@@ -22,18 +22,19 @@ import {
 } from './errors';
 import { dayKey, scheduleOf, slotKey } from './consultations';
 import { applyCoupon, couponProblem, UNUSABLE_COUPON } from './coupons';
-import type {
-  BookingChange,
-  BookingDoc,
-  BookingGuard,
-  BookingStatus,
-  BookingStep,
-  ConsultationDoc,
-  DiscountDoc,
-  NewBooking,
-  PricingDoc,
-  RuleSetDoc,
-  SessionDoc,
+import {
+  newBookingOutcome,
+  type BookingChange,
+  type BookingDoc,
+  type BookingGuard,
+  type BookingStatus,
+  type BookingStep,
+  type ConsultationDoc,
+  type DiscountDoc,
+  type NewBooking,
+  type PricingDoc,
+  type RuleSetDoc,
+  type SessionDoc,
 } from './records';
 import { findSlot, type Slot } from './slots';
 
@@ -180,19 +181,8 @@ export function newBooking(
     currency: plan.pricing.currency,
     couponId: plan.discount?._id ?? null,
     notes: body.notes ?? null,
-    sessionId: null,
-    refundStatus: null,
-    refundAmountMinor: null,
-    refundedAt: null,
-    cancelledBy: null,
-    cancelledAt: null,
-    cancelReason: null,
-    cancellationType: null,
-    cancelNotes: null,
-    cancelCause: null,
+    ...newBookingOutcome(),
     correlationId: settings.correlationId,
-    compensated: [],
-    pendingEvents: [],
   };
 }
 

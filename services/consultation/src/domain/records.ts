@@ -259,6 +259,37 @@ export type BookingStep = 'slot' | 'day' | 'coupon' | 'hold' | 'confirm';
 
 /** A booking as it is first written (the database stamps its times). */
 export type NewBooking = Omit<BookingDoc, 'createdAt' | 'updatedAt'>;
+/** A booking's record of what happens to it later (its session, refund, cancellation, give-backs), as a new booking holds it: none yet. */
+export function newBookingOutcome(): Pick<
+  BookingDoc,
+  | 'sessionId'
+  | 'refundStatus'
+  | 'refundAmountMinor'
+  | 'refundedAt'
+  | 'cancelledBy'
+  | 'cancelledAt'
+  | 'cancelReason'
+  | 'cancellationType'
+  | 'cancelNotes'
+  | 'cancelCause'
+  | 'pendingEvents'
+> &
+  Required<Pick<BookingDoc, 'compensated'>> {
+  return {
+    sessionId: null,
+    refundStatus: null,
+    refundAmountMinor: null,
+    refundedAt: null,
+    cancelledBy: null,
+    cancelledAt: null,
+    cancelReason: null,
+    cancellationType: null,
+    cancelNotes: null,
+    cancelCause: null,
+    compensated: [],
+    pendingEvents: [],
+  };
+}
 /** What a booking's move expects of it still (its state; a dispute's absence): the move applies only while it holds. */
 export type BookingGuard = Partial<Pick<BookingDoc, 'status' | 'payment' | 'dispute'>>;
 /** The fields a booking's move sets (its time of change is stamped by the write). */
@@ -295,4 +326,36 @@ export interface SessionDoc {
   pendingEvents: IntegrationEvent[];
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A session's record of how it went (started, ended, marked, expired), as a new session holds it: nothing yet. */
+export function newSessionOutcome(): Pick<
+  SessionDoc,
+  | 'startedAt'
+  | 'endedAt'
+  | 'markedAt'
+  | 'duration'
+  | 'notes'
+  | 'attemptedContact'
+  | 'contactMethod'
+  | 'sessionSummary'
+  | 'nextSteps'
+  | 'expiredAt'
+  | 'expiryFinished'
+  | 'pendingEvents'
+> {
+  return {
+    startedAt: null,
+    endedAt: null,
+    markedAt: null,
+    duration: null,
+    notes: null,
+    attemptedContact: null,
+    contactMethod: null,
+    sessionSummary: null,
+    nextSteps: null,
+    expiredAt: null,
+    expiryFinished: false,
+    pendingEvents: [],
+  };
 }
