@@ -77,8 +77,8 @@ const CONNECTION_OPTIONS = {
  * transaction number, so applied once — a hung command costs up to twice the timeout. The
  * servers' monitoring connections use `connectTimeoutMS`, not this. Nothing a serving process
  * sends stays silent that long when the server is well: no change stream, tailable cursor or
- * long aggregation; index builds and whole-collection updates run in the migrate command and
- * the CRM rebuild, which turn it off.
+ * long aggregation; index builds and whole-collection updates run in the migrate command (and
+ * the CRM rebuild builds its indexes), which turn it off.
  */
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const log = createLogger('crm-rebuild', config.LOG_LEVEL);
   const db = createDatabase();
   const parts = crmParts(db);
-  // A one-shot job whose index builds and rebuild may run long and silent: no socket timeout.
+  // A one-shot job whose index builds (ensureIndexes) may run long and silent: no socket timeout.
   await openDatabase(db, {
     url: config.MONGO_URL,
     dbName: config.MONGO_DB ?? 'crm',
