@@ -30,6 +30,7 @@ export interface WireCounter {
    * Throws when `writeErrorAt` is not a whole number ≥ 0 or the command not `insert`.
    */
   failNext(fault: WireFault): void;
+  /** Forgets the counts, the commands recorded and the faults `failNext` set that are not spent yet. */
   reset(): void;
   stop(): Promise<void>;
 }
@@ -46,8 +47,12 @@ export interface WireCounter {
  *   insert reports it — those after it not tried. An answer of the server's own that says
  *   otherwise (its own write errors, `ok` not 1, fewer than k in) reaches the client unchanged,
  *   the fault spent on it. k = 0 is answered by the relay, nothing sent on.
+ * - `hang`: sent on and applied by the server; its answer is withheld and the connection left
+ *   open, silent, so only the client's own timeout (`socketTimeoutMS`) ends the wait. Sent on
+ *   rather than kept: a client cannot tell a command lost on its way from one whose answer was,
+ *   and the one that ran is the harder case (what it wrote is there when the client gives up).
  */
-export type WireFaultKind = 'error' | 'drop' | { writeErrorAt: number };
+export type WireFaultKind = 'error' | 'drop' | 'hang' | { writeErrorAt: number };
 
 export interface WireFault {
   command: string;
@@ -60,6 +65,8 @@ export interface WireFault {
 }
 
 type Doc = Record<string, unknown>;
+/** An answer a fault keeps from the client: the connection closed with it, or left open and silent. */
+type Withheld = 'close' | 'silent';
 
 /** The BSON codec a relay that fails commands reads and writes them with (the driver's: `mongoose.mongo.BSON`). */
 export interface WireBson {
@@ -240,15 +247,15 @@ export async function startWireCounter(
     const upstream = new Socket();
     sockets.add(client).add(upstream);
     /** Answers on their way back that a fault changes, by the request they answer. */
-    const answers = new Map<number, (reply: Buffer) => Buffer | null>();
+    const answers = new Map<number, (reply: Buffer) => Withheld | Buffer>();
     const close = () => {
       client.destroy();
       upstream.destroy();
       sockets.delete(client);
       sockets.delete(upstream);
     };
-    /** Sends a command on, its answer changed by `answer` (null: withheld and the connection closed). */
-    const forward = (message: Buffer, answer?: (reply: Buffer) => Buffer | null) => {
+    /** Sends a command on, its answer changed by `answer` (or withheld: the connection closed, or left silent). */
+    const forward = (message: Buffer, answer?: (reply: Buffer) => Withheld | Buffer) => {
       if (answer) answers.set(message.readInt32LE(4), answer);
       upstream.write(message);
     };
@@ -265,7 +272,8 @@ export async function startWireCounter(
         client.write(opMsg(0, requestId, [bodySection(bson!.serialize(error))]));
         return;
       }
-      if (fault === 'drop') return forward(message, () => null);
+      if (fault === 'drop') return forward(message, () => 'close');
+      if (fault === 'hang') return forward(message, () => 'silent');
       const at = fault.writeErrorAt;
       const writeError = { index: at, code: 2, errmsg: `document ${at} refused by the wire relay` };
       // An insert of no documents is not one a server takes: the relay answers it.
@@ -285,8 +293,8 @@ export async function startWireCounter(
       if (!answer) return client.write(message);
       answers.delete(message.readInt32LE(8));
       const changed = answer(message);
-      if (changed) client.write(changed);
-      else close();
+      if (changed === 'close') close();
+      else if (changed !== 'silent') client.write(changed);
     };
     const frameCommands = framer(onCommand);
     client.on('data', (chunk: Buffer) => void frameCommands(chunk));
@@ -322,6 +330,8 @@ export async function startWireCounter(
     reset: () => {
       counts = {};
       commands = [];
+      // A fault left over from a test whose commands did not all come would hit the next test's.
+      faults.length = 0;
     },
     stop: async () => {
       for (const socket of sockets) socket.destroy();

@@ -69,6 +69,41 @@ describe('the wire counter failing commands', () => {
     await things.deleteMany({});
   });
 
+  test("hang: the insert applied, its answer never comes and the connection stays open until the client's socket timeout", async () => {
+    const relay = await startWireCounter(testServers().mongoUrl, { bson: mongoose.mongo.BSON });
+    const timeoutMs = 1_000;
+    const patient = await mongoose.mongo.MongoClient.connect(relay.url, { socketTimeoutMS: timeoutMs });
+    try {
+      const patientThings = patient.db(things.dbName).collection<{ _id: string }>('things');
+      relay.failNext({ command: 'insert', collection: 'things', fault: 'hang' });
+      const started = Date.now();
+      const failed = await patientThings.insertOne({ _id: 'h1' }).catch((err: unknown) => err);
+      const waited = Date.now() - started;
+      // Only the client's timeout ended it: no close, no answer from the relay before.
+      expect(failed).toBeInstanceOf(mongoose.mongo.MongoNetworkTimeoutError);
+      expect(waited).toBeGreaterThanOrEqual(timeoutMs - 50);
+      expect(waited).toBeLessThan(timeoutMs + 5_000);
+      expect(await ids()).toEqual(['h1']);
+      await patientThings.insertOne({ _id: 'h2' }); // the fault spent, the client goes on
+      expect(await ids()).toEqual(['h1', 'h2']);
+    } finally {
+      await patient.close();
+      await relay.stop();
+    }
+    await things.deleteMany({});
+  });
+
+  test('reset: a fault not spent yet is forgotten with the counts', async () => {
+    counter.failNext({ command: 'insert', collection: 'things', fault: 'error' });
+    counter.failNext({ command: 'find', collection: 'things', skip: 1, fault: 'drop' });
+    counter.reset();
+    await things.insertOne({ _id: 'x1' });
+    expect(await ids()).toEqual(['x1']);
+    expect(await ids()).toEqual(['x1']);
+    expect(counter.counts()).toEqual({ insert: 1, find: 2 });
+    await things.deleteMany({});
+  });
+
   test('writeErrorAt: the documents before the index applied, that one refused by a non-duplicate error, the rest not tried', async () => {
     counter.failNext({ command: 'insert', collection: 'things', fault: { writeErrorAt: 2 } });
     const failed = await things

@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ReferencePrefix } from '@mkt/contracts/core';
 
+/** `MONGO_SOCKET_TIMEOUT_MS` unset: a command's answer waited for 30 s at most. */
+export const DEFAULT_MONGO_SOCKET_TIMEOUT_MS = 30_000;
+
 /** What every service reads from its environment; a service extends it with its own keys. */
 export const BaseEnv = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -15,6 +18,13 @@ export const BaseEnv = z.object({
    * (`tls=true` in `MONGO_URL` alone verifies against the system's CAs). Unreadable: no start.
    */
   MONGO_TLS_CA_FILE: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(1).optional()),
+  /**
+   * How long a connection to MongoDB may stay silent while a command waits for its answer before
+   * the driver gives that connection up and fails the command (`openDatabase`): a server stuck or
+   * a network that drops packets without a reset ends in a bounded time, not when the OS breaks
+   * the connection (hours). A serving process sends no command that legitimately runs longer.
+   */
+  MONGO_SOCKET_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(DEFAULT_MONGO_SOCKET_TIMEOUT_MS),
   AMQP_URL: z.string().min(1),
   /** The CA (PEM) the broker's certificate is verified against; needs an `amqps://` `AMQP_URL`. */
   AMQP_TLS_CA_FILE: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(1).optional()),

@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { readCaFile } from './config';
+import { DEFAULT_MONGO_SOCKET_TIMEOUT_MS, readCaFile } from './config';
 import type { Logger } from './logger';
 
 /**
@@ -22,6 +22,11 @@ export interface OpenDatabaseOptions {
   startTimeoutMs?: number;
   /** MONGO_TLS_CA_FILE: the CA the server's certificate is verified against (TLS on). */
   tlsCaFile?: string;
+  /**
+   * MONGO_SOCKET_TIMEOUT_MS: how long a command's connection may stay silent (30 s unless said);
+   * 0: no limit, for a one-shot job whose commands run long (a migration, a rebuild).
+   */
+  socketTimeoutMs?: number;
 }
 
 /** The driver's TLS options kit passes (nothing for a plain connection). */
@@ -62,6 +67,19 @@ const CONNECTION_OPTIONS = {
   autoCreate: false,
 } as const;
 
+/*
+ * `socketTimeoutMS` (driver 6, as mongoose 8 passes it): while a command waits for its answer,
+ * the connection's socket may stay silent that long; then the driver destroys that connection
+ * (the pool and the server's state are left alone: a timeout after the handshake does not mark
+ * the server down) and fails the command with a MongoNetworkTimeoutError. The command may have
+ * run: like any network error it is retried once by retryable writes and reads (a replica set
+ * or a sharded cluster; a standalone server retries nothing), the write under the same
+ * transaction number, so applied once — a hung command costs up to twice the timeout. The
+ * servers' monitoring connections use `connectTimeoutMS`, not this. Nothing a serving process
+ * sends stays silent that long when the server is well: no change stream, tailable cursor or
+ * long aggregation; index builds and whole-collection updates run in the migrate command (and
+ * the CRM rebuild builds its indexes), which turn it off.
+ */
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A database handle not yet open: bind the models to it, then `openDatabase` (the runtime does). */
@@ -77,7 +95,7 @@ export function createDatabase(): Database {
  */
 export async function openDatabase(
   db: Database,
-  { url, dbName, log, startTimeoutMs = 60_000, tlsCaFile }: OpenDatabaseOptions,
+  { url, dbName, log, startTimeoutMs = 60_000, tlsCaFile, socketTimeoutMs = DEFAULT_MONGO_SOCKET_TIMEOUT_MS }: OpenDatabaseOptions,
 ): Promise<Database> {
   // A configuration error stops the start at once (no retry cures it).
   const tls = mongoTlsOptions(url, tlsCaFile);
@@ -85,7 +103,7 @@ export async function openDatabase(
   let delay = 250;
   for (;;) {
     try {
-      await db.openUri(url, { dbName, ...CONNECTION_OPTIONS, ...tls });
+      await db.openUri(url, { dbName, ...CONNECTION_OPTIONS, socketTimeoutMS: socketTimeoutMs, ...tls });
       log.info({ dbName: db.name }, 'mongo connected');
       db.on('disconnected', () => log.warn('mongo disconnected'));
       db.on('reconnected', () => log.info('mongo reconnected'));

@@ -19,6 +19,7 @@ export interface RuntimeConfig {
   MONGO_URL: string;
   MONGO_DB?: string;
   MONGO_TLS_CA_FILE?: string;
+  MONGO_SOCKET_TIMEOUT_MS?: number;
   AMQP_URL: string;
   AMQP_TLS_CA_FILE?: string;
   BUS_NAMESPACE?: string;
@@ -251,7 +252,13 @@ export function serviceMigrator(
 async function prepareDatabase(service: ServiceDefinition, dbName: string, migrations: 'check' | 'apply'): Promise<void> {
   const { runtime, config } = service;
   if (!isDatabaseReady(runtime.db))
-    await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log, tlsCaFile: config.MONGO_TLS_CA_FILE });
+    await openDatabase(runtime.db, {
+      url: config.MONGO_URL,
+      dbName,
+      log: runtime.log,
+      tlsCaFile: config.MONGO_TLS_CA_FILE,
+      socketTimeoutMs: config.MONGO_SOCKET_TIMEOUT_MS,
+    });
   const migrator = serviceMigrator(service);
   if (migrations === 'apply') await migrator.up();
   else {
@@ -289,7 +296,15 @@ export async function runService(service: ServiceDefinition): Promise<Server> {
 export async function runMigrations(service: ServiceDefinition, argv: string[]): Promise<number> {
   const { config, runtime } = service;
   const dbName = config.MONGO_DB ?? runtime.name;
-  await openDatabase(runtime.db, { url: config.MONGO_URL, dbName, log: runtime.log, tlsCaFile: config.MONGO_TLS_CA_FILE });
+  // A migration's commands may each run long and silent (an index build, an update of a whole
+  // collection): no socket timeout here; the job's own deadline bounds the run.
+  await openDatabase(runtime.db, {
+    url: config.MONGO_URL,
+    dbName,
+    log: runtime.log,
+    tlsCaFile: config.MONGO_TLS_CA_FILE,
+    socketTimeoutMs: 0,
+  });
   try {
     return await runMigrateCommand(serviceMigrator(service), argv, (line) =>
       process.stdout.write(`${runtime.name} (${dbName}): ${line}\n`),

@@ -2,6 +2,7 @@ import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
 import { closeDatabase, createDatabase, isDatabaseReady, openDatabase } from '@mkt/kit/db';
 import { testServers, uniqueName } from '@mkt/infra';
+import { parseConfig, serviceEnv } from '@mkt/kit/runtime';
 
 const Counter = mongoose.model('Counter', new Schema({ _id: String, value: Number }, { versionKey: false }));
 
@@ -51,6 +52,26 @@ describe('a database per service (createDatabase)', () => {
       await closeDatabase(second);
     }
     expect(isDatabaseReady(first)).toBe(false);
+  });
+
+  test('a connection waits for an answer MONGO_SOCKET_TIMEOUT_MS at most (30 s unless said); 0 only by the code of a one-shot job', async () => {
+    const base = { MONGO_URL: testServers().mongoUrl, AMQP_URL: 'amqp://x' };
+    expect(parseConfig(serviceEnv(8081), base).MONGO_SOCKET_TIMEOUT_MS).toBe(30_000);
+    expect(parseConfig(serviceEnv(8081), { ...base, MONGO_SOCKET_TIMEOUT_MS: '2000' }).MONGO_SOCKET_TIMEOUT_MS).toBe(2_000);
+    for (const bad of ['0', '999', '1.5', 'soon', '600001'])
+      expect(() => parseConfig(serviceEnv(8081), { ...base, MONGO_SOCKET_TIMEOUT_MS: bad })).toThrow(/MONGO_SOCKET_TIMEOUT_MS/);
+    const timeouts = async (socketTimeoutMs?: number) => {
+      const db = createDatabase();
+      await openDatabase(db, { url: testServers().mongoUrl, dbName: uniqueName('kit_timeout'), log, socketTimeoutMs });
+      try {
+        return db.getClient().options.socketTimeoutMS;
+      } finally {
+        await closeDatabase(db);
+      }
+    };
+    expect(await timeouts()).toBe(30_000);
+    expect(await timeouts(2_000)).toBe(2_000);
+    expect(await timeouts(0)).toBe(0);
   });
 
   test('openDatabase gives up after its start timeout when nothing answers', async () => {

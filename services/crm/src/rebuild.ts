@@ -14,7 +14,14 @@ async function main(): Promise<void> {
   const log = createLogger('crm-rebuild', config.LOG_LEVEL);
   const db = createDatabase();
   const parts = crmParts(db);
-  await openDatabase(db, { url: config.MONGO_URL, dbName: config.MONGO_DB ?? 'crm', log, tlsCaFile: config.MONGO_TLS_CA_FILE });
+  // A one-shot job whose index builds (ensureIndexes) may run long and silent: no socket timeout.
+  await openDatabase(db, {
+    url: config.MONGO_URL,
+    dbName: config.MONGO_DB ?? 'crm',
+    log,
+    tlsCaFile: config.MONGO_TLS_CA_FILE,
+    socketTimeoutMs: 0,
+  });
   await ensureIndexes(allModels(parts.models));
   const pairs = await parts.projection.rebuildAll();
   log.info({ pairs }, 'relationship totals rebuilt from booking facts');

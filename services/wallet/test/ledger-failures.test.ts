@@ -52,8 +52,8 @@ describe('a ledger insert that fails', () => {
 
   /** Decides the ops at once (the first alone, the rest in one insert), the second insert on the ledger failed by `fault`. */
   async function decideWith(ops: InflightOp[], ...faults: Array<Omit<WireFault, 'command' | 'collection'>>) {
+    counter.reset(); // before the faults: a reset forgets them
     for (const fault of faults) counter.failNext({ command: 'insert', collection: LEDGER, ...fault });
-    counter.reset();
     const outcomes = await Promise.allSettled(ops.map((op) => app.parts.ledger.decide(op)));
     return { outcomes, inserts: counter.counts().insert ?? 0 };
   }
