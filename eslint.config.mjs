@@ -126,7 +126,7 @@ const KIT_FILES = { regex: '^@mkt/kit/(dist|src)(/|$)', message: 'Import kit by 
  * A service's and kit's code load their area's contracts only (packages/contracts/README.md,
  * "Entries"): the index builds every area's schemas and carries the document builders
  * (OpenAPI, AsyncAPI, the event-schema comparator). A service imports `@mkt/contracts/<service>`
- * (the gateway also `/endpoints`, its proxy's routes), kit `@mkt/contracts/core`. The one
+ * (the gateway also `/routes`, its proxy's schema-free route list), kit `@mkt/contracts/core`. The one
  * exception: the gateway's documents, built from the index on their first request.
  * (Repeats the kit rule: flat config does not merge a rule's options across blocks.)
  */
@@ -146,7 +146,7 @@ const contractsByArea = [
   ...SERVICES.map((service) => ({
     files: [`services/${service}/src/**/*.ts`],
     ignores: service === 'gateway' ? ['services/gateway/src/http/docs.ts'] : [],
-    rules: contractsRule(service === 'gateway' ? ['gateway', 'endpoints'] : [service]),
+    rules: contractsRule(service === 'gateway' ? ['gateway', 'routes'] : [service]),
   })),
   { files: ['packages/kit/src/**/*.ts'], rules: contractsRule(['core']) },
 ];

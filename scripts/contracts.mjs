@@ -2,6 +2,7 @@
 // The contract gates (docs/contracts.md), on the built contracts (run `tsc -b` first):
 //   node scripts/contracts.mjs check      # exit 1 on a breaking change that is not allowed
 //   node scripts/contracts.mjs snapshot   # the current contracts become the released ones (npm run release)
+//   node scripts/contracts.mjs routes     # writes the schema-free route list from the endpoint table
 //   ... check --json                      # one JSON document instead of the tables
 // The baseline is contracts/released/ as the last release point committed it (git), never as the
 // change left it: a change that edits it outside a release commit is refused. HTTP: oasdiff
@@ -9,7 +10,8 @@
 // document the gateway serves at /openapi.json; a breaking change (ERR or WARN) passes only when a
 // changeset acknowledges it, one line per finding. Events: the envelope and every released
 // <type>@<version> must still be readable both ways. Versions ≥ 2 need every service and kit past
-// 0.1.0 (release/releases.json).
+// 0.1.0 (release/releases.json). Routes: the committed schema-free route list
+// (packages/contracts/src/route-list.generated.ts, the gateway's proxy's) must be what the endpoint table generates.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { RELEASED_DIR, openApiText, releasedBaseline, writeReleased } from './contract-gates/baseline.mjs';
 import { readEventSchemas, reportEvents } from './contract-gates/events.mjs';
 import { diffOpenApi, ensureOasdiff, judgeOpenApi, readAcknowledgements, reportOpenApi } from './contract-gates/http.mjs';
+import { ROUTE_LIST_FILE, judgeRouteList, reportRouteList, writeRouteList } from './contract-gates/routes.mjs';
 import { judgeVersionsAware, reportVersionsAware } from './contract-gates/versions.mjs';
 import { messageOf } from './lib/errors.mjs';
 
@@ -67,11 +70,12 @@ function check(json) {
     const c = contracts();
     const events = c.judgeEventContracts(readEventSchemas(join(baseline.dir, 'events')), c.releasedEventContracts());
     const versions = versionsAware(c);
-    const ok = baseline.problems.length === 0 && Boolean(http?.ok) && events.ok && versions.ok;
+    const routes = judgeRouteList(join(root, ROUTE_LIST_FILE), c.ENDPOINTS);
+    const ok = baseline.problems.length === 0 && Boolean(http?.ok) && events.ok && versions.ok && routes.ok;
     const { point } = baseline;
     if (json)
       process.stdout.write(
-        `${JSON.stringify({ ok, baseline: { point, drift: baseline.drift, problems: baseline.problems, warnings: baseline.warnings }, http, events, versions }, null, 2)}\n`,
+        `${JSON.stringify({ ok, baseline: { point, drift: baseline.drift, problems: baseline.problems, warnings: baseline.warnings }, http, events, versions, routes }, null, 2)}\n`,
       );
     else
       console.log(
@@ -90,6 +94,9 @@ function check(json) {
           '',
           'Event versions:',
           reportVersionsAware(versions),
+          '',
+          "Route list (schema-free, the gateway proxy's):",
+          reportRouteList(routes),
         ].join('\n'),
       );
     return ok;
@@ -103,12 +110,19 @@ function snapshot() {
   console.log(`${RELEASED_DIR}: openapi.json and ${count} event schemas (the envelope and each type@version) written`);
 }
 
+/** The schema-free route list from the built endpoint table (a change to a table, then `tsc -b`, then this). */
+function routes() {
+  const changed = writeRouteList(join(root, ROUTE_LIST_FILE), contracts().ENDPOINTS);
+  console.log(`${ROUTE_LIST_FILE}: ${changed ? 'written' : 'unchanged'} (run \`tsc -b\` again to build it)`);
+}
+
 function main() {
   const [command, ...flags] = process.argv.slice(2);
   if (command === 'check') process.exitCode = check(flags.includes('--json')) ? 0 : 1;
   else if (command === 'snapshot') snapshot();
+  else if (command === 'routes') routes();
   else {
-    console.error('usage: node scripts/contracts.mjs check [--json] | snapshot');
+    console.error('usage: node scripts/contracts.mjs check [--json] | snapshot | routes');
     process.exitCode = 2;
   }
 }

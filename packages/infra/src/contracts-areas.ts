@@ -26,19 +26,23 @@ const AREA_MODULES: Record<ContractsArea, readonly string[]> = {
   gateway: ['auth', 'admin', 'responses/auth', 'tables/auth.table', 'entries/gateway'],
 };
 
-/** What no service's process loads: the index and what only the documents and the release gate need. */
-const NEVER_LOADED = ['index', 'openapi', 'asyncapi', 'compat/event-schema-compat', 'responses/index'];
+/**
+ * What no service's process loads: the index, the whole endpoint table (`api`, `/endpoints`: every
+ * area's schemas; the gateway's proxy routes from the schema-free `/routes`) and what only the
+ * documents and the release gate need.
+ */
+const NEVER_LOADED = ['index', 'api', 'entries/endpoints', 'openapi', 'asyncapi', 'compat/event-schema-compat', 'responses/index'];
 
 /**
  * The contracts' source files a process of `area` must not load (absolute paths, those that
- * exist): the index, the document builders, the event-schema comparator and every other area's
- * modules (the gateway's proxy routes every area, so for it only the first three). A test mocks
- * each to throw, then requires the service's composition and app
- * (`services/<service>/test/contracts-area.test.ts`).
+ * exist): the index, the whole endpoint table, the document builders, the event-schema comparator
+ * and every other area's modules (the gateway's too: its proxy routes from the schema-free
+ * `@mkt/contracts/routes`). A test mocks each to throw, then requires the service's composition
+ * and app (`services/<service>/test/contracts-area.test.ts`).
  */
 export function contractsOutsideArea(area: ContractsArea): string[] {
   const own = new Set(AREA_MODULES[area]);
-  const others = area === 'gateway' ? [] : Object.values(AREA_MODULES).flatMap((modules) => modules.filter((module) => !own.has(module)));
+  const others = Object.values(AREA_MODULES).flatMap((modules) => modules.filter((module) => !own.has(module)));
   const src = join(workspaceRoot(), 'packages', 'contracts', 'src');
   return [...new Set([...NEVER_LOADED, ...others])].map((module) => join(src, `${module}.ts`)).filter((file) => existsSync(file));
 }

@@ -1,4 +1,4 @@
-import { ENDPOINTS, type Endpoint, type Service } from '@mkt/contracts/endpoints';
+import { ROUTE_LIST, type RouteEntry, type Service } from '@mkt/contracts/routes';
 
 /** The routing table of ADR 0002: which service owns which path prefix. */
 export type Upstream = Exclude<Service, 'gateway'>;
@@ -24,7 +24,7 @@ export function prefixOf(path: string): string {
  * The prefixes of the endpoint table, each of one service: the gateway's own (`/v1/auth`) are
  * not proxied. Two services under one prefix is a mistake in the table, refused here.
  */
-export function routesOf(endpoints: readonly Pick<Endpoint, 'path' | 'service'>[]): Route[] {
+export function routesOf(endpoints: readonly Pick<RouteEntry, 'path' | 'service'>[]): Route[] {
   const owners = new Map<string, Service>();
   for (const { path, service } of endpoints) {
     const prefix = prefixOf(path);
@@ -37,7 +37,9 @@ export function routesOf(endpoints: readonly Pick<Endpoint, 'path' | 'service'>[
     .map(([prefix, upstream]) => ({ prefix, upstream }));
 }
 
-export const ROUTES: Route[] = routesOf(ENDPOINTS);
+// From the table's schema-free route list: the table itself (`@mkt/contracts/endpoints`) would load
+// every area's zod schemas into the gateway only to read each entry's path and service.
+export const ROUTES: Route[] = routesOf(ROUTE_LIST);
 
 /** The owner of a path: the prefix must end at a segment boundary (`/walletsx` is nobody's). */
 export function upstreamFor(path: string): Upstream | null {
