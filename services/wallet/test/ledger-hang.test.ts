@@ -13,8 +13,12 @@ import {
 } from './harness';
 
 const LEDGER = 'ledger_entries';
-/** The wallet's MONGO_SOCKET_TIMEOUT_MS here: short, so the test waits for it. */
-const SOCKET_TIMEOUT_MS = 1_500;
+/**
+ * The wallet's MONGO_SOCKET_TIMEOUT_MS here: short, so the test waits for it, yet long enough
+ * that the other commands of a loaded machine (the writes into flight, the head's reads) answer
+ * within it.
+ */
+const SOCKET_TIMEOUT_MS = 3_000;
 /** How long after the hung insert began the ops behind it must all be answered (the timeout, then a few inserts). */
 const BOUND_MS = SOCKET_TIMEOUT_MS + 6_000;
 const OPS = 10;
@@ -37,6 +41,11 @@ async function within<T>(ms: number, work: Promise<T>, what: string): Promise<T>
  * a reset), put on the wire between the wallet and the database: the socket timeout ends it, the
  * wallet's writer goes on, and the ops queued behind it on the same wallet are answered.
  */
+const credit = (i: number): WalletOp => {
+  const opId = uniqueName('c');
+  return { opId, type: 'transfer_credit', availableDeltaMinor: i + 1, heldDeltaMinor: 0, reference: opId };
+};
+
 describe('a ledger insert that hangs', () => {
   let counter: WireCounter;
   let app: WalletApp;
@@ -55,10 +64,6 @@ describe('a ledger insert that hangs', () => {
   test('the ops behind it on the same wallet are answered within the bound, each applied once, the chain whole', async () => {
     const seller = newUser('seller');
     const wallet = await openWallet(seller.id, seller.ref, 'MKT');
-    const credit = (i: number): WalletOp => {
-      const opId = uniqueName('c');
-      return { opId, type: 'transfer_credit', availableDeltaMinor: i + 1, heldDeltaMinor: 0, reference: opId };
-    };
     counter.reset();
     // The wallet's first ledger insert: sent on and applied by the server, its answer never delivered.
     counter.failNext({ command: 'insert', collection: LEDGER, fault: 'hang' });
@@ -74,6 +79,33 @@ describe('a ledger insert that hangs', () => {
     expect(counter.counts().insert).toBeGreaterThanOrEqual(3);
     const total = (OPS * (OPS + 1)) / 2;
     expect(await balancesOf(seller)).toEqual({ available: total, held: 0 });
+    expect(await LedgerEntryModel.countDocuments({ walletId: wallet._id })).toBe(OPS);
+    expect(await ledgerMatches(seller)).toBe(true);
+  });
+
+  test('a server that hangs every ledger insert holds the wallet two timeouts per batch, not one per entry; the sweep then finishes each op once', async () => {
+    const seller = newUser('seller');
+    const wallet = await openWallet(seller.id, seller.ref, 'MKT');
+    counter.reset();
+    counter.failNext({ command: 'insert', collection: LEDGER, fault: 'hang', times: 1_000 });
+    const started = Date.now();
+    const settled = Array.from({ length: OPS }, (_, i) =>
+      app.parts.steps.applyOp(wallet._id, credit(i)).then(
+        (outcome) => ({ kind: outcome.kind as string, ms: Date.now() - started }),
+        (err: unknown) => ({ kind: (err as Error).name, ms: Date.now() - started }),
+      ),
+    );
+    // The first op's insert and its lone retry, then the other nine's batch and the first of their
+    // lone retries: four timeouts. One lone timeout per entry would be twelve.
+    const outcomes = await within(5 * SOCKET_TIMEOUT_MS + 3_000, Promise.all(settled), 'the ops of a hanging server');
+    expect(outcomes.map(({ kind }) => kind)).toEqual(Array.from({ length: OPS }, () => 'MongoNetworkTimeoutError'));
+    expect(counter.counts().insert).toBeLessThanOrEqual(4);
+
+    // The server answers again; the hung inserts were applied all the same, and the sweep finishes
+    // each op in flight from its own entry: applied once, the chain whole.
+    counter.reset();
+    await app.parts.ledger.sweep(new Date(Date.now() + 120_000));
+    expect(await balancesOf(seller)).toEqual({ available: (OPS * (OPS + 1)) / 2, held: 0 });
     expect(await LedgerEntryModel.countDocuments({ walletId: wallet._id })).toBe(OPS);
     expect(await ledgerMatches(seller)).toBe(true);
   });

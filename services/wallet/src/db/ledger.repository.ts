@@ -86,6 +86,14 @@ function neverSent(err: unknown): boolean {
     err instanceof mongo.MongoNotConnectedError
   );
 }
+/**
+ * A command that got no answer within the socket timeout (`MONGO_SOCKET_TIMEOUT_MS`): sent, maybe
+ * applied, never answered. A lone entry's insert that ends so, after its batch's did too, says
+ * the server takes commands and answers none.
+ */
+function timedOut(err: unknown): boolean {
+  return err instanceof mongo.MongoNetworkTimeoutError;
+}
 /** How many places one round of a statement's date-bound bisection reads (one command). */
 const PROBES = 32;
 
@@ -172,16 +180,18 @@ export class LedgerRepository {
     let lostInARow = 0;
     while (queue.length > 0) {
       // Entries that must go alone are the queue's front (put back there), one per insert.
-      const batch = queue.splice(0, queue[0]!.alone ? 1 : INSERT_BATCH);
+      const alone = queue[0]!.alone;
+      const batch = queue.splice(0, alone ? 1 : INSERT_BATCH);
       try {
         lostInARow = await this.insertBatch(walletId, batch, queue, lostInARow);
       } catch (err) {
         const unanswered = batch.filter((waiting) => !waiting.settled);
-        if (neverSent(err)) {
-          // The server is out of reach: the batch, and the entries waiting to go alone after an
-          // earlier failure, are answered now rather than each after a selection timeout of its
-          // own (their ops stay in flight for their step's rerun or the sweep). The entries
-          // behind them try the next insert, one timeout per batch as before.
+        if (neverSent(err) || (alone && timedOut(err))) {
+          // The server is out of reach, or takes commands and answers none (a lone retry timed
+          // out after its batch did): the batch, and the entries waiting to go alone after an
+          // earlier failure, are answered now rather than each after a timeout of its own (their
+          // ops stay in flight for their step's rerun or the sweep). The entries behind them try
+          // the next insert: a server that hangs holds the wallet two timeouts per batch.
           for (const waiting of unanswered) waiting.reject(err);
           while (queue[0]?.alone) queue.shift()!.reject(err);
           continue;
