@@ -22,7 +22,8 @@ export const BaseEnv = z.object({
    * How long a connection to MongoDB may stay silent while a command waits for its answer before
    * the driver gives that connection up and fails the command (`openDatabase`): a server stuck or
    * a network that drops packets without a reset ends in a bounded time, not when the OS breaks
-   * the connection (hours). A serving process sends no command that legitimately runs longer.
+   * the connection (hours). A serving process sends no change stream, tailable cursor or long
+   * aggregation (kit's README: the reads that could still pass it on a big, slow server).
    */
   MONGO_SOCKET_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(DEFAULT_MONGO_SOCKET_TIMEOUT_MS),
   AMQP_URL: z.string().min(1),

@@ -72,13 +72,15 @@ const CONNECTION_OPTIONS = {
  * the connection's socket may stay silent that long; then the driver destroys that connection
  * (the pool and the server's state are left alone: a timeout after the handshake does not mark
  * the server down) and fails the command with a MongoNetworkTimeoutError. The command may have
- * run: like any network error it is retried once by retryable writes and reads (a replica set
- * or a sharded cluster; a standalone server retries nothing), the write under the same
- * transaction number, so applied once — a hung command costs up to twice the timeout. The
- * servers' monitoring connections use `connectTimeoutMS`, not this. Nothing a serving process
- * sends stays silent that long when the server is well: no change stream, tailable cursor or
- * long aggregation; index builds and whole-collection updates run in the migrate command (and
- * the CRM rebuild builds its indexes), which turn it off.
+ * run: like any network error it is retried once by retryable reads (any server) and retryable
+ * writes (a replica set or a sharded cluster; a standalone server retries no write), the write
+ * under the same transaction number, so applied once — a hung command costs up to twice the
+ * timeout. The servers' monitoring connections use `connectTimeoutMS`, not this. A serving
+ * process sends no change stream, tailable cursor or long aggregation; index builds and
+ * whole-collection updates run in the migrate command (and the CRM rebuild builds its indexes),
+ * which turn it off. A sweep's read that scans a large collection before its first batch (the
+ * consultation's backfill of `owed`, over every given-up booking) could stay silent that long on
+ * a big, slow server: it fails then, is logged, and is tried again at the next sweep.
  */
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

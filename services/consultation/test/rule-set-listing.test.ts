@@ -1,3 +1,5 @@
+import mongoose from 'mongoose';
+import { startWireCounter, testServers, type WireCounter } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit/runtime';
 import {
   admin,
@@ -123,5 +125,32 @@ describe('MAX_CONSULTATIONS_PER_SELLER', () => {
 
     expect(refused.status).toBe(422);
     expect(refused.body.errors[0]).toMatchObject({ code: 'limit_reached' });
+  });
+});
+
+describe('MAX_CONSULTATIONS_PER_SELLER, an insert whose answer is lost', () => {
+  let counter: WireCounter;
+  let capped: Omit<ConsultationApp, 'wallet'>;
+  beforeAll(async () => {
+    counter = await startWireCounter(testServers().mongoUrl, { bson: mongoose.mongo.BSON });
+    capped = await startConsultation(app().wallet.url, undefined, { MAX_CONSULTATIONS_PER_SELLER: '3', MONGO_URL: counter.url });
+  });
+  afterAll(async () => {
+    await stopRuntime(capped.started);
+    await counter.stop();
+  });
+
+  test('the consultation the server stored keeps its count: the seller still reaches the limit at 3, not 4', async () => {
+    const setup = await givenSetup(() => capped);
+    counter.failNext({ command: 'insert', collection: 'consultations', fault: 'drop' });
+    const lost = await setup.create(60, 1);
+    expect(lost.status).toBe(503); // the insert applied, its answer never came: the database failed, try again
+    expect(await capped.parts.models.Consultation.countDocuments({ sellerId: setup.seller.id })).toBe(1);
+
+    expect((await setup.create(60, 1)).status).toBe(200);
+    expect((await setup.create(60, 1)).status).toBe(200);
+    const refused = await setup.create(60, 1);
+    expect([refused.status, refused.body.errors?.[0]?.code]).toEqual([422, 'limit_reached']);
+    expect(await capped.parts.models.Consultation.countDocuments({ sellerId: setup.seller.id })).toBe(3);
   });
 });

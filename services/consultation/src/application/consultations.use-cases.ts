@@ -59,7 +59,11 @@ export class Consultations {
     try {
       return await consultations.create(record);
     } catch (err) {
-      await consultations.giveBackQuota(record.sellerId);
+      // An insert of unknown outcome (its answer lost, a socket timeout after the server applied
+      // it) may have stored the consultation: its count stays taken then. Where the read fails
+      // too, the count is given back, as for an insert refused.
+      const stored = await consultations.findById(record._id).catch(() => null);
+      if (!stored) await consultations.giveBackQuota(record.sellerId);
       throw err;
     }
   }
