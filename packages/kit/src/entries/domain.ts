@@ -11,6 +11,7 @@ export {
   foundOr404,
   InvalidField,
   InvalidState,
+  isDatabaseUnreachable,
   isDuplicateKey,
   NotFound,
   PayloadTooLarge,

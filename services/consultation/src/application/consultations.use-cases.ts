@@ -8,7 +8,7 @@ import {
   type PageQuery,
   type UpdateConsultationBody,
 } from '@mkt/contracts/consultation';
-import { Conflict, foundOr404, NotFound } from '@mkt/kit/domain';
+import { Conflict, foundOr404, isDatabaseUnreachable, NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
 import {
@@ -60,10 +60,12 @@ export class Consultations {
       return await consultations.create(record);
     } catch (err) {
       // An insert of unknown outcome (its answer lost, a socket timeout after the server applied
-      // it) may have stored the consultation: its count stays taken then. Where the read fails
-      // too, the count is given back, as for an insert refused.
-      const stored = await consultations.findById(record._id).catch(() => null);
-      if (!stored) await consultations.giveBackQuota(record.sellerId);
+      // it) may have stored the consultation: then it is made, and answered as made (a retry
+      // would make a second). Otherwise, or where the read fails too, the count is given back,
+      // as for an insert refused.
+      const stored = isDatabaseUnreachable(err) ? await consultations.findById(record._id).catch(() => null) : null;
+      if (stored) return stored;
+      await consultations.giveBackQuota(record.sellerId);
       throw err;
     }
   }

@@ -88,8 +88,9 @@ function neverSent(err: unknown): boolean {
 }
 /**
  * A command that got no answer within the socket timeout (`MONGO_SOCKET_TIMEOUT_MS`): sent, maybe
- * applied, never answered. A lone entry's insert that ends so, after its batch's did too, says
- * the server takes commands and answers none.
+ * applied, never answered. A lone entry's try that ends so (its insert, or a read of its chain's
+ * head or of a refusal), after its batch's did too, says the server takes commands and answers
+ * none.
  */
 function timedOut(err: unknown): boolean {
   return err instanceof mongo.MongoNetworkTimeoutError;
@@ -191,7 +192,9 @@ export class LedgerRepository {
           // out after its batch did): the batch, and the entries waiting to go alone after an
           // earlier failure, are answered now rather than each after a timeout of its own (their
           // ops stay in flight for their step's rerun or the sweep). The entries behind them try
-          // the next insert: a server that hangs holds the wallet two timeouts per batch.
+          // the next insert: a server that hangs holds the wallet two tries per batch (each a
+          // timeout, or two where the chain's head must be read first, and twice that where the
+          // driver retries the write).
           for (const waiting of unanswered) waiting.reject(err);
           while (queue[0]?.alone) queue.shift()!.reject(err);
           continue;
