@@ -150,17 +150,25 @@ export function toHttpError(err: unknown): HttpError {
   return single(500, ErrorCode.internal, 'Internal error');
 }
 
-/** The driver's errors for a database it cannot reach (by name: this module imports no driver). */
-const UNREACHABLE = new Set([
-  'MongoServerSelectionError',
-  'MongoNetworkError',
-  'MongoNetworkTimeoutError',
-  'MongoNotConnectedError',
-  'MongoTopologyClosedError',
-]);
+// The driver's errors for a database it cannot reach, by name (this module imports no driver).
+/** A command never sent: no server to select, the client not connected or closed. */
+const NEVER_SENT = new Set(['MongoServerSelectionError', 'MongoNotConnectedError', 'MongoTopologyClosedError']);
+/** A command sent whose answer never came (the connection lost, the socket timeout): it may have run. */
+const OUTCOME_UNKNOWN = new Set(['MongoNetworkError', 'MongoNetworkTimeoutError']);
 
+/** The database out of reach: the command never sent, or sent and never answered. */
 export function isDatabaseUnreachable(err: unknown): boolean {
-  return err instanceof Error && UNREACHABLE.has(err.name);
+  return isNeverSent(err) || isOutcomeUnknown(err);
+}
+
+/** The command never reached a server: nothing it would write was written. */
+export function isNeverSent(err: unknown): boolean {
+  return err instanceof Error && NEVER_SENT.has(err.name);
+}
+
+/** The command was sent and its answer never came: what it would write may be there. */
+export function isOutcomeUnknown(err: unknown): boolean {
+  return err instanceof Error && OUTCOME_UNKNOWN.has(err.name);
 }
 
 export function isDuplicateKey(err: unknown): boolean {

@@ -8,7 +8,7 @@ import {
   type PageQuery,
   type UpdateConsultationBody,
 } from '@mkt/contracts/consultation';
-import { Conflict, foundOr404, isDatabaseUnreachable, NotFound } from '@mkt/kit/domain';
+import { Conflict, foundOr404, isOutcomeUnknown, NotFound } from '@mkt/kit/domain';
 import type { AuthenticatedUser } from '@mkt/kit/http';
 import { assertOwner, isAdmin, visibleTo, type References } from '../domain/access';
 import {
@@ -63,7 +63,7 @@ export class Consultations {
       // it) may have stored the consultation: then it is made, and answered as made (a retry
       // would make a second). Otherwise, or where the read fails too, the count is given back,
       // as for an insert refused.
-      const stored = isDatabaseUnreachable(err) ? await consultations.findById(record._id).catch(() => null) : null;
+      const stored = isOutcomeUnknown(err) ? await consultations.findById(record._id).catch(() => null) : null;
       if (stored) return stored;
       await consultations.giveBackQuota(record.sellerId);
       throw err;

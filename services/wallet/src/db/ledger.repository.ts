@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@mkt/kit/domain';
+import { isDuplicateKey, isNeverSent } from '@mkt/kit/domain';
 import type { Logger } from '@mkt/kit/logger';
 import { mongo, type Collection } from 'mongoose';
 import { backfilledLinks, chainKeyOf, genesisHead, nextLink, type ChainHead } from '../domain/ledger-chain';
@@ -74,17 +74,6 @@ function retryAlone(entries: Waiting[], queue: Waiting[], err: unknown): void {
   for (const waiting of entries) if (waiting.alone) waiting.reject(err);
   for (const waiting of again) waiting.alone = true;
   queue.unshift(...again);
-}
-/**
- * An error of a command the driver never sent (no server to select, the client closed): none of
- * the batch went in, and a lone retry of each entry would wait as long again, one after another.
- */
-function neverSent(err: unknown): boolean {
-  return (
-    err instanceof mongo.MongoServerSelectionError ||
-    err instanceof mongo.MongoTopologyClosedError ||
-    err instanceof mongo.MongoNotConnectedError
-  );
 }
 /**
  * A command that got no answer within the socket timeout (`MONGO_SOCKET_TIMEOUT_MS`): sent, maybe
@@ -187,7 +176,9 @@ export class LedgerRepository {
         lostInARow = await this.insertBatch(walletId, batch, queue, lostInARow);
       } catch (err) {
         const unanswered = batch.filter((waiting) => !waiting.settled);
-        if (neverSent(err) || (alone && timedOut(err))) {
+        // A command never sent (no server to select, the client closed): none of the batch went
+        // in, and a lone retry of each entry would wait as long again, one after another.
+        if (isNeverSent(err) || (alone && timedOut(err))) {
           // The server is out of reach, or takes commands and answers none (a lone retry timed
           // out after its batch did): the batch, and the entries waiting to go alone after an
           // earlier failure, are answered now rather than each after a timeout of its own (their
