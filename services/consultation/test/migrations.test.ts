@@ -150,7 +150,7 @@ describe('0003-booking-steps: bookings of the previous release (a `released` fla
       .deleteOne({ _id: '0003-booking-steps' } as never);
     await migrator().up();
     expect(await raw(interrupted._id)).toMatchObject({ compensated: ['confirm', 'day', 'slot'] });
-    expect(await migrator().down({ steps: 2 })).toEqual(['0004-owed-give-backs', '0003-booking-steps']);
+    expect(await migrator(4).down({ steps: 2 })).toEqual(['0004-owed-give-backs', '0003-booking-steps']);
     expect(await raw(kept._id)).toMatchObject({ released: false });
     expect(await raw(interrupted._id)).toMatchObject({ released: true });
     expect(await raw(kept._id)).not.toHaveProperty('compensated');
@@ -207,10 +207,51 @@ describe('0004-owed-give-backs: given-up bookings still owing a give-back are fo
     await migrator().up();
     expect(await raw(interrupted._id)).not.toHaveProperty('owed');
     await models().Booking.collection.updateOne({ _id: confirmed._id } as never, { $set: { status: 'Failed', owed: true } });
-    expect(await migrator().down()).toEqual(['0004-owed-give-backs']);
+    expect(await migrator(4).down()).toEqual(['0004-owed-give-backs']);
     expect(await raw(confirmed._id)).not.toHaveProperty('owed');
     expect((await models().Booking.collection.indexes()).map((index) => index.name)).not.toContain('owed_1');
     await migrator().up();
     expect(await raw(confirmed._id)).toMatchObject({ owed: true });
+  });
+});
+
+describe('0005-waiting-turn-index: the sweep reads PaymentPending bookings through the partial index of their turn', () => {
+  const waitingIndex = async () => (await models().Booking.collection.indexes()).find((index) => index.name === 'payment_pending_turn');
+  /** The index as the model declares it (what `0001-indexes` builds on a database made by this release). */
+  const declared = () => {
+    const found = models()
+      .Booking.schema.indexes()
+      .find(([, options]) => options.name === 'payment_pending_turn');
+    expect(found).toBeDefined();
+    const [key, { partialFilterExpression }] = found!;
+    return { key, partialFilterExpression };
+  };
+
+  test('a database whose indexes were built before it gets the index, the one the model declares; down drops it, up builds it again', async () => {
+    expect(declared()).toEqual({
+      key: { paymentTriedAt: 1, updatedAt: 1, _id: 1 },
+      partialFilterExpression: { status: 'PaymentPending' },
+    });
+    expect(await waitingIndex()).toMatchObject(declared());
+
+    // As a database of the previous release has it: `0001-indexes` ran before the model declared it.
+    await models().Booking.collection.dropIndex('payment_pending_turn');
+    await models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0005-waiting-turn-index' } as never);
+    expect(await waitingIndex()).toBeUndefined();
+    expect(await migrator().up()).toEqual(['0005-waiting-turn-index']);
+    expect(await waitingIndex()).toMatchObject(declared());
+
+    // Run again (the index exists): nothing changes. Down: no index; up builds it again.
+    await models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0005-waiting-turn-index' } as never);
+    expect(await migrator().up()).toEqual(['0005-waiting-turn-index']);
+    expect((await models().Booking.collection.indexes()).filter((index) => index.name === 'payment_pending_turn')).toHaveLength(1);
+    expect(await migrator().down()).toEqual(['0005-waiting-turn-index']);
+    expect(await waitingIndex()).toBeUndefined();
+    expect(await migrator().up()).toEqual(['0005-waiting-turn-index']);
+    expect(await waitingIndex()).toMatchObject(declared());
   });
 });

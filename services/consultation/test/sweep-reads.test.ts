@@ -1,13 +1,15 @@
 import mongoose from 'mongoose';
 import { startWireCounter, testServers, type WireCounter } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit/runtime';
+import { BookingRepository } from '../src/db/booking.repository';
 import { as, bookingBody, givenOffer, newUser, startConsultation } from './harness';
 
 /**
- * What the booking sweep reads of the given-up bookings, seen on the wire: only those still
+ * What the booking sweep reads, seen on the wire: of the given-up bookings only those still
  * owing a give-back, through the sparse index that holds nothing else — so a booking whose
- * give-back is done is never read again, however many there are. (Free bookings only: the
- * wallet is never asked.)
+ * give-back is done is never read again, however many there are; of the PaymentPending ones,
+ * their turn through the partial index keyed in its order — so the server never sorts every
+ * booking waiting for the wallet. (Free bookings only: the wallet is never asked.)
  */
 let counter: WireCounter;
 let app: Awaited<ReturnType<typeof startConsultation>>;
@@ -83,4 +85,85 @@ test('given-up bookings whose give-back is done are not read by the sweep: its g
   expect(bookingReads().filter(({ filter }) => !['Pending', 'PaymentPending'].includes(filter.status as string))).toEqual([
     { filter: { owed: true, compensated: { $ne: 'slot' } }, hint: 'owed_1' },
   ]);
+});
+
+/** The sweep's PaymentPending reads of `bookings` (filter, sort, hint, limit), as sent. */
+function waitingReads(): Array<{ filter: Record<string, unknown>; sort: Record<string, unknown>; hint?: unknown; limit?: unknown }> {
+  return counter
+    .commands()
+    .filter((command) => command.name === 'find')
+    .map((command) => mongoose.mongo.BSON.deserialize(command.body))
+    .filter((body) => body.find === 'bookings' && (body.filter as Record<string, unknown>).status === 'PaymentPending')
+    .map((body) => ({
+      filter: body.filter as Record<string, unknown>,
+      sort: body.sort as Record<string, unknown>,
+      hint: body.hint as unknown,
+      limit: body.limit as unknown,
+    }));
+}
+
+test('the PaymentPending read walks the partial index of its turn: hinted, sorted by its keys in their order, never asked first, then least recently asked, older first', async () => {
+  // The index: only PaymentPending bookings, keyed by the turn (never asked has no `paymentTriedAt`: first).
+  const waitingIndex = (await bookings().indexes()).find((index) => index.name === 'payment_pending_turn');
+  expect(waitingIndex).toMatchObject({ partialFilterExpression: { status: 'PaymentPending' } });
+  expect(Object.entries(waitingIndex!.key)).toEqual([
+    ['paymentTriedAt', 1],
+    ['updatedAt', 1],
+    ['_id', 1],
+  ]);
+
+  const offer = await givenOffer(() => app, { capacity: 10, basePrice: 0 });
+  const res = await as(() => app, newUser())('POST', '/consultations/bookings', bookingBody(offer, { subTotal: 0, totalAmount: 0 }));
+  expect(res.body.data.status).toBe('Confirmed');
+  const { _id, referenceId, ...rest } = (await app.parts.models.Booking.findById(res.body.data.bookingId).lean())!;
+  const now = Date.now();
+  const copy = (suffix: string, set: object) => ({ ...rest, _id: `${_id}-${suffix}`, referenceId: `${referenceId}-${suffix}`, ...set });
+  const waiting = (suffix: string, updatedAgo: number, triedAgo?: number) =>
+    copy(suffix, {
+      status: 'PaymentPending',
+      updatedAt: new Date(now - updatedAgo),
+      ...(triedAgo === undefined ? {} : { paymentTriedAt: new Date(now - triedAgo) }),
+    });
+  // This file's database: only these wait for the wallet (stored out of their turn's order).
+  await bookings().deleteMany({ status: 'PaymentPending' } as never);
+  await bookings().insertMany([
+    waiting('asked-late', 300_000, 10_000),
+    waiting('new-newer-b', 60_000),
+    waiting('asked-early', 100_000, 20_000),
+    waiting('recent', 1_000), // touched after the read's bound: not read
+    waiting('new-older', 200_000),
+    waiting('new-newer-a', 60_000),
+    copy('confirmed', { status: 'Confirmed', updatedAt: new Date(now - 400_000) }),
+  ] as never[]);
+  const repository = new BookingRepository(app.parts.models);
+  const mine = (found: Array<{ _id: string }>) =>
+    found
+      .map((each) => each._id)
+      .filter((id) => id.startsWith(`${_id}-`))
+      .map((id) => id.slice(_id.length + 1));
+  const waitingBefore = new Date(now - 30_000);
+
+  counter.reset();
+  // Never asked first, older moves first (`_id` between equals); then those read are stamped.
+  expect(mine(await repository.unfinished(new Date(0), waitingBefore, 3, new Date(now)))).toEqual([
+    'new-older',
+    'new-newer-a',
+    'new-newer-b',
+  ]);
+  // Then the least recently asked: the two asked before, then the three just stamped, older first.
+  expect(mine(await repository.unfinished(new Date(0), waitingBefore, 10, new Date(now + 1)))).toEqual([
+    'asked-early',
+    'asked-late',
+    'new-older',
+    'new-newer-a',
+    'new-newer-b',
+  ]);
+
+  // On the wire: each read names the index, and its sort is the index's keys in their order.
+  const reads = waitingReads();
+  expect(reads.map(({ filter, hint, limit }) => ({ filter, hint, limit }))).toEqual([
+    { filter: { status: 'PaymentPending', updatedAt: { $lt: waitingBefore } }, hint: 'payment_pending_turn', limit: 3 },
+    { filter: { status: 'PaymentPending', updatedAt: { $lt: waitingBefore } }, hint: 'payment_pending_turn', limit: 10 },
+  ]);
+  for (const { sort } of reads) expect(Object.entries(sort)).toEqual(Object.entries(waitingIndex!.key));
 });

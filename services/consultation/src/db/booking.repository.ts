@@ -6,7 +6,7 @@ import type { IntegrationEvent } from '@mkt/contracts/consultation';
 import type { BookingChange, BookingDoc, BookingGuard, BookingStep, NewBooking } from '../domain/records';
 import { collectionOf, findByKey } from './collections';
 import { GIVEN_UP_STATUSES, LAST_GIVE_BACK } from '../domain/bookings';
-import { OWED_INDEX, type ConsultationModels } from './models';
+import { OWED_INDEX, WAITING_INDEX, WAITING_TURN, type ConsultationModels } from './models';
 
 /**
  * The given-up bookings still owing a give-back (`owesGiveBack`), as the sweep reads them: flagged
@@ -18,8 +18,6 @@ export const OWED_FILTER = { owed: true, compensated: { $ne: LAST_GIVE_BACK } } 
 
 /** The owed bookings' turn: never tried by the sweep first, then the least recently tried, then the oldest moves. */
 const OWED_TURN = { owedTriedAt: 1, updatedAt: 1, _id: 1 } as const;
-/** The PaymentPending bookings' turn, by the same rule: never asked again by the sweep first, then the least recently asked. */
-const WAITING_TURN = { paymentTriedAt: 1, updatedAt: 1, _id: 1 } as const;
 
 /** Flagged `owed` though its last give-back is recorded (by a process of a version before the flag): nothing owed. */
 const GIVEN_BACK_FLAGGED = { owed: true, compensated: LAST_GIVE_BACK } as const satisfies mongo.Filter<BookingDoc>;
@@ -171,6 +169,9 @@ export class BookingRepository {
    * recently tried first (`paymentTriedAt`, `owedTriedAt`; never tried first, then the oldest), and
    * those read are stamped `triedAt` (one write per kind): bookings whose retry keeps failing (an
    * error writes nothing on them) go behind the others, so they never fill the limit on every sweep.
+   * The PaymentPending read walks the partial index of its turn (`WAITING_INDEX`: those bookings
+   * only, keyed in the sort's order), so it reads at most its limit of them in order, not every
+   * waiting booking fetched and sorted in memory on each sweep.
    */
   async unfinished(stuckBefore: Date, waitingBefore: Date, perKind = 100, triedAt = new Date()): Promise<BookingDoc[]> {
     const { Booking } = this.models;
@@ -179,6 +180,7 @@ export class BookingRepository {
         .limit(perKind)
         .lean<BookingDoc[]>(),
       Booking.find({ status: 'PaymentPending', updatedAt: { $lt: waitingBefore } })
+        .hint(WAITING_INDEX)
         .sort(WAITING_TURN)
         .limit(perKind)
         .lean<BookingDoc[]>(),

@@ -21,6 +21,15 @@ const timestamps = { timestamps: true, versionKey: false } as const;
 /** The name of the bookings' sparse index on `owed` (the sweep's give-back read hints it; 0004-owed-give-backs builds it). */
 export const OWED_INDEX = 'owed_1';
 
+/**
+ * The PaymentPending bookings' turn in the sweep: never asked again by the sweep first (no
+ * `paymentTriedAt`), then the least recently asked, then the oldest move. The sweep's read sorts by
+ * it and the index `WAITING_INDEX` has these keys in this order.
+ */
+export const WAITING_TURN = { paymentTriedAt: 1, updatedAt: 1, _id: 1 } as const;
+/** The name of the bookings' partial index of that turn (the sweep's PaymentPending read hints it; 0005-waiting-turn-index builds it). */
+export const WAITING_INDEX = 'payment_pending_turn';
+
 const ruleSetSchema = new Schema<RuleSetDoc>(
   {
     _id: String,
@@ -196,6 +205,12 @@ const bookingSchema = new Schema<BookingDoc>(
 );
 /** The given-up bookings still owing a give-back, and only those (`owed` is absent otherwise): what the sweep reads. */
 bookingSchema.index({ owed: 1 }, { sparse: true, name: OWED_INDEX });
+/**
+ * The PaymentPending bookings, and only those, in the sweep's turn: its read walks them in order
+ * and checks its `updatedAt` bound on the keys, so it stops at its limit instead of fetching and
+ * sorting every booking waiting for the wallet on each sweep (thousands while the wallet is away).
+ */
+bookingSchema.index(WAITING_TURN, { name: WAITING_INDEX, partialFilterExpression: { status: 'PaymentPending' } });
 
 const sessionSchema = new Schema<SessionDoc>(
   {
