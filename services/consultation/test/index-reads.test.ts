@@ -147,3 +147,21 @@ test('the listings, as a user and as an admin, are sorted by the last keys of th
     expect(hint).toBeUndefined();
   }
 });
+
+test('bookings: a session’s Confirmed ones by session and status; a coupon’s uses by coupon and status, only bookings with a coupon in it', async () => {
+  const bookings = await indexesOf('bookings');
+  expect(bookings.get('sessionId_1_status_1')).toEqual({
+    key: [
+      ['sessionId', 1],
+      ['status', 1],
+    ],
+    partial: undefined,
+  });
+  expect(bookings.get('couponId_1_status_1')).toEqual({
+    key: [
+      ['couponId', 1],
+      ['status', 1],
+    ],
+    partial: { couponId: { $type: 'string' } },
+  });
+});

@@ -258,7 +258,13 @@ describe('0005-waiting-turn-index: the sweep reads PaymentPending bookings throu
 
 describe('0006-listing-sweep-indexes: the listings and the session sweep read through indexes in their order', () => {
   const BUILT = {
-    bookings: ['buyerId_1_startsAt_-1__id_-1', 'sellerId_1_startsAt_-1__id_-1', 'status_1_startsAt_-1__id_-1'],
+    bookings: [
+      'buyerId_1_startsAt_-1__id_-1',
+      'sellerId_1_startsAt_-1__id_-1',
+      'status_1_startsAt_-1__id_-1',
+      'sessionId_1_status_1',
+      'couponId_1_status_1',
+    ],
     sessions: [
       'status_1_endsAt_1',
       'expired_by_finished',

@@ -233,6 +233,17 @@ bookingSchema.index(WAITING_TURN, { name: WAITING_INDEX, partialFilterExpression
 bookingSchema.index({ buyerId: 1, ...BOOKING_LIST_ORDER });
 bookingSchema.index({ sellerId: 1, ...BOOKING_LIST_ORDER });
 bookingSchema.index({ status: 1, ...BOOKING_LIST_ORDER });
+/**
+ * A session's Confirmed bookings (its moves, its expiry and its events read them): by session, not
+ * by walking every Confirmed booking.
+ */
+bookingSchema.index({ sessionId: 1, status: 1 });
+/**
+ * A coupon's uses (counted on every booking with a coupon, against its per-user limit): only the
+ * bookings with a coupon are in it (a coupon id is a string; `null` otherwise), so a query naming a
+ * coupon is within its partial filter.
+ */
+bookingSchema.index({ couponId: 1, status: 1 }, { partialFilterExpression: { couponId: { $type: 'string' } } });
 
 const sessionSchema = new Schema<SessionDoc>(
   {

@@ -16,6 +16,13 @@ const BUILT: IndexOf[] = [
   { collection: 'bookings', key: { buyerId: 1, startsAt: -1, _id: -1 }, name: 'buyerId_1_startsAt_-1__id_-1' },
   { collection: 'bookings', key: { sellerId: 1, startsAt: -1, _id: -1 }, name: 'sellerId_1_startsAt_-1__id_-1' },
   { collection: 'bookings', key: { status: 1, startsAt: -1, _id: -1 }, name: 'status_1_startsAt_-1__id_-1' },
+  { collection: 'bookings', key: { sessionId: 1, status: 1 }, name: 'sessionId_1_status_1' },
+  {
+    collection: 'bookings',
+    key: { couponId: 1, status: 1 },
+    name: 'couponId_1_status_1',
+    partialFilterExpression: { couponId: { $type: 'string' } },
+  },
   { collection: 'sessions', key: { status: 1, endsAt: 1 }, name: 'status_1_endsAt_1' },
   { collection: 'sessions', key: { expiryFinished: 1 }, name: 'expired_by_finished', partialFilterExpression: { status: 'Expired' } },
   { collection: 'sessions', key: { sellerId: 1, startsAt: -1 }, name: 'sellerId_1_startsAt_-1' },
@@ -46,8 +53,9 @@ async function drop(db: Database, indexes: IndexOf[]): Promise<void> {
 /**
  * The listings (`GET /consultations/bookings`, `GET /consultations/sessions`) sorted every booking
  * or session of the user (every one, for an admin) in memory for each page, and the session sweep
- * read every session of a status (every 60 s) to find the overdue ones: their cost grew with the
- * history. Through these indexes the server reads a page in order and stops at it, and the sweep
+ * read every session of a status (every 60 s) to find the overdue ones; a session's Confirmed
+ * bookings (its moves and expiry) and a coupon's uses (every booking with a coupon) were read by
+ * walking every booking of the status: their cost grew with the history. Through these indexes the server reads a page in order and stops at it, and the sweep
  * reads only the sessions it ends or resumes. The single-field indexes they start with are dropped
  * after they are built (never a moment without an index of those keys): the new ones serve every
  * read those served. Building an index that exists, or dropping one that is gone, changes nothing:
