@@ -249,9 +249,105 @@ describe('0005-waiting-turn-index: the sweep reads PaymentPending bookings throu
       .deleteOne({ _id: '0005-waiting-turn-index' } as never);
     expect(await migrator().up()).toEqual(['0005-waiting-turn-index']);
     expect((await models().Booking.collection.indexes()).filter((index) => index.name === 'payment_pending_turn')).toHaveLength(1);
-    expect(await migrator().down()).toEqual(['0005-waiting-turn-index']);
+    expect(await migrator(5).down()).toEqual(['0005-waiting-turn-index']);
     expect(await waitingIndex()).toBeUndefined();
     expect(await migrator().up()).toEqual(['0005-waiting-turn-index']);
     expect(await waitingIndex()).toMatchObject(declared());
+  });
+});
+
+describe('0006-listing-sweep-indexes: the listings and the session sweep read through indexes in their order', () => {
+  const BUILT = {
+    bookings: [
+      'buyerId_1_startsAt_-1__id_-1',
+      'sellerId_1_startsAt_-1__id_-1',
+      'status_1_startsAt_-1__id_-1',
+      'sessionId_1_status_1',
+      'couponId_1_status_1',
+    ],
+    sessions: [
+      'status_1_endsAt_1',
+      'expired_by_finished',
+      'sellerId_1_startsAt_-1',
+      'buyerIds_1_startsAt_-1',
+      'status_1_startsAt_-1',
+      'startsAt_-1',
+    ],
+  } as const;
+  const REPLACED = { bookings: ['buyerId_1', 'sellerId_1', 'status_1'], sessions: ['sellerId_1'] } as const;
+  type Collection = keyof typeof BUILT;
+  const collections: Collection[] = ['bookings', 'sessions'];
+  const modelOf = (collection: Collection) => (collection === 'bookings' ? models().Booking : models().Session);
+  /** The collection's indexes as the database has them: name → keys in their order and partial filter. */
+  const indexesOf = async (collection: Collection) =>
+    new Map(
+      (await modelOf(collection).collection.indexes()).map((index) => [
+        index.name!,
+        { key: Object.entries(index.key), partialFilterExpression: index.partialFilterExpression },
+      ]),
+    );
+  /** The model's declaration of each index it builds, by the name the database gives it. */
+  const declared = async (collection: Collection) => {
+    const found = await indexesOf(collection);
+    const byKey = new Map([...found].map(([name, { key }]) => [JSON.stringify(key), name]));
+    return new Map(
+      modelOf(collection)
+        .schema.indexes()
+        .map(([key, options]) => [
+          (options.name as string | undefined) ?? byKey.get(JSON.stringify(Object.entries(key))),
+          { key: Object.entries(key), partialFilterExpression: options.partialFilterExpression as unknown },
+        ]),
+    );
+  };
+  const names = async (collection: Collection) => [...(await indexesOf(collection)).keys()];
+  /** Each index the migration builds is there as the model declares it; the ones it replaces are gone. */
+  const expectBuilt = async () => {
+    for (const collection of collections) {
+      const [found, model] = [await indexesOf(collection), await declared(collection)];
+      for (const name of BUILT[collection]) {
+        expect(model.get(name)).toBeDefined();
+        expect(found.get(name)).toEqual(model.get(name));
+      }
+      expect(await names(collection)).toEqual(expect.not.arrayContaining([...REPLACED[collection]]));
+    }
+  };
+  const forget = () =>
+    models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0006-listing-sweep-indexes' } as never);
+
+  test('a database of the previous release gets the indexes the models declare and loses the single-field ones they start with; again changes nothing; down gives them back, up again', async () => {
+    expect((await declared('sessions')).get('expired_by_finished')).toEqual({
+      key: [['expiryFinished', 1]],
+      partialFilterExpression: { status: 'Expired' },
+    });
+    await expectBuilt();
+
+    // As a database of the previous release has it: its single-field indexes, none of these.
+    for (const collection of collections) {
+      for (const name of REPLACED[collection]) await modelOf(collection).collection.createIndex({ [name.slice(0, -2)]: 1 });
+      for (const name of BUILT[collection]) await modelOf(collection).collection.dropIndex(name);
+    }
+    await forget();
+    expect(await names('bookings')).toEqual(expect.arrayContaining([...REPLACED.bookings]));
+    expect(await migrator().up()).toEqual(['0006-listing-sweep-indexes']);
+    await expectBuilt();
+
+    // Run again (all built, none to drop): nothing changes.
+    const before = { bookings: await indexesOf('bookings'), sessions: await indexesOf('sessions') };
+    await forget();
+    expect(await migrator().up()).toEqual(['0006-listing-sweep-indexes']);
+    for (const collection of collections) expect(await indexesOf(collection)).toEqual(before[collection]);
+
+    // Down: the single-field indexes back, none of these; up builds them again.
+    expect(await migrator().down()).toEqual(['0006-listing-sweep-indexes']);
+    for (const collection of collections) {
+      const found = await indexesOf(collection);
+      for (const name of REPLACED[collection])
+        expect(found.get(name)).toEqual({ key: [[name.slice(0, -2), 1]], partialFilterExpression: undefined });
+      expect([...found.keys()]).toEqual(expect.not.arrayContaining([...BUILT[collection]]));
+    }
+    expect(await migrator().up()).toEqual(['0006-listing-sweep-indexes']);
+    await expectBuilt();
   });
 });

@@ -30,6 +30,18 @@ export const WAITING_TURN = { paymentTriedAt: 1, updatedAt: 1, _id: 1 } as const
 /** The name of the bookings' partial index of that turn (the sweep's PaymentPending read hints it; 0005-waiting-turn-index builds it). */
 export const WAITING_INDEX = 'payment_pending_turn';
 
+/**
+ * The listings' order (`GET /consultations/bookings`, `GET /consultations/sessions`), newest slot
+ * first; each listing index ends with these keys, so a page is read in order, not sorted in memory.
+ */
+export const BOOKING_LIST_ORDER = { startsAt: -1, _id: -1 } as const;
+export const SESSION_LIST_ORDER = { startsAt: -1 } as const;
+
+/** The name of the sessions' index the session sweep's overdue reads hint (0006-listing-sweep-indexes builds it). */
+export const OVERDUE_INDEX = 'status_1_endsAt_1';
+/** The name of the sessions' partial index of the Expired ones by `expiryFinished` (the sweep's resume read hints it). */
+export const EXPIRY_INDEX = 'expired_by_finished';
+
 const ruleSetSchema = new Schema<RuleSetDoc>(
   {
     _id: String,
@@ -162,10 +174,12 @@ const bookingSchema = new Schema<BookingDoc>(
     referenceId: { type: String, required: true, unique: true },
     consultationId: { type: String, required: true },
     ruleSetId: { type: String, required: true, index: true },
-    sellerId: { type: String, required: true, index: true },
-    buyerId: { type: String, required: true, index: true },
+    // `sellerId`, `buyerId` and `status` are the first keys of the listing's indexes (below),
+    // which serve every read of them a single-field index served.
+    sellerId: { type: String, required: true },
+    buyerId: { type: String, required: true },
     buyerRef: { type: String, default: '' },
-    status: { type: String, required: true, index: true },
+    status: { type: String, required: true },
     payment: { type: String, default: 'free' },
     paymentDeadline: { type: Date, default: null },
     consultationTitle: String,
@@ -211,13 +225,33 @@ bookingSchema.index({ owed: 1 }, { sparse: true, name: OWED_INDEX });
  * sorting every booking waiting for the wallet on each sweep (thousands while the wallet is away).
  */
 bookingSchema.index(WAITING_TURN, { name: WAITING_INDEX, partialFilterExpression: { status: 'PaymentPending' } });
+/**
+ * The listing, newest slot first: a user's page (`$or` of buyer and seller) walks the first two,
+ * one per branch, merged in order; an admin's (statuses only) walks the third, one range per
+ * status, merged. Each stops at the page instead of sorting the user's or everyone's history.
+ */
+bookingSchema.index({ buyerId: 1, ...BOOKING_LIST_ORDER });
+bookingSchema.index({ sellerId: 1, ...BOOKING_LIST_ORDER });
+bookingSchema.index({ status: 1, ...BOOKING_LIST_ORDER });
+/**
+ * A session's Confirmed bookings (its moves, its expiry and its events read them): by session, not
+ * by walking every Confirmed booking.
+ */
+bookingSchema.index({ sessionId: 1, status: 1 });
+/**
+ * A coupon's uses (counted on every booking with a coupon, against its per-user limit): only the
+ * bookings with a coupon are in it (a coupon id is a string; `null` otherwise), so a query naming a
+ * coupon is within its partial filter.
+ */
+bookingSchema.index({ couponId: 1, status: 1 }, { partialFilterExpression: { couponId: { $type: 'string' } } });
 
 const sessionSchema = new Schema<SessionDoc>(
   {
     _id: String,
     referenceId: { type: String, required: true, unique: true },
     consultationId: { type: String, required: true },
-    sellerId: { type: String, required: true, index: true },
+    // The first key of the listing's index by seller (below), which serves what a single-field index did.
+    sellerId: { type: String, required: true },
     consultationTitle: String,
     startsAt: { type: Date, required: true },
     endsAt: Date,
@@ -242,6 +276,22 @@ const sessionSchema = new Schema<SessionDoc>(
   { timestamps: true, versionKey: false },
 );
 sessionSchema.index({ consultationId: 1, startsAt: 1 }, { unique: true });
+/** The session sweep's overdue reads (`status`, `endsAt` before its bound): only the overdue ones of that status. */
+sessionSchema.index({ status: 1, endsAt: 1 }, { name: OVERDUE_INDEX });
+/**
+ * The Expired sessions by `expiryFinished`: the sweep's resume read (`$ne: true`) reads the keys
+ * of the unfinished ones only, however many expiries are finished. Partial on the read's own
+ * `status` (equality), so a server can use it for that filter as it is.
+ */
+sessionSchema.index({ expiryFinished: 1 }, { name: EXPIRY_INDEX, partialFilterExpression: { status: 'Expired' } });
+/**
+ * The listing, newest slot first: a user's page (`$or` of seller and participant) walks the first
+ * two, merged in order; an admin's walks the third (a status) or the fourth (every session).
+ */
+sessionSchema.index({ sellerId: 1, ...SESSION_LIST_ORDER });
+sessionSchema.index({ buyerIds: 1, ...SESSION_LIST_ORDER });
+sessionSchema.index({ status: 1, ...SESSION_LIST_ORDER });
+sessionSchema.index(SESSION_LIST_ORDER);
 
 /**
  * How many consultations a seller has (`_id` = seller id), for `MAX_CONSULTATIONS_PER_SELLER`: the

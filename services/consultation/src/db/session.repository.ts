@@ -5,7 +5,7 @@ import { findPage } from '@mkt/kit/db';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import { newSessionOutcome, type BookingDoc, type ConsultationDoc, type NewBooking, type SessionDoc } from '../domain/records';
 import { collectionOf, findByKey } from './collections';
-import type { ConsultationModels } from './models';
+import { EXPIRY_INDEX, OVERDUE_INDEX, SESSION_LIST_ORDER, type ConsultationModels } from './models';
 
 /** What a join reports: the session joined, or why not (a session of that time already left Scheduled). */
 export type JoinResult = { session: Pick<SessionDoc, '_id'> } | { left: true } | { retry: true };
@@ -50,11 +50,15 @@ export class SessionRepository {
     return this.models.Session.findById(id, { status: 1 }).lean<SessionDoc>();
   }
 
-  /** The user's sessions as seller or participant (`userId` null: everyone's). */
+  /**
+   * The user's sessions as seller or participant (`userId` null: everyone's), newest slot first.
+   * The listing's indexes (models.ts) end with its order, so the server reads the page in order;
+   * not hinted: which of them serves depends on the filter (a user's `$or` walks two).
+   */
   page(scope: { userId: string | null }, query: PageQuery & { status?: string }) {
     const filter: Record<string, unknown> = scope.userId === null ? {} : { $or: [{ sellerId: scope.userId }, { buyerIds: scope.userId }] };
     if (query.status) filter.status = query.status;
-    return findPage(this.models.Session, filter, query, { startsAt: -1 });
+    return findPage(this.models.Session, filter, query, SESSION_LIST_ORDER);
   }
 
   /**
@@ -128,16 +132,25 @@ export class SessionRepository {
     await this.models.Session.updateOne({ _id: id }, { $set: { expiryFinished: true } });
   }
 
-  /** Sessions in `status` whose slot ended before `endedBefore` (the sweep's). */
+  /**
+   * Sessions in `status` whose slot ended before `endedBefore` (the sweep's), through the index of
+   * `status` and `endsAt` (`OVERDUE_INDEX`): only the overdue ones are read, not every session held.
+   */
   overdue(status: 'Scheduled' | 'In Progress', endedBefore: Date): Promise<SessionDoc[]> {
     return this.models.Session.find({ status, endsAt: { $lt: endedBefore } })
+      .hint(OVERDUE_INDEX)
       .limit(50)
       .lean<SessionDoc[]>();
   }
 
-  /** Expired sessions whose bookings are not all cancelled yet (a crash is resumed). */
+  /**
+   * Expired sessions whose bookings are not all cancelled yet (a crash is resumed), through the
+   * partial index of the Expired ones by `expiryFinished` (`EXPIRY_INDEX`): the finished ones are
+   * not read. The filter's `status` is the index's partial filter, so a server can use it.
+   */
   unfinishedExpiries(): Promise<SessionDoc[]> {
     return this.models.Session.find({ status: 'Expired', expiryFinished: { $ne: true } })
+      .hint(EXPIRY_INDEX)
       .limit(50)
       .lean<SessionDoc[]>();
   }

@@ -4,6 +4,14 @@ import { sellerRefs } from './0002-seller-refs';
 import { bookingSteps } from './0003-booking-steps';
 import { owedGiveBacks } from './0004-owed-give-backs';
 import { waitingTurnIndex } from './0005-waiting-turn-index';
+import { listingSweepIndexes } from './0006-listing-sweep-indexes';
 
 /** The consultation database's migrations, in order (services/consultation/README.md lists them). */
-export const consultationMigrations: Migration[] = [indexes, sellerRefs, bookingSteps, owedGiveBacks, waitingTurnIndex];
+export const consultationMigrations: Migration[] = [
+  indexes,
+  sellerRefs,
+  bookingSteps,
+  owedGiveBacks,
+  waitingTurnIndex,
+  listingSweepIndexes,
+];
