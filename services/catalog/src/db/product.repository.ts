@@ -1,16 +1,10 @@
-import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts/catalog';
+import { escapeRegex, pageOffset, pagination, type PageQuery, type ProductListQuery } from '@mkt/contracts/catalog';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage, type Page } from '@mkt/kit/db';
 import type { FilterQuery, UpdateQuery } from 'mongoose';
 import type { NewProduct, ProductWrite } from '../domain/products';
 import type { Product } from '../domain/records';
-import type { CatalogModels } from './models';
-
-const SORTS = {
-  newest: { createdAt: -1 },
-  price_asc: { sellingPriceMinor: 1, createdAt: -1 },
-  price_desc: { sellingPriceMinor: -1, createdAt: -1 },
-} as const;
+import { PUBLIC_PRODUCTS, PUBLIC_SORTS, SELLER_INDEX, SELLER_SORT, type CatalogModels } from './models';
 
 /** Every query of `seller_products` (products and drafts). */
 export class ProductRepository {
@@ -24,9 +18,14 @@ export class ProductRepository {
     return this.models.products.findById(id).lean<Product>();
   }
 
-  /** The public listing: published, Public products only (`isPublic`), searched by escaped text. */
+  /**
+   * The public listing: published, Public products only (`isPublic`), searched by escaped text.
+   * Served by the public partial indexes (`PUBLIC_INDEXES`), chosen by the server: no one of them
+   * serves every filter and order, so none is hinted. The text search is checked on each product
+   * walked (an unanchored pattern has no index bounds).
+   */
   async listPublic(query: ProductListQuery): Promise<Page<Product>> {
-    const filter: Record<string, unknown> = { isDraft: false, visibility: 'Public' };
+    const filter: Record<string, unknown> = { ...PUBLIC_PRODUCTS };
     if (query.categoryId) filter.categoryId = query.categoryId;
     if (query.q) {
       const pattern = new RegExp(escapeRegex(query.q), 'i');
@@ -36,12 +35,21 @@ export class ProductRepository {
     if (query.minPriceMinor !== undefined) price.$gte = query.minPriceMinor;
     if (query.maxPriceMinor !== undefined) price.$lte = query.maxPriceMinor;
     if (Object.keys(price).length > 0) filter.sellingPriceMinor = price;
-    return findPage<Product>(this.models.products, filter, query, SORTS[query.sort]);
+    return findPage<Product>(this.models.products, filter, query, PUBLIC_SORTS[query.sort]);
   }
 
-  /** A seller's products and drafts, newest first. */
+  /**
+   * A seller's products and drafts, newest first: the page walked in order through the index of
+   * that order (`SELLER_INDEX`, hinted: it serves this read whatever the seller or page; the
+   * process starts only on a database whose migrations ran, 0004-listing-indexes among them).
+   */
   async listBySeller(sellerId: string, query: PageQuery): Promise<Page<Product>> {
-    return findPage<Product>(this.models.products, { sellerId }, query, SORTS.newest);
+    const { products } = this.models;
+    const [items, total] = await Promise.all([
+      products.find({ sellerId }).sort(SELLER_SORT).hint(SELLER_INDEX).skip(pageOffset(query)).limit(query.limit).lean<Product[]>(),
+      products.countDocuments({ sellerId }),
+    ]);
+    return { items, pagination: pagination(query, total) };
   }
 
   /**

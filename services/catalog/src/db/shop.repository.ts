@@ -1,5 +1,5 @@
-import type { PageQuery } from '@mkt/contracts/catalog';
-import { findPage, type Page } from '@mkt/kit/db';
+import { pageOffset, pagination, type PageQuery } from '@mkt/contracts/catalog';
+import type { Page } from '@mkt/kit/db';
 import { isDuplicateKey } from '@mkt/kit/domain';
 import type { NewShop, NewV1Product } from '../domain/shops';
 import type { Shop, V1Product } from '../domain/records';
@@ -42,8 +42,19 @@ export class V1ProductRepository {
     return this.models.v1Products.findById(id).lean<V1Product>();
   }
 
-  /** Newest first. */
+  /**
+   * Newest first, every `/v1` product. The total is the collection's own count of its documents
+   * (`estimatedDocumentCount`: its metadata, no scan) rather than a count of every document on
+   * each page; it can be off after an unclean shutdown of the server until it is validated, and a
+   * sharded collection's counts orphaned documents — a page's total, not a figure anything else
+   * relies on.
+   */
   async list(query: PageQuery): Promise<Page<V1Product>> {
-    return findPage<V1Product>(this.models.v1Products, {}, query, { createdAt: -1 });
+    const { v1Products } = this.models;
+    const [items, total] = await Promise.all([
+      v1Products.find({}).sort({ createdAt: -1 }).skip(pageOffset(query)).limit(query.limit).lean<V1Product[]>(),
+      v1Products.estimatedDocumentCount(),
+    ]);
+    return { items, pagination: pagination(query, total) };
   }
 }
