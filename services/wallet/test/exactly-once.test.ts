@@ -221,7 +221,8 @@ describe('wallets of the previous release (op ids in appliedOps, entries in pend
     await db.collection('migrations').deleteOne({ _id: '0002-wallet-ops-ledger' } as never);
     const migrator = new Migrator({
       context: { db, log: pino({ level: 'silent' }), models: [], outboxSources: [] },
-      migrations: walletMigrations(parts().ledger, parts().models),
+      // The first four: undoing from the last, below, then reaches 0004 first (0005 would drop its indexes).
+      migrations: walletMigrations(parts().ledger, parts().models).slice(0, 4),
     });
     expect(await migrator.up()).toEqual(['0002-wallet-ops-ledger']);
     expect(await parts().walletRepository.legacyIds()).toEqual([]);

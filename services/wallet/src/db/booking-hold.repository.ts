@@ -5,7 +5,7 @@ import { isDuplicateKey } from '@mkt/kit/domain';
 import type { SettlementDecision } from '../domain/booking-holds';
 import type { BookingHoldDoc } from '../domain/records';
 import { recordsOf } from './collections';
-import type { WalletModels } from './models';
+import { HOLD_MOVED_INDEX, type WalletModels } from './models';
 
 /** Holds not ended yet: money is (or may be) held on the buyer's wallet. */
 export const OPEN_HOLD_STATUSES = ['Pending', 'Held', 'Settling'] as const;
@@ -206,7 +206,9 @@ export class BookingHoldRepository {
    * Settlements to carry on: left Settling since before `cutoff` and due (a capture waiting for
    * its slot's end is left until then). Oldest first; one that fails is touched
    * (`countResumeFailure` moves its `updatedAt` on), so it waits a grace before its next try
-   * and a hundred that keep failing cannot hold every other settlement back.
+   * and a hundred that keep failing cannot hold every other settlement back. Read through the
+   * `{status, updatedAt}` index (hinted: its keys are the filter's status and the sort, whatever
+   * the other conditions), so the server walks the Settling holds in order and stops at 100.
    */
   settlingDue(cutoff: Date, now: Date): Promise<BookingHoldDoc[]> {
     return this.model
@@ -217,6 +219,7 @@ export class BookingHoldRepository {
         // A disputed capture waits for an admin.
         $or: [{ disputed: { $ne: true } }, { 'settlement.kind': { $ne: 'capture' } }],
       })
+      .hint(HOLD_MOVED_INDEX)
       .sort({ updatedAt: 1 })
       .limit(100)
       .lean<BookingHoldDoc[]>();
@@ -229,7 +232,8 @@ export class BookingHoldRepository {
   /**
    * Holds that ended without taking the money — Rejected or Voided between `endedAfter` and
    * `endedBefore`, or Pending since before `abandonedBefore` — whose hold op may have reached the
-   * buyer's wallet anyway.
+   * buyer's wallet anyway. Each branch of the `$or` is a range of the `{status, updatedAt}` index
+   * (not hinted: the planner picks it per branch; the older `status` indexes stay candidates).
    */
   possiblyStray(endedBefore: Date, endedAfter: Date, abandonedBefore: Date): Promise<BookingHoldDoc[]> {
     return this.model
@@ -259,7 +263,7 @@ export class BookingHoldRepository {
 
   /**
    * The admins' queue of holds: overdue (open, its slot's end and any decided settlement's
-   * `dueAt` before `overdueBefore`: on the `{status, endsAt}` index) and/or disputed (on the `{disputed, createdAt}` index), oldest
+   * `dueAt` before `overdueBefore`: on the `{status, endsAt}` index) and/or disputed (on the `{disputed, createdAt, _id}` index, in the page's order), oldest
    * first, with both counts.
    */
   async queue(

@@ -9,6 +9,11 @@ import type { BookingHoldDoc, LedgerEntryDoc, PayoutDoc, TopUpDoc, TransferDoc, 
  * process-global models: two services in one test process use two databases).
  */
 
+/** The name of the wallets' sparse index of their ops in flight by age (0005-read-indexes builds it). */
+export const INFLIGHT_INDEX = 'inflight.createdAt_1';
+/** The name of the holds' index by status and last move (the resume sweep's Settling read hints it; 0005-read-indexes builds it). */
+export const HOLD_MOVED_INDEX = 'status_1_updatedAt_1';
+
 const walletSchema = new Schema<WalletDoc>(
   {
     _id: { type: String, default: newUuid },
@@ -25,6 +30,13 @@ const walletSchema = new Schema<WalletDoc>(
   },
   { timestamps: true, versionKey: false },
 );
+/**
+ * The ledger sweep's read of ops left in flight (every `SWEEP_INTERVAL_MS`, on every replica):
+ * its bound on the ops' `createdAt` (ISO strings) is a range of these keys, so it reads only the
+ * wallets with an op in flight since before it, not every wallet. Sparse: a wallet without
+ * `inflight` (of the previous protocol) has no key; the read's `$lt` never matches one anyway.
+ */
+walletSchema.index({ 'inflight.createdAt': 1 }, { sparse: true, name: INFLIGHT_INDEX });
 
 /** Append-only; an entry's id is its op id: inserted once, ever (what decides the op applied). */
 const ledgerSchema = new Schema<LedgerEntryDoc>(
@@ -77,6 +89,10 @@ const topUpSchema = new Schema<TopUpDoc>(
 
 // The owner's history, newest first.
 topUpSchema.index({ userId: 1, createdAt: -1 });
+// The same in the page's full order (`_id` breaks ties): a page is read in order and stops at its
+// end, instead of the owner's whole history fetched and sorted. The one above is then redundant
+// (kept while a process of the previous release may run beside this one: README "Indexes").
+topUpSchema.index({ userId: 1, createdAt: -1, _id: -1 });
 
 const payoutSchema = new Schema<PayoutDoc>(
   {
@@ -106,6 +122,10 @@ const payoutSchema = new Schema<PayoutDoc>(
 payoutSchema.index({ status: 1, hold: 1, createdAt: 1 });
 // The owner's history, newest first.
 payoutSchema.index({ userId: 1, createdAt: -1 });
+// Both in their page's full order (`_id` breaks ties): a page is read in order, not sorted in
+// memory. The two above are then redundant (kept while a previous release may run: README "Indexes").
+payoutSchema.index({ status: 1, hold: 1, createdAt: 1, _id: 1 });
+payoutSchema.index({ userId: 1, createdAt: -1, _id: -1 });
 
 const transferSchema = new Schema<TransferDoc>(
   {
@@ -126,6 +146,10 @@ transferSchema.index({ fromUserId: 1, toUserId: 1 });
 // The histories: a user's transfers sent and received, newest first.
 transferSchema.index({ fromUserId: 1, createdAt: -1 });
 transferSchema.index({ toUserId: 1, createdAt: -1 });
+// The same in the page's full order (`_id` breaks ties; `all` merges the two in that order): the
+// two above are then redundant (kept while a previous release may run: README "Indexes").
+transferSchema.index({ fromUserId: 1, createdAt: -1, _id: -1 });
+transferSchema.index({ toUserId: 1, createdAt: -1, _id: -1 });
 
 const holdSchema = new Schema<BookingHoldDoc>(
   {
@@ -160,6 +184,14 @@ const holdSchema = new Schema<BookingHoldDoc>(
 // The admins' hold queue: open holds past their slot's end, and disputed ones, without a scan.
 holdSchema.index({ status: 1, endsAt: 1 });
 holdSchema.index({ disputed: 1, createdAt: 1 });
+// The disputed queue in its page's full order (`_id` breaks ties); the one above is then redundant.
+holdSchema.index({ disputed: 1, createdAt: 1, _id: 1 });
+/**
+ * The resume sweep's reads (every `SWEEP_INTERVAL_MS`): the Settling holds oldest move first, read
+ * in order up to its limit (no sort in memory), and the ended ones of a window of `updatedAt`
+ * (Rejected, Voided; Pending) without reading every hold that ever ended.
+ */
+holdSchema.index({ status: 1, updatedAt: 1 }, { name: HOLD_MOVED_INDEX });
 // A seller's open holds (earnings: ahead and settling).
 holdSchema.index({ sellerId: 1, status: 1 });
 

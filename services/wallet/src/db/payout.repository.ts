@@ -93,7 +93,7 @@ export class PayoutRepository {
 
   /**
    * The admins' queue: payouts whose hold is taken in a state an admin moves next (or the one
-   * asked), oldest first, and how many wait in each state — on the `{status, hold, createdAt}` index.
+   * asked), oldest first, and how many wait in each state — on the `{status, hold, createdAt, _id}` index, in the page's order.
    */
   async queue(
     filter: { status?: PayoutDoc['status']; userId?: string },

@@ -197,7 +197,11 @@ export class WalletRepository {
     };
   }
 
-  /** Wallets with an op in flight since before `cutoff` (a run died mid-op), with those ops. */
+  /**
+   * Wallets with an op in flight since before `cutoff` (a run died mid-op), with those ops. Its
+   * bound is a range of the sparse `inflight.createdAt` index: only such wallets are read, not
+   * every wallet on each sweep (not hinted: no other index has the field).
+   */
   async inflightSince(cutoff: Date, limit = 200): Promise<Array<{ _id: string; inflight: InflightOp[] }>> {
     const wallets = await this.wallets
       .find({ 'inflight.createdAt': { $lt: cutoff.toISOString() } }, { projection: { inflight: 1 } })
