@@ -11,16 +11,20 @@ export interface Page<T> {
  * The paged listing every service answers: the page's documents (lean, in `sort` order) and
  * the count of everything the filter matches, read side by side. `sort` should end in a unique
  * field (or `createdAt`, unique enough at this scale) so pages neither repeat nor skip records.
+ * `hint` names the index both reads go through, for a caller certain that index serves the filter
+ * and the sort (a hint naming a missing index fails the read on a real server).
  */
 export async function findPage<T>(
   model: Model<T>,
   filter: RootFilterQuery<T>,
   query: PageQuery,
   sort: Record<string, SortOrder>,
+  hint?: string,
 ): Promise<Page<T>> {
+  const page = model.find(filter).sort(sort).skip(pageOffset(query)).limit(query.limit);
   const [items, total] = await Promise.all([
-    model.find(filter).sort(sort).skip(pageOffset(query)).limit(query.limit).lean<T[]>(),
-    model.countDocuments(filter),
+    (hint === undefined ? page : page.hint(hint)).lean<T[]>(),
+    model.countDocuments(filter, hint === undefined ? {} : { hint }),
   ]);
   return { items, pagination: pagination(query, total) };
 }

@@ -1,7 +1,7 @@
 import mongoose, { Schema } from 'mongoose';
 import pino from 'pino';
 import { findPage, openDatabase } from '@mkt/kit/db';
-import { testServers, uniqueName } from '@mkt/infra';
+import { startWireCounter, testServers, uniqueName, type WireCounter } from '@mkt/infra';
 
 interface Item {
   _id: string;
@@ -10,14 +10,20 @@ interface Item {
 }
 const PagedItem = mongoose.model<Item>('PagedItem', new Schema<Item>({ _id: String, owner: String, rank: Number }, { versionKey: false }));
 
+// Through a wire counter: what a page's reads send (its hint) is seen as sent.
+let counter: WireCounter;
 beforeAll(async () => {
+  counter = await startWireCounter(testServers().mongoUrl, { record: true });
   await openDatabase(mongoose.connection, {
-    url: testServers().mongoUrl,
+    url: counter.url,
     dbName: uniqueName('kit_paging'),
     log: pino({ level: 'silent' }),
   });
 });
-afterAll(() => mongoose.disconnect());
+afterAll(async () => {
+  await mongoose.disconnect();
+  await counter.stop();
+});
 
 describe('findPage', () => {
   const owner = uniqueName('owner');
@@ -43,5 +49,31 @@ describe('findPage', () => {
     const { items } = await findPage(PagedItem, { owner }, { page: 1, limit: 1 }, { rank: 1 });
     expect(items[0]).toEqual({ _id: `${owner}-0`, owner, rank: 0 });
     expect(items[0]).not.toBeInstanceOf(mongoose.Document);
+  });
+
+  test('a hint is named by both reads, the page and its count; the answer is the same', async () => {
+    await PagedItem.collection.createIndex({ owner: 1, rank: -1 }, { name: 'owner_rank' });
+    counter.reset();
+    const hinted = await findPage(PagedItem, { owner }, { page: 2, limit: 3 }, { rank: -1 }, 'owner_rank');
+    expect(hinted).toEqual(await findPage(PagedItem, { owner }, { page: 2, limit: 3 }, { rank: -1 }));
+    const sent = counter
+      .commands()
+      .filter((command) => command.name === 'find' || command.name === 'aggregate')
+      .map((command) => mongoose.mongo.BSON.deserialize(command.body))
+      .map((body) => ({ read: body.find === undefined ? 'count' : 'page', hint: body.hint as unknown }));
+    // The two reads of a page are sent side by side: in either order.
+    expect(sent).toHaveLength(4);
+    expect(sent.slice(0, 2)).toEqual(
+      expect.arrayContaining([
+        { read: 'page', hint: 'owner_rank' },
+        { read: 'count', hint: 'owner_rank' },
+      ]),
+    );
+    expect(sent.slice(2)).toEqual(
+      expect.arrayContaining([
+        { read: 'page', hint: undefined },
+        { read: 'count', hint: undefined },
+      ]),
+    );
   });
 });

@@ -3,6 +3,54 @@ import { pendingEventsField, tombstoneModel, type Tombstone } from '@mkt/kit/bus
 import type { BookingFact, KnownUser, Relationship } from '../domain/records';
 
 const userSchema = new Schema<KnownUser>({ _id: String, referenceId: String, fullName: String, role: String }, { versionKey: false });
+/**
+ * The name of the users' index on `referenceId`: not the default `referenceId_1`, which the
+ * relationships' unique index bears (the embedded test server's `dropIndex` drops every index of
+ * that name in the database, so `0004-listing-indexes`'s `down` would take the unique key too).
+ */
+export const USER_REFERENCE_INDEX = 'user_reference';
+/**
+ * A user named by their USR reference (a relationship's create, a listing by someone else's key)
+ * is found through it: the `$or` of id and reference otherwise scanned every user. Not unique: the
+ * projection does not guarantee it, and a unique build would fail on a duplicate.
+ */
+userSchema.index({ referenceId: 1 }, { name: USER_REFERENCE_INDEX });
+
+/**
+ * The relationships' listing indexes (0004-listing-indexes builds them on a database made
+ * before): each the owner's key (one seller or one buyer, or none for an admin's `GET
+ * /customers`), then the listing's sort ending in `_id` — unique, so a page boundary never repeats
+ * or skips one. A listing reads through its own (hinted: `relationship.repository.ts`), walking
+ * its page in order instead of sorting the owner's every relationship. A partial one holds only
+ * the relationships its listing's filter can match (that filter requires the same condition).
+ */
+export const LISTING_INDEXES = {
+  sellerCustomers: { key: { sellerId: 1, lastInteraction: -1, createdAt: -1, _id: -1 }, name: 'seller_customers' },
+  sellerFollowers: {
+    key: { sellerId: 1, followedAt: -1, _id: -1 },
+    name: 'seller_followers',
+    partialFilterExpression: { isFollower: true },
+  },
+  sellerFavorites: {
+    key: { sellerId: 1, markedFavoriteAt: -1, _id: -1 },
+    name: 'seller_favorites',
+    partialFilterExpression: { isFavorite: true },
+  },
+  sellerHighValue: { key: { sellerId: 1, lifetimeValueMinor: -1, _id: -1 }, name: 'seller_high_value' },
+  sellerNewest: { key: { sellerId: 1, createdAt: -1, _id: -1 }, name: 'seller_newest' },
+  buyerNewest: { key: { buyerId: 1, createdAt: -1, _id: -1 }, name: 'buyer_newest' },
+  buyerFollowing: {
+    key: { buyerId: 1, followedAt: -1, _id: -1 },
+    name: 'buyer_following',
+    partialFilterExpression: { isFollower: true },
+  },
+  buyerCustomers: {
+    key: { buyerId: 1, lastBooking: -1, _id: -1 },
+    name: 'buyer_customers',
+    partialFilterExpression: { totalBookings: { $gt: 0 } },
+  },
+  newest: { key: { createdAt: -1, _id: -1 }, name: 'newest' },
+} as const;
 
 const relationshipSchema = new Schema<Relationship>(
   {
@@ -32,6 +80,7 @@ const relationshipSchema = new Schema<Relationship>(
   { timestamps: true, versionKey: false },
 );
 relationshipSchema.index({ sellerId: 1, buyerId: 1 }, { unique: true });
+for (const { key, ...options } of Object.values(LISTING_INDEXES)) relationshipSchema.index(key, options);
 
 /** One per booking id (domain/projection.ts): what its events said, merged. */
 const bookingFactSchema = new Schema<BookingFact>(

@@ -6,7 +6,7 @@ import { isDuplicateKey } from '@mkt/kit/domain';
 import type { Listing, NewRelationship, RelationshipWrite } from '../domain/relationships';
 import type { Pair, Relationship } from '../domain/records';
 import type { Totals } from '../domain/totals';
-import type { CrmModels } from './models';
+import { LISTING_INDEXES, type CrmModels } from './models';
 
 /** What `project` writes: the totals (when recomputed), the seller's category, the interaction's time. */
 export interface ProjectedChange {
@@ -68,15 +68,45 @@ function listingFilter(kind: Listing, ownerId: string, minLifetimeMinor: number)
   }
 }
 
+/**
+ * Each listing's sort: its index's keys after the owner's (`LISTING_INDEXES`), in their order,
+ * ending in `_id` so relationships of equal keys (same value, same instant, no interaction yet)
+ * keep one order and a page boundary never repeats or skips one.
+ */
 const SORT: Record<Listing, Record<string, 1 | -1>> = {
-  customers: { lastInteraction: -1, createdAt: -1 },
-  followers: { followedAt: -1 },
-  favorites: { markedFavoriteAt: -1 },
-  'high-value': { lifetimeValueMinor: -1 },
-  relationships: { createdAt: -1 },
-  following: { followedAt: -1 },
-  'buyer-customers': { lastBooking: -1 },
+  customers: { lastInteraction: -1, createdAt: -1, _id: -1 },
+  followers: { followedAt: -1, _id: -1 },
+  favorites: { markedFavoriteAt: -1, _id: -1 },
+  'high-value': { lifetimeValueMinor: -1, _id: -1 },
+  relationships: { createdAt: -1, _id: -1 },
+  following: { followedAt: -1, _id: -1 },
+  'buyer-customers': { lastBooking: -1, _id: -1 },
 };
+
+/**
+ * Each listing's index, hinted: its owner's key then its sort, partial only where the listing's
+ * filter requires the index's condition (followers and following `isFollower: true`, favorites
+ * `isFavorite: true`, buyer-customers `totalBookings > 0`), so it serves every read of that listing.
+ */
+const LISTING_INDEX: Record<Listing, string> = {
+  customers: LISTING_INDEXES.sellerCustomers.name,
+  followers: LISTING_INDEXES.sellerFollowers.name,
+  favorites: LISTING_INDEXES.sellerFavorites.name,
+  'high-value': LISTING_INDEXES.sellerHighValue.name,
+  relationships: LISTING_INDEXES.buyerNewest.name,
+  following: LISTING_INDEXES.buyerFollowing.name,
+  'buyer-customers': LISTING_INDEXES.buyerCustomers.name,
+};
+
+/** `GET /customers`: newest first, `_id` between equal instants (as the listings). */
+const OWN_SORT = { createdAt: -1, _id: -1 } as const;
+
+/** The index of a scope's `GET /customers` (its owner's key, then `OWN_SORT`; the optional filters are checked on each). */
+function ownIndexOf(scope: Partial<Pair>): string {
+  if (scope.sellerId !== undefined) return LISTING_INDEXES.sellerNewest.name;
+  if (scope.buyerId !== undefined) return LISTING_INDEXES.buyerNewest.name;
+  return LISTING_INDEXES.newest.name;
+}
 
 /** What the seller analytics read of each relationship. */
 export type AnalyticsRow = Pick<Relationship, 'status' | 'isFollower' | 'totalBookings' | 'totalSpentMinor'>;
@@ -159,15 +189,19 @@ export class RelationshipRepository {
       listingFilter(kind, ownerId, query.minLifetimeValueMinor ?? 0),
       query,
       SORT[kind],
+      LISTING_INDEX[kind],
     );
   }
 
-  /** GET /customers: the relationships of a scope (`ownScope`), with the optional filters, newest first. */
+  /**
+   * GET /customers: the relationships of a scope (`ownScope`), with the optional filters, newest
+   * first, through the scope's index (a seller's, a buyer's, or every one's for an admin).
+   */
   async ownPage(scope: Partial<Pair>, query: PageQuery & { status?: string; customerType?: string }): Promise<Page<Relationship>> {
     const filter: Record<string, unknown> = { ...scope };
     if (query.status) filter.status = query.status;
     if (query.customerType) filter.customerType = query.customerType;
-    return findPage<Relationship>(this.models.relationships, filter, query, { createdAt: -1 });
+    return findPage<Relationship>(this.models.relationships, filter, query, OWN_SORT, ownIndexOf(scope));
   }
 
   async analyticsRows(sellerId: string): Promise<AnalyticsRow[]> {

@@ -23,6 +23,13 @@ const reviewSchema = new Schema<ReviewDoc>(
 reviewSchema.index({ reviewerId: 1, entityType: 1, entityId: 1 }, { unique: true });
 reviewSchema.index({ entityType: 1, entityId: 1, isActive: 1, createdAt: -1 });
 
+/**
+ * The name of the eligibility index on `consultationReferenceId`: a public listing of a
+ * consultation's reviews by its reference finds the consultation's id through it
+ * (0002-consultation-reference-index builds it on a database made before).
+ */
+export const CONSULTATION_REFERENCE_INDEX = 'consultationReferenceId_1';
+
 const eligibilitySchema = new Schema<EligibilityDoc>(
   {
     _id: String,
@@ -34,6 +41,12 @@ const eligibilitySchema = new Schema<EligibilityDoc>(
   },
   { versionKey: false },
 );
+/**
+ * Every public listing of a consultation's reviews asks which consultation its key names
+ * (`consultationIdOf`): without this index that was a scan of every buyer's eligibility, and a key
+ * that is no reference (an id) read them all. Plain, not sparse: the field defaults to null.
+ */
+eligibilitySchema.index({ consultationReferenceId: 1 }, { name: CONSULTATION_REFERENCE_INDEX });
 
 const paymentSchema = new Schema<PaymentDoc>(
   {
