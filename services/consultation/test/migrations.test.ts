@@ -268,10 +268,10 @@ describe('0006-listing-sweep-indexes: the listings and the session sweep read th
     sessions: [
       'status_1_endsAt_1',
       'expired_by_finished',
-      'sellerId_1_startsAt_-1',
-      'buyerIds_1_startsAt_-1',
-      'status_1_startsAt_-1',
-      'startsAt_-1',
+      'sellerId_1_startsAt_-1__id_-1',
+      'buyerIds_1_startsAt_-1__id_-1',
+      'status_1_startsAt_-1__id_-1',
+      'startsAt_-1__id_-1',
     ],
   } as const;
   const REPLACED = { bookings: ['buyerId_1', 'sellerId_1', 'status_1'], sessions: ['sellerId_1'] } as const;

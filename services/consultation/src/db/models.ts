@@ -35,7 +35,7 @@ export const WAITING_INDEX = 'payment_pending_turn';
  * first; each listing index ends with these keys, so a page is read in order, not sorted in memory.
  */
 export const BOOKING_LIST_ORDER = { startsAt: -1, _id: -1 } as const;
-export const SESSION_LIST_ORDER = { startsAt: -1 } as const;
+export const SESSION_LIST_ORDER = { startsAt: -1, _id: -1 } as const;
 
 /** The name of the sessions' index the session sweep's overdue reads hint (0006-listing-sweep-indexes builds it). */
 export const OVERDUE_INDEX = 'status_1_endsAt_1';
@@ -239,11 +239,12 @@ bookingSchema.index({ status: 1, ...BOOKING_LIST_ORDER });
  */
 bookingSchema.index({ sessionId: 1, status: 1 });
 /**
- * A coupon's uses (counted on every booking with a coupon, against its per-user limit): only the
- * bookings with a coupon are in it (a coupon id is a string; `null` otherwise), so a query naming a
- * coupon is within its partial filter.
+ * A coupon's uses (`validateCoupon` counts a user's): only the bookings with a coupon are in it (a
+ * coupon id is a non-empty string, `null` otherwise). The partial filter is a comparison, not a
+ * `$type`: a server uses a partial index only for a query whose filter implies it, and an equality
+ * on a string implies `$gt: ''` but not `$type: 'string'`.
  */
-bookingSchema.index({ couponId: 1, status: 1 }, { partialFilterExpression: { couponId: { $type: 'string' } } });
+bookingSchema.index({ couponId: 1, status: 1 }, { partialFilterExpression: { couponId: { $gt: '' } } });
 
 const sessionSchema = new Schema<SessionDoc>(
   {

@@ -21,14 +21,14 @@ const BUILT: IndexOf[] = [
     collection: 'bookings',
     key: { couponId: 1, status: 1 },
     name: 'couponId_1_status_1',
-    partialFilterExpression: { couponId: { $type: 'string' } },
+    partialFilterExpression: { couponId: { $gt: '' } },
   },
   { collection: 'sessions', key: { status: 1, endsAt: 1 }, name: 'status_1_endsAt_1' },
   { collection: 'sessions', key: { expiryFinished: 1 }, name: 'expired_by_finished', partialFilterExpression: { status: 'Expired' } },
-  { collection: 'sessions', key: { sellerId: 1, startsAt: -1 }, name: 'sellerId_1_startsAt_-1' },
-  { collection: 'sessions', key: { buyerIds: 1, startsAt: -1 }, name: 'buyerIds_1_startsAt_-1' },
-  { collection: 'sessions', key: { status: 1, startsAt: -1 }, name: 'status_1_startsAt_-1' },
-  { collection: 'sessions', key: { startsAt: -1 }, name: 'startsAt_-1' },
+  { collection: 'sessions', key: { sellerId: 1, startsAt: -1, _id: -1 }, name: 'sellerId_1_startsAt_-1__id_-1' },
+  { collection: 'sessions', key: { buyerIds: 1, startsAt: -1, _id: -1 }, name: 'buyerIds_1_startsAt_-1__id_-1' },
+  { collection: 'sessions', key: { status: 1, startsAt: -1, _id: -1 }, name: 'status_1_startsAt_-1__id_-1' },
+  { collection: 'sessions', key: { startsAt: -1, _id: -1 }, name: 'startsAt_-1__id_-1' },
 ];
 
 /** The single-field indexes the previous release declared, each the first key of one built above. */
