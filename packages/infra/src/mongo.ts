@@ -144,7 +144,7 @@ export function javaHeapFlags(storage: MongoStorage, env: NodeJS.ProcessEnv = pr
  *   (bench/README.md, "Memory of the stack after the load");
  * - `-XX:MaxNewSize=8m`: the serial collector gives the young generation a third of the heap it
  *   has grown to (≈ 20 MB after the write bench, every page of it touched); at 8 MB the JVM holds
- *   ≈ 10–15 MB less after the load for more, cheaper young collections, its CPU per operation
+ *   ≈ 15–20 MB less after a full load for more, cheaper young collections, its CPU per operation
  *   within the runs' spread (bench/README.md, "Step 6").
  * The collector (serial) and the thread stacks (512 KB) are the launcher's own flags; the code
  * cache (≈ 15 MB used), the metaspace (≈ 10 MB) and the stacks (≈ 2 MB) are small already, so
