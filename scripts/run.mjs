@@ -178,15 +178,15 @@ const ADMIN = {
  */
 async function start() {
   prepare();
-  const { runDevelopment, StartRefused } = require(join(root, 'packages/infra/dist/index.js'));
+  const { runDevelopment, StartRefused, leanMallocEnv } = require(join(root, 'packages/infra/dist/index.js'));
   const { LEAN_RABBIT_ERL_ARGS } = require(join(root, 'packages/infra/dist/rabbit.js'));
   // A development stack that holds little memory (bench/README.md, "Memory of the stack after the
   // load"); each is set only when the environment does not say (an empty value: the default of
   // the program underneath). Every process started from here inherits them:
-  // - MALLOC_ARENA_MAX: glibc's malloc keeps at most two arenas per process instead of eight per
-  //   core (each service ≈ 15 MB less at rest; the JVM's compiler threads no longer keep theirs);
+  // - glibc's malloc settings (packages/infra's LEAN_MALLOC_ENV: two arenas per process, the mmap
+  //   and trim thresholds fixed at glibc's defaults);
   // - RABBITMQ_ERL_MEMORY_ARGS: the RabbitMQ node's Erlang flags (packages/infra's LEAN_RABBIT_ERL_ARGS).
-  process.env.MALLOC_ARENA_MAX ??= '2';
+  Object.assign(process.env, leanMallocEnv(process.env));
   process.env.RABBITMQ_ERL_MEMORY_ARGS ??= LEAN_RABBIT_ERL_ARGS;
   const keys = devKeys();
   const code = await runDevelopment({

@@ -5,6 +5,29 @@ import { killTree } from './process-tree';
 import { recordProcess, recoverLeftovers, removeRunRecord, writeRunRecord, type RecordedProcess } from './run-record';
 import type { OwnProcess, Say } from './process';
 
+/**
+ * glibc's malloc settings for every process `npm start` starts (bench/README.md, "Memory of the
+ * stack after the load" and its "Step 6"):
+ * - MALLOC_ARENA_MAX: at most two arenas per process instead of eight per core (each service
+ *   ≈ 15 MB less at rest; the JVM's compiler threads no longer keep theirs);
+ * - MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_: glibc's own defaults (128 KiB), fixed. Left
+ *   dynamic, every freed block above the mmap threshold raises it (up to 32 MiB) and the trim
+ *   threshold to twice that, so what a process frees at the top of its heap stays resident: the
+ *   gateway kept ≈ 8 MB more after the write load, for no CPU the runs could see.
+ * The runner's own malloc has read its environment before it can set them: they reach the
+ * processes it starts.
+ */
+export const LEAN_MALLOC_ENV: Readonly<Record<string, string>> = {
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+  MALLOC_TRIM_THRESHOLD_: '131072',
+};
+
+/** The settings of `LEAN_MALLOC_ENV` that `env` does not name (an empty value is the caller's: glibc's default). */
+export function leanMallocEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(LEAN_MALLOC_ENV).filter(([name]) => env[name] === undefined));
+}
+
 /** One service process of `npm start`: `node <script>` with its environment. */
 export interface DevService {
   name: string;

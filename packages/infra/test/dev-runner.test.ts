@@ -3,7 +3,15 @@ import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeEnd, exitCodeFor, runDevelopment, type DevInfra, type DevService } from '../src/dev-runner';
+import {
+  describeEnd,
+  exitCodeFor,
+  LEAN_MALLOC_ENV,
+  leanMallocEnv,
+  runDevelopment,
+  type DevInfra,
+  type DevService,
+} from '../src/dev-runner';
 import { identifyProcess } from '../src/process-tree';
 import { readRunRecord, recordProcess, StartRefused, writeRunRecord, type RunRecord } from '../src/run-record';
 import { waitFor } from '../src/harness';
@@ -85,6 +93,16 @@ afterAll(() => {
   for (const child of spawned) child.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
   rmSync(readyDir, { recursive: true, force: true });
+});
+
+describe("glibc's malloc settings of npm start's processes", () => {
+  test('two arenas, the mmap and trim thresholds fixed at 128 KiB, each only where the environment does not say', () => {
+    expect(leanMallocEnv({})).toEqual({ MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' });
+    expect(leanMallocEnv({})).toEqual(LEAN_MALLOC_ENV);
+    // The caller's own value wins, an empty one too (glibc's default then).
+    expect(leanMallocEnv({ MALLOC_ARENA_MAX: '8', MALLOC_TRIM_THRESHOLD_: '' })).toEqual({ MALLOC_MMAP_THRESHOLD_: '131072' });
+    expect(leanMallocEnv({ ...LEAN_MALLOC_ENV })).toEqual({});
+  });
 });
 
 describe('how a service ended, as the runner says it', () => {

@@ -26,8 +26,8 @@ describe('the JVM heap of mongo-java-server', () => {
     expect(() => javaHeapFlags(file, { MONGO_JAVA_MAX_HEAP: 'lots' })).toThrow(/MONGO_JAVA_MAX_HEAP/);
   });
 
-  test('on disk a small initial heap and the client compiler only; in memory the JVM defaults; MONGO_JAVA_OPTS last', () => {
-    expect(javaFlags(file, {})).toEqual([...javaHeapFlags(file, {}), '-Xms16m', '-XX:TieredStopAtLevel=1']);
+  test('on disk a small initial heap, the client compiler only and a young generation of 8 MB; in memory the JVM defaults; MONGO_JAVA_OPTS last', () => {
+    expect(javaFlags(file, {})).toEqual([...javaHeapFlags(file, {}), '-Xms16m', '-XX:TieredStopAtLevel=1', '-XX:MaxNewSize=8m']);
     expect(javaFlags(memory, {})).toEqual(javaHeapFlags(memory, {}));
     // A later flag wins in the JVM: the caller's come after ours, so they can undo them.
     const flags = javaFlags(file, { MONGO_JAVA_OPTS: ' -XX:TieredStopAtLevel=4  -Xms64m ' });
@@ -43,6 +43,18 @@ describe('the JVM heap of mongo-java-server', () => {
     expect(initial({ MONGO_JAVA_MAX_HEAP: '16m' })).toEqual(['-Xms16m']);
     expect(initial({ MONGO_JAVA_MAX_HEAP: '1g' })).toEqual(['-Xms16m']);
     expect(initial({})).toEqual(['-Xms16m']);
+  });
+
+  test('the young generation capped at 8 MB on disk, left to the JVM under a bound of 24m (its third is smaller)', () => {
+    const young = (env: NodeJS.ProcessEnv) => javaFlags(file, env).filter((flag) => flag.startsWith('-XX:MaxNewSize'));
+    expect(young({})).toEqual(['-XX:MaxNewSize=8m']);
+    expect(young({ MONGO_JAVA_MAX_HEAP: '24m' })).toEqual(['-XX:MaxNewSize=8m']);
+    expect(young({ MONGO_JAVA_MAX_HEAP: '1g' })).toEqual(['-XX:MaxNewSize=8m']);
+    expect(young({ MONGO_JAVA_MAX_HEAP: '16m' })).toEqual([]);
+    expect(young({ MONGO_JAVA_MAX_HEAP: '8m' })).toEqual([]);
+    expect(javaFlags(memory, {}).some((flag) => flag.startsWith('-XX:MaxNewSize'))).toBe(false);
+    // A caller's own size comes after ours and wins in the JVM.
+    expect(javaFlags(file, { MONGO_JAVA_OPTS: '-XX:MaxNewSize=32m' }).slice(-1)).toEqual(['-XX:MaxNewSize=32m']);
   });
 });
 
