@@ -178,14 +178,18 @@ const ADMIN = {
  */
 async function start() {
   prepare();
-  const { runDevelopment, StartRefused, leanMallocEnv } = require(join(root, 'packages/infra/dist/index.js'));
+  const { runDevelopment, StartRefused, leanMallocEnv, SERVICE_MALLOC_ENV, MALLOC_SETTING_NAMES } = require(
+    join(root, 'packages/infra/dist/index.js'),
+  );
   const { LEAN_RABBIT_ERL_ARGS } = require(join(root, 'packages/infra/dist/rabbit.js'));
   // A development stack that holds little memory (bench/README.md, "Memory of the stack after the
   // load"); each is set only when the environment does not say (an empty value: the default of
   // the program underneath). Every process started from here inherits them:
-  // - glibc's malloc settings (packages/infra's LEAN_MALLOC_ENV: two arenas per process, the mmap
-  //   and trim thresholds fixed at glibc's defaults);
+  // - glibc's malloc settings (packages/infra's LEAN_MALLOC_ENV: two arenas per process; its
+  //   SERVICE_MALLOC_ENV, the services' only: the mmap and trim thresholds fixed at glibc's
+  //   defaults). An empty one is dropped, not passed on: glibc reads an empty threshold as 0;
   // - RABBITMQ_ERL_MEMORY_ARGS: the RabbitMQ node's Erlang flags (packages/infra's LEAN_RABBIT_ERL_ARGS).
+  for (const name of MALLOC_SETTING_NAMES) if (process.env[name] === '') delete process.env[name];
   Object.assign(process.env, leanMallocEnv(process.env));
   process.env.RABBITMQ_ERL_MEMORY_ARGS ??= LEAN_RABBIT_ERL_ARGS;
   const keys = devKeys();
@@ -217,7 +221,11 @@ async function start() {
       const counters = await startWireCounters(infra.mongoUrl);
       return { ...infra, counters, stop: () => counters.stop().then(infra.stop) };
     },
-    services: (infra) => serviceSet(infra, keys, (name) => infra.counters?.urlOf(name) ?? infra.mongoUrl),
+    services: (infra) =>
+      serviceSet(infra, keys, (name) => infra.counters?.urlOf(name) ?? infra.mongoUrl).map((service) => ({
+        ...service,
+        env: { ...service.env, ...leanMallocEnv(service.env, SERVICE_MALLOC_ENV) },
+      })),
     onRunning: () => {
       say(
         `gateway on http://localhost:${process.env.PORT ?? '8080'}; admin ${ADMIN.ADMIN_EMAIL} (password from ADMIN_PASSWORD, default "admin-change-me")`,

@@ -6,27 +6,44 @@ import { recordProcess, recoverLeftovers, removeRunRecord, writeRunRecord, type 
 import type { OwnProcess, Say } from './process';
 
 /**
- * glibc's malloc settings for every process `npm start` starts (bench/README.md, "Memory of the
- * stack after the load" and its "Step 6"):
- * - MALLOC_ARENA_MAX: at most two arenas per process instead of eight per core (each service
- *   ≈ 15 MB less at rest; the JVM's compiler threads no longer keep theirs);
- * - MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_: glibc's own defaults (128 KiB), fixed. Left
- *   dynamic, every freed block above the mmap threshold raises it (up to 32 MiB) and the trim
- *   threshold to twice that, so what a process frees at the top of its heap stays resident: the
- *   gateway kept ≈ 8 MB more after the write load, for no CPU the runs could see.
- * The runner's own malloc has read its environment before it can set them: they reach the
- * processes it starts.
+ * glibc's malloc setting for every process `npm start` starts (bench/README.md, "Memory of the
+ * stack after the load"): MALLOC_ARENA_MAX, at most two arenas per process instead of eight per
+ * core (each service ≈ 15 MB less at rest; the JVM's compiler threads no longer keep theirs). The
+ * runner's own malloc has read its environment before it can set it: it reaches the processes it
+ * starts.
  */
-export const LEAN_MALLOC_ENV: Readonly<Record<string, string>> = {
-  MALLOC_ARENA_MAX: '2',
+export const LEAN_MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/**
+ * glibc's malloc settings for `npm start`'s Node services only (bench/README.md, "Step 6"):
+ * MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at glibc's own defaults (128 KiB), fixed. Left
+ * dynamic, every freed block above the mmap threshold raises it (up to 32 MiB) and the trim
+ * threshold to twice that, so what a process frees at the top of its heap stays resident: the
+ * gateway kept ≈ 8 MB more after the write load. Fixed, every block above 128 KiB is its own
+ * mapping, made and unmapped each time (a 256 KiB buffer: ≈ 250 µs of CPU against ≈ 60 adaptive),
+ * which the services' requests rarely allocate; not for RabbitMQ (its node's allocations go to
+ * malloc, `LEAN_RABBIT_ERL_ARGS`, large binaries among them) nor the JVM (its heap is its own
+ * mapping), where it was not measured.
+ */
+export const SERVICE_MALLOC_ENV: Readonly<Record<string, string>> = {
   MALLOC_MMAP_THRESHOLD_: '131072',
   MALLOC_TRIM_THRESHOLD_: '131072',
 };
 
-/** The settings of `LEAN_MALLOC_ENV` that `env` does not name (an empty value is the caller's: glibc's default). */
-export function leanMallocEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(LEAN_MALLOC_ENV).filter(([name]) => env[name] === undefined));
+/**
+ * The `settings` `env` leaves unset or empty. An empty one is not glibc's default: glibc reads an
+ * empty threshold as 0 (a mapping per allocation), so an empty value counts as unset; a value of
+ * the caller's own wins (glibc's adaptive thresholds have no value: any setting fixes them).
+ */
+export function leanMallocEnv(
+  env: NodeJS.ProcessEnv,
+  settings: Readonly<Record<string, string>> = LEAN_MALLOC_ENV,
+): Record<string, string> {
+  return Object.fromEntries(Object.entries(settings).filter(([name]) => !env[name]));
 }
+
+/** The malloc variables `npm start` may set: an empty one in its environment is dropped, for every process it starts. */
+export const MALLOC_SETTING_NAMES: readonly string[] = [...Object.keys(LEAN_MALLOC_ENV), ...Object.keys(SERVICE_MALLOC_ENV)];
 
 /** One service process of `npm start`: `node <script>` with its environment. */
 export interface DevService {

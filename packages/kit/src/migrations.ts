@@ -22,6 +22,11 @@ export interface Migration {
   name: string;
   up: (context: MigrationContext) => Promise<void>;
   down?: (context: MigrationContext) => Promise<void>;
+  /**
+   * What the step works from, when its code is shared by several steps (`indexBuildMigration`'s
+   * indexes): part of its checksum, so a step whose indexes changed reads as changed.
+   */
+  definition?: string;
 }
 
 /** What `migrations` holds for each migration that ran (`_id` is its name). */
@@ -84,6 +89,7 @@ export function migrationChecksum(migration: Migration): string {
     .update(migration.name)
     .update(String(migration.up))
     .update(String(migration.down ?? ''))
+    .update(migration.definition ?? '')
     .digest('hex')
     .slice(0, 16);
 }
@@ -275,6 +281,49 @@ export function indexesMigration(name: string): Migration {
     up: async ({ models, outboxSources }) => {
       await ensureIndexes(models);
       await ensureOutboxIndexes(outboxSources);
+    },
+  };
+}
+
+/** An index a migration builds or drops: its collection, keys in order and options (its name always). */
+export interface IndexSpec {
+  collection: string;
+  key: Readonly<Record<string, 1 | -1>>;
+  name: string;
+  partialFilterExpression?: Readonly<Record<string, unknown>>;
+  sparse?: boolean;
+}
+
+async function buildIndexes(db: Database, indexes: readonly IndexSpec[]): Promise<void> {
+  for (const { collection, key, ...options } of indexes) await db.collection(collection).createIndex({ ...key }, options);
+}
+
+async function dropIndexes(db: Database, indexes: readonly IndexSpec[]): Promise<void> {
+  for (const { collection, name } of indexes) {
+    const target = db.collection(collection);
+    if ((await target.indexExists(name)) as boolean) await target.dropIndex(name);
+  }
+}
+
+/**
+ * The step that gives a database made before them the indexes a release's models added (a
+ * database made by that release has them from its `indexesMigration`): builds `build`, then drops
+ * `replaces` — indexes the new ones make redundant, dropped only once those are built, so their
+ * keys are never without an index. Building an index that exists, or dropping one that is gone,
+ * changes nothing: a run again after a crash is safe. `down` builds `replaces` again, then drops
+ * `build` — only beside the previous release's processes (this release's reads may hint them).
+ */
+export function indexBuildMigration(name: string, build: readonly IndexSpec[], replaces: readonly IndexSpec[] = []): Migration {
+  return {
+    name,
+    definition: JSON.stringify({ build, replaces }),
+    up: async ({ db }) => {
+      await buildIndexes(db, build);
+      await dropIndexes(db, replaces);
+    },
+    down: async ({ db }) => {
+      await buildIndexes(db, replaces);
+      await dropIndexes(db, build);
     },
   };
 }

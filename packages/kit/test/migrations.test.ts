@@ -1,9 +1,19 @@
 import express from 'express';
 import pino from 'pino';
 import { Schema } from 'mongoose';
-import { closeDatabase, createDatabase, indexesMigration, Migrator, openDatabase, type Database, type Migration } from '@mkt/kit/db';
+import {
+  closeDatabase,
+  createDatabase,
+  indexBuildMigration,
+  indexesMigration,
+  Migrator,
+  openDatabase,
+  type Database,
+  type IndexSpec,
+  type Migration,
+} from '@mkt/kit/db';
 import { createRuntime } from '@mkt/kit/runtime';
-import { DatabaseBehindError, MigrationLeaseBusyError, type MigrationContext } from '../src/migrations';
+import { DatabaseBehindError, MigrationLeaseBusyError, migrationChecksum, type MigrationContext } from '../src/migrations';
 import { runService } from '../src/runtime';
 import { freePort, testServers, uniqueName } from '@mkt/infra';
 
@@ -152,6 +162,40 @@ describe('the migration runner', () => {
     }).up();
     const names = (await db.collection('parcels').indexes()).map(({ name }) => name);
     expect(names).toEqual(expect.arrayContaining(['code_1', 'outbox_pending']));
+  });
+
+  test('an index-building migration builds its indexes, then drops those they replace; again changes nothing; down reverses it; its indexes are in its checksum', async () => {
+    const db = await database();
+    const build: IndexSpec[] = [
+      { collection: 'parcels', key: { owner: 1, at: -1 }, name: 'owner_1_at_-1' },
+      { collection: 'parcels', key: { code: 1 }, name: 'open_code', partialFilterExpression: { open: true } },
+    ];
+    const replaces: IndexSpec[] = [{ collection: 'parcels', key: { owner: 1 }, name: 'owner_1' }];
+    await db.collection('parcels').createIndex({ owner: 1 });
+    const migration = indexBuildMigration('0002-parcel-indexes', build, replaces);
+    const migrator = new Migrator({ context: { db, log, models: [], outboxSources: [] }, migrations: [migration] });
+    const indexes = async () =>
+      Object.fromEntries(
+        (await db.collection('parcels').indexes()).map((index) => [index.name, [index.key, index.partialFilterExpression]]),
+      );
+
+    expect(await migrator.up()).toEqual(['0002-parcel-indexes']);
+    const built = {
+      _id_: [{ _id: 1 }, undefined],
+      'owner_1_at_-1': [{ owner: 1, at: -1 }, undefined],
+      open_code: [{ code: 1 }, { open: true }],
+    };
+    expect(await indexes()).toEqual(built);
+    await migration.up({ db, log, models: [], outboxSources: [] });
+    expect(await indexes()).toEqual(built);
+
+    expect(await migrator.down()).toEqual(['0002-parcel-indexes']);
+    expect(await indexes()).toEqual({ _id_: [{ _id: 1 }, undefined], owner_1: [{ owner: 1 }, undefined] });
+
+    // The same code with other indexes is another step: a record of the first reads as changed.
+    const other = indexBuildMigration('0002-parcel-indexes', build.slice(0, 1), replaces);
+    expect(migrationChecksum(other)).not.toBe(migrationChecksum(migration));
+    expect(migrationChecksum(indexBuildMigration('0002-parcel-indexes', build, replaces))).toBe(migrationChecksum(migration));
   });
 });
 

@@ -1,6 +1,7 @@
 import mongoose from 'mongoose';
 import { startWireCounter, testServers, type WireCounter } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit/runtime';
+import { BookingRepository } from '../src/db/booking.repository';
 import { SessionRepository } from '../src/db/session.repository';
 import { admin, as, newUser, startConsultation } from './harness';
 
@@ -174,4 +175,21 @@ test('bookings: a session’s Confirmed ones by session and status; a coupon’s
     ],
     partial: { couponId: { $gt: '' } },
   });
+});
+
+test('a coupon’s uses are counted with the coupon as a string equality (what lets a server use the partial index on couponId > ""), by id or by id or reference', async () => {
+  const repository = new BookingRepository(app.parts.models);
+  counter.reset();
+  expect(await repository.couponUsesOf('cpn_x', ['Confirmed'], { key: 'usr_1', self: true })).toBe(0);
+  expect(await repository.couponUsesOf('cpn_x', ['Confirmed'], { key: 'USR-1', self: false })).toBe(0);
+  const matches = counter
+    .commands()
+    .filter((command) => command.name === 'aggregate')
+    .map((command) => mongoose.mongo.BSON.deserialize(command.body))
+    .filter((body) => body.aggregate === 'bookings' && !JSON.stringify(body).includes('pendingEvents.id'))
+    .map((body) => (body.pipeline as Array<{ $match?: Record<string, unknown> }>)[0]!.$match);
+  expect(matches).toEqual([
+    { couponId: 'cpn_x', status: { $in: ['Confirmed'] }, buyerId: 'usr_1' },
+    { couponId: 'cpn_x', status: { $in: ['Confirmed'] }, $or: [{ buyerId: 'USR-1' }, { buyerRef: 'USR-1' }] },
+  ]);
 });

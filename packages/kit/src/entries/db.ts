@@ -12,7 +12,7 @@ export {
   requestFingerprint,
   type StoredResponse,
 } from '../idempotency';
-export { indexesMigration, type Migration, Migrator } from '../migrations';
+export { indexBuildMigration, indexesMigration, type IndexSpec, type Migration, Migrator } from '../migrations';
 export {
   byIdOrReference,
   closeDatabase,

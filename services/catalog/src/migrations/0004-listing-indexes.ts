@@ -1,4 +1,4 @@
-import type { Migration } from '@mkt/kit/db';
+import { indexBuildMigration, type IndexSpec } from '@mkt/kit/db';
 
 const PUBLIC_ONLY = { isDraft: false, visibility: 'Public' } as const;
 
@@ -7,7 +7,7 @@ const PUBLIC_ONLY = { isDraft: false, visibility: 'Public' } as const;
  * gets them from `0001-indexes`, one made before from this): the public listing's partial
  * indexes, one per order, by category or not, and a seller's products in their listing's order.
  */
-const LISTING_INDEXES = [
+const ON_PRODUCTS: Omit<IndexSpec, 'collection'>[] = [
   { key: { createdAt: -1, _id: -1 }, name: 'public_newest', partialFilterExpression: PUBLIC_ONLY },
   { key: { sellingPriceMinor: 1, createdAt: -1, _id: -1 }, name: 'public_price_asc', partialFilterExpression: PUBLIC_ONLY },
   { key: { sellingPriceMinor: -1, createdAt: -1, _id: -1 }, name: 'public_price_desc', partialFilterExpression: PUBLIC_ONLY },
@@ -23,7 +23,8 @@ const LISTING_INDEXES = [
     partialFilterExpression: PUBLIC_ONLY,
   },
   { key: { sellerId: 1, createdAt: -1, _id: -1 }, name: 'seller_newest' },
-] as const;
+];
+const LISTING_INDEXES: IndexSpec[] = ON_PRODUCTS.map((index) => ({ collection: 'seller_products', ...index }));
 
 /**
  * The public listing sorted every public product in memory on each request for a price order,
@@ -35,14 +36,4 @@ const LISTING_INDEXES = [
  *
  * Reversible: `down` drops these indexes (the previous release neither reads nor names them).
  */
-export const listingIndexes: Migration = {
-  name: '0004-listing-indexes',
-  up: async ({ db }) => {
-    const products = db.collection('seller_products');
-    for (const { key, ...options } of LISTING_INDEXES) await products.createIndex(key, options);
-  },
-  down: async ({ db }) => {
-    const products = db.collection('seller_products');
-    for (const { name } of LISTING_INDEXES) if ((await products.indexExists(name)) as boolean) await products.dropIndex(name);
-  },
-};
+export const listingIndexes = indexBuildMigration('0004-listing-indexes', LISTING_INDEXES);

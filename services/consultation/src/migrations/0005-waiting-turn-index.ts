@@ -1,10 +1,11 @@
-import type { Migration } from '@mkt/kit/db';
+import { indexBuildMigration } from '@mkt/kit/db';
 
 /**
  * The partial index of the PaymentPending bookings in the sweep's turn (the model declares the
  * same; a database made by this release gets it from `0001-indexes`, one made before from this).
  */
 const WAITING_INDEX = {
+  collection: 'bookings',
   key: { paymentTriedAt: 1, updatedAt: 1, _id: 1 },
   name: 'payment_pending_turn',
   partialFilterExpression: { status: 'PaymentPending' },
@@ -19,14 +20,4 @@ const WAITING_INDEX = {
  *
  * Reversible: `down` drops the index (the previous release neither reads nor names it).
  */
-export const waitingTurnIndex: Migration = {
-  name: '0005-waiting-turn-index',
-  up: async ({ db }) => {
-    const { key, ...options } = WAITING_INDEX;
-    await db.collection('bookings').createIndex(key, options);
-  },
-  down: async ({ db }) => {
-    const bookings = db.collection('bookings');
-    if ((await bookings.indexExists(WAITING_INDEX.name)) as boolean) await bookings.dropIndex(WAITING_INDEX.name);
-  },
-};
+export const waitingTurnIndex = indexBuildMigration('0005-waiting-turn-index', [WAITING_INDEX]);

@@ -1,18 +1,10 @@
-import type { Database, Migration } from '@mkt/kit/db';
-
-/** An index as `createIndex` takes it: its keys and its name (and partial filter), as the model declares it. */
-interface IndexOf {
-  collection: 'bookings' | 'sessions';
-  key: Record<string, 1 | -1>;
-  name: string;
-  partialFilterExpression?: Record<string, unknown>;
-}
+import { indexBuildMigration, type IndexSpec } from '@mkt/kit/db';
 
 /**
  * The indexes of the listings and the session sweep (the models declare the same; a database made
  * by this release gets them from `0001-indexes`, one made before from this).
  */
-const BUILT: IndexOf[] = [
+const BUILT: IndexSpec[] = [
   { collection: 'bookings', key: { buyerId: 1, startsAt: -1, _id: -1 }, name: 'buyerId_1_startsAt_-1__id_-1' },
   { collection: 'bookings', key: { sellerId: 1, startsAt: -1, _id: -1 }, name: 'sellerId_1_startsAt_-1__id_-1' },
   { collection: 'bookings', key: { status: 1, startsAt: -1, _id: -1 }, name: 'status_1_startsAt_-1__id_-1' },
@@ -32,23 +24,12 @@ const BUILT: IndexOf[] = [
 ];
 
 /** The single-field indexes the previous release declared, each the first key of one built above. */
-const REPLACED: IndexOf[] = [
+const REPLACED: IndexSpec[] = [
   { collection: 'bookings', key: { buyerId: 1 }, name: 'buyerId_1' },
   { collection: 'bookings', key: { sellerId: 1 }, name: 'sellerId_1' },
   { collection: 'bookings', key: { status: 1 }, name: 'status_1' },
   { collection: 'sessions', key: { sellerId: 1 }, name: 'sellerId_1' },
 ];
-
-async function build(db: Database, indexes: IndexOf[]): Promise<void> {
-  for (const { collection, key, ...options } of indexes) await db.collection(collection).createIndex(key, options);
-}
-
-async function drop(db: Database, indexes: IndexOf[]): Promise<void> {
-  for (const { collection, name } of indexes) {
-    const found = db.collection(collection);
-    if ((await found.indexExists(name)) as boolean) await found.dropIndex(name);
-  }
-}
 
 /**
  * The listings (`GET /consultations/bookings`, `GET /consultations/sessions`) sorted every booking
@@ -64,14 +45,4 @@ async function drop(db: Database, indexes: IndexOf[]): Promise<void> {
  * Reversible: `down` builds the single-field indexes again, then drops these (the previous release
  * neither reads nor names them).
  */
-export const listingSweepIndexes: Migration = {
-  name: '0006-listing-sweep-indexes',
-  up: async ({ db }) => {
-    await build(db, BUILT);
-    await drop(db, REPLACED);
-  },
-  down: async ({ db }) => {
-    await build(db, REPLACED);
-    await drop(db, BUILT);
-  },
-};
+export const listingSweepIndexes = indexBuildMigration('0006-listing-sweep-indexes', BUILT, REPLACED);

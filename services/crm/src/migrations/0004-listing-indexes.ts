@@ -1,4 +1,4 @@
-import type { Migration } from '@mkt/kit/db';
+import { indexBuildMigration, type IndexSpec } from '@mkt/kit/db';
 
 /**
  * The indexes this migration builds, by collection (the models declare the same; a database made
@@ -31,18 +31,7 @@ const INDEXES = {
  *
  * Reversible: `down` drops the indexes it built (the previous release neither reads nor names them).
  */
-export const listingIndexes: Migration = {
-  name: '0004-listing-indexes',
-  up: async ({ db }) => {
-    for (const [collection, indexes] of Object.entries(INDEXES)) {
-      for (const { key, ...options } of indexes) await db.collection(collection).createIndex(key, options);
-    }
-  },
-  down: async ({ db }) => {
-    for (const [collection, indexes] of Object.entries(INDEXES)) {
-      for (const { name } of indexes) {
-        if ((await db.collection(collection).indexExists(name)) as boolean) await db.collection(collection).dropIndex(name);
-      }
-    }
-  },
-};
+export const listingIndexes = indexBuildMigration(
+  '0004-listing-indexes',
+  Object.entries(INDEXES).flatMap(([collection, indexes]): IndexSpec[] => indexes.map((index) => ({ collection, ...index }))),
+);

@@ -1,10 +1,14 @@
-import type { Migration } from '@mkt/kit/db';
+import { indexBuildMigration } from '@mkt/kit/db';
 
 /**
  * The eligibility index on `consultationReferenceId` (the model declares the same; a database
  * made by this release gets it from `0001-indexes`, one made before from this).
  */
-const CONSULTATION_REFERENCE_INDEX = { key: { consultationReferenceId: 1 }, name: 'consultationReferenceId_1' } as const;
+const CONSULTATION_REFERENCE_INDEX = {
+  collection: 'eligibility',
+  key: { consultationReferenceId: 1 },
+  name: 'consultationReferenceId_1',
+} as const;
 
 /**
  * Every public listing of a consultation's reviews finds the consultation's id from the key it was
@@ -16,15 +20,4 @@ const CONSULTATION_REFERENCE_INDEX = { key: { consultationReferenceId: 1 }, name
  *
  * Reversible: `down` drops the index (the previous release neither reads nor names it).
  */
-export const consultationReferenceIndex: Migration = {
-  name: '0002-consultation-reference-index',
-  up: async ({ db }) => {
-    const { key, ...options } = CONSULTATION_REFERENCE_INDEX;
-    await db.collection('eligibility').createIndex(key, options);
-  },
-  down: async ({ db }) => {
-    const eligibility = db.collection('eligibility');
-    if ((await eligibility.indexExists(CONSULTATION_REFERENCE_INDEX.name)) as boolean)
-      await eligibility.dropIndex(CONSULTATION_REFERENCE_INDEX.name);
-  },
-};
+export const consultationReferenceIndex = indexBuildMigration('0002-consultation-reference-index', [CONSULTATION_REFERENCE_INDEX]);

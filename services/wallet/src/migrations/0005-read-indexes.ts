@@ -1,11 +1,11 @@
-import type { Migration } from '@mkt/kit/db';
+import { indexBuildMigration, type IndexSpec } from '@mkt/kit/db';
 
 /**
  * The indexes of the sweeps' and the pages' reads added by this release (the models declare the
  * same; a database made by this release gets them from `0001-indexes`, one made before from this).
  * Written out here, not read from the models: what this migration builds never changes with them.
  */
-const READ_INDEXES = [
+const READ_INDEXES: IndexSpec[] = [
   // The ledger sweep's ops in flight since before its cutoff.
   { collection: 'wallets', key: { 'inflight.createdAt': 1 }, name: 'inflight.createdAt_1', sparse: true },
   // The resume sweep's Settling holds (oldest move first) and its ended holds of a window.
@@ -18,7 +18,7 @@ const READ_INDEXES = [
   { collection: 'payouts', key: { userId: 1, createdAt: -1, _id: -1 }, name: 'userId_1_createdAt_-1__id_-1' },
   { collection: 'transfers', key: { fromUserId: 1, createdAt: -1, _id: -1 }, name: 'fromUserId_1_createdAt_-1__id_-1' },
   { collection: 'transfers', key: { toUserId: 1, createdAt: -1, _id: -1 }, name: 'toUserId_1_createdAt_-1__id_-1' },
-] as const;
+];
 
 /**
  * Without these, the ledger sweep read every wallet every 5 s on every replica, the resume sweep
@@ -32,15 +32,4 @@ const READ_INDEXES = [
  * this release's settling read hints `status_1_updatedAt_1`, so run `down` only with the
  * previous release's processes.
  */
-export const readIndexes: Migration = {
-  name: '0005-read-indexes',
-  up: async ({ db }) => {
-    for (const { collection, key, ...options } of READ_INDEXES) await db.collection(collection).createIndex(key, options);
-  },
-  down: async ({ db }) => {
-    for (const { collection, name } of READ_INDEXES) {
-      const target = db.collection(collection);
-      if ((await target.indexExists(name)) as boolean) await target.dropIndex(name);
-    }
-  },
-};
+export const readIndexes = indexBuildMigration('0005-read-indexes', READ_INDEXES);
