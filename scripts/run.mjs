@@ -178,18 +178,17 @@ const ADMIN = {
  */
 async function start() {
   prepare();
-  const { runDevelopment, StartRefused, leanMallocEnv, SERVICE_MALLOC_ENV, MALLOC_SETTING_NAMES } = require(
-    join(root, 'packages/infra/dist/index.js'),
-  );
+  const { runDevelopment, StartRefused, leanMallocEnv, SERVICE_MALLOC_ENV } = require(join(root, 'packages/infra/dist/index.js'));
   const { LEAN_RABBIT_ERL_ARGS } = require(join(root, 'packages/infra/dist/rabbit.js'));
   // A development stack that holds little memory (bench/README.md, "Memory of the stack after the
-  // load"); each is set only when the environment does not say (an empty value: the default of
-  // the program underneath). Every process started from here inherits them:
-  // - glibc's malloc settings (packages/infra's LEAN_MALLOC_ENV: two arenas per process; its
-  //   SERVICE_MALLOC_ENV, the services' only: the mmap and trim thresholds fixed at glibc's
-  //   defaults). An empty one is dropped, not passed on: glibc reads an empty threshold as 0;
-  // - RABBITMQ_ERL_MEMORY_ARGS: the RabbitMQ node's Erlang flags (packages/infra's LEAN_RABBIT_ERL_ARGS).
-  for (const name of MALLOC_SETTING_NAMES) if (process.env[name] === '') delete process.env[name];
+  // load"):
+  // - glibc's malloc settings: packages/infra's LEAN_MALLOC_ENV (two arenas) for every process
+  //   started from here, its SERVICE_MALLOC_ENV (the mmap and trim thresholds fixed at glibc's
+  //   defaults) for the services (below), each where the environment does not name it (an empty
+  //   MALLOC_ARENA_MAX: glibc's default). An empty threshold is dropped: glibc would read it as 0;
+  // - RABBITMQ_ERL_MEMORY_ARGS: the RabbitMQ node's Erlang flags (packages/infra's
+  //   LEAN_RABBIT_ERL_ARGS), unless set (an empty value: the VM's own allocators).
+  for (const name of Object.keys(SERVICE_MALLOC_ENV)) if (process.env[name] === '') delete process.env[name];
   Object.assign(process.env, leanMallocEnv(process.env));
   process.env.RABBITMQ_ERL_MEMORY_ARGS ??= LEAN_RABBIT_ERL_ARGS;
   const keys = devKeys();

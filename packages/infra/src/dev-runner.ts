@@ -20,8 +20,8 @@ export const LEAN_MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_
  * dynamic, every freed block above the mmap threshold raises it (up to 32 MiB) and the trim
  * threshold to twice that, so what a process frees at the top of its heap stays resident: the
  * gateway kept ≈ 8 MB more after the write load. Fixed, every block above 128 KiB is its own
- * mapping, made and unmapped each time (a 256 KiB buffer: ≈ 250 µs of CPU against ≈ 60 adaptive),
- * which the services' requests rarely allocate; not for RabbitMQ (its node's allocations go to
+ * mapping, made and unmapped each time (system calls and page faults a large allocation would not
+ * otherwise pay), which the services' requests rarely allocate; not for RabbitMQ (its node's allocations go to
  * malloc, `LEAN_RABBIT_ERL_ARGS`, large binaries among them) nor the JVM (its heap is its own
  * mapping), where it was not measured.
  */
@@ -31,19 +31,18 @@ export const SERVICE_MALLOC_ENV: Readonly<Record<string, string>> = {
 };
 
 /**
- * The `settings` `env` leaves unset or empty. An empty one is not glibc's default: glibc reads an
- * empty threshold as 0 (a mapping per allocation), so an empty value counts as unset; a value of
- * the caller's own wins (glibc's adaptive thresholds have no value: any setting fixes them).
+ * The `settings` `env` does not name: a value of the caller's own wins, an empty one too (an empty
+ * `MALLOC_ARENA_MAX` is glibc's default). glibc reads an empty threshold as 0, though (a mapping
+ * per allocation): `npm start` drops an empty `SERVICE_MALLOC_ENV` name from its environment
+ * first, so the services get 128 KiB (glibc's adaptive thresholds have no value: any setting
+ * fixes them).
  */
 export function leanMallocEnv(
   env: NodeJS.ProcessEnv,
   settings: Readonly<Record<string, string>> = LEAN_MALLOC_ENV,
 ): Record<string, string> {
-  return Object.fromEntries(Object.entries(settings).filter(([name]) => !env[name]));
+  return Object.fromEntries(Object.entries(settings).filter(([name]) => env[name] === undefined));
 }
-
-/** The malloc variables `npm start` may set: an empty one in its environment is dropped, for every process it starts. */
-export const MALLOC_SETTING_NAMES: readonly string[] = [...Object.keys(LEAN_MALLOC_ENV), ...Object.keys(SERVICE_MALLOC_ENV)];
 
 /** One service process of `npm start`: `node <script>` with its environment. */
 export interface DevService {

@@ -144,9 +144,10 @@ export function javaHeapFlags(storage: MongoStorage, env: NodeJS.ProcessEnv = pr
  *   (bench/README.md, "Memory of the stack after the load");
  * - `-XX:MaxNewSize=8m`: the serial collector gives the young generation a third of the heap it
  *   has grown to (≈ 20 MB after the write bench, every page of it touched); at 8 MB the JVM holds
- *   ≈ 15–20 MB less after a full load for more, cheaper young collections (≈ 1.7 times as many);
- *   its CPU per operation 4–7 % higher in four interleaved pairs, where the load generator's own
- *   rose 6 % (bench/README.md, "Step 6").
+ *   ≈ 15–20 MB less after a full load for more, cheaper young collections (1.5–1.7 times as many);
+ *   alone, its CPU per operation within the runs' spread; with every change of that step
+ *   together, 4–7 % higher in four interleaved pairs, where the load generator's own rose 6 %
+ *   (bench/README.md, "Step 6").
  * The collector (serial) and the thread stacks (512 KB) are the launcher's own flags; the code
  * cache (≈ 15 MB used), the metaspace (≈ 10 MB) and the stacks (≈ 2 MB) are small already, so
  * they are not bounded further. The tests' in-memory server keeps the JVM's defaults.
