@@ -1,4 +1,4 @@
-import { escapeRegex, pageOffset, pagination, type PageQuery, type ProductListQuery } from '@mkt/contracts/catalog';
+import { escapeRegex, type PageQuery, type ProductListQuery } from '@mkt/contracts/catalog';
 import { eventsWritten } from '@mkt/kit/bus';
 import { findPage, type Page } from '@mkt/kit/db';
 import type { FilterQuery, UpdateQuery } from 'mongoose';
@@ -43,13 +43,8 @@ export class ProductRepository {
    * that order (`SELLER_INDEX`, hinted: it serves this read whatever the seller or page; the
    * process starts only on a database whose migrations ran, 0004-listing-indexes among them).
    */
-  async listBySeller(sellerId: string, query: PageQuery): Promise<Page<Product>> {
-    const { products } = this.models;
-    const [items, total] = await Promise.all([
-      products.find({ sellerId }).sort(SELLER_SORT).hint(SELLER_INDEX).skip(pageOffset(query)).limit(query.limit).lean<Product[]>(),
-      products.countDocuments({ sellerId }),
-    ]);
-    return { items, pagination: pagination(query, total) };
+  listBySeller(sellerId: string, query: PageQuery): Promise<Page<Product>> {
+    return findPage<Product>(this.models.products, { sellerId }, query, SELLER_SORT, SELLER_INDEX);
   }
 
   /**

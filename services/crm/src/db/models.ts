@@ -5,8 +5,8 @@ import type { BookingFact, KnownUser, Relationship } from '../domain/records';
 const userSchema = new Schema<KnownUser>({ _id: String, referenceId: String, fullName: String, role: String }, { versionKey: false });
 /**
  * The name of the users' index on `referenceId`: not the default `referenceId_1`, which the
- * relationships' unique index bears (the embedded test server's `dropIndex` drops every index of
- * that name in the database, so `0004-listing-indexes`'s `down` would take the unique key too).
+ * relationships' unique index bears. A name of its own in the database, so a drop by name
+ * (`0004-listing-indexes`'s `down`) can only ever reach this index, never the unique key.
  */
 export const USER_REFERENCE_INDEX = 'user_reference';
 /**
