@@ -478,6 +478,37 @@ async function gatewayReachable() {
     await sleep(500);
   }
   say(`gateway ${edge ? "through Traefik's Gateway" : 'Service'} ${gatewayUrl}: /readyz 200`);
+  await upstreamsReachable(started);
+}
+
+/**
+ * A read of each service through the gateway, until none is answered 503 `unavailable` (the
+ * gateway could not connect): a rollout is complete when the pods are Ready, and a Service's
+ * rules on the node may follow a moment later. An answer of the service's own (any other status,
+ * 401 included) shows the gateway reached it.
+ */
+async function upstreamsReachable(started) {
+  const reads = {
+    wallet: '/wallets/topup/k8s-e2e-probe/status',
+    catalog: '/physical-products/categories',
+    crm: '/customers',
+    consultation: '/consultations',
+    review: '/reviews/by-entity',
+  };
+  for (const [service, path] of Object.entries(reads)) {
+    for (;;) {
+      let status = 0;
+      try {
+        status = (await fetch(`${gatewayUrl}${path}`, { signal: AbortSignal.timeout(3_000) })).status;
+      } catch {
+        /* not yet */
+      }
+      if (status !== 0 && status !== 502 && status !== 503 && status !== 504) break;
+      if (Date.now() - started > 90_000) throw new Error(`${service} not reached through the gateway (${path}: ${status || 'no answer'})`);
+      await sleep(500);
+    }
+  }
+  say('every service reached through the gateway');
 }
 
 /** Every Deployment at two ready replicas, each pod Ready, nothing restarting. */
