@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, Socket } from 'node:net';
 import { delimiter, join } from 'node:path';
 
@@ -74,15 +75,91 @@ export async function waitForPort(port: number, timeoutMs: number, child?: Child
  * connections take their local ports): a port picked there and bound a moment later by a server
  * can meanwhile be taken by one of the machine's own client sockets (many processes starting at
  * once, as in the mixed-version run beside the images step). Random between 10000 and the range's
- * start, checked by binding it; the kernel's own choice (port 0) when none is found.
+ * start, reserved for this process (below) and checked by binding it; the kernel's own choice
+ * (port 0) when none is found.
+ *
+ * The reservation: a port is handed out and bound seconds later (the images step picks six ports,
+ * then migrates and starts six containers one after another), and another process picking in
+ * that window sees it free. A CI run met it: the mixed-version run beside the images step took
+ * the catalog container's port first. So each pick is claimed machine-wide, one file per port
+ * made with `wx` in `PORT_RESERVATIONS`, until the claiming process exits or `RESERVATION_MS`
+ * passes (by then its server listens, and the bind check refuses the port).
  */
 export async function freePort(): Promise<number> {
   const low = ephemeralRangeStart();
   for (let attempt = 0; low > 10_100 && attempt < 20; attempt += 1) {
     const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if (!reservePort(port)) continue;
     if (await canBind(port)) return port;
+    releasePort(port);
   }
   return kernelPort();
+}
+
+/** Where picked ports are claimed: shared by every process of this user on the machine. */
+export const PORT_RESERVATIONS = join(tmpdir(), `mkt-ports-${typeof process.getuid === 'function' ? process.getuid() : 'user'}`);
+/** How long a claim holds while its process lives. */
+export const RESERVATION_MS = 10 * 60_000;
+const reserved = new Set<number>();
+let releaseOnExit = false;
+
+/** Claims `port` for this process; false when a live process claimed it within `RESERVATION_MS`. */
+export function reservePort(port: number, now = Date.now()): boolean {
+  if (reserved.has(port)) return false;
+  if (!releaseOnExit) sweepClaims(now);
+  const file = join(PORT_RESERVATIONS, String(port));
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      if (!releaseOnExit) process.once('exit', releaseAll);
+      releaseOnExit = true;
+      reserved.add(port);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !claimIsStale(file, now)) return false;
+      // A dead or old claim: removed once, then `wx` decides between processes doing the same.
+      rmSync(file, { force: true });
+    }
+  }
+  return false;
+}
+
+/** Once per process: the claims of processes gone without their exit handler (killed, or jest's sandboxed `process`). */
+function sweepClaims(now: number): void {
+  mkdirSync(PORT_RESERVATIONS, { recursive: true, mode: 0o700 });
+  for (const name of readdirSync(PORT_RESERVATIONS)) {
+    const file = join(PORT_RESERVATIONS, name);
+    if (claimIsStale(file, now)) rmSync(file, { force: true });
+  }
+}
+
+function claimIsStale(file: string, now: number): boolean {
+  try {
+    if (now - statSync(file).mtimeMs > RESERVATION_MS) return true;
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    // No pid yet: the claim is being written (`wx` makes the file, then writes it).
+    return Number.isInteger(pid) && pid > 0 && !processLives(pid);
+  } catch {
+    return false; // gone meanwhile: the next `wx` decides
+  }
+}
+
+function processLives(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
+}
+
+function releasePort(port: number): void {
+  if (!reserved.delete(port)) return;
+  rmSync(join(PORT_RESERVATIONS, String(port)), { force: true });
+}
+
+function releaseAll(): void {
+  for (const port of [...reserved]) releasePort(port);
 }
 
 function ephemeralRangeStart(): number {
