@@ -23,8 +23,10 @@ export interface Migration {
   up: (context: MigrationContext) => Promise<void>;
   down?: (context: MigrationContext) => Promise<void>;
   /**
-   * What the step works from, when its code is shared by several steps (`indexBuildMigration`'s
-   * indexes): part of its checksum, so a step whose indexes changed reads as changed.
+   * What the step works from, when its code is kit's, shared by several steps
+   * (`indexBuildMigration`'s indexes). When set, it is the checksum's whole content beside the
+   * name: a step whose indexes changed reads as changed, and a change of kit's own code (a
+   * rename, another compiler's output) does not mark every step built with it.
    */
   definition?: string;
 }
@@ -83,15 +85,15 @@ export class DatabaseBehindError extends Error {
   }
 }
 
-/** The checksum of a migration: its code (what ran is what the record says ran). */
+/**
+ * The checksum of a migration: its code (what ran is what the record says ran), or, for a step
+ * built by kit from a definition, its definition.
+ */
 export function migrationChecksum(migration: Migration): string {
-  return createHash('sha256')
-    .update(migration.name)
-    .update(String(migration.up))
-    .update(String(migration.down ?? ''))
-    .update(migration.definition ?? '')
-    .digest('hex')
-    .slice(0, 16);
+  const hash = createHash('sha256').update(migration.name);
+  if (migration.definition !== undefined) hash.update('\0definition\0').update(migration.definition);
+  else hash.update(String(migration.up)).update(String(migration.down ?? ''));
+  return hash.digest('hex').slice(0, 16);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
