@@ -399,3 +399,16 @@ export function untargetedCommands(
   }
   return problems;
 }
+
+/**
+ * The bodies of the commands among `commands` named one of `names` on `collection` (a recording
+ * counter's `commands()`), as the client sent them, leaving out kit's outbox relay's reads: its
+ * sweep of `pendingEvents.id` runs every 5 s on each outbox source and lands whenever it does, so
+ * a test pinning what a read sends must not see it.
+ */
+export function sentOn(commands: WireCommand[], names: readonly string[], collection: string, deserialize: (bson: Buffer) => Doc): Doc[] {
+  return commands
+    .filter((command) => names.includes(command.name))
+    .map((command) => deserialize(command.body))
+    .filter((body) => body[Object.keys(body)[0]!] === collection && !JSON.stringify(body).includes('pendingEvents.id'));
+}

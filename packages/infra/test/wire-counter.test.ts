@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
 import mongoose from 'mongoose';
-import { startWireCounter, testServers, uniqueName, type WireCounter } from '../src';
+import { sentOn, startWireCounter, testServers, uniqueName, type WireCounter } from '../src';
 
 describe('the wire counter', () => {
   let counter: WireCounter;
@@ -29,6 +29,33 @@ describe('the wire counter', () => {
     ]);
     expect(counter.counts()).toEqual({ find: 2, findAndModify: 1, update: 1, insert: 1 });
     expect(counter.total()).toBe(5);
+  });
+
+  test('sentOn: the bodies of the commands of those names on that collection, as sent, never the outbox relay’s sweep', async () => {
+    const recorder = await startWireCounter(testServers().mongoUrl, { record: true });
+    const recorded = await mongoose.mongo.MongoClient.connect(recorder.url);
+    try {
+      const db = recorded.db(uniqueName('infra_wire'));
+      recorder.reset();
+      await db.collection('things').find({ n: 1 }).sort({ n: -1 }).toArray();
+      await db
+        .collection('things')
+        .find({ 'pendingEvents.id': { $exists: true } })
+        .toArray();
+      await db
+        .collection('things')
+        .aggregate([{ $match: { n: 2 } }])
+        .toArray();
+      await db.collection('others').find({ n: 3 }).toArray();
+      const deserialize = (bson: Buffer) => mongoose.mongo.BSON.deserialize(bson);
+      const finds = sentOn(recorder.commands(), ['find'], 'things', deserialize);
+      expect(finds.map(({ filter, sort }) => ({ filter, sort }))).toEqual([{ filter: { n: 1 }, sort: { n: -1 } }]);
+      const reads = sentOn(recorder.commands(), ['find', 'aggregate'], 'things', deserialize);
+      expect(reads.map((body) => Object.keys(body)[0])).toEqual(['find', 'aggregate']);
+    } finally {
+      await recorded.close();
+      await recorder.stop();
+    }
   });
 });
 

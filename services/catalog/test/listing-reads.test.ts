@@ -1,6 +1,8 @@
 import mongoose from 'mongoose';
-import { startWireCounter, testServers, type WireCounter } from '@mkt/infra';
+import { sentOn, startWireCounter, testServers, type WireCounter } from '@mkt/infra';
 import { call, models, newUser, PHONE, tokenOf, useCatalog } from './harness';
+
+const deserialize = (bson: Buffer) => mongoose.mongo.BSON.deserialize(bson);
 
 /**
  * What the listings send, seen on the wire (the test server neither uses nor checks non-unique
@@ -21,12 +23,7 @@ const products = () => models().products.collection;
 
 type Body = Record<string, unknown>;
 /** The commands named `name` on `collection`, as sent, but the outbox relay's (every 5 s, whenever it lands). */
-const sent = (name: string, collection: string): Body[] =>
-  counter
-    .commands()
-    .filter((command) => command.name === name)
-    .map((command) => mongoose.mongo.BSON.deserialize(command.body))
-    .filter((body) => body[name] === collection && !JSON.stringify(body).includes('pendingEvents.id'));
+const sent = (name: string, collection: string): Body[] => sentOn(counter.commands(), [name], collection, deserialize);
 
 const PUBLIC = { isDraft: false, visibility: 'Public' };
 

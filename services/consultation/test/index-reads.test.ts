@@ -1,9 +1,11 @@
 import mongoose from 'mongoose';
-import { startWireCounter, testServers, type WireCounter } from '@mkt/infra';
+import { sentOn, startWireCounter, testServers, type WireCounter } from '@mkt/infra';
 import { stopRuntime } from '@mkt/kit/runtime';
 import { BookingRepository } from '../src/db/booking.repository';
 import { SessionRepository } from '../src/db/session.repository';
 import { admin, as, newUser, startConsultation } from './harness';
+
+const deserialize = (bson: Buffer) => mongoose.mongo.BSON.deserialize(bson);
 
 /**
  * The listings and the session sweep read through indexes that serve them, seen on what the
@@ -31,17 +33,12 @@ type Sent = { filter: Record<string, unknown>; sort?: Record<string, unknown>; h
  * relay's (every 5 s on each outbox source, whenever it lands).
  */
 function findsOf(collection: string): Sent[] {
-  return counter
-    .commands()
-    .filter((command) => command.name === 'find')
-    .map((command) => mongoose.mongo.BSON.deserialize(command.body))
-    .filter((body) => body.find === collection && !('pendingEvents.id' in (body.filter as Record<string, unknown>)))
-    .map((body) => ({
-      filter: body.filter as Record<string, unknown>,
-      sort: body.sort as Record<string, unknown> | undefined,
-      hint: body.hint as unknown,
-      limit: body.limit as unknown,
-    }));
+  return sentOn(counter.commands(), ['find'], collection, deserialize).map((body) => ({
+    filter: body.filter as Record<string, unknown>,
+    sort: body.sort as Record<string, unknown> | undefined,
+    hint: body.hint as unknown,
+    limit: body.limit as unknown,
+  }));
 }
 
 /** The collection's indexes: name → keys in their order (and the partial filter, if any). */
@@ -182,12 +179,9 @@ test('a coupon’s uses are counted with the coupon as a string equality (what l
   counter.reset();
   expect(await repository.couponUsesOf('cpn_x', ['Confirmed'], { key: 'usr_1', self: true })).toBe(0);
   expect(await repository.couponUsesOf('cpn_x', ['Confirmed'], { key: 'USR-1', self: false })).toBe(0);
-  const matches = counter
-    .commands()
-    .filter((command) => command.name === 'aggregate')
-    .map((command) => mongoose.mongo.BSON.deserialize(command.body))
-    .filter((body) => body.aggregate === 'bookings' && !JSON.stringify(body).includes('pendingEvents.id'))
-    .map((body) => (body.pipeline as Array<{ $match?: Record<string, unknown> }>)[0]!.$match);
+  const matches = sentOn(counter.commands(), ['aggregate'], 'bookings', deserialize).map(
+    (body) => (body.pipeline as Array<{ $match?: Record<string, unknown> }>)[0]!.$match,
+  );
   expect(matches).toEqual([
     { couponId: 'cpn_x', status: { $in: ['Confirmed'] }, buyerId: 'usr_1' },
     { couponId: 'cpn_x', status: { $in: ['Confirmed'] }, $or: [{ buyerId: 'USR-1' }, { buyerRef: 'USR-1' }] },

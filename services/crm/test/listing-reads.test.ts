@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { Migrator } from '@mkt/kit/db';
 import { startComponent, stopRuntime, type StartedRuntime } from '@mkt/kit/runtime';
-import { startWireCounter, testEnv, testIdentity, testServers, uniqueName, type WireCounter } from '@mkt/infra';
+import { sentOn, startWireCounter, testEnv, testIdentity, testServers, uniqueName, type WireCounter } from '@mkt/infra';
 import { crmService } from '../src/composition';
 import { loadConfig } from '../src/config';
 import { LISTING_INDEXES } from '../src/db/models';
@@ -10,6 +10,8 @@ import { KnownUserRepository } from '../src/db/user.repository';
 import type { Listing } from '../src/domain/relationships';
 import { crmMigrations } from '../src/migrations';
 import { log } from './harness';
+
+const deserialize = (bson: Buffer) => mongoose.mongo.BSON.deserialize(bson);
 
 /**
  * What the CRM's reads of `users` and `relationships` send, seen on the wire, and the indexes
@@ -41,14 +43,7 @@ const indexNamed = async (collection: ReturnType<typeof users>, name: string) =>
 
 /** The reads (`find` and the count's `aggregate`) of `collection`, as sent. */
 function reads(collection: string) {
-  return (
-    counter
-      .commands()
-      .filter((command) => command.name === 'find' || command.name === 'aggregate')
-      .map((command) => mongoose.mongo.BSON.deserialize(command.body))
-      // The outbox relay's reads (every 5 s, whenever they land) are not the listings'.
-      .filter((body) => (body.find === collection || body.aggregate === collection) && !JSON.stringify(body).includes('pendingEvents.id'))
-  );
+  return sentOn(counter.commands(), ['find', 'aggregate'], collection, deserialize);
 }
 
 /** Each listing, its owner's side and its index (the sort is the index's keys after the owner's). */

@@ -1,11 +1,13 @@
 import mongoose from 'mongoose';
-import { startWireCounter, testServers, uniqueName, type WireCounter } from '@mkt/infra';
+import { sentOn, startWireCounter, testServers, uniqueName, type WireCounter } from '@mkt/infra';
 import { BookingHoldRepository } from '../src/db/booking-hold.repository';
 import { PayoutRepository } from '../src/db/payout.repository';
 import { TopUpRepository } from '../src/db/topup.repository';
 import { TransferRepository } from '../src/db/transfer.repository';
 import type { BookingHoldDoc } from '../src/domain/records';
 import { disconnectDatabase, openWallet, newUser, startWallet, type WalletApp } from './harness';
+
+const deserialize = (bson: Buffer) => mongoose.mongo.BSON.deserialize(bson);
 
 /**
  * The sweeps' and the pages' reads and the indexes that serve them on a real server (the test
@@ -45,11 +47,7 @@ const indexesOf = (model: Model) => app.parts.models[model].collection.indexes()
 
 /** The finds of `collection` sent since the last reset, as sent, but the outbox relay's (every 5 s, whenever it lands). */
 function finds(collection: string): Array<Record<string, unknown>> {
-  return counter
-    .commands()
-    .filter((command) => command.name === 'find')
-    .map((command) => mongoose.mongo.BSON.deserialize(command.body))
-    .filter((body) => body.find === collection && !JSON.stringify(body).includes('pendingEvents.id'));
+  return sentOn(counter.commands(), ['find'], collection, deserialize);
 }
 
 test('each read’s index exists with its keys in order and its options, as the model declares it', async () => {
