@@ -1,3 +1,4 @@
+import { newReference } from '@mkt/contracts/wallet';
 import mongoose from 'mongoose';
 import { sentOn, startWireCounter, testServers, uniqueName, type WireCounter } from '@mkt/infra';
 import { BookingHoldRepository } from '../src/db/booking-hold.repository';
@@ -216,4 +217,40 @@ test('each history and admin queue page sorts by the keys of an index after its 
       keys: expect.arrayContaining([JSON.stringify([...lead.map((field) => [field, 1]), ...sort])]),
     });
   }
+});
+
+test('migration 0002 walks the legacy wallets in _id order, each batch reading on from where the last ended (not from the start)', async () => {
+  const prefix = uniqueName('wal_legacy');
+  const ids = [`${prefix}_1`, `${prefix}_2`, `${prefix}_3`];
+  const at = new Date();
+  await app.parts.models.Wallet.collection.insertMany(
+    ids.map((_id) => ({
+      _id,
+      userId: `usr_${_id}`,
+      referenceId: newReference('USR-WAL', 'MKT'),
+      userRef: newReference('USR', 'MKT'),
+      currency: 'ETB',
+      availableMinor: 0,
+      heldMinor: 0,
+      appliedOps: [],
+      createdAt: at,
+      updatedAt: at,
+    })) as never,
+  );
+  const ledger = app.parts.ledger;
+  counter.reset();
+  expect([await ledger.migrateLegacy(2), await ledger.migrateLegacy(2), await ledger.migrateLegacy(2)]).toEqual([2, 1, 0]);
+  const walks = finds('wallets')
+    .filter((body) => '$or' in (body.filter as Record<string, unknown>))
+    .map(({ filter, sort, limit }) => ({ after: (filter as { _id?: unknown })._id, sort, limit }));
+  expect(walks).toEqual([
+    { after: undefined, sort: { _id: 1 }, limit: 2 },
+    { after: { $gt: ids[1] }, sort: { _id: 1 }, limit: 2 },
+    { after: { $gt: ids[2] }, sort: { _id: 1 }, limit: 2 },
+  ]);
+  expect(await app.parts.walletRepository.legacyIds()).toEqual([]);
+  // The walk ended: the next one starts from the first wallet again.
+  counter.reset();
+  expect(await ledger.migrateLegacy(2)).toBe(0);
+  expect(finds('wallets').filter((body) => '$or' in (body.filter as Record<string, unknown>))[0]?.filter).not.toHaveProperty('_id');
 });

@@ -101,6 +101,8 @@ export class LedgerRepository {
   private readonly heads = new Map<string, ChainHead>();
   /** The entries waiting for their wallet's writer (a wallet is here while its writer runs). */
   private readonly chains = new Map<string, Waiting[]>();
+  /** The last wallet migration 0002's walk moved (`migrateLegacy`); none between walks. */
+  private legacyAfter: string | undefined;
 
   constructor(
     models: Pick<WalletModels, 'LedgerEntry'>,
@@ -366,10 +368,17 @@ export class LedgerRepository {
     await this.wallets.dropLegacy(walletId);
   }
 
-  /** The sweep's migration pass: every wallet still in the previous form, a batch at a time. */
-  async migrateLegacy(): Promise<number> {
-    const ids = await this.wallets.legacyIds();
+  /**
+   * Migration 0002's pass: the next batch of wallets still in the previous form, in `_id` order
+   * from where the last batch ended (`legacyAfter`), so a run over n wallets reads each once
+   * rather than passing every wallet already moved again for each batch. A batch that finds none
+   * ends the walk; the next one starts from the first wallet again. A wallet a process of the
+   * previous release opens behind the walk is moved by the first op that reaches it.
+   */
+  async migrateLegacy(limit = 200): Promise<number> {
+    const ids = await this.wallets.legacyIds(limit, this.legacyAfter);
     for (const walletId of ids) await this.migrate(walletId);
+    this.legacyAfter = ids.at(-1);
     return ids.length;
   }
 

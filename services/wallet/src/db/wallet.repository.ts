@@ -213,15 +213,17 @@ export class WalletRepository {
     }));
   }
 
-  /** Wallets still in the previous release's form (op ids in `appliedOps`, entries in `pendingEntries`, `doneOps`). */
-  async legacyIds(limit = 200): Promise<string[]> {
+  /**
+   * Wallets still in the previous release's form (op ids in `appliedOps`, entries in
+   * `pendingEntries`, `doneOps`), in `_id` order, after `after` when given.
+   */
+  async legacyIds(limit = 200, after?: string): Promise<string[]> {
+    const legacy: mongo.Filter<WalletDoc> = {
+      $or: [{ appliedOps: { $ne: false as const } }, { pendingEntries: { $exists: true } }, { doneOps: { $exists: true } }],
+    };
     const wallets = await this.wallets
-      .find(
-        { $or: [{ appliedOps: { $ne: false } }, { pendingEntries: { $exists: true } }, { doneOps: { $exists: true } }] },
-        {
-          projection: { _id: 1 },
-        },
-      )
+      .find(after === undefined ? legacy : { _id: { $gt: after }, ...legacy }, { projection: { _id: 1 } })
+      .sort({ _id: 1 })
       .limit(limit)
       .toArray();
     return wallets.map((wallet) => wallet._id);
