@@ -330,24 +330,69 @@ describe('0006-listing-sweep-indexes: the listings and the session sweep read th
     }
     await forget();
     expect(await names('bookings')).toEqual(expect.arrayContaining([...REPLACED.bookings]));
-    expect(await migrator().up()).toEqual(['0006-listing-sweep-indexes']);
+    expect(await migrator(6).up()).toEqual(['0006-listing-sweep-indexes']);
     await expectBuilt();
 
     // Run again (all built, none to drop): nothing changes.
     const before = { bookings: await indexesOf('bookings'), sessions: await indexesOf('sessions') };
     await forget();
-    expect(await migrator().up()).toEqual(['0006-listing-sweep-indexes']);
+    expect(await migrator(6).up()).toEqual(['0006-listing-sweep-indexes']);
     for (const collection of collections) expect(await indexesOf(collection)).toEqual(before[collection]);
 
     // Down: the single-field indexes back, none of these; up builds them again.
-    expect(await migrator().down()).toEqual(['0006-listing-sweep-indexes']);
+    expect(await migrator(6).down()).toEqual(['0006-listing-sweep-indexes']);
     for (const collection of collections) {
       const found = await indexesOf(collection);
       for (const name of REPLACED[collection])
         expect(found.get(name)).toEqual({ key: [[name.slice(0, -2), 1]], partialFilterExpression: undefined });
       expect([...found.keys()]).toEqual(expect.not.arrayContaining([...BUILT[collection]]));
     }
-    expect(await migrator().up()).toEqual(['0006-listing-sweep-indexes']);
+    expect(await migrator(6).up()).toEqual(['0006-listing-sweep-indexes']);
     await expectBuilt();
+  });
+});
+
+describe('0007-disputed-queue-index: an admin’s disputed queue reads the disputed bookings only', () => {
+  const NAME = 'disputed_by_startsAt';
+  const bookings = () => models().Booking.collection;
+  const found = async () => (await bookings().indexes()).find((index) => index.name === NAME);
+  const forget = () =>
+    models()
+      .Consultation.db.collection('migrations')
+      .deleteOne({ _id: '0007-disputed-queue-index' } as never);
+
+  test('a database of the previous release gets the index as the model declares it; again changes nothing; down drops it, up builds it again', async () => {
+    const [declaredKey, declaredOptions] = models()
+      .Booking.schema.indexes()
+      .find(([, options]) => options.name === NAME)!;
+    const declared = { key: Object.entries(declaredKey), partialFilterExpression: declaredOptions.partialFilterExpression as unknown };
+    const asBuilt = async () => {
+      const index = await found();
+      return index && { key: Object.entries(index.key), partialFilterExpression: index.partialFilterExpression };
+    };
+    expect(declared).toEqual({
+      key: [
+        ['startsAt', -1],
+        ['_id', -1],
+        ['status', 1],
+      ],
+      partialFilterExpression: { dispute: { $type: 'object' } },
+    });
+    expect(await asBuilt()).toEqual(declared);
+
+    // As a database of the previous release has it: no such index.
+    await bookings().dropIndex(NAME);
+    await forget();
+    expect(await migrator().up()).toEqual(['0007-disputed-queue-index']);
+    expect(await asBuilt()).toEqual(declared);
+
+    await forget();
+    expect(await migrator().up()).toEqual(['0007-disputed-queue-index']);
+    expect(await asBuilt()).toEqual(declared);
+
+    expect(await migrator().down()).toEqual(['0007-disputed-queue-index']);
+    expect(await found()).toBeUndefined();
+    expect(await migrator().up()).toEqual(['0007-disputed-queue-index']);
+    expect(await asBuilt()).toEqual(declared);
   });
 });

@@ -6,7 +6,7 @@ import type { IntegrationEvent } from '@mkt/contracts/consultation';
 import type { BookingChange, BookingDoc, BookingGuard, BookingStep, NewBooking } from '../domain/records';
 import { collectionOf, findByKey } from './collections';
 import { GIVEN_UP_STATUSES, LAST_GIVE_BACK } from '../domain/bookings';
-import { BOOKING_LIST_ORDER, OWED_INDEX, WAITING_INDEX, WAITING_TURN, type ConsultationModels } from './models';
+import { BOOKING_LIST_ORDER, DISPUTED, DISPUTED_INDEX, OWED_INDEX, WAITING_INDEX, WAITING_TURN, type ConsultationModels } from './models';
 
 /**
  * The given-up bookings still owing a give-back (`owesGiveBack`), as the sweep reads them: flagged
@@ -154,13 +154,15 @@ export class BookingRepository {
   /**
    * A listing: the user's bookings as buyer or seller (`userId` null: everyone's), in some
    * statuses, newest slot first. The listing's indexes (models.ts) end with its order, so the
-   * server reads the page in order; not hinted: a user's `$or` walks two of them, merged.
+   * server reads the page in order; not hinted: a user's `$or` walks two of them, merged. An
+   * admin's disputed queue is hinted to the disputed bookings' own index (`DISPUTED_INDEX`).
    */
   page(scope: { userId: string | null; statuses: string[]; disputed?: boolean }, query: PageQuery) {
     const filter: Record<string, unknown> = scope.userId === null ? {} : { $or: [{ buyerId: scope.userId }, { sellerId: scope.userId }] };
     filter.status = scope.statuses.length === 1 ? scope.statuses[0] : { $in: scope.statuses };
-    if (scope.disputed) filter.dispute = { $ne: null };
-    return findPage(this.models.Booking, filter, query, BOOKING_LIST_ORDER);
+    if (!scope.disputed) return findPage(this.models.Booking, filter, query, BOOKING_LIST_ORDER);
+    Object.assign(filter, DISPUTED);
+    return findPage(this.models.Booking, filter, query, BOOKING_LIST_ORDER, scope.userId === null ? DISPUTED_INDEX : undefined);
   }
 
   /**

@@ -35,6 +35,14 @@ export const WAITING_INDEX = 'payment_pending_turn';
  * first; each listing index ends with these keys, so a page is read in order, not sorted in memory.
  */
 export const BOOKING_LIST_ORDER = { startsAt: -1, _id: -1 } as const;
+/** The disputed bookings in the listing's order (an admin's queue of disputes reads it). */
+export const DISPUTED_INDEX = 'disputed_by_startsAt';
+/**
+ * What makes a booking disputed, as the listing asks it and as the disputed index's partial
+ * filter holds it: a dispute is an object, `null` (or absent) otherwise. The read asks this very
+ * predicate, so a server's subset check accepts the partial index for it.
+ */
+export const DISPUTED = { dispute: { $type: 'object' } } as const;
 export const SESSION_LIST_ORDER = { startsAt: -1, _id: -1 } as const;
 
 /** The name of the sessions' index the session sweep's overdue reads hint (0006-listing-sweep-indexes builds it). */
@@ -233,6 +241,13 @@ bookingSchema.index(WAITING_TURN, { name: WAITING_INDEX, partialFilterExpression
 bookingSchema.index({ buyerId: 1, ...BOOKING_LIST_ORDER });
 bookingSchema.index({ sellerId: 1, ...BOOKING_LIST_ORDER });
 bookingSchema.index({ status: 1, ...BOOKING_LIST_ORDER });
+/**
+ * An admin's disputed queue (`disputed=true`, statuses only): the disputed bookings and only
+ * those, newest slot first, the status checked on the keys. Through the statuses' index above it
+ * walked every booking of the statuses and skipped the undisputed: its cost grew with the history,
+ * where disputes are few.
+ */
+bookingSchema.index({ ...BOOKING_LIST_ORDER, status: 1 }, { name: DISPUTED_INDEX, partialFilterExpression: DISPUTED });
 /**
  * A session's Confirmed bookings (its moves, its expiry and its events read them): by session, not
  * by walking every Confirmed booking.

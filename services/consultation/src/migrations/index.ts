@@ -5,6 +5,7 @@ import { bookingSteps } from './0003-booking-steps';
 import { owedGiveBacks } from './0004-owed-give-backs';
 import { waitingTurnIndex } from './0005-waiting-turn-index';
 import { listingSweepIndexes } from './0006-listing-sweep-indexes';
+import { disputedQueueIndex } from './0007-disputed-queue-index';
 
 /** The consultation database's migrations, in order (services/consultation/README.md lists them). */
 export const consultationMigrations: Migration[] = [
@@ -14,4 +15,5 @@ export const consultationMigrations: Migration[] = [
   owedGiveBacks,
   waitingTurnIndex,
   listingSweepIndexes,
+  disputedQueueIndex,
 ];
