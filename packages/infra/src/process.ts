@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, Socket } from 'node:net';
 import { delimiter, join } from 'node:path';
@@ -75,73 +75,101 @@ export async function waitForPort(port: number, timeoutMs: number, child?: Child
  * connections take their local ports): a port picked there and bound a moment later by a server
  * can meanwhile be taken by one of the machine's own client sockets (many processes starting at
  * once, as in the mixed-version run beside the images step). Random between 10000 and the range's
- * start, reserved for this process (below) and checked by binding it; the kernel's own choice
+ * start, claimed for this process (below) and checked by binding it; the kernel's own choice
  * (port 0) when none is found.
  *
- * The reservation: a port is handed out and bound seconds later (the images step picks six ports,
- * then migrates and starts six containers one after another), and another process picking in
- * that window sees it free. A CI run met it: the mixed-version run beside the images step took
- * the catalog container's port first. So each pick is claimed machine-wide, one file per port
- * made with `wx` in `PORT_RESERVATIONS`, until the claiming process exits or `RESERVATION_MS`
- * passes (by then its server listens, and the bind check refuses the port).
+ * The claim: a port is handed out and bound seconds later (the images step picks six ports, then
+ * migrates and starts six containers one after another), and another process picking in that
+ * window sees it free. A CI run met it: the catalog container's port was taken by a step beside
+ * it. So each pick is claimed by a file per port made with `wx` in `portClaimsDir()`, shared by
+ * the processes of one user (and one `TMPDIR`), until the claiming process exits. A claim is never
+ * taken over: a port already claimed is passed for another. The claims of processes gone without
+ * their exit handler (killed, or jest's sandboxed `process`) and those older than `CLAIM_MS` (by
+ * then the claimant's server listens, and the bind check refuses the port) are swept by the next
+ * process's first pick. Where the directory cannot be used, a pick is the bind check alone.
  */
 export async function freePort(): Promise<number> {
   const low = ephemeralRangeStart();
+  const dir = usableClaimsDir();
   for (let attempt = 0; low > 10_100 && attempt < 20; attempt += 1) {
     const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
-    if (!reservePort(port)) continue;
+    if (dir !== null && !claimPort(dir, port)) continue;
     if (await canBind(port)) return port;
-    releasePort(port);
+    if (dir !== null) releasePort(dir, port);
   }
   return kernelPort();
 }
 
-/** Where picked ports are claimed: shared by every process of this user on the machine. */
-export const PORT_RESERVATIONS = join(tmpdir(), `mkt-ports-${typeof process.getuid === 'function' ? process.getuid() : 'user'}`);
-/** How long a claim holds while its process lives. */
-export const RESERVATION_MS = 10 * 60_000;
-const reserved = new Set<number>();
-let releaseOnExit = false;
+/** Where picked ports are claimed: `MKT_PORT_CLAIMS_DIR`, or one directory per user in the temporary directory. */
+export function portClaimsDir(): string {
+  return process.env.MKT_PORT_CLAIMS_DIR || join(tmpdir(), `mkt-ports-${typeof process.getuid === 'function' ? process.getuid() : 'user'}`);
+}
+/** How long a claim holds, whatever its process: far longer than any pick takes to be bound. */
+export const CLAIM_MS = 10 * 60_000;
+/** The ports this process claimed, by directory. */
+const claimed = new Map<string, Set<number>>();
 
-/** Claims `port` for this process; false when a live process claimed it within `RESERVATION_MS`. */
-export function reservePort(port: number, now = Date.now()): boolean {
-  if (reserved.has(port)) return false;
-  if (!releaseOnExit) sweepClaims(now);
-  const file = join(PORT_RESERVATIONS, String(port));
-  for (let attempt = 0; attempt < 2; attempt += 1) {
+/** The claims directory, made if missing; null where it cannot be made or is not this user's own directory. */
+function usableClaimsDir(): string | null {
+  const dir = portClaimsDir();
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const info = lstatSync(dir);
+    if (!info.isDirectory() || (typeof process.getuid === 'function' && info.uid !== process.getuid())) return null;
+  } catch {
+    return null;
+  }
+  if (!claimed.has(dir)) {
+    claimed.set(dir, new Set());
+    if (claimed.size === 1) process.once('exit', releaseAll);
+    sweepClaims(dir);
+  }
+  return dir;
+}
+
+/** Claims `port` in `dir` for this process; false when it is claimed already (by anyone) or cannot be. */
+export function claimPort(dir: string, port: number): boolean {
+  const mine = claimed.get(dir) ?? claimed.set(dir, new Set()).get(dir)!;
+  if (mine.has(port)) return false;
+  try {
+    writeFileSync(join(dir, String(port)), `${process.pid}\n`, { flag: 'wx' });
+  } catch {
+    return false; // claimed (EEXIST), or not writable: another port then
+  }
+  mine.add(port);
+  return true;
+}
+
+/**
+ * Removes the claims of processes gone and those older than `CLAIM_MS`. A claim is removed only
+ * if it is still the same file (inode, time) as the one judged: a claim made again meanwhile under
+ * the same name stays.
+ */
+export function sweepClaims(dir: string, now = Date.now()): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const file = join(dir, name);
     try {
-      writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
-      if (!releaseOnExit) process.once('exit', releaseAll);
-      releaseOnExit = true;
-      reserved.add(port);
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !claimIsStale(file, now)) return false;
-      // A dead or old claim: removed once, then `wx` decides between processes doing the same.
-      rmSync(file, { force: true });
+      const judged = statSync(file);
+      if (!claimIsStale(file, judged.mtimeMs, now)) continue;
+      const still = statSync(file);
+      if (still.ino === judged.ino && still.mtimeMs === judged.mtimeMs) rmSync(file, { force: true });
+    } catch {
+      // gone meanwhile
     }
   }
-  return false;
 }
 
-/** Once per process: the claims of processes gone without their exit handler (killed, or jest's sandboxed `process`). */
-function sweepClaims(now: number): void {
-  mkdirSync(PORT_RESERVATIONS, { recursive: true, mode: 0o700 });
-  for (const name of readdirSync(PORT_RESERVATIONS)) {
-    const file = join(PORT_RESERVATIONS, name);
-    if (claimIsStale(file, now)) rmSync(file, { force: true });
-  }
-}
-
-function claimIsStale(file: string, now: number): boolean {
-  try {
-    if (now - statSync(file).mtimeMs > RESERVATION_MS) return true;
-    const pid = Number(readFileSync(file, 'utf8').trim());
-    // No pid yet: the claim is being written (`wx` makes the file, then writes it).
-    return Number.isInteger(pid) && pid > 0 && !processLives(pid);
-  } catch {
-    return false; // gone meanwhile: the next `wx` decides
-  }
+function claimIsStale(file: string, madeAt: number, now: number): boolean {
+  if (now - madeAt > CLAIM_MS) return true;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  // No pid yet: the claim is being written (`wx` makes the file, then writes it).
+  return Number.isInteger(pid) && pid > 0 && !processLives(pid);
 }
 
 function processLives(pid: number): boolean {
@@ -153,13 +181,19 @@ function processLives(pid: number): boolean {
   }
 }
 
-function releasePort(port: number): void {
-  if (!reserved.delete(port)) return;
-  rmSync(join(PORT_RESERVATIONS, String(port)), { force: true });
+/** Gives up this process's claim of `port` (only if the file is still its own). */
+function releasePort(dir: string, port: number): void {
+  if (!claimed.get(dir)?.delete(port)) return;
+  const file = join(dir, String(port));
+  try {
+    if (readFileSync(file, 'utf8').trim() === String(process.pid)) rmSync(file, { force: true });
+  } catch {
+    // gone already
+  }
 }
 
 function releaseAll(): void {
-  for (const port of [...reserved]) releasePort(port);
+  for (const [dir, ports] of claimed) for (const port of [...ports]) releasePort(dir, port);
 }
 
 function ephemeralRangeStart(): number {

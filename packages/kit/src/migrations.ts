@@ -318,7 +318,10 @@ async function dropIndexes(db: Database, indexes: readonly IndexSpec[]): Promise
 export function indexBuildMigration(name: string, build: readonly IndexSpec[], replaces: readonly IndexSpec[] = []): Migration {
   return {
     name,
-    definition: JSON.stringify({ build, replaces }),
+    // The builder and its version are part of the definition: a change of what this step does
+    // (not of how kit's code reads) is made by bumping it, so the records of steps built by the
+    // one before read as changed.
+    definition: JSON.stringify({ builder: 'indexBuildMigration/1', build, replaces }),
     up: async ({ db }) => {
       await buildIndexes(db, build);
       await dropIndexes(db, replaces);

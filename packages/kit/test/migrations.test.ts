@@ -196,7 +196,7 @@ describe('the migration runner', () => {
     const other = indexBuildMigration('0002-parcel-indexes', build.slice(0, 1), replaces);
     expect(migrationChecksum(other)).not.toBe(migrationChecksum(migration));
     expect(migrationChecksum(indexBuildMigration('0002-parcel-indexes', build, replaces))).toBe(migrationChecksum(migration));
-    // Kit's code is not the step's: other code with the same definition is the same step.
+    // Kit's code is not hashed, its definition is (with the builder's version): the same definition read by other code is the same step.
     const rewritten = { ...migration, up: async () => undefined, down: async () => undefined };
     expect(migrationChecksum(rewritten)).toBe(migrationChecksum(migration));
   });
