@@ -396,7 +396,7 @@ export function activeContext(): Context {
   return context.active();
 }
 
-/** `work` run in `ctx` (one `activeContext` returned). */
+/** `work` run in `ctx` (a context `activeContext` returned earlier). */
 export function runInContext<T>(ctx: Context, work: () => T): T {
   return context.with(ctx, work);
 }
