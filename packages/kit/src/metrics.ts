@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { context, trace, type Context } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type RegistryContentType } from 'prom-client';
 
 /** For a service's own gauges and counters on the registry (`registers: [getMetrics().registry]`). */
@@ -135,18 +135,26 @@ export function getMetrics(): Metrics {
 }
 
 /**
- * The exemplar of an observation: the active span's trace id when a sampled span is active
- * (OpenTelemetry), else none (and prom-client keeps no exemplar).
+ * The exemplar of an observation: the span's trace id when the span of `ctx` (the active
+ * context by default) is sampled (OpenTelemetry), else none (and prom-client keeps no exemplar).
  */
-export function traceExemplar(): Record<string, string> {
-  const context = trace.getActiveSpan()?.spanContext();
-  if (!context || (context.traceFlags & 1) === 0) return {};
-  return { trace_id: context.traceId, span_id: context.spanId };
+export function traceExemplar(ctx: Context = context.active()): Record<string, string> {
+  const ids = trace.getSpan(ctx)?.spanContext();
+  if (!ids || (ids.traceFlags & 1) === 0) return {};
+  return { trace_id: ids.traceId, span_id: ids.spanId };
 }
 
-/** A histogram observation with the active trace as its exemplar. */
-export function observeWithTrace<L extends string>(histogram: Histogram<L>, labels: Partial<Record<L, string>>, seconds: number): void {
-  (histogram.observe as unknown as (observation: object) => void)({ labels, value: seconds, exemplarLabels: traceExemplar() });
+/**
+ * A histogram observation with the trace of `ctx` (the active context by default) as its
+ * exemplar: a listener that kept its request's context need not enter it to observe.
+ */
+export function observeWithTrace<L extends string>(
+  histogram: Histogram<L>,
+  labels: Partial<Record<L, string>>,
+  seconds: number,
+  ctx?: Context,
+): void {
+  (histogram.observe as unknown as (observation: object) => void)({ labels, value: seconds, exemplarLabels: traceExemplar(ctx) });
 }
 
 /** Whether a scraper's `Accept` header asks for OpenMetrics (which carries the exemplars). */

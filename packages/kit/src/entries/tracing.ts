@@ -3,11 +3,13 @@
  * amqplib), so that a service's `main.ts` can start tracing before anything it instruments is loaded.
  */
 export {
+  activeContext,
   bindToActiveContext,
   inActiveContext,
   initTracing,
   outgoingTraceHeaders,
   propagateTraceTo,
+  runInContext,
   setRequestCorrelationId,
   startProxySpan,
   traceContextMiddleware,
