@@ -3,8 +3,8 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 /**
  * A tiny L4 round-robin TCP proxy standing in for a Kubernetes Service in front of a service's
  * replicas: each new connection goes to the next backend; a backend whose connection is refused
- * (a killed instance) is skipped. Connections already open to an instance that dies break, as
- * they would behind a real Service.
+ * (a killed instance) is skipped for the next one after it, each backend tried once. Connections
+ * already open to an instance that dies break, as they would behind a real Service.
  */
 export interface Balancer {
   url: string;
@@ -17,9 +17,12 @@ export async function startBalancer(ports: number[]): Promise<Balancer> {
   let next = 0;
   const open = new Set<Socket>();
   const connections = new Map<number, number>();
-  const connect = (client: Socket, tried: number) => {
+  // A refused connection tries the backends after its own first, in order: taken from the shared
+  // turn instead, concurrent connections could send one to the dead backend again and again, and
+  // close it with the live one never tried (a client then sees a connection closed unanswered).
+  const connect = (client: Socket, first: number, tried: number) => {
     if (tried >= ports.length) return client.destroy();
-    const port = ports[next++ % ports.length]!;
+    const port = ports[(first + tried) % ports.length]!;
     const upstream = net.connect(port, '127.0.0.1');
     open.add(upstream);
     let connected = false;
@@ -31,7 +34,7 @@ export async function startBalancer(ports: number[]): Promise<Balancer> {
       client.resume();
     });
     upstream.on('error', () => {
-      if (!connected) connect(client, tried + 1);
+      if (!connected) connect(client, first, tried + 1);
       else client.destroy();
     });
     upstream.on('close', () => {
@@ -45,7 +48,7 @@ export async function startBalancer(ports: number[]): Promise<Balancer> {
     client.pause();
     client.on('error', () => undefined);
     client.on('close', () => open.delete(client));
-    connect(client, 0);
+    connect(client, next++ % ports.length, 0);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -1,5 +1,16 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, Socket } from 'node:net';
 import { delimiter, join } from 'node:path';
@@ -93,9 +104,10 @@ export async function freePort(): Promise<number> {
   const dir = usableClaimsDir();
   for (let attempt = 0; low > 10_100 && attempt < 20; attempt += 1) {
     const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
-    if (dir !== null && !claimPort(dir, port)) continue;
+    const claim = dir === null ? 'unusable' : claimPort(dir, port);
+    if (claim === 'taken') continue;
     if (await canBind(port)) return port;
-    if (dir !== null) releasePort(dir, port);
+    if (claim === 'claimed') releasePort(dir!, port);
   }
   return kernelPort();
 }
@@ -127,23 +139,26 @@ function usableClaimsDir(): string | null {
   return dir;
 }
 
-/** Claims `port` in `dir` for this process; false when it is claimed already (by anyone) or cannot be. */
-export function claimPort(dir: string, port: number): boolean {
+/**
+ * Claims `port` in `dir` for this process: `taken` when it is claimed already (by anyone),
+ * `unusable` when the directory refuses the file (full, read-only): the pick is the bind check alone.
+ */
+export function claimPort(dir: string, port: number): 'claimed' | 'taken' | 'unusable' {
   const mine = claimed.get(dir) ?? claimed.set(dir, new Set()).get(dir)!;
-  if (mine.has(port)) return false;
+  if (mine.has(port)) return 'taken';
   try {
     writeFileSync(join(dir, String(port)), `${process.pid}\n`, { flag: 'wx' });
-  } catch {
-    return false; // claimed (EEXIST), or not writable: another port then
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EEXIST' ? 'taken' : 'unusable';
   }
   mine.add(port);
-  return true;
+  return 'claimed';
 }
 
 /**
- * Removes the claims of processes gone and those older than `CLAIM_MS`. A claim is removed only
- * if it is still the same file (inode, time) as the one judged: a claim made again meanwhile under
- * the same name stays.
+ * Removes the claims of processes gone and those older than `CLAIM_MS`. A claim judged stale is
+ * moved aside by one rename (atomic: only one sweeper gets it) and removed only if the file moved
+ * is the one judged (same inode); a claim made again meanwhile under the same name is put back.
  */
 export function sweepClaims(dir: string, now = Date.now()): void {
   let names: string[];
@@ -153,14 +168,18 @@ export function sweepClaims(dir: string, now = Date.now()): void {
     return;
   }
   for (const name of names) {
+    if (!/^\d+$/.test(name)) continue; // another sweeper's file moved aside
     const file = join(dir, name);
+    const aside = join(dir, `${name}.swept-${process.pid}`);
     try {
       const judged = statSync(file);
       if (!claimIsStale(file, judged.mtimeMs, now)) continue;
-      const still = statSync(file);
-      if (still.ino === judged.ino && still.mtimeMs === judged.mtimeMs) rmSync(file, { force: true });
+      renameSync(file, aside);
+      if (statSync(aside).ino !== judged.ino) linkSync(aside, file);
+      rmSync(aside, { force: true });
     } catch {
-      // gone meanwhile
+      // gone meanwhile (another sweeper took it), or the name is claimed again: the newer claim stays
+      rmSync(aside, { force: true });
     }
   }
 }

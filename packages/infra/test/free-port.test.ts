@@ -50,24 +50,25 @@ describe('the claims', () => {
   test('a port handed out is claimed by this process: not given again here, not claimed by another process', async () => {
     const port = await freePort();
     expect(readFileSync(claimOf(port), 'utf8').trim()).toBe(String(process.pid));
-    expect(claimPort(dir, port)).toBe(false);
-    expect(inAnotherProcess(`process.stdout.write(String(m.claimPort(${JSON.stringify(dir)}, ${port})));`)).toBe('false');
+    expect(claimPort(dir, port)).toBe('taken');
+    expect(inAnotherProcess(`process.stdout.write(String(m.claimPort(${JSON.stringify(dir)}, ${port})));`)).toBe('taken');
   });
 
   test('a claim is never taken over: a claimed port is passed for another, even one whose process is gone', () => {
-    writeFileSync(claimOf(10_001), `${deadPid()}\n`, { flag: 'wx' });
-    expect(claimPort(dir, 10_001)).toBe(false);
-    expect(readFileSync(claimOf(10_001), 'utf8').trim()).not.toBe(String(process.pid));
+    writeFileSync(claimOf(9_001), `${deadPid()}\n`, { flag: 'wx' });
+    expect(claimPort(dir, 9_001)).toBe('taken');
+    expect(readFileSync(claimOf(9_001), 'utf8').trim()).not.toBe(String(process.pid));
   });
 
+  // Claims below 10000, which freePort never picks: the tests' own picks cannot hold these names.
   test('the sweep removes the claims of processes gone and those older than CLAIM_MS, and keeps the rest', () => {
-    writeFileSync(claimOf(10_002), `${deadPid()}\n`, { flag: 'wx' });
-    writeFileSync(claimOf(10_003), `${process.ppid}\n`, { flag: 'wx' });
-    writeFileSync(claimOf(10_004), '', { flag: 'wx' }); // being written: no pid yet
+    writeFileSync(claimOf(9_002), `${deadPid()}\n`, { flag: 'wx' });
+    writeFileSync(claimOf(9_003), `${process.ppid}\n`, { flag: 'wx' });
+    writeFileSync(claimOf(9_004), '', { flag: 'wx' }); // being written: no pid yet
     sweepClaims(dir);
-    expect([10_002, 10_003, 10_004].map((port) => existsSync(claimOf(port)))).toEqual([false, true, true]);
+    expect([9_002, 9_003, 9_004].map((port) => existsSync(claimOf(port)))).toEqual([false, true, true]);
     sweepClaims(dir, Date.now() + CLAIM_MS + 1000);
-    expect([10_003, 10_004].map((port) => existsSync(claimOf(port)))).toEqual([false, false]);
+    expect([9_003, 9_004].map((port) => existsSync(claimOf(port)))).toEqual([false, false]);
   });
 
   test("a process's claims are there while it runs and removed when it exits", () => {
@@ -77,6 +78,14 @@ describe('the claims', () => {
     const { port, holder, pid } = JSON.parse(report) as { port: number; holder: string; pid: number };
     expect(holder).toBe(String(pid));
     expect(existsSync(claimOf(port))).toBe(false);
+  });
+
+  test('a claim the directory refuses (not a claim of another: the write failed) is told apart from a taken port', () => {
+    const notADirectory = join(dir, 'plain-file');
+    writeFileSync(notADirectory, '');
+    expect(claimPort(notADirectory, 9_005)).toBe('unusable');
+    writeFileSync(claimOf(9_006), `${process.ppid}\n`, { flag: 'wx' });
+    expect(claimPort(dir, 9_006)).toBe('taken');
   });
 
   test('a claims directory that cannot be used leaves the bind check alone: a port below the ephemeral range still', async () => {

@@ -290,7 +290,8 @@ export function distrustIncomingTraceContext(server: Server): void {
  * `url.path`, `server.address`/`server.port`, `network.*`, `user_agent.original`; at the end
  * `http.response.status_code`, `http.route` when the app names one, `client.address`, an error
  * status from 500 on). The query is not recorded (it may carry a token). `listener` runs in the
- * span's context (with the RPC metadata express's instrumentation writes the route into);
+ * span's context (a sampled span's with the RPC metadata express's instrumentation writes the
+ * route into; an unsampled one's without, as nothing would read the route);
  * its request and response emitters are not bound to it (`bindToActiveContext` binds them
  * where their listeners need the trace). The caller's trace headers are followed only when
  * they are still on the request (`distrustIncomingTraceContext` takes them off, and the span

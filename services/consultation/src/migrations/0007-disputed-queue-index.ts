@@ -7,7 +7,8 @@ import { indexBuildMigration } from '@mkt/kit/db';
  * admin) walked every booking of its statuses and skipped the undisputed. Building it again
  * changes nothing.
  *
- * Reversible: `down` drops it (the previous release neither reads nor names it).
+ * Reversible: `down` drops it, with the previous release's processes only (they neither read nor
+ * name it; this release's disputed queue hints it, and a hint to a missing index is refused).
  */
 export const disputedQueueIndex = indexBuildMigration('0007-disputed-queue-index', [
   {

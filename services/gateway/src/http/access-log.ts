@@ -34,10 +34,12 @@ export class AccessLog {
 
   track(req: IncomingMessage, res: ServerResponse, reqId: string, upstream: string | null): void {
     const started = performance.now();
-    // With tracing on, the observation's exemplar and the line's trace ids are the request's: its
+    // The observation's exemplar (tracing on) and the line's trace ids are the request's: its
     // context is kept (the response's listeners are not bound to it) and entered only to write a
     // line — most answers write none, and binding a listener per request cost more than the line.
-    const trace = this.exemplars ? activeContext() : null;
+    // Kept with tracing off too: a request's `close` may run in the context of another request
+    // whose socket it reused (an incoming traceparent it continued), whose ids the line must not carry.
+    const trace = activeContext();
     res.once('close', () => this.write(req, res, reqId, upstream, started, trace));
   }
 
@@ -47,14 +49,14 @@ export class AccessLog {
     reqId: string,
     upstream: string | null,
     started: number,
-    trace: TraceContext | null,
+    trace: TraceContext,
   ): void {
     const ms = performance.now() - started;
     const finished = res.writableFinished;
     const status = res.statusCode;
     const method = req.method ?? 'GET';
     const labels = { method, route: upstream ? `proxy:${upstream}` : 'edge', status: String(status) };
-    if (trace) observeWithTrace(this.duration, labels, ms / 1000, trace);
+    if (this.exemplars) observeWithTrace(this.duration, labels, ms / 1000, trace);
     else (this.duration.observe as unknown as (observation: object) => void)({ labels, value: ms / 1000 });
     if (finished && status < 400 && (method === 'GET' || method === 'HEAD') && ms < this.slowMs && !this.sampled()) return;
     const level = status >= 500 ? 'error' : status >= 400 || !finished ? 'warn' : 'info';
@@ -63,8 +65,7 @@ export class AccessLog {
         { reqId, req: { method: req.method, url: req.url }, res: { statusCode: status }, responseTime: Math.round(ms), upstream },
         finished ? 'request completed' : 'request aborted',
       );
-    if (trace) runInContext(trace, line);
-    else line();
+    runInContext(trace, line);
   }
 
   private sampled(): boolean {

@@ -370,16 +370,24 @@ export class LedgerRepository {
 
   /**
    * Migration 0002's pass: the next batch of wallets still in the previous form, in `_id` order
-   * from where the last batch ended (`legacyAfter`), so a run over n wallets reads each once
-   * rather than passing every wallet already moved again for each batch. A batch that finds none
-   * ends the walk; the next one starts from the first wallet again. A wallet a process of the
-   * previous release opens behind the walk is moved by the first op that reaches it.
+   * from where the last batch ended (`legacyAfter`), so a pass over n wallets reads each once
+   * rather than passing every wallet already moved again for each batch. At the end of a pass
+   * (none after the cursor) the walk starts from the first wallet again, and ends only when a pass
+   * from the first finds none: a wallet a process of the previous release made behind the cursor
+   * meanwhile is moved too (so is one opened later, by the first op that reaches it). A batch
+   * that fails starts the walk over.
    */
   async migrateLegacy(limit = 200): Promise<number> {
-    const ids = await this.wallets.legacyIds(limit, this.legacyAfter);
-    for (const walletId of ids) await this.migrate(walletId);
-    this.legacyAfter = ids.at(-1);
-    return ids.length;
+    try {
+      let ids = await this.wallets.legacyIds(limit, this.legacyAfter);
+      if (ids.length === 0 && this.legacyAfter !== undefined) ids = await this.wallets.legacyIds(limit);
+      for (const walletId of ids) await this.migrate(walletId);
+      this.legacyAfter = ids.at(-1);
+      return ids.length;
+    } catch (err) {
+      this.legacyAfter = undefined;
+      throw err;
+    }
   }
 
   /**
