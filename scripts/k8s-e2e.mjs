@@ -482,9 +482,9 @@ async function gatewayReachable() {
 }
 
 /**
- * A read of each service through the gateway, until none is answered 503 `unavailable` (the
- * gateway could not connect): a rollout is complete when the pods are Ready, and a Service's
- * rules on the node may follow a moment later. An answer of the service's own (any other status,
+ * A read of each service through the gateway, until none is answered 502, 503 or 504 or left
+ * unanswered (the gateway could not reach it): a rollout is complete when the pods are Ready, and
+ * a Service's rules on the node may follow a moment later. An answer of the service's own (any other status,
  * 401 included) shows the gateway reached it.
  */
 async function upstreamsReachable(started) {

@@ -383,15 +383,10 @@ export function bindToActiveContext(...emitters: EventEmitterLike[]): void {
   for (const emitter of emitters) context.bind(active, emitter as never);
 }
 
-/** `work`, run in the context active now whenever it is called (a listener of a request's events). */
-export function inActiveContext<A extends unknown[], R>(work: (...args: A) => R): (...args: A) => R {
-  return context.bind(context.active(), work);
-}
-
 /**
- * The context active now, to be entered later with `runInContext` only if the later work needs it:
- * cheaper than `inActiveContext` for work that mostly does not (no function bound per call, no
- * context entered when it is not used).
+ * The context active now, to be entered later with `runInContext` only if the later work needs it
+ * (a listener of a request's events that mostly does not: no function bound per call, no context
+ * entered when it is not used).
  */
 export function activeContext(): Context {
   return context.active();

@@ -5,7 +5,6 @@
 export {
   activeContext,
   bindToActiveContext,
-  inActiveContext,
   initTracing,
   outgoingTraceHeaders,
   propagateTraceTo,
