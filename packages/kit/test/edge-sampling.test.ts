@@ -42,7 +42,13 @@ afterAll(async () => {
 
 test('each request is sampled exactly when the ratio keeps its own trace id', async () => {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/things`;
+  const asked = jest.spyOn(TraceIdRatioBasedSampler.prototype, 'shouldSample');
   for (let i = 0; i < 40; i += 1) expect((await fetch(url)).status).toBe(200);
+  // Every trace id the ratio was asked about is one a request kept: no decision made on an id
+  // that was then dropped for another (the SDK's span drawing an id of its own and deciding again).
+  const kept = new Set(seen.map((each) => each.traceId));
+  expect(asked.mock.calls.map(([, traceId]) => traceId).filter((traceId) => !kept.has(traceId))).toEqual([]);
+  asked.mockRestore();
   const ratio = new TraceIdRatioBasedSampler(0.5);
   const expected = seen.map(({ traceId }) => ratio.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED);
   expect(seen.map((each) => each.recording)).toEqual(expected);
