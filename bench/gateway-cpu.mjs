@@ -17,7 +17,8 @@
 //   round, BENCH_CONNECTIONS 32, BENCH_ADDRESSES 2000, BENCH_GATEWAY_BASELINE, BENCH_TRACING=0
 //   leaves the tracing column out, BENCH_NONE_SAMPLED=1 adds each build with tracing on and
 //   nothing sampled (OTEL_TRACES_SAMPLER=always_off: what every request pays, sampled or not),
-//   BENCH_GATEWAY_NODE_ARGS the gateways' node options, BENCH_BARE_NODE_ARGS the bare proxy's)
+//   BENCH_GATEWAY_NODE_ARGS the gateways' node options, BENCH_BARE_NODE_ARGS the bare proxy's,
+//   BENCH_PER_ROUND=1 prints each column's CPU µs per request round by round, to pair rounds)
 // The baseline runs as this build does: untraced and, unless BENCH_TRACING=0, traced at 10 %.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -179,6 +180,10 @@ try {
     console.log(
       `| ${name} | ${median(rows.map((r) => r.us)).toFixed(0)} (${Math.min(...rows.map((r) => r.us)).toFixed(0)}–${Math.max(...rows.map((r) => r.us)).toFixed(0)}) | ${ratio.toFixed(2)} | ${median(rows.map((r) => r.rps)).toFixed(0)} | ${median(rows.map((r) => r.p99))} |`,
     );
+  }
+  if (process.env.BENCH_PER_ROUND === '1') {
+    console.log('\nCPU µs / request, round by round:\n');
+    for (const [name, rows] of Object.entries(results)) console.log(`${name}: ${rows.map((row) => row.us.toFixed(0)).join(' ')}`);
   }
 } finally {
   for (const service of started.reverse()) {
