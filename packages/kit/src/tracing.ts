@@ -1,18 +1,14 @@
 import {
   context,
-  diag,
   propagation,
   trace,
   isSpanContextValid,
   ROOT_CONTEXT,
-  SamplingDecision,
   SpanKind,
   SpanStatusCode,
-  TraceFlags,
   type Attributes,
   type Context,
   type Link,
-  type Sampler,
   type Span,
   type SpanContext,
   type TextMapGetter,
@@ -20,7 +16,6 @@ import {
   type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -36,7 +31,6 @@ import {
 import { redactedTarget, SECRET_QUERY_PARAMS } from './query-secrets';
 // Types only: the modules themselves are required when tracing is on.
 import type * as SdkNode from '@opentelemetry/sdk-node';
-import type * as SdkTrace from '@opentelemetry/sdk-trace';
 import type * as InstrumentationHttp from '@opentelemetry/instrumentation-http';
 import type * as InstrumentationUndici from '@opentelemetry/instrumentation-undici';
 import type * as InstrumentationExpress from '@opentelemetry/instrumentation-express';
@@ -75,8 +69,6 @@ export interface TracingHandle {
 
 const OFF: TracingHandle = { enabled: false, shutdown: async () => undefined };
 let current: TracingHandle | null = null;
-/** The SDK's sampler and id generator, also asked by `traceRequests` itself (set when the SDK is started). */
-let sampling: { sampler: Sampler; ids: PooledIdGenerator } | null = null;
 
 /** Whether the environment asks for exported traces. */
 export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -126,14 +118,8 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   const { ExpressInstrumentation, ExpressLayerType } = require('@opentelemetry/instrumentation-express') as typeof InstrumentationExpress;
   const { MongoDBInstrumentation } = require('@opentelemetry/instrumentation-mongodb') as typeof InstrumentationMongodb;
   /* eslint-enable @typescript-eslint/no-require-imports */
-  // One sampler and one id generator for the process: the SDK's spans and the requests
-  // `traceRequests` decides itself (without the SDK's span for those it does not sample) ask the
-  // same objects, so the two cannot disagree.
-  sampling = { sampler: samplerFromEnv(env), ids: new PooledIdGenerator() };
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ? undefined : serviceName,
-    sampler: sampling.sampler,
-    idGenerator: sampling.ids,
     // Metrics are prom-client's (`/metrics`), logs are pino's on stdout: traces only.
     metricReaders: [],
     logRecordProcessors: [],
@@ -183,97 +169,6 @@ export function initTracing(serviceName: string, env: NodeJS.ProcessEnv = proces
   sdk.start();
   current = { enabled: true, shutdown: () => sdk.shutdown() };
   return current;
-}
-
-/**
- * The sampler `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` name, read as the SDK reads them
- * (sdk-node's `createSamplerFromEnv`; kit's test compares the two for every documented value):
- * `always_on`, `always_off`, `traceidratio`, `parentbased_always_on`, `parentbased_always_off`,
- * `parentbased_traceidratio`; unset or blank, the SDK's default `parentbased_always_on`; another
- * name is reported through `diag` and falls back to that default; a ratio that is blank, not a
- * number or outside [0, 1] is reported and reads 1. kit builds it (rather than letting NodeSDK
- * read the variables) so that `traceRequests` asks the very sampler the SDK's spans ask.
- */
-export function samplerFromEnv(env: NodeJS.ProcessEnv = process.env): Sampler {
-  // Loaded only when tracing is on, with the rest of the SDK.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const sdkTrace = require('@opentelemetry/sdk-trace') as typeof SdkTrace;
-  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = sdkTrace;
-  const defaultSampler = () => new ParentBasedSampler({ root: new AlwaysOnSampler() });
-  const raw = env.OTEL_TRACES_SAMPLER;
-  const name = raw === undefined || raw.trim() === '' ? undefined : raw;
-  const ratio = () => {
-    const arg = env.OTEL_TRACES_SAMPLER_ARG;
-    const value = arg === undefined || arg.trim() === '' ? undefined : Number(arg);
-    if (value === undefined || Number.isNaN(value)) {
-      diag.error(`OTEL_TRACES_SAMPLER_ARG is blank or not a number, defaulting to 1.`);
-      return 1;
-    }
-    if (value < 0 || value > 1) {
-      diag.error(`OTEL_TRACES_SAMPLER_ARG=${value} was given, but it is out of range ([0..1]), defaulting to 1.`);
-      return 1;
-    }
-    return value;
-  };
-  switch (name) {
-    case undefined:
-    case 'parentbased_always_on':
-      return defaultSampler();
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'traceidratio':
-      return new TraceIdRatioBasedSampler(ratio());
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) });
-    default:
-      diag.error(`unknown OTEL_TRACES_SAMPLER value "${name}", using default`);
-      return defaultSampler();
-  }
-}
-
-const POOL_BYTES = 4096;
-const INVALID_TRACE_ID = '0'.repeat(32);
-const INVALID_SPAN_ID = '0'.repeat(16);
-
-/**
- * The process's trace and span ids (NodeSDK's `idGenerator`): hex of a pool of random bytes, one
- * `randomBytes` call per few hundred ids (the SDK's own writes four `Math.random` words per id).
- * `nextTraceId` is the id `traceRequests` has just asked the sampler about: the SDK's span for the
- * same request takes it, so the trace id kept is the one the decision was made on.
- */
-class PooledIdGenerator {
-  nextTraceId: string | undefined;
-  private pool = Buffer.alloc(0);
-  private offset = 0;
-
-  generateTraceId(): string {
-    const decided = this.nextTraceId;
-    if (decided !== undefined) {
-      this.nextTraceId = undefined;
-      return decided;
-    }
-    return this.hexOf(16, INVALID_TRACE_ID);
-  }
-
-  generateSpanId(): string {
-    return this.hexOf(8, INVALID_SPAN_ID);
-  }
-
-  private hexOf(bytes: number, invalid: string): string {
-    for (;;) {
-      if (this.offset + bytes > this.pool.length) {
-        this.pool = randomBytes(POOL_BYTES);
-        this.offset = 0;
-      }
-      const id = this.pool.toString('hex', this.offset, (this.offset += bytes));
-      // All zeros is no id at all (W3C): drawn once in 2^64 or more, drawn again.
-      if (id !== invalid) return id;
-    }
-  }
 }
 
 /** The span attributes that carry a request's query, as the http instrumentation writes them. */
@@ -390,10 +285,8 @@ export function distrustIncomingTraceContext(server: Server): void {
 /**
  * `listener` with the server span of each request started here rather than by the http
  * instrumentation (`initTracing(…, { httpServerSpans: false })`), in the order that costs an
- * unsampled request least: the sampler decides first — the SDK's own sampler object, asked here
- * on the span's name (the method) and kind alone — and a request it does not sample gets no SDK
- * span at all (its ids, made by the SDK's id generator, in a non-recording span); only a sampled
- * span is started by the SDK and gets its attributes (`http.request.method`, `url.scheme`,
+ * unsampled request least: the sampler decides first, on the span's name (the method) and kind
+ * alone; only a sampled span gets its attributes (`http.request.method`, `url.scheme`,
  * `url.path`, `server.address`/`server.port`, `network.*`, `user_agent.original`; at the end
  * `http.response.status_code`, `http.route` when the app names one, `client.address`, an error
  * status from 500 on). The query is not recorded (it may carry a token). `listener` runs in the
@@ -406,9 +299,8 @@ export function distrustIncomingTraceContext(server: Server): void {
  * `listener` itself.
  */
 export function traceRequests(listener: RequestListener): RequestListener {
-  if (!tracingEnabled() || !sampling) return listener;
+  if (!tracingEnabled()) return listener;
   const spans = tracer();
-  const { sampler, ids } = sampling;
   return (req, res) => {
     const target = req.url ?? '/';
     const query = target.indexOf('?');
@@ -418,30 +310,12 @@ export function traceRequests(listener: RequestListener): RequestListener {
     const parent =
       headers.traceparent !== undefined || headers.baggage !== undefined ? propagation.extract(ROOT_CONTEXT, headers) : ROOT_CONTEXT;
     const method = req.method ?? 'GET';
-    // The decision the SDK's `startSpan` would make, by the same sampler on the same inputs (the
-    // parent's trace id, or a new one; the name; the kind; no attributes or links yet).
-    const followed = trace.getSpanContext(parent);
-    const valid = followed !== undefined && isSpanContextValid(followed);
-    const traceId = valid ? followed.traceId : ids.generateTraceId();
-    const decision = sampler.shouldSample(parent, traceId, method, SpanKind.SERVER, {}, []);
-    if (decision.decision === SamplingDecision.NOT_RECORD) {
-      // Not sampled (most requests): no SDK span (its object, its metrics counter) — the ids in a
-      // non-recording span, as the SDK would wrap them; the context carries it and nothing else
-      // (no RPC metadata, whose route only a recorded span keeps). Its log lines and the calls it
-      // makes carry its trace id, not sampled.
-      const traceState = decision.traceState ?? (valid ? followed.traceState : undefined);
-      const span = trace.wrapSpanContext({ traceId, spanId: ids.generateSpanId(), traceFlags: TraceFlags.NONE, traceState });
+    const span = spans.startSpan(method, { kind: SpanKind.SERVER }, parent);
+    if (!span.isRecording()) {
+      // Not sampled (most requests): the context carries the span's ids and nothing else — no
+      // RPC metadata, whose route only a recorded span keeps.
       context.with(trace.setSpan(parent, span), listener, undefined, req, res);
       return;
-    }
-    // Sampled: the SDK's span as any other, on the trace id just decided on (the id generator hands
-    // it to the SDK, whose sampler — the same object — decides the same again).
-    if (!valid) ids.nextTraceId = traceId;
-    let span: Span;
-    try {
-      span = spans.startSpan(method, { kind: SpanKind.SERVER }, parent);
-    } finally {
-      ids.nextTraceId = undefined;
     }
     const metadata: RPCMetadata = { type: RPCType.HTTP, span };
     recordServerSpan(span, metadata, req, res, method, path);
