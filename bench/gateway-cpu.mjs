@@ -15,8 +15,11 @@
 // its per-minute limit, so every answer is a 200 and the limits do their work on every request.
 //   node bench/gateway-cpu.mjs   (after the build; BENCH_ROUNDS 5, BENCH_REQUESTS 4000 per
 //   round, BENCH_CONNECTIONS 32, BENCH_ADDRESSES 2000, BENCH_GATEWAY_BASELINE, BENCH_TRACING=0
-//   leaves the tracing column out, BENCH_GATEWAY_NODE_ARGS the gateways' node options,
-//   BENCH_BARE_NODE_ARGS the bare proxy's)
+//   leaves the tracing column out, BENCH_NONE_SAMPLED=1 adds each build with tracing on and
+//   nothing sampled (OTEL_TRACES_SAMPLER=always_off: what every request pays, sampled or not),
+//   BENCH_GATEWAY_NODE_ARGS the gateways' node options, BENCH_BARE_NODE_ARGS the bare proxy's,
+//   BENCH_PER_ROUND=1 prints each column's CPU µs per request round by round, to pair rounds)
+// The baseline runs as this build does: untraced and, unless BENCH_TRACING=0, traced at 10 %.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -31,6 +34,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const addresses = Number(process.env.BENCH_ADDRESSES ?? 2000);
 const baseline = process.env.BENCH_GATEWAY_BASELINE;
 const withTracing = process.env.BENCH_TRACING !== '0';
+const noneSampled = withTracing && process.env.BENCH_NONE_SAMPLED === '1';
 // Node options of the gateways this bench starts (`--cpu-prof --cpu-prof-dir=…` for a profile),
 // and of the bare proxy (BENCH_BARE_NODE_ARGS: the same profile of the floor, to compare them).
 const gatewayNodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -146,9 +150,16 @@ try {
         tracing({ BUS_NAMESPACE: uniqueName('bench') }),
       ),
     );
+  const none = () => tracing({ OTEL_TRACES_SAMPLER: 'always_off' });
+  if (noneSampled)
+    targets['gateway, tracing, none sampled'] = track(
+      await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url, none()),
+    );
   if (baseline) {
     targets['baseline gateway'] = track(await startGateway(infra, identity, baseline, catalog.url));
     if (sink) targets['baseline gateway, tracing 10 %'] = track(await startGateway(infra, identity, baseline, catalog.url, tracing()));
+    if (noneSampled)
+      targets['baseline gateway, tracing, none sampled'] = track(await startGateway(infra, identity, baseline, catalog.url, none()));
   }
   for (const target of Object.values(targets)) await load(target.url, { strict: false }); // warm-up: connections, JIT, leases
   const results = Object.fromEntries(
@@ -169,6 +180,10 @@ try {
     console.log(
       `| ${name} | ${median(rows.map((r) => r.us)).toFixed(0)} (${Math.min(...rows.map((r) => r.us)).toFixed(0)}–${Math.max(...rows.map((r) => r.us)).toFixed(0)}) | ${ratio.toFixed(2)} | ${median(rows.map((r) => r.rps)).toFixed(0)} | ${median(rows.map((r) => r.p99))} |`,
     );
+  }
+  if (process.env.BENCH_PER_ROUND === '1') {
+    console.log('\nCPU µs / request, round by round:\n');
+    for (const [name, rows] of Object.entries(results)) console.log(`${name}: ${rows.map((row) => row.us.toFixed(0)).join(' ')}`);
   }
 } finally {
   for (const service of started.reverse()) {
