@@ -29,6 +29,13 @@ export interface Migration {
    * rename, another compiler's output) does not mark every step built with it.
    */
   definition?: string;
+  /**
+   * Checksums a released version of this step was recorded with, for the same work in other
+   * compiled code (a module renamed, another compiler's output): a record with one of them is not
+   * marked as changed. Only for code known to do what this step does; a step whose work changed
+   * keeps the mark.
+   */
+  formerChecksums?: readonly string[];
 }
 
 /** What `migrations` holds for each migration that ran (`_id` is its name). */
@@ -96,6 +103,11 @@ export function migrationChecksum(migration: Migration): string {
   return hash.digest('hex').slice(0, 16);
 }
 
+/** Whether a record's checksum is this step's, or one of its released versions' of the same work. */
+function checksumHolds(migration: Migration, recorded: string): boolean {
+  return recorded === migrationChecksum(migration) || (migration.formerChecksums ?? []).includes(recorded);
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const isDuplicateKey = (err: unknown) => (err as { code?: number } | null)?.code === 11000;
 
@@ -142,7 +154,7 @@ export class Migrator {
         reversible,
         appliedAt: record.appliedAt,
         durationMs: record.durationMs,
-        changed: record.checksum !== migrationChecksum(migration),
+        changed: !checksumHolds(migration, record.checksum),
       };
     });
   }

@@ -87,6 +87,18 @@ describe('the migration runner', () => {
     // Other code under an applied name: status says so.
     const edited = new Migrator({ context: contextOf(db), migrations: [{ ...migrations[0]!, up: async () => undefined }, migrations[1]!] });
     expect((await edited.status())[0]).toMatchObject({ state: 'applied', changed: true });
+    // The same work in other compiled code, its released checksum named: not marked.
+    const recorded = records[0]!.checksum as string;
+    const renamed = new Migrator({
+      context: contextOf(db),
+      migrations: [{ ...migrations[0]!, up: async () => undefined, formerChecksums: ['0123456789abcdef', recorded] }, migrations[1]!],
+    });
+    expect((await renamed.status())[0]).toMatchObject({ state: 'applied', changed: false });
+    const otherNamed = new Migrator({
+      context: contextOf(db),
+      migrations: [{ ...migrations[0]!, up: async () => undefined, formerChecksums: ['0123456789abcdef'] }, migrations[1]!],
+    });
+    expect((await otherNamed.status())[0]).toMatchObject({ state: 'applied', changed: true });
   });
 
   test('down undoes the newest applied migrations and forgets them; one without down stops it', async () => {

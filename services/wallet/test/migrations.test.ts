@@ -81,3 +81,20 @@ describe('0005-read-indexes: the sweeps’ and the pages’ indexes on a databas
     expect(await kept()).toEqual(KEPT.map(() => true));
   });
 });
+
+describe('0004-ledger-chains on a database migrated by 0.2.1', () => {
+  test('its record under 0.2.1’s checksum (the same work, the backfill’s module named otherwise) is not marked as changed; another checksum is', async () => {
+    const records = models().Wallet.db.collection('migrations');
+    const original = await records.findOne({ _id: '0004-ledger-chains' } as never);
+    try {
+      await records.updateOne({ _id: '0004-ledger-chains' } as never, { $set: { checksum: '11bbee743b7d8e1c' } }, { upsert: true });
+      const entry = async () => (await migrator().status()).find(({ name }) => name === '0004-ledger-chains');
+      expect(await entry()).toMatchObject({ state: 'applied', changed: false });
+      await records.updateOne({ _id: '0004-ledger-chains' } as never, { $set: { checksum: '0123456789abcdef' } });
+      expect(await entry()).toMatchObject({ state: 'applied', changed: true });
+    } finally {
+      if (original) await records.replaceOne({ _id: '0004-ledger-chains' } as never, original);
+      else await forget('0004-ledger-chains');
+    }
+  });
+});

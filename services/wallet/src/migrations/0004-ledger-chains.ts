@@ -18,5 +18,7 @@ export function ledgerChains(models: Pick<WalletModels, 'LedgerEntry'>, ledger: 
       log.info({ entries: numbered }, 'ledger entries written before the chain numbered');
     },
     down: async () => {},
+    // 0.2.1's compiled code named the backfill's module by its former file name: the same work.
+    formerChecksums: ['11bbee743b7d8e1c'],
   };
 }
