@@ -12,6 +12,10 @@
 //   RATE_LIMIT_IP_PER_MIN=0 RATE_LIMIT_USER_PER_MIN=0 RATE_LIMIT_REGISTER_IP_PER_HOUR=0 RATE_LIMIT_SLOTS_PER_MIN=0 npm start
 // then: npm run bench:writes   (BENCH_URL, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PRICE)
 // It exits non-zero when a rule does not hold. Node's fetch keeps its connections alive.
+// It ends with the memory of every process `npm start` recorded (.dev/run.json), each with its
+// children, after the load: RSS (a page shared by several processes counted in each), PSS (shared
+// pages divided among the processes that map them) and private pages, with the stack's totals
+// (bench/README.md, "Memory of the stack after the load" and "Step 7").
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -169,18 +173,41 @@ function cpuTicks(named) {
   return ticks;
 }
 
-/** Resident memory (MB, VmRSS of /proc/<pid>/status) per named process, each with its descendants. */
-function residentMb(named) {
-  const rss = (pid) => {
+/**
+ * Memory (MB) per named process, each with its descendants: `rss` (VmRSS of /proc/<pid>/status:
+ * every page the process maps counted whole, shared or not, so a sum over processes counts the
+ * node binary's and the shared libraries' pages once per process), `pss` (Pss of
+ * /proc/<pid>/smaps_rollup: each page divided among the processes that map it, so the sum over
+ * the stack is what it really holds) and `private` (Private_Clean + Private_Dirty: its own pages
+ * only). `pss` and `private` are null when smaps_rollup cannot be read (another user's process,
+ * a kernel before 4.14).
+ */
+function memoryMb(named) {
+  const kb = (text, field) => {
+    const line = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
+    return line ? Number(line[1]) : 0;
+  };
+  const read = (pid) => {
+    let rss = 0;
     try {
-      const line = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      return line ? Number(line[1]) / 1024 : 0;
+      rss = kb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS');
     } catch {
-      return 0; // gone meanwhile
+      return { rss: 0, pss: 0, private: 0 }; // gone meanwhile
+    }
+    try {
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      return { rss, pss: kb(rollup, 'Pss'), private: kb(rollup, 'Private_Clean') + kb(rollup, 'Private_Dirty') };
+    } catch {
+      return { rss, pss: null, private: null };
     }
   };
+  const sum = (figures, key) =>
+    figures.some((each) => each[key] === null) ? null : figures.reduce((total, each) => total + each[key], 0) / 1024;
   return Object.fromEntries(
-    Object.entries(processTrees(named)).map(([name, pids]) => [name, pids.reduce((sum, pid) => sum + rss(pid), 0)]),
+    Object.entries(processTrees(named)).map(([name, pids]) => {
+      const figures = pids.map(read);
+      return [name, { rss: sum(figures, 'rss'), pss: sum(figures, 'pss'), private: sum(figures, 'private') }];
+    }),
   );
 }
 
@@ -524,13 +551,20 @@ if (firstCost.commands) {
 }
 if (named) {
   // What the whole stack holds once the load is over (the stack's memory target is on the total).
-  const resident = residentMb(named);
-  const total = Object.values(resident).reduce((a, b) => a + b, 0);
-  console.log(`\nResident memory after the load (/proc/<pid>/status VmRSS, MB, each process with its children):\n`);
-  console.log('| process | MB |');
-  console.log('|---|---:|');
-  for (const [name, mb] of Object.entries(resident)) console.log(`| ${name} | ${mb.toFixed(0)} |`);
-  console.log(`| **the stack** | **${total.toFixed(0)}** |`);
+  const memory = memoryMb(named);
+  const rows = Object.values(memory);
+  const total = (key) => (rows.some((row) => row[key] === null) ? null : rows.reduce((sum, row) => sum + row[key], 0));
+  const mb = (value) => (value === null ? '–' : value.toFixed(0));
+  console.log(
+    '\nMemory after the load (MB, each process with its children): RSS (/proc/<pid>/status VmRSS, shared pages counted ' +
+      'in every process), PSS (/proc/<pid>/smaps_rollup Pss, shared pages divided among their processes: the sum is ' +
+      'what the stack holds), private (Private_Clean + Private_Dirty):\n',
+  );
+  console.log('| process | RSS | PSS | private |');
+  console.log('|---|---:|---:|---:|');
+  for (const [name, row] of Object.entries(memory)) console.log(`| ${name} | ${mb(row.rss)} | ${mb(row.pss)} | ${mb(row.private)} |`);
+  console.log(`| **the stack** | **${mb(total('rss'))}** | **${mb(total('pss'))}** | **${mb(total('private'))}** |`);
+  if (total('pss') === null) console.log('\n(PSS and private: /proc/<pid>/smaps_rollup not readable for every process; RSS only)');
 }
 if (failures.length > 0) {
   console.error(`\nRULES BROKEN:\n- ${failures.join('\n- ')}`);

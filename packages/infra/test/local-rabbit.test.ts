@@ -51,6 +51,12 @@ local('a local RabbitMQ node', () => {
     const args = readFileSync(`/proc/${beams[0]}/cmdline`, 'utf8').split('\0').join(' ');
     expect(args).toContain(LEAN_RABBIT_ERL_ARGS.replace(/\+/g, '-'));
   });
+
+  test("its process table is npm start's, not the server script's (the later +P wins)", async () => {
+    const limit = await broker.ctl!(['eval', 'erlang:system_info(process_limit).']);
+    // The server script asks for 1,048,576 (a table the VM fills at boot, ≈ 12 MB): ours comes later.
+    expect(limit.trim()).toBe('65536');
+  });
   afterAll(async () => {
     await broker?.stop();
   });
