@@ -18,10 +18,15 @@
 //   leaves the tracing column out, BENCH_NONE_SAMPLED=1 adds each build with tracing on and
 //   nothing sampled (OTEL_TRACES_SAMPLER=always_off: what every request pays, sampled or not),
 //   BENCH_GATEWAY_NODE_ARGS the gateways' node options, BENCH_BARE_NODE_ARGS the bare proxy's,
-//   BENCH_PER_ROUND=1 prints each column's CPU µs per request round by round, to pair rounds)
+//   BENCH_PER_ROUND=1 prints each column's CPU µs per request round by round, to pair rounds,
+//   BENCH_UNDICI_BARE=1 adds a second bare proxy, the same but forwarding with undici as the
+//   gateway does: one `Pool` with the gateway's options, `pool.dispatch` with a handler, the answer
+//   written by `writeHead`/`write` (pause and resume on backpressure)/`end` — the two bare columns
+//   differ only in the client, so their ratio is what undici costs against node:http's client)
 // The baseline runs as this build does: untraced and, unless BENCH_TRACING=0, traced at 10 %.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { cpuMsOf, infraKit, root, sleep, startService } from './lib/service-bench.mjs';
@@ -39,6 +44,7 @@ const noneSampled = withTracing && process.env.BENCH_NONE_SAMPLED === '1';
 // and of the bare proxy (BENCH_BARE_NODE_ARGS: the same profile of the floor, to compare them).
 const gatewayNodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const bareNodeArgs = (process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const undiciBare = process.env.BENCH_UNDICI_BARE === '1';
 
 /** The bare proxy, in a process of its own (so its CPU is read apart). */
 const BARE = `
@@ -56,10 +62,38 @@ http.createServer((req, res) => {
 process.once('SIGTERM', () => process.exit(0)); // an exit, so a --cpu-prof profile is written
 `;
 
-async function startBare(catalog) {
+/**
+ * The bare proxy forwarding with undici instead, the gateway's way (services/gateway/src/proxy/
+ * forward.ts: the pool's options, the dispatch options with the default UPSTREAM_TIMEOUT_MS, the
+ * handler's writes), all else as above: the two differ only in the client.
+ */
+const UNDICI_BARE = `
+const http = require('node:http');
+const { Pool } = require(process.env.UNDICI);
+const target = new URL(process.env.TARGET);
+const pool = new Pool(target.origin, { connections: 512, keepAliveMaxTimeout: 30_000 });
+http.createServer((req, res) => {
+  const body = req.headers['content-length'] || req.headers['transfer-encoding'] ? req : null;
+  pool.dispatch({ path: req.url, method: req.method, headers: req.headers, body, headersTimeout: 15_000, bodyTimeout: 15_000 }, {
+    onRequestStart() {},
+    onResponseStart(ctl, statusCode, headers) { res.writeHead(statusCode, headers); },
+    onResponseData(ctl, chunk) {
+      if (!res.write(chunk)) { ctl.pause(); res.once('drain', () => ctl.resume()); }
+    },
+    onResponseEnd() { res.end(); },
+    onResponseError() { if (!res.headersSent) res.statusCode = 502; res.end(); },
+  });
+}).listen(Number(process.env.PORT), '127.0.0.1', () => process.send?.('ready'));
+process.once('SIGTERM', () => process.exit(0));
+`;
+
+// The gateway's own undici (its dependency), for UNDICI_BARE.
+const gatewayUndici = createRequire(join(root, 'services/gateway/package.json')).resolve('undici');
+
+async function startBare(catalog, code = BARE) {
   const port = await freePort();
-  const child = spawn(process.execPath, [...bareNodeArgs, '-e', BARE], {
-    env: { ...process.env, TARGET: catalog, PORT: String(port) },
+  const child = spawn(process.execPath, [...bareNodeArgs, '-e', code], {
+    env: { ...process.env, TARGET: catalog, PORT: String(port), UNDICI: gatewayUndici },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   await new Promise((resolve) => child.once('message', resolve));
@@ -132,6 +166,7 @@ try {
   // Each proxy is stopped at the end once started, also when a later one fails to start.
   const track = (target) => (started.push(target), target);
   const targets = { 'bare Node proxy': track(await startBare(catalog.url)) };
+  if (undiciBare) targets['bare proxy, undici client'] = track(await startBare(catalog.url, UNDICI_BARE));
   targets.gateway = track(await startGateway(infra, identity, join(root, 'services/gateway/dist/main.js'), catalog.url));
   const tracing = (env = {}) => ({
     OTEL_EXPORTER_OTLP_ENDPOINT: sink?.url,
