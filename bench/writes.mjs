@@ -180,7 +180,7 @@ function cpuTicks(named) {
  * /proc/<pid>/smaps_rollup: each page divided among the processes that map it, so the sum over
  * the stack is what it really holds) and `private` (Private_Clean + Private_Dirty: its own pages
  * only). `pss` and `private` are null when smaps_rollup cannot be read (another user's process,
- * a kernel before 4.14).
+ * a kernel before 4.14); a process gone meanwhile, or a zombie, holds nothing.
  */
 function memoryMb(named) {
   const kb = (text, field) => {
@@ -197,8 +197,11 @@ function memoryMb(named) {
     try {
       const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
       return { rss, pss: kb(rollup, 'Pss'), private: kb(rollup, 'Private_Clean') + kb(rollup, 'Private_Dirty') };
-    } catch {
-      return { rss, pss: null, private: null };
+    } catch (err) {
+      // Gone meanwhile (ENOENT), or a zombie whose pages are gone (ESRCH): nothing held.
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code;
+      if (code === 'ENOENT' || code === 'ESRCH') return { rss: 0, pss: 0, private: 0 };
+      return { rss, pss: null, private: null }; // not readable (another user's process)
     }
   };
   const sum = (figures, key) =>

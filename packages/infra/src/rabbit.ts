@@ -48,7 +48,7 @@ export async function installRabbit(say: Say): Promise<void> {
  * `RABBITMQ_ERL_MEMORY_ARGS`): `+Mea min` leaves the VM's own memory allocators (carriers kept per
  * scheduler and per kind) for plain malloc, ≈ 40 MB less resident on a node that carries a few
  * hundred messages a second. `+P 65536`: the server script asks for a table of 1,048,576
- * processes, which the VM allocates and fills at boot (≈ 12 MB resident, whatever the node runs);
+ * processes, which the VM allocates and fills at boot (≈ 11–15 MB resident, whatever the node runs);
  * a development node runs a handful of processes per connection, channel and quorum queue (the
  * stack has tens of each), so 65,536 leaves it ample room: ≈ 11 MB less resident, no work per
  * message (it comes after the script's own `+P`: the later flag wins; bench/README.md, "Step 7").

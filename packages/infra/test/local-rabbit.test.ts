@@ -54,7 +54,7 @@ local('a local RabbitMQ node', () => {
 
   test("its process table is npm start's, not the server script's (the later +P wins)", async () => {
     const limit = await broker.ctl!(['eval', 'erlang:system_info(process_limit).']);
-    // The server script asks for 1,048,576 (a table the VM fills at boot, ≈ 12 MB): ours comes later.
+    // The server script asks for 1,048,576 (a table the VM fills at boot, ≈ 11–15 MB): ours comes later.
     expect(limit.trim()).toBe('65536');
   });
   afterAll(async () => {

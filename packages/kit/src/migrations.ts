@@ -32,8 +32,9 @@ export interface Migration {
   /**
    * Checksums a released version of this step was recorded with, for the same work in other
    * compiled code (a module renamed, another compiler's output): a record with one of them is not
-   * marked as changed. Only for code known to do what this step does; a step whose work changed
-   * keeps the mark.
+   * marked as changed. Only for code known to do what this step does: when `up` or `down` change
+   * what they do, delete the entries (nothing checks it for you; they affect `status` only, never
+   * what runs). Each is 16 hex digits, as `migrationChecksum` makes them (the constructor refuses others).
    */
   formerChecksums?: readonly string[];
 }
@@ -132,6 +133,10 @@ export class Migrator {
     if (new Set(names).size !== names.length) throw new Error(`migration names repeat: ${names.join(', ')}`);
     const sorted = [...names].sort();
     if (sorted.join() !== names.join()) throw new Error(`migrations out of order: ${names.join(', ')}`);
+    for (const { name, formerChecksums = [] } of options.migrations) {
+      const malformed = formerChecksums.filter((checksum) => !/^[0-9a-f]{16}$/.test(checksum));
+      if (malformed.length > 0) throw new Error(`migration ${name}: former checksums are 16 hex digits, not ${malformed.join(', ')}`);
+    }
   }
 
   private get records() {

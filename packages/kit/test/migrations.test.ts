@@ -99,6 +99,10 @@ describe('the migration runner', () => {
       migrations: [{ ...migrations[0]!, up: async () => undefined, formerChecksums: ['0123456789abcdef'] }, migrations[1]!],
     });
     expect((await otherNamed.status())[0]).toMatchObject({ state: 'applied', changed: true });
+    // A former checksum that no run could have recorded (a typo) is refused, not silently never matched.
+    expect(
+      () => new Migrator({ context: contextOf(db), migrations: [{ ...migrations[0]!, formerChecksums: ['11bbee743b7d8e1'] }] }),
+    ).toThrow(/former checksums are 16 hex digits, not 11bbee743b7d8e1/);
   });
 
   test('down undoes the newest applied migrations and forgets them; one without down stops it', async () => {

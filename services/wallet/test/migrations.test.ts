@@ -82,8 +82,8 @@ describe('0005-read-indexes: the sweeps’ and the pages’ indexes on a databas
   });
 });
 
-describe('0004-ledger-chains on a database migrated by 0.2.1', () => {
-  test('its record under 0.2.1’s checksum (the same work, the backfill’s module named otherwise) is not marked as changed; another checksum is', async () => {
+describe('0004-ledger-chains on a database migrated by 0.2.0 or 0.2.1', () => {
+  test('its record under their checksum (the same work, the backfill’s module named otherwise) is not marked as changed; another checksum is', async () => {
     const records = models().Wallet.db.collection('migrations');
     const original = await records.findOne({ _id: '0004-ledger-chains' } as never);
     try {

@@ -18,7 +18,8 @@ export function ledgerChains(models: Pick<WalletModels, 'LedgerEntry'>, ledger: 
       log.info({ entries: numbered }, 'ledger entries written before the chain numbered');
     },
     down: async () => {},
-    // 0.2.1's compiled code named the backfill's module by its former file name: the same work.
+    // 0.2.0's and 0.2.1's compiled code (one checksum) named the backfill's module by its former
+    // file name: the same work. Delete this when up or down change what they do.
     formerChecksums: ['11bbee743b7d8e1c'],
   };
 }
