@@ -87,13 +87,12 @@ http.createServer((req, res) => {
 process.once('SIGTERM', () => process.exit(0));
 `;
 
-// The gateway's own undici (its dependency), for UNDICI_BARE.
-const gatewayUndici = createRequire(join(root, 'services/gateway/package.json')).resolve('undici');
-
 async function startBare(catalog, code = BARE) {
   const port = await freePort();
+  // UNDICI_BARE takes the gateway's own undici (its dependency).
+  const undici = code === UNDICI_BARE ? { UNDICI: createRequire(join(root, 'services/gateway/package.json')).resolve('undici') } : {};
   const child = spawn(process.execPath, [...bareNodeArgs, '-e', code], {
-    env: { ...process.env, TARGET: catalog, PORT: String(port), UNDICI: gatewayUndici },
+    env: { ...process.env, TARGET: catalog, PORT: String(port), ...undici },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   await new Promise((resolve) => child.once('message', resolve));

@@ -204,14 +204,21 @@ function memoryMb(named) {
       return { rss, pss: null, private: null }; // not readable (another user's process)
     }
   };
-  const sum = (figures, key) =>
-    figures.some((each) => each[key] === null) ? null : figures.reduce((total, each) => total + each[key], 0) / 1024;
   return Object.fromEntries(
     Object.entries(processTrees(named)).map(([name, pids]) => {
       const figures = pids.map(read);
-      return [name, { rss: sum(figures, 'rss'), pss: sum(figures, 'pss'), private: sum(figures, 'private') }];
+      const mb = (key) => {
+        const kB = addUp(figures, key);
+        return kB === null ? null : kB / 1024;
+      };
+      return [name, { rss: mb('rss'), pss: mb('pss'), private: mb('private') }];
     }),
   );
+}
+
+/** The sum of `key` over `rows`, or null when any row has none (a figure that could not be read). */
+function addUp(rows, key) {
+  return rows.some((row) => row[key] === null) ? null : rows.reduce((sum, row) => sum + row[key], 0);
 }
 
 /** Database commands so far per service, when `npm start` ran with MONGO_WIRE_COUNTER=1. */
@@ -556,7 +563,7 @@ if (named) {
   // What the whole stack holds once the load is over (the stack's memory target is on the total).
   const memory = memoryMb(named);
   const rows = Object.values(memory);
-  const total = (key) => (rows.some((row) => row[key] === null) ? null : rows.reduce((sum, row) => sum + row[key], 0));
+  const total = (key) => addUp(rows, key);
   const mb = (value) => (value === null ? '–' : value.toFixed(0));
   console.log(
     '\nMemory after the load (MB, each process with its children): RSS (/proc/<pid>/status VmRSS, shared pages counted ' +
