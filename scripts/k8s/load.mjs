@@ -3,7 +3,9 @@
 // The requests as bench/writes.mjs makes them (the same endpoints, bodies and rules), with what a
 // client of a rolling system does: every write carries an Idempotency-Key and is retried with the
 // same key on a connection error or a 502/503/504 (ADR 0010: the key makes the retry return the
-// first answer, never a second hold or transfer). Afterwards the rules, waiting for the events to
+// first answer, never a second hold or transfer), and asked again every few seconds while it is
+// answered 409 "still being processed" (the first attempt died with its pod: its key is taken
+// over after its lease). Afterwards the rules, waiting for the events to
 // be in:
 //   - no slot holds more than its one place; the seller's Confirmed bookings are exactly those
 //     answered Confirmed (a retried booking made once), and those answered PaymentPending (the
@@ -24,6 +26,12 @@ import { bookingBody, sdk } from '../marketplace-client.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const RETRIABLE = new Set([502, 503, 504]);
+// A retry that finds its key still owned by an attempt (409: "still being processed") waits, as a
+// client must: when that attempt died with its pod, the key is taken over only after its lease
+// (kit's IDEMPOTENCY_LEASE_MS, 60 s), and the retry then finishes what it began.
+const IN_FLIGHT_WAIT_MS = 75_000;
+const IN_FLIGHT_POLL_MS = 3_000;
+const inFlight = (res) => res.status === 409 && /still being processed/.test(res.body?.message ?? '');
 const PRICE = 10;
 const TOP_UP = 10_000;
 
@@ -158,11 +166,22 @@ export function startLoad(prepared, { workers = 3 } = {}) {
     const key = randomUUID();
     tally.requests += 1;
     let last;
+    let waitingSince = 0;
     for (let attempt = 0; attempt < 8; attempt += 1) {
       try {
         const res = await call('POST', path, { token, body, key });
-        if (!RETRIABLE.has(res.status)) return res;
         last = `${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+        if (inFlight(res)) {
+          waitingSince ||= Date.now();
+          if (Date.now() - waitingSince < IN_FLIGHT_WAIT_MS) {
+            count(`${what} waited for its key`);
+            attempt -= 1; // waiting out a dead attempt's lease is not one of the retries
+            await sleep(IN_FLIGHT_POLL_MS);
+            continue;
+          }
+          break;
+        }
+        if (!RETRIABLE.has(res.status)) return res;
       } catch (err) {
         last = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       }
@@ -170,7 +189,7 @@ export function startLoad(prepared, { workers = 3 } = {}) {
       count(`${what} retried`);
       await sleep(250 * 2 ** Math.min(attempt, 4));
     }
-    tally.failed.push(`${what}: ${last} (after 8 attempts)`);
+    tally.failed.push(`${what}: ${last} (after its retries)`);
     return null;
   };
   let slotAsks = 0;
